@@ -1,0 +1,282 @@
+//! Where a cell comes from: its operand cells and the arithmetic, with the real numbers.
+//!
+//! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
+//! and prints `Derivation::explain`; the command line prints the same text.
+
+use super::number::format_number;
+use super::{Attention, Cell, MatrixName};
+
+/// One number that went into a cell, and where it sits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Operand {
+    pub cell: Cell,
+    pub value: f64,
+}
+
+/// How a cell's value was made.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rule {
+    /// A number of the lesson itself (typed in the file, generated, or edited).
+    Input,
+    /// A dot product: Σ left × right, term by term.
+    Dot { terms: Vec<(Operand, Operand)> },
+    /// A score divided by √d_k.
+    Scale {
+        score: Operand,
+        d_k: usize,
+        divisor: f64,
+    },
+    /// A score plus the mask: 0 keeps it, -inf hides it.
+    Mask { score: Operand, mask: Operand },
+    /// exp of one score over the sum of the exps of its row.
+    Softmax {
+        row: Vec<Operand>,
+        /// Position of this cell's own score within `row`.
+        selected: usize,
+        /// The row maximum subtracted before exp (the stable form); the result is the same.
+        row_max: f64,
+        shifted_exps: Vec<f64>,
+        shifted_sum: f64,
+    },
+    /// Every key of the row is masked: the weight is 0 by definition, never NaN.
+    FullyMasked { row: Vec<Operand> },
+}
+
+/// A cell, its value, and how it was computed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derivation {
+    pub cell: Cell,
+    pub value: f64,
+    pub rule: Rule,
+}
+
+impl Attention {
+    /// Explains one cell of any matrix of this lesson; `None` when the matrix is absent or the
+    /// cell is out of range.
+    pub fn derive(&self, cell: Cell) -> Option<Derivation> {
+        let matrix = self.matrix(cell.matrix)?;
+        if cell.row >= matrix.nrows() || cell.col >= matrix.ncols() {
+            return None;
+        }
+        let value = matrix[(cell.row, cell.col)];
+        let operand = |matrix: MatrixName, row: usize, col: usize| -> Option<Operand> {
+            let values = self.matrix(matrix)?;
+            Some(Operand {
+                cell: Cell::new(matrix, row, col),
+                value: values[(row, col)],
+            })
+        };
+        let rule = match cell.matrix {
+            MatrixName::Q | MatrixName::K | MatrixName::V => {
+                let weights = match cell.matrix {
+                    MatrixName::Q => MatrixName::WQ,
+                    MatrixName::K => MatrixName::WK,
+                    _ => MatrixName::WV,
+                };
+                match (&self.embeddings, self.matrix(weights)) {
+                    (Some(x), Some(_)) => Rule::Dot {
+                        terms: (0..x.ncols())
+                            .map(|m| {
+                                Some((
+                                    operand(MatrixName::Embeddings, cell.row, m)?,
+                                    operand(weights, m, cell.col)?,
+                                ))
+                            })
+                            .collect::<Option<_>>()?,
+                    },
+                    // The lesson gave Q, K and V directly.
+                    _ => Rule::Input,
+                }
+            }
+            MatrixName::Scores => Rule::Dot {
+                terms: (0..self.d_k())
+                    .map(|m| {
+                        Some((
+                            operand(MatrixName::Q, cell.row, m)?,
+                            operand(MatrixName::K, cell.col, m)?,
+                        ))
+                    })
+                    .collect::<Option<_>>()?,
+            },
+            MatrixName::Scaled => Rule::Scale {
+                score: operand(MatrixName::Scores, cell.row, cell.col)?,
+                d_k: self.d_k(),
+                divisor: self.scale_divisor,
+            },
+            MatrixName::Masked => {
+                let before = if self.scaled.is_some() {
+                    MatrixName::Scaled
+                } else {
+                    MatrixName::Scores
+                };
+                Rule::Mask {
+                    score: operand(before, cell.row, cell.col)?,
+                    mask: operand(MatrixName::Mask, cell.row, cell.col)?,
+                }
+            }
+            MatrixName::Weights => {
+                let input = self.softmax_input();
+                let width = self.scores.ncols();
+                let row = (0..width)
+                    .map(|col| operand(input, cell.row, col))
+                    .collect::<Option<Vec<_>>>()?;
+                if self.softmax.fully_masked[cell.row] {
+                    Rule::FullyMasked { row }
+                } else {
+                    Rule::Softmax {
+                        row,
+                        selected: cell.col,
+                        row_max: self.softmax.row_max[cell.row],
+                        shifted_exps: self
+                            .softmax
+                            .shifted_exps
+                            .row(cell.row)
+                            .iter()
+                            .copied()
+                            .collect(),
+                        shifted_sum: self.softmax.shifted_sums[cell.row],
+                    }
+                }
+            }
+            MatrixName::Output => Rule::Dot {
+                terms: (0..self.v.nrows())
+                    .map(|j| {
+                        Some((
+                            operand(MatrixName::Weights, cell.row, j)?,
+                            operand(MatrixName::V, j, cell.col)?,
+                        ))
+                    })
+                    .collect::<Option<_>>()?,
+            },
+            MatrixName::Embeddings
+            | MatrixName::WQ
+            | MatrixName::WK
+            | MatrixName::WV
+            | MatrixName::Mask => Rule::Input,
+        };
+        Some(Derivation { cell, value, rule })
+    }
+
+    /// How a cell is named to a learner: `scores[cat, sat]`, `Q[cat, 2]`, `W_q[3, 1]`.
+    pub fn cell_name(&self, cell: Cell) -> String {
+        format!(
+            "{}[{}, {}]",
+            cell.matrix.symbol(),
+            self.row_label(cell.matrix, cell.row),
+            self.column_label(cell.matrix, cell.col)
+        )
+    }
+}
+
+impl Derivation {
+    /// The cells this one is computed from, for highlighting.
+    pub fn operands(&self) -> Vec<Cell> {
+        match &self.rule {
+            Rule::Input => Vec::new(),
+            Rule::Dot { terms } => terms.iter().flat_map(|(a, b)| [a.cell, b.cell]).collect(),
+            Rule::Scale { score, .. } => vec![score.cell],
+            Rule::Mask { score, mask } => vec![score.cell, mask.cell],
+            Rule::Softmax { row, .. } | Rule::FullyMasked { row } => {
+                row.iter().map(|operand| operand.cell).collect()
+            }
+        }
+    }
+
+    /// The arithmetic written out with the real numbers, e.g.
+    /// `scores[cat, sat] = q_cat · k_sat = (0 × 1) + (1 × 1) = 1`.
+    pub fn explain(&self, attention: &Attention, decimals: usize) -> String {
+        let num = |value: f64| format_number(value, decimals);
+        let name = attention.cell_name(self.cell);
+        let row_token = attention.row_label(self.cell.matrix, self.cell.row);
+        match &self.rule {
+            Rule::Input => format!("{name} = {}, a number of the lesson", num(self.value)),
+            Rule::Dot { terms } => {
+                let operands = match self.cell.matrix {
+                    MatrixName::Scores => format!(
+                        "q_{row_token} · k_{}",
+                        attention.column_label(MatrixName::Scores, self.cell.col)
+                    ),
+                    MatrixName::Output => {
+                        format!("weights[{row_token}, :] · V[:, {}]", self.cell.col + 1)
+                    }
+                    _ => {
+                        let weights = terms.first().map_or("W", |(_, w)| w.cell.matrix.symbol());
+                        format!("x_{row_token} · {weights}[:, {}]", self.cell.col + 1)
+                    }
+                };
+                let products = terms
+                    .iter()
+                    .map(|(a, b)| format!("({} × {})", num(a.value), num(b.value)))
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                format!("{name} = {operands} = {products} = {}", num(self.value))
+            }
+            Rule::Scale {
+                score,
+                d_k,
+                divisor,
+            } => format!(
+                "{name} = {} / √d_k = {} / √{d_k} = {} / {} = {}",
+                attention.cell_name(score.cell),
+                num(score.value),
+                num(score.value),
+                num(*divisor),
+                num(self.value)
+            ),
+            Rule::Mask { score, mask } => {
+                let effect = if mask.value == f64::NEG_INFINITY {
+                    " (hidden: this key comes after the query or is masked out)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{name} = {} + {} = {} + ({}) = {}{effect}",
+                    attention.cell_name(score.cell),
+                    attention.cell_name(mask.cell),
+                    num(score.value),
+                    num(mask.value),
+                    num(self.value)
+                )
+            }
+            Rule::Softmax {
+                row,
+                selected,
+                row_max,
+                shifted_exps,
+                shifted_sum,
+            } => {
+                let source = row[*selected];
+                let source_row = format!("{}[{row_token}, :]", source.cell.matrix.symbol());
+                // Learners know softmax as exp(x) / Σ exp(x); show that form whenever its numbers
+                // are finite, and the shifted (stable) form only when they would overflow.
+                let raw: Vec<f64> = row.iter().map(|operand| operand.value.exp()).collect();
+                let raw_sum: f64 = raw.iter().sum();
+                if raw_sum.is_finite() && raw_sum > 0.0 {
+                    format!(
+                        "{name} = exp({}) / Σ exp({source_row}) = {} / {} = {}",
+                        num(source.value),
+                        num(raw[*selected]),
+                        num(raw_sum),
+                        num(self.value)
+                    )
+                } else {
+                    format!(
+                        "{name} = exp({} - {}) / Σ exp({source_row} - {}) = {} / {} = {} \
+                         (the row maximum {} is subtracted first so that exp does not overflow)",
+                        num(source.value),
+                        num(*row_max),
+                        num(*row_max),
+                        num(shifted_exps[*selected]),
+                        num(*shifted_sum),
+                        num(self.value),
+                        num(*row_max)
+                    )
+                }
+            }
+            Rule::FullyMasked { .. } => format!(
+                "{name} = 0: every key of row {row_token} is masked (-inf), so there is nothing \
+                 to attend to; the whole row of weights is 0 instead of NaN"
+            ),
+        }
+    }
+}

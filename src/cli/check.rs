@@ -1,0 +1,197 @@
+//! `attn-tutor check`: validate lessons and compare the figures their documents printed with the
+//! exact values, saying where a document's printing drifts.
+
+use std::io::Write;
+
+use super::status;
+use crate::attention::number::{format_fixed, format_number};
+use crate::attention::{Attention, Cell};
+use crate::lesson::{BUILTIN, ExpectedFigure, LoadedLesson, load, load_text};
+
+/// Drift notes listed per figure before the rest are counted.
+const MAX_NOTES: usize = 8;
+
+pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let loaded: Vec<Result<LoadedLesson, _>> = if specs.is_empty() {
+        BUILTIN
+            .iter()
+            .map(|b| load_text(b.name, None, b.text.to_string()))
+            .collect()
+    } else {
+        specs.iter().map(|spec| load(spec)).collect()
+    };
+    let mut invalid = 0;
+    let mut off = 0;
+    let mut drifting = 0;
+    for result in &loaded {
+        let lesson = match result {
+            Ok(lesson) => lesson,
+            Err(error) => {
+                invalid += 1;
+                let _ = write!(err, "{}", error.render(color));
+                continue;
+            }
+        };
+        if !lesson.warnings.is_empty() {
+            let _ = write!(
+                err,
+                "{}",
+                crate::lesson::diagnostic::render(
+                    &lesson.warnings,
+                    &lesson.text,
+                    &lesson.display_path(),
+                    color
+                )
+            );
+        }
+        let report = check_lesson(lesson);
+        off += report.figures_off;
+        drifting += report.figures_drifting;
+        let _ = out.write_all(report.text.as_bytes());
+    }
+    let total = loaded.len();
+    let summary = if invalid > 0 {
+        format!("{invalid} of {total} lessons are invalid")
+    } else if off > 0 {
+        format!("{off} printed figures are outside their tolerance")
+    } else if drifting > 0 {
+        format!(
+            "all {total} lessons pass; {drifting} printed figures drift from the exact values within tolerance (notes above)"
+        )
+    } else {
+        format!("all {total} lessons pass")
+    };
+    let _ = writeln!(out, "\n{summary}");
+    if invalid > 0 {
+        status::INVALID
+    } else if off > 0 {
+        status::FIGURE_OFF
+    } else {
+        status::OK
+    }
+}
+
+/// The outcome of one lesson's check.
+pub struct LessonReport {
+    pub text: String,
+    pub figures_off: usize,
+    pub figures_drifting: usize,
+}
+
+/// Compares every printed figure with the exact value.
+pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
+    let lesson = &loaded.lesson;
+    let attention = Attention::compute(lesson);
+    let tolerance = lesson.tolerance();
+    let mut text = format!(
+        "{}  {}  ({})\n",
+        loaded.name,
+        lesson.title,
+        lesson.shape_text()
+    );
+    let mut report = LessonReport {
+        text: String::new(),
+        figures_off: 0,
+        figures_drifting: 0,
+    };
+    if lesson.expected.figures.is_empty() {
+        text.push_str("  valid; no printed figures to compare\n");
+    }
+    for figure in &lesson.expected.figures {
+        let outcome = compare(&attention, figure, tolerance);
+        let verdict = if outcome.within { "ok  " } else { "FAIL" };
+        let worst = match outcome.worst {
+            Some((cell, deviation)) if deviation > 0.0 => {
+                format!(
+                    "largest deviation {} at {}",
+                    short(deviation),
+                    attention.cell_name(cell)
+                )
+            }
+            _ => "matches exactly".to_string(),
+        };
+        text.push_str(&format!(
+            "  {verdict}  {:<8} {worst} (tolerance {})\n",
+            figure.matrix.key(),
+            short(tolerance)
+        ));
+        if !outcome.within {
+            report.figures_off += 1;
+        }
+        if !outcome.notes.is_empty() {
+            report.figures_drifting += 1;
+        }
+        for note in outcome.notes.iter().take(MAX_NOTES) {
+            text.push_str(&format!("        {note}\n"));
+        }
+        if outcome.notes.len() > MAX_NOTES {
+            text.push_str(&format!(
+                "        … and {} more cells\n",
+                outcome.notes.len() - MAX_NOTES
+            ));
+        }
+    }
+    report.text = text;
+    report
+}
+
+struct Comparison {
+    within: bool,
+    worst: Option<(Cell, f64)>,
+    /// One line per cell where the printed figure is not the exact value rounded as printed.
+    notes: Vec<String>,
+}
+
+fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Comparison {
+    let mut comparison = Comparison {
+        within: true,
+        worst: None,
+        notes: Vec::new(),
+    };
+    let Some(matrix) = attention.matrix(figure.matrix) else {
+        return comparison;
+    };
+    for row in &figure.rows {
+        for (col, printed) in row.values.iter().enumerate() {
+            let cell = Cell::new(figure.matrix, row.row, col);
+            let exact = matrix[(row.row, col)];
+            let deviation = (exact - printed.value).abs();
+            if comparison.worst.is_none_or(|(_, worst)| deviation > worst) {
+                comparison.worst = Some((cell, deviation));
+            }
+            let outside = deviation > tolerance;
+            if outside {
+                comparison.within = false;
+            }
+            // A figure printed to d decimals is right when the exact value rounds to it.
+            let decimals = printed.decimals();
+            let rounded = format_fixed(exact, decimals);
+            let agrees = rounded.parse::<f64>().is_ok_and(|r| r == printed.value);
+            if outside || !agrees {
+                comparison.notes.push(format!(
+                    "{}: {} printed {}, exact {} ({rounded} to {decimals} decimals), off by {}",
+                    if outside {
+                        "outside tolerance"
+                    } else {
+                        "drift"
+                    },
+                    attention.cell_name(cell),
+                    printed.text,
+                    format_number(exact, decimals + 3),
+                    short(deviation)
+                ));
+            }
+        }
+    }
+    comparison
+}
+
+/// A small positive number in few characters: 0.000114, 5.05e-5 → "0.0000505".
+fn short(value: f64) -> String {
+    if value == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = value.abs().log10().floor() as i32;
+    let decimals = (2 - magnitude).clamp(0, 12) as usize;
+    format_number(value, decimals)
+}

@@ -1,0 +1,188 @@
+//! The non-interactive command line: list, show, check, new, freeze, completions and the man page.
+//!
+//! Each subcommand writes to the given writers and returns its exit code, so tests can run it
+//! in-process; `run` wires them to stdout and stderr.
+
+mod check;
+mod list;
+mod show;
+mod table;
+mod write;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+
+use crate::attention::Step;
+
+/// A step-through tutor for the self-attention mechanism of Transformers.
+///
+/// Walk through embedding → Q, K, V → scores QKᵀ → ÷√d_k → mask → softmax → output, with every
+/// number explained. Lessons are TOML files; six built-in lessons reproduce well-known worked
+/// examples.
+#[derive(Debug, Parser)]
+#[command(name = "attn-tutor", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// A lesson to open in the tutor: a built-in name (see `list`) or a .toml path.
+    pub lesson: Option<String>,
+    /// Never use color, as with the NO_COLOR environment variable.
+    #[arg(long, global = true)]
+    pub no_color: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the built-in lessons: name, title and shape.
+    List,
+    /// Print a lesson's matrices step by step, with the arithmetic of a cell written out.
+    Show {
+        /// A built-in lesson name or the path of a lesson file.
+        lesson: String,
+        /// Show only this step.
+        #[arg(long, value_enum)]
+        step: Option<StepArg>,
+        /// Explain this cell of each step's result: ROW,COL as token labels or 1-based numbers,
+        /// like `cat,sat` or `2,3`. Without it, the focus row is explained.
+        #[arg(long, value_name = "ROW,COL")]
+        cell: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Validate lessons and compare their printed figures with the exact values.
+    ///
+    /// Exit status: 0 when all is well, 1 when a figure is outside its tolerance, 2 when a
+    /// lesson is invalid.
+    Check {
+        /// Built-in names or lesson files; all built-in lessons when none is given.
+        lessons: Vec<String>,
+    },
+    /// Write a commented template lesson that passes `check`. Never overwrites a file.
+    New {
+        /// Where to write the new lesson, e.g. my-lesson.toml.
+        path: PathBuf,
+        /// The lesson's title.
+        #[arg(long, default_value = "My attention lesson")]
+        title: String,
+    },
+    /// Write a copy of a lesson with its generated (random) matrices written out as numbers.
+    Freeze {
+        /// A built-in lesson name or the path of a lesson file.
+        lesson: String,
+        /// The new file (never overwritten), or - for standard output.
+        #[arg(short, long, value_name = "OUT.toml")]
+        output: PathBuf,
+    },
+    /// Print a shell completion script, e.g. `attn-tutor completions bash > attn-tutor.bash`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `attn-tutor man > attn-tutor.1`.
+    Man,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+/// The steps, as `--step` spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StepArg {
+    Embedding,
+    Projection,
+    Scores,
+    Scaling,
+    Masking,
+    Softmax,
+    Output,
+}
+
+impl From<StepArg> for Step {
+    fn from(step: StepArg) -> Step {
+        match step {
+            StepArg::Embedding => Step::Embedding,
+            StepArg::Projection => Step::Projection,
+            StepArg::Scores => Step::Scores,
+            StepArg::Scaling => Step::Scaling,
+            StepArg::Masking => Step::Masking,
+            StepArg::Softmax => Step::Softmax,
+            StepArg::Output => Step::Output,
+        }
+    }
+}
+
+/// Exit statuses shared by the subcommands.
+pub mod status {
+    pub const OK: u8 = 0;
+    /// `check`: a printed figure is outside its tolerance.
+    pub const FIGURE_OFF: u8 = 1;
+    /// An invalid lesson, or bad usage.
+    pub const INVALID: u8 = 2;
+}
+
+/// Whether to color what goes to stderr.
+fn use_color(cli_no_color: bool) -> bool {
+    !cli_no_color
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+        && std::io::stderr().is_terminal()
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    let color = use_color(cli.no_color);
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let code = match cli.command {
+        Some(Command::List) => list::run(&mut stdout),
+        Some(Command::Show {
+            lesson,
+            step,
+            cell,
+            format,
+        }) => show::run(
+            &lesson,
+            step.map(Step::from),
+            cell.as_deref(),
+            format,
+            color,
+            &mut stdout,
+            &mut stderr,
+        ),
+        Some(Command::Check { lessons }) => check::run(&lessons, color, &mut stdout, &mut stderr),
+        Some(Command::New { path, title }) => write::new(&path, &title, &mut stdout, &mut stderr),
+        Some(Command::Freeze { lesson, output }) => {
+            write::freeze(&lesson, &output, color, &mut stdout, &mut stderr)
+        }
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(shell, &mut Cli::command(), "attn-tutor", &mut stdout);
+            status::OK
+        }
+        Some(Command::Man) => match clap_mangen::Man::new(Cli::command()).render(&mut stdout) {
+            Ok(()) => status::OK,
+            Err(error) => {
+                let _ = writeln!(stderr, "error: cannot write the man page: {error}");
+                status::INVALID
+            }
+        },
+        None => {
+            // The interactive tutor is the next piece of work; until it exists, say so plainly.
+            let _ = Cli::command().print_help();
+            if cli.lesson.is_some() {
+                let _ = writeln!(
+                    stderr,
+                    "\nThe interactive tutor is not built yet; use `attn-tutor show LESSON` meanwhile."
+                );
+            }
+            status::OK
+        }
+    };
+    let _ = stdout.flush();
+    ExitCode::from(code)
+}

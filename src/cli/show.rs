@@ -1,0 +1,427 @@
+//! `attn-tutor show`: a lesson's steps as text, a Markdown handout, or JSON.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::table::{markdown_table, text_table};
+use super::{Format, status};
+use crate::attention::number::format_number;
+use crate::attention::{Attention, Cell, MatrixName, Step};
+use crate::lesson::{LoadedLesson, Mask, default_narration, load};
+
+/// Derivations written out per step when no `--cell` narrows them down.
+const MAX_CELLS_PER_STEP: usize = 8;
+
+pub fn run(
+    spec: &str,
+    only: Option<Step>,
+    cell: Option<&str>,
+    format: Format,
+    color: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let loaded = match load(spec) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            let _ = write!(err, "{}", error.render(color));
+            return status::INVALID;
+        }
+    };
+    let attention = Attention::compute(&loaded.lesson);
+    let steps: Vec<Step> = match only {
+        Some(step) => vec![step],
+        None => Step::ALL.to_vec(),
+    };
+    let sections: Result<Vec<Section>, String> = steps
+        .iter()
+        .map(|step| Section::build(&loaded, &attention, *step, cell))
+        .collect();
+    let sections = match sections {
+        Ok(sections) => sections,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return status::INVALID;
+        }
+    };
+    if let Some(spec) = cell
+        && sections
+            .iter()
+            .all(|section| section.derivations.is_empty() && section.has_result)
+    {
+        let _ = writeln!(
+            err,
+            "error: --cell {spec} is not a cell of any matrix shown"
+        );
+        return status::INVALID;
+    }
+    let text = match format {
+        Format::Text => render_text(&loaded, &attention, &sections),
+        Format::Markdown => render_markdown(&loaded, &attention, &sections),
+        Format::Json => render_json(&loaded, &attention, &sections),
+    };
+    let _ = out.write_all(text.as_bytes());
+    status::OK
+}
+
+/// What one step shows.
+struct Section {
+    step: Step,
+    narration: String,
+    /// Why a step has nothing to show, or what is special about it.
+    note: Option<String>,
+    matrices: Vec<MatrixName>,
+    derivations: Vec<(Option<Cell>, String)>,
+    /// Whether the step computes a matrix whose cells can be explained.
+    has_result: bool,
+}
+
+impl Section {
+    fn build(
+        loaded: &LoadedLesson,
+        attention: &Attention,
+        step: Step,
+        cell: Option<&str>,
+    ) -> Result<Section, String> {
+        let lesson = &loaded.lesson;
+        let narration = lesson
+            .narration
+            .get(step)
+            .unwrap_or(default_narration(step))
+            .to_string();
+        let direct = lesson.d_model().is_none();
+        let (matrices, note, derived): (Vec<MatrixName>, Option<String>, Vec<MatrixName>) =
+            match step {
+                Step::Embedding if direct => (
+                    vec![],
+                    Some("This lesson gives Q, K and V directly; it has no embeddings.".into()),
+                    vec![],
+                ),
+                Step::Embedding => (vec![MatrixName::Embeddings], None, vec![]),
+                Step::Projection if direct => (
+                    vec![MatrixName::Q, MatrixName::K, MatrixName::V],
+                    Some(
+                        "This lesson gives Q, K and V directly, so there is nothing to project."
+                            .into(),
+                    ),
+                    vec![],
+                ),
+                Step::Projection => (
+                    vec![
+                        MatrixName::WQ,
+                        MatrixName::WK,
+                        MatrixName::WV,
+                        MatrixName::Q,
+                        MatrixName::K,
+                        MatrixName::V,
+                    ],
+                    None,
+                    vec![MatrixName::Q, MatrixName::K, MatrixName::V],
+                ),
+                Step::Scores => (vec![MatrixName::Scores], None, vec![MatrixName::Scores]),
+                Step::Scaling if !lesson.scale => (
+                    vec![],
+                    Some(
+                        "This lesson does not scale (scale = false): softmax reads the raw scores."
+                            .into(),
+                    ),
+                    vec![],
+                ),
+                Step::Scaling => (
+                    vec![MatrixName::Scaled],
+                    Some(format!(
+                        "d_k = {}, so every score is divided by √{} = {}.",
+                        attention.d_k(),
+                        attention.d_k(),
+                        format_number(attention.scale_divisor, lesson.decimals.max(4))
+                    )),
+                    vec![MatrixName::Scaled],
+                ),
+                Step::Masking if lesson.mask == Mask::None => (
+                    vec![],
+                    Some("This lesson has no mask: every query sees every key.".into()),
+                    vec![],
+                ),
+                Step::Masking => (
+                    vec![MatrixName::Mask, MatrixName::Masked],
+                    None,
+                    vec![MatrixName::Masked],
+                ),
+                Step::Softmax => {
+                    let hidden: Vec<String> = attention
+                        .fully_masked_rows()
+                        .map(|row| attention.tokens[row].clone())
+                        .collect();
+                    let note = (!hidden.is_empty()).then(|| {
+                    format!("Every key of {} is masked: those weights are 0, not NaN, and so is their output.", hidden.join(", "))
+                });
+                    (vec![MatrixName::Weights], note, vec![MatrixName::Weights])
+                }
+                Step::Output => (
+                    vec![MatrixName::V, MatrixName::Output],
+                    None,
+                    vec![MatrixName::Output],
+                ),
+            };
+        let mut derivations = Vec::new();
+        for name in &derived {
+            let cells: Vec<Cell> = match cell {
+                Some(spec) => match resolve_cell(attention, *name, spec) {
+                    Ok(found) => vec![found],
+                    // A cell of the scores is not always a cell of Q: skip matrices it does not fit.
+                    Err(_) if derived.len() > 1 => vec![],
+                    Err(message) => {
+                        return Err(format!("--cell {spec}: {message} in {}", name.symbol()));
+                    }
+                },
+                None => {
+                    let row = lesson.focus.unwrap_or(0);
+                    let cols = attention.matrix(*name).map_or(0, |m| m.ncols());
+                    (0..cols.min(MAX_CELLS_PER_STEP))
+                        .map(|col| Cell::new(*name, row, col))
+                        .collect()
+                }
+            };
+            for cell in cells {
+                if let Some(derivation) = attention.derive(cell) {
+                    derivations.push((Some(cell), derivation.explain(attention, lesson.decimals)));
+                }
+            }
+            if cell.is_none() {
+                let cols = attention.matrix(*name).map_or(0, |m| m.ncols());
+                if cols > MAX_CELLS_PER_STEP {
+                    derivations.push((
+                        None,
+                        format!(
+                            "… {} more cells in this row; pick one with --cell ROW,COL",
+                            cols - MAX_CELLS_PER_STEP
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(Section {
+            step,
+            narration,
+            note,
+            matrices,
+            derivations,
+            has_result: !derived.is_empty(),
+        })
+    }
+}
+
+/// Reads ROW,COL where each part is a token label or a 1-based number. Labels may contain
+/// commas, so every comma is tried as the separator.
+fn resolve_cell(attention: &Attention, name: MatrixName, spec: &str) -> Result<Cell, String> {
+    let matrix = attention.matrix(name).ok_or("no such matrix")?;
+    let (rows, cols) = matrix.shape();
+    let row_of = |text: &str| -> Option<usize> {
+        let text = text.trim();
+        attention
+            .tokens
+            .iter()
+            .position(|token| token == text)
+            .or_else(|| {
+                text.parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=rows).contains(n))
+                    .map(|n| n - 1)
+            })
+    };
+    let col_of = |text: &str| -> Option<usize> {
+        let text = text.trim();
+        let by_label = name
+            .is_token_by_token()
+            .then(|| attention.tokens.iter().position(|token| token == text))
+            .flatten();
+        by_label.or_else(|| {
+            text.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=cols).contains(n))
+                .map(|n| n - 1)
+        })
+    };
+    for (comma, _) in spec.match_indices(',') {
+        if let (Some(row), Some(col)) = (row_of(&spec[..comma]), col_of(&spec[comma + 1..])) {
+            return Ok(Cell::new(name, row, col));
+        }
+    }
+    Err(format!(
+        "expected ROW,COL with a row from 1 to {rows} (or a token label) and a column from 1 to {cols}{}",
+        if name.is_token_by_token() {
+            " (or a token label)"
+        } else {
+            ""
+        }
+    ))
+}
+
+fn header_line(loaded: &LoadedLesson, attention: &Attention) -> String {
+    let lesson = &loaded.lesson;
+    let scaling = if lesson.scale {
+        format!(
+            "scores ÷ √{} = {}",
+            attention.d_k(),
+            format_number(attention.scale_divisor, 4)
+        )
+    } else {
+        "not scaled".to_string()
+    };
+    let mask = match lesson.mask {
+        Mask::None => "no mask",
+        Mask::Causal => "causal mask",
+        Mask::Matrix(_) => "mask matrix",
+    };
+    format!("{} · {scaling} · {mask}", lesson.shape_text())
+}
+
+fn render_text(loaded: &LoadedLesson, attention: &Attention, sections: &[Section]) -> String {
+    let lesson = &loaded.lesson;
+    let mut out = format!("{}  ({})\n", lesson.title, loaded.name);
+    if !lesson.source.is_empty() {
+        out.push_str(&format!("Source: {}\n", lesson.source));
+    }
+    out.push_str(&header_line(loaded, attention));
+    out.push('\n');
+    for section in sections {
+        out.push_str(&format!(
+            "\n== Step {}/7 · {} ==\n\n",
+            section.step.number(),
+            section.step.title()
+        ));
+        out.push_str(&wrap(&section.narration, 78));
+        out.push('\n');
+        if let Some(note) = &section.note {
+            out.push_str(&format!("\nNote: {note}\n"));
+        }
+        for name in &section.matrices {
+            out.push_str(&format!("\n{}\n", name.caption()));
+            out.push_str(&text_table(attention, *name, lesson.decimals));
+        }
+        if !section.derivations.is_empty() {
+            out.push_str("\nHow each cell is computed:\n");
+            for (_, text) in &section.derivations {
+                out.push_str(&format!("  {text}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn render_markdown(loaded: &LoadedLesson, attention: &Attention, sections: &[Section]) -> String {
+    let lesson = &loaded.lesson;
+    let mut out = format!("# {}\n\n", lesson.title);
+    if !lesson.source.is_empty() {
+        out.push_str(&format!("*Source: {}*\n\n", lesson.source));
+    }
+    if !lesson.summary.is_empty() {
+        out.push_str(&format!("{}\n\n", lesson.summary));
+    }
+    out.push_str(&format!("{}\n", header_line(loaded, attention)));
+    for section in sections {
+        out.push_str(&format!(
+            "\n## Step {}/7 · {}\n\n{}\n",
+            section.step.number(),
+            section.step.title(),
+            section.narration
+        ));
+        if let Some(note) = &section.note {
+            out.push_str(&format!("\n> {note}\n"));
+        }
+        for name in &section.matrices {
+            out.push_str(&format!("\n**{}**\n\n", name.caption()));
+            out.push_str(&markdown_table(attention, *name, lesson.decimals));
+        }
+        if !section.derivations.is_empty() {
+            out.push_str("\nHow each cell is computed:\n\n");
+            for (_, text) in &section.derivations {
+                out.push_str(&format!("- `{text}`\n"));
+            }
+        }
+    }
+    out
+}
+
+fn matrix_json(attention: &Attention, name: MatrixName) -> Value {
+    match attention.matrix(name) {
+        None => Value::Null,
+        Some(matrix) => Value::Array(
+            matrix
+                .row_iter()
+                .map(|row| {
+                    Value::Array(
+                        row.iter()
+                            .map(|v| {
+                                if v.is_finite() {
+                                    json!(v)
+                                } else if *v < 0.0 {
+                                    json!("-inf")
+                                } else {
+                                    json!("inf")
+                                }
+                            })
+                            .collect(),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn render_json(loaded: &LoadedLesson, attention: &Attention, sections: &[Section]) -> String {
+    let lesson = &loaded.lesson;
+    let mut object = serde_json::Map::new();
+    object.insert("name".into(), json!(loaded.name));
+    object.insert("title".into(), json!(lesson.title));
+    object.insert("tokens".into(), json!(lesson.tokens));
+    object.insert("d_k".into(), json!(attention.d_k()));
+    for name in MatrixName::ALL {
+        object.insert(name.key().into(), matrix_json(attention, name));
+    }
+    object.insert(
+        "fully_masked_rows".into(),
+        json!(attention.fully_masked_rows().collect::<Vec<_>>()),
+    );
+    let derivations: Vec<Value> = sections
+        .iter()
+        .flat_map(|section| &section.derivations)
+        .filter_map(|(cell, _)| attention.derive((*cell)?))
+        .map(|derivation| {
+            json!({
+                "matrix": derivation.cell.matrix.key(),
+                "row": derivation.cell.row,
+                "col": derivation.cell.col,
+                "value": if derivation.value.is_finite() { json!(derivation.value) } else { json!("-inf") },
+                "text": derivation.explain(attention, lesson.decimals),
+            })
+        })
+        .collect();
+    object.insert("derivations".into(), Value::Array(derivations));
+    let mut text = serde_json::to_string_pretty(&Value::Object(object)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Greedy word wrap for narration in plain text.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for paragraph in text.lines() {
+        let mut line = String::new();
+        for word in paragraph.split_whitespace() {
+            if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+                out.push_str(&line);
+                out.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}

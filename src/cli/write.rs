@@ -1,0 +1,75 @@
+//! `attn-tutor new` and `attn-tutor freeze`: the subcommands that write lesson files.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::status;
+use crate::lesson::{freeze as freeze_text, load, parse, template, write_new_file};
+
+pub fn new(path: &Path, title: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let text = template(title);
+    let parsed = parse(&text);
+    if let Some(problem) = parsed.errors().next() {
+        // Only the title comes from the user; report it rather than write a broken lesson.
+        let _ = writeln!(err, "error: the title cannot be used: {}", problem.message);
+        return status::INVALID;
+    }
+    match write_new_file(path, &text) {
+        Ok(()) => {
+            let _ = writeln!(
+                out,
+                "wrote {}; check it with: attn-tutor check {}",
+                path.display(),
+                path.display()
+            );
+            status::OK
+        }
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            status::INVALID
+        }
+    }
+}
+
+pub fn freeze(
+    spec: &str,
+    output: &Path,
+    color: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let loaded = match load(spec) {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            let _ = write!(err, "{}", error.render(color));
+            return status::INVALID;
+        }
+    };
+    let frozen = freeze_text(&loaded.text, &loaded.lesson);
+    let reread = parse(&frozen);
+    if reread.lesson.as_ref().map(|l| l.inputs()).is_none() {
+        let _ = writeln!(
+            err,
+            "error: the frozen copy of {spec} does not read back; nothing was written (please report this)"
+        );
+        return status::INVALID;
+    }
+    if output == Path::new("-") {
+        let _ = out.write_all(frozen.as_bytes());
+        return status::OK;
+    }
+    match write_new_file(output, &frozen) {
+        Ok(()) => {
+            let _ = writeln!(
+                out,
+                "wrote {} with every generated matrix written out",
+                output.display()
+            );
+            status::OK
+        }
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            status::INVALID
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! The built-in lessons, embedded in the binary so the tutor works with no files around.
+//! Their sources live in `lessons/` as examples for lesson writers.
+
+/// One built-in lesson: its name on the command line and its file text.
+#[derive(Debug, Clone, Copy)]
+pub struct Builtin {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+/// In the order of the source documents, then our own extra lesson.
+pub const BUILTIN: [Builtin; 6] = [
+    Builtin {
+        name: "cat-sleeps",
+        text: include_str!("../../lessons/cat-sleeps.toml"),
+    },
+    Builtin {
+        name: "numpy-walkthrough",
+        text: include_str!("../../lessons/numpy-walkthrough.toml"),
+    },
+    Builtin {
+        name: "cat-sat-mat",
+        text: include_str!("../../lessons/cat-sat-mat.toml"),
+    },
+    Builtin {
+        name: "random-qkv",
+        text: include_str!("../../lessons/random-qkv.toml"),
+    },
+    Builtin {
+        name: "identity-2x2",
+        text: include_str!("../../lessons/identity-2x2.toml"),
+    },
+    Builtin {
+        name: "causal-cat-sat-mat",
+        text: include_str!("../../lessons/causal-cat-sat-mat.toml"),
+    },
+];
+
+pub fn builtin(name: &str) -> Option<&'static Builtin> {
+    BUILTIN.iter().find(|lesson| lesson.name == name)
+}

@@ -1,0 +1,135 @@
+//! Generated matrices: `{ random = "normal", seed = 7, shape = [4, 3] }` in a lesson file.
+//!
+//! Values come from ChaCha20 seeded with `seed`, so they are the same on every platform and
+//! every run. They are not numpy's stream: `np.random.seed(7); np.random.randn(4, 3)` gives other
+//! numbers. `rand_chacha` and `rand_distr` are pinned to exact minor versions because a minor
+//! release may change the values; the golden-vector test below catches that.
+
+use nalgebra::DMatrix;
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+use rand_distr::{Distribution, StandardNormal, StandardUniform};
+
+/// Which distribution a generated matrix draws from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RandomKind {
+    /// Standard normal, like `np.random.randn`.
+    Normal,
+    /// Uniform on [0, 1), like `np.random.rand`.
+    Uniform,
+}
+
+impl RandomKind {
+    pub const ALL: [RandomKind; 2] = [RandomKind::Normal, RandomKind::Uniform];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            RandomKind::Normal => "normal",
+            RandomKind::Uniform => "uniform",
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<RandomKind> {
+        RandomKind::ALL.into_iter().find(|kind| kind.key() == key)
+    }
+}
+
+/// A recipe for a matrix of random numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Generator {
+    pub kind: RandomKind,
+    pub seed: u64,
+    pub rows: usize,
+    pub cols: usize,
+}
+
+impl Generator {
+    /// The matrix, filled row by row.
+    pub fn generate(&self) -> DMatrix<f64> {
+        let mut rng = ChaCha20Rng::seed_from_u64(self.seed);
+        let values: Vec<f64> = match self.kind {
+            RandomKind::Normal => (0..self.rows * self.cols)
+                .map(|_| StandardNormal.sample(&mut rng))
+                .collect(),
+            RandomKind::Uniform => (0..self.rows * self.cols)
+                .map(|_| StandardUniform.sample(&mut rng))
+                .collect(),
+        };
+        DMatrix::from_row_slice(self.rows, self.cols, &values)
+    }
+
+    /// The same recipe with another seed: the tutor's re-roll.
+    pub fn with_seed(self, seed: u64) -> Generator {
+        Generator { seed, ..self }
+    }
+
+    /// The recipe as it is written in a lesson file.
+    pub fn to_toml(&self) -> String {
+        format!(
+            "{{ random = \"{}\", seed = {}, shape = [{}, {}] }}",
+            self.kind.key(),
+            self.seed,
+            self.rows,
+            self.cols
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_values() {
+        let generator = Generator {
+            kind: RandomKind::Normal,
+            seed: 7,
+            rows: 4,
+            cols: 3,
+        };
+        assert_eq!(generator.generate(), generator.generate());
+        assert_ne!(generator.generate(), generator.with_seed(8).generate());
+    }
+
+    /// Golden vector: if this fails after a dependency update, generated lessons changed their
+    /// numbers. Pin the old versions back, or accept the change on purpose and say so.
+    #[test]
+    fn golden_vector_normal_seed_7() {
+        let values = Generator {
+            kind: RandomKind::Normal,
+            seed: 7,
+            rows: 1,
+            cols: 4,
+        }
+        .generate();
+        let expected = GOLDEN_NORMAL_SEED_7;
+        for (got, want) in values.iter().zip(expected) {
+            assert!(
+                (got - want).abs() < 1e-15,
+                "got {values}, expected {expected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn golden_vector_uniform_seed_7() {
+        let values = Generator {
+            kind: RandomKind::Uniform,
+            seed: 7,
+            rows: 1,
+            cols: 4,
+        }
+        .generate();
+        let expected = GOLDEN_UNIFORM_SEED_7;
+        for (got, want) in values.iter().zip(expected) {
+            assert!(
+                (got - want).abs() < 1e-15,
+                "got {values}, expected {expected:?}"
+            );
+        }
+        assert!(values.iter().all(|v| (0.0..1.0).contains(v)));
+    }
+
+    const GOLDEN_NORMAL_SEED_7: [f64; 4] = [0.0, 0.0, 0.0, 0.0];
+    const GOLDEN_UNIFORM_SEED_7: [f64; 4] = [0.0, 0.0, 0.0, 0.0];
+}

@@ -1,0 +1,29 @@
+//! The bounds on everything a lesson file may ask for: the one place that decides them.
+//!
+//! Lessons are untrusted (a classroom server loads files other people wrote), so every size
+//! that turns into memory, time or screen space has a ceiling.
+
+/// Largest lesson file read, in bytes.
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+/// Most tokens (rows of X, Q, K, V).
+pub const MAX_TOKENS: usize = 256;
+/// Largest d_model, d_k or d_v.
+pub const MAX_DIMENSION: usize = 1024;
+/// Largest magnitude of any number in a matrix.
+pub const MAX_ABS_VALUE: f64 = 1e6;
+/// Widest token label, in terminal columns.
+pub const MAX_LABEL_COLUMNS: usize = 16;
+/// Longest title, in terminal columns.
+pub const MAX_TITLE_COLUMNS: usize = 60;
+/// Longest `source` text, in characters.
+pub const MAX_SOURCE_CHARS: usize = 200;
+/// Longest `summary`, in characters.
+pub const MAX_SUMMARY_CHARS: usize = 300;
+/// Longest narration of one step, in characters.
+pub const MAX_NARRATION_CHARS: usize = 2000;
+/// Most decimals shown.
+pub const MAX_DECIMALS: usize = 8;
+/// Decimals shown when a lesson does not say.
+pub const DEFAULT_DECIMALS: usize = 3;
+/// Columns a tab expands to in lesson text.
+pub const TAB_WIDTH: usize = 4;

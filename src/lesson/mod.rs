@@ -1,0 +1,261 @@
+//! Lessons: the TOML file format, its validation into a `Lesson`, the built-in lessons, and
+//! writing lessons back to disk.
+//!
+//! A lesson file is untrusted text. `parse` checks all of it and reports every problem it finds
+//! as a rustc-style `Diagnostic`; only a lesson without errors becomes a `Lesson`.
+
+mod builtin;
+mod defaults;
+pub mod diagnostic;
+mod generate;
+pub mod limits;
+mod load;
+mod parse;
+pub mod text;
+mod write;
+
+pub use builtin::{BUILTIN, Builtin, builtin};
+pub use defaults::default_narration;
+pub use diagnostic::{Diagnostic, Severity};
+pub use generate::{Generator, RandomKind};
+pub use load::{LoadError, LoadedLesson, load, load_file, load_text};
+pub use parse::{Parsed, parse};
+pub use write::{WriteError, freeze, lesson_to_toml, template, write_new_file};
+
+use nalgebra::DMatrix;
+
+use crate::attention::{MatrixName, Step};
+
+/// A validated lesson: every shape fits, every number is finite and in range, every text is safe.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lesson {
+    pub title: String,
+    pub source: String,
+    pub summary: String,
+    pub tokens: Vec<String>,
+    pub inputs: Inputs,
+    /// Divide scores by √d_k (the default), or not.
+    pub scale: bool,
+    pub mask: Mask,
+    /// 0-based row the tutor opens on.
+    pub focus: Option<usize>,
+    /// Decimals shown.
+    pub decimals: usize,
+    pub narration: Narration,
+    pub expected: Expected,
+}
+
+/// Where Q, K and V come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inputs {
+    /// Q = X·W_q, K = X·W_k, V = X·W_v.
+    Projected {
+        embeddings: InputMatrix,
+        w_q: InputMatrix,
+        w_k: InputMatrix,
+        w_v: InputMatrix,
+    },
+    /// The lesson gives Q, K and V itself.
+    Direct {
+        q: InputMatrix,
+        k: InputMatrix,
+        v: InputMatrix,
+    },
+}
+
+/// A matrix the lesson gives, with the recipe when its numbers are generated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputMatrix {
+    pub values: DMatrix<f64>,
+    pub generator: Option<Generator>,
+}
+
+impl InputMatrix {
+    pub fn literal(values: DMatrix<f64>) -> InputMatrix {
+        InputMatrix {
+            values,
+            generator: None,
+        }
+    }
+
+    pub fn generated(generator: Generator) -> InputMatrix {
+        InputMatrix {
+            values: generator.generate(),
+            generator: Some(generator),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mask {
+    None,
+    /// Each token sees itself and the tokens before it.
+    Causal,
+    /// seq_len × seq_len of 0 (keep) and -inf (hide).
+    Matrix(DMatrix<f64>),
+}
+
+/// The lesson's own words for each step; `None` falls back to our default text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Narration {
+    pub by_step: [Option<String>; 7],
+}
+
+impl Narration {
+    pub fn get(&self, step: Step) -> Option<&str> {
+        self.by_step[step.number() - 1].as_deref()
+    }
+
+    pub fn set(&mut self, step: Step, text: String) {
+        self.by_step[step.number() - 1] = Some(text);
+    }
+}
+
+/// Figures as a source document printed them, for `attn-tutor check`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Expected {
+    /// Largest deviation accepted; `None` means half a unit of the lesson's last decimal.
+    pub tolerance: Option<f64>,
+    pub figures: Vec<ExpectedFigure>,
+}
+
+/// The printed rows of one matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedFigure {
+    pub matrix: MatrixName,
+    pub rows: Vec<ExpectedRow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedRow {
+    /// 0-based row of the matrix.
+    pub row: usize,
+    pub values: Vec<PrintedNumber>,
+}
+
+/// A number as the document printed it: its value and its text, whose decimals tell how it was
+/// rounded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrintedNumber {
+    pub value: f64,
+    pub text: String,
+}
+
+impl PrintedNumber {
+    /// Decimals written in the document (0.1325 → 4).
+    pub fn decimals(&self) -> usize {
+        self.text.split_once('.').map_or(0, |(_, fraction)| {
+            fraction.chars().take_while(char::is_ascii_digit).count()
+        })
+    }
+}
+
+impl Lesson {
+    pub fn seq_len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The matrix of this lesson's own numbers named `name`, if it is one.
+    pub fn input(&self, name: MatrixName) -> Option<&InputMatrix> {
+        match (&self.inputs, name) {
+            (Inputs::Projected { embeddings, .. }, MatrixName::Embeddings) => Some(embeddings),
+            (Inputs::Projected { w_q, .. }, MatrixName::WQ) => Some(w_q),
+            (Inputs::Projected { w_k, .. }, MatrixName::WK) => Some(w_k),
+            (Inputs::Projected { w_v, .. }, MatrixName::WV) => Some(w_v),
+            (Inputs::Direct { q, .. }, MatrixName::Q) => Some(q),
+            (Inputs::Direct { k, .. }, MatrixName::K) => Some(k),
+            (Inputs::Direct { v, .. }, MatrixName::V) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn input_mut(&mut self, name: MatrixName) -> Option<&mut InputMatrix> {
+        match (&mut self.inputs, name) {
+            (Inputs::Projected { embeddings, .. }, MatrixName::Embeddings) => Some(embeddings),
+            (Inputs::Projected { w_q, .. }, MatrixName::WQ) => Some(w_q),
+            (Inputs::Projected { w_k, .. }, MatrixName::WK) => Some(w_k),
+            (Inputs::Projected { w_v, .. }, MatrixName::WV) => Some(w_v),
+            (Inputs::Direct { q, .. }, MatrixName::Q) => Some(q),
+            (Inputs::Direct { k, .. }, MatrixName::K) => Some(k),
+            (Inputs::Direct { v, .. }, MatrixName::V) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The lesson's input matrices in file order, with their keys.
+    pub fn inputs(&self) -> Vec<(MatrixName, &InputMatrix)> {
+        match &self.inputs {
+            Inputs::Projected {
+                embeddings,
+                w_q,
+                w_k,
+                w_v,
+            } => vec![
+                (MatrixName::Embeddings, embeddings),
+                (MatrixName::WQ, w_q),
+                (MatrixName::WK, w_k),
+                (MatrixName::WV, w_v),
+            ],
+            Inputs::Direct { q, k, v } => {
+                vec![(MatrixName::Q, q), (MatrixName::K, k), (MatrixName::V, v)]
+            }
+        }
+    }
+
+    /// Whether a step has anything to show: scaling needs `scale`, masking needs a mask.
+    pub fn has_step(&self, step: Step) -> bool {
+        match step {
+            Step::Scaling => self.scale,
+            Step::Masking => self.mask != Mask::None,
+            _ => true,
+        }
+    }
+
+    /// d_model: the width of the embeddings, when the lesson has them.
+    pub fn d_model(&self) -> Option<usize> {
+        match &self.inputs {
+            Inputs::Projected { embeddings, .. } => Some(embeddings.values.ncols()),
+            Inputs::Direct { .. } => None,
+        }
+    }
+
+    pub fn d_k(&self) -> usize {
+        match &self.inputs {
+            Inputs::Projected { w_k, .. } => w_k.values.ncols(),
+            Inputs::Direct { k, .. } => k.values.ncols(),
+        }
+    }
+
+    pub fn d_v(&self) -> usize {
+        match &self.inputs {
+            Inputs::Projected { w_v, .. } => w_v.values.ncols(),
+            Inputs::Direct { v, .. } => v.values.ncols(),
+        }
+    }
+
+    /// "3 tokens × 4 → 4", the shape shown in lists and the picker.
+    pub fn shape_text(&self) -> String {
+        match self.d_model() {
+            Some(d_model) => format!("{} tokens × {d_model} → d_k {}", self.seq_len(), self.d_k()),
+            None => format!("{} tokens, Q/K/V given, d_k {}", self.seq_len(), self.d_k()),
+        }
+    }
+
+    /// The tolerance `check` uses.
+    pub fn tolerance(&self) -> f64 {
+        self.expected
+            .tolerance
+            .unwrap_or_else(|| 0.5 * 10f64.powi(-(self.decimals as i32)))
+    }
+
+    /// Row index of a token label or a 1-based position written as text.
+    pub fn row_of(&self, key: &str) -> Option<usize> {
+        if let Some(row) = self.tokens.iter().position(|token| token == key) {
+            return Some(row);
+        }
+        key.parse::<usize>()
+            .ok()
+            .filter(|position| (1..=self.seq_len()).contains(position))
+            .map(|position| position - 1)
+    }
+}

@@ -1,0 +1,161 @@
+//! Untrusted text: what may pass from a lesson file to someone else's terminal.
+//!
+//! Control characters can move the cursor, retitle windows or hide text; bidi and other format
+//! characters can make a label read differently from what it is. None of them may pass.
+
+use unicode_width::UnicodeWidthStr;
+
+use super::limits::TAB_WIDTH;
+
+/// Why a piece of text was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextProblem {
+    /// A control character (other than newline where newlines are allowed).
+    Control { ch: char, index: usize },
+    /// An invisible format character, such as a bidi override or a zero-width joiner.
+    Format { ch: char, index: usize },
+    /// A newline in text that must stay on one line.
+    Newline { index: usize },
+}
+
+impl TextProblem {
+    pub fn describe(&self) -> String {
+        match self {
+            TextProblem::Control { ch, .. } => {
+                format!("control character U+{:04X} is not allowed", *ch as u32)
+            }
+            TextProblem::Format { ch, .. } => format!(
+                "invisible format character U+{:04X} ({}) is not allowed",
+                *ch as u32,
+                format_character_name(*ch)
+            ),
+            TextProblem::Newline { .. } => "a line break is not allowed here".to_string(),
+        }
+    }
+
+    /// Character index of the offending character within the text.
+    pub fn index(&self) -> usize {
+        match self {
+            TextProblem::Control { index, .. }
+            | TextProblem::Format { index, .. }
+            | TextProblem::Newline { index } => *index,
+        }
+    }
+}
+
+/// Checks lesson text and expands tabs. `multiline` allows newlines (narration); labels and
+/// titles are single lines.
+pub fn clean_text(text: &str, multiline: bool) -> Result<String, TextProblem> {
+    let mut cleaned = String::with_capacity(text.len());
+    let mut column = 0;
+    for (index, ch) in text.chars().enumerate() {
+        match ch {
+            '\n' if multiline => {
+                cleaned.push('\n');
+                column = 0;
+            }
+            '\n' | '\r' | '\u{2028}' | '\u{2029}' => return Err(TextProblem::Newline { index }),
+            '\t' => {
+                let spaces = TAB_WIDTH - column % TAB_WIDTH;
+                cleaned.extend(std::iter::repeat_n(' ', spaces));
+                column += spaces;
+            }
+            ch if ch.is_control() => return Err(TextProblem::Control { ch, index }),
+            ch if is_format_character(ch) => return Err(TextProblem::Format { ch, index }),
+            ch => {
+                cleaned.push(ch);
+                column += 1;
+            }
+        }
+    }
+    Ok(cleaned)
+}
+
+/// Text safe to print anywhere, for echoing untrusted text in messages: anything that
+/// `clean_text` would refuse is written as a visible `\u{…}` escape instead.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        if ch.is_control() || is_format_character(ch) || ch == '\u{2028}' || ch == '\u{2029}' {
+            out.push_str(&format!("\\u{{{:04x}}}", ch as u32));
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// Width of text in terminal columns.
+pub fn columns(text: &str) -> usize {
+    text.width()
+}
+
+/// Unicode general category Cf (format characters), Unicode 16. Written out because no
+/// small, well-kept crate exposes just this category; the list changes rarely.
+fn is_format_character(ch: char) -> bool {
+    matches!(ch as u32,
+        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x0890..=0x0891 | 0x08E2
+        | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
+        | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3
+        | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F)
+}
+
+fn format_character_name(ch: char) -> &'static str {
+    match ch as u32 {
+        0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C => "a bidi control",
+        0x200B => "zero width space",
+        0x200C => "zero width non-joiner",
+        0x200D => "zero width joiner",
+        0xFEFF => "zero width no-break space",
+        0x00AD => "soft hyphen",
+        _ => "a format character",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_passes() {
+        assert_eq!(clean_text("The cat", false), Ok("The cat".to_string()));
+    }
+
+    #[test]
+    fn tabs_expand_to_the_next_stop() {
+        assert_eq!(clean_text("a\tb", false), Ok("a   b".to_string()));
+    }
+
+    #[test]
+    fn escape_sequences_are_refused() {
+        assert!(matches!(
+            clean_text("red\u{1b}[31m", false),
+            Err(TextProblem::Control {
+                ch: '\u{1b}',
+                index: 3
+            })
+        ));
+    }
+
+    #[test]
+    fn bidi_overrides_are_refused() {
+        assert!(matches!(
+            clean_text("abc\u{202e}def", true),
+            Err(TextProblem::Format { ch: '\u{202e}', .. })
+        ));
+    }
+
+    #[test]
+    fn newlines_only_where_allowed() {
+        assert!(clean_text("one\ntwo", true).is_ok());
+        assert!(matches!(
+            clean_text("one\ntwo", false),
+            Err(TextProblem::Newline { index: 3 })
+        ));
+    }
+
+    #[test]
+    fn printable_escapes_what_is_refused() {
+        assert_eq!(printable("a\u{1b}b\u{202e}"), "a\\u{001b}b\\u{202e}");
+    }
+}
