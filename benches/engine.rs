@@ -1,1 +1,85 @@
-fn main() {}
+//! Benchmarks of the engine: loading a large lesson, and explaining a single cell.
+//!
+//! Run with `cargo bench --bench engine`; the README quotes the figures.
+
+use std::fmt::Write;
+use std::hint::black_box;
+
+use attn_tutor::attention::{Attention, Cell, MatrixName};
+use attn_tutor::lesson::parse;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// A 256-token lesson with 512-dimensional embeddings written out literally (about 0.6 MB of
+/// TOML, under the 1 MiB limit) and generated 512 × 64 projections.
+fn large_lesson_text() -> String {
+    let (tokens, d_model, d_k) = (256, 512, 64);
+    let mut text = String::from("format = 1\ntitle = \"Large\"\n");
+    let labels: Vec<String> = (0..tokens).map(|i| format!("\"t{i}\"")).collect();
+    let _ = writeln!(text, "tokens = [{}]", labels.join(", "));
+    text.push_str("embeddings = [\n");
+    for row in 0..tokens {
+        let cells: Vec<&str> = (0..d_model)
+            .map(|col| ["1", "0", "0.5", "-1", "0.25"][(row * 7 + col * 3) % 5])
+            .collect();
+        let _ = writeln!(text, "[{}],", cells.join(","));
+    }
+    text.push_str("]\n");
+    for (key, seed) in [("w_q", 1), ("w_k", 2), ("w_v", 3)] {
+        let _ = writeln!(
+            text,
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [{d_model}, {d_k}] }}"
+        );
+    }
+    text
+}
+
+fn benchmarks(c: &mut Criterion) {
+    let text = large_lesson_text();
+    assert!(
+        text.len() < 1024 * 1024,
+        "the benchmark lesson must fit the file limit"
+    );
+    c.bench_function("load+validate+compute 256 tokens x 512 dims", |b| {
+        b.iter(|| {
+            let parsed = parse(black_box(&text));
+            let lesson = parsed.lesson.expect("valid lesson");
+            black_box(Attention::compute(&lesson))
+        })
+    });
+
+    let lesson = parse(&text).lesson.expect("valid lesson");
+    let attention = Attention::compute(&lesson);
+    // The most expensive cell of each kind: a query (512 terms), an output (256 terms), a
+    // weight (a row of 256 scores).
+    for (name, cell) in [
+        (
+            "derive Q cell (512 terms)",
+            Cell::new(MatrixName::Q, 255, 63),
+        ),
+        (
+            "derive scores cell (64 terms)",
+            Cell::new(MatrixName::Scores, 255, 255),
+        ),
+        (
+            "derive weights cell (row of 256)",
+            Cell::new(MatrixName::Weights, 255, 255),
+        ),
+        (
+            "derive output cell (256 terms)",
+            Cell::new(MatrixName::Output, 255, 63),
+        ),
+    ] {
+        c.bench_function(name, |b| {
+            b.iter(|| black_box(attention.derive(black_box(cell))))
+        });
+    }
+    c.bench_function("explain output cell as text (256 terms)", |b| {
+        let derivation = attention
+            .derive(Cell::new(MatrixName::Output, 255, 63))
+            .expect("cell");
+        b.iter(|| black_box(derivation.explain(&attention, 3)))
+    });
+}
+
+criterion_group!(engine, benchmarks);
+criterion_main!(engine);

@@ -40,7 +40,7 @@ mod tests {
 
     #[test]
     fn trims_trailing_zeros() {
-        assert_eq!(format_number(0.70710678, 4), "0.7071");
+        assert_eq!(format_number(0.7071239, 4), "0.7071");
         assert_eq!(format_number(1.0, 4), "1");
         assert_eq!(format_number(2.5, 3), "2.5");
         assert_eq!(format_number(-0.00001, 3), "0");

@@ -130,6 +130,17 @@ mod tests {
         assert!(values.iter().all(|v| (0.0..1.0).contains(v)));
     }
 
-    const GOLDEN_NORMAL_SEED_7: [f64; 4] = [0.0, 0.0, 0.0, 0.0];
-    const GOLDEN_UNIFORM_SEED_7: [f64; 4] = [0.0, 0.0, 0.0, 0.0];
+    // Recorded from rand_chacha 0.10.0 + rand_distr 0.6.0.
+    const GOLDEN_NORMAL_SEED_7: [f64; 4] = [
+        -2.3943275547436884,
+        0.09882773911395246,
+        1.3010753864547346,
+        -0.22026415682703815,
+    ];
+    const GOLDEN_UNIFORM_SEED_7: [f64; 4] = [
+        0.023335618701175953,
+        0.534607713771065,
+        0.9513860614315212,
+        0.2838102968251651,
+    ];
 }

@@ -897,7 +897,7 @@ impl<'s> Reader<'s> {
                     "queries and keys have the same width d_k, so that q · k is defined",
                 );
             }
-            return ok.then(|| Inputs::Direct {
+            return ok.then_some(Inputs::Direct {
                 q: q.input,
                 k: k.input,
                 v: v.input,
@@ -929,7 +929,7 @@ impl<'s> Reader<'s> {
                 "queries and keys have the same width d_k, so that q · k is defined",
             );
         }
-        ok.then(|| Inputs::Projected {
+        ok.then_some(Inputs::Projected {
             embeddings: embeddings.input,
             w_q: w_q.input,
             w_k: w_k.input,
