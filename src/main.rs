@@ -2,9 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let args = attn_tutor::cli::Cli::parse();
+    let args = attn_tutor::cli::parse_args();
     attn_tutor::cli::run(args)
 }

@@ -50,14 +50,30 @@ pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Wri
         let _ = out.write_all(report.text.as_bytes());
     }
     let total = loaded.len();
+    let lessons = |n: usize| if n == 1 { "lesson" } else { "lessons" };
+    let figures = |n: usize| {
+        if n == 1 {
+            "printed figure"
+        } else {
+            "printed figures"
+        }
+    };
     let summary = if invalid > 0 {
-        format!("{invalid} of {total} lessons are invalid")
+        let verb = if invalid == 1 { "is" } else { "are" };
+        format!("{invalid} of {total} {} {verb} invalid", lessons(total))
     } else if off > 0 {
-        format!("{off} printed figures are outside their tolerance")
+        let verb = if off == 1 { "is" } else { "are" };
+        format!("{off} {} {verb} outside tolerance", figures(off))
     } else if drifting > 0 {
+        let verb = if drifting == 1 { "drifts" } else { "drift" };
         format!(
-            "all {total} lessons pass; {drifting} printed figures drift from the exact values within tolerance (notes above)"
+            "{} {total} {} pass; {drifting} {} {verb} from the exact values within tolerance (notes above)",
+            if total == 1 { "the" } else { "all" },
+            lessons(total),
+            figures(drifting)
         )
+    } else if total == 1 {
+        "the lesson passes".to_string()
     } else {
         format!("all {total} lessons pass")
     };

@@ -23,7 +23,7 @@ use crate::attention::Step;
 /// number explained. Lessons are TOML files; six built-in lessons reproduce well-known worked
 /// examples.
 #[derive(Debug, Parser)]
-#[command(name = "attn-tutor", version, args_conflicts_with_subcommands = true)]
+#[command(name = "attn-tutor", version)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -135,6 +135,64 @@ fn use_color(cli_no_color: bool) -> bool {
         && std::io::stderr().is_terminal()
 }
 
+/// Parses the command line; `--no-color` and NO_COLOR also silence color in clap's own
+/// messages, which are written before our flags are read.
+pub fn parse_args() -> Cli {
+    let no_color = std::env::args_os().any(|arg| arg == "--no-color")
+        || std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    let mut command = Cli::command();
+    if no_color {
+        command = command.color(clap::ColorChoice::Never);
+    }
+    let matches = command.get_matches();
+    match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    }
+}
+
+fn write_or_report(out: &mut dyn Write, err: &mut dyn Write, bytes: &[u8], what: &str) -> u8 {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => status::OK,
+        // A reader that stops early (`| head`) is not an error worth a message.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => status::OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: cannot write {what}: {error}");
+            status::INVALID
+        }
+    }
+}
+
+/// One man page for the whole tool: the subcommands are described in it rather than referred
+/// to pages of their own, which nothing installs.
+fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
+    let command = Cli::command();
+    let man = clap_mangen::Man::new(command.clone());
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    writeln!(out, ".SH COMMANDS")?;
+    for sub in command.get_subcommands() {
+        let about = sub
+            .get_about()
+            .map(|about| about.to_string())
+            .unwrap_or_default();
+        writeln!(
+            out,
+            ".TP\n\\fB{}\\fR\n{}",
+            sub.get_name(),
+            about.replace('\\', "\\\\")
+        )?;
+    }
+    writeln!(
+        out,
+        ".PP\nRun \\fBattn-tutor help COMMAND\\fR for a command's options."
+    )?;
+    man.render_version_section(out)
+}
+
 pub fn run(cli: Cli) -> ExitCode {
     let color = use_color(cli.no_color);
     let mut stdout = std::io::stdout().lock();
@@ -161,16 +219,21 @@ pub fn run(cli: Cli) -> ExitCode {
             write::freeze(&lesson, &output, color, &mut stdout, &mut stderr)
         }
         Some(Command::Completions { shell }) => {
-            clap_complete::generate(shell, &mut Cli::command(), "attn-tutor", &mut stdout);
-            status::OK
+            // clap_complete panics when its writer fails (a closed pipe), so it writes to memory.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "attn-tutor", &mut script);
+            write_or_report(&mut stdout, &mut stderr, &script, "the completion script")
         }
-        Some(Command::Man) => match clap_mangen::Man::new(Cli::command()).render(&mut stdout) {
-            Ok(()) => status::OK,
-            Err(error) => {
-                let _ = writeln!(stderr, "error: cannot write the man page: {error}");
-                status::INVALID
+        Some(Command::Man) => {
+            let mut page = Vec::new();
+            match man_page(&mut page) {
+                Ok(()) => write_or_report(&mut stdout, &mut stderr, &page, "the man page"),
+                Err(error) => {
+                    let _ = writeln!(stderr, "error: cannot write the man page: {error}");
+                    status::INVALID
+                }
             }
-        },
+        }
         None => {
             // The interactive tutor is the next piece of work; until it exists, say so plainly.
             let _ = Cli::command().print_help();

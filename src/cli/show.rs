@@ -36,7 +36,7 @@ pub fn run(
     };
     let sections: Result<Vec<Section>, String> = steps
         .iter()
-        .map(|step| Section::build(&loaded, &attention, *step, cell))
+        .map(|step| Section::build(&loaded, &attention, *step, cell, only.is_none()))
         .collect();
     let sections = match sections {
         Ok(sections) => sections,
@@ -78,11 +78,14 @@ struct Section {
 }
 
 impl Section {
+    /// `lenient`: when every step is shown, a cell that does not fit one step's matrix (a column
+    /// of the scores is not a column of the output) is skipped there instead of refused.
     fn build(
         loaded: &LoadedLesson,
         attention: &Attention,
         step: Step,
         cell: Option<&str>,
+        lenient: bool,
     ) -> Result<Section, String> {
         let lesson = &loaded.lesson;
         let narration = lesson
@@ -170,7 +173,7 @@ impl Section {
                 Some(spec) => match resolve_cell(attention, *name, spec) {
                     Ok(found) => vec![found],
                     // A cell of the scores is not always a cell of Q: skip matrices it does not fit.
-                    Err(_) if derived.len() > 1 => vec![],
+                    Err(_) if lenient || derived.len() > 1 => vec![],
                     Err(message) => {
                         return Err(format!("--cell {spec}: {message} in {}", name.symbol()));
                     }

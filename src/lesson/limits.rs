@@ -27,3 +27,7 @@ pub const MAX_DECIMALS: usize = 8;
 pub const DEFAULT_DECIMALS: usize = 3;
 /// Columns a tab expands to in lesson text.
 pub const TAB_WIDTH: usize = 4;
+/// Deepest nesting of arrays and inline tables. A lesson needs 3 (an inline table of rows of
+/// numbers); the TOML parser recurses once per level on malformed input, so the text is
+/// checked for this before it is parsed.
+pub const MAX_NESTING: usize = 8;

@@ -10,6 +10,7 @@ pub mod diagnostic;
 mod generate;
 pub mod limits;
 mod load;
+mod nesting;
 mod parse;
 pub mod text;
 mod write;

@@ -146,6 +146,17 @@ impl<'s> Reader<'s> {
             );
             return None;
         }
+        if let Some(offset) = super::nesting::too_deep(self.source) {
+            self.error(
+                Diagnostic::error(
+                    offset..offset + 1,
+                    format!("arrays and tables nested more than {MAX_NESTING} deep"),
+                )
+                .label("one level too many")
+                .help("a matrix is an array of rows, like [[1, 0], [0, 1]]: two levels"),
+            );
+            return None;
+        }
         let (root, syntax_errors) = DeTable::parse_recoverable(self.source);
         if !syntax_errors.is_empty() {
             // A broken file would give confusing follow-up errors (a key lost in a broken line

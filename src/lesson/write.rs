@@ -26,10 +26,25 @@ pub fn write_new_file(path: &Path, contents: &str) -> Result<(), WriteError> {
     if path.exists() {
         return Err(WriteError::Exists(path.to_path_buf()));
     }
-    let io = |error: std::io::Error| WriteError::Io(path.to_path_buf(), error);
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
+    };
+    if !directory.is_dir() {
+        return Err(WriteError::Io(
+            path.to_path_buf(),
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("the folder {} does not exist", directory.display()),
+            ),
+        ));
+    }
+    // The temporary file's own name means nothing to the user; errors name `path`.
+    let io = |error: std::io::Error| {
+        WriteError::Io(
+            path.to_path_buf(),
+            std::io::Error::new(error.kind(), strip_path(&error)),
+        )
     };
     let mut temporary = tempfile::NamedTempFile::new_in(directory).map_err(io)?;
     temporary.write_all(contents.as_bytes()).map_err(io)?;
@@ -42,6 +57,15 @@ pub fn write_new_file(path: &Path, contents: &str) -> Result<(), WriteError> {
         }
     })?;
     Ok(())
+}
+
+/// tempfile's errors append `at path "…/.tmpXXXX"`; the message before it is what matters.
+fn strip_path(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" at path ") {
+        Some(cut) => text[..cut].to_string(),
+        None => text,
+    }
 }
 
 /// A number as TOML: the shortest text that reads back to the same f64.

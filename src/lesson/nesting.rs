@@ -1,0 +1,92 @@
+//! A lexical pre-check of bracket nesting, run before the TOML parser.
+//!
+//! The parser recurses once per nested `[` or `{` while recovering from errors, so a file of
+//! a hundred thousand `{a=` overflows the stack. A lesson never nests deeper than a few levels,
+//! so anything deeper is refused here, with no recursion at all.
+
+use super::limits::MAX_NESTING;
+
+/// The byte offset of the first bracket that opens one level too many, if any.
+pub fn too_deep(source: &str) -> Option<usize> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Code,
+        Comment,
+        Basic,
+        Literal,
+        MultiBasic,
+        MultiLiteral,
+    }
+    let bytes = source.as_bytes();
+    let mut state = State::Code;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let rest = &bytes[i..];
+        match state {
+            State::Code => match bytes[i] {
+                b'#' => state = State::Comment,
+                b'"' if rest.starts_with(b"\"\"\"") => {
+                    state = State::MultiBasic;
+                    i += 2;
+                }
+                b'\'' if rest.starts_with(b"'''") => {
+                    state = State::MultiLiteral;
+                    i += 2;
+                }
+                b'"' => state = State::Basic,
+                b'\'' => state = State::Literal,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > MAX_NESTING {
+                        return Some(i);
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+            State::Comment if bytes[i] == b'\n' => state = State::Code,
+            // Single-line strings end at their quote, or at the end of the line like the parser's.
+            State::Basic if bytes[i] == b'\\' => i += 1,
+            State::Basic if bytes[i] == b'"' || bytes[i] == b'\n' => state = State::Code,
+            State::Literal if bytes[i] == b'\'' || bytes[i] == b'\n' => state = State::Code,
+            State::MultiBasic if bytes[i] == b'\\' => i += 1,
+            State::MultiBasic if rest.starts_with(b"\"\"\"") => {
+                state = State::Code;
+                i += 2;
+            }
+            State::MultiLiteral if rest.starts_with(b"'''") => {
+                state = State::Code;
+                i += 2;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lesson_nesting_passes() {
+        assert_eq!(
+            too_deep("w = { shape = [4, 3] }\nm = [[1, 2], [3, 4]]\n[expected]\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_found_at_the_bracket_too_many() {
+        let text = format!("x = {}", "[".repeat(MAX_NESTING + 1));
+        assert_eq!(too_deep(&text), Some(4 + MAX_NESTING));
+    }
+
+    #[test]
+    fn brackets_in_strings_and_comments_do_not_count() {
+        let text = format!("a = \"{0}\" # {0}\nb = '''{0}'''\n", "[".repeat(50));
+        assert_eq!(too_deep(&text), None);
+    }
+}

@@ -1,0 +1,357 @@
+//! `attn-tutor check`: validate lessons and compare their printed figures with the exact values.
+//! Exit 0 when all is well, 1 when a figure is outside its tolerance, 2 when a lesson is invalid.
+//!
+//! The large corpus of malformed lessons is tested elsewhere; here only the exit statuses and
+//! how the report reads.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+const BUILT_INS: [&str; 6] = [
+    "cat-sleeps",
+    "numpy-walkthrough",
+    "cat-sat-mat",
+    "random-qkv",
+    "identity-2x2",
+    "causal-cat-sat-mat",
+];
+
+const ESC: u8 = 0x1b;
+
+/// The binary, run from an empty temporary directory (so no stray file can shadow a built-in).
+fn attn_tutor(dir: &TempDir) -> Command {
+    let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
+    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
+    cmd
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Runs the binary on a pseudo-terminal through util-linux `script`, so that stderr is a
+/// terminal; returns the exit code and everything written. `None` when `script` is missing.
+fn run_on_terminal(args: &[&str], no_color_env: Option<&str>) -> Option<(i32, Vec<u8>)> {
+    let probe = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", "true", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    if !probe.status.success() {
+        return None;
+    }
+    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let command: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_attn-tutor"))
+        .chain(args.iter().copied())
+        .map(quote)
+        .collect();
+    let dir = TempDir::new().unwrap();
+    let mut script = std::process::Command::new("script");
+    script
+        .args(["-q", "-e", "-c", &command.join(" "), "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .env_remove("NO_COLOR");
+    if let Some(value) = no_color_env {
+        script.env("NO_COLOR", value);
+    }
+    let output = script.output().unwrap();
+    Some((output.status.code().unwrap_or(-1), output.stdout))
+}
+
+// --- built-in lessons ------------------------------------------------------------------------
+
+#[test]
+fn check_without_arguments_checks_every_built_in_and_exits_0() {
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir).arg("check").output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for name in BUILT_INS {
+        assert!(
+            stdout
+                .lines()
+                .any(|line| line.split_whitespace().next() == Some(name)),
+            "no report for {name} in:\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("all 6 lessons pass"),
+        "no summary in:\n{stdout}"
+    );
+}
+
+#[test]
+fn check_without_arguments_fails_no_figure() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .assert()
+        .stdout(predicate::str::contains("FAIL").not())
+        .stdout(predicate::str::contains("outside tolerance").not());
+}
+
+#[test]
+fn check_names_the_drifting_printed_weight_of_identity_2x2() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["check", "identity-2x2"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("weights[x1, x1] printed 0.6699"));
+}
+
+#[test]
+fn check_gives_the_exact_value_and_the_deviation_of_a_drifting_figure() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["check", "identity-2x2"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "drift: weights[x1, x1] printed 0.6699, exact 0.6697615 (0.6698 to 4 decimals), off by 0.000138",
+        ));
+}
+
+#[test]
+fn check_of_a_lesson_without_printed_figures_says_there_is_nothing_to_compare() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["check", "random-qkv"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "valid; no printed figures to compare",
+        ));
+}
+
+#[test]
+fn check_of_one_named_built_in_reports_only_that_lesson() {
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir)
+        .args(["check", "cat-sleeps"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for name in BUILT_INS.iter().filter(|name| **name != "cat-sleeps") {
+        assert!(
+            !stdout
+                .lines()
+                .any(|line| line.split_whitespace().next() == Some(*name)),
+            "{name} reported in:\n{stdout}"
+        );
+    }
+}
+
+// --- lesson files ----------------------------------------------------------------------------
+
+#[test]
+fn check_exits_0_for_a_lesson_file_whose_figures_match() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("direct-qkv.toml"))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("the lesson passes"));
+}
+
+#[test]
+fn check_exits_1_when_a_printed_figure_is_outside_tolerance() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("figure-outside-tolerance.toml"))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("outside tolerance"));
+}
+
+#[test]
+fn check_names_the_cell_outside_tolerance_and_its_printed_figure() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("figure-outside-tolerance.toml"))
+        .assert()
+        .stdout(predicate::str::contains(
+            "outside tolerance: weights[x1, x1] printed 0.7500",
+        ))
+        .stdout(predicate::str::contains("FAIL  weights"));
+}
+
+#[test]
+fn check_does_not_flag_the_correct_row_of_a_failing_figure() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("figure-outside-tolerance.toml"))
+        .assert()
+        .stdout(predicate::str::contains("weights[x2, ").not());
+}
+
+#[test]
+fn check_exits_1_when_a_figure_is_off_even_if_other_lessons_pass() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["check", "cat-sleeps"])
+        .arg(fixture("figure-outside-tolerance.toml"))
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn check_exits_2_for_a_lesson_with_the_wrong_number_of_embedding_rows() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("invalid-token-count.toml"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "`embeddings` has 2 rows, but there are 3 tokens",
+        ))
+        .stderr(predicate::str::contains("invalid-token-count.toml:5:"));
+}
+
+#[test]
+fn check_exits_2_for_a_file_that_is_not_toml() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("invalid-toml-syntax.toml"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid TOML"));
+}
+
+#[test]
+fn check_exits_2_for_a_missing_file() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["check", "missing.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read missing.toml"));
+}
+
+#[test]
+fn check_of_a_valid_and_an_invalid_lesson_exits_2_and_still_reports_the_valid_one() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["check", "cat-sleeps"])
+        .arg(fixture("invalid-token-count.toml"))
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("cat-sleeps  The cat sleeps"))
+        .stdout(predicate::str::contains("ok    weights"))
+        .stdout(predicate::str::contains("1 of 2 lessons is invalid"))
+        .stderr(predicate::str::contains("invalid-token-count.toml"));
+}
+
+#[test]
+fn check_exits_2_rather_than_1_when_one_lesson_is_invalid_and_another_has_a_figure_off() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("figure-outside-tolerance.toml"))
+        .arg(fixture("invalid-token-count.toml"))
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn check_prefers_an_existing_file_over_a_built_in_of_the_same_name() {
+    let dir = TempDir::new().unwrap();
+    std::fs::copy(
+        fixture("figure-outside-tolerance.toml"),
+        dir.path().join("cat-sleeps"),
+    )
+    .unwrap();
+    attn_tutor(&dir)
+        .args(["check", "cat-sleeps"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "Fixture: a printed figure outside tolerance",
+        ));
+}
+
+// --- color -----------------------------------------------------------------------------------
+
+#[test]
+fn check_diagnostics_have_no_escape_byte_with_the_no_color_flag() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("invalid-token-count.toml"))
+        .arg("--no-color")
+        .assert()
+        .code(2)
+        .stderr(predicate::function(|err: &[u8]| !err.contains(&ESC)));
+}
+
+#[test]
+fn check_diagnostics_have_no_escape_byte_with_no_color_set_in_the_environment() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("invalid-token-count.toml"))
+        .env("NO_COLOR", "1")
+        .assert()
+        .code(2)
+        .stderr(predicate::function(|err: &[u8]| !err.contains(&ESC)));
+}
+
+#[test]
+fn check_diagnostics_on_a_terminal_are_colored_by_default() {
+    let path = fixture("invalid-token-count.toml");
+    let Some((code, written)) = run_on_terminal(&["check", path.to_str().unwrap()], None) else {
+        eprintln!("skipped: util-linux `script` is not available");
+        return;
+    };
+    assert_eq!(code, 2);
+    assert!(
+        written.contains(&ESC),
+        "no color on a terminal: {}",
+        String::from_utf8_lossy(&written)
+    );
+}
+
+#[test]
+fn check_diagnostics_on_a_terminal_have_no_escape_byte_with_the_no_color_flag() {
+    let path = fixture("invalid-token-count.toml");
+    let Some((code, written)) =
+        run_on_terminal(&["check", path.to_str().unwrap(), "--no-color"], None)
+    else {
+        eprintln!("skipped: util-linux `script` is not available");
+        return;
+    };
+    assert_eq!(code, 2);
+    assert!(
+        !written.contains(&ESC),
+        "{:?}",
+        String::from_utf8_lossy(&written)
+    );
+}
+
+#[test]
+fn check_diagnostics_on_a_terminal_have_no_escape_byte_with_no_color_set_in_the_environment() {
+    let path = fixture("invalid-token-count.toml");
+    let Some((code, written)) = run_on_terminal(&["check", path.to_str().unwrap()], Some("1"))
+    else {
+        eprintln!("skipped: util-linux `script` is not available");
+        return;
+    };
+    assert_eq!(code, 2);
+    assert!(
+        !written.contains(&ESC),
+        "{:?}",
+        String::from_utf8_lossy(&written)
+    );
+}
