@@ -118,7 +118,10 @@ fn man_page_describes_every_subcommand() {
 #[test]
 fn man_page_refers_to_no_page_that_is_not_installed() {
     let page = stdout_of(&["man"]);
-    assert!(!page.contains(r"attn\-tutor\-list"), "refers to attn-tutor-list(1)");
+    assert!(
+        !page.contains(r"attn\-tutor\-list"),
+        "refers to attn-tutor-list(1)"
+    );
 }
 
 /// Runs the binary with stdout connected to a pipe whose reading end is already closed, as in

@@ -76,7 +76,10 @@ pub fn parse(source: &str) -> Parsed {
     };
     let lesson = reader.lesson();
     let mut diagnostics = reader.diagnostics;
-    diagnostics.sort_by_key(|d| (d.span.start, d.severity));
+    // Problems with a place come first, in file order; "missing key" problems (no place) last,
+    // so the first error shown is the one a teacher can jump to.
+    diagnostics.sort_by_key(|d| (d.span == (0..0), d.span.start, d.severity));
+    diagnostics.dedup_by(|a, b| a.span == b.span && a.message == b.message);
     if diagnostics.len() > MAX_DIAGNOSTICS {
         let hidden = diagnostics.len() - MAX_DIAGNOSTICS;
         let last = diagnostics[MAX_DIAGNOSTICS - 1].span.clone();
@@ -111,8 +114,9 @@ impl<'a, 'i> Entries<'a, 'i> {
 
 /// A matrix read from the file, with where it was written.
 struct ReadMatrix {
+    /// The key's name (not its text: `"q"` and `q` are the same key).
+    key: String,
     input: InputMatrix,
-    key_span: Range<usize>,
     value_span: Range<usize>,
 }
 
@@ -206,8 +210,8 @@ impl<'s> Reader<'s> {
         let tokens = self.tokens(find("tokens"));
 
         let read = |reader: &mut Self, key: &str| -> Option<ReadMatrix> {
-            let (key_span, value) = find(key)?;
-            reader.matrix(key, key_span, value, false)
+            let (_, value) = find(key)?;
+            reader.matrix(key, value, false)
         };
         let embeddings = read(self, "embeddings");
         let w_q = read(self, "w_q");
@@ -263,8 +267,11 @@ impl<'s> Reader<'s> {
     }
 
     fn unknown_key(&mut self, name: &str, span: Range<usize>, known: &[&str], label: &str) {
-        let mut diagnostic =
-            Diagnostic::error(span, format!("unknown key `{}`", printable(name))).label(label);
+        let mut diagnostic = Diagnostic::error(
+            span,
+            format!("unknown key `{}`", shortened(&printable(name))),
+        )
+        .label(label);
         diagnostic = match did_you_mean(name, known) {
             Some(suggestion) => diagnostic.help(format!("did you mean `{suggestion}`?")),
             None => diagnostic.help(format!("the keys here are: {}", known.join(", "))),
@@ -296,7 +303,7 @@ impl<'s> Reader<'s> {
             return;
         };
         match value.get_ref() {
-            DeValue::Integer(integer) if integer.as_str() == "1" && integer.radix() == 10 => {}
+            DeValue::Integer(integer) if integer_value(integer) == Ok(1) => {}
             DeValue::Integer(_) => self.error(
                 Diagnostic::error(value.span(), "unsupported lesson format")
                     .label("this attn-tutor reads format 1")
@@ -335,6 +342,14 @@ impl<'s> Reader<'s> {
             return None;
         };
         let text = self.clean(text, value.span(), &format!("`{key}`"), false)?;
+        if required && text.trim().is_empty() {
+            self.error(
+                Diagnostic::error(value.span(), format!("`{key}` is blank"))
+                    .label("nothing to show")
+                    .help(format!("give the lesson a {key} the picker can show")),
+            );
+            return None;
+        }
         if let Some(max) = max_columns
             && columns(&text) > max
         {
@@ -485,13 +500,7 @@ impl<'s> Reader<'s> {
     }
 
     /// A matrix: an array of equal-length rows of numbers, or a generator table.
-    fn matrix(
-        &mut self,
-        key: &str,
-        key_span: Range<usize>,
-        value: &Value<'_>,
-        allow_neg_inf: bool,
-    ) -> Option<ReadMatrix> {
+    fn matrix(&mut self, key: &str, value: &Value<'_>, allow_neg_inf: bool) -> Option<ReadMatrix> {
         let input = match value.get_ref() {
             DeValue::Table(table) => {
                 InputMatrix::generated(self.generator(key, table, value.span())?)
@@ -510,8 +519,8 @@ impl<'s> Reader<'s> {
             }
         };
         Some(ReadMatrix {
+            key: key.to_string(),
             input,
-            key_span,
             value_span: value.span(),
         })
     }
@@ -601,13 +610,13 @@ impl<'s> Reader<'s> {
                             Diagnostic::error(
                                 row.span(),
                                 format!(
-                                    "row {} of `{key}` has {} numbers, but row {} has {columns}",
+                                    "row {} of `{key}` has {}, but row {} has {columns}",
                                     r + 1,
-                                    cells.len(),
+                                    plural(cells.len(), "number"),
                                     first + 1
                                 ),
                             )
-                            .label(format!("{} numbers", cells.len()))
+                            .label(plural(cells.len(), "number"))
                             .help("every row of a matrix has the same number of columns"),
                         );
                     }
@@ -669,6 +678,16 @@ impl<'s> Reader<'s> {
             return Err(Diagnostic::error(cell.span(), format!("{place}: a mask cell must be 0 or -inf, found {}", self.text_at(cell.span())))
                 .label("not 0 or -inf")
                 .help("0 lets the query see this key; -inf hides it (softmax turns it into a weight of 0)"));
+        }
+        let written = self.source.get(cell.span()).unwrap_or_default();
+        if number.is_infinite() && !written.contains("inf") {
+            // 1e400 reads as infinity, but the writer meant a (too) large number.
+            return Err(Diagnostic::error(
+                cell.span(),
+                format!("{place}: {} is out of range", self.text_at(cell.span())),
+            )
+            .label(format!("|value| must be at most {MAX_ABS_VALUE:e}"))
+            .help("lesson numbers lie between -1e6 and 1e6"));
         }
         if !number.is_finite() {
             let hint = if number == f64::NEG_INFINITY {
@@ -739,22 +758,31 @@ impl<'s> Reader<'s> {
                     }
                 },
                 "seed" => match value.get_ref() {
-                    DeValue::Integer(integer) => {
-                        match i64::from_str_radix(integer.as_str(), integer.radix()) {
-                            Ok(number) if number >= 0 => seed = Some(number as u64),
-                            _ => {
-                                self.error(
-                                    Diagnostic::error(
-                                        value.span(),
-                                        "a seed is a whole number from 0 up",
-                                    )
-                                    .label("invalid seed")
-                                    .help("for example: seed = 7"),
-                                );
-                                ok = false;
-                            }
+                    DeValue::Integer(integer) => match integer_value(integer) {
+                        Ok(number) if number >= 0 => seed = Some(number as u64),
+                        Err(error) if *error.kind() == std::num::IntErrorKind::PosOverflow => {
+                            self.error(
+                                Diagnostic::error(value.span(), "this seed is too large")
+                                    .label("too large")
+                                    .help(format!(
+                                        "a seed is a whole number from 0 to {}",
+                                        i64::MAX
+                                    )),
+                            );
+                            ok = false;
                         }
-                    }
+                        _ => {
+                            self.error(
+                                Diagnostic::error(
+                                    value.span(),
+                                    "a seed is a whole number from 0 up",
+                                )
+                                .label("invalid seed")
+                                .help("for example: seed = 7"),
+                            );
+                            ok = false;
+                        }
+                    },
                     _ => {
                         self.wrong_type(value, "`seed`", "an integer", "seed = 7");
                         ok = false;
@@ -813,9 +841,7 @@ impl<'s> Reader<'s> {
         let dims: Vec<Option<i64>> = items
             .iter()
             .map(|item| match item.get_ref() {
-                DeValue::Integer(integer) => {
-                    i64::from_str_radix(integer.as_str(), integer.radix()).ok()
-                }
+                DeValue::Integer(integer) => integer_value(integer).ok(),
                 _ => None,
             })
             .collect();
@@ -923,7 +949,7 @@ impl<'s> Reader<'s> {
                 ok = false;
                 self.shape_error(
                     weights,
-                    format!("`{key}` has {} rows, but the embeddings have {d_model} columns (d_model)", weights.rows()),
+                    format!("`{key}` has {}, but the embeddings have {d_model} columns (d_model)", plural(weights.rows(), "row")),
                     &format!("X·{key} needs one row of `{key}` per embedding column: make it {d_model} × something"),
                 );
             }
@@ -960,16 +986,12 @@ impl<'s> Reader<'s> {
         for matrix in matrices {
             if matrix.rows() != *count {
                 ok = false;
-                let key = self
-                    .source
-                    .get(matrix.key_span.clone())
-                    .unwrap_or("matrix")
-                    .to_string();
+                let key = matrix.key.clone();
                 self.shape_error(
                     matrix,
                     format!(
-                        "`{key}` has {} rows, but there are {count} tokens",
-                        matrix.rows()
+                        "`{key}` has {}, but there are {count} tokens",
+                        plural(matrix.rows(), "row")
                     ),
                     "give one row per token, in the order of `tokens`",
                 );
@@ -1007,7 +1029,7 @@ impl<'s> Reader<'s> {
         entry: Option<(Range<usize>, &Value<'_>)>,
         seq_len: Option<usize>,
     ) -> Option<Mask> {
-        let Some((key_span, value)) = entry else {
+        let Some((_, value)) = entry else {
             return Some(Mask::None);
         };
         match value.get_ref() {
@@ -1057,7 +1079,6 @@ impl<'s> Reader<'s> {
                         }
                     }
                 }
-                let _ = key_span;
                 Some(Mask::Matrix(matrix))
             }
             _ => {
@@ -1077,22 +1098,20 @@ impl<'s> Reader<'s> {
             return DEFAULT_DECIMALS;
         };
         match value.get_ref() {
-            DeValue::Integer(integer) => {
-                match i64::from_str_radix(integer.as_str(), integer.radix()) {
-                    Ok(n) if (0..=MAX_DECIMALS as i64).contains(&n) => n as usize,
-                    _ => {
-                        self.error(
-                            Diagnostic::error(
-                                value.span(),
-                                format!("`decimals` must be between 0 and {MAX_DECIMALS}"),
-                            )
-                            .label("out of range")
-                            .help("decimals = 3 shows 0.333"),
-                        );
-                        DEFAULT_DECIMALS
-                    }
+            DeValue::Integer(integer) => match integer_value(integer) {
+                Ok(n) if (0..=MAX_DECIMALS as i64).contains(&n) => n as usize,
+                _ => {
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!("`decimals` must be between 0 and {MAX_DECIMALS}"),
+                        )
+                        .label("out of range")
+                        .help("decimals = 3 shows 0.333"),
+                    );
+                    DEFAULT_DECIMALS
                 }
-            }
+            },
             _ => {
                 self.wrong_type(value, "`decimals`", "an integer", "decimals = 3");
                 DEFAULT_DECIMALS
@@ -1136,24 +1155,22 @@ impl<'s> Reader<'s> {
                 self.error(diagnostic);
                 None
             }
-            DeValue::Integer(integer) => {
-                match i64::from_str_radix(integer.as_str(), integer.radix()) {
-                    Ok(position) if position >= 1 && position as usize <= tokens.len() => {
-                        Some(Some(position as usize - 1))
-                    }
-                    _ => {
-                        self.error(
-                            Diagnostic::error(
-                                value.span(),
-                                format!("`focus` position must be between 1 and {}", tokens.len()),
-                            )
-                            .label("no such position")
-                            .help("positions count tokens from 1"),
-                        );
-                        None
-                    }
+            DeValue::Integer(integer) => match integer_value(integer) {
+                Ok(position) if position >= 1 && position as usize <= tokens.len() => {
+                    Some(Some(position as usize - 1))
                 }
-            }
+                _ => {
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!("`focus` position must be between 1 and {}", tokens.len()),
+                        )
+                        .label("no such position")
+                        .help("positions count tokens from 1"),
+                    );
+                    None
+                }
+            },
             _ => {
                 self.wrong_type(
                     value,
@@ -1332,9 +1349,9 @@ impl<'s> Reader<'s> {
                     && items.len() != seq_len
                 {
                     self.error(
-                        Diagnostic::error(value.span(), format!("expected `{key}` has {} rows, but there are {seq_len} tokens", items.len()))
-                            .label(format!("{} rows", items.len()))
-                            .help(format!("give all {seq_len} rows, or only some as a table: [expected.{key}] with one line per row, like  cat = [0.1, 0.9]")),
+                        Diagnostic::error(value.span(), format!("expected `{key}` has {}, but there are {seq_len} tokens", plural(items.len(), "row")))
+                            .label(plural(items.len(), "row"))
+                            .help(format!("give all {seq_len} rows, or only some as a table: [expected.{key}] with one line per row, like cat = [0.1, 0.9]")),
                     );
                     return None;
                 }
@@ -1404,6 +1421,23 @@ impl<'s> Reader<'s> {
                 return None;
             }
         }
+        let mut seen = vec![false; seq_len.unwrap_or(0)];
+        for (index, row) in &rows {
+            if let Some(already) = seen.get_mut(*index) {
+                if *already {
+                    self.error(
+                        Diagnostic::error(
+                            row.span(),
+                            format!("expected `{key}` gives row {} twice", index + 1),
+                        )
+                        .label("given again here")
+                        .help("a row may be named by its label or its position, but only once"),
+                    );
+                    return None;
+                }
+                *already = true;
+            }
+        }
         let mut figure = ExpectedFigure {
             matrix,
             rows: Vec::new(),
@@ -1424,9 +1458,15 @@ impl<'s> Reader<'s> {
                 && cells.len() != width
             {
                 self.error(
-                    Diagnostic::error(row.span(), format!("this row of expected `{key}` has {} numbers, but `{key}` has {width} columns", cells.len()))
-                        .label(format!("{} numbers", cells.len()))
-                        .help(format!("give all {width} numbers of the row")),
+                    Diagnostic::error(
+                        row.span(),
+                        format!(
+                            "this row of expected `{key}` has {}, but `{key}` has {width} columns",
+                            plural(cells.len(), "number")
+                        ),
+                    )
+                    .label(plural(cells.len(), "number"))
+                    .help(format!("give all {width} numbers of the row")),
                 );
                 ok = false;
                 continue;
@@ -1450,10 +1490,34 @@ impl<'s> Reader<'s> {
     }
 }
 
+/// Echoed text cut to a readable length: a 100,000-character key is not worth printing.
+fn shortened(text: &str) -> String {
+    const MAX: usize = 40;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(MAX).collect::<String>())
+    }
+}
+
+/// "1 row", "3 rows".
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+/// A TOML integer's value (`+1`, `0x10` and `1_000` included).
+fn integer_value(integer: &toml::de::DeInteger<'_>) -> Result<i64, std::num::ParseIntError> {
+    i64::from_str_radix(integer.as_str(), integer.radix())
+}
+
 /// A TOML integer or float as f64, or what is wrong with it.
 fn number_value(value: &DeValue<'_>) -> Result<f64, String> {
     match value {
-        DeValue::Integer(integer) => i64::from_str_radix(integer.as_str(), integer.radix())
+        DeValue::Integer(integer) => integer_value(integer)
             .map(|n| n as f64)
             .map_err(|_| "this integer is too large".to_string()),
         DeValue::Float(float) => float
@@ -1478,9 +1542,23 @@ fn type_name(value: &DeValue<'_>) -> &'static str {
 
 /// The closest known name, when it is close enough to be a likely typo.
 fn did_you_mean<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    // Jaro-Winkler catches most typos; a swap of two letters in a short word ("cta" for "cat")
+    // scores low there, so one edit (transpositions included) also counts.
     known
         .iter()
-        .map(|candidate| (strsim::jaro_winkler(name, candidate), *candidate))
+        .map(|candidate| {
+            let close =
+                strsim::damerau_levenshtein(name, candidate) <= 1 && name.chars().count() >= 2;
+            let similarity = strsim::jaro_winkler(name, candidate);
+            (
+                if close {
+                    similarity.max(0.81)
+                } else {
+                    similarity
+                },
+                *candidate,
+            )
+        })
         .filter(|(similarity, _)| *similarity > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, candidate)| candidate)

@@ -48,8 +48,11 @@ impl TextProblem {
 pub fn clean_text(text: &str, multiline: bool) -> Result<String, TextProblem> {
     let mut cleaned = String::with_capacity(text.len());
     let mut column = 0;
-    for (index, ch) in text.chars().enumerate() {
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((index, ch)) = chars.next() {
         match ch {
+            // A CRLF file's multi-line strings carry \r\n: read it as one line break.
+            '\r' if multiline && chars.peek().is_some_and(|(_, next)| *next == '\n') => {}
             '\n' if multiline => {
                 cleaned.push('\n');
                 column = 0;
@@ -143,6 +146,15 @@ mod tests {
             clean_text("abc\u{202e}def", true),
             Err(TextProblem::Format { ch: '\u{202e}', .. })
         ));
+    }
+
+    #[test]
+    fn crlf_line_breaks_read_as_newlines_in_multiline_text() {
+        assert_eq!(clean_text("one\r\ntwo", true), Ok("one\ntwo".to_string()));
+        assert!(
+            clean_text("one\rtwo", true).is_err(),
+            "a lone carriage return moves the cursor"
+        );
     }
 
     #[test]
