@@ -4,10 +4,9 @@
 //! The large corpus of malformed lessons is tested elsewhere; here only the exit statuses and
 //! how the report reads.
 
-use std::path::PathBuf;
-use std::process::Stdio;
+mod common;
+use common::*;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
@@ -19,51 +18,6 @@ const BUILT_INS: [&str; 6] = [
     "identity-2x2",
     "causal-cat-sat-mat",
 ];
-
-const ESC: u8 = 0x1b;
-
-/// The binary, run from an empty temporary directory (so no stray file can shadow a built-in).
-fn attn_tutor(dir: &TempDir) -> Command {
-    let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
-    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
-    cmd
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// Runs the binary on a pseudo-terminal through util-linux `script`, so that stderr is a
-/// terminal; returns the exit code and everything written. `None` when `script` is missing.
-fn run_on_terminal(args: &[&str], no_color_env: Option<&str>) -> Option<(i32, Vec<u8>)> {
-    let probe = std::process::Command::new("script")
-        .args(["-q", "-e", "-c", "true", "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
-    if !probe.status.success() {
-        return None;
-    }
-    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
-    let command: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_attn-tutor"))
-        .chain(args.iter().copied())
-        .map(quote)
-        .collect();
-    let dir = TempDir::new().unwrap();
-    let mut script = std::process::Command::new("script");
-    script
-        .args(["-q", "-e", "-c", &command.join(" "), "/dev/null"])
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .env_remove("NO_COLOR");
-    if let Some(value) = no_color_env {
-        script.env("NO_COLOR", value);
-    }
-    let output = script.output().unwrap();
-    Some((output.status.code().unwrap_or(-1), output.stdout))
-}
 
 // --- built-in lessons ------------------------------------------------------------------------
 

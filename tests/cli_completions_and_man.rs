@@ -1,6 +1,8 @@
 //! `attn-tutor completions SHELL` and `attn-tutor man`: scripts and the man page on stdout.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use predicates::prelude::*;
 use tempfile::TempDir;
 
@@ -13,13 +15,6 @@ const SUBCOMMANDS: [&str; 7] = [
     "completions",
     "man",
 ];
-
-/// The binary, run from an empty temporary directory.
-fn attn_tutor(dir: &TempDir) -> Command {
-    let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
-    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
-    cmd
-}
 
 fn stdout_of(args: &[&str]) -> String {
     let dir = TempDir::new().unwrap();

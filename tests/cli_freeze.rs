@@ -1,10 +1,11 @@
 //! `attn-tutor freeze LESSON -o OUT`: a copy of a lesson with every generated (random) matrix
 //! written out as numbers. Never overwrites a file; `-o -` writes to standard output.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod common;
+use common::*;
 
-use assert_cmd::Command;
+use std::collections::BTreeMap;
+
 use predicates::prelude::*;
 use tempfile::TempDir;
 
@@ -24,28 +25,6 @@ const MATRICES: [&str; 13] = [
     "weights",
     "output",
 ];
-
-/// The binary, run from an empty temporary directory, where `freeze` writes its files.
-fn attn_tutor(dir: &TempDir) -> Command {
-    let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
-    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
-    cmd
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 /// Freezes `lesson` into `frozen.toml` in a new temporary directory.
 fn freeze_to_file(lesson: &str) -> (TempDir, String) {

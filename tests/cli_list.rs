@@ -1,6 +1,8 @@
 //! `attn-tutor list`: the built-in lessons, one line each with name, title and shape.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use predicates::prelude::*;
 use tempfile::TempDir;
 
@@ -33,13 +35,6 @@ const BUILT_INS: [(&str, &str, &str); 6] = [
         "(6 tokens × 2 → d_k 2)",
     ),
 ];
-
-/// The binary, run from an empty temporary directory (so no stray file can shadow a built-in).
-fn attn_tutor(dir: &TempDir) -> Command {
-    let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
-    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
-    cmd
-}
 
 fn list_stdout() -> String {
     let dir = TempDir::new().unwrap();

@@ -1,28 +1,11 @@
 //! `attn-tutor new PATH`: write a commented template lesson that passes `check`, never
 //! overwriting a file.
 
-use std::path::Path;
+mod common;
+use common::*;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
-
-/// The binary, run from an empty temporary directory, where `new` writes its files.
-fn attn_tutor(dir: &TempDir) -> Command {
-    let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
-    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
-    cmd
-}
-
-/// The names of the files in `dir`, sorted.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 /// `show --format json` of a lesson file in `dir`.
 fn show_json(dir: &TempDir, path: &str) -> serde_json::Value {

@@ -1,0 +1,63 @@
+//! Helpers shared by the command-line tests: the binary in a scratch folder, fixtures, and a
+//! real terminal for the color tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+pub const ESC: u8 = 0x1b;
+
+/// The binary, run from an empty temporary directory (so no stray file can shadow a built-in).
+pub fn attn_tutor(dir: &TempDir) -> Command {
+    let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
+    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
+    cmd
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Runs the binary on a pseudo-terminal through util-linux `script`, so that stderr is a
+/// terminal; returns the exit code and everything written. `None` when `script` is missing.
+pub fn run_on_terminal(args: &[&str], no_color_env: Option<&str>) -> Option<(i32, Vec<u8>)> {
+    let probe = std::process::Command::new("script")
+        .args(["-q", "-e", "-c", "true", "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    if !probe.status.success() {
+        return None;
+    }
+    let quote = |word: &str| format!("'{}'", word.replace('\'', r"'\''"));
+    let command: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_attn-tutor"))
+        .chain(args.iter().copied())
+        .map(quote)
+        .collect();
+    let dir = TempDir::new().unwrap();
+    let mut script = std::process::Command::new("script");
+    script
+        .args(["-q", "-e", "-c", &command.join(" "), "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .env_remove("NO_COLOR");
+    if let Some(value) = no_color_env {
+        script.env("NO_COLOR", value);
+    }
+    let output = script.output().unwrap();
+    Some((output.status.code().unwrap_or(-1), output.stdout))
+}
+
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
