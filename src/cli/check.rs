@@ -66,10 +66,13 @@ pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Wri
         format!("{off} {} {verb} outside tolerance", figures(off))
     } else if drifting > 0 {
         let verb = if drifting == 1 { "drifts" } else { "drift" };
+        let passes = if total == 1 {
+            "the lesson passes".to_string()
+        } else {
+            format!("all {total} lessons pass")
+        };
         format!(
-            "{} {total} {} pass; {drifting} {} {verb} from the exact values within tolerance (notes above)",
-            if total == 1 { "the" } else { "all" },
-            lessons(total),
+            "{passes}; {drifting} {} {verb} from the exact values within tolerance (notes above)",
             figures(drifting)
         )
     } else if total == 1 {
