@@ -167,12 +167,7 @@ pub fn load(spec: &str) -> Result<LoadedLesson, LoadError> {
         });
     }
     let names: Vec<&'static str> = BUILTIN.iter().map(|lesson| lesson.name).collect();
-    let suggestion = names
-        .iter()
-        .map(|name| (strsim::jaro_winkler(spec, name), *name))
-        .filter(|(similarity, _)| *similarity > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, name)| name);
+    let suggestion = super::parse::did_you_mean(spec, &names);
     Err(LoadError::UnknownName {
         name: spec.to_string(),
         suggestion,

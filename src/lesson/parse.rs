@@ -1541,7 +1541,7 @@ fn type_name(value: &DeValue<'_>) -> &'static str {
 }
 
 /// The closest known name, when it is close enough to be a likely typo.
-fn did_you_mean<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+pub(crate) fn did_you_mean<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
     // Jaro-Winkler catches most typos; a swap of two letters in a short word ("cta" for "cat")
     // scores low there, so one edit (transpositions included) also counts.
     known
