@@ -3,6 +3,7 @@
 //! Data flows one way: lesson file → `lesson::Lesson` (validated) → `attention::Attention`
 //! (computed, every cell explainable) → what the command line or the tutor shows.
 
+pub mod app;
 pub mod attention;
 pub mod cli;
 pub mod lesson;

@@ -185,11 +185,34 @@ impl Derivation {
     /// The arithmetic written out with the real numbers, e.g.
     /// `scores[cat, sat] = q_cat · k_sat = (0 × 1) + (1 × 1) = 1`.
     pub fn explain(&self, attention: &Attention, decimals: usize) -> String {
+        let explanation = self.explanation(attention, decimals);
+        let mut text = explanation.name.clone();
+        for side in &explanation.sides {
+            text.push_str(" = ");
+            text.push_str(&side.join(" + "));
+        }
+        if let Some(note) = &explanation.note {
+            let punctuated = match self.rule {
+                Rule::Input => format!(", {note}"),
+                Rule::FullyMasked { .. } => format!(": {note}"),
+                _ => format!(" ({note})"),
+            };
+            text.push_str(&punctuated);
+        }
+        text
+    }
+
+    /// The same arithmetic in parts, for a screen that lays it out over several lines.
+    pub fn explanation(&self, attention: &Attention, decimals: usize) -> Explanation {
         let num = |value: f64| format_number(value, decimals);
         let name = attention.cell_name(self.cell);
         let row_token = attention.row_label(self.cell.matrix, self.cell.row);
-        match &self.rule {
-            Rule::Input => format!("{name} = {}, a number of the lesson", num(self.value)),
+        let one = |text: String| vec![text];
+        let (sides, note) = match &self.rule {
+            Rule::Input => (
+                vec![one(num(self.value))],
+                Some("a number of the lesson".to_string()),
+            ),
             Rule::Dot { terms } => {
                 let operands = match self.cell.matrix {
                     MatrixName::Scores => format!(
@@ -207,37 +230,36 @@ impl Derivation {
                 let products = terms
                     .iter()
                     .map(|(a, b)| format!("({} × {})", num(a.value), num(b.value)))
-                    .collect::<Vec<_>>()
-                    .join(" + ");
-                format!("{name} = {operands} = {products} = {}", num(self.value))
+                    .collect();
+                (vec![one(operands), products, one(num(self.value))], None)
             }
             Rule::Scale {
                 score,
                 d_k,
                 divisor,
-            } => format!(
-                "{name} = {} / √d_k = {} / √{d_k} = {} / {} = {}",
-                attention.cell_name(score.cell),
-                num(score.value),
-                num(score.value),
-                num(*divisor),
-                num(self.value)
+            } => (
+                vec![
+                    one(format!("{} / √d_k", attention.cell_name(score.cell))),
+                    one(format!("{} / √{d_k}", num(score.value))),
+                    one(format!("{} / {}", num(score.value), num(*divisor))),
+                    one(num(self.value)),
+                ],
+                None,
             ),
-            Rule::Mask { score, mask } => {
-                let effect = if mask.value == f64::NEG_INFINITY {
-                    " (hidden: this key comes after the query or is masked out)"
-                } else {
-                    ""
-                };
-                format!(
-                    "{name} = {} + {} = {} + ({}) = {}{effect}",
-                    attention.cell_name(score.cell),
-                    attention.cell_name(mask.cell),
-                    num(score.value),
-                    num(mask.value),
-                    num(self.value)
-                )
-            }
+            Rule::Mask { score, mask } => (
+                vec![
+                    one(format!(
+                        "{} + {}",
+                        attention.cell_name(score.cell),
+                        attention.cell_name(mask.cell)
+                    )),
+                    one(format!("{} + ({})", num(score.value), num(mask.value))),
+                    one(num(self.value)),
+                ],
+                (mask.value == f64::NEG_INFINITY).then(|| {
+                    "hidden: this key comes after the query or is masked out".to_string()
+                }),
+            ),
             Rule::Softmax {
                 row,
                 selected,
@@ -252,31 +274,58 @@ impl Derivation {
                 let raw: Vec<f64> = row.iter().map(|operand| operand.value.exp()).collect();
                 let raw_sum: f64 = raw.iter().sum();
                 if raw_sum.is_finite() && raw_sum > 0.0 {
-                    format!(
-                        "{name} = exp({}) / Σ exp({source_row}) = {} / {} = {}",
-                        num(source.value),
-                        num(raw[*selected]),
-                        num(raw_sum),
-                        num(self.value)
+                    (
+                        vec![
+                            one(format!(
+                                "exp({}) / Σ exp({source_row})",
+                                num(source.value)
+                            )),
+                            one(format!("{} / {}", num(raw[*selected]), num(raw_sum))),
+                            one(num(self.value)),
+                        ],
+                        None,
                     )
                 } else {
-                    format!(
-                        "{name} = exp({} - {}) / Σ exp({source_row} - {}) = {} / {} = {} \
-                         (the row maximum {} is subtracted first so that exp does not overflow)",
-                        num(source.value),
-                        num(*row_max),
-                        num(*row_max),
-                        num(shifted_exps[*selected]),
-                        num(*shifted_sum),
-                        num(self.value),
-                        num(*row_max)
+                    (
+                        vec![
+                            one(format!(
+                                "exp({} - {}) / Σ exp({source_row} - {})",
+                                num(source.value),
+                                num(*row_max),
+                                num(*row_max)
+                            )),
+                            one(format!(
+                                "{} / {}",
+                                num(shifted_exps[*selected]),
+                                num(*shifted_sum)
+                            )),
+                            one(num(self.value)),
+                        ],
+                        Some(format!(
+                            "the row maximum {} is subtracted first so that exp does not overflow",
+                            num(*row_max)
+                        )),
                     )
                 }
             }
-            Rule::FullyMasked { .. } => format!(
-                "{name} = 0: every key of row {row_token} is masked (-inf), so there is nothing \
-                 to attend to; the whole row of weights is 0 instead of NaN"
+            Rule::FullyMasked { .. } => (
+                vec![one("0".to_string())],
+                Some(format!(
+                    "every key of row {row_token} is masked (-inf), so there is nothing to \
+                     attend to; the whole row of weights is 0 instead of NaN"
+                )),
             ),
-        }
+        };
+        Explanation { name, sides, note }
     }
 }
+
+/// A derivation in parts: `name = side = side = …`, then an optional note. A side with several
+/// pieces is a sum, its pieces joined by " + ", so a screen can wrap it between terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    pub name: String,
+    pub sides: Vec<Vec<String>>,
+    pub note: Option<String>,
+}
+

@@ -8,7 +8,7 @@ mod names;
 pub mod number;
 mod softmax;
 
-pub use derivation::{Derivation, Operand, Rule};
+pub use derivation::{Derivation, Explanation, Operand, Rule};
 pub use names::{Cell, MatrixName, Step};
 pub use softmax::{RowSoftmax, softmax_rows};
 

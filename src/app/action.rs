@@ -1,0 +1,84 @@
+//! What the learner asked for (Actions, decoded from keys and clicks) and what the app asks the
+//! outside world to do in return (Effects).
+
+use std::path::PathBuf;
+
+use crate::attention::MatrixName;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+/// One thing the learner did, already decoded from keys or the mouse. The same Actions come from
+/// a local terminal, an SSH channel and the tests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    // Moving through a lesson.
+    NextStep,
+    PreviousStep,
+    /// Jump to the step with this 1-based number on screen.
+    GoToStep(usize),
+    FirstStep,
+    LastStep,
+    /// Move the cell cursor in the focused matrix (or the selection in the picker).
+    Move(Direction),
+    NextMatrix,
+    PreviousMatrix,
+    /// A click on a cell (`col: None` is the row's token label).
+    Select {
+        matrix: MatrixName,
+        row: usize,
+        col: Option<usize>,
+    },
+    /// A click on a lesson in the picker.
+    Pick(usize),
+    ScrollNarration(i16),
+    // Changing the lesson.
+    Edit,
+    Undo,
+    Redo,
+    Reset,
+    Reroll,
+    Save,
+    // Prompts and questions.
+    Type(char),
+    Paste(String),
+    Backspace,
+    ClearInput,
+    Submit,
+    Cancel,
+    /// A one-key answer to a question on the status line (y, n, w, d …).
+    Answer(char),
+    // The app as a whole.
+    Open,
+    Back,
+    Quit,
+    ToggleHelp,
+    /// The outcome of an `Effect::Save`, reported by whoever carried it out.
+    Saved(Result<PathBuf, SaveFailure>),
+}
+
+/// Why a save did not happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SaveFailure {
+    /// The file is there already; the app asks before replacing it.
+    Exists(PathBuf),
+    /// Saving is not available here (for example, a student's session in a classroom).
+    NotAllowed(String),
+    Other(String),
+}
+
+/// Work the app cannot do itself because it touches the world outside.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Write `contents` to `path`: atomically, and over an existing file only when `replace`.
+    Save {
+        path: PathBuf,
+        contents: String,
+        replace: bool,
+    },
+}

@@ -1,0 +1,139 @@
+//! The tutor as a state machine: what is on screen, and how each Action changes it.
+//!
+//! Nothing here touches a terminal or a file. `update` takes one Action and returns the Effects
+//! (saving a file) for the caller to carry out, so the same app runs in a local terminal, over an
+//! SSH channel and in tests.
+
+mod action;
+mod history;
+mod screens;
+mod tutor;
+mod typed;
+mod update;
+
+use std::path::PathBuf;
+
+pub use action::{Action, Direction, Effect, SaveFailure};
+pub use history::Change;
+pub use screens::{panels, rows_are_tokens, steps};
+pub use tutor::{Cursor, Tutor};
+pub use typed::{cell_value, token_label};
+pub use update::update;
+
+use crate::attention::Cell;
+use crate::lesson::{LoadError, LoadedLesson};
+
+/// One line of the lesson picker: a lesson ready to open, or one that failed to load.
+#[derive(Debug, Clone)]
+pub struct PickerEntry {
+    /// Built-in name, or the file's path as given.
+    pub name: String,
+    pub lesson: Result<LoadedLesson, LoadError>,
+}
+
+#[derive(Debug, Clone)]
+pub struct App {
+    pub picker: Vec<PickerEntry>,
+    /// The highlighted line of the picker.
+    pub picked: usize,
+    /// The lesson being taught; `None` shows the picker.
+    pub tutor: Option<Tutor>,
+    pub overlay: Overlay,
+    pub status: Option<Status>,
+    /// Where to go once a save asked for on the way out has succeeded.
+    pub after_save: Option<Leave>,
+    pub quit: bool,
+}
+
+/// What sits on top of the screen and takes the keys.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Overlay {
+    None,
+    Help,
+    Prompt(Prompt),
+    Question(Question),
+}
+
+/// A line of text being typed on the status line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub purpose: PromptFor,
+    pub input: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptFor {
+    Cell(Cell),
+    Label(usize),
+    SavePath,
+}
+
+/// A question answered with one key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Question {
+    /// Leaving a lesson with unsaved edits: save, discard or stay.
+    LeaveUnsaved(Leave),
+    /// The save file exists: replace it or not.
+    Replace { path: PathBuf },
+    /// `e` on a computed cell: go to the cell it is computed from.
+    JumpTo { from: Cell, to: Cell },
+}
+
+/// Where the learner is going when they leave a lesson.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leave {
+    ToPicker,
+    Quit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl Status {
+    pub fn info(text: impl Into<String>) -> Status {
+        Status {
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> Status {
+        Status {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+impl App {
+    /// A new app on the picker, or on lesson `open` of the picker when given.
+    pub fn new(picker: Vec<PickerEntry>, open: Option<usize>) -> App {
+        let mut app = App {
+            picker,
+            picked: open.unwrap_or(0),
+            tutor: None,
+            overlay: Overlay::None,
+            status: None,
+            after_save: None,
+            quit: false,
+        };
+        if open.is_some() {
+            update(&mut app, Action::Open);
+        }
+        app
+    }
+
+    /// The built-in lessons, as the picker lists them first.
+    pub fn builtin_entries() -> Vec<PickerEntry> {
+        crate::lesson::BUILTIN
+            .iter()
+            .map(|builtin| PickerEntry {
+                name: builtin.name.to_string(),
+                lesson: crate::lesson::load_text(builtin.name, None, builtin.text.to_string()),
+            })
+            .collect()
+    }
+}

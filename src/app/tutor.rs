@@ -1,0 +1,264 @@
+//! One lesson being taught: the lesson as edited, its computed attention, the step on screen,
+//! the cell cursors, and the edit history.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+use crate::attention::{Attention, Cell, MatrixName, Step};
+use crate::lesson::{LoadedLesson, Lesson, Mask};
+
+use super::action::Direction;
+use super::history::{Change, History};
+use super::screens;
+
+/// Where the cursor sits in one matrix: a cell, or the token label heading a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Cursor {
+    pub row: usize,
+    pub col: usize,
+    /// On the row's token label rather than on a number.
+    pub on_label: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tutor {
+    /// Built-in name or file stem, for the header and the default save name.
+    pub name: String,
+    /// The file the lesson came from; built-in lessons have none.
+    pub path: Option<PathBuf>,
+    /// The lesson as loaded: `R` goes back to it.
+    pub original: Lesson,
+    /// The lesson as last saved (or loaded): edits since then are unsaved.
+    pub saved: Lesson,
+    pub lesson: Lesson,
+    pub attention: Attention,
+    pub steps: Vec<Step>,
+    /// Position in `steps`.
+    pub step_index: usize,
+    /// The matrix the cursor is in.
+    pub focus: MatrixName,
+    /// Which projection the Projection screen shows: Q, K or V.
+    pub projection: MatrixName,
+    pub cursors: BTreeMap<MatrixName, Cursor>,
+    /// Cells whose value changed with the last edit, marked until the next move.
+    pub changed: HashSet<Cell>,
+    /// A token label changed with the last edit.
+    pub changed_label: Option<usize>,
+    pub history: History,
+    /// Lines the narration is scrolled by.
+    pub narration_scroll: u16,
+}
+
+impl Tutor {
+    pub fn new(loaded: &LoadedLesson) -> Tutor {
+        let lesson = loaded.lesson.clone();
+        let attention = Attention::compute(&lesson);
+        let steps = screens::steps(&lesson);
+        let mut tutor = Tutor {
+            name: loaded.name.clone(),
+            path: loaded.path.clone(),
+            original: lesson.clone(),
+            saved: lesson.clone(),
+            lesson,
+            attention,
+            steps,
+            step_index: 0,
+            focus: MatrixName::Embeddings,
+            projection: MatrixName::Q,
+            cursors: BTreeMap::new(),
+            changed: HashSet::new(),
+            changed_label: None,
+            history: History::default(),
+            narration_scroll: 0,
+        };
+        tutor.go_to_step(0);
+        tutor
+    }
+
+    pub fn step(&self) -> Step {
+        self.steps[self.step_index]
+    }
+
+    /// The matrices on screen now.
+    pub fn panels(&self) -> Vec<MatrixName> {
+        screens::panels(self.step(), &self.attention, self.projection)
+    }
+
+    pub fn has_unsaved_edits(&self) -> bool {
+        self.lesson != self.saved
+    }
+
+    /// Shows step `index` with the cursor on its result.
+    pub fn go_to_step(&mut self, index: usize) {
+        self.step_index = index.min(self.steps.len() - 1);
+        self.focus = screens::result(self.step(), &self.attention, self.projection);
+        self.narration_scroll = 0;
+        self.clear_marks();
+    }
+
+    /// The cursor of a matrix; a matrix not visited yet starts on the lesson's focus row.
+    pub fn cursor(&self, matrix: MatrixName) -> Cursor {
+        let start = Cursor {
+            row: if screens::rows_are_tokens(matrix) {
+                self.lesson.focus.unwrap_or(0)
+            } else {
+                0
+            },
+            ..Cursor::default()
+        };
+        let cursor = self.cursors.get(&matrix).copied().unwrap_or(start);
+        self.clamped(matrix, cursor)
+    }
+
+    fn clamped(&self, matrix: MatrixName, cursor: Cursor) -> Cursor {
+        let (rows, cols) = self
+            .attention
+            .matrix(matrix)
+            .map_or((1, 1), |values| (values.nrows().max(1), values.ncols().max(1)));
+        Cursor {
+            row: cursor.row.min(rows - 1),
+            col: cursor.col.min(cols - 1),
+            on_label: cursor.on_label && screens::rows_are_tokens(matrix),
+        }
+    }
+
+    /// The cell under the cursor, or `None` when the cursor is on a token label.
+    pub fn selected_cell(&self) -> Option<Cell> {
+        let cursor = self.cursor(self.focus);
+        (!cursor.on_label).then(|| Cell::new(self.focus, cursor.row, cursor.col))
+    }
+
+    pub fn set_cursor(&mut self, matrix: MatrixName, cursor: Cursor) {
+        let cursor = self.clamped(matrix, cursor);
+        self.cursors.insert(matrix, cursor);
+    }
+
+    pub fn move_cursor(&mut self, direction: Direction) {
+        let mut cursor = self.cursor(self.focus);
+        match direction {
+            Direction::Up => cursor.row = cursor.row.saturating_sub(1),
+            Direction::Down => cursor.row += 1,
+            Direction::Left if cursor.col == 0 => cursor.on_label = true,
+            Direction::Left => cursor.col -= 1,
+            Direction::Right if cursor.on_label => cursor.on_label = false,
+            Direction::Right => cursor.col += 1,
+        }
+        self.set_cursor(self.focus, cursor);
+        self.clear_marks();
+    }
+
+    /// Moves focus to the next (or previous) matrix on screen, wrapping around.
+    pub fn cycle_focus(&mut self, forwards: bool) {
+        let projected = self.attention.embeddings.is_some();
+        let order: Vec<MatrixName> = if self.step() == Step::Projection && projected {
+            screens::PROJECTION_ORDER.to_vec()
+        } else {
+            self.panels()
+        };
+        let here = order.iter().position(|m| *m == self.focus).unwrap_or(0);
+        let next = if forwards {
+            (here + 1) % order.len()
+        } else {
+            (here + order.len() - 1) % order.len()
+        };
+        self.focus_on(order[next]);
+    }
+
+    /// Puts the cursor in `matrix`, switching the Projection screen to its projection.
+    pub fn focus_on(&mut self, matrix: MatrixName) {
+        if self.step() == Step::Projection
+            && let Some(projection) = screens::projection_of(matrix)
+        {
+            self.projection = projection;
+        }
+        self.focus = matrix;
+        self.clear_marks();
+    }
+
+    pub fn clear_marks(&mut self) {
+        self.changed.clear();
+        self.changed_label = None;
+    }
+
+    /// Whether the learner can type a new value into this matrix.
+    pub fn is_editable(&self, matrix: MatrixName) -> bool {
+        match matrix {
+            MatrixName::Mask => self.lesson.mask != Mask::None,
+            _ => self.lesson.input(matrix).is_some(),
+        }
+    }
+
+    /// Makes a change, records it for undo, and recomputes everything downstream.
+    pub fn change(&mut self, change: Change) {
+        change.apply(&mut self.lesson, true);
+        self.history.record(change);
+        self.recompute();
+    }
+
+    pub fn undo(&mut self) -> bool {
+        let Some(change) = self.history.undo().cloned() else {
+            return false;
+        };
+        change.apply(&mut self.lesson, false);
+        self.recompute();
+        true
+    }
+
+    pub fn redo(&mut self) -> bool {
+        let Some(change) = self.history.redo().cloned() else {
+            return false;
+        };
+        change.apply(&mut self.lesson, true);
+        self.recompute();
+        true
+    }
+
+    /// Recomputes attention and marks every cell whose value changed.
+    fn recompute(&mut self) {
+        let before = std::mem::replace(&mut self.attention, Attention::compute(&self.lesson));
+        self.changed.clear();
+        for name in MatrixName::ALL {
+            let (Some(old), Some(new)) = (before.matrix(name), self.attention.matrix(name)) else {
+                continue;
+            };
+            if old.shape() != new.shape() {
+                continue;
+            }
+            for row in 0..new.nrows() {
+                for col in 0..new.ncols() {
+                    // Bitwise comparison: -inf equals -inf, and any change at all is shown.
+                    if old[(row, col)].to_bits() != new[(row, col)].to_bits() {
+                        self.changed.insert(Cell::new(name, row, col));
+                    }
+                }
+            }
+        }
+        self.changed_label = before
+            .tokens
+            .iter()
+            .zip(&self.attention.tokens)
+            .position(|(old, new)| old != new);
+    }
+
+    /// The lesson as it would be saved: the source's printed figures describe the original
+    /// numbers, so they are dropped once the numbers differ (the saved file must pass `check`).
+    pub fn lesson_to_save(&self) -> Lesson {
+        let mut lesson = self.lesson.clone();
+        let same_numbers = lesson.inputs == self.original.inputs
+            && lesson.mask == self.original.mask
+            && lesson.scale == self.original.scale;
+        if !same_numbers {
+            lesson.expected = Default::default();
+        }
+        lesson
+    }
+
+    /// `NAME-edited.toml`, beside the lesson file when there is one.
+    pub fn default_save_name(&self) -> String {
+        let file = format!("{}-edited.toml", self.name);
+        match self.path.as_ref().and_then(|path| path.parent()) {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.join(file).display().to_string(),
+            _ => file,
+        }
+    }
+}

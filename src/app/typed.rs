@@ -1,0 +1,100 @@
+//! Reading what the learner typed into the edit prompt: a number for a cell, or a token label.
+//! The limits are the lesson format's own, so an edited lesson always saves as a valid file.
+
+use crate::attention::MatrixName;
+use crate::lesson::limits::{MAX_ABS_VALUE, MAX_LABEL_COLUMNS};
+use crate::lesson::text::{clean_text, columns, printable};
+
+/// The number typed for a cell of `matrix`, or what is wrong with it.
+pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
+    // A typographic minus, as pasted from a document, means the same as '-'.
+    let text = typed.trim().replace('\u{2212}', "-");
+    let shown = printable(typed.trim());
+    if text.is_empty() {
+        return Err("type a number, or press Esc to keep the old value".to_string());
+    }
+    let lower = text.to_ascii_lowercase();
+    if matrix == MatrixName::Mask {
+        return match lower.as_str() {
+            "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
+            _ => match text.parse::<f64>() {
+                Ok(value) if value == 0.0 => Ok(0.0),
+                _ => Err(format!(
+                    "a mask cell is 0 (the key is seen) or -inf (the key is hidden), not `{shown}`"
+                )),
+            },
+        };
+    }
+    if lower.contains("nan") {
+        return Err("NaN is not a number a lesson can hold; type a finite number".to_string());
+    }
+    if lower.contains("inf") {
+        return Err(format!(
+            "`{shown}` is infinite; only mask cells may be -inf. Type a finite number"
+        ));
+    }
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("`{shown}` is not a number; type something like 0.5, -2 or 1e-3"))?;
+    if value.abs() > MAX_ABS_VALUE {
+        return Err(format!(
+            "{shown} is out of range; lesson numbers stay within ±{MAX_ABS_VALUE}"
+        ));
+    }
+    // -0 would print as "-0" in a saved file for no reason a learner would see.
+    Ok(if value == 0.0 { 0.0 } else { value })
+}
+
+/// The token label typed, or what is wrong with it.
+pub fn token_label(typed: &str) -> Result<String, String> {
+    let label = clean_text(typed, false)
+        .map_err(|problem| format!("in a token label, {}", problem.describe()))?;
+    let label = label.trim().to_string();
+    if label.is_empty() {
+        return Err("a token label needs at least one visible character".to_string());
+    }
+    let width = columns(&label);
+    if width > MAX_LABEL_COLUMNS {
+        return Err(format!(
+            "`{}` is {width} columns wide; token labels are at most {MAX_LABEL_COLUMNS}",
+            printable(&label)
+        ));
+    }
+    Ok(label)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_in_the_usual_spellings_are_read() {
+        assert_eq!(cell_value(MatrixName::WQ, " 0.5 "), Ok(0.5));
+        assert_eq!(cell_value(MatrixName::WQ, "−2"), Ok(-2.0));
+        assert_eq!(cell_value(MatrixName::WQ, "1e-3"), Ok(0.001));
+        assert_eq!(cell_value(MatrixName::WQ, "-0"), Ok(0.0));
+    }
+
+    #[test]
+    fn nonsense_nan_infinity_and_huge_numbers_are_refused() {
+        for typed in ["abc", "NaN", "inf", "-inf", "2e6", "", "1,5"] {
+            assert!(cell_value(MatrixName::Embeddings, typed).is_err(), "{typed}");
+        }
+    }
+
+    #[test]
+    fn a_mask_cell_takes_only_zero_or_minus_infinity() {
+        assert_eq!(cell_value(MatrixName::Mask, "-inf"), Ok(f64::NEG_INFINITY));
+        assert_eq!(cell_value(MatrixName::Mask, "0"), Ok(0.0));
+        assert!(cell_value(MatrixName::Mask, "1").is_err());
+    }
+
+    #[test]
+    fn labels_with_control_characters_or_too_wide_are_refused() {
+        assert_eq!(token_label(" dog "), Ok("dog".to_string()));
+        assert!(token_label("a\u{1b}[31m").is_err());
+        assert!(token_label("\u{202e}evil").is_err());
+        assert!(token_label("a-very-long-token-label").is_err());
+        assert!(token_label("   ").is_err());
+    }
+}

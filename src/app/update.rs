@@ -1,0 +1,543 @@
+//! `update`: how each Action changes the app. The only way the app's state changes.
+
+use std::path::PathBuf;
+
+use crate::attention::{Cell, MatrixName, Step};
+use crate::lesson::{InputMatrix, Mask, lesson_to_toml};
+
+use super::action::{Action, Direction, Effect, SaveFailure};
+use super::history::Change;
+use super::screens;
+use super::tutor::{Cursor, Tutor};
+use super::typed::{cell_value, token_label};
+use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status};
+
+/// The longest text a prompt takes; more is ignored rather than stored.
+const MAX_INPUT_CHARS: usize = 256;
+
+/// Applies one Action. Returns what the caller must do outside the app (save a file) and report
+/// back with `Action::Saved`.
+pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    if !matches!(action, Action::Saved(_)) {
+        app.status = None;
+    }
+    match app.overlay.clone() {
+        Overlay::Help => {
+            match action {
+                Action::Quit => leave(app, Leave::Quit),
+                Action::ToggleHelp | Action::Back | Action::Cancel | Action::Submit => {
+                    app.overlay = Overlay::None;
+                }
+                _ => {}
+            }
+            Vec::new()
+        }
+        Overlay::Prompt(prompt) => prompt_update(app, prompt, action),
+        Overlay::Question(question) => question_update(app, question, action),
+        Overlay::None if matches!(action, Action::Saved(_)) => saved(app, action),
+        Overlay::None if app.tutor.is_some() => tutor_update(app, action),
+        Overlay::None => {
+            picker_update(app, action);
+            Vec::new()
+        }
+    }
+}
+
+fn picker_update(app: &mut App, action: Action) {
+    let last = app.picker.len().saturating_sub(1);
+    match action {
+        Action::Move(Direction::Up) => app.picked = app.picked.saturating_sub(1),
+        Action::Move(Direction::Down) => app.picked = (app.picked + 1).min(last),
+        Action::FirstStep => app.picked = 0,
+        Action::LastStep => app.picked = last,
+        // A click picks a lesson; a click on the lesson already picked opens it.
+        Action::Pick(index) if index == app.picked => open(app),
+        Action::Pick(index) if index <= last => app.picked = index,
+        Action::Open | Action::Submit | Action::Edit | Action::Move(Direction::Right) => open(app),
+        Action::Back | Action::Quit => app.quit = true,
+        Action::ToggleHelp => app.overlay = Overlay::Help,
+        _ => {}
+    }
+}
+
+fn open(app: &mut App) {
+    let Some(entry) = app.picker.get(app.picked) else {
+        return;
+    };
+    match &entry.lesson {
+        Ok(loaded) => {
+            let warnings = loaded.warnings.len();
+            app.tutor = Some(Tutor::new(loaded));
+            if let Some(first) = loaded.warnings.first() {
+                let more = if warnings > 1 {
+                    format!(" (and {} more; run `attn-tutor check`)", warnings - 1)
+                } else {
+                    String::new()
+                };
+                app.status = Some(Status::info(format!(
+                    "warning: {}{more}",
+                    first.message
+                )));
+            }
+        }
+        Err(error) => {
+            app.status = Some(Status::error(format!(
+                "{} cannot be opened: {}",
+                entry.name,
+                error.first_line()
+            )));
+        }
+    }
+}
+
+fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
+    let Some(tutor) = app.tutor.as_mut() else {
+        return Vec::new();
+    };
+    let last = tutor.steps.len() - 1;
+    let mut status = None;
+    match action {
+        Action::NextStep if tutor.step_index == last => {
+            status = Some(Status::info(
+                "This is the last step: p goes back, q returns to the lessons",
+            ));
+        }
+        Action::NextStep => tutor.go_to_step(tutor.step_index + 1),
+        Action::PreviousStep if tutor.step_index == 0 => {
+            status = Some(Status::info("This is the first step: n goes on"));
+        }
+        Action::PreviousStep => tutor.go_to_step(tutor.step_index - 1),
+        Action::GoToStep(number) if (1..=tutor.steps.len()).contains(&number) => {
+            tutor.go_to_step(number - 1);
+        }
+        Action::GoToStep(_) => {
+            status = Some(Status::error(format!(
+                "This lesson has {} steps: press 1 to {}",
+                tutor.steps.len(),
+                tutor.steps.len()
+            )));
+        }
+        Action::FirstStep => tutor.go_to_step(0),
+        Action::LastStep => tutor.go_to_step(last),
+        Action::Move(direction) => tutor.move_cursor(direction),
+        Action::NextMatrix => tutor.cycle_focus(true),
+        Action::PreviousMatrix => tutor.cycle_focus(false),
+        Action::Select { matrix, row, col } => {
+            tutor.focus_on(matrix);
+            tutor.set_cursor(
+                matrix,
+                Cursor {
+                    row,
+                    col: col.unwrap_or(0),
+                    on_label: col.is_none(),
+                },
+            );
+        }
+        Action::ScrollNarration(lines) => {
+            tutor.narration_scroll = tutor.narration_scroll.saturating_add_signed(lines).min(200);
+        }
+        Action::Edit | Action::Submit | Action::Open => begin_edit(app),
+        Action::Undo => {
+            status = Some(Status::info(if tutor.undo() {
+                "Undid the last edit (Ctrl-r redoes it)"
+            } else {
+                "Nothing to undo"
+            }));
+        }
+        Action::Redo => {
+            status = Some(Status::info(if tutor.redo() {
+                "Redid the edit"
+            } else {
+                "Nothing to redo"
+            }));
+        }
+        Action::Reset if tutor.lesson == tutor.original => {
+            status = Some(Status::info("The lesson already has its own numbers"));
+        }
+        Action::Reset => {
+            tutor.change(Change::Lesson {
+                before: Box::new(tutor.lesson.clone()),
+                after: Box::new(tutor.original.clone()),
+            });
+            status = Some(Status::info(
+                "Back to the lesson's own numbers (u undoes the reset)",
+            ));
+        }
+        Action::Reroll => status = Some(reroll(tutor)),
+        Action::Save => {
+            let input = tutor.default_save_name();
+            app.overlay = Overlay::Prompt(Prompt {
+                purpose: PromptFor::SavePath,
+                input,
+            });
+        }
+        Action::Back => leave(app, Leave::ToPicker),
+        Action::Quit => leave(app, Leave::Quit),
+        Action::ToggleHelp => app.overlay = Overlay::Help,
+        _ => {}
+    }
+    if status.is_some() {
+        app.status = status;
+    }
+    Vec::new()
+}
+
+/// `e` / Enter: a prompt for an input cell or a token label, an offer to jump for a computed cell.
+fn begin_edit(app: &mut App) {
+    let Some(tutor) = app.tutor.as_ref() else {
+        return;
+    };
+    let cursor = tutor.cursor(tutor.focus);
+    if cursor.on_label {
+        app.overlay = Overlay::Prompt(Prompt {
+            purpose: PromptFor::Label(cursor.row),
+            input: String::new(),
+        });
+        return;
+    }
+    let cell = Cell::new(tutor.focus, cursor.row, cursor.col);
+    if tutor.is_editable(tutor.focus) {
+        app.overlay = Overlay::Prompt(Prompt {
+            purpose: PromptFor::Cell(cell),
+            input: String::new(),
+        });
+        return;
+    }
+    let Some(derivation) = tutor.attention.derive(cell) else {
+        return;
+    };
+    match derivation.operands().first() {
+        Some(to) => app.overlay = Overlay::Question(Question::JumpTo { from: cell, to: *to }),
+        None => {
+            app.status = Some(Status::error(format!(
+                "{} cannot be edited",
+                tutor.attention.cell_name(cell)
+            )));
+        }
+    }
+}
+
+fn prompt_update(app: &mut App, mut prompt: Prompt, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Type(ch) if !ch.is_control() && prompt.input.chars().count() < MAX_INPUT_CHARS => {
+            prompt.input.push(ch);
+        }
+        Action::Paste(text) => {
+            let room = MAX_INPUT_CHARS.saturating_sub(prompt.input.chars().count());
+            // Pasted text is filtered like typed text: no control characters, one line.
+            prompt
+                .input
+                .extend(text.chars().filter(|ch| !ch.is_control()).take(room));
+        }
+        Action::Backspace => {
+            prompt.input.pop();
+        }
+        Action::ClearInput => prompt.input.clear(),
+        Action::Cancel | Action::Back => {
+            app.overlay = Overlay::None;
+            if prompt.purpose == PromptFor::SavePath {
+                app.after_save = None;
+                app.status = Some(Status::info("Not saved"));
+            }
+            return Vec::new();
+        }
+        Action::Quit => {
+            app.overlay = Overlay::None;
+            leave(app, Leave::Quit);
+            return Vec::new();
+        }
+        Action::Submit => return submit(app, prompt),
+        _ => {}
+    }
+    app.overlay = Overlay::Prompt(prompt);
+    Vec::new()
+}
+
+fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
+    let Some(tutor) = app.tutor.as_mut() else {
+        app.overlay = Overlay::None;
+        return Vec::new();
+    };
+    let outcome = match &prompt.purpose {
+        PromptFor::Cell(cell) => edit_cell(tutor, *cell, &prompt.input),
+        PromptFor::Label(row) => edit_label(tutor, *row, &prompt.input),
+        PromptFor::SavePath => {
+            let typed = prompt.input.trim();
+            if typed.is_empty() {
+                Err("type a file name to save to, or press Esc".to_string())
+            } else {
+                let mut path = PathBuf::from(typed);
+                if path.extension().is_none() {
+                    path.set_extension("toml");
+                }
+                app.overlay = Overlay::None;
+                app.status = Some(Status::info(format!("Saving to {}…", path.display())));
+                return vec![save_effect(tutor, path, false)];
+            }
+        }
+    };
+    match outcome {
+        Ok(message) => {
+            app.overlay = Overlay::None;
+            app.status = Some(Status::info(message));
+        }
+        Err(problem) => {
+            // The prompt stays open with what was typed, so a typo can be fixed.
+            app.status = Some(Status::error(format!(
+                "{problem} — the old value stays; fix it, or Esc to cancel"
+            )));
+            app.overlay = Overlay::Prompt(prompt);
+        }
+    }
+    Vec::new()
+}
+
+fn save_effect(tutor: &Tutor, path: PathBuf, replace: bool) -> Effect {
+    Effect::Save {
+        path,
+        contents: lesson_to_toml(&tutor.lesson_to_save()),
+        replace,
+    }
+}
+
+fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, String> {
+    let name = tutor.attention.cell_name(cell);
+    let value = cell_value(cell.matrix, typed).map_err(|problem| format!("{name}: {problem}"))?;
+    let before = tutor
+        .attention
+        .matrix(cell.matrix)
+        .map_or(0.0, |values| values[(cell.row, cell.col)]);
+    if before.to_bits() == value.to_bits() {
+        return Ok(format!("{name} is already {typed}"));
+    }
+    let change = match (&tutor.lesson.mask, cell.matrix) {
+        // A causal mask has no cells of its own: editing one turns it into a matrix.
+        (Mask::Causal, MatrixName::Mask) => {
+            let mut matrix = tutor
+                .attention
+                .mask
+                .clone()
+                .unwrap_or_else(|| nalgebra::DMatrix::zeros(0, 0));
+            matrix[(cell.row, cell.col)] = value;
+            Change::Mask {
+                before: Mask::Causal,
+                after: Mask::Matrix(matrix),
+            }
+        }
+        _ => Change::Cell {
+            matrix: cell.matrix,
+            row: cell.row,
+            col: cell.col,
+            before,
+            after: value,
+        },
+    };
+    tutor.change(change);
+    let downstream = tutor.changed.len().saturating_sub(1);
+    let shown = crate::attention::number::format_number(value, tutor.lesson.decimals.max(6));
+    let mut message = format!(
+        "{name} is now {shown}; {downstream} computed {} changed (u undoes)",
+        if downstream == 1 { "cell" } else { "cells" }
+    );
+    if cell.matrix == MatrixName::Mask
+        && tutor
+            .attention
+            .fully_masked_rows()
+            .any(|row| row == cell.row)
+    {
+        message.push_str("; this row now hides every key, so its weights are all 0");
+    }
+    Ok(message)
+}
+
+fn edit_label(tutor: &mut Tutor, row: usize, typed: &str) -> Result<String, String> {
+    let label = token_label(typed).map_err(|problem| format!("token {}: {problem}", row + 1))?;
+    let before = tutor.lesson.tokens[row].clone();
+    if before == label {
+        return Ok(format!("token {} is already {label}", row + 1));
+    }
+    tutor.change(Change::Label {
+        row,
+        before: before.clone(),
+        after: label.clone(),
+    });
+    Ok(format!("token {} is now {label} (was {before})", row + 1))
+}
+
+/// `r`: a generated matrix gets a new seed. The next seed is a fixed scramble of the old one, so
+/// re-rolls are reproducible and never land on a neighbouring matrix's seed.
+fn reroll(tutor: &mut Tutor) -> Status {
+    let matrix = tutor.focus;
+    let symbol = matrix.symbol();
+    let Some(input) = tutor.lesson.input(matrix) else {
+        return Status::error(format!(
+            "{symbol} is computed, not generated; r re-rolls a generated input matrix"
+        ));
+    };
+    let Some(generator) = input.generator.clone() else {
+        return Status::error(format!(
+            "{symbol} is typed in the lesson, not generated; only generated matrices re-roll"
+        ));
+    };
+    let seed = scramble(generator.seed);
+    let after = InputMatrix::generated(generator.with_seed(seed));
+    tutor.change(Change::Matrix {
+        matrix,
+        before: Box::new(input.clone()),
+        after: Box::new(after),
+    });
+    Status::info(format!("{symbol} re-rolled with seed {seed} (u undoes)"))
+}
+
+/// SplitMix64's output function: a bijection, so distinct seeds stay distinct.
+fn scramble(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Effect> {
+    let answer = match action {
+        Action::Answer(ch) => Some(ch.to_ascii_lowercase()),
+        Action::Submit | Action::Open | Action::Edit => Some('y'),
+        Action::Cancel | Action::Back => Some('n'),
+        // A second Ctrl-c means it.
+        Action::Quit if matches!(question, Question::LeaveUnsaved(_)) => {
+            app.overlay = Overlay::None;
+            app.quit = true;
+            return Vec::new();
+        }
+        Action::Quit => {
+            app.overlay = Overlay::None;
+            leave(app, Leave::Quit);
+            return Vec::new();
+        }
+        _ => None,
+    };
+    let Some(answer) = answer else {
+        return Vec::new();
+    };
+    app.overlay = Overlay::None;
+    match (question, answer) {
+        (Question::LeaveUnsaved(then), 'w' | 's') => {
+            app.after_save = Some(then);
+            if let Some(tutor) = &app.tutor {
+                app.overlay = Overlay::Prompt(Prompt {
+                    purpose: PromptFor::SavePath,
+                    input: tutor.default_save_name(),
+                });
+            }
+        }
+        (Question::LeaveUnsaved(then), 'd' | 'y') => go(app, then),
+        (Question::LeaveUnsaved(_), 'n') => {}
+        (Question::Replace { path }, 'y') => {
+            if let Some(tutor) = &app.tutor {
+                app.status = Some(Status::info(format!("Saving to {}…", path.display())));
+                return vec![save_effect(tutor, path, true)];
+            }
+        }
+        (Question::Replace { .. }, 'n') => {
+            app.after_save = None;
+            app.status = Some(Status::info("Not saved; w saves under another name"));
+        }
+        (Question::JumpTo { to, .. }, 'y') => {
+            if let Some(tutor) = app.tutor.as_mut() {
+                jump_to(tutor, to);
+            }
+        }
+        (Question::JumpTo { .. }, 'n') => {}
+        // Any other key leaves the question open.
+        (question, _) => app.overlay = Overlay::Question(question),
+    }
+    Vec::new()
+}
+
+/// Puts the cursor on `cell`, on this screen when it is shown here, else on the nearest earlier
+/// step that shows it.
+fn jump_to(tutor: &mut Tutor, cell: Cell) {
+    let shows = |tutor: &Tutor, index: usize| {
+        let step = tutor.steps[index];
+        let projection = screens_projection(step, cell.matrix, tutor.projection);
+        screens::panels(step, &tutor.attention, projection).contains(&cell.matrix)
+    };
+    if !shows(tutor, tutor.step_index) {
+        let earlier = (0..tutor.step_index).rev().find(|index| shows(tutor, *index));
+        let later = (tutor.step_index + 1..tutor.steps.len()).find(|index| shows(tutor, *index));
+        if let Some(index) = earlier.or(later) {
+            tutor.go_to_step(index);
+        }
+    }
+    tutor.focus_on(cell.matrix);
+    tutor.set_cursor(
+        cell.matrix,
+        Cursor {
+            row: cell.row,
+            col: cell.col,
+            on_label: false,
+        },
+    );
+}
+
+fn screens_projection(step: Step, matrix: MatrixName, current: MatrixName) -> MatrixName {
+    match step {
+        Step::Projection => screens::projection_of(matrix).unwrap_or(current),
+        _ => current,
+    }
+}
+
+/// Leaving a lesson (or the app) asks first when there are unsaved edits.
+fn leave(app: &mut App, then: Leave) {
+    let unsaved = app.tutor.as_ref().is_some_and(Tutor::has_unsaved_edits);
+    if unsaved {
+        app.overlay = Overlay::Question(Question::LeaveUnsaved(then));
+    } else {
+        go(app, then);
+    }
+}
+
+fn go(app: &mut App, then: Leave) {
+    match then {
+        Leave::ToPicker if app.tutor.is_some() => app.tutor = None,
+        Leave::ToPicker | Leave::Quit => app.quit = true,
+    }
+}
+
+fn saved(app: &mut App, action: Action) -> Vec<Effect> {
+    let Action::Saved(result) = action else {
+        return Vec::new();
+    };
+    match result {
+        Ok(path) => {
+            if let Some(tutor) = app.tutor.as_mut() {
+                tutor.saved = tutor.lesson.clone();
+            }
+            app.status = Some(Status::info(format!("Saved to {}", path.display())));
+            if let Some(then) = app.after_save.take() {
+                go(app, then);
+            }
+        }
+        Err(SaveFailure::Exists(path)) => {
+            app.overlay = Overlay::Question(Question::Replace { path });
+        }
+        Err(SaveFailure::NotAllowed(why) | SaveFailure::Other(why)) => {
+            app.after_save = None;
+            app.status = Some(Status::error(format!(
+                "Not saved: {why}. Your edits are still here"
+            )));
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scramble;
+
+    #[test]
+    fn rerolled_seeds_do_not_repeat_their_neighbours() {
+        let seeds: Vec<u64> = (0..4).map(scramble).collect();
+        assert!(seeds.iter().all(|seed| *seed > 3));
+        assert_ne!(scramble(1), scramble(2));
+    }
+}
