@@ -6,4 +6,7 @@
 pub mod app;
 pub mod attention;
 pub mod cli;
+pub mod input;
 pub mod lesson;
+pub mod term;
+pub mod ui;

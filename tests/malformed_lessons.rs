@@ -97,12 +97,18 @@ fn expectation(path: &Path) -> Result<Expectation, String> {
 
 /// Runs `attn-tutor check --no-color ARG` from the package root, with the timeout.
 fn check(arg: &str) -> (Output, Duration) {
+    check_within(arg, TIMEOUT)
+}
+
+/// `check` with its own hang guard. The guard only catches a hang: speed is measured by the
+/// benchmarks, never asserted here.
+fn check_within(arg: &str, limit: Duration) -> (Output, Duration) {
     let started = Instant::now();
     let output = Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("NO_COLOR")
         .args(["check", "--no-color", arg])
-        .timeout(TIMEOUT)
+        .timeout(limit)
         .output()
         .expect("attn-tutor runs");
     (output, started.elapsed())
@@ -110,6 +116,10 @@ fn check(arg: &str) -> (Output, Duration) {
 
 /// Problems common to every run: a panic, a timeout, a crash by signal.
 fn run_problems(output: &Output, elapsed: Duration) -> Vec<String> {
+    run_problems_within(output, elapsed, TIMEOUT)
+}
+
+fn run_problems_within(output: &Output, elapsed: Duration, limit: Duration) -> Vec<String> {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let mut problems = Vec::new();
     if predicate::str::contains("panicked").eval(&stderr) {
@@ -121,8 +131,8 @@ fn run_problems(output: &Output, elapsed: Duration) -> Vec<String> {
             bad as u32
         ));
     }
-    if elapsed >= TIMEOUT {
-        problems.push(format!("did not finish within {TIMEOUT:?} (killed)"));
+    if elapsed >= limit {
+        problems.push(format!("did not finish within {limit:?} (killed)"));
     } else if output.status.code().is_none() {
         problems.push(format!("killed by a signal: {:?}", output.status));
     }
@@ -512,8 +522,12 @@ mask = \"causal\"
         tokens.join(", ")
     );
     let path = write(dir.path(), "largest.toml", text.as_bytes());
-    let (output, elapsed) = check(&path);
-    assert_clean_run("largest.toml", &output, elapsed);
+    // Three 1024 × 1024 products take seconds in an unoptimized test build on a busy machine;
+    // the limit is a generous hang guard (the release figure is in the README's benchmarks).
+    let limit = Duration::from_secs(120);
+    let (output, elapsed) = check_within(&path, limit);
+    let problems = run_problems_within(&output, elapsed, limit);
+    assert!(problems.is_empty(), "largest.toml: {}", problems.join("; "));
     let code = output.status.code();
     assert!(
         code == Some(0) || code == Some(1),

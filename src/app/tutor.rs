@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use crate::attention::{Attention, Cell, MatrixName, Step};
-use crate::lesson::{LoadedLesson, Lesson, Mask};
+use crate::lesson::{Lesson, LoadedLesson, Mask};
 
 use super::action::Direction;
 use super::history::{Change, History};
@@ -111,10 +111,9 @@ impl Tutor {
     }
 
     fn clamped(&self, matrix: MatrixName, cursor: Cursor) -> Cursor {
-        let (rows, cols) = self
-            .attention
-            .matrix(matrix)
-            .map_or((1, 1), |values| (values.nrows().max(1), values.ncols().max(1)));
+        let (rows, cols) = self.attention.matrix(matrix).map_or((1, 1), |values| {
+            (values.nrows().max(1), values.ncols().max(1))
+        });
         Cursor {
             row: cursor.row.min(rows - 1),
             col: cursor.col.min(cols - 1),

@@ -18,7 +18,7 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
         return match lower.as_str() {
             "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
             _ => match text.parse::<f64>() {
-                Ok(value) if value == 0.0 => Ok(0.0),
+                Ok(0.0) => Ok(0.0),
                 _ => Err(format!(
                     "a mask cell is 0 (the key is seen) or -inf (the key is hidden), not `{shown}`"
                 )),
@@ -78,7 +78,10 @@ mod tests {
     #[test]
     fn nonsense_nan_infinity_and_huge_numbers_are_refused() {
         for typed in ["abc", "NaN", "inf", "-inf", "2e6", "", "1,5"] {
-            assert!(cell_value(MatrixName::Embeddings, typed).is_err(), "{typed}");
+            assert!(
+                cell_value(MatrixName::Embeddings, typed).is_err(),
+                "{typed}"
+            );
         }
     }
 

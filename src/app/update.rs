@@ -74,10 +74,7 @@ fn open(app: &mut App) {
                 } else {
                     String::new()
                 };
-                app.status = Some(Status::info(format!(
-                    "warning: {}{more}",
-                    first.message
-                )));
+                app.status = Some(Status::info(format!("warning: {}{more}", first.message)));
             }
         }
         Err(error) => {
@@ -207,7 +204,12 @@ fn begin_edit(app: &mut App) {
         return;
     };
     match derivation.operands().first() {
-        Some(to) => app.overlay = Overlay::Question(Question::JumpTo { from: cell, to: *to }),
+        Some(to) => {
+            app.overlay = Overlay::Question(Question::JumpTo {
+                from: cell,
+                to: *to,
+            })
+        }
         None => {
             app.status = Some(Status::error(format!(
                 "{} cannot be edited",
@@ -374,7 +376,7 @@ fn reroll(tutor: &mut Tutor) -> Status {
             "{symbol} is computed, not generated; r re-rolls a generated input matrix"
         ));
     };
-    let Some(generator) = input.generator.clone() else {
+    let Some(generator) = input.generator else {
         return Status::error(format!(
             "{symbol} is typed in the lesson, not generated; only generated matrices re-roll"
         ));
@@ -462,7 +464,9 @@ fn jump_to(tutor: &mut Tutor, cell: Cell) {
         screens::panels(step, &tutor.attention, projection).contains(&cell.matrix)
     };
     if !shows(tutor, tutor.step_index) {
-        let earlier = (0..tutor.step_index).rev().find(|index| shows(tutor, *index));
+        let earlier = (0..tutor.step_index)
+            .rev()
+            .find(|index| shows(tutor, *index));
         let later = (tutor.step_index + 1..tutor.steps.len()).find(|index| shows(tutor, *index));
         if let Some(index) = earlier.or(later) {
             tutor.go_to_step(index);

@@ -256,9 +256,8 @@ impl Derivation {
                     one(format!("{} + ({})", num(score.value), num(mask.value))),
                     one(num(self.value)),
                 ],
-                (mask.value == f64::NEG_INFINITY).then(|| {
-                    "hidden: this key comes after the query or is masked out".to_string()
-                }),
+                (mask.value == f64::NEG_INFINITY)
+                    .then(|| "hidden: this key comes after the query or is masked out".to_string()),
             ),
             Rule::Softmax {
                 row,
@@ -276,10 +275,7 @@ impl Derivation {
                 if raw_sum.is_finite() && raw_sum > 0.0 {
                     (
                         vec![
-                            one(format!(
-                                "exp({}) / Σ exp({source_row})",
-                                num(source.value)
-                            )),
+                            one(format!("exp({}) / Σ exp({source_row})", num(source.value))),
                             one(format!("{} / {}", num(raw[*selected]), num(raw_sum))),
                             one(num(self.value)),
                         ],
@@ -328,4 +324,3 @@ pub struct Explanation {
     pub sides: Vec<Vec<String>>,
     pub note: Option<String>,
 }
-

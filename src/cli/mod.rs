@@ -7,6 +7,7 @@ mod check;
 mod list;
 mod show;
 mod table;
+mod tutor;
 mod write;
 
 use std::io::{IsTerminal, Write};
@@ -32,6 +33,12 @@ pub struct Cli {
     /// Never use color, as with the NO_COLOR environment variable.
     #[arg(long, global = true)]
     pub no_color: bool,
+    /// Also list every *.toml lesson in this folder in the tutor's picker (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub lessons: Vec<PathBuf>,
+    /// Write the tutor's log to this file (nothing is logged without it).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -234,17 +241,14 @@ pub fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
-        None => {
-            // The interactive tutor is the next piece of work; until it exists, say so plainly.
-            let _ = Cli::command().print_help();
-            if cli.lesson.is_some() {
-                let _ = writeln!(
-                    stderr,
-                    "\nThe interactive tutor is not built yet; use `attn-tutor show LESSON` meanwhile."
-                );
-            }
-            status::OK
-        }
+        None => tutor::run(
+            cli.lesson.as_deref(),
+            &cli.lessons,
+            cli.log.as_deref(),
+            cli.no_color,
+            color,
+            &mut stderr,
+        ),
     };
     let _ = stdout.flush();
     ExitCode::from(code)

@@ -21,7 +21,7 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use generate::{Generator, RandomKind};
 pub use load::{LoadError, LoadedLesson, load, load_file, load_text};
 pub use parse::{Parsed, parse};
-pub use write::{WriteError, freeze, lesson_to_toml, template, write_new_file};
+pub use write::{WriteError, freeze, lesson_to_toml, template, write_file, write_new_file};
 
 use nalgebra::DMatrix;
 

@@ -23,7 +23,13 @@ pub enum WriteError {
 /// then moved into place only if nothing is there, so a crash never leaves half a lesson and an
 /// existing file is never replaced.
 pub fn write_new_file(path: &Path, contents: &str) -> Result<(), WriteError> {
-    if path.exists() {
+    write_file(path, contents, false)
+}
+
+/// Like `write_new_file`, and when `replace` is set an existing file is replaced, still
+/// atomically: readers see the old file or the new one, never half of either.
+pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), WriteError> {
+    if !replace && path.exists() {
         return Err(WriteError::Exists(path.to_path_buf()));
     }
     let directory = match path.parent() {
@@ -49,6 +55,12 @@ pub fn write_new_file(path: &Path, contents: &str) -> Result<(), WriteError> {
     let mut temporary = tempfile::NamedTempFile::new_in(directory).map_err(io)?;
     temporary.write_all(contents.as_bytes()).map_err(io)?;
     temporary.as_file().sync_all().map_err(io)?;
+    if replace {
+        temporary
+            .persist(path)
+            .map_err(|error| WriteError::Io(path.to_path_buf(), error.error))?;
+        return Ok(());
+    }
     temporary.persist_noclobber(path).map_err(|error| {
         if error.error.kind() == std::io::ErrorKind::AlreadyExists {
             WriteError::Exists(path.to_path_buf())

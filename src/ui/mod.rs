@@ -1,0 +1,218 @@
+//! The view: a pure function from the app's state to a frame. It draws; it never computes a
+//! number (the engine does) and never changes the state.
+
+mod header;
+pub mod layout;
+mod matrix;
+pub mod picker;
+mod text;
+pub mod theme;
+mod tutor_screen;
+mod working;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+
+use crate::app::{App, Overlay, PromptFor, Question};
+use crate::input::KEYS;
+use crate::lesson::text::columns;
+
+pub use layout::{MIN_HEIGHT, MIN_WIDTH};
+pub use theme::Theme;
+pub use tutor_screen::narration_text;
+
+use text::fit;
+
+/// Whether the tutor can draw in this area.
+pub fn fits(area: Rect) -> bool {
+    area.width >= MIN_WIDTH && area.height >= MIN_HEIGHT
+}
+
+/// Draws the whole screen for the app's state.
+pub fn view(frame: &mut Frame, app: &App, theme: &Theme) {
+    let area = frame.area();
+    let buf = frame.buffer_mut();
+    if !fits(area) {
+        too_small(area, buf);
+        return;
+    }
+    let status = Rect::new(area.x, area.bottom() - 1, area.width, 1);
+    match &app.tutor {
+        Some(tutor) => {
+            let layout = layout::tutor_layout(tutor, area);
+            tutor_screen::render(tutor, &layout, theme, buf);
+        }
+        None => picker::render(app, theme, area, buf),
+    }
+    status_line(app, theme, status, buf);
+    if app.overlay == Overlay::Help {
+        help(app, theme, area, buf);
+    }
+}
+
+fn too_small(area: Rect, buf: &mut Buffer) {
+    let text = vec![
+        Line::from("attn-tutor needs a bigger terminal."),
+        Line::from(""),
+        Line::from(format!(
+            "Make the terminal at least {MIN_WIDTH}×{MIN_HEIGHT}; it is {}×{} now.",
+            area.width, area.height
+        )),
+        Line::from("(A smaller font works too.)  Ctrl-c quits."),
+    ];
+    let top = area.height.saturating_sub(4) / 2;
+    Paragraph::new(text)
+        .alignment(Alignment::Center)
+        .wrap(Wrap { trim: true })
+        .render(
+            Rect::new(area.x, area.y + top, area.width, area.height - top),
+            buf,
+        );
+}
+
+/// The bottom line: a prompt or question being answered, else a message, else key hints.
+fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let width = usize::from(area.width);
+    let message_above = |buf: &mut Buffer| {
+        if let Some(status) = &app.status {
+            let style = if status.is_error {
+                theme.error()
+            } else {
+                Style::new()
+            };
+            buf.set_stringn(
+                area.x,
+                area.y - 1,
+                format!("{:<width$}", fit(&status.text, width)),
+                width,
+                style,
+            );
+        }
+    };
+    let line = match (&app.overlay, &app.tutor) {
+        (Overlay::Prompt(prompt), Some(tutor)) => {
+            message_above(buf);
+            let question = match &prompt.purpose {
+                PromptFor::Cell(cell) => {
+                    let now = tutor
+                        .attention
+                        .matrix(cell.matrix)
+                        .map(|values| values[(cell.row, cell.col)])
+                        .unwrap_or_default();
+                    format!(
+                        "{} (now {}) = ",
+                        tutor.attention.cell_name(*cell),
+                        crate::attention::number::format_number(now, 6)
+                    )
+                }
+                PromptFor::Label(row) => {
+                    format!("Token {} (now {}) = ", row + 1, tutor.lesson.tokens[*row])
+                }
+                PromptFor::SavePath => "Save as: ".to_string(),
+            };
+            let hint = "  Enter ok · Esc cancel";
+            let room = width.saturating_sub(columns(&question) + columns(hint) + 1);
+            // Show the end of a long input: that is where the typing happens.
+            let typed: String = {
+                let chars: Vec<char> = prompt.input.chars().collect();
+                let mut shown = String::new();
+                for ch in chars.iter().rev() {
+                    if columns(&shown) + 1 >= room {
+                        break;
+                    }
+                    shown.insert(0, *ch);
+                }
+                shown
+            };
+            Line::from(vec![
+                Span::styled(question, theme.title()),
+                Span::raw(typed),
+                Span::styled("▏", theme.cursor()),
+                Span::styled(hint, theme.muted()),
+            ])
+        }
+        (Overlay::Question(question), tutor) => {
+            message_above(buf);
+            let text = match question {
+                Question::LeaveUnsaved(_) => {
+                    "You have unsaved edits. w save them · d discard them · Esc stay".to_string()
+                }
+                Question::Replace { path } => format!(
+                    "{} exists. Replace it? y replace · n keep it",
+                    path.display()
+                ),
+                Question::JumpTo { from, to } => match tutor {
+                    Some(tutor) => format!(
+                        "{} is computed, not typed in. Enter: go to {} · Esc stay",
+                        tutor.attention.cell_name(*from),
+                        tutor.attention.cell_name(*to)
+                    ),
+                    None => String::new(),
+                },
+            };
+            Line::from(Span::styled(text, theme.title()))
+        }
+        _ => match &app.status {
+            Some(status) if status.is_error => {
+                Line::from(Span::styled(status.text.clone(), theme.error()))
+            }
+            Some(status) => Line::from(status.text.clone()),
+            None if app.tutor.is_some() => Line::from(Span::styled(
+                " n/p step · ←↓↑→ cell · [ ] matrix · e edit · u undo · w save · ? help · q back",
+                theme.muted(),
+            )),
+            None => Line::from(Span::styled(
+                " ↑↓ choose · Enter open · ? help · q quit",
+                theme.muted(),
+            )),
+        },
+    };
+    buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
+    line.render(area, buf);
+}
+
+fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let key_width = KEYS
+        .iter()
+        .map(|(keys, _)| columns(keys))
+        .max()
+        .unwrap_or(10);
+    let width = (area.width - 4).min(96);
+    let height = (KEYS.len() as u16 + 4).min(area.height - 2);
+    let popup = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    );
+    Clear.render(popup, buf);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .title(Span::styled(" Keys ", theme.title()))
+        .title_bottom(Span::styled(" ? or Esc closes ", theme.muted()));
+    let inner = block.inner(popup);
+    block.render(popup, buf);
+    let mut lines: Vec<Line> = KEYS
+        .iter()
+        .map(|(keys, what)| {
+            Line::from(vec![
+                Span::styled(format!(" {keys:<key_width$}  "), theme.title()),
+                Span::raw(*what),
+            ])
+        })
+        .collect();
+    if app.tutor.is_none() {
+        lines.insert(
+            0,
+            Line::from(Span::styled(
+                " In the lesson list: ↑↓ choose, Enter opens, q quits.",
+                theme.muted(),
+            )),
+        );
+    }
+    Paragraph::new(lines).render(inner, buf);
+}

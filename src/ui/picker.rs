@@ -1,0 +1,155 @@
+//! The lesson picker: every lesson with its title and shape, the picked one's summary, and the
+//! first diagnostic of any lesson that failed to load.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::app::App;
+use crate::lesson::text::columns;
+
+use super::text::{fit, wrap_words};
+use super::theme::Theme;
+use super::working::rule_line;
+
+/// Columns of the lesson-name column.
+const NAME_WIDTH: usize = 22;
+
+/// The rectangle the list of lessons takes, and the first entry shown; clicks use it too.
+pub fn list_area(app: &App, area: Rect) -> (Rect, usize) {
+    let height = (area.height.saturating_sub(3) / 2).max(3);
+    let rows = usize::from(height);
+    let first = if app.picker.len() > rows {
+        (app.picked / rows) * rows
+    } else {
+        0
+    };
+    (Rect::new(area.x, area.y + 2, area.width, height), first)
+}
+
+pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    Line::from(vec![
+        Span::styled(" attn-tutor", theme.title()),
+        Span::raw(" — choose a lesson: softmax(QKᵀ/√d_k)V, one step at a time"),
+    ])
+    .render(Rect::new(area.x, area.y, area.width, 1), buf);
+    let (list, first) = list_area(app, area);
+    rule_line(
+        &format!("Lessons ({})", app.picker.len()),
+        theme,
+        Rect::new(area.x, area.y + 1, area.width, 1),
+        buf,
+    );
+    let width = usize::from(area.width);
+    for (offset, (index, entry)) in app
+        .picker
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(usize::from(list.height))
+        .enumerate()
+    {
+        let picked = index == app.picked;
+        let marker = if picked { "▸ " } else { "  " };
+        let name = fit(&entry.name, NAME_WIDTH - 1);
+        let (middle, right, style) = match &entry.lesson {
+            Ok(loaded) => (
+                loaded.lesson.title.clone(),
+                loaded.lesson.shape_text(),
+                Style::new(),
+            ),
+            Err(error) => (
+                format!("✗ {}", error.first_line()),
+                String::new(),
+                theme.error(),
+            ),
+        };
+        let room = width.saturating_sub(NAME_WIDTH + 2 + columns(&right) + 2);
+        let middle = fit(&middle, room);
+        let pad = room.saturating_sub(columns(&middle)) + 1;
+        let text = format!(
+            "{marker}{name:<w$}{middle}{}{right}",
+            " ".repeat(pad),
+            w = NAME_WIDTH
+        );
+        let line_style = if picked { theme.cursor() } else { style };
+        buf.set_stringn(
+            area.x,
+            list.y + offset as u16,
+            fit(&text, width),
+            width,
+            line_style,
+        );
+    }
+
+    // The picked lesson in full.
+    let details = Rect::new(
+        area.x,
+        list.bottom(),
+        area.width,
+        area.bottom().saturating_sub(list.bottom() + 1),
+    );
+    if details.height < 2 {
+        return;
+    }
+    let Some(entry) = app.picker.get(app.picked) else {
+        return;
+    };
+    rule_line(&entry.name, theme, details, buf);
+    let text_width = usize::from(area.width.saturating_sub(2));
+    let lines: Vec<(String, Style)> = match &entry.lesson {
+        Ok(loaded) => {
+            let lesson = &loaded.lesson;
+            let mut lines = vec![(lesson.title.clone(), theme.title())];
+            lines.extend(
+                wrap_words(&lesson.summary, text_width)
+                    .into_iter()
+                    .map(|line| (line, Style::new())),
+            );
+            lines.push((format!("Shape: {}", lesson.shape_text()), theme.muted()));
+            if !lesson.source.is_empty() {
+                lines.extend(
+                    wrap_words(&format!("Source: {}", lesson.source), text_width)
+                        .into_iter()
+                        .map(|line| (line, theme.muted())),
+                );
+            }
+            lines.push((loaded.display_path(), theme.muted()));
+            lines
+        }
+        Err(error) => {
+            let mut lines = vec![(
+                "This lesson cannot be opened. The first problem:".to_string(),
+                theme.error(),
+            )];
+            lines.extend(
+                wrap_words(&error.first_line(), text_width)
+                    .into_iter()
+                    .map(|line| (line, Style::new())),
+            );
+            lines.push((
+                format!(
+                    "Run `attn-tutor check {}` for every problem, with its place in the file.",
+                    entry.name
+                ),
+                theme.muted(),
+            ));
+            lines
+        }
+    };
+    for (offset, (line, style)) in lines
+        .into_iter()
+        .take(usize::from(details.height - 1))
+        .enumerate()
+    {
+        buf.set_stringn(
+            area.x + 1,
+            details.y + 1 + offset as u16,
+            line,
+            text_width,
+            style,
+        );
+    }
+}

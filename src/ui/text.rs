@@ -1,0 +1,128 @@
+//! Fitting text into columns: truncation with an ellipsis, and wrapping a sum between its terms.
+
+use unicode_width::UnicodeWidthChar;
+
+use crate::lesson::text::columns;
+
+/// `text` cut to `width` terminal columns, ending in "…" when something was cut.
+pub fn fit(text: &str, width: usize) -> String {
+    if columns(text) <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in text.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        used += w;
+        out.push(ch);
+    }
+    out.push('…');
+    out
+}
+
+/// Lays `pieces` out in lines of at most `width` columns, joined by `joiner`, breaking only
+/// between pieces (a piece wider than a line gets a line of its own, cut).
+pub fn wrap_pieces(
+    first_prefix: &str,
+    pieces: &[String],
+    joiner: &str,
+    width: usize,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = first_prefix.to_string();
+    let indent = " ".repeat(columns(first_prefix).min(width / 2));
+    let trailing = columns(joiner.trim_end());
+    for (index, piece) in pieces.iter().enumerate() {
+        let separator = if index == 0 { "" } else { joiner };
+        let candidate = format!("{line}{separator}{piece}");
+        let room_after = if index + 1 == pieces.len() {
+            0
+        } else {
+            trailing
+        };
+        if columns(&candidate) + room_after <= width || index == 0 {
+            line = candidate;
+        } else {
+            lines.push(format!("{line}{}", joiner.trim_end()));
+            line = format!("{indent}{piece}");
+        }
+    }
+    lines.push(line);
+    // A single piece wider than the line (a long formula) wraps at its spaces instead of
+    // being cut.
+    lines
+        .into_iter()
+        .flat_map(|line| {
+            if columns(&line) <= width {
+                vec![line]
+            } else {
+                let wrapped = wrap_words(&line, width.saturating_sub(indent.len()).max(8));
+                wrapped
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, part)| {
+                        if index == 0 {
+                            part
+                        } else {
+                            format!("{indent}{part}")
+                        }
+                    })
+                    .map(|part| fit(&part, width))
+                    .collect()
+            }
+        })
+        .collect()
+}
+
+/// Plain word wrapping for prose.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for paragraph in text.split('\n') {
+        let words: Vec<String> = paragraph.split(' ').map(str::to_string).collect();
+        let mut line = String::new();
+        for word in words {
+            if line.is_empty() {
+                line = word;
+            } else if columns(&line) + 1 + columns(&word) <= width {
+                line.push(' ');
+                line.push_str(&word);
+            } else {
+                lines.push(std::mem::take(&mut line));
+                line = word;
+            }
+        }
+        lines.push(line);
+    }
+    lines.into_iter().map(|line| fit(&line, width)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_ends_in_an_ellipsis() {
+        assert_eq!(fit("softmax", 4), "sof…");
+        assert_eq!(fit("cat", 4), "cat");
+    }
+
+    #[test]
+    fn sums_break_between_terms() {
+        let pieces: Vec<String> = ["(1 × 2)", "(3 × 4)", "(5 × 6)"].map(String::from).to_vec();
+        assert_eq!(
+            wrap_pieces("= ", &pieces, " + ", 21),
+            vec!["= (1 × 2) + (3 × 4) +", "  (5 × 6)"]
+        );
+    }
+
+    #[test]
+    fn prose_wraps_at_spaces() {
+        assert_eq!(wrap_words("one two three", 8), vec!["one two", "three"]);
+    }
+}

@@ -1,0 +1,102 @@
+//! A step screen: header, the step's matrices side by side, the working, the narration.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+use crate::app::Tutor;
+use crate::attention::{MatrixName, Step};
+use crate::lesson::default_narration;
+
+use super::layout::TutorLayout;
+use super::matrix::MatrixPanel;
+use super::text::wrap_words;
+use super::theme::Theme;
+use super::{header, working};
+
+pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buffer) {
+    header::render(tutor, theme, layout.header, buf);
+    let heatmap_step = matches!(tutor.step(), Step::Softmax | Step::Output);
+    for geometry in &layout.panels {
+        MatrixPanel {
+            tutor,
+            geometry,
+            theme,
+            focused: geometry.matrix == tutor.focus,
+            operands: &layout.operands,
+            heatmap: heatmap_step && geometry.matrix == MatrixName::Weights,
+        }
+        .render(geometry.area, buf);
+    }
+    working::render(tutor, theme, layout.working, buf);
+    narration(tutor, theme, layout.narration, buf);
+}
+
+/// The step's narration: the lesson's own words, or ours, after any note this lesson needs.
+pub fn narration_text(tutor: &Tutor) -> String {
+    let step = tutor.step();
+    let mut text = String::new();
+    let projected = tutor.attention.embeddings.is_some();
+    if !projected && matches!(step, Step::Embedding | Step::Projection) {
+        text.push_str(
+            "This lesson gives Q, K and V directly: there are no embeddings or projection \
+             weights to show, so these two steps show Q, K and V as given.\n",
+        );
+    }
+    if step == Step::Scaling && !tutor.lesson.scale {
+        text.push_str(
+            "Skipped: this lesson sets scale = false, so the raw scores go to softmax \
+             unscaled.\n",
+        );
+    }
+    let hidden: Vec<String> = tutor
+        .attention
+        .fully_masked_rows()
+        .map(|row| tutor.lesson.tokens[row].clone())
+        .collect();
+    if !hidden.is_empty() && matches!(step, Step::Masking | Step::Softmax | Step::Output) {
+        text.push_str(&format!(
+            "The mask hides every key from {}: its weights and output are 0.\n",
+            hidden.join(", ")
+        ));
+    }
+    text.push_str(
+        tutor
+            .lesson
+            .narration
+            .get(step)
+            .unwrap_or_else(|| default_narration(step)),
+    );
+    text
+}
+
+fn narration(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    if area.height < 2 {
+        return;
+    }
+    let width = area.width.saturating_sub(2);
+    let lines = wrap_words(&narration_text(tutor), usize::from(width));
+    let visible = usize::from(area.height - 1);
+    let most = lines.len().saturating_sub(visible);
+    let scroll = usize::from(tutor.narration_scroll).min(most);
+    let title = if most > 0 {
+        format!(
+            "About this step (lines {}–{} of {}, Shift-↑↓ scrolls)",
+            scroll + 1,
+            (scroll + visible).min(lines.len()),
+            lines.len()
+        )
+    } else {
+        "About this step".to_string()
+    };
+    working::rule_line(&title, theme, area, buf);
+    for (offset, line) in lines.iter().skip(scroll).take(visible).enumerate() {
+        buf.set_stringn(
+            area.x + 1,
+            area.y + 1 + offset as u16,
+            line,
+            usize::from(width),
+            ratatui::style::Style::new(),
+        );
+    }
+}

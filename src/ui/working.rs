@@ -1,0 +1,430 @@
+//! The working panel: how the selected cell is computed, with the real numbers; on the Softmax
+//! screen, the whole row's exps, their sum, each quotient and a bar chart of the weights.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::app::{Tutor, rows_are_tokens};
+use crate::attention::number::{format_fixed, format_number};
+use crate::attention::{Cell, MatrixName, Rule, Step};
+use crate::lesson::text::columns;
+
+use super::text::{fit, wrap_pieces, wrap_words};
+use super::theme::Theme;
+
+/// Columns the softmax table leaves for the explanation beside it, when there is room.
+const ASIDE_MIN: u16 = 30;
+
+pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    if area.height < 2 {
+        return;
+    }
+    let cursor = tutor.cursor(tutor.focus);
+    let softmax = tutor.step() == Step::Softmax && rows_are_tokens(tutor.focus);
+    let title = match tutor.selected_cell() {
+        _ if softmax => format!(
+            "Softmax of row {}",
+            tutor.attention.row_label(MatrixName::Weights, cursor.row)
+        ),
+        Some(cell) => format!("How {} is computed", tutor.attention.cell_name(cell)),
+        None => format!("Token {}", cursor.row + 1),
+    };
+    rule_line(&title, theme, area, buf);
+    let body = Rect::new(
+        area.x + 1,
+        area.y + 1,
+        area.width.saturating_sub(2),
+        area.height - 1,
+    );
+    let row = cursor.row;
+    if softmax {
+        let table_width = softmax_table_width(tutor).min(body.width);
+        let aside_width = body.width.saturating_sub(table_width + 2);
+        let (table, aside) = if aside_width >= ASIDE_MIN {
+            (
+                Rect::new(body.x, body.y, table_width, body.height),
+                Some(Rect::new(
+                    body.x + table_width + 2,
+                    body.y,
+                    aside_width,
+                    body.height,
+                )),
+            )
+        } else {
+            (body, None)
+        };
+        softmax_table(tutor, theme, row, table, buf);
+        if let Some(aside) = aside {
+            let mut lines = softmax_quotient(tutor, aside.width);
+            lines.extend(stable_softmax_note(tutor, row, aside.width));
+            // No elision here: the quotient comes first and the aside is cut at the bottom.
+            for (offset, line) in lines.iter().take(usize::from(aside.height)).enumerate() {
+                buf.set_stringn(
+                    aside.x,
+                    aside.y + offset as u16,
+                    line,
+                    usize::from(aside.width),
+                    Style::new(),
+                );
+            }
+        }
+    } else {
+        draw_lines(&derivation_lines(tutor, body.width), body, theme, buf);
+    }
+}
+
+/// A section title drawn into a horizontal rule: `── How Q[cat, 1] is computed ───`.
+pub fn rule_line(title: &str, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let title = fit(title, usize::from(area.width).saturating_sub(6));
+    let rest = usize::from(area.width).saturating_sub(columns(&title) + 4);
+    Line::from(vec![
+        Span::styled("── ", theme.muted()),
+        Span::styled(title, theme.title()),
+        Span::styled(format!(" {}", "─".repeat(rest)), theme.muted()),
+    ])
+    .render(Rect::new(area.x, area.y, area.width, 1), buf);
+}
+
+/// Lines that fit the height; when they do not, the middle (the long sum) is elided so the
+/// first line and the result stay in view.
+fn draw_lines(lines: &[String], area: Rect, theme: &Theme, buf: &mut Buffer) {
+    let height = usize::from(area.height);
+    let shown: Vec<(String, Style)> = if lines.len() <= height {
+        lines
+            .iter()
+            .map(|line| (line.clone(), Style::new()))
+            .collect()
+    } else if height >= 3 {
+        let head = height - 2;
+        let mut shown: Vec<(String, Style)> = lines[..head]
+            .iter()
+            .map(|line| (line.clone(), Style::new()))
+            .collect();
+        shown.push((
+            format!("   … {} more lines", lines.len() - head - 1),
+            theme.muted(),
+        ));
+        shown.push((lines[lines.len() - 1].clone(), Style::new()));
+        shown
+    } else {
+        lines[..height]
+            .iter()
+            .map(|line| (line.clone(), Style::new()))
+            .collect()
+    };
+    for (offset, (line, style)) in shown.into_iter().enumerate() {
+        buf.set_stringn(
+            area.x,
+            area.y + offset as u16,
+            fit(&line, usize::from(area.width)),
+            usize::from(area.width),
+            style,
+        );
+    }
+}
+
+/// The arithmetic of the selected cell, laid out over lines: `name = formula`, then each
+/// further side of the equation on its own line, a long sum wrapped between its terms.
+pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
+    let width = usize::from(width).max(20);
+    let attention = &tutor.attention;
+    let Some(cell) = tutor.selected_cell() else {
+        let row = tutor.cursor(tutor.focus).row;
+        let token = &tutor.lesson.tokens[row];
+        return wrap_words(
+            &format!(
+                "Token {} is “{token}”: the label of row {} of X, Q, K, V, the scores and the \
+                 weights, and of column {} of the scores. Press e to rename it.",
+                row + 1,
+                row + 1,
+                row + 1
+            ),
+            width,
+        );
+    };
+    let Some(derivation) = attention.derive(cell) else {
+        return Vec::new();
+    };
+    let explanation = derivation.explanation(attention, tutor.lesson.decimals);
+    let mut lines = Vec::new();
+    let indent = " ".repeat(columns(&explanation.name).min(width / 3));
+    for (index, side) in explanation.sides.iter().enumerate() {
+        let prefix = if index == 0 {
+            format!("{} = ", explanation.name)
+        } else {
+            format!("{indent} = ")
+        };
+        lines.extend(wrap_pieces(&prefix, side, " + ", width));
+    }
+    let mut notes = Vec::new();
+    if let Some(note) = &explanation.note {
+        notes.push(capitalized(note));
+    }
+    if derivation.rule == Rule::Input {
+        notes.push(input_note(tutor, cell));
+    } else if tutor.is_editable(cell.matrix) {
+        notes.push("Press e to type a new value.".to_string());
+    } else if let Some(first) = derivation.operands().first() {
+        notes.push(format!(
+            "Computed from {}; press e to go there.",
+            attention.cell_name(*first)
+        ));
+    }
+    for note in notes {
+        lines.extend(wrap_words(&note, width));
+    }
+    lines
+}
+
+fn input_note(tutor: &Tutor, cell: Cell) -> String {
+    let generated = tutor
+        .lesson
+        .input(cell.matrix)
+        .and_then(|input| input.generator.as_ref());
+    match generated {
+        Some(generator) => format!(
+            "Generated ({}, seed {}). Press e to type a new value, r to re-roll the matrix.",
+            generator.kind.key(),
+            generator.seed
+        ),
+        None if cell.matrix == MatrixName::Mask => {
+            "0 lets this query see the key, -inf hides it. Press e to change it.".to_string()
+        }
+        None => "Press e to type a new value; everything after it recomputes.".to_string(),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
+}
+
+/// Numbers in the softmax table use the lesson's decimals, at least three.
+fn table_decimals(tutor: &Tutor) -> usize {
+    tutor.lesson.decimals.max(3)
+}
+
+/// Columns of a number in the softmax table: the widest exp, at the table's decimals.
+fn table_number_width(tutor: &Tutor) -> usize {
+    let decimals = table_decimals(tutor);
+    let input = tutor.attention.softmax_input();
+    let widest = tutor
+        .attention
+        .matrix(input)
+        .map(|values| {
+            values
+                .iter()
+                .filter(|value| value.is_finite())
+                .map(|value| {
+                    format_fixed(value.exp().min(1e12), decimals)
+                        .len()
+                        .max(format_fixed(*value, decimals).len())
+                })
+                .max()
+                .unwrap_or(4)
+        })
+        .unwrap_or(4);
+    widest.max(6)
+}
+
+/// Bar chart columns in the softmax table.
+const BAR_WIDTH: usize = 12;
+
+fn softmax_table_width(tutor: &Tutor) -> u16 {
+    let label = tutor
+        .lesson
+        .tokens
+        .iter()
+        .map(|t| columns(t))
+        .max()
+        .unwrap_or(3)
+        .max(3);
+    (label + 3 * (table_number_width(tutor) + 1) + 2 + BAR_WIDTH) as u16
+}
+
+/// The selected row of the softmax, one line per key: the score, its exp, the quotient, a bar.
+fn softmax_table(tutor: &Tutor, theme: &Theme, row: usize, area: Rect, buf: &mut Buffer) {
+    let attention = &tutor.attention;
+    let input = attention.softmax_input();
+    let cell = Cell::new(MatrixName::Weights, row, 0);
+    let Some(derivation) = attention.derive(cell) else {
+        return;
+    };
+    let decimals = table_decimals(tutor);
+    let label_width = tutor
+        .lesson
+        .tokens
+        .iter()
+        .map(|t| columns(t))
+        .max()
+        .unwrap_or(3)
+        .max(3);
+    let number_width = table_number_width(tutor);
+    let number = |value: f64| format!("{:>number_width$}", format_fixed(value, decimals));
+    let selected_key = tutor.selected_cell().map(|cell| cell.col);
+    let (scores, exps, sum, shifted): (Vec<f64>, Vec<f64>, f64, bool) = match &derivation.rule {
+        Rule::Softmax {
+            row: operands,
+            shifted_exps,
+            shifted_sum,
+            ..
+        } => {
+            let scores: Vec<f64> = operands.iter().map(|o| o.value).collect();
+            let raw: Vec<f64> = scores.iter().map(|s| s.exp()).collect();
+            let raw_sum: f64 = raw.iter().sum();
+            if raw_sum.is_finite() && raw_sum > 0.0 {
+                (scores, raw, raw_sum, false)
+            } else {
+                (scores, shifted_exps.clone(), *shifted_sum, true)
+            }
+        }
+        Rule::FullyMasked { row: operands } => {
+            let scores: Vec<f64> = operands.iter().map(|o| o.value).collect();
+            let zeros = vec![0.0; scores.len()];
+            (scores, zeros, 0.0, false)
+        }
+        _ => return,
+    };
+    let exp_header = if shifted { "exp(x−max)" } else { "exp(x)" };
+    let header = format!(
+        "{:<label_width$} {:>number_width$} {:>number_width$} {:>number_width$}",
+        "key",
+        fit(input.symbol(), number_width),
+        fit(exp_header, number_width),
+        "÷ Σ"
+    );
+    let width = usize::from(area.width);
+    let mut y = area.y;
+    let bottom = area.bottom();
+    buf.set_stringn(area.x, y, fit(&header, width), width, theme.muted());
+    y += 1;
+    let bar_room = width
+        .saturating_sub(label_width + 3 * (number_width + 1) + 2)
+        .min(BAR_WIDTH);
+    // Keys beyond the panel's height: show the page that holds the selected key.
+    let visible = usize::from(bottom.saturating_sub(y + 1)).max(1);
+    let keys = scores.len();
+    let start = match selected_key {
+        Some(key) if keys > visible => ((key / visible) * visible).min(keys - visible),
+        _ => 0,
+    };
+    for key in start..keys.min(start + visible) {
+        if y >= bottom {
+            break;
+        }
+        let weight = attention.weights()[(row, key)];
+        let label = fit(
+            &attention.column_label(MatrixName::Weights, key),
+            label_width,
+        );
+        let text = format!(
+            "{label:<label_width$} {} {} {}",
+            number(scores[key]),
+            number(exps[key]),
+            number(weight)
+        );
+        let style = if selected_key == Some(key) {
+            theme.operand()
+        } else {
+            Style::new()
+        };
+        buf.set_stringn(area.x, y, fit(&text, width), width, style);
+        let bar = bar(weight, bar_room);
+        let bar_x = area.x + (columns(&text) + 2).min(width) as u16;
+        buf.set_stringn(bar_x, y, &bar, bar_room, theme.bar());
+        y += 1;
+    }
+    if y < bottom {
+        let sum_line = if sum == 0.0 {
+            format!(
+                "{:<label_width$} every key is hidden: nothing to attend to",
+                "Σ"
+            )
+        } else {
+            format!(
+                "{:<label_width$} {:>number_width$} {} {}",
+                "Σ",
+                "",
+                number(sum),
+                number(1.0)
+            )
+        };
+        buf.set_stringn(area.x, y, fit(&sum_line, width), width, theme.title());
+    }
+}
+
+/// The selected cell as the table's quotient, `weights[cat, sat] = 2.028 / 7.549 = 0.269`; the
+/// table beside it already shows each exp.
+fn softmax_quotient(tutor: &Tutor, width: u16) -> Vec<String> {
+    let Some(cell) = tutor.selected_cell() else {
+        return Vec::new();
+    };
+    let attention = &tutor.attention;
+    let Some(derivation) = attention.derive(cell) else {
+        return Vec::new();
+    };
+    let explanation = derivation.explanation(attention, tutor.lesson.decimals);
+    // Softmax cells skip the `exp(x) / Σ exp(row)` side; other cells show all of theirs.
+    let sides: Vec<String> = match derivation.rule {
+        Rule::Softmax { .. } => explanation
+            .sides
+            .iter()
+            .skip(1)
+            .map(|s| s.join(" + "))
+            .collect(),
+        _ => explanation.sides.iter().map(|s| s.join(" + ")).collect(),
+    };
+    let text = format!("{} = {}", explanation.name, sides.join(" = "));
+    wrap_words(&text, usize::from(width))
+}
+
+/// A horizontal bar of `width` columns filled in eighths.
+fn bar(weight: f64, width: usize) -> String {
+    const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+    let eighths = (weight.clamp(0.0, 1.0) * width as f64 * 8.0).round() as usize;
+    format!("{}{}", "█".repeat(eighths / 8), EIGHTHS[eighths % 8])
+}
+
+/// The aside on subtracting the row maximum, with this row's numbers.
+fn stable_softmax_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
+    let attention = &tutor.attention;
+    let decimals = tutor.lesson.decimals;
+    let text = match attention
+        .derive(Cell::new(MatrixName::Weights, row, 0))
+        .map(|d| d.rule)
+    {
+        Some(Rule::Softmax { row_max, .. }) => {
+            let max = format_number(row_max, decimals);
+            format!(
+                "Aside: libraries take exp(x − {max}), the row maximum subtracted. e^−{max} \
+                 cancels in the quotient, so the weights are the same, and exp cannot overflow."
+            )
+        }
+        Some(Rule::FullyMasked { .. }) => format!(
+            "Every key of {} is hidden by the mask: each exp(-inf) is 0 and the sum is 0. 0 / 0 \
+             has no value, so the whole row of weights is set to 0 (not NaN): this token attends \
+             to nothing and its output is 0.",
+            attention.row_label(MatrixName::Weights, row)
+        ),
+        _ => String::new(),
+    };
+    wrap_words(&text, usize::from(width))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bar;
+
+    #[test]
+    fn bars_grow_in_eighths_of_a_column() {
+        assert_eq!(bar(0.5, 4), "██");
+        assert_eq!(bar(1.0 / 32.0, 4), "▏");
+        assert_eq!(bar(0.0, 4), "");
+    }
+}
