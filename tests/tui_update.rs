@@ -26,7 +26,12 @@ fn open_text(text: &str) -> App {
 }
 
 fn value(app: &App, matrix: MatrixName, row: usize, col: usize) -> f64 {
-    app.tutor.as_ref().unwrap().attention.matrix(matrix).unwrap()[(row, col)]
+    app.tutor
+        .as_ref()
+        .unwrap()
+        .attention
+        .matrix(matrix)
+        .unwrap()[(row, col)]
 }
 
 fn type_text(app: &mut App, text: &str) {
@@ -44,7 +49,10 @@ fn edit(app: &mut App, text: &str) -> Vec<Effect> {
 }
 
 fn status(app: &App) -> String {
-    app.status.as_ref().map(|s| s.text.clone()).unwrap_or_default()
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
 }
 
 fn step(app: &App) -> Step {
@@ -56,7 +64,10 @@ fn the_tutor_opens_on_the_embedding_step_with_the_cursor_on_the_focus_row() {
     let app = open("cat-sat-mat");
     let tutor = app.tutor.as_ref().unwrap();
     assert_eq!(tutor.step(), Step::Embedding);
-    assert_eq!(tutor.selected_cell(), Some(Cell::new(MatrixName::Embeddings, 1, 0)));
+    assert_eq!(
+        tutor.selected_cell(),
+        Some(Cell::new(MatrixName::Embeddings, 1, 0))
+    );
 }
 
 #[test]
@@ -71,7 +82,11 @@ fn steps_go_forwards_backwards_and_by_number() {
     update(&mut app, Action::LastStep);
     assert_eq!(step(&app), Step::Output);
     update(&mut app, Action::GoToStep(7));
-    assert_eq!(step(&app), Step::Output, "cat-sleeps has no mask, so six steps");
+    assert_eq!(
+        step(&app),
+        Step::Output,
+        "cat-sleeps has no mask, so six steps"
+    );
     assert!(status(&app).contains("6 steps"));
 }
 
@@ -104,10 +119,17 @@ fn an_invalid_edit_keeps_the_old_value_and_says_why() {
         let mut app = open("cat-sleeps");
         let before = value(&app, MatrixName::Embeddings, 2, 0);
         edit(&mut app, typed);
-        assert_eq!(value(&app, MatrixName::Embeddings, 2, 0), before, "{typed:?}");
+        assert_eq!(
+            value(&app, MatrixName::Embeddings, 2, 0),
+            before,
+            "{typed:?}"
+        );
         let status = app.status.clone().expect("a message");
         assert!(status.is_error, "{typed:?}: {}", status.text);
-        assert!(matches!(app.overlay, Overlay::Prompt(_)), "the prompt stays open to fix it");
+        assert!(
+            matches!(app.overlay, Overlay::Prompt(_)),
+            "the prompt stays open to fix it"
+        );
         assert!(!app.tutor.as_ref().unwrap().has_unsaved_edits());
     }
 }
@@ -135,11 +157,14 @@ fn a_mask_cell_takes_minus_infinity_and_a_fully_hidden_row_gets_zero_weights() {
         .unwrap();
     update(&mut app, Action::GoToStep(masking + 1));
     // Focus the mask, then hide the only key the first token may see.
-    update(&mut app, Action::Select {
-        matrix: MatrixName::Mask,
-        row: 0,
-        col: Some(0),
-    });
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Mask,
+            row: 0,
+            col: Some(0),
+        },
+    );
     edit(&mut app, "-inf");
     assert_eq!(value(&app, MatrixName::Mask, 0, 0), f64::NEG_INFINITY);
     assert_eq!(value(&app, MatrixName::Weights, 0, 0), 0.0);
@@ -261,8 +286,14 @@ fn saving_writes_a_lesson_that_reloads_to_the_same_values_and_passes_check() {
     assert!(status(&app).starts_with("Saved to"), "{}", status(&app));
     assert!(!app.tutor.as_ref().unwrap().has_unsaved_edits());
     let reloaded = load_file(&path).expect("the saved lesson loads");
-    assert_eq!(reloaded.lesson.inputs, app.tutor.as_ref().unwrap().lesson.inputs);
-    assert_eq!(reloaded.lesson.tokens, app.tutor.as_ref().unwrap().lesson.tokens);
+    assert_eq!(
+        reloaded.lesson.inputs,
+        app.tutor.as_ref().unwrap().lesson.inputs
+    );
+    assert_eq!(
+        reloaded.lesson.tokens,
+        app.tutor.as_ref().unwrap().lesson.tokens
+    );
     let check = std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"))
         .args(["check", "--no-color", path.to_str().unwrap()])
         .output()
@@ -282,7 +313,10 @@ fn saving_over_an_existing_file_asks_first_and_keeps_it_when_told_no() {
     let mut app = open("cat-sleeps");
     edit(&mut app, "5");
     save_to(&mut app, &path);
-    assert!(matches!(app.overlay, Overlay::Question(Question::Replace { .. })));
+    assert!(matches!(
+        app.overlay,
+        Overlay::Question(Question::Replace { .. })
+    ));
     dispatch(&mut app, Action::Answer('n'), &mut save_locally);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "my own notes");
     assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
@@ -354,7 +388,11 @@ fn a_lesson_that_fails_to_load_is_listed_and_says_why_when_opened() {
     update(&mut app, Action::Open);
     assert!(app.tutor.is_none());
     let status = app.status.clone().unwrap();
-    assert!(status.is_error && status.text.contains("broken.toml"), "{}", status.text);
+    assert!(
+        status.is_error && status.text.contains("broken.toml"),
+        "{}",
+        status.text
+    );
 }
 
 #[test]

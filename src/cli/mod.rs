@@ -202,6 +202,19 @@ fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
 
 pub fn run(cli: Cli) -> ExitCode {
     let color = use_color(cli.no_color);
+    if cli.command.is_none() {
+        // The tutor must not run under a held stdout lock: its signal thread restores the
+        // terminal through stdout while the main thread may be stuck reading a dead terminal.
+        let code = tutor::run(
+            cli.lesson.as_deref(),
+            &cli.lessons,
+            cli.log.as_deref(),
+            cli.no_color,
+            color,
+            &mut std::io::stderr(),
+        );
+        return ExitCode::from(code);
+    }
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let code = match cli.command {

@@ -81,7 +81,8 @@ pub fn run(
     }
     let app = App::new(entries, open);
     match term::local::run(app, Theme::from_env(no_color)) {
-        Ok(()) => status::OK,
+        Ok(None) => status::OK,
+        Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),
         Err(error) => {
             tracing::error!(%error, "the tutor stopped");
             let _ = writeln!(err, "error: {error}");

@@ -3,7 +3,7 @@
 
 use std::io::{Stdout, Write, stdout};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
 use crossterm::cursor::Show;
@@ -62,15 +62,71 @@ fn restore() {
     let _ = disable_raw_mode();
 }
 
-/// Runs the tutor until the learner quits or a signal asks it to stop.
-pub fn run(mut app: App, theme: Theme) -> anyhow::Result<()> {
+/// How long the event loop has to notice a signal before the signal thread restores the
+/// terminal and exits on its own.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// How often the terminal is checked for a hang-up that came without a SIGHUP.
+const HANGUP_CHECK: Duration = Duration::from_millis(250);
+
+/// Asks the event loop to stop; if it has not within `GRACE`, restores the terminal and exits.
+/// A closed terminal can leave the loop reading end-of-file forever inside crossterm, never
+/// reaching its check of `stop`.
+fn stop_or_exit(stop: &AtomicBool, stopped_by: &AtomicI32, signal: i32) {
+    stopped_by.store(signal, Ordering::SeqCst);
+    stop.store(true, Ordering::SeqCst);
+    std::thread::sleep(GRACE);
+    restore();
+    tracing::warn!(signal, "the event loop did not stop; exiting");
+    std::process::exit(128 + signal);
+}
+
+/// Whether the terminal on standard input has gone away (its window closed, the SSH link
+/// dropped): poll reports a hang-up rather than data.
+fn terminal_hung_up() -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&now)) {
+        Ok(_) => fds[0]
+            .revents()
+            .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL),
+        Err(_) => true,
+    }
+}
+
+/// Runs the tutor until the learner quits or a signal asks it to stop. Returns the signal that
+/// stopped it, if one did, so the caller can exit with 128 + its number as shells expect.
+pub fn run(mut app: App, theme: Theme) -> anyhow::Result<Option<i32>> {
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [
+    let stopped_by = Arc::new(AtomicI32::new(0));
+    let mut signals = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGHUP,
         signal_hook::consts::SIGINT,
-    ] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))?;
+    ])?;
+    {
+        let (stop, stopped_by) = (Arc::clone(&stop), Arc::clone(&stopped_by));
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                stop_or_exit(&stop, &stopped_by, signal);
+            }
+        });
+    }
+    {
+        let (stop, stopped_by) = (Arc::clone(&stop), Arc::clone(&stopped_by));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(HANGUP_CHECK);
+                if terminal_hung_up() {
+                    stop_or_exit(&stop, &stopped_by, signal_hook::consts::SIGHUP);
+                }
+            }
+        });
     }
     let previous_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -83,11 +139,12 @@ pub fn run(mut app: App, theme: Theme) -> anyhow::Result<()> {
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     tracing::info!("tutor started");
-    let outcome = event_loop(&mut terminal, &mut app, &theme, &stop);
-    if stop.load(Ordering::Relaxed) {
-        tracing::info!("stopped by a signal");
+    event_loop(&mut terminal, &mut app, &theme, &stop)?;
+    let signal = stopped_by.load(Ordering::SeqCst);
+    if signal != 0 {
+        tracing::info!(signal, "stopped by a signal");
     }
-    outcome
+    Ok((signal != 0).then_some(signal))
 }
 
 fn event_loop(

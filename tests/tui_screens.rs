@@ -1,0 +1,315 @@
+//! Snapshot tests of what the tutor draws: every step of every built-in lesson at 80×24 and
+//! 120×40 (with a mask of the cursor, operand and changed-cell highlighting at 80×24), the picker,
+//! help, the edit prompt and its errors, a broken lesson, the too-small screen, and a check that
+//! the color theme paints the weights as a heatmap.
+
+use attn_tutor::app::{Action, App, PickerEntry, update};
+use attn_tutor::attention::MatrixName;
+use attn_tutor::lesson::{BUILTIN, load_text};
+use attn_tutor::ui::layout::tutor_layout;
+use attn_tutor::ui::{Theme, view};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use unicode_width::UnicodeWidthStr;
+
+/// Draws the app once on a fresh terminal of this size.
+fn draw(app: &App, theme: &Theme, width: u16, height: u16) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+    terminal
+        .draw(|frame| view(frame, app, theme))
+        .expect("drawing never fails on a test terminal");
+    terminal.backend().buffer().clone()
+}
+
+/// Every cell of the buffer, row by row.
+fn rows(buffer: &Buffer) -> impl Iterator<Item = &[Cell]> {
+    buffer.content.chunks(usize::from(buffer.area.width))
+}
+
+/// The screen as text: one line per row, trailing spaces trimmed. The cell after a wide symbol
+/// is skipped, as a terminal would show it.
+fn text(buffer: &Buffer) -> String {
+    rows(buffer)
+        .map(|cells| {
+            let mut line = String::new();
+            let mut skip = 0;
+            for cell in cells {
+                if skip == 0 {
+                    line.push_str(cell.symbol());
+                }
+                skip = usize::max(skip, cell.symbol().width()).saturating_sub(1);
+            }
+            line.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One char per cell: `#` reversed (the cursor), `_` underlined (operands), `*` italic (changed
+/// numbers), `.` anything else.
+fn style_mask(buffer: &Buffer) -> String {
+    mask(buffer, |cell| {
+        let modifier = cell.modifier;
+        if modifier.contains(Modifier::REVERSED) {
+            '#'
+        } else if modifier.contains(Modifier::UNDERLINED) {
+            '_'
+        } else if modifier.contains(Modifier::ITALIC) {
+            '*'
+        } else {
+            '.'
+        }
+    })
+}
+
+/// One char per cell for a color theme: `@` a 24-bit background (the heatmap and highlights),
+/// `+` 24-bit text on the default background, `#` reversed, `.` anything else.
+fn color_mask(buffer: &Buffer) -> String {
+    mask(buffer, |cell| match (cell.bg, cell.fg) {
+        (Color::Rgb(..), _) => '@',
+        (_, Color::Rgb(..)) => '+',
+        _ if cell.modifier.contains(Modifier::REVERSED) => '#',
+        _ => '.',
+    })
+}
+
+fn mask(buffer: &Buffer, mark: impl Fn(&Cell) -> char) -> String {
+    rows(buffer)
+        .map(|cells| cells.iter().map(&mark).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text, a separator, then the style mask.
+fn text_and_mask(buffer: &Buffer) -> String {
+    let separator = "-".repeat(usize::from(buffer.area.width));
+    format!("{}\n{separator}\n{}", text(buffer), style_mask(buffer))
+}
+
+fn open(lesson: usize) -> App {
+    App::new(App::builtin_entries(), Some(lesson))
+}
+
+fn lesson_index(name: &str) -> usize {
+    BUILTIN
+        .iter()
+        .position(|builtin| builtin.name == name)
+        .expect("a built-in lesson of this name")
+}
+
+/// Snapshots every step of every built-in lesson at one size.
+fn every_step_at(width: u16, height: u16, with_mask: bool) {
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        let mut app = open(index);
+        let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+        assert!(
+            (6..=7).contains(&steps),
+            "{} has {steps} steps",
+            builtin.name
+        );
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            let tutor = app.tutor.as_ref().expect("still in the lesson");
+            assert_eq!(tutor.step_index + 1, number);
+            let buffer = draw(&app, &Theme::monochrome(), width, height);
+            let name = format!(
+                "{}_{width}x{height}_step{number}_{}",
+                builtin.name,
+                tutor.step().key()
+            );
+            let shown = if with_mask {
+                text_and_mask(&buffer)
+            } else {
+                text(&buffer)
+            };
+            insta::assert_snapshot!(name, shown);
+        }
+    }
+}
+
+#[test]
+fn every_step_of_every_builtin_lesson_at_80x24_with_its_highlighting() {
+    every_step_at(80, 24, true);
+}
+
+#[test]
+fn every_step_of_every_builtin_lesson_at_120x40() {
+    every_step_at(120, 40, false);
+}
+
+#[test]
+fn the_softmax_step_in_color_paints_the_weights_as_a_heatmap() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    let tutor = app.tutor.as_ref().expect("the lesson opens");
+    let softmax = tutor
+        .steps
+        .iter()
+        .position(|step| step.key() == "softmax")
+        .expect("a softmax step")
+        + 1;
+    update(&mut app, Action::GoToStep(softmax));
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let buffer = draw(&app, &theme, 80, 24);
+    let separator = "-".repeat(80);
+    insta::assert_snapshot!(
+        "cat-sleeps_80x24_softmax_truecolor",
+        format!("{}\n{separator}\n{}", text(&buffer), color_mask(&buffer))
+    );
+
+    let tutor = app.tutor.as_ref().expect("still in the lesson");
+    let layout = tutor_layout(tutor, Rect::new(0, 0, 80, 24));
+    let weights = layout
+        .panels
+        .iter()
+        .find(|panel| panel.matrix == MatrixName::Weights)
+        .expect("the softmax step shows the weights");
+    // Below the caption and the column headers, right of the token labels.
+    let body = Rect::new(
+        weights.area.x + weights.label_width + 1,
+        weights.area.y + 2,
+        weights.area.width.saturating_sub(weights.label_width + 1),
+        weights.area.height.saturating_sub(2),
+    );
+    let digits: Vec<&Cell> = body
+        .positions()
+        .map(|position| &buffer[position])
+        .filter(|cell| cell.symbol().chars().all(|ch| ch.is_ascii_digit()))
+        .filter(|cell| !cell.symbol().is_empty())
+        .collect();
+    assert!(
+        !digits.is_empty(),
+        "no digits in the weights panel {body:?}"
+    );
+    // The cursor is reverse video in every theme; every other weight sits on its heat color.
+    let heat: Vec<&Cell> = digits
+        .into_iter()
+        .filter(|cell| !cell.modifier.contains(Modifier::REVERSED))
+        .collect();
+    assert!(!heat.is_empty(), "only the cursor in the weights panel");
+    for cell in heat {
+        assert!(
+            matches!(cell.bg, Color::Rgb(..)),
+            "a weight digit {:?} has no heatmap background: {:?}",
+            cell.symbol(),
+            cell.bg
+        );
+    }
+}
+
+#[test]
+fn the_picker_lists_the_builtin_lessons() {
+    let app = App::new(App::builtin_entries(), None);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("picker_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn help_over_the_picker() {
+    let mut app = App::new(App::builtin_entries(), None);
+    update(&mut app, Action::ToggleHelp);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("picker_help_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn help_over_a_lesson() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(3));
+    update(&mut app, Action::ToggleHelp);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("cat-sleeps_help_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn editing_a_cell_shows_the_prompt_with_what_is_typed() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(1));
+    update(&mut app, Action::Edit);
+    for ch in "0.7".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("cat-sleeps_edit_prompt_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn an_invalid_number_keeps_the_prompt_open_and_shows_an_error() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(1));
+    update(&mut app, Action::Edit);
+    for ch in "abc".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    assert!(
+        matches!(app.overlay, attn_tutor::app::Overlay::Prompt(_)),
+        "the prompt stays open: {:?}",
+        app.overlay
+    );
+    assert!(
+        app.status.as_ref().is_some_and(|status| status.is_error),
+        "an error on the status line: {:?}",
+        app.status
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("cat-sleeps_edit_error_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn an_edit_marks_the_numbers_it_changed() {
+    // On the Projection step the edited embedding and the queries it feeds share the screen.
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(2));
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Embeddings,
+            row: 2,
+            col: Some(0),
+        },
+    );
+    update(&mut app, Action::Edit);
+    for ch in "0.7".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    let tutor = app.tutor.as_ref().expect("still in the lesson");
+    assert!(
+        tutor
+            .changed
+            .iter()
+            .any(|cell| cell.matrix == MatrixName::Q),
+        "the queries changed: {:?}",
+        tutor.changed
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "cat-sleeps_80x24_step2_after_an_edit",
+        text_and_mask(&buffer)
+    );
+}
+
+#[test]
+fn a_terminal_too_small_says_how_big_it_must_be() {
+    let app = open(lesson_index("cat-sleeps"));
+    let buffer = draw(&app, &Theme::monochrome(), 60, 20);
+    insta::assert_snapshot!("too_small_60x20", text(&buffer));
+}
+
+#[test]
+fn a_broken_lesson_in_the_picker_shows_its_first_problem() {
+    let mut entries = App::builtin_entries();
+    entries.push(PickerEntry {
+        name: "broken".to_string(),
+        lesson: load_text("broken", None, "format = 1\ntitle = 3\n".to_string()),
+    });
+    let broken = entries.len() - 1;
+    assert!(entries[broken].lesson.is_err(), "the lesson does not load");
+    let mut app = App::new(entries, None);
+    app.picked = broken;
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("picker_broken_lesson_80x24", text_and_mask(&buffer));
+}
