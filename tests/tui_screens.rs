@@ -106,7 +106,7 @@ fn every_step_at(width: u16, height: u16, with_mask: bool) {
         let mut app = open(index);
         let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
         assert!(
-            (6..=7).contains(&steps),
+            (5..=7).contains(&steps),
             "{} has {steps} steps",
             builtin.name
         );

@@ -5,10 +5,14 @@ use crate::lesson::Lesson;
 
 /// The steps this lesson walks through, in order. Masking appears only with a mask; Scaling
 /// always appears, as a note when the lesson does not scale, so the learner sees it was skipped.
+/// A lesson that gives Q, K and V itself has no embeddings: it starts at Projection, which
+/// shows the Q, K and V it gives.
 pub fn steps(lesson: &Lesson) -> Vec<Step> {
+    let projected = lesson.d_model().is_some();
     Step::ALL
         .into_iter()
         .filter(|step| *step != Step::Masking || lesson.has_step(Step::Masking))
+        .filter(|step| *step != Step::Embedding || projected)
         .collect()
 }
 

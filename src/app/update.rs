@@ -269,7 +269,10 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
                 Err("type a file name to save to, or press Esc".to_string())
             } else {
                 let mut path = PathBuf::from(typed);
-                if path.extension().is_none() {
+                // "some/folder/" means a file in that folder, under the usual name.
+                if typed.ends_with('/') || typed.ends_with(std::path::MAIN_SEPARATOR) {
+                    path = path.join(format!("{}-edited.toml", tutor.name));
+                } else if path.extension().is_none() {
                     path.set_extension("toml");
                 }
                 app.overlay = Overlay::None;
@@ -286,7 +289,7 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         Err(problem) => {
             // The prompt stays open with what was typed, so a typo can be fixed.
             app.status = Some(Status::error(format!(
-                "{problem} — the old value stays; fix it, or Esc to cancel"
+                "{problem} (old value kept: fix it, or Esc)"
             )));
             app.overlay = Overlay::Prompt(prompt);
         }
@@ -310,7 +313,7 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
         .matrix(cell.matrix)
         .map_or(0.0, |values| values[(cell.row, cell.col)]);
     if before.to_bits() == value.to_bits() {
-        return Ok(format!("{name} is already {typed}"));
+        return Ok(format!("{name} is already {}", exact(value)));
     }
     let change = match (&tutor.lesson.mask, cell.matrix) {
         // A causal mask has no cells of its own: editing one turns it into a matrix.
@@ -336,7 +339,7 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
     };
     tutor.change(change);
     let downstream = tutor.changed.len().saturating_sub(1);
-    let shown = crate::attention::number::format_number(value, tutor.lesson.decimals.max(6));
+    let shown = exact(value);
     let mut message = format!(
         "{name} is now {shown}; {downstream} computed {} changed (u undoes)",
         if downstream == 1 { "cell" } else { "cells" }
@@ -352,6 +355,15 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
     Ok(message)
 }
 
+/// A number as the learner would write it, however small: 1e-7, not "0".
+fn exact(value: f64) -> String {
+    if value == f64::NEG_INFINITY {
+        "-inf".to_string()
+    } else {
+        format!("{value}")
+    }
+}
+
 fn edit_label(tutor: &mut Tutor, row: usize, typed: &str) -> Result<String, String> {
     let label = token_label(typed).map_err(|problem| format!("token {}: {problem}", row + 1))?;
     let before = tutor.lesson.tokens[row].clone();
@@ -363,7 +375,21 @@ fn edit_label(tutor: &mut Tutor, row: usize, typed: &str) -> Result<String, Stri
         before: before.clone(),
         after: label.clone(),
     });
-    Ok(format!("token {} is now {label} (was {before})", row + 1))
+    let twin = tutor
+        .lesson
+        .tokens
+        .iter()
+        .enumerate()
+        .any(|(other, token)| other != row && *token == label);
+    let note = if twin {
+        "; another token has the same label, so rows will look alike"
+    } else {
+        ""
+    };
+    Ok(format!(
+        "token {} is now {label} (was {before}){note}",
+        row + 1
+    ))
 }
 
 /// `r`: a generated matrix gets a new seed. The next seed is a fixed scramble of the old one, so
@@ -402,7 +428,12 @@ fn scramble(seed: u64) -> u64 {
 fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Effect> {
     let answer = match action {
         Action::Answer(ch) => Some(ch.to_ascii_lowercase()),
-        Action::Submit | Action::Open | Action::Edit => Some('y'),
+        // Enter accepts the offer to jump; it never replaces a file or discards edits.
+        Action::Submit | Action::Open | Action::Edit
+            if matches!(question, Question::JumpTo { .. }) =>
+        {
+            Some('y')
+        }
         Action::Cancel | Action::Back => Some('n'),
         // A second Ctrl-c means it.
         Action::Quit if matches!(question, Question::LeaveUnsaved(_)) => {

@@ -22,8 +22,12 @@ pub fn run(
     let mut entries = App::builtin_entries();
     for folder in folders {
         match lessons_in(folder) {
+            // The picker names a file by its name; its folder is in the details.
             Ok(paths) => entries.extend(paths.into_iter().map(|path| PickerEntry {
-                name: path.display().to_string(),
+                name: path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |name| name.to_string_lossy().into_owned(),
+                ),
                 lesson: load_file(&path),
             })),
             Err(error) => {

@@ -53,6 +53,10 @@ pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), Writ
         )
     };
     let mut temporary = tempfile::NamedTempFile::new_in(directory).map_err(io)?;
+    // A temporary file is private (0600); a lesson is for sharing, like any file the user
+    // creates, and a replaced file keeps its own permissions.
+    let existing = std::fs::metadata(path).ok().filter(|_| replace);
+    set_shareable(temporary.as_file(), existing).map_err(io)?;
     temporary.write_all(contents.as_bytes()).map_err(io)?;
     temporary.as_file().sync_all().map_err(io)?;
     if replace {
@@ -68,6 +72,21 @@ pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), Writ
             WriteError::Io(path.to_path_buf(), error.error)
         }
     })?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn set_shareable(file: &std::fs::File, existing: Option<std::fs::Metadata>) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let permissions = existing.map_or_else(
+        || std::fs::Permissions::from_mode(0o644),
+        |existing| existing.permissions(),
+    );
+    file.set_permissions(permissions)
+}
+
+#[cfg(not(unix))]
+fn set_shareable(_: &std::fs::File, _: Option<std::fs::Metadata>) -> std::io::Result<()> {
     Ok(())
 }
 

@@ -42,6 +42,13 @@ pub fn save_locally(effect: &Effect) -> Action {
         contents,
         replace,
     } = effect;
+    if path.is_dir() {
+        return Action::Saved(Err(SaveFailure::Other(format!(
+            "{} is a folder; type a file name in it, like {}",
+            path.display(),
+            path.join("my-lesson.toml").display()
+        ))));
+    }
     let result = match write_file(path, contents, *replace) {
         Ok(()) => {
             tracing::info!(path = %path.display(), "saved an edited lesson");

@@ -47,7 +47,9 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     let matrices_height = (tallest as u16 + 2).clamp(5, body_height.saturating_sub(9));
     let working_need = match tutor.step() {
         // The softmax table has a line per key, its header, the sum and a title.
-        Step::Softmax => tutor.lesson.seq_len() as u16 + 3,
+        Step::Softmax => {
+            working::SoftmaxPlan::new(tutor, area.width.saturating_sub(2)).height(tutor)
+        }
         _ => working::derivation_lines(tutor, area.width.saturating_sub(2)).len() as u16 + 1,
     };
     let working_height =
@@ -72,6 +74,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
             .iter()
             .map(|name| Geometry::natural_width(tutor, *name))
             .collect::<Vec<_>>(),
+        names.iter().position(|name| *name == tutor.focus),
         matrices.width,
     );
     let mut x = matrices.x;
@@ -109,19 +112,35 @@ fn anchor(tutor: &Tutor, matrix: MatrixName, operands: &HashSet<Cell>) -> (usize
     (cursor.row, cursor.col)
 }
 
-/// Splits the width between panels: each gets what it needs when all fit, else the narrow ones
-/// get theirs and the wide ones share the rest equally.
-fn share_widths(natural: &[u16], width: u16) -> Vec<u16> {
+/// The narrowest a panel that is not focused is made: its labels and a couple of columns.
+const MIN_PANEL: u16 = 20;
+
+/// Splits the width between panels: each gets what it needs when all fit. Otherwise the focused
+/// panel comes first (leaving the others their minimum), then the narrow ones get theirs and the
+/// wide ones share the rest equally.
+fn share_widths(natural: &[u16], focused: Option<usize>, width: u16) -> Vec<u16> {
     let count = natural.len() as u16;
     if count == 0 {
         return Vec::new();
     }
     let mut remaining = width.saturating_sub(GAP * (count - 1));
-    let mut order: Vec<usize> = (0..natural.len()).collect();
-    order.sort_by_key(|index| natural[*index]);
     let mut widths = vec![0; natural.len()];
+    let mut left = count;
+    if let Some(focused) = focused {
+        let others: u16 = (0..natural.len())
+            .filter(|index| *index != focused)
+            .map(|index| natural[index].min(MIN_PANEL))
+            .sum();
+        widths[focused] = natural[focused].min(remaining.saturating_sub(others));
+        remaining -= widths[focused];
+        left -= 1;
+    }
+    let mut order: Vec<usize> = (0..natural.len())
+        .filter(|index| Some(*index) != focused)
+        .collect();
+    order.sort_by_key(|index| natural[*index]);
     for (placed, index) in order.into_iter().enumerate() {
-        let share = remaining / (count - placed as u16);
+        let share = remaining / (left - placed as u16);
         widths[index] = natural[index].min(share);
         remaining -= widths[index];
     }
@@ -143,7 +162,13 @@ mod tests {
 
     #[test]
     fn panels_that_fit_keep_their_width_and_wide_ones_share_the_rest() {
-        assert_eq!(share_widths(&[20, 30], 80), vec![20, 30]);
-        assert_eq!(share_widths(&[10, 100, 100], 80), vec![10, 33, 33]);
+        assert_eq!(share_widths(&[20, 30], Some(1), 80), vec![20, 30]);
+        assert_eq!(share_widths(&[10, 100, 100], None, 80), vec![10, 33, 33]);
+    }
+
+    #[test]
+    fn the_focused_panel_gets_its_room_before_the_others() {
+        assert_eq!(share_widths(&[52, 30, 52], Some(2), 80), vec![20, 20, 36]);
+        assert_eq!(share_widths(&[26, 22, 28], Some(2), 80), vec![26, 22, 28]);
     }
 }

@@ -17,8 +17,18 @@ use crate::attention::number::format_fixed;
 use crate::attention::{Cell, MatrixName};
 use crate::lesson::text::columns;
 
-use super::text::fit;
+use super::text::{fit, pad_left, pad_right};
 use super::theme::Theme;
+
+/// A matrix's caption in this lesson: Q, K and V given by the lesson are not X·W.
+pub fn caption(tutor: &Tutor, matrix: MatrixName) -> &'static str {
+    match matrix {
+        MatrixName::Q if tutor.attention.embeddings.is_none() => "Q (queries, given)",
+        MatrixName::K if tutor.attention.embeddings.is_none() => "K (keys, given)",
+        MatrixName::V if tutor.attention.embeddings.is_none() => "V (values, given)",
+        _ => matrix.caption(),
+    }
+}
 
 /// Rows of a panel above its numbers: the caption and the column headers.
 const HEAD_ROWS: u16 = 2;
@@ -77,7 +87,7 @@ impl Geometry {
         let geometry = Geometry::new(tutor, matrix, Rect::new(0, 0, u16::MAX / 4, 100), (0, 0));
         let needed = geometry.label_width as usize
             + geometry.total_cols * (geometry.cell_width as usize + 1);
-        let caption = columns(matrix.caption()) + 2;
+        let caption = columns(caption(tutor, matrix)) + 2;
         needed.max(caption).min(usize::from(u16::MAX / 8)) as u16
     }
 
@@ -209,7 +219,8 @@ impl Widget for MatrixPanel<'_> {
         if !position.is_empty() {
             position = format!(" {position}");
         }
-        if columns(matrix.caption()) + columns(&position) > room {
+        let caption = caption(self.tutor, matrix);
+        if columns(caption) + columns(&position) > room {
             position = position.replace("rows ", "").replace("cols ", "");
         }
         if columns(matrix.symbol()) + 2 + columns(&position) > room {
@@ -223,7 +234,7 @@ impl Widget for MatrixPanel<'_> {
         };
         Line::from(vec![
             Span::raw(marker),
-            Span::styled(fit(matrix.caption(), caption_room), caption_style),
+            Span::styled(fit(caption, caption_room), caption_style),
             Span::styled(position, theme.muted()),
         ])
         .render(Rect::new(area.x, area.y, area.width, 1), buf);
@@ -231,24 +242,18 @@ impl Widget for MatrixPanel<'_> {
         // Column headers.
         let width = usize::from(geometry.cell_width);
         for col in geometry.cols.clone() {
-            let label = fit(&attention.column_label(matrix, col), width);
+            let label = pad_left(&attention.column_label(matrix, col), width);
             let style = if self.focused && col == cursor.col && !cursor.on_label {
                 theme.title()
             } else {
                 theme.muted()
             };
-            buf.set_stringn(
-                geometry.cell_x(col),
-                area.y + 1,
-                format!("{label:>width$}"),
-                width,
-                style,
-            );
+            buf.set_stringn(geometry.cell_x(col), area.y + 1, label, width, style);
         }
 
         for row in geometry.rows.clone() {
             let y = geometry.row_y(row);
-            let label = fit(
+            let label = pad_right(
                 &attention.row_label(matrix, row),
                 usize::from(geometry.label_width),
             );
@@ -264,7 +269,7 @@ impl Widget for MatrixPanel<'_> {
             buf.set_stringn(
                 area.x,
                 y,
-                format!("{label:<w$}", w = usize::from(geometry.label_width)),
+                label,
                 usize::from(geometry.label_width),
                 label_style,
             );

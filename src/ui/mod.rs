@@ -38,6 +38,15 @@ pub fn view(frame: &mut Frame, app: &App, theme: &Theme) {
     let buf = frame.buffer_mut();
     if !fits(area) {
         too_small(area, buf);
+        // A question asked before the resize (unsaved edits on Ctrl-c) must still be seen.
+        if area.height >= 3 && app.overlay != Overlay::None {
+            status_line(
+                app,
+                theme,
+                Rect::new(area.x, area.bottom() - 1, area.width, 1),
+                buf,
+            );
+        }
         return;
     }
     let status = Rect::new(area.x, area.bottom() - 1, area.width, 1);
@@ -77,19 +86,22 @@ fn too_small(area: Rect, buf: &mut Buffer) {
 /// The bottom line: a prompt or question being answered, else a message, else key hints.
 fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let width = usize::from(area.width);
+    // A message too long for one line takes the line above as well, rather than being cut.
+    let message_style = |is_error: bool| {
+        if is_error {
+            theme.error()
+        } else {
+            Style::new()
+        }
+    };
     let message_above = |buf: &mut Buffer| {
         if let Some(status) = &app.status {
-            let style = if status.is_error {
-                theme.error()
-            } else {
-                Style::new()
-            };
-            buf.set_stringn(
-                area.x,
+            draw_message(
+                &status.text,
+                message_style(status.is_error),
                 area.y - 1,
-                format!("{:<width$}", fit(&status.text, width)),
-                width,
-                style,
+                buf,
+                area,
             );
         }
     };
@@ -157,10 +169,16 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             Line::from(Span::styled(text, theme.title()))
         }
         _ => match &app.status {
-            Some(status) if status.is_error => {
-                Line::from(Span::styled(status.text.clone(), theme.error()))
+            Some(status) => {
+                draw_message(
+                    &status.text,
+                    message_style(status.is_error),
+                    area.y,
+                    buf,
+                    area,
+                );
+                return;
             }
-            Some(status) => Line::from(status.text.clone()),
             None if app.tutor.is_some() => Line::from(Span::styled(
                 " n/p step · ←↓↑→ cell · [ ] matrix · e edit · u undo · w save · ? help · q back",
                 theme.muted(),
@@ -173,6 +191,26 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
     line.render(area, buf);
+}
+
+/// Draws a message word-wrapped into at most two lines ending on row `last`.
+fn draw_message(text: &str, style: Style, last: u16, buf: &mut Buffer, area: Rect) {
+    let width = usize::from(area.width);
+    let mut lines = text::wrap_words(&format!(" {text}"), width);
+    if lines.len() > 2 {
+        lines.truncate(2);
+        lines[1] = fit(&format!("{}…", lines[1]), width);
+    }
+    let first = last + 1 - lines.len() as u16;
+    for (offset, line) in lines.iter().enumerate() {
+        buf.set_stringn(
+            area.x,
+            first + offset as u16,
+            format!("{line:<width$}"),
+            width,
+            style,
+        );
+    }
 }
 
 fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {

@@ -17,6 +17,18 @@ use super::working::rule_line;
 /// Columns of the lesson-name column.
 const NAME_WIDTH: usize = 22;
 
+/// `/long/path/to/lesson.toml:3:9: error: …` as `lesson.toml:3:9: error: …`: the list line is
+/// short, and the folder is in the details below.
+fn without_folders(line: &str) -> String {
+    match line.split_once(": ") {
+        Some((place, rest)) if place.contains('/') => {
+            let file = place.rsplit('/').next().unwrap_or(place);
+            format!("{file}: {rest}")
+        }
+        _ => line.to_string(),
+    }
+}
+
 /// The rectangle the list of lessons takes, and the first entry shown; clicks use it too.
 pub fn list_area(app: &App, area: Rect) -> (Rect, usize) {
     let height = (area.height.saturating_sub(3) / 2).max(3);
@@ -61,7 +73,7 @@ pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 Style::new(),
             ),
             Err(error) => (
-                format!("✗ {}", error.first_line()),
+                format!("✗ {}", without_folders(&error.first_line())),
                 String::new(),
                 theme.error(),
             ),

@@ -26,6 +26,20 @@ pub fn fit(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` cut to `width` columns and padded with spaces on the right to exactly `width`.
+pub fn pad_right(text: &str, width: usize) -> String {
+    let text = fit(text, width);
+    let pad = width.saturating_sub(columns(&text));
+    format!("{text}{}", " ".repeat(pad))
+}
+
+/// `text` cut to `width` columns and padded with spaces on the left to exactly `width`.
+pub fn pad_left(text: &str, width: usize) -> String {
+    let text = fit(text, width);
+    let pad = width.saturating_sub(columns(&text));
+    format!("{}{text}", " ".repeat(pad))
+}
+
 /// Lays `pieces` out in lines of at most `width` columns, joined by `joiner`, breaking only
 /// between pieces (a piece wider than a line gets a line of its own, cut).
 pub fn wrap_pieces(
@@ -110,6 +124,12 @@ mod tests {
     fn long_text_ends_in_an_ellipsis() {
         assert_eq!(fit("softmax", 4), "sof…");
         assert_eq!(fit("cat", 4), "cat");
+    }
+
+    #[test]
+    fn padding_counts_terminal_columns_not_characters() {
+        assert_eq!(pad_right("猫", 4), "猫  ");
+        assert_eq!(pad_left("cafe\u{301}", 6), "  cafe\u{301}");
     }
 
     #[test]

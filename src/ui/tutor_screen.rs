@@ -37,10 +37,16 @@ pub fn narration_text(tutor: &Tutor) -> String {
     let step = tutor.step();
     let mut text = String::new();
     let projected = tutor.attention.embeddings.is_some();
-    if !projected && matches!(step, Step::Embedding | Step::Projection) {
+    if tutor.lesson.inputs != tutor.original.inputs || tutor.lesson.mask != tutor.original.mask {
         text.push_str(
-            "This lesson gives Q, K and V directly: there are no embeddings or projection \
-             weights to show, so these two steps show Q, K and V as given.\n",
+            "(You have changed the numbers: the lesson's text below was written for its \
+             original ones; R resets them.)\n",
+        );
+    }
+    if !projected && step == Step::Projection {
+        text.push_str(
+            "This lesson gives Q, K and V directly, as if the projection from embeddings had \
+             already been done: each row is one token's query, key and value.\n",
         );
     }
     if step == Step::Scaling && !tutor.lesson.scale {
@@ -60,13 +66,12 @@ pub fn narration_text(tutor: &Tutor) -> String {
             hidden.join(", ")
         ));
     }
-    text.push_str(
-        tutor
-            .lesson
-            .narration
-            .get(step)
-            .unwrap_or_else(|| default_narration(step)),
-    );
+    match tutor.lesson.narration.get(step) {
+        Some(own) => text.push_str(own),
+        // Our projection text explains X·W, which a lesson without embeddings does not have.
+        None if !projected && step == Step::Projection => {}
+        None => text.push_str(default_narration(step)),
+    }
     text
 }
 

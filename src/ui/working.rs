@@ -12,11 +12,55 @@ use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Cell, MatrixName, Rule, Step};
 use crate::lesson::text::columns;
 
-use super::text::{fit, wrap_pieces, wrap_words};
+use super::text::{fit, pad_right, wrap_pieces, wrap_words};
 use super::theme::Theme;
 
 /// Columns the softmax table leaves for the explanation beside it, when there is room.
-const ASIDE_MIN: u16 = 30;
+const ASIDE_MIN: u16 = 26;
+
+/// How the Softmax working is arranged at a width: the table with its bars, and the selected
+/// cell's quotient with the aside on the row maximum, beside the table or below it.
+pub struct SoftmaxPlan {
+    pub table_width: u16,
+    pub bar_width: usize,
+    /// `None` when the aside goes below the table.
+    pub aside_width: Option<u16>,
+    pub aside: Vec<String>,
+}
+
+impl SoftmaxPlan {
+    pub fn new(tutor: &Tutor, width: u16) -> SoftmaxPlan {
+        let base = softmax_table_base(tutor);
+        let spare = width.saturating_sub(base + 2 + 2 + ASIDE_MIN);
+        let bar_width = usize::from(spare).clamp(4, BAR_WIDTH);
+        let table_width = base + 2 + bar_width as u16;
+        let beside = width >= table_width + 2 + ASIDE_MIN;
+        let aside_width = if beside {
+            width - table_width - 2
+        } else {
+            width
+        };
+        let row = tutor.cursor(tutor.focus).row;
+        let mut aside = softmax_quotient(tutor, aside_width);
+        aside.extend(stable_softmax_note(tutor, row, aside_width));
+        SoftmaxPlan {
+            table_width: table_width.min(width),
+            bar_width,
+            aside_width: beside.then_some(aside_width),
+            aside,
+        }
+    }
+
+    /// Rows the working needs, its title included.
+    pub fn height(&self, tutor: &Tutor) -> u16 {
+        let table = tutor.lesson.seq_len() as u16 + 2;
+        let aside = self.aside.len() as u16;
+        1 + match self.aside_width {
+            Some(_) => table.max(aside),
+            None => table + aside,
+        }
+    }
+}
 
 pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height < 2 {
@@ -41,35 +85,44 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     );
     let row = cursor.row;
     if softmax {
-        let table_width = softmax_table_width(tutor).min(body.width);
-        let aside_width = body.width.saturating_sub(table_width + 2);
-        let (table, aside) = if aside_width >= ASIDE_MIN {
-            (
-                Rect::new(body.x, body.y, table_width, body.height),
-                Some(Rect::new(
-                    body.x + table_width + 2,
+        let plan = SoftmaxPlan::new(tutor, body.width);
+        let table_height = (tutor.lesson.seq_len() as u16 + 2).min(body.height);
+        let (table, aside) = match plan.aside_width {
+            Some(aside_width) => (
+                Rect::new(body.x, body.y, plan.table_width, body.height),
+                Rect::new(
+                    body.x + plan.table_width + 2,
                     body.y,
                     aside_width,
                     body.height,
-                )),
-            )
-        } else {
-            (body, None)
+                ),
+            ),
+            // No room beside the table: the quotient and the aside go below it.
+            None => (
+                Rect::new(body.x, body.y, body.width, table_height),
+                Rect::new(
+                    body.x,
+                    body.y + table_height,
+                    body.width,
+                    body.height - table_height,
+                ),
+            ),
         };
-        softmax_table(tutor, theme, row, table, buf);
-        if let Some(aside) = aside {
-            let mut lines = softmax_quotient(tutor, aside.width);
-            lines.extend(stable_softmax_note(tutor, row, aside.width));
-            // No elision here: the quotient comes first and the aside is cut at the bottom.
-            for (offset, line) in lines.iter().take(usize::from(aside.height)).enumerate() {
-                buf.set_stringn(
-                    aside.x,
-                    aside.y + offset as u16,
-                    line,
-                    usize::from(aside.width),
-                    Style::new(),
-                );
-            }
+        softmax_table(tutor, theme, row, table, plan.bar_width, buf);
+        // No elision here: the quotient comes first and the aside is cut at the bottom.
+        for (offset, line) in plan
+            .aside
+            .iter()
+            .take(usize::from(aside.height))
+            .enumerate()
+        {
+            buf.set_stringn(
+                aside.x,
+                aside.y + offset as u16,
+                line,
+                usize::from(aside.width),
+                Style::new(),
+            );
         }
     } else {
         draw_lines(&derivation_lines(tutor, body.width), body, theme, buf);
@@ -169,7 +222,7 @@ pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
         notes.push("Press e to type a new value.".to_string());
     } else if let Some(first) = derivation.operands().first() {
         notes.push(format!(
-            "Computed from {}; press e to go there.",
+            "Computed from the highlighted cells; e goes to {}.",
             attention.cell_name(*first)
         ));
     }
@@ -236,7 +289,8 @@ fn table_number_width(tutor: &Tutor) -> usize {
 /// Bar chart columns in the softmax table.
 const BAR_WIDTH: usize = 12;
 
-fn softmax_table_width(tutor: &Tutor) -> u16 {
+/// The softmax table's width without its bars: labels and three numbers.
+fn softmax_table_base(tutor: &Tutor) -> u16 {
     let label = tutor
         .lesson
         .tokens
@@ -245,11 +299,18 @@ fn softmax_table_width(tutor: &Tutor) -> u16 {
         .max()
         .unwrap_or(3)
         .max(3);
-    (label + 3 * (table_number_width(tutor) + 1) + 2 + BAR_WIDTH) as u16
+    (label + 3 * (table_number_width(tutor) + 1)) as u16
 }
 
 /// The selected row of the softmax, one line per key: the score, its exp, the quotient, a bar.
-fn softmax_table(tutor: &Tutor, theme: &Theme, row: usize, area: Rect, buf: &mut Buffer) {
+fn softmax_table(
+    tutor: &Tutor,
+    theme: &Theme,
+    row: usize,
+    area: Rect,
+    bar_width: usize,
+    buf: &mut Buffer,
+) {
     let attention = &tutor.attention;
     let input = attention.softmax_input();
     let cell = Cell::new(MatrixName::Weights, row, 0);
@@ -306,7 +367,7 @@ fn softmax_table(tutor: &Tutor, theme: &Theme, row: usize, area: Rect, buf: &mut
     y += 1;
     let bar_room = width
         .saturating_sub(label_width + 3 * (number_width + 1) + 2)
-        .min(BAR_WIDTH);
+        .min(bar_width);
     // Keys beyond the panel's height: show the page that holds the selected key.
     let visible = usize::from(bottom.saturating_sub(y + 1)).max(1);
     let keys = scores.len();
@@ -319,12 +380,12 @@ fn softmax_table(tutor: &Tutor, theme: &Theme, row: usize, area: Rect, buf: &mut
             break;
         }
         let weight = attention.weights()[(row, key)];
-        let label = fit(
+        let label = pad_right(
             &attention.column_label(MatrixName::Weights, key),
             label_width,
         );
         let text = format!(
-            "{label:<label_width$} {} {} {}",
+            "{label} {} {} {}",
             number(scores[key]),
             number(exps[key]),
             number(weight)
