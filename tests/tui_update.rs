@@ -405,3 +405,36 @@ fn direct_qkv_lessons_show_q_k_v_on_the_first_steps() {
     assert_eq!(tutor.focus, MatrixName::Q);
     assert!(tutor.is_editable(MatrixName::Q));
 }
+
+#[test]
+fn the_same_app_is_driven_from_raw_terminal_bytes_as_an_ssh_channel_delivers_them() {
+    use attn_tutor::input::{action_for, bytes::Decoder};
+    use ratatui::layout::Rect;
+    let mut app = App::new(App::builtin_entries(), None);
+    let area = Rect::new(0, 0, 80, 24);
+    let mut decoder = Decoder::new();
+    let mut feed = |app: &mut App, read: &[u8]| {
+        for event in decoder.feed(read) {
+            if let Some(action) = action_for(&event, app, area) {
+                update(app, action);
+            }
+        }
+    };
+    // Down to the second lesson, open it, step 5, and an arrow split across two reads.
+    for read in [&b"\x1b[B"[..], b"\r5", b"\x1b[", b"B"] {
+        feed(&mut app, read);
+    }
+    let tutor = app.tutor.as_ref().expect("the lesson opened");
+    assert_eq!(tutor.step(), Step::Softmax);
+    let start = tutor.lesson.focus.unwrap_or(0);
+    assert_eq!(tutor.cursor(tutor.focus).row, start + 1, "one row down");
+    feed(&mut app, b"\x1b");
+    for event in decoder.flush() {
+        if let Some(action) = action_for(&event, &app, area) {
+            update(&mut app, action);
+        }
+    }
+    // The lone ESC at the end went back to the picker.
+    assert!(app.tutor.is_none());
+    assert_eq!(app.picked, 1);
+}

@@ -1,5 +1,8 @@
 //! Keys and clicks to Actions: the one place that decides the key map. It reads crossterm's
-//! events, which a local terminal delivers and an SSH channel's bytes are decoded into.
+//! events, which a local terminal delivers and an SSH channel's bytes are decoded into
+//! (`bytes::Decoder`).
+
+pub mod bytes;
 
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
