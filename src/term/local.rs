@@ -21,7 +21,7 @@ use crate::app::App;
 use crate::input::action_for;
 use crate::ui::Theme;
 
-use super::{dispatch, draw, save_locally};
+use super::{Painter, dispatch, save_locally};
 
 /// How often the loop wakes without input, to notice a signal.
 const TICK: Duration = Duration::from_millis(100);
@@ -154,9 +154,10 @@ fn event_loop(
     stop: &AtomicBool,
 ) -> anyhow::Result<()> {
     let mut redraw = true;
+    let mut painter = Painter::default();
     while !app.quit && !stop.load(Ordering::Relaxed) {
         if redraw {
-            draw(terminal, app, theme)?;
+            painter.draw(terminal, app, theme)?;
             redraw = false;
         }
         if !event::poll(TICK)? {

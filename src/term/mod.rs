@@ -5,25 +5,64 @@ pub mod local;
 
 use std::io::Write;
 
-use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use crate::app::{Action, App, Effect, SaveFailure, update};
+use crate::attention::Step;
 use crate::lesson::{WriteError, write_file};
 use crate::ui::{Theme, view};
 
-/// Draws one frame inside synchronized-output mode, so the terminal shows it whole. ratatui
-/// sends only the cells that differ from the previous frame.
-pub fn draw<W: Write>(
-    terminal: &mut Terminal<CrosstermBackend<W>>,
-    app: &App,
-    theme: &Theme,
-) -> std::io::Result<()> {
-    crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-    terminal.draw(|frame| view(frame, app, theme))?;
-    crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
-    terminal.backend_mut().flush()
+/// Which screen is showing, coarsely: when it changes, nearly every cell changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ScreenId {
+    lesson: Option<String>,
+    step: Option<Step>,
+}
+
+impl ScreenId {
+    fn of(app: &App) -> ScreenId {
+        ScreenId {
+            lesson: app.tutor.as_ref().map(|tutor| tutor.name.clone()),
+            step: app.tutor.as_ref().map(|tutor| tutor.step()),
+        }
+    }
+}
+
+/// Draws frames for one terminal, remembering which screen it showed last.
+#[derive(Debug, Default)]
+pub struct Painter {
+    last: Option<ScreenId>,
+}
+
+impl Painter {
+    /// Draws one frame inside synchronized-output mode, so the terminal shows it whole. ratatui
+    /// sends only the cells that differ from the previous frame; on a change of screen (another
+    /// step or lesson) clearing first and painting the new screen is smaller than that diff,
+    /// which must also blank every old cell.
+    pub fn draw<W: Write>(
+        &mut self,
+        terminal: &mut Terminal<CrosstermBackend<W>>,
+        app: &App,
+        theme: &Theme,
+    ) -> std::io::Result<()> {
+        let screen = ScreenId::of(app);
+        let changed = self.last.as_ref().is_some_and(|last| *last != screen);
+        self.last = Some(screen);
+        crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+        if changed {
+            // Not `Terminal::clear`: it asks the terminal for the cursor position, a round trip
+            // an SSH channel cannot make. Clear the screen ourselves, and make ratatui's
+            // previous frame blank (swapping after a draw leaves both buffers reset) so the
+            // next draw paints every cell.
+            crossterm::queue!(terminal.backend_mut(), Clear(ClearType::All))?;
+            terminal.swap_buffers();
+        }
+        terminal.draw(|frame| view(frame, app, theme))?;
+        crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+        terminal.backend_mut().flush()
+    }
 }
 
 /// Applies an Action and carries out the Effects it returns, feeding their outcomes back in.

@@ -160,12 +160,15 @@ fn display_decimals(values: &DMatrix<f64>, lesson_decimals: usize) -> usize {
             })
             .unwrap_or(lesson_decimals)
     };
-    values
-        .iter()
-        .filter(|value| value.is_finite())
-        .map(|value| needed(*value))
-        .max()
-        .unwrap_or(0)
+    let mut most = 0;
+    for value in values.iter().filter(|value| value.is_finite()) {
+        most = most.max(needed(*value));
+        // Random numbers need every decimal at the first cell: no need to look further.
+        if most == lesson_decimals {
+            break;
+        }
+    }
+    most
 }
 
 /// Columns needed for the widest number of a matrix, found from its extremes so that even a

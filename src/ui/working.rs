@@ -267,23 +267,22 @@ fn table_decimals(tutor: &Tutor) -> usize {
 fn table_number_width(tutor: &Tutor) -> usize {
     let decimals = table_decimals(tutor);
     let input = tutor.attention.softmax_input();
-    let widest = tutor
-        .attention
-        .matrix(input)
-        .map(|values| {
-            values
-                .iter()
-                .filter(|value| value.is_finite())
-                .map(|value| {
-                    format_fixed(value.exp().min(1e12), decimals)
-                        .len()
-                        .max(format_fixed(*value, decimals).len())
-                })
-                .max()
-                .unwrap_or(4)
-        })
-        .unwrap_or(4);
-    widest.max(6)
+    // Only the extremes can be the widest: the largest exp, the largest and the most negative
+    // score. Formatting every cell would cost more than drawing the frame.
+    let (low, high) = tutor.attention.matrix(input).map_or((0.0, 0.0), |values| {
+        values
+            .iter()
+            .filter(|value| value.is_finite())
+            .fold((0.0f64, 0.0f64), |(low, high), value| {
+                (low.min(*value), high.max(*value))
+            })
+    });
+    [high.exp().min(1e12), low, high]
+        .into_iter()
+        .map(|value| format_fixed(value, decimals).len())
+        .max()
+        .unwrap_or(4)
+        .max(6)
 }
 
 /// Bar chart columns in the softmax table.
