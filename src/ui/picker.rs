@@ -141,13 +141,13 @@ pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     .into_iter()
                     .map(|line| (line, Style::new())),
             );
-            lines.push((
-                format!(
-                    "Run `attn-tutor check {}` for every problem, with its place in the file.",
-                    entry.name
-                ),
-                theme.muted(),
-            ));
+            let advice = "`attn-tutor check` on this file lists every problem, each with its \
+                          line and column.";
+            lines.extend(
+                wrap_words(advice, text_width)
+                    .into_iter()
+                    .map(|line| (line, theme.muted())),
+            );
             lines
         }
     };
