@@ -8,5 +8,6 @@ pub mod attention;
 pub mod cli;
 pub mod input;
 pub mod lesson;
+pub mod serve;
 pub mod term;
 pub mod ui;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::app::{App, PickerEntry};
 use crate::lesson::{load, load_file};
+use crate::serve::{Access, ServeOptions};
 use crate::term;
 use crate::ui::Theme;
 
@@ -90,6 +91,93 @@ pub fn run(
         Err(error) => {
             tracing::error!(%error, "the tutor stopped");
             let _ = writeln!(err, "error: {error}");
+            status::INVALID
+        }
+    }
+}
+
+/// The built-in lessons and every lesson of the folders, for the picker; `None` (after saying
+/// why) when a folder cannot be read.
+fn picker_entries(folders: &[PathBuf], err: &mut dyn Write) -> Option<Vec<PickerEntry>> {
+    let mut entries = App::builtin_entries();
+    for folder in folders {
+        match lessons_in(folder) {
+            // The picker names a file by its name; its folder is in the details.
+            Ok(paths) => entries.extend(paths.into_iter().map(|path| PickerEntry {
+                name: path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |name| name.to_string_lossy().into_owned(),
+                ),
+                lesson: load_file(&path),
+            })),
+            Err(error) => {
+                let _ = writeln!(
+                    err,
+                    "error: cannot read the lesson folder {}: {error}",
+                    folder.display()
+                );
+                return None;
+            }
+        }
+    }
+    Some(entries)
+}
+
+/// `serve`'s command-line arguments (the access choice is checked by clap).
+pub struct ServeArgs {
+    pub listen: std::net::SocketAddr,
+    pub lessons: Vec<PathBuf>,
+    pub host_key: Option<PathBuf>,
+    pub password_file: Option<PathBuf>,
+    pub authorized_keys: Option<PathBuf>,
+    pub max_sessions: usize,
+    pub idle_minutes: u64,
+    pub log: Option<PathBuf>,
+}
+
+pub fn serve(args: ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let Some(entries) = picker_entries(&args.lessons, err) else {
+        return status::INVALID;
+    };
+    let access = match (&args.password_file, &args.authorized_keys) {
+        (Some(file), _) => Access::password_file(file),
+        (None, Some(file)) => Access::authorized_keys(file),
+        (None, None) => Ok(Access::Open),
+    };
+    let access = match access {
+        Ok(access) => access,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error:#}");
+            return status::INVALID;
+        }
+    };
+    let logged = match &args.log {
+        Some(path) => start_log(path),
+        None => {
+            let _ = tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .with_max_level(tracing::Level::INFO)
+                .try_init();
+            Ok(())
+        }
+    };
+    if let Err(error) = logged {
+        let _ = writeln!(err, "error: cannot write the log: {error}");
+        return status::INVALID;
+    }
+    let options = ServeOptions {
+        listen: args.listen,
+        entries,
+        host_key: args.host_key,
+        access,
+        max_sessions: args.max_sessions.max(1),
+        idle_timeout: std::time::Duration::from_secs(args.idle_minutes.max(1) * 60),
+    };
+    match crate::serve::run(options, out) {
+        Ok(()) => status::OK,
+        Err(error) => {
+            let _ = writeln!(err, "error: {error:#}");
             status::INVALID
         }
     }

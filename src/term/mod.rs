@@ -1,13 +1,14 @@
 //! The edge where the app meets a terminal: drawing frames to any writer, carrying out Effects,
 //! and the local terminal's event loop.
 
+pub mod channel;
 pub mod local;
 
 use std::io::Write;
 
 use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::Backend;
 
 use crate::app::{Action, App, Effect, SaveFailure, update};
 use crate::attention::Step;
@@ -41,9 +42,9 @@ impl Painter {
     /// sends only the cells that differ from the previous frame; on a change of screen (another
     /// step or lesson) clearing first and painting the new screen is smaller than that diff,
     /// which must also blank every old cell.
-    pub fn draw<W: Write>(
+    pub fn draw<B: Backend<Error = std::io::Error> + Write>(
         &mut self,
-        terminal: &mut Terminal<CrosstermBackend<W>>,
+        terminal: &mut Terminal<B>,
         app: &App,
         theme: &Theme,
     ) -> std::io::Result<()> {
@@ -61,7 +62,7 @@ impl Painter {
         }
         terminal.draw(|frame| view(frame, app, theme))?;
         crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
-        terminal.backend_mut().flush()
+        Write::flush(terminal.backend_mut())
     }
 }
 

@@ -1,0 +1,126 @@
+//! Who may join the class: anyone (`--open`), whoever knows the join code
+//! (`--password-file`), or the holders of listed keys (`--authorized-keys`).
+
+use std::path::Path;
+
+use anyhow::Context;
+use russh::MethodKind;
+use russh::MethodSet;
+use russh::keys::PublicKey;
+
+#[derive(Debug, Clone)]
+pub enum Access {
+    Open,
+    Password(String),
+    Keys(Vec<PublicKey>),
+}
+
+impl Access {
+    pub fn password_file(path: &Path) -> anyhow::Result<Access> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the password file {}", path.display()))?;
+        let code = text.lines().next().unwrap_or("").trim().to_string();
+        anyhow::ensure!(
+            !code.is_empty(),
+            "the password file {} is empty; put the class's join code on its first line",
+            path.display()
+        );
+        Ok(Access::Password(code))
+    }
+
+    /// Reads an OpenSSH `authorized_keys` file: one key per line, comments and options allowed.
+    pub fn authorized_keys(path: &Path) -> anyhow::Result<Access> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the authorized keys {}", path.display()))?;
+        let mut keys = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            // Options come first when there are any; the key is the field after its type.
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let key = fields
+                .windows(2)
+                .find(|pair| pair[0].starts_with("ssh-") || pair[0].starts_with("ecdsa-"))
+                .and_then(|pair| russh::keys::parse_public_key_base64(pair[1]).ok());
+            match key {
+                Some(key) => keys.push(key),
+                None => anyhow::bail!(
+                    "{}:{}: not a public key line (expected e.g. `ssh-ed25519 AAAA… name`)",
+                    path.display(),
+                    number + 1
+                ),
+            }
+        }
+        anyhow::ensure!(!keys.is_empty(), "{} lists no keys", path.display());
+        Ok(Access::Keys(keys))
+    }
+
+    /// The authentication methods the server offers.
+    pub fn methods(&self) -> MethodSet {
+        let kinds: &[MethodKind] = match self {
+            Access::Open => &[
+                MethodKind::None,
+                MethodKind::PublicKey,
+                MethodKind::Password,
+            ],
+            Access::Password(_) => &[MethodKind::Password],
+            Access::Keys(_) => &[MethodKind::PublicKey],
+        };
+        MethodSet::from(kinds)
+    }
+
+    pub fn allows_anyone(&self) -> bool {
+        matches!(self, Access::Open)
+    }
+
+    pub fn allows_password(&self, typed: &str) -> bool {
+        match self {
+            Access::Open => true,
+            Access::Password(code) => same_text(code, typed),
+            Access::Keys(_) => false,
+        }
+    }
+
+    pub fn allows_key(&self, key: &PublicKey) -> bool {
+        match self {
+            Access::Open => true,
+            Access::Keys(keys) => keys.iter().any(|known| known.key_data() == key.key_data()),
+            Access::Password(_) => false,
+        }
+    }
+
+    /// How the banner describes the choice.
+    pub fn describe(&self) -> String {
+        match self {
+            Access::Open => "open: any name, no password".to_string(),
+            Access::Password(_) => "the join code of the password file".to_string(),
+            Access::Keys(keys) => format!("{} authorized key(s)", keys.len()),
+        }
+    }
+}
+
+/// Compares without stopping at the first difference, so timing tells nothing of the code.
+fn same_text(expected: &str, typed: &str) -> bool {
+    let (a, b) = (expected.as_bytes(), typed.as_bytes());
+    let mut difference = a.len() ^ b.len();
+    for (index, byte) in a.iter().enumerate() {
+        difference |= usize::from(byte ^ b.get(index).copied().unwrap_or(0));
+    }
+    difference == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_join_code_must_match_exactly() {
+        let access = Access::Password("sunflower".to_string());
+        assert!(access.allows_password("sunflower"));
+        assert!(!access.allows_password("sunflowe"));
+        assert!(!access.allows_password("sunflowers"));
+        assert!(!access.allows_password(""));
+    }
+}

@@ -1,0 +1,62 @@
+//! The server's host key: an Ed25519 key made on first start and kept, so that students'
+//! `known_hosts` stay valid from one class to the next.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use russh::keys::ssh_key::LineEnding;
+use russh::keys::ssh_key::private::Ed25519Keypair;
+use russh::keys::{HashAlg, PrivateKey};
+
+/// Where the key lives unless `--host-key` says otherwise: the user's data directory.
+pub fn default_path() -> PathBuf {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    data.join("attn-tutor").join("ssh_host_ed25519_key")
+}
+
+/// Reads the key at `path`, or makes one there (mode 0600) when there is none.
+pub fn load_or_create(path: &Path) -> anyhow::Result<(PrivateKey, bool)> {
+    if path.exists() {
+        let key = russh::keys::load_secret_key(path, None)
+            .with_context(|| format!("cannot read the host key {}", path.display()))?;
+        return Ok((key, false));
+    }
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed)
+        .map_err(|error| anyhow::anyhow!("no randomness for a host key: {error}"))?;
+    let key = PrivateKey::from(Ed25519Keypair::from_seed(&seed));
+    let text = key
+        .to_openssh(LineEnding::LF)
+        .context("cannot encode the new host key")?;
+    if let Some(folder) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder)
+            .with_context(|| format!("cannot create the folder {}", folder.display()))?;
+    }
+    write_private(path, text.as_bytes())
+        .with_context(|| format!("cannot write the host key {}", path.display()))?;
+    Ok((key, true))
+}
+
+/// A new file readable by its owner only; never replaces an existing one.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// The fingerprint students' ssh shows on first connection: `SHA256:…`.
+pub fn fingerprint(key: &PrivateKey) -> String {
+    key.public_key().fingerprint(HashAlg::Sha256).to_string()
+}
