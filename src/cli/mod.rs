@@ -111,6 +111,12 @@ pub enum Command {
         /// The most students connected at once.
         #[arg(long, default_value_t = 100, value_name = "N")]
         max_sessions: usize,
+        /// The most connections at once from one address (a classroom often shares one).
+        #[arg(long, default_value_t = 64, value_name = "N")]
+        per_address: usize,
+        /// Seconds a connection has to sign in.
+        #[arg(long, default_value_t = 20, value_name = "SECONDS")]
+        login_seconds: u64,
         /// Minutes without a key from a student before their session ends.
         #[arg(long, default_value_t = 30, value_name = "MINUTES")]
         idle_minutes: u64,
@@ -257,6 +263,8 @@ pub fn run(cli: Cli) -> ExitCode {
         password_file,
         authorized_keys,
         max_sessions,
+        per_address,
+        login_seconds,
         idle_minutes,
         log,
     }) = cli.command
@@ -270,6 +278,8 @@ pub fn run(cli: Cli) -> ExitCode {
                 password_file,
                 authorized_keys,
                 max_sessions,
+                per_address,
+                login_seconds,
                 idle_minutes,
                 log,
             },

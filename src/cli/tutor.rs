@@ -131,6 +131,8 @@ pub struct ServeArgs {
     pub password_file: Option<PathBuf>,
     pub authorized_keys: Option<PathBuf>,
     pub max_sessions: usize,
+    pub per_address: usize,
+    pub login_seconds: u64,
     pub idle_minutes: u64,
     pub log: Option<PathBuf>,
 }
@@ -172,6 +174,8 @@ pub fn serve(args: ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         host_key: args.host_key,
         access,
         max_sessions: args.max_sessions.max(1),
+        per_address: args.per_address.max(1),
+        login_deadline: std::time::Duration::from_secs(args.login_seconds.max(1)),
         idle_timeout: std::time::Duration::from_secs(args.idle_minutes.max(1) * 60),
     };
     match crate::serve::run(options, out) {

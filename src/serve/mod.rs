@@ -6,14 +6,15 @@ mod access;
 mod host_key;
 mod student;
 
-use std::net::SocketAddr;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use russh::server::Server as _;
+use russh::Disconnect;
 
 pub use access::Access;
 
@@ -28,6 +29,12 @@ pub struct ServeOptions {
     pub host_key: Option<PathBuf>,
     pub access: Access,
     pub max_sessions: usize,
+    /// Connections at once from one address: a classroom often shares one NAT address.
+    pub per_address: usize,
+    /// Time allowed from connecting to being signed in.
+    pub login_deadline: Duration,
+    /// Time without a key from the student before their session ends (keepalives do not
+    /// count).
     pub idle_timeout: Duration,
 }
 
@@ -37,25 +44,139 @@ pub struct Shared {
     access: Access,
     sessions: AtomicUsize,
     max_sessions: usize,
+    connections: Mutex<HashMap<IpAddr, usize>>,
+    per_address: usize,
 }
 
-#[derive(Clone)]
-struct Classroom {
+impl Shared {
+    /// Counts a new connection from `ip`, unless that address has too many already.
+    fn admit(self: &Arc<Shared>, ip: IpAddr) -> Option<Ticket> {
+        let mut connections = self.connections.lock().ok()?;
+        let count = connections.entry(ip).or_insert(0);
+        if *count >= self.per_address {
+            return None;
+        }
+        *count += 1;
+        Some(Ticket {
+            shared: Arc::clone(self),
+            ip,
+        })
+    }
+}
+
+/// One admitted connection; dropping it gives its place back.
+struct Ticket {
     shared: Arc<Shared>,
+    ip: IpAddr,
 }
 
-impl russh::server::Server for Classroom {
-    type Handler = Student;
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if let Ok(mut connections) = self.shared.connections.lock()
+            && let Some(count) = connections.get_mut(&self.ip)
+        {
+            *count -= 1;
+            if *count == 0 {
+                connections.remove(&self.ip);
+            }
+        }
+    }
+}
 
-    fn new_client(&mut self, peer: Option<SocketAddr>) -> Student {
-        tracing::info!(?peer, "connection");
-        Student::new(Arc::clone(&self.shared), peer)
+/// What the connection's watchdog needs to know of the session: signed in yet, and when the
+/// student last typed.
+#[derive(Debug)]
+pub struct Watch {
+    started: Instant,
+    signed_in: AtomicBool,
+    last_input_ms: AtomicU64,
+}
+
+impl Watch {
+    fn new() -> Watch {
+        Watch {
+            started: Instant::now(),
+            signed_in: AtomicBool::new(false),
+            last_input_ms: AtomicU64::new(0),
+        }
     }
 
-    fn handle_session_error(&mut self, error: <Student as russh::server::Handler>::Error) {
+    pub fn signed_in(&self) {
+        self.signed_in.store(true, Ordering::SeqCst);
+    }
+
+    pub fn input(&self) {
+        let now = self.started.elapsed().as_millis();
+        self.last_input_ms
+            .store(u64::try_from(now).unwrap_or(u64::MAX), Ordering::SeqCst);
+    }
+
+    fn idle_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last_input_ms.load(Ordering::SeqCst));
+        self.started.elapsed().saturating_sub(last)
+    }
+}
+
+/// One connection from accept to close: the SSH handshake within the login deadline, then the
+/// session, watched for the deadline and for idleness.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    ticket: Ticket,
+    config: Arc<russh::server::Config>,
+    limits: (Duration, Duration),
+) {
+    let (login_deadline, idle_timeout) = limits;
+    let _ticket = ticket;
+    let watch = Arc::new(Watch::new());
+    let student = Student::new(Arc::clone(&_ticket.shared), Some(peer), Arc::clone(&watch));
+    let started = russh::server::run_stream(config, stream, student);
+    let session = match tokio::time::timeout(login_deadline, started).await {
+        Ok(Ok(session)) => session,
+        Ok(Err(error)) => {
+            tracing::info!(%peer, %error, "handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::info!(%peer, "dropped: no SSH within the login deadline");
+            return;
+        }
+    };
+    let handle = session.handle();
+    let watchdog = tokio::spawn(async move {
+        tokio::time::sleep(login_deadline.saturating_sub(watch.started.elapsed())).await;
+        if !watch.signed_in.load(Ordering::SeqCst) {
+            tracing::info!(%peer, "dropped: not signed in within the login deadline");
+            let _ = handle
+                .disconnect(
+                    Disconnect::ByApplication,
+                    "sign-in took too long".to_string(),
+                    "en".to_string(),
+                )
+                .await;
+            return;
+        }
+        loop {
+            let idle = watch.idle_for();
+            if idle >= idle_timeout {
+                tracing::info!(%peer, "dropped: idle");
+                let _ = handle
+                    .disconnect(
+                        Disconnect::ByApplication,
+                        "no key pressed for too long; connect again to go on".to_string(),
+                        "en".to_string(),
+                    )
+                    .await;
+                return;
+            }
+            tokio::time::sleep(idle_timeout - idle).await;
+        }
+    });
+    if let Err(error) = session.await {
         // One student's broken connection ends only that session.
-        tracing::info!(%error, "a session ended with an error");
+        tracing::info!(%peer, %error, "session ended with an error");
     }
+    watchdog.abort();
 }
 
 /// Serves until the process is stopped. Prints where students connect before it starts.
@@ -73,7 +194,9 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         auth_rejection_time: Duration::from_secs(1),
         auth_rejection_time_initial: Some(Duration::ZERO),
         max_auth_attempts: 6,
-        inactivity_timeout: Some(options.idle_timeout),
+        // Idleness is judged by the student's own keys (see `connection`), not by traffic.
+        inactivity_timeout: None,
+        keepalive_interval: Some(Duration::from_secs(60)),
         nodelay: true,
         ..Default::default()
     };
@@ -107,17 +230,39 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         )?;
         out.flush()?;
         tracing::info!(%address, "serving");
-        let mut classroom = Classroom {
-            shared: Arc::new(Shared {
-                entries: options.entries,
-                access: options.access,
-                sessions: AtomicUsize::new(0),
-                max_sessions: options.max_sessions,
-            }),
-        };
-        classroom
-            .run_on_socket(Arc::new(config), &listener)
-            .await
-            .context("the server stopped")
+        let shared = Arc::new(Shared {
+            entries: options.entries,
+            access: options.access,
+            sessions: AtomicUsize::new(0),
+            max_sessions: options.max_sessions,
+            connections: Mutex::new(HashMap::new()),
+            per_address: options.per_address,
+        });
+        let config = Arc::new(config);
+        let limits = (options.login_deadline, options.idle_timeout);
+        loop {
+            let (stream, peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of file descriptors, say: wait a little rather than spin.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let Some(ticket) = shared.admit(peer.ip()) else {
+                tracing::warn!(%peer, "refused: too many connections from this address");
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            tracing::info!(%peer, "connection");
+            tokio::spawn(connection(
+                stream,
+                peer,
+                ticket,
+                Arc::clone(&config),
+                limits,
+            ));
+        }
     })
 }

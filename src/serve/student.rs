@@ -23,7 +23,7 @@ use crate::term::channel::{ChannelBackend, Outbox};
 use crate::term::{Painter, dispatch};
 use crate::ui::Theme;
 
-use super::Shared;
+use super::{Shared, Watch};
 
 /// The largest terminal a client may claim: bigger sizes are clamped, so a client cannot make
 /// the server allocate huge screen buffers.
@@ -43,6 +43,7 @@ pub struct Student {
     decoder: Decoder,
     /// Counted in the class's session total (released when the connection ends).
     counted: bool,
+    watch: Arc<Watch>,
 }
 
 /// The student's terminal, once they asked for a shell on a pty.
@@ -54,7 +55,7 @@ struct Screen {
 }
 
 impl Student {
-    pub fn new(shared: Arc<Shared>, peer: Option<SocketAddr>) -> Student {
+    pub fn new(shared: Arc<Shared>, peer: Option<SocketAddr>, watch: Arc<Watch>) -> Student {
         let app = App::new(shared.entries.clone(), None);
         Student {
             shared,
@@ -68,6 +69,7 @@ impl Student {
             screen: None,
             decoder: Decoder::new(),
             counted: false,
+            watch,
         }
     }
 
@@ -85,6 +87,8 @@ impl Student {
             .take(32)
             .collect();
         tracing::info!(student = %self.who(), how, "signed in");
+        self.watch.signed_in();
+        self.watch.input();
         Auth::Accept
     }
 
@@ -420,6 +424,7 @@ impl russh::server::Handler for Student {
         if self.screen.is_none() {
             return Ok(());
         }
+        self.watch.input();
         let mut events = self.decoder.feed(data);
         // A lone ESC in its own packet is the Escape key: a sequence starting with ESC
         // arrives in one packet from a real terminal.
