@@ -438,3 +438,19 @@ fn the_same_app_is_driven_from_raw_terminal_bytes_as_an_ssh_channel_delivers_the
     assert!(app.tutor.is_none());
     assert_eq!(app.picked, 1);
 }
+
+#[test]
+fn any_terminal_size_draws_without_panicking_from_nothing_to_the_largest_allowed() {
+    use attn_tutor::ui::{Theme, view};
+    let mut app = open("causal-cat-sat-mat");
+    for (width, height) in [(0, 0), (1, 1), (80, 0), (0, 24), (79, 23), (500, 200)] {
+        for step in 1..=7 {
+            update(&mut app, Action::GoToStep(step));
+            let backend = ratatui::backend::TestBackend::new(width, height);
+            let mut terminal = ratatui::Terminal::new(backend).unwrap();
+            terminal
+                .draw(|frame| view(frame, &app, &Theme::monochrome()))
+                .unwrap();
+        }
+    }
+}

@@ -450,3 +450,16 @@ fn clamped(columns: u32, rows: u32) -> Size {
     let rows = u16::try_from(rows).unwrap_or(u16::MAX).min(MAX_ROWS);
     Size::new(columns, rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_cannot_claim_a_terminal_bigger_than_the_server_draws() {
+        assert_eq!(clamped(65535, 65535), Size::new(MAX_COLUMNS, MAX_ROWS));
+        assert_eq!(clamped(u32::MAX, 7), Size::new(MAX_COLUMNS, 7));
+        assert_eq!(clamped(0, 0), Size::new(0, 0));
+        assert_eq!(clamped(80, 24), Size::new(80, 24));
+    }
+}
