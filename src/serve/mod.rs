@@ -90,6 +90,9 @@ pub struct Watch {
     started: Instant,
     signed_in: AtomicBool,
     last_input_ms: AtomicU64,
+    /// The student's tutor channel once it shows the tutor: a disconnect from outside must
+    /// first give the student their terminal back.
+    tutor_channel: Mutex<Option<russh::ChannelId>>,
 }
 
 impl Watch {
@@ -98,6 +101,13 @@ impl Watch {
             started: Instant::now(),
             signed_in: AtomicBool::new(false),
             last_input_ms: AtomicU64::new(0),
+            tutor_channel: Mutex::new(None),
+        }
+    }
+
+    pub fn showing_tutor(&self, channel: Option<russh::ChannelId>) {
+        if let Ok(mut tutor_channel) = self.tutor_channel.lock() {
+            *tutor_channel = channel;
         }
     }
 
@@ -115,6 +125,13 @@ impl Watch {
         let last = Duration::from_millis(self.last_input_ms.load(Ordering::SeqCst));
         self.started.elapsed().saturating_sub(last)
     }
+}
+
+/// Ends a connection from the server's side, saying why.
+async fn disconnect(handle: &russh::server::Handle, why: &str) {
+    let _ = handle
+        .disconnect(Disconnect::ByApplication, why.to_string(), "en".to_string())
+        .await;
 }
 
 /// One connection from accept to close: the SSH handshake within the login deadline, then the
@@ -147,26 +164,31 @@ async fn connection(
         tokio::time::sleep(login_deadline.saturating_sub(watch.started.elapsed())).await;
         if !watch.signed_in.load(Ordering::SeqCst) {
             tracing::info!(%peer, "dropped: not signed in within the login deadline");
-            let _ = handle
-                .disconnect(
-                    Disconnect::ByApplication,
-                    "sign-in took too long".to_string(),
-                    "en".to_string(),
-                )
-                .await;
+            disconnect(&handle, "sign-in took too long").await;
             return;
         }
         loop {
             let idle = watch.idle_for();
             if idle >= idle_timeout {
                 tracing::info!(%peer, "dropped: idle");
-                let _ = handle
-                    .disconnect(
-                        Disconnect::ByApplication,
-                        "no key pressed for too long; connect again to go on".to_string(),
-                        "en".to_string(),
-                    )
-                    .await;
+                let channel = watch.tutor_channel.lock().ok().and_then(|channel| *channel);
+                match channel {
+                    // Through the channel, in order: the terminal back, a word of why, and the
+                    // end of the session; ssh then closes the connection itself.
+                    Some(channel) => {
+                        let mut goodbye = student::restore_terminal();
+                        goodbye.extend_from_slice(
+                            b"attn-tutor: no key pressed for a while; connect again to go on\r\n",
+                        );
+                        let _ = handle.data(channel, goodbye).await;
+                        let _ = handle.exit_status_request(channel, 0).await;
+                        let _ = handle.eof(channel).await;
+                        let _ = handle.close(channel).await;
+                    }
+                    None => {
+                        disconnect(&handle, "no key pressed for too long; connect again").await;
+                    }
+                }
                 return;
             }
             tokio::time::sleep(idle_timeout - idle).await;

@@ -131,16 +131,9 @@ impl Student {
         let Some(channel) = self.channel else {
             return Ok(());
         };
-        if let Some(screen) = self.screen.take() {
-            let mut outbox = screen.outbox;
-            crossterm::queue!(
-                outbox,
-                DisableBracketedPaste,
-                DisableMouseCapture,
-                LeaveAlternateScreen,
-                Show
-            )?;
-            session.data(channel, outbox.take())?;
+        if self.screen.take().is_some() {
+            self.watch.showing_tutor(None);
+            session.data(channel, restore_terminal())?;
         }
         session.exit_status_request(channel, 0)?;
         session.eof(channel)?;
@@ -162,6 +155,20 @@ impl Drop for Student {
             self.shared.sessions.fetch_sub(1, Ordering::SeqCst);
         }
     }
+}
+
+/// What gives a student their terminal back as it was: normal screen, cursor, no mouse
+/// reporting, no bracketed paste.
+pub fn restore_terminal() -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let _ = crossterm::queue!(
+        bytes,
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        Show
+    );
+    bytes
 }
 
 /// A classroom session cannot write files on the server.
@@ -391,6 +398,7 @@ impl russh::server::Handler for Student {
             Hide
         )?;
         self.screen = Some(screen);
+        self.watch.showing_tutor(Some(channel));
         session.channel_success(channel)?;
         tracing::info!(student = %self.who(), %term, "tutor started");
         self.draw(session)

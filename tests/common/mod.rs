@@ -1,6 +1,8 @@
-//! Helpers shared by the command-line tests: the binary in a scratch folder, fixtures, and a
-//! real terminal for the color tests.
+//! Helpers shared by the command-line tests: the binary in a scratch folder, fixtures, a real
+//! terminal for the color tests, and a pseudo-terminal read through vt100 ([`pty`]).
 #![allow(dead_code)]
+
+pub mod pty;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
