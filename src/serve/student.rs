@@ -201,13 +201,13 @@ impl russh::server::Handler for Student {
 
     async fn auth_publickey_offered(
         &mut self,
-        _user: &str,
+        user: &str,
         offer: russh::server::PublicKeyOffer<'_>,
     ) -> Result<Auth, Self::Error> {
         Ok(if self.shared.access.allows_key(offer.public_key) {
             Auth::Accept
         } else {
-            self.try_again()
+            self.refused(user, "key not listed")
         })
     }
 
