@@ -88,42 +88,7 @@ pub enum Command {
     ///
     /// Students need nothing but ssh: `ssh -p 2222 NAME@HOST`. Choose who may join with
     /// exactly one of --open, --password-file or --authorized-keys.
-    #[command(group(clap::ArgGroup::new("access").required(true).args(["open", "password_file", "authorized_keys"])))]
-    Serve {
-        /// Address and port to listen on; use 0.0.0.0:2222 to let other machines join.
-        #[arg(long, default_value = "127.0.0.1:2222", value_name = "ADDR:PORT")]
-        listen: std::net::SocketAddr,
-        /// Also offer every *.toml lesson of this folder (repeatable).
-        #[arg(long, value_name = "DIR")]
-        lessons: Vec<PathBuf>,
-        /// The server's Ed25519 host key; made on first start (mode 0600) and reused.
-        #[arg(long, value_name = "FILE")]
-        host_key: Option<PathBuf>,
-        /// Let anyone join, with any name and no password.
-        #[arg(long)]
-        open: bool,
-        /// Students sign in with the join code on the first line of this file.
-        #[arg(long, value_name = "FILE")]
-        password_file: Option<PathBuf>,
-        /// Students sign in with a key listed in this OpenSSH authorized_keys file.
-        #[arg(long, value_name = "FILE")]
-        authorized_keys: Option<PathBuf>,
-        /// The most students connected at once.
-        #[arg(long, default_value_t = 100, value_name = "N")]
-        max_sessions: usize,
-        /// The most connections at once from one address (a classroom often shares one).
-        #[arg(long, default_value_t = 64, value_name = "N")]
-        per_address: usize,
-        /// Seconds a connection has to sign in.
-        #[arg(long, default_value_t = 20, value_name = "SECONDS")]
-        login_seconds: u64,
-        /// Minutes without a key from a student before their session ends.
-        #[arg(long, default_value_t = 30, value_name = "MINUTES")]
-        idle_minutes: u64,
-        /// Write the server log to this file instead of standard error.
-        #[arg(long, value_name = "FILE")]
-        log: Option<PathBuf>,
-    },
+    Serve(ServeArgs),
     /// Print a shell completion script, e.g. `attn-tutor completions bash > attn-tutor.bash`.
     Completions {
         #[arg(value_enum)]
@@ -131,6 +96,46 @@ pub enum Command {
     },
     /// Print the man page (roff), e.g. `attn-tutor man > attn-tutor.1`.
     Man,
+}
+
+/// `serve`'s options. Exactly one of --open, --password-file and --authorized-keys says who may
+/// join.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("access").required(true).args(["open", "password_file", "authorized_keys"])))]
+pub struct ServeArgs {
+    /// Address and port to listen on; use 0.0.0.0:2222 to let other machines join.
+    #[arg(long, default_value = "127.0.0.1:2222", value_name = "ADDR:PORT")]
+    pub listen: std::net::SocketAddr,
+    /// Also offer every *.toml lesson of this folder (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub lessons: Vec<PathBuf>,
+    /// The server's Ed25519 host key; made on first start (mode 0600) and reused.
+    #[arg(long, value_name = "FILE")]
+    pub host_key: Option<PathBuf>,
+    /// Let anyone join, with any name and no password.
+    #[arg(long)]
+    pub open: bool,
+    /// Students sign in with the join code on the first line of this file.
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// Students sign in with a key listed in this OpenSSH authorized_keys file.
+    #[arg(long, value_name = "FILE")]
+    pub authorized_keys: Option<PathBuf>,
+    /// The most students connected at once.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub max_sessions: usize,
+    /// The most connections at once from one address (a classroom often shares one).
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub per_address: usize,
+    /// Seconds a connection has to sign in.
+    #[arg(long, default_value_t = 20, value_name = "SECONDS")]
+    pub login_seconds: u64,
+    /// Minutes without a key from a student before their session ends.
+    #[arg(long, default_value_t = 30, value_name = "MINUTES")]
+    pub idle_minutes: u64,
+    /// Write the server log to this file instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -255,37 +260,9 @@ pub fn run(cli: Cli) -> ExitCode {
         );
         return ExitCode::from(code);
     }
-    if let Some(Command::Serve {
-        listen,
-        lessons,
-        host_key,
-        open: _,
-        password_file,
-        authorized_keys,
-        max_sessions,
-        per_address,
-        login_seconds,
-        idle_minutes,
-        log,
-    }) = cli.command
-    {
+    if let Some(Command::Serve(args)) = cli.command {
         // The server's threads log to stderr: no lock may be held while it runs.
-        let code = tutor::serve(
-            tutor::ServeArgs {
-                listen,
-                lessons,
-                host_key,
-                password_file,
-                authorized_keys,
-                max_sessions,
-                per_address,
-                login_seconds,
-                idle_minutes,
-                log,
-            },
-            &mut std::io::stdout(),
-            &mut std::io::stderr(),
-        );
+        let code = tutor::serve(args, &mut std::io::stdout(), &mut std::io::stderr());
         return ExitCode::from(code);
     }
     let mut stdout = std::io::stdout().lock();
@@ -312,7 +289,7 @@ pub fn run(cli: Cli) -> ExitCode {
             write::freeze(&lesson, &output, color, &mut stdout, &mut stderr)
         }
         // Handled above, without holding the stdout and stderr locks.
-        Some(Command::Serve { .. }) => status::OK,
+        Some(Command::Serve(_)) => status::OK,
         Some(Command::Completions { shell }) => {
             // clap_complete panics when its writer fails (a closed pipe), so it writes to memory.
             let mut script = Vec::new();

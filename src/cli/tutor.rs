@@ -10,7 +10,7 @@ use crate::serve::{Access, ServeOptions};
 use crate::term;
 use crate::ui::Theme;
 
-use super::status;
+use super::{ServeArgs, status};
 
 pub fn run(
     lesson: Option<&str>,
@@ -20,27 +20,9 @@ pub fn run(
     color: bool,
     err: &mut dyn Write,
 ) -> u8 {
-    let mut entries = App::builtin_entries();
-    for folder in folders {
-        match lessons_in(folder) {
-            // The picker names a file by its name; its folder is in the details.
-            Ok(paths) => entries.extend(paths.into_iter().map(|path| PickerEntry {
-                name: path.file_name().map_or_else(
-                    || path.display().to_string(),
-                    |name| name.to_string_lossy().into_owned(),
-                ),
-                lesson: load_file(&path),
-            })),
-            Err(error) => {
-                let _ = writeln!(
-                    err,
-                    "error: cannot read the lesson folder {}: {error}",
-                    folder.display()
-                );
-                return status::INVALID;
-            }
-        }
-    }
+    let Some(mut entries) = picker_entries(folders, err) else {
+        return status::INVALID;
+    };
     let open = match lesson {
         None => None,
         Some(spec) => match load(spec) {
@@ -121,20 +103,6 @@ fn picker_entries(folders: &[PathBuf], err: &mut dyn Write) -> Option<Vec<Picker
         }
     }
     Some(entries)
-}
-
-/// `serve`'s command-line arguments (the access choice is checked by clap).
-pub struct ServeArgs {
-    pub listen: std::net::SocketAddr,
-    pub lessons: Vec<PathBuf>,
-    pub host_key: Option<PathBuf>,
-    pub password_file: Option<PathBuf>,
-    pub authorized_keys: Option<PathBuf>,
-    pub max_sessions: usize,
-    pub per_address: usize,
-    pub login_seconds: u64,
-    pub idle_minutes: u64,
-    pub log: Option<PathBuf>,
 }
 
 pub fn serve(args: ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {

@@ -288,17 +288,21 @@ fn table_number_width(tutor: &Tutor) -> usize {
 /// Bar chart columns in the softmax table.
 const BAR_WIDTH: usize = 12;
 
-/// The softmax table's width without its bars: labels and three numbers.
-fn softmax_table_base(tutor: &Tutor) -> u16 {
-    let label = tutor
+/// Columns of the softmax table's key labels: the widest token, at least "key".
+fn table_label_width(tutor: &Tutor) -> usize {
+    tutor
         .lesson
         .tokens
         .iter()
         .map(|t| columns(t))
         .max()
         .unwrap_or(3)
-        .max(3);
-    (label + 3 * (table_number_width(tutor) + 1)) as u16
+        .max(3)
+}
+
+/// The softmax table's width without its bars: labels and three numbers.
+fn softmax_table_base(tutor: &Tutor) -> u16 {
+    (table_label_width(tutor) + 3 * (table_number_width(tutor) + 1)) as u16
 }
 
 /// The selected row of the softmax, one line per key: the score, its exp, the quotient, a bar.
@@ -317,14 +321,7 @@ fn softmax_table(
         return;
     };
     let decimals = table_decimals(tutor);
-    let label_width = tutor
-        .lesson
-        .tokens
-        .iter()
-        .map(|t| columns(t))
-        .max()
-        .unwrap_or(3)
-        .max(3);
+    let label_width = table_label_width(tutor);
     let number_width = table_number_width(tutor);
     let number = |value: f64| format!("{:>number_width$}", format_fixed(value, decimals));
     let selected_key = tutor.selected_cell().map(|cell| cell.col);
