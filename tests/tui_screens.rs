@@ -1,7 +1,7 @@
 //! Snapshot tests of what the tutor draws: every step of every built-in lesson at 80×24 and
 //! 120×40 (with a mask of the cursor, operand and changed-cell highlighting at 80×24), the picker,
-//! help, the edit prompt and its errors, a broken lesson, the too-small screen, and a check that
-//! the color theme paints the weights as a heatmap.
+//! help, the edit prompt and its errors, a broken lesson, the too-small screen, the classroom's
+//! status line, and a check that the color theme paints the weights as a heatmap.
 
 use attn_tutor::app::{Action, App, PickerEntry, update};
 use attn_tutor::attention::MatrixName;
@@ -221,6 +221,44 @@ fn help_over_a_lesson() {
     update(&mut app, Action::ToggleHelp);
     let buffer = draw(&app, &Theme::monochrome(), 80, 24);
     insta::assert_snapshot!("cat-sleeps_help_80x24", text_and_mask(&buffer));
+}
+
+/// The bottom line of a drawn screen.
+fn last_line(buffer: &Buffer) -> String {
+    text(buffer).lines().last().unwrap_or("").to_string()
+}
+
+#[test]
+fn in_a_classroom_the_status_line_says_following_free_or_locked() {
+    use attn_tutor::app::{Classroom, Follow};
+    let mut lines = Vec::new();
+    for follow in [Follow::Following, Follow::Free, Follow::Locked] {
+        let mut app = open(lesson_index("cat-sleeps"));
+        app.classroom = Some(Classroom::Student {
+            follow,
+            latest: None,
+        });
+        lines.push(last_line(&draw(&app, &Theme::monochrome(), 80, 24)));
+    }
+    insta::assert_snapshot!("classroom_student_status_80x24", lines.join("\n"));
+}
+
+#[test]
+fn the_presenters_status_line_counts_the_students_who_follow() {
+    use attn_tutor::app::{Audience, Classroom};
+    let mut app = open(lesson_index("cat-sleeps"));
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience {
+            connected: 12,
+            following: 9,
+        },
+        join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+    });
+    let on_lesson = last_line(&draw(&app, &Theme::monochrome(), 80, 24));
+    update(&mut app, Action::ToggleHelp);
+    let help = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("classroom_presenter_status_80x24", on_lesson);
+    insta::assert_snapshot!("classroom_presenter_help_80x24", text(&help));
 }
 
 #[test]

@@ -3,7 +3,11 @@
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use crate::attention::MatrixName;
+
+use super::classroom::{Audience, Presented};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -58,6 +62,13 @@ pub enum Action {
     Back,
     Quit,
     ToggleHelp,
+    // A classroom.
+    /// `f`: a student goes free, or follows the presenter again.
+    ToggleFollow,
+    /// The presenter's screen changed (sent to every student's app).
+    Presenter(Arc<Presented>),
+    /// The count of students changed (sent to the presenter's app).
+    Audience(Audience),
     /// The outcome of an `Effect::Save`, reported by whoever carried it out.
     Saved(Result<PathBuf, SaveFailure>),
 }

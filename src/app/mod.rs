@@ -5,6 +5,7 @@
 //! SSH channel and in tests.
 
 mod action;
+mod classroom;
 mod history;
 mod screens;
 mod tutor;
@@ -14,6 +15,7 @@ mod update;
 use std::path::PathBuf;
 
 pub use action::{Action, Direction, Effect, SaveFailure};
+pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::Change;
 pub use screens::{panels, rows_are_tokens, steps};
 pub use tutor::{Cursor, Tutor};
@@ -43,6 +45,8 @@ pub struct App {
     /// Where to go once a save asked for on the way out has succeeded.
     pub after_save: Option<Leave>,
     pub quit: bool,
+    /// The app's place in a classroom led by a presenter, if it is in one.
+    pub classroom: Option<Classroom>,
 }
 
 /// What sits on top of the screen and takes the keys.
@@ -119,6 +123,7 @@ impl App {
             status: None,
             after_save: None,
             quit: false,
+            classroom: None,
         };
         if open.is_some() {
             update(&mut app, Action::Open);

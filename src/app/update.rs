@@ -6,6 +6,7 @@ use crate::attention::{Cell, MatrixName, Step};
 use crate::lesson::{InputMatrix, Mask, lesson_to_toml};
 
 use super::action::{Action, Direction, Effect, SaveFailure};
+use super::classroom;
 use super::history::Change;
 use super::screens;
 use super::tutor::{Cursor, Tutor};
@@ -18,9 +19,16 @@ const MAX_INPUT_CHARS: usize = 256;
 /// Applies one Action. Returns what the caller must do outside the app (save a file) and report
 /// back with `Action::Saved`.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
-    if !matches!(action, Action::Saved(_)) {
+    // What others do (a save finishing, the presenter moving) leaves the learner's message.
+    if !matches!(
+        action,
+        Action::Saved(_) | Action::Presenter(_) | Action::Audience(_)
+    ) {
         app.status = None;
     }
+    let Some(action) = classroom::intercept(app, action) else {
+        return Vec::new();
+    };
     match app.overlay.clone() {
         Overlay::Help => {
             match action {

@@ -133,9 +133,18 @@ pub struct ServeArgs {
     /// Minutes without a key from a student before their session ends.
     #[arg(long, default_value_t = 30, value_name = "MINUTES")]
     pub idle_minutes: u64,
-    /// Write the server log to this file instead of standard error.
+    /// Write the server log to this file instead of standard error (with --present, the
+    /// log is kept only when this is given: the terminal shows the tutor).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Run the tutor in this terminal as the presenter: students follow its lesson, step,
+    /// cell and edits, and press f to go free.
+    #[arg(long)]
+    pub present: bool,
+    /// With --present: keep students on the presenter's screen (they can still move their
+    /// own cursor to look at a cell).
+    #[arg(long, requires = "present")]
+    pub lock: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -262,7 +271,12 @@ pub fn run(cli: Cli) -> ExitCode {
     }
     if let Some(Command::Serve(args)) = cli.command {
         // The server's threads log to stderr: no lock may be held while it runs.
-        let code = tutor::serve(args, &mut std::io::stdout(), &mut std::io::stderr());
+        let code = tutor::serve(
+            args,
+            cli.no_color,
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        );
         return ExitCode::from(code);
     }
     let mut stdout = std::io::stdout().lock();

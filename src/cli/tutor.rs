@@ -105,10 +105,18 @@ fn picker_entries(folders: &[PathBuf], err: &mut dyn Write) -> Option<Vec<Picker
     Some(entries)
 }
 
-pub fn serve(args: ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let Some(entries) = picker_entries(&args.lessons, err) else {
         return status::INVALID;
     };
+    if args.present && (!std::io::stdout().is_terminal() || !std::io::stdin().is_terminal()) {
+        let _ = writeln!(
+            err,
+            "error: --present runs the tutor in this terminal, and this is not a terminal\n\
+             help: leave out --present to serve students only"
+        );
+        return status::INVALID;
+    }
     let access = match (&args.password_file, &args.authorized_keys) {
         (Some(file), _) => Access::password_file(file),
         (None, Some(file)) => Access::authorized_keys(file),
@@ -123,6 +131,8 @@ pub fn serve(args: ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     };
     let logged = match &args.log {
         Some(path) => start_log(path),
+        // The presenter's terminal shows the tutor: a log there would scribble over it.
+        None if args.present => Ok(()),
         None => {
             let _ = tracing_subscriber::fmt()
                 .with_writer(std::io::stderr)
@@ -145,9 +155,12 @@ pub fn serve(args: ServeArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         per_address: args.per_address.max(1),
         login_deadline: std::time::Duration::from_secs(args.login_seconds.max(1)),
         idle_timeout: std::time::Duration::from_secs(args.idle_minutes.max(1) * 60),
+        present: args.present.then(|| Theme::from_env(no_color)),
+        lock: args.lock,
     };
     match crate::serve::run(options, out) {
-        Ok(()) => status::OK,
+        Ok(None) => status::OK,
+        Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),
         Err(error) => {
             let _ = writeln!(err, "error: {error:#}");
             status::INVALID

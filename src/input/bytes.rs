@@ -81,6 +81,11 @@ impl Decoder {
         }
     }
 
+    /// Whether a lone ESC is waiting: the Escape key, unless the rest of a sequence follows.
+    pub fn waiting_on_escape(&self) -> bool {
+        self.paste.is_none() && self.pending == b"\x1b"
+    }
+
     /// Called when no bytes came for a moment: a lone ESC waiting to see whether a sequence
     /// follows is the Escape key after all.
     pub fn flush(&mut self) -> Vec<Event> {

@@ -31,6 +31,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("r", "re-roll a generated (random) matrix"),
     ("w", "save the edited lesson as a new file"),
     ("Shift-↑ Shift-↓  wheel", "scroll the narration"),
+    ("f", "in a classroom: go free, or follow again"),
     ("?", "this help"),
     ("q  Esc", "back to the lessons; q there quits"),
     ("Ctrl-c", "quit"),
@@ -89,6 +90,7 @@ fn picker_key(key: KeyEvent) -> Option<Action> {
         KeyCode::End => Action::LastStep,
         KeyCode::Char('q') | KeyCode::Esc => Action::Back,
         KeyCode::Char('?') => Action::ToggleHelp,
+        KeyCode::Char('f') => Action::ToggleFollow,
         _ => return None,
     })
 }
@@ -119,6 +121,7 @@ fn tutor_key(key: KeyEvent, control: bool) -> Option<Action> {
         KeyCode::Char('r') => Action::Reroll,
         KeyCode::Char('w') => Action::Save,
         KeyCode::Char('?') => Action::ToggleHelp,
+        KeyCode::Char('f') => Action::ToggleFollow,
         KeyCode::Char('q') | KeyCode::Esc => Action::Back,
         _ => return None,
     })

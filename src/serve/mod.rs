@@ -4,6 +4,7 @@
 
 mod access;
 mod host_key;
+mod session;
 mod student;
 
 use std::collections::HashMap;
@@ -18,7 +19,9 @@ use russh::Disconnect;
 
 pub use access::Access;
 
-use crate::app::PickerEntry;
+use crate::app::{Action, App, Audience, Classroom, PickerEntry, Presented, update};
+use crate::ui::Theme;
+use session::{Ending, Mailbox};
 use student::Student;
 
 /// What `serve` was asked to do.
@@ -36,6 +39,10 @@ pub struct ServeOptions {
     /// Time without a key from the student before their session ends (keepalives do not
     /// count).
     pub idle_timeout: Duration,
+    /// Run the tutor in this terminal as the presenter, whom students follow.
+    pub present: Option<Theme>,
+    /// Keep students on the presenter's screen.
+    pub lock: bool,
 }
 
 /// What every student's connection shares.
@@ -46,6 +53,13 @@ pub struct Shared {
     max_sessions: usize,
     connections: Mutex<HashMap<IpAddr, usize>>,
     per_address: usize,
+    /// The presenter's screen, when the class has a presenter.
+    presenter: Option<tokio::sync::watch::Receiver<Arc<Presented>>>,
+    lock: bool,
+    /// Students whose screen follows the presenter's.
+    following: AtomicUsize,
+    /// Becomes true when the server stops: every session says goodbye.
+    class_over: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Shared {
@@ -90,9 +104,9 @@ pub struct Watch {
     started: Instant,
     signed_in: AtomicBool,
     last_input_ms: AtomicU64,
-    /// The student's tutor channel once it shows the tutor: a disconnect from outside must
-    /// first give the student their terminal back.
-    tutor_channel: Mutex<Option<russh::ChannelId>>,
+    /// The student's tutor once it runs: ending the session from outside goes through it, so
+    /// the student first gets their terminal back.
+    tutor: Mutex<Option<Arc<Mailbox>>>,
 }
 
 impl Watch {
@@ -101,13 +115,13 @@ impl Watch {
             started: Instant::now(),
             signed_in: AtomicBool::new(false),
             last_input_ms: AtomicU64::new(0),
-            tutor_channel: Mutex::new(None),
+            tutor: Mutex::new(None),
         }
     }
 
-    pub fn showing_tutor(&self, channel: Option<russh::ChannelId>) {
-        if let Ok(mut tutor_channel) = self.tutor_channel.lock() {
-            *tutor_channel = channel;
+    pub fn showing_tutor(&self, mailbox: Option<Arc<Mailbox>>) {
+        if let Ok(mut tutor) = self.tutor.lock() {
+            *tutor = mailbox;
         }
     }
 
@@ -171,24 +185,14 @@ async fn connection(
             let idle = watch.idle_for();
             if idle >= idle_timeout {
                 tracing::info!(%peer, "dropped: idle");
-                let channel = watch.tutor_channel.lock().ok().and_then(|channel| *channel);
-                match channel {
-                    // Through the channel, in order: the terminal back, a word of why, and the
-                    // end of the session; ssh then closes the connection itself.
-                    Some(channel) => {
-                        let mut goodbye = student::restore_terminal();
-                        goodbye.extend_from_slice(
-                            b"attn-tutor: no key pressed for a while; connect again to go on\r\n",
-                        );
-                        let _ = handle.data(channel, goodbye).await;
-                        let _ = handle.exit_status_request(channel, 0).await;
-                        let _ = handle.eof(channel).await;
-                        let _ = handle.close(channel).await;
-                    }
-                    None => {
-                        disconnect(&handle, "no key pressed for too long; connect again").await;
-                    }
+                let tutor = watch.tutor.lock().ok().and_then(|tutor| tutor.clone());
+                if let Some(tutor) = tutor {
+                    // The tutor restores the student's terminal and says why; a client that
+                    // does not read even that is cut off a little later.
+                    tutor.end(Ending::Idle);
+                    tokio::time::sleep(Duration::from_secs(5)).await;
                 }
+                disconnect(&handle, "no key pressed for too long; connect again").await;
                 return;
             }
             tokio::time::sleep(idle_timeout - idle).await;
@@ -201,8 +205,10 @@ async fn connection(
     watchdog.abort();
 }
 
-/// Serves until the process is stopped. Prints where students connect before it starts.
-pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Result<()> {
+/// Serves until the process is stopped (or, with a presenter, until the presenter quits), then
+/// sends every student home with their terminal restored. Prints where students connect
+/// before it starts. Returns the signal that stopped it, if one did.
+pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Option<i32>> {
     let key_path = options
         .host_key
         .clone()
@@ -227,64 +233,153 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(options.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", options.listen))?;
-        let address = listener.local_addr()?;
-        let host = if address.ip().is_unspecified() {
-            "THIS-MACHINE".to_string()
-        } else {
-            address.ip().to_string()
-        };
-        writeln!(out, "attn-tutor classroom listening on {address}")?;
-        writeln!(out, "access: {}", options.access.describe())?;
-        writeln!(
-            out,
-            "host key {fingerprint} ({}{})",
-            key_path.display(),
-            if created { ", new" } else { "" }
-        )?;
-        writeln!(
-            out,
-            "students connect with:  ssh -p {} NAME@{host}",
-            address.port()
-        )?;
-        out.flush()?;
-        tracing::info!(%address, "serving");
-        let shared = Arc::new(Shared {
-            entries: options.entries,
-            access: options.access,
-            sessions: AtomicUsize::new(0),
-            max_sessions: options.max_sessions,
-            connections: Mutex::new(HashMap::new()),
-            per_address: options.per_address,
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(options.listen))
+        .with_context(|| format!("cannot listen on {}", options.listen))?;
+    let address = listener.local_addr()?;
+    let host = if address.ip().is_unspecified() {
+        "THIS-MACHINE".to_string()
+    } else {
+        address.ip().to_string()
+    };
+    let join = format!("ssh -p {} NAME@{host}", address.port());
+    writeln!(out, "attn-tutor classroom listening on {address}")?;
+    writeln!(out, "access: {}", options.access.describe())?;
+    writeln!(
+        out,
+        "host key {fingerprint} ({}{})",
+        key_path.display(),
+        if created { ", new" } else { "" }
+    )?;
+    writeln!(out, "students connect with:  {join}")?;
+    out.flush()?;
+    tracing::info!(%address, "serving");
+
+    let (class_over, class_over_receiver) = tokio::sync::watch::channel(false);
+    let presenter_app = options.present.map(|theme| {
+        let mut app = App::new(options.entries.clone(), None);
+        app.classroom = Some(Classroom::Presenter {
+            audience: Audience::default(),
+            join: join.clone(),
         });
-        let config = Arc::new(config);
-        let limits = (options.login_deadline, options.idle_timeout);
-        loop {
-            let (stream, peer) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Out of file descriptors, say: wait a little rather than spin.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            };
-            let Some(ticket) = shared.admit(peer.ip()) else {
-                tracing::warn!(%peer, "refused: too many connections from this address");
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            tracing::info!(%peer, "connection");
-            tokio::spawn(connection(
-                stream,
-                peer,
-                ticket,
-                Arc::clone(&config),
-                limits,
-            ));
+        app.status = Some(crate::app::Status::info(format!(
+            "Presenting: students join with  {join}"
+        )));
+        (app, theme)
+    });
+    let presenter_channel = presenter_app
+        .as_ref()
+        .map(|(app, _)| tokio::sync::watch::channel(Arc::new(Presented::of(app, 0))));
+    let shared = Arc::new(Shared {
+        entries: options.entries,
+        access: options.access,
+        sessions: AtomicUsize::new(0),
+        max_sessions: options.max_sessions,
+        connections: Mutex::new(HashMap::new()),
+        per_address: options.per_address,
+        presenter: presenter_channel
+            .as_ref()
+            .map(|(_, receiver)| receiver.clone()),
+        lock: options.lock,
+        following: AtomicUsize::new(0),
+        class_over: class_over_receiver,
+    });
+    let limits = (options.login_deadline, options.idle_timeout);
+    runtime.spawn(accept(
+        listener,
+        Arc::clone(&shared),
+        Arc::new(config),
+        limits,
+    ));
+
+    let stopped_by = match (presenter_app, presenter_channel) {
+        (Some((app, theme)), Some((screen, _))) => present(app, theme, &shared, screen)?,
+        _ => runtime.block_on(stop_signal())?,
+    };
+    tracing::info!(signal = ?stopped_by, "the class is over");
+    let _ = class_over.send(true);
+    // Each session restores its student's terminal and closes; give them a moment.
+    runtime.block_on(async {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while shared.sessions.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-    })
+    });
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    Ok(stopped_by)
+}
+
+/// Accepts connections for as long as the server runs.
+async fn accept(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    config: Arc<russh::server::Config>,
+    limits: (Duration, Duration),
+) {
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // Out of file descriptors, say: wait a little rather than spin.
+                tracing::warn!(%error, "accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Some(ticket) = shared.admit(peer.ip()) else {
+            tracing::warn!(%peer, "refused: too many connections from this address");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        tracing::info!(%peer, "connection");
+        tokio::spawn(connection(
+            stream,
+            peer,
+            ticket,
+            Arc::clone(&config),
+            limits,
+        ));
+    }
+}
+
+/// Waits for SIGTERM, SIGINT or SIGHUP; returns which came.
+async fn stop_signal() -> anyhow::Result<Option<i32>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    Ok(Some(tokio::select! {
+        _ = terminate.recv() => signal_hook::consts::SIGTERM,
+        _ = interrupt.recv() => signal_hook::consts::SIGINT,
+        _ = hangup.recv() => signal_hook::consts::SIGHUP,
+    }))
+}
+
+/// The presenter's tutor in this terminal. Every change of its screen goes to the students;
+/// the count of students comes back to its status line.
+fn present(
+    app: App,
+    theme: Theme,
+    shared: &Shared,
+    screen: tokio::sync::watch::Sender<Arc<Presented>>,
+) -> anyhow::Result<Option<i32>> {
+    let mut version = 0;
+    let mut shown = Audience::default();
+    let mut between_keys = |app: &mut App, acted: bool| {
+        if acted {
+            version += 1;
+            screen.send_replace(Arc::new(Presented::of(app, version)));
+        }
+        let audience = Audience {
+            connected: shared.sessions.load(Ordering::SeqCst),
+            following: shared.following.load(Ordering::SeqCst),
+        };
+        let changed = audience != shown;
+        if changed {
+            shown = audience;
+            update(app, Action::Audience(audience));
+        }
+        changed
+    };
+    crate::term::local::run_with(app, theme, &mut between_keys)
 }

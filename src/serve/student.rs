@@ -1,28 +1,24 @@
-//! One student's connection: their own app, drawn into their SSH channel. Everything that is
-//! not the tutor in a terminal (exec, sftp, forwarding, agent, X11) is refused with a reply.
+//! One student's connection as SSH sees it: sign-in, the channel and its requests. Their tutor
+//! runs in its own task (`session`), fed through a mailbox. Everything that is not the tutor
+//! in a terminal (exec, sftp, forwarding, agent, X11) is refused with a reply.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crossterm::cursor::{Hide, Show};
-use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-};
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
-use ratatui::layout::{Rect, Size};
-use ratatui::{Terminal, TerminalOptions, Viewport};
+use crossterm::cursor::Show;
+use crossterm::event::{DisableBracketedPaste, DisableMouseCapture};
+use crossterm::terminal::LeaveAlternateScreen;
+use ratatui::layout::Size;
 use russh::keys::PublicKey;
 use russh::server::{Auth, ChannelOpenHandle, Msg, Session};
-use russh::{Channel, ChannelId, ChannelOpenFailure, Pty};
+use russh::{Channel, ChannelId, ChannelOpenFailure, ChannelWriteHalf, Pty};
+use tokio::sync::watch;
 
-use crate::app::{Action, App, SaveFailure};
-use crate::input::action_for;
-use crate::input::bytes::Decoder;
-use crate::term::channel::{ChannelBackend, Outbox};
-use crate::term::{Painter, dispatch};
+use crate::app::{Action, SaveFailure};
 use crate::ui::Theme;
 
+use super::session::{self, Mailbox};
 use super::{Shared, Watch};
 
 /// The largest terminal a client may claim: bigger sizes are clamped, so a client cannot make
@@ -35,39 +31,33 @@ pub struct Student {
     peer: Option<SocketAddr>,
     name: String,
     channel: Option<ChannelId>,
+    /// Where the tutor's frames go, until its session task takes it.
+    writer: Option<ChannelWriteHalf<Msg>>,
     size: Size,
     term: Option<String>,
     colorterm: Option<String>,
-    app: App,
-    screen: Option<Screen>,
-    decoder: Decoder,
+    /// The running tutor's inbox, once the student's terminal is up.
+    mailbox: Option<Arc<Mailbox>>,
+    /// Dropped with the connection, which tells the tutor's task to stop.
+    alive: watch::Sender<()>,
     /// Counted in the class's session total (released when the connection ends).
     counted: bool,
     watch: Arc<Watch>,
 }
 
-/// The student's terminal, once they asked for a shell on a pty.
-struct Screen {
-    terminal: Terminal<ChannelBackend>,
-    outbox: Outbox,
-    painter: Painter,
-    theme: Theme,
-}
-
 impl Student {
     pub fn new(shared: Arc<Shared>, peer: Option<SocketAddr>, watch: Arc<Watch>) -> Student {
-        let app = App::new(shared.entries.clone(), None);
         Student {
             shared,
             peer,
             name: String::new(),
             channel: None,
+            writer: None,
             size: Size::new(80, 24),
             term: None,
             colorterm: None,
-            app,
-            screen: None,
-            decoder: Decoder::new(),
+            mailbox: None,
+            alive: watch::channel(()).0,
             counted: false,
             watch,
         }
@@ -111,37 +101,6 @@ impl Student {
         }
     }
 
-    /// Draws the app and sends what changed.
-    fn draw(&mut self, session: &mut Session) -> anyhow::Result<()> {
-        let (Some(channel), Some(screen)) = (self.channel, self.screen.as_mut()) else {
-            return Ok(());
-        };
-        screen
-            .painter
-            .draw(&mut screen.terminal, &self.app, &screen.theme)?;
-        let bytes = screen.outbox.take();
-        if !bytes.is_empty() {
-            session.data(channel, bytes)?;
-        }
-        Ok(())
-    }
-
-    /// Leaves the student's terminal as it was and ends the session.
-    fn finish(&mut self, session: &mut Session) -> anyhow::Result<()> {
-        let Some(channel) = self.channel else {
-            return Ok(());
-        };
-        if self.screen.take().is_some() {
-            self.watch.showing_tutor(None);
-            session.data(channel, restore_terminal())?;
-        }
-        session.exit_status_request(channel, 0)?;
-        session.eof(channel)?;
-        session.close(channel)?;
-        tracing::info!(student = %self.who(), "left");
-        Ok(())
-    }
-
     fn refuse(&self, channel: ChannelId, session: &mut Session, what: &str) -> anyhow::Result<()> {
         tracing::info!(student = %self.who(), what, "refused");
         session.channel_failure(channel)?;
@@ -172,7 +131,7 @@ pub fn restore_terminal() -> Vec<u8> {
 }
 
 /// A classroom session cannot write files on the server.
-fn refuse_save(_: &crate::app::Effect) -> Action {
+pub fn refuse_save(_: &crate::app::Effect) -> Action {
     Action::Saved(Err(SaveFailure::NotAllowed(
         "a classroom session cannot write files on the server; `attn-tutor show` or your own \
          copy of attn-tutor can keep your lesson"
@@ -243,6 +202,10 @@ impl russh::server::Handler for Student {
         }
         self.counted = true;
         self.channel = Some(channel.id());
+        // Only the writing half is kept: input comes to the handler's `data`, and an unread
+        // reading half would fill up and stall the connection.
+        let (_, writer) = channel.split();
+        self.writer = Some(writer);
         reply.accept().await;
         Ok(())
     }
@@ -375,33 +338,25 @@ impl russh::server::Handler for Student {
             session.close(channel)?;
             return Ok(());
         };
-        let outbox = Outbox::default();
-        let backend = ChannelBackend::new(outbox.clone(), self.size);
-        let terminal = Terminal::with_options(
-            backend,
-            TerminalOptions {
-                viewport: Viewport::Fixed(Rect::new(0, 0, self.size.width, self.size.height)),
-            },
-        )?;
-        let theme = Theme::detect(false, self.colorterm.as_deref(), Some(&term));
-        let mut screen = Screen {
-            terminal,
-            outbox,
-            painter: Painter::default(),
-            theme,
+        let Some(writer) = self.writer.take() else {
+            session.channel_failure(channel)?;
+            return Ok(());
         };
-        crossterm::queue!(
-            screen.outbox,
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste,
-            Hide
-        )?;
-        self.screen = Some(screen);
-        self.watch.showing_tutor(Some(channel));
+        let mailbox = Arc::new(Mailbox::default());
+        self.mailbox = Some(Arc::clone(&mailbox));
+        self.watch.showing_tutor(Some(Arc::clone(&mailbox)));
         session.channel_success(channel)?;
         tracing::info!(student = %self.who(), %term, "tutor started");
-        self.draw(session)
+        tokio::spawn(session::run(session::Start {
+            shared: Arc::clone(&self.shared),
+            who: self.who(),
+            size: self.size,
+            theme: Theme::detect(false, self.colorterm.as_deref(), Some(&term)),
+            writer,
+            mailbox,
+            connection: self.alive.subscribe(),
+        }));
+        Ok(())
     }
 
     async fn window_change_request(
@@ -411,44 +366,29 @@ impl russh::server::Handler for Student {
         rows: u32,
         _pixel_width: u32,
         _pixel_height: u32,
-        session: &mut Session,
+        _session: &mut Session,
     ) -> Result<(), Self::Error> {
         self.size = clamped(columns, rows);
-        if let Some(screen) = self.screen.as_mut() {
-            screen.terminal.backend_mut().set_size(self.size);
-            screen
-                .terminal
-                .resize(Rect::new(0, 0, self.size.width, self.size.height))?;
+        if let Some(mailbox) = &self.mailbox {
+            mailbox.resize(self.size);
         }
-        self.draw(session)
+        Ok(())
     }
 
     async fn data(
         &mut self,
         _channel: ChannelId,
         data: &[u8],
-        session: &mut Session,
+        _session: &mut Session,
     ) -> Result<(), Self::Error> {
-        if self.screen.is_none() {
+        let Some(mailbox) = &self.mailbox else {
             return Ok(());
-        }
+        };
         self.watch.input();
-        let mut events = self.decoder.feed(data);
-        // A lone ESC in its own packet is the Escape key: a sequence starting with ESC
-        // arrives in one packet from a real terminal.
-        if data == b"\x1b" {
-            events.extend(self.decoder.flush());
+        if !mailbox.input(data) {
+            tracing::debug!(student = %self.who(), "input dropped: the session is behind");
         }
-        let area = Rect::new(0, 0, self.size.width, self.size.height);
-        for event in events {
-            if let Some(action) = action_for(&event, &self.app, area) {
-                dispatch(&mut self.app, action, &mut refuse_save);
-            }
-            if self.app.quit {
-                return self.finish(session);
-            }
-        }
-        self.draw(session)
+        Ok(())
     }
 }
 

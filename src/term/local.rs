@@ -101,7 +101,21 @@ fn terminal_hung_up() -> bool {
 
 /// Runs the tutor until the learner quits or a signal asks it to stop. Returns the signal that
 /// stopped it, if one did, so the caller can exit with 128 + its number as shells expect.
-pub fn run(mut app: App, theme: Theme) -> anyhow::Result<Option<i32>> {
+pub fn run(app: App, theme: Theme) -> anyhow::Result<Option<i32>> {
+    run_with(app, theme, &mut |_, _| false)
+}
+
+/// What happens outside the terminal between keys: told whether the learner just did
+/// something, it may change the app and returns whether the screen needs drawing again. A
+/// presenter's tutor sends its screen to the students here.
+pub type BetweenKeys<'a> = &'a mut dyn FnMut(&mut App, bool) -> bool;
+
+/// `run`, calling `between_keys` after every key and every tick.
+pub fn run_with(
+    mut app: App,
+    theme: Theme,
+    between_keys: BetweenKeys,
+) -> anyhow::Result<Option<i32>> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped_by = Arc::new(AtomicI32::new(0));
     let mut signals = signal_hook::iterator::Signals::new([
@@ -139,7 +153,7 @@ pub fn run(mut app: App, theme: Theme) -> anyhow::Result<Option<i32>> {
     let _guard = TerminalGuard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     tracing::info!("tutor started");
-    event_loop(&mut terminal, &mut app, &theme, &stop)?;
+    event_loop(&mut terminal, &mut app, &theme, &stop, between_keys)?;
     let signal = stopped_by.load(Ordering::SeqCst);
     if signal != 0 {
         tracing::info!(signal, "stopped by a signal");
@@ -152,6 +166,7 @@ fn event_loop(
     app: &mut App,
     theme: &Theme,
     stop: &AtomicBool,
+    between_keys: BetweenKeys,
 ) -> anyhow::Result<()> {
     let mut redraw = true;
     let mut painter = Painter::default();
@@ -161,6 +176,7 @@ fn event_loop(
             redraw = false;
         }
         if !event::poll(TICK)? {
+            redraw = between_keys(app, false);
             continue;
         }
         let event = event::read()?;
@@ -173,6 +189,7 @@ fn event_loop(
         if let Some(action) = action_for(&event, app, area) {
             tracing::debug!(?action);
             dispatch(app, action, &mut save_locally);
+            between_keys(app, true);
             redraw = true;
         }
     }

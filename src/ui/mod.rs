@@ -17,7 +17,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::app::{App, Overlay, PromptFor, Question};
+use crate::app::{App, Audience, Classroom, Follow, Overlay, PromptFor, Question};
 use crate::input::KEYS;
 use crate::lesson::text::columns;
 
@@ -83,8 +83,69 @@ fn too_small(area: Rect, buf: &mut Buffer) {
         );
 }
 
-/// The bottom line: a prompt or question being answered, else a message, else key hints.
+/// In a classroom, the start of the bottom line says whether this student follows the
+/// presenter, or tells the presenter how many follow.
+fn classroom_badge(app: &App) -> Option<String> {
+    match app.classroom.as_ref()? {
+        Classroom::Student { follow, .. } => Some(format!(" {} ", follow.word())),
+        Classroom::Presenter {
+            audience: Audience {
+                connected,
+                following,
+            },
+            ..
+        } => Some(format!(
+            " {connected} student{} · {following} following ",
+            if *connected == 1 { "" } else { "s" }
+        )),
+    }
+}
+
+/// The key hints for the bottom line when nothing else is on it.
+fn key_hints(app: &App) -> &'static str {
+    let following = matches!(
+        app.classroom,
+        Some(Classroom::Student { follow, .. }) if follow != Follow::Free
+    );
+    match (&app.classroom, app.tutor.is_some()) {
+        (Some(Classroom::Student { follow, .. }), _) if *follow == Follow::Locked => {
+            " ←↓↑→ look at a cell · [ ] matrix · ? help · Ctrl-c leave"
+        }
+        _ if following => " ←↓↑→ look at a cell · f go free · ? help · Ctrl-c leave",
+        (Some(Classroom::Student { .. }), true) => {
+            " n/p step · ←↓↑→ cell · e edit · u undo · f follow · ? help · q back"
+        }
+        (Some(Classroom::Student { .. }), false) => {
+            " ↑↓ choose · Enter open · f follow · ? help · q quit"
+        }
+        (Some(Classroom::Presenter { .. }), true) => {
+            " n/p step · ←↓↑→ cell · e edit · ? help · q back"
+        }
+        (_, true) => {
+            " n/p step · ←↓↑→ cell · [ ] matrix · e edit · u undo · w save · ? help · q back"
+        }
+        (_, false) => " ↑↓ choose · Enter open · ? help · q quit",
+    }
+}
+
+/// The bottom line: a prompt or question being answered, else a message, else key hints. In a
+/// classroom a badge starts the line.
 fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let area = match classroom_badge(app) {
+        Some(badge) if matches!(app.overlay, Overlay::None | Overlay::Help) => {
+            let badge = fit(&badge, usize::from(area.width / 2));
+            let used = columns(&badge) as u16;
+            buf.set_stringn(
+                area.x,
+                area.y,
+                &badge,
+                usize::from(area.width),
+                theme.cursor(),
+            );
+            Rect::new(area.x + used, area.y, area.width - used, 1)
+        }
+        _ => area,
+    };
     let width = usize::from(area.width);
     // A message too long for one line takes the line above as well, rather than being cut.
     let message_style = |is_error: bool| {
@@ -179,14 +240,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 );
                 return;
             }
-            None if app.tutor.is_some() => Line::from(Span::styled(
-                " n/p step · ←↓↑→ cell · [ ] matrix · e edit · u undo · w save · ? help · q back",
-                theme.muted(),
-            )),
-            None => Line::from(Span::styled(
-                " ↑↓ choose · Enter open · ? help · q quit",
-                theme.muted(),
-            )),
+            None => Line::from(Span::styled(key_hints(app), theme.muted())),
         },
     };
     buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
@@ -243,6 +297,15 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
+    if let Some(Classroom::Presenter { join, .. }) = &app.classroom {
+        lines.insert(
+            0,
+            Line::from(Span::styled(
+                format!(" Students join with:  {join}"),
+                theme.title(),
+            )),
+        );
+    }
     if app.tutor.is_none() {
         lines.insert(
             0,

@@ -1,0 +1,210 @@
+//! The app's part in a classroom led by a presenter: what the presenter shows, whether a
+//! student follows it, and which keys a following student keeps.
+
+use std::sync::Arc;
+
+use super::action::Action;
+use super::tutor::Tutor;
+use super::{App, Overlay, Status};
+
+/// Where this app sits in a classroom. A tutor on its own has none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Classroom {
+    /// The teacher's own tutor, which students follow.
+    Presenter {
+        audience: Audience,
+        /// What students type to join, shown in the help.
+        join: String,
+    },
+    /// A student's session in a class led by a presenter.
+    Student {
+        follow: Follow,
+        /// The presenter's latest screen, kept for rejoining when free.
+        latest: Option<Arc<Presented>>,
+    },
+}
+
+/// How many students are connected, and how many of them follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Audience {
+    pub connected: usize,
+    pub following: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    /// Showing the presenter's screen; `f` goes free.
+    Following,
+    /// Exploring alone; `f` rejoins the presenter.
+    Free,
+    /// Kept on the presenter's screen by the presenter (`serve --lock`).
+    Locked,
+}
+
+impl Follow {
+    pub fn word(self) -> &'static str {
+        match self {
+            Follow::Following => "following",
+            Follow::Free => "free",
+            Follow::Locked => "locked",
+        }
+    }
+}
+
+/// What the presenter has on screen: the lesson picked, and the lesson being taught with its
+/// edits, step and cursor.
+#[derive(Debug, Clone)]
+pub struct Presented {
+    /// Counts up with every change, so a screen is told apart from the next without comparing
+    /// whole lessons.
+    pub version: u64,
+    pub picked: usize,
+    pub tutor: Option<Tutor>,
+}
+
+impl PartialEq for Presented {
+    fn eq(&self, other: &Presented) -> bool {
+        self.version == other.version
+    }
+}
+
+impl Presented {
+    /// The presenter's screen as students get it. The edit history stays with the presenter:
+    /// students cannot undo the presenter's edits, and it would be copied to every student.
+    pub fn of(app: &App, version: u64) -> Presented {
+        Presented {
+            version,
+            picked: app.picked,
+            tutor: app.tutor.as_ref().map(|tutor| Tutor {
+                history: Default::default(),
+                ..tutor.clone()
+            }),
+        }
+    }
+}
+
+/// Handles the Actions that belong to the classroom, and keeps a following student on the
+/// presenter's screen. Returns the Action back when the ordinary update should handle it.
+pub fn intercept(app: &mut App, action: Action) -> Option<Action> {
+    match action {
+        Action::Presenter(presented) => {
+            if let Some(Classroom::Student { follow, latest }) = &mut app.classroom {
+                *latest = Some(Arc::clone(&presented));
+                if *follow != Follow::Free {
+                    show(app, &presented);
+                }
+            }
+            None
+        }
+        Action::Audience(audience) => {
+            if let Some(Classroom::Presenter {
+                audience: shown, ..
+            }) = &mut app.classroom
+            {
+                *shown = audience;
+            }
+            None
+        }
+        Action::ToggleFollow => {
+            toggle_follow(app);
+            None
+        }
+        action => match &app.classroom {
+            Some(Classroom::Student { follow, .. }) if *follow != Follow::Free => {
+                following_student(app, action)
+            }
+            _ => Some(action),
+        },
+    }
+}
+
+/// Puts the presenter's screen in front of the student, over whatever they had.
+fn show(app: &mut App, presented: &Presented) {
+    app.picked = presented.picked.min(app.picker.len().saturating_sub(1));
+    app.tutor = presented.tutor.clone();
+    // Only help can be open while following; anything else belonged to a screen now gone.
+    if app.overlay != Overlay::Help {
+        app.overlay = Overlay::None;
+    }
+}
+
+fn toggle_follow(app: &mut App) {
+    let (status, rejoin) = match &mut app.classroom {
+        Some(Classroom::Student { follow, latest }) => match follow {
+            Follow::Following => {
+                *follow = Follow::Free;
+                (
+                    Status::info(
+                        "Free: explore and edit on your own; f follows the presenter again",
+                    ),
+                    None,
+                )
+            }
+            Follow::Free => {
+                *follow = Follow::Following;
+                (
+                    Status::info("Following the presenter again; f goes free"),
+                    latest.clone(),
+                )
+            }
+            Follow::Locked => (
+                Status::info(
+                    "The presenter keeps the class on their screen; ←↓↑→ still move your cursor",
+                ),
+                None,
+            ),
+        },
+        Some(Classroom::Presenter { .. }) => (
+            Status::info("Students follow you; each of them presses f to go free"),
+            None,
+        ),
+        None => (
+            Status::info("f follows a presenter in a classroom; this tutor is your own"),
+            None,
+        ),
+    };
+    if let Some(presented) = rejoin {
+        show(app, &presented);
+    }
+    app.status = Some(status);
+}
+
+/// What a following student may do on the presenter's screen: look around (move the cursor,
+/// change matrix, scroll, help) and leave. Changing the step, the lesson or its numbers would
+/// pull them off the presenter's screen, so those keys say how to go free instead.
+fn following_student(app: &mut App, action: Action) -> Option<Action> {
+    let on_lesson = app.tutor.is_some() && app.overlay == Overlay::None;
+    match action {
+        Action::Move(_)
+        | Action::NextMatrix
+        | Action::PreviousMatrix
+        | Action::Select { .. }
+        | Action::ScrollNarration(_)
+            if on_lesson =>
+        {
+            Some(action)
+        }
+        Action::ToggleHelp | Action::Cancel | Action::Saved(_) => Some(action),
+        Action::Back | Action::Submit if app.overlay == Overlay::Help => Some(action),
+        // Nothing of theirs to save: the edits on screen are the presenter's.
+        Action::Quit => {
+            app.quit = true;
+            None
+        }
+        _ => {
+            let locked = matches!(
+                app.classroom,
+                Some(Classroom::Student {
+                    follow: Follow::Locked,
+                    ..
+                })
+            );
+            app.status = Some(Status::info(if locked {
+                "You are on the presenter's screen: ←↓↑→ move your cursor · Ctrl-c leaves"
+            } else {
+                "You are following the presenter: f goes free to explore · Ctrl-c leaves"
+            }));
+            None
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! A student's tutor once their terminal is up: their app and screen, moved by their keys,
+//! their window size and the presenter, and drawn into their channel one frame at a time.
+//!
+//! The SSH handler only drops what arrives into the session's `Mailbox`; this task does the
+//! work. That keeps the connection's loop free to read window adjustments while a frame waits
+//! for a slow client, and bounds what one student can make the server hold: a few packets of
+//! input, and one frame in flight. While a frame waits, changes pile up in the app's state, not
+//! in a queue, and the next frame carries them all (the latest frame wins).
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossterm::cursor::Hide;
+use crossterm::event::{EnableBracketedPaste, EnableMouseCapture};
+use crossterm::terminal::EnterAlternateScreen;
+use ratatui::layout::{Rect, Size};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use russh::ChannelWriteHalf;
+use russh::server::Msg;
+use tokio::sync::{Notify, watch};
+
+use crate::app::{Action, App, Classroom, Follow, Presented};
+use crate::input::action_for;
+use crate::input::bytes::Decoder;
+use crate::term::channel::{ChannelBackend, Outbox};
+use crate::term::{Painter, dispatch};
+use crate::ui::Theme;
+
+use super::Shared;
+use super::student::{refuse_save, restore_terminal};
+
+/// Input kept while the session is busy; a client that sends more before its frames are read
+/// loses the excess rather than growing the server's memory.
+const MAX_PENDING_INPUT: usize = 64 * 1024;
+
+/// How long a lone ESC waits for the rest of a sequence before it counts as the Escape key.
+const ESCAPE_WAIT: Duration = Duration::from_millis(50);
+
+/// How long a goodbye may take to reach a client before the session ends without it.
+const GOODBYE_WAIT: Duration = Duration::from_secs(2);
+
+/// Why a session ends from the server's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// No key from the student for the idle timeout.
+    Idle,
+    /// The server is stopping.
+    ClassOver,
+}
+
+/// What the SSH handler hands to the session: packets of input, a new size, an ending.
+#[derive(Debug, Default)]
+pub struct Mailbox {
+    inbox: Mutex<Inbox>,
+    wake: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Inbox {
+    /// Kept as packets: a lone ESC in a packet of its own is the Escape key.
+    packets: VecDeque<Vec<u8>>,
+    bytes: usize,
+    size: Option<Size>,
+    ending: Option<Ending>,
+}
+
+impl Mailbox {
+    /// Adds input; returns false if some was dropped because too much is waiting.
+    pub fn input(&self, data: &[u8]) -> bool {
+        let Ok(mut inbox) = self.inbox.lock() else {
+            return false;
+        };
+        let room = MAX_PENDING_INPUT.saturating_sub(inbox.bytes);
+        let kept = data.len().min(room);
+        if kept > 0 {
+            inbox.packets.push_back(data[..kept].to_vec());
+            inbox.bytes += kept;
+        }
+        drop(inbox);
+        self.wake.notify_one();
+        kept == data.len()
+    }
+
+    pub fn resize(&self, size: Size) {
+        if let Ok(mut inbox) = self.inbox.lock() {
+            inbox.size = Some(size);
+        }
+        self.wake.notify_one();
+    }
+
+    pub fn end(&self, ending: Ending) {
+        if let Ok(mut inbox) = self.inbox.lock() {
+            inbox.ending.get_or_insert(ending);
+        }
+        self.wake.notify_one();
+    }
+
+    fn take(&self) -> Inbox {
+        self.inbox
+            .lock()
+            .map(|mut inbox| std::mem::take(&mut *inbox))
+            .unwrap_or_default()
+    }
+}
+
+/// Everything a session starts from.
+pub struct Start {
+    pub shared: Arc<Shared>,
+    pub who: String,
+    pub size: Size,
+    pub theme: Theme,
+    pub writer: ChannelWriteHalf<Msg>,
+    pub mailbox: Arc<Mailbox>,
+    /// Ends with an error once the connection's handler is gone.
+    pub connection: watch::Receiver<()>,
+}
+
+struct Session {
+    who: String,
+    app: App,
+    terminal: Terminal<ChannelBackend>,
+    outbox: Outbox,
+    painter: Painter,
+    theme: Theme,
+    size: Size,
+    decoder: Decoder,
+    writer: ChannelWriteHalf<Msg>,
+    mailbox: Arc<Mailbox>,
+    connection: watch::Receiver<()>,
+    presenter: Option<watch::Receiver<Arc<Presented>>>,
+    class_over: watch::Receiver<bool>,
+    following: FollowingCount,
+}
+
+/// Runs a student's session until they quit, leave, or the server ends it.
+pub async fn run(start: Start) {
+    let who = start.who.clone();
+    match Session::new(start) {
+        Ok(session) => session.run().await,
+        Err(error) => tracing::warn!(student = %who, %error, "the tutor could not start"),
+    }
+}
+
+impl Session {
+    fn new(start: Start) -> anyhow::Result<Session> {
+        let outbox = Outbox::default();
+        let backend = ChannelBackend::new(outbox.clone(), start.size);
+        let terminal = Terminal::with_options(
+            backend,
+            TerminalOptions {
+                viewport: Viewport::Fixed(Rect::new(0, 0, start.size.width, start.size.height)),
+            },
+        )?;
+        let mut app = App::new(start.shared.entries.clone(), None);
+        let presenter = start.shared.presenter.clone();
+        if presenter.is_some() {
+            let follow = if start.shared.lock {
+                Follow::Locked
+            } else {
+                Follow::Following
+            };
+            app.classroom = Some(Classroom::Student {
+                follow,
+                latest: None,
+            });
+        }
+        let mut outbox_for_setup = outbox.clone();
+        crossterm::queue!(
+            outbox_for_setup,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste,
+            Hide
+        )?;
+        Ok(Session {
+            following: FollowingCount {
+                shared: Arc::clone(&start.shared),
+                counted: false,
+            },
+            class_over: start.shared.class_over.clone(),
+            who: start.who,
+            app,
+            terminal,
+            outbox,
+            painter: Painter::default(),
+            theme: start.theme,
+            size: start.size,
+            decoder: Decoder::new(),
+            writer: start.writer,
+            mailbox: start.mailbox,
+            connection: start.connection,
+            presenter,
+        })
+    }
+
+    async fn run(mut self) {
+        if let Some(presenter) = self.presenter.as_mut() {
+            let presented = Arc::clone(&presenter.borrow_and_update());
+            dispatch(
+                &mut self.app,
+                Action::Presenter(presented),
+                &mut refuse_save,
+            );
+        }
+        loop {
+            self.following.set(self.is_following());
+            if !self.send_frame().await {
+                return;
+            }
+            let escape_pending = self.decoder.waiting_on_escape();
+            tokio::select! {
+                () = self.mailbox.wake.notified() => {}
+                changed = presenter_changed(&mut self.presenter) => {
+                    if let Some(presented) = changed {
+                        dispatch(&mut self.app, Action::Presenter(presented), &mut refuse_save);
+                    }
+                }
+                _ = self.class_over.changed() => {
+                    self.goodbye(Some(Ending::ClassOver)).await;
+                    return;
+                }
+                _ = self.connection.changed() => return,
+                () = tokio::time::sleep(ESCAPE_WAIT), if escape_pending => {
+                    for event in self.decoder.flush() {
+                        self.apply(&event);
+                    }
+                }
+            }
+            let inbox = self.mailbox.take();
+            if let Some(size) = inbox.size
+                && self.resize(size).is_err()
+            {
+                return;
+            }
+            for packet in &inbox.packets {
+                let mut events = self.decoder.feed(packet);
+                // A lone ESC in its own packet is the Escape key: a sequence starting with ESC
+                // arrives in one packet from a real terminal.
+                if packet == b"\x1b" {
+                    events.extend(self.decoder.flush());
+                }
+                for event in events {
+                    self.apply(&event);
+                    if self.app.quit {
+                        break;
+                    }
+                }
+                if self.app.quit {
+                    break;
+                }
+            }
+            if self.app.quit {
+                tracing::info!(student = %self.who, "left");
+                self.goodbye(None).await;
+                return;
+            }
+            if inbox.ending.is_some() {
+                self.goodbye(inbox.ending).await;
+                return;
+            }
+        }
+    }
+
+    fn is_following(&self) -> bool {
+        matches!(
+            self.app.classroom,
+            Some(Classroom::Student { follow, .. }) if follow != Follow::Free
+        )
+    }
+
+    fn apply(&mut self, event: &crossterm::event::Event) {
+        let area = Rect::new(0, 0, self.size.width, self.size.height);
+        if let Some(action) = action_for(event, &self.app, area) {
+            dispatch(&mut self.app, action, &mut refuse_save);
+        }
+    }
+
+    fn resize(&mut self, size: Size) -> std::io::Result<()> {
+        self.size = size;
+        self.terminal.backend_mut().set_size(size);
+        self.terminal
+            .resize(Rect::new(0, 0, size.width, size.height))
+    }
+
+    /// Draws the app and sends what changed, waiting while the client is not reading. Returns
+    /// false when the session is over (the connection went, or the class ended meanwhile).
+    async fn send_frame(&mut self) -> bool {
+        if let Err(error) = self
+            .painter
+            .draw(&mut self.terminal, &self.app, &self.theme)
+        {
+            tracing::warn!(student = %self.who, %error, "drawing failed");
+            return false;
+        }
+        let bytes = self.outbox.take();
+        if bytes.is_empty() {
+            return true;
+        }
+        tokio::select! {
+            sent = self.writer.data_bytes(bytes) => sent.is_ok(),
+            _ = self.connection.changed() => false,
+            _ = self.class_over.changed() => {
+                self.goodbye(Some(Ending::ClassOver)).await;
+                false
+            }
+        }
+    }
+
+    /// Gives the student their terminal back, says why the session ended (unless they quit),
+    /// and ends it.
+    async fn goodbye(&mut self, ending: Option<Ending>) {
+        let mut bytes = restore_terminal();
+        let why = match ending {
+            None => "",
+            Some(Ending::Idle) => {
+                "attn-tutor: no key pressed for a while; connect again to go on\r\n"
+            }
+            Some(Ending::ClassOver) => "attn-tutor: the class has ended\r\n",
+        };
+        bytes.extend_from_slice(why.as_bytes());
+        if let Some(ending) = ending {
+            tracing::info!(student = %self.who, ?ending, "session ended by the server");
+        }
+        let writer = &self.writer;
+        let farewell = async {
+            writer.data_bytes(bytes).await?;
+            writer.exit_status(0).await?;
+            writer.eof().await?;
+            writer.close().await
+        };
+        let _ = tokio::time::timeout(GOODBYE_WAIT, farewell).await;
+    }
+}
+
+/// The presenter's next screen; never comes when there is no presenter (or it has stopped).
+async fn presenter_changed(
+    presenter: &mut Option<watch::Receiver<Arc<Presented>>>,
+) -> Option<Arc<Presented>> {
+    let Some(receiver) = presenter.as_mut() else {
+        return std::future::pending().await;
+    };
+    match receiver.changed().await {
+        Ok(()) => Some(Arc::clone(&receiver.borrow_and_update())),
+        Err(_) => {
+            *presenter = None;
+            None
+        }
+    }
+}
+
+/// This session's place in the count of students who follow the presenter.
+struct FollowingCount {
+    shared: Arc<Shared>,
+    counted: bool,
+}
+
+impl FollowingCount {
+    fn set(&mut self, following: bool) {
+        if following != self.counted {
+            if following {
+                self.shared.following.fetch_add(1, Ordering::SeqCst);
+            } else {
+                self.shared.following.fetch_sub(1, Ordering::SeqCst);
+            }
+            self.counted = following;
+        }
+    }
+}
+
+impl Drop for FollowingCount {
+    fn drop(&mut self) {
+        self.set(false);
+    }
+}

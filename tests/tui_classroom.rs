@@ -1,0 +1,222 @@
+//! The app in a classroom, without a network: a student follows the presenter's screen, goes
+//! free and rejoins with `f`, a locked class stays on the presenter's step, and the presenter
+//! sees how many follow.
+
+use std::sync::Arc;
+
+use attn_tutor::app::{
+    Action, App, Audience, Classroom, Direction, Follow, Overlay, Presented, update,
+};
+use attn_tutor::attention::Step;
+
+/// The presenter's app, on the lesson picker.
+fn presenter() -> App {
+    let mut app = App::new(App::builtin_entries(), None);
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+    });
+    app
+}
+
+/// A student's app in a class with a presenter.
+fn student(follow: Follow) -> App {
+    let mut app = App::new(App::builtin_entries(), None);
+    app.classroom = Some(Classroom::Student {
+        follow,
+        latest: None,
+    });
+    app
+}
+
+/// The presenter's screen as it is sent to students.
+fn shown(presenter: &App, version: u64) -> Action {
+    Action::Presenter(Arc::new(Presented::of(presenter, version)))
+}
+
+fn step(app: &App) -> Option<Step> {
+    app.tutor.as_ref().map(|tutor| tutor.step())
+}
+
+fn status(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
+}
+
+fn follow(app: &App) -> Follow {
+    match &app.classroom {
+        Some(Classroom::Student { follow, .. }) => *follow,
+        other => panic!("not a student: {other:?}"),
+    }
+}
+
+/// A presenter on the second step of the first lesson, and a student following.
+fn presenter_on_projection(follow: Follow) -> (App, App) {
+    let mut teacher = presenter();
+    update(&mut teacher, Action::Open);
+    update(&mut teacher, Action::NextStep);
+    let mut class = student(follow);
+    update(&mut class, shown(&teacher, 1));
+    (teacher, class)
+}
+
+/// The presenter moves to X, one cell right, and types 9 there.
+fn edit_an_embedding(teacher: &mut App) {
+    for action in [
+        Action::PreviousMatrix,
+        Action::PreviousMatrix,
+        Action::Move(Direction::Right),
+        Action::Edit,
+        Action::Type('9'),
+        Action::Submit,
+    ] {
+        update(teacher, action);
+    }
+}
+
+#[test]
+fn a_following_student_shows_the_presenters_lesson_and_step() {
+    let (_, class) = presenter_on_projection(Follow::Following);
+    assert_eq!(step(&class), Some(Step::Projection));
+    assert_eq!(class.tutor.as_ref().unwrap().name, "cat-sleeps");
+}
+
+#[test]
+fn a_following_student_gets_the_presenters_edits_and_selected_cell() {
+    let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
+    edit_an_embedding(&mut teacher);
+    update(&mut class, shown(&teacher, 2));
+    let (theirs, mine) = (
+        teacher.tutor.as_ref().unwrap(),
+        class.tutor.as_ref().unwrap(),
+    );
+    assert_eq!(mine.lesson, theirs.lesson);
+    assert_eq!(mine.focus, theirs.focus);
+    assert_eq!(mine.cursor(mine.focus), theirs.cursor(theirs.focus));
+}
+
+#[test]
+fn the_presenters_edit_history_stays_with_the_presenter() {
+    let (mut teacher, _) = presenter_on_projection(Follow::Following);
+    edit_an_embedding(&mut teacher);
+    let mut presented = Presented::of(&teacher, 2).tutor.unwrap();
+    let mut own = teacher.tutor.clone().unwrap();
+    assert!(own.undo(), "the presenter can undo the edit");
+    assert!(!presented.undo(), "students get no history to undo");
+}
+
+#[test]
+fn a_following_student_cannot_change_the_step_or_edit() {
+    let (_, mut class) = presenter_on_projection(Follow::Following);
+    let before = class.tutor.as_ref().unwrap().lesson.clone();
+    for action in [
+        Action::NextStep,
+        Action::GoToStep(1),
+        Action::Edit,
+        Action::Reset,
+        Action::Back,
+    ] {
+        update(&mut class, action.clone());
+        assert_eq!(step(&class), Some(Step::Projection), "after {action:?}");
+        assert!(
+            status(&class).contains("f goes free"),
+            "after {action:?}: {}",
+            status(&class)
+        );
+    }
+    assert_eq!(class.overlay, Overlay::None);
+    assert_eq!(class.tutor.as_ref().unwrap().lesson, before);
+}
+
+#[test]
+fn a_following_student_moves_their_own_cursor() {
+    let (teacher, mut class) = presenter_on_projection(Follow::Following);
+    update(&mut class, Action::Move(Direction::Up));
+    let (theirs, mine) = (
+        teacher.tutor.as_ref().unwrap(),
+        class.tutor.as_ref().unwrap(),
+    );
+    assert_ne!(mine.cursor(mine.focus), theirs.cursor(theirs.focus));
+}
+
+#[test]
+fn going_free_keeps_the_screen_and_ignores_the_presenter() {
+    let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
+    update(&mut class, Action::ToggleFollow);
+    assert_eq!(follow(&class), Follow::Free);
+    assert_eq!(step(&class), Some(Step::Projection));
+    update(&mut class, Action::NextStep);
+    update(&mut teacher, Action::PreviousStep);
+    update(&mut class, shown(&teacher, 2));
+    assert_eq!(step(&class), Some(Step::Scores));
+}
+
+#[test]
+fn rejoining_takes_the_presenters_latest_screen() {
+    let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
+    update(&mut class, Action::ToggleFollow);
+    update(&mut class, Action::NextStep);
+    update(&mut teacher, Action::LastStep);
+    update(&mut class, shown(&teacher, 2));
+    update(&mut class, Action::ToggleFollow);
+    assert_eq!(follow(&class), Follow::Following);
+    assert_eq!(step(&class), Some(Step::Output));
+}
+
+#[test]
+fn a_locked_student_cannot_go_free() {
+    let (_, mut class) = presenter_on_projection(Follow::Locked);
+    update(&mut class, Action::ToggleFollow);
+    assert_eq!(follow(&class), Follow::Locked);
+    assert!(
+        status(&class).contains("keeps the class"),
+        "{}",
+        status(&class)
+    );
+    update(&mut class, Action::NextStep);
+    assert_eq!(step(&class), Some(Step::Projection));
+}
+
+#[test]
+fn a_following_student_leaves_without_being_asked_about_the_presenters_edits() {
+    let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
+    edit_an_embedding(&mut teacher);
+    update(&mut class, shown(&teacher, 2));
+    update(&mut class, Action::Quit);
+    assert!(class.quit);
+}
+
+#[test]
+fn a_presenter_update_keeps_the_students_help_open_and_their_message() {
+    let (teacher, mut class) = presenter_on_projection(Follow::Following);
+    update(&mut class, Action::NextStep);
+    let message = status(&class);
+    update(&mut class, shown(&teacher, 2));
+    assert_eq!(status(&class), message);
+    update(&mut class, Action::ToggleHelp);
+    update(&mut class, shown(&teacher, 3));
+    assert_eq!(class.overlay, Overlay::Help);
+}
+
+#[test]
+fn the_presenter_sees_the_count_of_students() {
+    let mut teacher = presenter();
+    let audience = Audience {
+        connected: 3,
+        following: 2,
+    };
+    update(&mut teacher, Action::Audience(audience));
+    assert!(matches!(
+        teacher.classroom,
+        Some(Classroom::Presenter { audience: shown, .. }) if shown == audience
+    ));
+}
+
+#[test]
+fn f_outside_a_classroom_explains_itself() {
+    let mut app = App::new(App::builtin_entries(), Some(0));
+    update(&mut app, Action::ToggleFollow);
+    assert!(status(&app).contains("classroom"), "{}", status(&app));
+}
