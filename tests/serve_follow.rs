@@ -4,50 +4,7 @@
 mod common;
 
 use common::classroom::*;
-use common::pty::{PATIENCE, PtyChild, top_line};
-
-/// Waits for the top line of `who`'s screen to contain `heading`.
-#[track_caller]
-fn wait_for_top(who: &mut PtyChild, what: &str, heading: &str) -> String {
-    who.wait_for(what, |text| top_line(text).contains(heading), PATIENCE)
-}
-
-/// Waits for the status line of `who`'s screen (a long message takes two lines) to contain
-/// `words`.
-#[track_caller]
-fn wait_for_status(who: &mut PtyChild, what: &str, words: &str) -> String {
-    who.wait_for(what, |text| last_lines(text).contains(words), PATIENCE)
-}
-
-/// The last two lines with anything on them, words joined by single spaces.
-fn last_lines(text: &str) -> String {
-    let mut lines: Vec<&str> = text
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .collect();
-    let keep = lines.len().saturating_sub(2);
-    lines.drain(..keep);
-    lines
-        .join(" ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A class with a presenter and two students connected, everyone on the lesson picker.
-fn class_of_two(options: &[&str]) -> (Server, PtyChild, PtyChild) {
-    let mut server = Server::present(options);
-    let mut first = server.student("first", &Login::Open);
-    let mut second = server.student("second", &Login::Open);
-    wait_for_the_picker(&mut first);
-    wait_for_the_picker(&mut second);
-    wait_for_status(
-        server.presenter(),
-        "the presenter's count of students",
-        "2 students · 2 following",
-    );
-    (server, first, second)
-}
+use common::pty::{PATIENCE, top_line};
 
 #[test]
 fn students_follow_the_presenters_lesson_step_and_edits() {

@@ -158,9 +158,8 @@ async fn connection(
     limits: (Duration, Duration),
 ) {
     let (login_deadline, idle_timeout) = limits;
-    let _ticket = ticket;
     let watch = Arc::new(Watch::new());
-    let student = Student::new(Arc::clone(&_ticket.shared), Some(peer), Arc::clone(&watch));
+    let student = Student::new(Arc::clone(&ticket.shared), Some(peer), Arc::clone(&watch));
     let started = russh::server::run_stream(config, stream, student);
     let session = match tokio::time::timeout(login_deadline, started).await {
         Ok(Ok(session)) => session,
@@ -203,6 +202,8 @@ async fn connection(
         tracing::info!(%peer, %error, "session ended with an error");
     }
     watchdog.abort();
+    let sessions = ticket.shared.sessions.load(Ordering::SeqCst);
+    tracing::info!(%peer, sessions, "connection closed");
 }
 
 /// Serves until the process is stopped (or, with a presenter, until the presenter quits), then

@@ -374,3 +374,29 @@ impl Drop for FollowingCount {
         self.set(false);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_cannot_make_the_server_hold_more_input_than_the_limit() {
+        let mailbox = Mailbox::default();
+        assert!(mailbox.input(&[b'j'; 1000]));
+        assert!(!mailbox.input(&vec![b'k'; MAX_PENDING_INPUT]));
+        let inbox = mailbox.take();
+        let held: usize = inbox.packets.iter().map(Vec::len).sum();
+        assert_eq!(held, MAX_PENDING_INPUT);
+        // Once the session has taken it, there is room again.
+        assert!(mailbox.input(b"n"));
+    }
+
+    #[test]
+    fn a_lone_escape_stays_a_packet_of_its_own() {
+        let mailbox = Mailbox::default();
+        mailbox.input(b"\x1b");
+        mailbox.input(b"n");
+        let packets: Vec<Vec<u8>> = mailbox.take().packets.into();
+        assert_eq!(packets, vec![b"\x1b".to_vec(), b"n".to_vec()]);
+    }
+}

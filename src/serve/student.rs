@@ -346,7 +346,8 @@ impl russh::server::Handler for Student {
         self.mailbox = Some(Arc::clone(&mailbox));
         self.watch.showing_tutor(Some(Arc::clone(&mailbox)));
         session.channel_success(channel)?;
-        tracing::info!(student = %self.who(), %term, "tutor started");
+        let sessions = self.shared.sessions.load(Ordering::SeqCst);
+        tracing::info!(student = %self.who(), %term, sessions, "tutor started");
         tokio::spawn(session::run(session::Start {
             shared: Arc::clone(&self.shared),
             who: self.who(),

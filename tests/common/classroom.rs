@@ -328,8 +328,18 @@ impl Server {
 
     /// `ssh -tt` in an 80×24 pseudo-terminal: a student at their own terminal.
     pub fn student(&self, user: &str, login: &Login) -> PtyChild {
+        self.student_from("127.0.0.1", user, login)
+    }
+
+    /// A student whose connection comes from `address` (another loopback address, say).
+    pub fn student_from(&self, address: &str, user: &str, login: &Login) -> PtyChild {
         let mut ssh = CommandBuilder::new("ssh");
-        ssh.args(self.ssh_args(user, login, &["-tt", "-o", "LogLevel=ERROR"], &[]));
+        ssh.args(self.ssh_args(
+            user,
+            login,
+            &["-tt", "-o", "LogLevel=ERROR", "-b", address],
+            &[],
+        ));
         ssh.env("TERM", "xterm-256color");
         for (name, value) in Server::ssh_env(login) {
             match value {
@@ -408,4 +418,47 @@ pub fn askpass(dir: &Path, name: &str, code: &str) -> PathBuf {
     std::fs::write(&path, format!("#!/bin/sh\necho '{code}'\n")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700)).unwrap();
     path
+}
+
+/// Waits for the top line of `who`'s screen to contain `heading`.
+#[track_caller]
+pub fn wait_for_top(who: &mut PtyChild, what: &str, heading: &str) -> String {
+    who.wait_for(what, |text| top_line(text).contains(heading), PATIENCE)
+}
+
+/// Waits for the status line of `who`'s screen (a long message takes two lines) to contain
+/// `words`.
+#[track_caller]
+pub fn wait_for_status(who: &mut PtyChild, what: &str, words: &str) -> String {
+    who.wait_for(what, |text| last_lines(text).contains(words), PATIENCE)
+}
+
+/// The last two lines with anything on them, words joined by single spaces.
+pub fn last_lines(text: &str) -> String {
+    let mut lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    let keep = lines.len().saturating_sub(2);
+    lines.drain(..keep);
+    lines
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A class with a presenter and two students connected, everyone on the lesson picker.
+pub fn class_of_two(options: &[&str]) -> (Server, PtyChild, PtyChild) {
+    let mut server = Server::present(options);
+    let mut first = server.student("first", &Login::Open);
+    let mut second = server.student("second", &Login::Open);
+    wait_for_the_picker(&mut first);
+    wait_for_the_picker(&mut second);
+    wait_for_status(
+        server.presenter(),
+        "the presenter's count of students",
+        "2 students · 2 following",
+    );
+    (server, first, second)
 }

@@ -221,6 +221,29 @@ impl PtyChild {
         lock(&self.terminal).parser.screen().contents()
     }
 
+    /// Tells the program its terminal is now `cols`×`rows`, as a window resize would; the
+    /// screen read back keeps its own size.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        self._master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("the pseudo-terminal takes the new size");
+    }
+
+    /// Sends `signal` (a name `kill` knows, like STOP, CONT or KILL) to the program.
+    pub fn signal(&self, signal: &str) {
+        let sent = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -{signal} {}", self.pid());
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.process_id().expect("the child has a process id")
     }
