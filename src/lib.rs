@@ -6,8 +6,10 @@
 pub mod app;
 pub mod attention;
 pub mod cli;
+pub mod data;
 pub mod input;
 pub mod lesson;
+pub mod practice;
 pub mod serve;
 pub mod term;
 pub mod ui;

@@ -11,12 +11,7 @@ use russh::keys::{HashAlg, PrivateKey};
 
 /// Where the key lives unless `--host-key` says otherwise: the user's data directory.
 pub fn default_path() -> PathBuf {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    data.join("attn-tutor").join("ssh_host_ed25519_key")
+    crate::data::data_dir().join("ssh_host_ed25519_key")
 }
 
 /// Reads the key at `path`, or makes one there (mode 0600) when there is none.
