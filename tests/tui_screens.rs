@@ -261,6 +261,61 @@ fn the_presenters_status_line_counts_the_students_who_follow() {
     insta::assert_snapshot!("classroom_presenter_help_80x24", text(&help));
 }
 
+/// cat-sleeps on step `number` with practice on.
+fn practising(number: usize) -> App {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(number));
+    update(&mut app, Action::TogglePractice);
+    app
+}
+
+/// Types an answer for the selected hidden cell and presses Enter.
+fn answer(app: &mut App, typed: &str) {
+    let mut chars = typed.chars();
+    update(app, Action::StartAnswer(chars.next().unwrap()));
+    for ch in chars {
+        update(app, Action::Type(ch));
+    }
+    update(app, Action::Submit);
+}
+
+#[test]
+fn practice_hides_the_scores_until_they_are_predicted() {
+    let app = practising(3);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("practice_before_an_answer_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn a_right_answer_reveals_the_cell_and_the_cursor_moves_on() {
+    let mut app = practising(3);
+    // scores[sleeps, The] = q_sleeps · k_The = 0.8×0.9 + 1.1×1.2 + 1.4×1.2 + 1.7×1.3 = 5.93.
+    answer(&mut app, "5.93");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "practice_after_a_right_answer_80x24",
+        text_and_mask(&buffer)
+    );
+}
+
+#[test]
+fn a_hint_shows_the_first_term_then_every_term() {
+    let mut app = practising(3);
+    update(&mut app, Action::Hint);
+    update(&mut app, Action::Hint);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("practice_with_two_hints_80x24", text(&buffer));
+}
+
+#[test]
+fn a_wrong_answer_that_forgot_the_scaling_is_explained() {
+    let mut app = practising(4);
+    // The raw score 5.93 typed for scaled[sleeps, The] = 5.93 / √4 = 2.965.
+    answer(&mut app, "5.93");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("practice_slip_explained_80x24", text(&buffer));
+}
+
 #[test]
 fn editing_a_cell_shows_the_prompt_with_what_is_typed() {
     let mut app = open(lesson_index("cat-sleeps"));

@@ -149,3 +149,55 @@ fn sigterm_restores_the_terminal() {
     tutor.wait_for_the_terminal_restored();
     tutor.wait_for_exit();
 }
+
+#[test]
+fn a_learner_practises_a_step_and_the_score_is_kept_in_the_progress_file() {
+    let data = tempfile::TempDir::new().unwrap();
+    let mut command = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+    command.args(["practice", "identity-2x2"]);
+    command.env("TERM", "xterm-256color");
+    command.env("XDG_DATA_HOME", data.path());
+    let mut tutor = PtyChild::spawn(command);
+    tutor.wait_for_step("Projection");
+
+    // X and W_q are both the identity, so Q is too: Q[x1, 1] = 1 and Q[x1, 2] = 0.
+    tutor.press("1\r");
+    tutor.wait_for(
+        "the right answer taken",
+        |text| status_line(text).contains("Right: Q[x1, 1] = 1"),
+        PATIENCE,
+    );
+    tutor.press("5\r");
+    let text = tutor.wait_for(
+        "the wrong answer explained",
+        |text| text.contains("You said 5; it is 0."),
+        PATIENCE,
+    );
+    assert!(
+        text.contains("1/2 first try · 1 revealed · 2 to go"),
+        "{text}"
+    );
+
+    // The last two cells: t moves on to each, and three hints reveal it.
+    tutor.press("tttttttt");
+    tutor.wait_for(
+        "the step's score",
+        |text| text.contains("Projection done: 1/4 first try · 3 revealed"),
+        PATIENCE,
+    );
+    tutor.press("q");
+    tutor.wait_for(
+        "the picker",
+        |text| text.contains("choose a lesson"),
+        PATIENCE,
+    );
+    tutor.press("q");
+    tutor.wait_for_exit();
+
+    let kept = std::fs::read_to_string(data.path().join("attn-tutor/progress.toml"))
+        .expect("the progress file is written");
+    let progress: toml::Table = toml::from_str(&kept).expect("the progress file is TOML");
+    let projection = &progress["lessons"]["identity-2x2"]["steps"]["projection"];
+    assert_eq!(projection["first_try"].as_integer(), Some(1), "{kept}");
+    assert_eq!(projection["revealed"].as_integer(), Some(3), "{kept}");
+}

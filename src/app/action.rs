@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::attention::MatrixName;
 
 use super::classroom::{Audience, Presented};
+use crate::practice::ProgressStore;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -62,6 +63,15 @@ pub enum Action {
     Back,
     Quit,
     ToggleHelp,
+    // Practice.
+    /// `x`: hide the step's results for the learner to predict, or show them again.
+    TogglePractice,
+    /// A hint for the hidden cell under the cursor: the first terms, all of them, the answer.
+    Hint,
+    /// A digit, minus or point typed on a hidden cell: the answer prompt opens with it.
+    StartAnswer(char),
+    /// The outcome of an `Effect::SaveProgress`.
+    ProgressSaved(Result<(), String>),
     // A classroom.
     /// `f`: a student goes free, or follows the presenter again.
     ToggleFollow,
@@ -86,6 +96,8 @@ pub enum SaveFailure {
 /// Work the app cannot do itself because it touches the world outside.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
+    /// Keep the learner's practice progress (where the store keeps it: a file, or memory).
+    SaveProgress(ProgressStore),
     /// Write `contents` to `path`: atomically, and over an existing file only when `replace`.
     Save {
         path: PathBuf,

@@ -7,6 +7,7 @@
 mod action;
 mod classroom;
 mod history;
+mod practice;
 mod screens;
 mod tutor;
 mod typed;
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 pub use action::{Action, Direction, Effect, SaveFailure};
 pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::Change;
+pub use practice::{Feedback, Practice, practice_steps};
 pub use screens::{panels, rows_are_tokens, steps};
 pub use tutor::{Cursor, Tutor};
 pub use typed::{cell_value, token_label};
@@ -24,6 +26,7 @@ pub use update::update;
 
 use crate::attention::Cell;
 use crate::lesson::{LoadError, LoadedLesson};
+use crate::practice::ProgressStore;
 
 /// One line of the lesson picker: a lesson ready to open, or one that failed to load.
 #[derive(Debug, Clone)]
@@ -47,6 +50,10 @@ pub struct App {
     pub quit: bool,
     /// The app's place in a classroom led by a presenter, if it is in one.
     pub classroom: Option<Classroom>,
+    /// Practice progress per lesson: kept in a file by the local tutor, in memory elsewhere.
+    pub progress: ProgressStore,
+    /// The progress changed since it was last handed out to be kept.
+    pub progress_changed: bool,
 }
 
 /// What sits on top of the screen and takes the keys.
@@ -70,6 +77,8 @@ pub enum PromptFor {
     Cell(Cell),
     Label(usize),
     SavePath,
+    /// The learner's prediction of a hidden cell.
+    Answer(Cell),
 }
 
 /// A question answered with one key.
@@ -81,6 +90,8 @@ pub enum Question {
     Replace { path: PathBuf },
     /// `e` on a computed cell: go to the cell it is computed from.
     JumpTo { from: Cell, to: Cell },
+    /// Opening a lesson practised before: go back to the step where the learner stopped.
+    Resume { step_index: usize },
 }
 
 /// Where the learner is going when they leave a lesson.
@@ -124,11 +135,32 @@ impl App {
             after_save: None,
             quit: false,
             classroom: None,
+            progress: ProgressStore::in_memory(),
+            progress_changed: false,
         };
         if open.is_some() {
             update(&mut app, Action::Open);
         }
         app
+    }
+
+    /// Turns practice on in the lesson open, if it is not on already.
+    pub fn start_practice(&mut self) {
+        if let Some(tutor) = self.tutor.as_mut()
+            && tutor.practice.is_none()
+        {
+            // Start where there is something to predict (not on the given embeddings).
+            if tutor.practice_target().is_none()
+                && let Some(index) = (tutor.step_index..tutor.steps.len()).find(|index| {
+                    let mut ahead = tutor.clone();
+                    ahead.go_to_step(*index);
+                    ahead.practice_target().is_some()
+                })
+            {
+                tutor.go_to_step(index);
+            }
+            self.status = Some(practice::toggle(tutor));
+        }
     }
 
     /// The built-in lessons, as the picker lists them first.

@@ -47,6 +47,8 @@ pub struct Tutor {
     pub history: History,
     /// Lines the narration is scrolled by.
     pub narration_scroll: u16,
+    /// Practice mode, when the learner predicts the step's results.
+    pub practice: Option<super::practice::Practice>,
 }
 
 impl Tutor {
@@ -70,6 +72,7 @@ impl Tutor {
             changed_label: None,
             history: History::default(),
             narration_scroll: 0,
+            practice: None,
         };
         tutor.go_to_step(0);
         tutor

@@ -8,6 +8,7 @@ use crate::lesson::{InputMatrix, Mask, lesson_to_toml};
 use super::action::{Action, Direction, Effect, SaveFailure};
 use super::classroom;
 use super::history::Change;
+use super::practice;
 use super::screens;
 use super::tutor::{Cursor, Tutor};
 use super::typed::{cell_value, token_label};
@@ -16,9 +17,25 @@ use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status};
 /// The longest text a prompt takes; more is ignored rather than stored.
 const MAX_INPUT_CHARS: usize = 256;
 
-/// Applies one Action. Returns what the caller must do outside the app (save a file) and report
-/// back with `Action::Saved`.
+/// Applies one Action. Returns what the caller must do outside the app (save a file, keep the
+/// progress) and report back with `Action::Saved` or `Action::ProgressSaved`.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let step_before = app.tutor.as_ref().map(|tutor| tutor.step_index);
+    let mut effects = apply(app, action);
+    keep_progress(app, step_before);
+    if std::mem::take(&mut app.progress_changed) {
+        effects.push(Effect::SaveProgress(app.progress.clone()));
+    }
+    effects
+}
+
+fn apply(app: &mut App, action: Action) -> Vec<Effect> {
+    if let Action::ProgressSaved(result) = action {
+        if let Err(why) = result {
+            app.status = Some(Status::error(format!("Progress not kept: {why}")));
+        }
+        return Vec::new();
+    }
     // What others do (a save finishing, the presenter moving) leaves the learner's message.
     if !matches!(
         action,
@@ -75,7 +92,17 @@ fn open(app: &mut App) {
     match &entry.lesson {
         Ok(loaded) => {
             let warnings = loaded.warnings.len();
-            app.tutor = Some(Tutor::new(loaded));
+            let tutor = Tutor::new(loaded);
+            let stopped_at = app
+                .progress
+                .lesson(&tutor.name)
+                .and_then(|progress| progress.last_step)
+                .and_then(|step| tutor.steps.iter().position(|shown| *shown == step))
+                .filter(|index| *index > 0);
+            app.tutor = Some(tutor);
+            if let Some(step_index) = stopped_at {
+                app.overlay = Overlay::Question(Question::Resume { step_index });
+            }
             if let Some(first) = loaded.warnings.first() {
                 let more = if warnings > 1 {
                     format!(" (and {} more; run `attn-tutor check`)", warnings - 1)
@@ -95,10 +122,50 @@ fn open(app: &mut App) {
     }
 }
 
+/// After any Action: a new step is where the learner now is, and a step just practised to the
+/// end goes into their progress.
+fn keep_progress(app: &mut App, step_before: Option<usize>) {
+    let Some(tutor) = app.tutor.as_mut() else {
+        return;
+    };
+    if step_before.is_some_and(|before| before != tutor.step_index) {
+        app.progress.visit(&tutor.name, tutor.step());
+        app.progress_changed = true;
+        if let Some(practice) = tutor.practice.as_mut() {
+            practice.feedback = None;
+        }
+        if let Some(target) = tutor.practice_target().filter(|_| tutor.practice.is_some()) {
+            tutor.focus_on(target);
+        }
+    }
+    if let Some((step, score)) = tutor
+        .practice
+        .as_mut()
+        .and_then(|practice| practice.just_finished.take())
+    {
+        app.progress.record(&tutor.name, step, score);
+        app.progress_changed = true;
+    }
+}
+
+/// Keys that change the lesson's numbers would make the hidden answers stale.
+fn changes_numbers(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Undo | Action::Redo | Action::Reset | Action::Reroll
+    )
+}
+
 fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
     let Some(tutor) = app.tutor.as_mut() else {
         return Vec::new();
     };
+    if tutor.practice.is_some() && changes_numbers(&action) {
+        app.status = Some(Status::info(
+            "Numbers stay put while you practise: x stops practice, then edit",
+        ));
+        return Vec::new();
+    }
     let last = tutor.steps.len() - 1;
     let mut status = None;
     match action {
@@ -179,6 +246,16 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Back => leave(app, Leave::ToPicker),
         Action::Quit => leave(app, Leave::Quit),
         Action::ToggleHelp => app.overlay = Overlay::Help,
+        Action::TogglePractice => status = Some(practice::toggle(tutor)),
+        Action::Hint => status = Some(practice::hint(tutor)),
+        Action::StartAnswer(first) => {
+            if let Some(cell) = tutor.selected_cell().filter(|cell| tutor.is_hidden(*cell)) {
+                app.overlay = Overlay::Prompt(Prompt {
+                    purpose: PromptFor::Answer(cell),
+                    input: first.to_string(),
+                });
+            }
+        }
         _ => {}
     }
     if status.is_some() {
@@ -193,7 +270,7 @@ fn begin_edit(app: &mut App) {
         return;
     };
     let cursor = tutor.cursor(tutor.focus);
-    if cursor.on_label {
+    if cursor.on_label && tutor.practice.is_none() {
         app.overlay = Overlay::Prompt(Prompt {
             purpose: PromptFor::Label(cursor.row),
             input: String::new(),
@@ -201,6 +278,19 @@ fn begin_edit(app: &mut App) {
         return;
     }
     let cell = Cell::new(tutor.focus, cursor.row, cursor.col);
+    if tutor.is_hidden(cell) {
+        app.overlay = Overlay::Prompt(Prompt {
+            purpose: PromptFor::Answer(cell),
+            input: String::new(),
+        });
+        return;
+    }
+    if tutor.practice.is_some() && tutor.is_editable(tutor.focus) {
+        app.status = Some(Status::info(
+            "Numbers stay put while you practise: x stops practice, then edit",
+        ));
+        return;
+    }
     if tutor.is_editable(tutor.focus) {
         app.overlay = Overlay::Prompt(Prompt {
             purpose: PromptFor::Cell(cell),
@@ -269,6 +359,19 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         return Vec::new();
     };
     let outcome = match &prompt.purpose {
+        PromptFor::Answer(cell) => {
+            let outcome = practice::answer(tutor, *cell, &prompt.input);
+            // Right: on to the next ?. Wrong: stay, to read the working beside the answer.
+            let right = tutor
+                .practice
+                .as_ref()
+                .and_then(|practice| practice.feedback)
+                .is_some_and(|feedback| feedback.cell == *cell && feedback.verdict.is_right());
+            if outcome.is_ok() && right {
+                practice::to_next_hidden(tutor, *cell);
+            }
+            outcome.map(|status| status.text)
+        }
         PromptFor::Cell(cell) => edit_cell(tutor, *cell, &prompt.input),
         PromptFor::Label(row) => edit_label(tutor, *row, &prompt.input),
         PromptFor::SavePath => {
@@ -296,9 +399,12 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         }
         Err(problem) => {
             // The prompt stays open with what was typed, so a typo can be fixed.
-            app.status = Some(Status::error(format!(
-                "{problem} (old value kept: fix it, or Esc)"
-            )));
+            let keep = if matches!(prompt.purpose, PromptFor::Answer(_)) {
+                "fix it, or Esc"
+            } else {
+                "old value kept: fix it, or Esc"
+            };
+            app.status = Some(Status::error(format!("{problem} ({keep})")));
             app.overlay = Overlay::Prompt(prompt);
         }
     }
@@ -434,15 +540,18 @@ fn scramble(seed: u64) -> u64 {
 }
 
 fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Effect> {
+    let action_again = action.clone();
     let answer = match action {
         Action::Answer(ch) => Some(ch.to_ascii_lowercase()),
         // Enter accepts the offer to jump; it never replaces a file or discards edits.
         Action::Submit | Action::Open | Action::Edit
-            if matches!(question, Question::JumpTo { .. }) =>
+            if matches!(question, Question::JumpTo { .. } | Question::Resume { .. }) =>
         {
             Some('y')
         }
         Action::Cancel | Action::Back => Some('n'),
+        // The offer to resume is no barrier: any other key is taken as starting here.
+        _ if matches!(question, Question::Resume { .. }) => Some('?'),
         // A second Ctrl-c means it.
         Action::Quit if matches!(question, Question::LeaveUnsaved(_)) => {
             app.overlay = Overlay::None;
@@ -488,6 +597,14 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
             }
         }
         (Question::JumpTo { .. }, 'n') => {}
+        (Question::Resume { step_index }, 'y') => {
+            if let Some(tutor) = app.tutor.as_mut() {
+                tutor.go_to_step(step_index);
+            }
+        }
+        (Question::Resume { .. }, 'n') => {}
+        // Any other key starts here, and does what it does.
+        (Question::Resume { .. }, _) => return apply(app, action_again),
         // Any other key leaves the question open.
         (question, _) => app.overlay = Overlay::Question(question),
     }

@@ -5,6 +5,7 @@
 
 mod check;
 mod list;
+mod progress;
 mod show;
 mod table;
 mod tutor;
@@ -83,6 +84,19 @@ pub enum Command {
         /// The new file (never overwritten), or - for standard output.
         #[arg(short, long, value_name = "OUT.toml")]
         output: PathBuf,
+    },
+    /// Open a lesson in the tutor in practice mode: predict each step's results yourself.
+    Practice {
+        /// A built-in lesson name or the path of a lesson file.
+        lesson: String,
+    },
+    /// Print the practice kept for each lesson; with --reset, clear it.
+    Progress {
+        /// Clear the practice kept (of LESSON only, when given).
+        #[arg(long)]
+        reset: bool,
+        /// Only this lesson.
+        lesson: Option<String>,
     },
     /// Serve a classroom over SSH: every student who connects gets their own tutor.
     ///
@@ -256,11 +270,16 @@ fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
 
 pub fn run(cli: Cli) -> ExitCode {
     let color = use_color(cli.no_color);
-    if cli.command.is_none() {
+    let practice = match &cli.command {
+        Some(Command::Practice { lesson }) => Some(lesson.clone()),
+        _ => None,
+    };
+    if cli.command.is_none() || practice.is_some() {
         // The tutor must not run under a held stdout lock: its signal thread restores the
         // terminal through stdout while the main thread may be stuck reading a dead terminal.
         let code = tutor::run(
-            cli.lesson.as_deref(),
+            practice.as_deref().or(cli.lesson.as_deref()),
+            practice.is_some(),
             &cli.lessons,
             cli.log.as_deref(),
             cli.no_color,
@@ -283,6 +302,11 @@ pub fn run(cli: Cli) -> ExitCode {
     let mut stderr = std::io::stderr().lock();
     let code = match cli.command {
         Some(Command::List) => list::run(&mut stdout),
+        Some(Command::Progress { reset, lesson }) => {
+            progress::run(reset, lesson.as_deref(), &mut stdout, &mut stderr)
+        }
+        // Handled above, with the tutor.
+        Some(Command::Practice { .. }) => status::OK,
         Some(Command::Show {
             lesson,
             step,
@@ -320,14 +344,8 @@ pub fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
-        None => tutor::run(
-            cli.lesson.as_deref(),
-            &cli.lessons,
-            cli.log.as_deref(),
-            cli.no_color,
-            color,
-            &mut stderr,
-        ),
+        // Handled above, without the locks.
+        None => status::OK,
     };
     let _ = stdout.flush();
     ExitCode::from(code)

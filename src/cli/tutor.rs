@@ -4,8 +4,9 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use crate::app::{App, PickerEntry};
+use crate::app::{Action, App, PickerEntry, Status, update};
 use crate::lesson::{load, load_file};
+use crate::practice::{ProgressStore, default_path};
 use crate::serve::{Access, ServeOptions};
 use crate::term;
 use crate::ui::Theme;
@@ -14,6 +15,7 @@ use super::{ServeArgs, status};
 
 pub fn run(
     lesson: Option<&str>,
+    practice: bool,
     folders: &[PathBuf],
     log: Option<&Path>,
     no_color: bool,
@@ -66,7 +68,19 @@ pub fn run(
         );
         return status::INVALID;
     }
-    let app = App::new(entries, open);
+    let mut app = App::new(entries, None);
+    let (progress, warning) = ProgressStore::open(&default_path());
+    app.progress = progress;
+    if let Some(index) = open {
+        app.picked = index;
+        update(&mut app, Action::Open);
+        if practice {
+            app.start_practice();
+        }
+    }
+    if let Some(warning) = warning {
+        app.status = Some(Status::error(format!("warning: {warning}")));
+    }
     match term::local::run(app, Theme::from_env(no_color)) {
         Ok(None) => status::OK,
         Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),

@@ -14,8 +14,7 @@ use crate::ui;
 
 /// The keys of a lesson screen, as the help overlay and the README list them.
 pub const KEYS: &[(&str, &str)] = &[
-    ("n  Tab  PgDn", "next step"),
-    ("p  Shift-Tab  PgUp", "previous step"),
+    ("n  p  Tab  PgDn  PgUp", "next step, previous step"),
     ("1 … 7", "go to step (numbered in the header)"),
     ("Home  End", "first step, last step"),
     (
@@ -27,10 +26,11 @@ pub const KEYS: &[(&str, &str)] = &[
     ("e  Enter", "edit the number or token; on a computed"),
     ("", "cell, go to what it is computed from"),
     ("u  Ctrl-r", "undo, redo"),
-    ("R", "reset the lesson to its own numbers"),
-    ("r", "re-roll a generated (random) matrix"),
+    ("R  r", "reset the lesson; re-roll a generated matrix"),
     ("w", "save the edited lesson as a new file"),
     ("Shift-↑ Shift-↓  wheel", "scroll the narration"),
+    ("x", "practice: predict the hidden ?, typing a number"),
+    ("t", "practice: a hint (again: more, then the answer)"),
     ("f", "in a classroom: go free, or follow again"),
     ("?", "this help"),
     ("q  Esc", "back to the lessons; q there quits"),
@@ -77,7 +77,20 @@ fn key_action(key: KeyEvent, app: &App) -> Option<Action> {
             _ => None,
         },
         Overlay::None if app.tutor.is_none() => picker_key(key),
-        Overlay::None => tutor_key(key, control),
+        Overlay::None => {
+            // On a hidden cell in practice, a number typed is the learner's answer.
+            let predicting = app.tutor.as_ref().is_some_and(|tutor| {
+                tutor
+                    .selected_cell()
+                    .is_some_and(|cell| tutor.is_hidden(cell))
+            });
+            match key.code {
+                KeyCode::Char(ch @ ('0'..='9' | '-' | '.')) if predicting && !control => {
+                    Some(Action::StartAnswer(ch))
+                }
+                _ => tutor_key(key, control),
+            }
+        }
     }
 }
 
@@ -122,6 +135,8 @@ fn tutor_key(key: KeyEvent, control: bool) -> Option<Action> {
         KeyCode::Char('w') => Action::Save,
         KeyCode::Char('?') => Action::ToggleHelp,
         KeyCode::Char('f') => Action::ToggleFollow,
+        KeyCode::Char('x') => Action::TogglePractice,
+        KeyCode::Char('t') => Action::Hint,
         KeyCode::Char('q') | KeyCode::Esc => Action::Back,
         _ => return None,
     })

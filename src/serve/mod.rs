@@ -235,7 +235,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         .build()
         .context("cannot start the server's runtime")?;
     let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(options.listen))
+        .block_on(async { listen(options.listen) })
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let address = listener.local_addr()?;
     let host = if address.ip().is_unspecified() {
@@ -308,6 +308,19 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     });
     runtime.shutdown_timeout(Duration::from_millis(500));
     Ok(stopped_by)
+}
+
+/// The listening socket, with room for a whole class connecting at once: tokio's default queue
+/// of 128 made a burst of 200 students wait a second for TCP to retry.
+fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(1024)
 }
 
 /// Accepts connections for as long as the server runs.

@@ -131,7 +131,11 @@ pub fn restore_terminal() -> Vec<u8> {
 }
 
 /// A classroom session cannot write files on the server.
-pub fn refuse_save(_: &crate::app::Effect) -> Action {
+pub fn refuse_save(effect: &crate::app::Effect) -> Action {
+    if let crate::app::Effect::SaveProgress(_) = effect {
+        // A student's progress lives in their session's memory only.
+        return Action::ProgressSaved(Ok(()));
+    }
     Action::Saved(Err(SaveFailure::NotAllowed(
         "a classroom session cannot write files on the server; `attn-tutor show` or your own \
          copy of attn-tutor can keep your lesson"

@@ -77,11 +77,16 @@ pub fn dispatch(app: &mut App, action: Action, save: &mut dyn FnMut(&Effect) -> 
 
 /// Saves to the local disk: atomically, never over an existing file unless asked to.
 pub fn save_locally(effect: &Effect) -> Action {
-    let Effect::Save {
-        path,
-        contents,
-        replace,
-    } = effect;
+    let (path, contents, replace) = match effect {
+        Effect::Save {
+            path,
+            contents,
+            replace,
+        } => (path, contents, replace),
+        Effect::SaveProgress(progress) => {
+            return Action::ProgressSaved(progress.save().map_err(|error| error.to_string()));
+        }
+    };
     if path.is_dir() {
         return Action::Saved(Err(SaveFailure::Other(format!(
             "{} is a folder; type a file name in it, like {}",

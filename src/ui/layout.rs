@@ -46,6 +46,9 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         .unwrap_or(1);
     let matrices_height = (tallest as u16 + 2).clamp(5, body_height.saturating_sub(9));
     let working_need = match tutor.step() {
+        _ if tutor.practice.is_some() => {
+            super::practice::lines(tutor, area.width.saturating_sub(2)).len() as u16 + 1
+        }
         // The softmax table has a line per key, its header, the sum and a title.
         Step::Softmax => {
             working::SoftmaxPlan::new(tutor, area.width.saturating_sub(2)).height(tutor)

@@ -279,6 +279,8 @@ impl Widget for MatrixPanel<'_> {
             for col in geometry.cols.clone() {
                 let value = values[(row, col)];
                 let cell = Cell::new(matrix, row, col);
+                // A cell the learner is predicting shows nothing of its value, not even color.
+                let hidden = self.tutor.is_hidden(cell);
                 let style =
                     if self.focused && !cursor.on_label && cursor.row == row && cursor.col == col {
                         theme.cursor()
@@ -286,12 +288,16 @@ impl Widget for MatrixPanel<'_> {
                         theme.operand()
                     } else if self.tutor.changed.contains(&cell) {
                         theme.changed()
-                    } else if self.heatmap {
+                    } else if self.heatmap && !hidden {
                         theme.heat(value)
                     } else {
                         Style::new()
                     };
-                let text = format_fixed(value, geometry.decimals);
+                let text = if hidden {
+                    "?".to_string()
+                } else {
+                    format_fixed(value, geometry.decimals)
+                };
                 let shown = if columns(&text) > width {
                     "…".to_string()
                 } else {

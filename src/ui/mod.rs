@@ -5,6 +5,7 @@ mod header;
 pub mod layout;
 mod matrix;
 pub mod picker;
+mod practice;
 mod text;
 pub mod theme;
 mod tutor_screen;
@@ -112,6 +113,13 @@ fn key_hints(app: &App) -> &'static str {
             " ←↓↑→ look at a cell · [ ] matrix · ? help · Ctrl-c leave"
         }
         _ if following => " ←↓↑→ look at a cell · f go free · ? help · Ctrl-c leave",
+        _ if app
+            .tutor
+            .as_ref()
+            .is_some_and(|tutor| tutor.practice.is_some()) =>
+        {
+            " type a number for ? · t hint · ←↓↑→ cell · n/p step · x stop · ? help"
+        }
         (Some(Classroom::Student { .. }), true) => {
             " n/p step · ←↓↑→ cell · e edit · u undo · f follow · ? help · q back"
         }
@@ -186,6 +194,9 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     format!("Token {} (now {}) = ", row + 1, tutor.lesson.tokens[*row])
                 }
                 PromptFor::SavePath => "Save as: ".to_string(),
+                PromptFor::Answer(cell) => {
+                    format!("Your answer: {} = ", tutor.attention.cell_name(*cell))
+                }
             };
             let hint = "  Enter ok · Esc cancel";
             let room = width.saturating_sub(columns(&question) + columns(hint) + 1);
@@ -218,6 +229,14 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     "{} exists. Replace it? y replace · n keep it",
                     path.display()
                 ),
+                Question::Resume { step_index } => match tutor {
+                    Some(tutor) => format!(
+                        "Last time you stopped at step {} ({}). Enter: go there · Esc: start here",
+                        step_index + 1,
+                        tutor.steps[(*step_index).min(tutor.steps.len() - 1)].title()
+                    ),
+                    None => String::new(),
+                },
                 Question::JumpTo { from, to } => match tutor {
                     Some(tutor) => format!(
                         "{} is computed, not typed in. Enter: go to {} · Esc stay",

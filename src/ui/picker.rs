@@ -115,6 +115,13 @@ pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         Ok(loaded) => {
             let lesson = &loaded.lesson;
             let mut lines = vec![(lesson.title.clone(), theme.title())];
+            if let Some(progress) = app.progress.lesson(&loaded.name) {
+                let steps = crate::app::practice_steps(lesson);
+                lines.push((
+                    format!("Practice: {}", progress.summary(steps)),
+                    Style::new(),
+                ));
+            }
             lines.extend(
                 wrap_words(&lesson.summary, text_width)
                     .into_iter()

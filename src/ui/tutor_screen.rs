@@ -34,6 +34,12 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
 
 /// The step's narration: the lesson's own words, or ours, after any note this lesson needs.
 pub fn narration_text(tutor: &Tutor) -> String {
+    if tutor.practice.is_some() {
+        // The lesson's words often quote the very numbers being predicted.
+        return "The lesson's text is put away while you practise: it gives answers away. \
+                x stops practice and brings it back."
+            .to_string();
+    }
     let step = tutor.step();
     let mut text = String::new();
     let projected = tutor.attention.embeddings.is_some();

@@ -63,6 +63,9 @@ impl SoftmaxPlan {
 }
 
 pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    if tutor.practice.is_some() {
+        return super::practice::render(tutor, theme, area, buf);
+    }
     if area.height < 2 {
         return;
     }

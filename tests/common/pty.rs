@@ -76,6 +76,11 @@ impl PtyChild {
             .expect("a pseudo-terminal opens");
         let dir = TempDir::new().unwrap();
         command.cwd(dir.path());
+        // The learner's own data (practice progress) stays out of the tests, and theirs out of
+        // the learner's; a test that wants a data folder of its own sets one.
+        if command.get_env("XDG_DATA_HOME").is_none() {
+            command.env("XDG_DATA_HOME", dir.path().join("data"));
+        }
         let shown = format!("{:?}", command.get_argv());
         let child = pair
             .slave

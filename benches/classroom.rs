@@ -1,0 +1,702 @@
+//! Load benchmark of the SSH classroom: the real `attn-tutor serve` in its own process, and N
+//! students (50 by default) on loopback, each with its own russh client, pty and tutor. Every
+//! student opens the first lesson and then presses cursor moves (h j k l) and step changes
+//! (n p), one key every 50–100 ms, jittered. It reports the key-to-frame latency (from sending
+//! a key to the end of the frame it caused; the Enter that opens the lesson is not counted), the
+//! bytes of terminal output each key brought back (channel data, before SSH's framing), the CPU
+//! time of the server and the clients while typing, and the server's memory per session
+//! (VmRSS from /proc, so Linux only). The goal: p99 under 50 ms on a 2-core machine.
+//!
+//! Run with `cargo bench --bench classroom` (50 students × 100 keys, about ten seconds).
+//! Without `--bench` (`cargo test --benches`, or `-- --test`) it is a quick smoke run of 3
+//! students × 10 keys. `--sessions N` and `--keys N` after `--`, or `ATTN_BENCH_SESSIONS` and
+//! `ATTN_BENCH_KEYS`, set the counts in either mode.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use russh::client::{self, Handle, Msg};
+use russh::keys::PublicKeyOrCertificate;
+use russh::{Channel, ChannelMsg, Disconnect};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use tempfile::TempDir;
+
+/// Every frame the server draws ends by leaving synchronized-output mode (see `Painter::draw`).
+const FRAME_END: &[u8] = b"\x1b[?2026l";
+
+/// The longest any single wait may take: a connection, a sign-in, a frame.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A student's pause between keys, in milliseconds: somebody reading the screen as they go.
+const PAUSE_MS: (u64, u64) = (50, 100);
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("classroom bench failed: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let (sessions, keys) = counts()?;
+    let server = Server::start(sessions)?;
+    // The client shares the machine (and its cores) with the server, as a loopback test must.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(classroom(&server, sessions, keys));
+    let log = server.log();
+    drop(server);
+    let report = outcome?;
+    report.print(&log);
+    ensure!(
+        report.failures.is_empty(),
+        "{} of {sessions} students failed",
+        report.failures.len()
+    );
+    Ok(())
+}
+
+/// Students and keys per student. `cargo bench` passes `--bench`; any other run (`cargo test
+/// --benches`, `--test`) is a smoke run that must be quick.
+fn counts() -> anyhow::Result<(usize, usize)> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let full = args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test");
+    let setting = |flag: &str, variable: &str, full_default: usize, quick_default: usize| {
+        let given = args
+            .iter()
+            .position(|arg| arg == flag)
+            .map(|at| args.get(at + 1).cloned().unwrap_or_default())
+            .or_else(|| std::env::var(variable).ok());
+        match given {
+            Some(text) => text
+                .parse::<usize>()
+                .ok()
+                .filter(|&count| count > 0)
+                .with_context(|| {
+                    format!("{flag} / {variable} wants a positive count, not {text:?}")
+                }),
+            None => Ok(if full { full_default } else { quick_default }),
+        }
+    };
+    Ok((
+        setting("--sessions", "ATTN_BENCH_SESSIONS", 50, 3)?,
+        setting("--keys", "ATTN_BENCH_KEYS", 100, 10)?,
+    ))
+}
+
+/// `attn-tutor serve --open` on a free loopback port, with a new host key in a temporary folder.
+/// Killed when dropped, and on SIGINT, SIGTERM or SIGHUP, so no run leaves it behind.
+struct Server {
+    child: Arc<Mutex<Child>>,
+    pid: u32,
+    port: u16,
+    /// Its stderr (the log) so far.
+    log: Arc<Mutex<Vec<String>>>,
+    _dir: TempDir,
+}
+
+impl Server {
+    fn start(sessions: usize) -> anyhow::Result<Server> {
+        let dir = TempDir::new()?;
+        // Room for everyone: the limits are the server's to test elsewhere.
+        let limit = sessions.max(200).to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_attn-tutor"))
+            .args(["serve", "--open", "--listen", "127.0.0.1:0", "--host-key"])
+            .arg(dir.path().join("host_key"))
+            .args(["--max-sessions", &limit, "--per-address", &limit])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start attn-tutor serve")?;
+        let stdout = child.stdout.take().context("the server's stdout")?;
+        let stderr = child.stderr.take().context("the server's stderr")?;
+        let pid = child.id();
+        let child = Arc::new(Mutex::new(child));
+        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+        let (doomed, folder) = (Arc::clone(&child), dir.path().to_path_buf());
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                kill(&doomed);
+                let _ = std::fs::remove_dir_all(folder);
+                std::process::exit(128 + signal);
+            }
+        });
+        let mut server = Server {
+            child,
+            pid,
+            port: 0,
+            log: Arc::new(Mutex::new(Vec::new())),
+            _dir: dir,
+        };
+        let log = Arc::clone(&server.log);
+        let logging = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                log.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(line);
+            }
+        });
+        let (lines, banner) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
+        let first = match banner.recv_timeout(PATIENCE) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) => bail!(
+                "attn-tutor serve printed no banner within {PATIENCE:?}; its log:\n{}",
+                server.log().join("\n")
+            ),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // It ended: its whole log is there once stderr is closed.
+                let status = server.child.lock().map(|mut child| child.wait());
+                let status = match status {
+                    Ok(Ok(status)) => status.to_string(),
+                    _ => "unknown status".to_string(),
+                };
+                let _ = logging.join();
+                bail!(
+                    "attn-tutor serve ended before listening ({status}); its log:\n{}",
+                    server.log().join("\n")
+                )
+            }
+        };
+        server.port = first
+            .strip_prefix("attn-tutor classroom listening on 127.0.0.1:")
+            .and_then(|port| port.trim().parse().ok())
+            .with_context(|| format!("the server's banner names no port: {first:?}"))?;
+        Ok(server)
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The server's resident memory now, and its peak.
+    fn memory(&self) -> anyhow::Result<Memory> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .context("cannot read the server's /proc status (is this Linux?)")?;
+        let field = |name: &str| -> anyhow::Result<u64> {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+                .with_context(|| format!("no {name} in /proc/{}/status", self.pid))
+        };
+        Ok(Memory {
+            rss_kib: field("VmRSS:")?,
+            hwm_kib: field("VmHWM:")?,
+        })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        kill(&self.child);
+    }
+}
+
+fn kill(child: &Mutex<Child>) {
+    let mut child = child.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Ok(None) = child.try_wait() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// The machine's count of connections dropped because a listen queue was full (each one costs
+/// its client a SYN retry, a second later). System-wide: other programs' listeners count too.
+fn listen_overflows() -> Option<u64> {
+    let netstat = std::fs::read_to_string("/proc/net/netstat").ok()?;
+    let mut tcp_ext = netstat.lines().filter(|line| line.starts_with("TcpExt:"));
+    let (names, values) = (tcp_ext.next()?, tcp_ext.next()?);
+    let at = names
+        .split_whitespace()
+        .position(|name| name == "ListenOverflows")?;
+    values.split_whitespace().nth(at)?.parse().ok()
+}
+
+/// The user and system CPU time process `pid` ("self" for this one) has used, all threads.
+fn cpu_time(pid: &str) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // After the command name in parentheses, utime and stime are the 12th and 13th fields.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |at: usize| -> anyhow::Result<u64> {
+        let field = fields.get(at).context("a short /proc stat")?;
+        Ok(field.parse()?)
+    };
+    // Linux reports them in USER_HZ ticks, which is 100 on every common architecture.
+    Ok(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    rss_kib: u64,
+    hwm_kib: u64,
+}
+
+/// The client side: any host key will do, the server was made a moment ago.
+struct Trusting;
+
+impl client::Handler for Trusting {
+    type Error = russh::Error;
+
+    async fn check_server_key(&mut self, _: &PublicKeyOrCertificate) -> Result<bool, Self::Error> {
+        Ok(true)
+    }
+}
+
+/// One connected student, on the tutor's screen.
+struct Student {
+    name: String,
+    handle: Handle<Trusting>,
+    channel: Channel<Msg>,
+    /// Data read past the end of the last frame.
+    pending: Vec<u8>,
+}
+
+impl Student {
+    /// Connects, signs in as `name`, and asks for a shell on an 80×24 xterm; returns once the
+    /// first frame (the lesson picker) has arrived.
+    async fn join(port: u16, name: String) -> anyhow::Result<(Student, Duration)> {
+        let started = Instant::now();
+        let student = within("joining", Student::connect(port, name)).await?;
+        Ok((student, started.elapsed()))
+    }
+
+    async fn connect(port: u16, name: String) -> anyhow::Result<Student> {
+        let config = Arc::new(client::Config {
+            // As OpenSSH does for interactive sessions: a key must not wait for Nagle.
+            nodelay: true,
+            ..Default::default()
+        });
+        let mut handle = client::connect(config, ("127.0.0.1", port), Trusting).await?;
+        ensure!(
+            handle.authenticate_none(name.as_str()).await?.success(),
+            "the open server refused to sign in"
+        );
+        let channel = handle.channel_open_session().await?;
+        channel
+            .request_pty(true, "xterm-256color", 80, 24, 0, 0, &[])
+            .await?;
+        channel.request_shell(true).await?;
+        let mut student = Student {
+            name,
+            handle,
+            channel,
+            pending: Vec::new(),
+        };
+        student.frame().await.context("waiting for the picker")?;
+        Ok(student)
+    }
+
+    /// Reads up to the end of the next frame, and returns the frame.
+    async fn frame(&mut self) -> anyhow::Result<Vec<u8>> {
+        loop {
+            if let Some(at) = find(&self.pending, FRAME_END) {
+                let rest = self.pending.split_off(at + FRAME_END.len());
+                return Ok(std::mem::replace(&mut self.pending, rest));
+            }
+            let message = within("waiting for a frame", async {
+                Ok(self.channel.wait().await)
+            })
+            .await?;
+            match message {
+                Some(ChannelMsg::Data { data }) => self.pending.extend_from_slice(&data),
+                Some(ChannelMsg::Failure) => bail!("the server refused the pty or the shell"),
+                Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
+                    bail!("the server ended the session")
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Sends a key and waits for the frame it causes: the time that took, and the frame.
+    async fn press(&mut self, key: &'static [u8]) -> anyhow::Result<(Duration, Vec<u8>)> {
+        let sent = Instant::now();
+        within("sending a key", async {
+            Ok(self.channel.data_bytes(key).await?)
+        })
+        .await?;
+        let frame = self.frame().await?;
+        Ok((sent.elapsed(), frame))
+    }
+}
+
+/// `future`, or an error once `PATIENCE` is up: no wait may hang the bench.
+async fn within<T>(
+    what: &str,
+    future: impl Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    tokio::time::timeout(PATIENCE, future)
+        .await
+        .map_err(|_| anyhow::anyhow!("{what}: nothing within {PATIENCE:?}"))?
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Cursor,
+    Step,
+}
+
+/// One key press: what it was, how long until its frame had arrived, the frame's size.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    kind: Kind,
+    latency: Duration,
+    bytes: usize,
+}
+
+/// What one student measured.
+#[derive(Default)]
+struct Run {
+    samples: Vec<Sample>,
+    /// Step changes whose frame did not show the step expected.
+    wrong_steps: usize,
+}
+
+/// SplitMix64: a seeded, dependency-free source of jitter and key choices.
+struct Jitter(u64);
+
+impl Jitter {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % bound
+    }
+}
+
+/// The step a frame's header shows ("Step 3/6 · Scores"), as (3, 6).
+fn step_shown(frame: &[u8]) -> Option<(u64, u64)> {
+    let text = String::from_utf8_lossy(frame);
+    let (_, rest) = text.split_once("Step ")?;
+    let (number, rest) = rest.split_once('/')?;
+    let total: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((number.parse().ok()?, total.parse().ok()?))
+}
+
+/// Opens the first lesson with Enter, then presses `keys` keys with a student's pauses: three
+/// cursor moves to one step change, steps kept within the lesson so that every key changes
+/// the screen.
+async fn drive(student: &mut Student, keys: usize, seed: u64) -> anyhow::Result<Run> {
+    let mut jitter = Jitter(seed);
+    // Students do not press in lockstep.
+    tokio::time::sleep(Duration::from_millis(jitter.below(PAUSE_MS.1))).await;
+    let (_, frame) = student.press(b"\r").await.context("opening the lesson")?;
+    let (mut step, steps) =
+        step_shown(&frame).context("the lesson's first frame shows no \"Step 1/N\"")?;
+    let mut run = Run::default();
+    for _ in 0..keys {
+        let pause = PAUSE_MS.0 + jitter.below(PAUSE_MS.1 - PAUSE_MS.0 + 1);
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        let (kind, key): (Kind, &'static [u8]) = if jitter.below(4) == 0 {
+            let forward = step == 1 || (step < steps && jitter.below(2) == 0);
+            step = if forward { step + 1 } else { step - 1 };
+            (Kind::Step, if forward { b"n" } else { b"p" })
+        } else {
+            let keys: [&'static [u8]; 4] = [b"h", b"j", b"k", b"l"];
+            (Kind::Cursor, keys[jitter.below(4) as usize])
+        };
+        let (latency, frame) = student.press(key).await?;
+        if kind == Kind::Step && step_shown(&frame).map(|(shown, _)| shown) != Some(step) {
+            run.wrong_steps += 1;
+        }
+        run.samples.push(Sample {
+            kind,
+            latency,
+            bytes: frame.len(),
+        });
+    }
+    Ok(run)
+}
+
+struct Report {
+    sessions: usize,
+    keys: usize,
+    joined: usize,
+    connect_time: Duration,
+    /// Each student's time from connecting to seeing the picker, sorted.
+    join_times: Vec<Duration>,
+    /// Connections the kernel dropped from a full listen queue while everyone joined.
+    overflows: Option<u64>,
+    drive_time: Duration,
+    /// CPU time the bench's own process and the server used while the students typed.
+    client_cpu: Duration,
+    server_cpu: Duration,
+    failures: Vec<String>,
+    samples: Vec<Sample>,
+    wrong_steps: usize,
+    baseline: Memory,
+    connected: Memory,
+    driven: Memory,
+    left: Memory,
+}
+
+/// The whole class: everyone joins at once, memory is read, everyone works through their keys,
+/// memory is read again, everyone leaves.
+async fn classroom(server: &Server, sessions: usize, keys: usize) -> anyhow::Result<Report> {
+    let baseline = server.memory()?;
+    let overflows_before = listen_overflows();
+    let started = Instant::now();
+    let joining: Vec<_> = (0..sessions)
+        .map(|index| tokio::spawn(Student::join(server.port, format!("student{index}"))))
+        .collect();
+    let (mut students, mut join_times, mut failures) = (Vec::new(), Vec::new(), Vec::new());
+    for (index, joined) in joining.into_iter().enumerate() {
+        match joined.await? {
+            Ok((student, time)) => {
+                students.push(student);
+                join_times.push(time);
+            }
+            Err(error) => failures.push(format!("student{index} joining: {error:#}")),
+        }
+    }
+    let connect_time = started.elapsed();
+    let overflows = listen_overflows()
+        .zip(overflows_before)
+        .map(|(after, before)| after - before);
+    join_times.sort();
+    ensure!(
+        !students.is_empty(),
+        "no student could join: {}",
+        failures.join("; ")
+    );
+    let connected = server.memory()?;
+
+    let started = Instant::now();
+    let joined = students.len();
+    let cpu_before = (cpu_time("self")?, cpu_time(&server.pid.to_string())?);
+    let driving: Vec<_> = students
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut student)| {
+            tokio::spawn(async move {
+                let run = drive(&mut student, keys, index as u64 + 1).await;
+                (student, run)
+            })
+        })
+        .collect();
+    let mut students = Vec::new();
+    let (mut samples, mut wrong_steps) = (Vec::new(), 0);
+    for driven in driving {
+        let (student, run) = driven.await?;
+        match run {
+            Ok(run) => {
+                samples.extend(run.samples);
+                wrong_steps += run.wrong_steps;
+            }
+            Err(error) => failures.push(format!("{} typing: {error:#}", student.name)),
+        }
+        students.push(student);
+    }
+    let drive_time = started.elapsed();
+    let client_cpu = cpu_time("self")? - cpu_before.0;
+    let server_cpu = cpu_time(&server.pid.to_string())? - cpu_before.1;
+    let driven = server.memory()?;
+
+    for student in &students {
+        let _ = student
+            .handle
+            .disconnect(Disconnect::ByApplication, "class over", "en")
+            .await;
+    }
+    drop(students);
+    // Time for the server to drop every session.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let left = server.memory()?;
+    Ok(Report {
+        sessions,
+        keys,
+        joined,
+        connect_time,
+        join_times,
+        overflows,
+        drive_time,
+        client_cpu,
+        server_cpu,
+        failures,
+        samples,
+        wrong_steps,
+        baseline,
+        connected,
+        driven,
+        left,
+    })
+}
+
+/// The nearest-rank percentile `p` (0–100) of sorted latencies, in milliseconds.
+fn percentile(sorted: &[Duration], p: usize) -> f64 {
+    let rank = (sorted.len() * p).div_ceil(100).clamp(1, sorted.len());
+    sorted[rank - 1].as_secs_f64() * 1000.0
+}
+
+impl Report {
+    fn print(&self, log: &[String]) {
+        let cores = std::thread::available_parallelism().map_or(0, usize::from);
+        let joined = self.joined;
+        println!("attn-tutor classroom load benchmark");
+        println!(
+            "machine: {cores} cores, shared by the server and the {} clients",
+            self.sessions
+        );
+        println!(
+            "sessions: {joined} of {} joined at once in {:.2} s (connect to picker: p50 {:.1} ms, \
+             max {:.1} ms)",
+            self.sessions,
+            self.connect_time.as_secs_f64(),
+            percentile(&self.join_times, 50),
+            percentile(&self.join_times, 100),
+        );
+        if let Some(overflows) = self.overflows.filter(|&count| count > 0) {
+            println!(
+                "  the listen queue overflowed {overflows} times: those connections were retried by \
+                 TCP a second later"
+            );
+        }
+        println!(
+            "keys: {} per student, one every {}–{} ms; typing took {:.1} s",
+            self.keys,
+            PAUSE_MS.0,
+            PAUSE_MS.1,
+            self.drive_time.as_secs_f64()
+        );
+        println!();
+        println!(
+            "{:<26}{:>7}{:>9}{:>9}{:>9}{:>9}{:>13}",
+            "key-to-frame", "keys", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes/key"
+        );
+        let kinds = [
+            ("all keys", None),
+            ("cursor move (h j k l)", Some(Kind::Cursor)),
+            ("step change (n p)", Some(Kind::Step)),
+        ];
+        let mut overall_p99 = None;
+        for (label, kind) in kinds {
+            let chosen: Vec<&Sample> = self
+                .samples
+                .iter()
+                .filter(|sample| kind.is_none_or(|kind| sample.kind == kind))
+                .collect();
+            if chosen.is_empty() {
+                println!("{label:<26}{:>7}", 0);
+                continue;
+            }
+            let mut latencies: Vec<Duration> = chosen.iter().map(|sample| sample.latency).collect();
+            latencies.sort();
+            let bytes = chosen.iter().map(|sample| sample.bytes).sum::<usize>() as f64
+                / chosen.len() as f64;
+            let p99 = percentile(&latencies, 99);
+            if kind.is_none() {
+                overall_p99 = Some(p99);
+            }
+            println!(
+                "{label:<26}{:>7}{:>9.2}{:>9.2}{:>9.2}{:>9.2}{:>13.0}",
+                chosen.len(),
+                percentile(&latencies, 50),
+                percentile(&latencies, 95),
+                p99,
+                percentile(&latencies, 100),
+                bytes
+            );
+        }
+        let steps = self.samples.iter().filter(|s| s.kind == Kind::Step).count();
+        let typing = self.drive_time.as_secs_f64();
+        let cpu = |time: Duration| {
+            format!(
+                "{:.2} s ({:.0} % of one core, {:.0} µs per key)",
+                time.as_secs_f64(),
+                100.0 * time.as_secs_f64() / typing,
+                1e6 * time.as_secs_f64() / self.samples.len().max(1) as f64
+            )
+        };
+        println!(
+            "step changes whose frame showed the expected step: {} of {steps}",
+            steps - self.wrong_steps
+        );
+        println!();
+        println!("CPU while typing: server {}", cpu(self.server_cpu));
+        println!("                  clients {}", cpu(self.client_cpu));
+        println!();
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        let per_session = |memory: Memory| {
+            memory.rss_kib.saturating_sub(self.baseline.rss_kib) as f64 / joined.max(1) as f64
+        };
+        println!("server memory (VmRSS)");
+        println!(
+            "  before anyone joined     {:>8.1} MiB",
+            mib(self.baseline.rss_kib)
+        );
+        println!(
+            "  {joined:>3} on the picker        {:>8.1} MiB   {:>6.0} KiB per session",
+            mib(self.connected.rss_kib),
+            per_session(self.connected)
+        );
+        println!(
+            "  {joined:>3} after their keys     {:>8.1} MiB   {:>6.0} KiB per session",
+            mib(self.driven.rss_kib),
+            per_session(self.driven)
+        );
+        println!(
+            "  after everyone left      {:>8.1} MiB",
+            mib(self.left.rss_kib)
+        );
+        // The kernel's RSS counters are per-thread and lazily summed, so VmHWM can lag a VmRSS
+        // read a moment earlier: the peak is the highest of both.
+        let peak = [self.connected, self.driven, self.left]
+            .iter()
+            .map(|memory| memory.hwm_kib.max(memory.rss_kib))
+            .max()
+            .unwrap_or_default();
+        println!("  peak (VmHWM)             {:>8.1} MiB", mib(peak));
+        println!();
+        // The log is INFO lines for connections and sign-ins; anything else deserves a look.
+        let notable: Vec<&String> = log
+            .iter()
+            .filter(|line| {
+                !line.contains(" INFO ") || line.contains("error") || line.contains("failed")
+            })
+            .collect();
+        println!(
+            "server log: {} lines, {} warnings or errors",
+            log.len(),
+            notable.len()
+        );
+        for line in notable.iter().take(10) {
+            println!("  {line}");
+        }
+        for failure in &self.failures {
+            println!("FAILED {failure}");
+        }
+        if let Some(p99) = overall_p99 {
+            let verdict = if p99 < 50.0 { "met" } else { "NOT met" };
+            println!(
+                "goal p99 < 50 ms on a 2-core machine: {verdict} ({p99:.2} ms on {cores} cores)"
+            );
+        }
+    }
+}
