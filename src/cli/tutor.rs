@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::app::{Action, App, PickerEntry, Status, update};
 use crate::lesson::{load, load_file};
-use crate::practice::{ProgressStore, default_path};
+use crate::practice::{ProgressStore, ProgressWarning, default_path};
 use crate::serve::{Access, ServeOptions};
 use crate::term;
 use crate::ui::Theme;
@@ -79,7 +79,18 @@ pub fn run(
         }
     }
     if let Some(warning) = warning {
-        app.status = Some(Status::error(format!("warning: {warning}")));
+        // Two lines of status at 80 columns: the new name first, so it is never cut off.
+        let text = match &warning {
+            ProgressWarning::SetAside {
+                moved_to, reason, ..
+            } => format!(
+                "warning: the practice progress file was damaged and is kept as {}; progress                  starts afresh ({reason})",
+                crate::lesson::text::printable(&moved_to.display().to_string())
+            ),
+            other => format!("warning: {other}"),
+        };
+        tracing::warn!(%warning, "progress file");
+        app.status = Some(Status::error(text));
     }
     match term::local::run(app, Theme::from_env(no_color)) {
         Ok(None) => status::OK,
