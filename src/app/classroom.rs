@@ -83,6 +83,21 @@ impl Presented {
     }
 }
 
+impl App {
+    /// How this student follows the presenter; `None` outside a class led by one.
+    pub fn follow(&self) -> Option<Follow> {
+        match &self.classroom {
+            Some(Classroom::Student { follow, .. }) => Some(*follow),
+            _ => None,
+        }
+    }
+
+    /// Whether this student's screen is the presenter's (following or locked).
+    pub fn is_following(&self) -> bool {
+        self.follow().is_some_and(|follow| follow != Follow::Free)
+    }
+}
+
 /// Handles the Actions that belong to the classroom, and keeps a following student on the
 /// presenter's screen. Returns the Action back when the ordinary update should handle it.
 pub fn intercept(app: &mut App, action: Action) -> Option<Action> {
@@ -109,12 +124,8 @@ pub fn intercept(app: &mut App, action: Action) -> Option<Action> {
             toggle_follow(app);
             None
         }
-        action => match &app.classroom {
-            Some(Classroom::Student { follow, .. }) if *follow != Follow::Free => {
-                following_student(app, action)
-            }
-            _ => Some(action),
-        },
+        action if app.is_following() => following_student(app, action),
+        action => Some(action),
     }
 }
 
@@ -192,13 +203,7 @@ fn following_student(app: &mut App, action: Action) -> Option<Action> {
             None
         }
         _ => {
-            let locked = matches!(
-                app.classroom,
-                Some(Classroom::Student {
-                    follow: Follow::Locked,
-                    ..
-                })
-            );
+            let locked = app.follow() == Some(Follow::Locked);
             app.status = Some(Status::info(if locked {
                 "You are on the presenter's screen: ←↓↑→ move your cursor · Ctrl-c leaves"
             } else {

@@ -151,11 +151,8 @@ impl App {
         {
             // Start where there is something to predict (not on the given embeddings).
             if tutor.practice_target().is_none()
-                && let Some(index) = (tutor.step_index..tutor.steps.len()).find(|index| {
-                    let mut ahead = tutor.clone();
-                    ahead.go_to_step(*index);
-                    ahead.practice_target().is_some()
-                })
+                && let Some(index) = (tutor.step_index..tutor.steps.len())
+                    .find(|index| tutor.practice_target_on(tutor.steps[*index]).is_some())
             {
                 tutor.go_to_step(index);
             }

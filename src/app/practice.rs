@@ -69,9 +69,14 @@ impl Tutor {
     /// The matrix the learner predicts on this step: the one it computes. Steps that only show
     /// given numbers (the embeddings, Q/K/V given directly) have none.
     pub fn practice_target(&self) -> Option<MatrixName> {
-        let target = screens::result(self.step(), &self.attention, self.projection);
+        self.practice_target_on(self.step())
+    }
+
+    /// `practice_target` for any step of the lesson.
+    pub fn practice_target_on(&self, step: Step) -> Option<MatrixName> {
+        let target = screens::result(step, &self.attention, self.projection);
         let computed = !self.is_editable(target) && target != MatrixName::Mask;
-        (self.step() != Step::Embedding && computed).then_some(target)
+        (step != Step::Embedding && computed).then_some(target)
     }
 
     /// Whether a cell is hidden from the learner, waiting for their prediction.

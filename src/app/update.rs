@@ -14,6 +14,9 @@ use super::tutor::{Cursor, Tutor};
 use super::typed::{cell_value, token_label};
 use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status};
 
+/// Why an edit is refused while practising: the hidden answers would change.
+const NUMBERS_STAY_PUT: &str = "Numbers stay put while you practise: x stops practice, then edit";
+
 /// The longest text a prompt takes; more is ignored rather than stored.
 const MAX_INPUT_CHARS: usize = 256;
 
@@ -161,9 +164,7 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         return Vec::new();
     };
     if tutor.practice.is_some() && changes_numbers(&action) {
-        app.status = Some(Status::info(
-            "Numbers stay put while you practise: x stops practice, then edit",
-        ));
+        app.status = Some(Status::info(NUMBERS_STAY_PUT));
         return Vec::new();
     }
     let last = tutor.steps.len() - 1;
@@ -286,9 +287,7 @@ fn begin_edit(app: &mut App) {
         return;
     }
     if tutor.practice.is_some() && tutor.is_editable(tutor.focus) {
-        app.status = Some(Status::info(
-            "Numbers stay put while you practise: x stops practice, then edit",
-        ));
+        app.status = Some(Status::info(NUMBERS_STAY_PUT));
         return;
     }
     if tutor.is_editable(tutor.focus) {

@@ -205,7 +205,7 @@ impl Session {
             );
         }
         loop {
-            self.following.set(self.is_following());
+            self.following.set(self.app.is_following());
             if !self.send_frame().await {
                 return;
             }
@@ -261,13 +261,6 @@ impl Session {
                 return;
             }
         }
-    }
-
-    fn is_following(&self) -> bool {
-        matches!(
-            self.app.classroom,
-            Some(Classroom::Student { follow, .. }) if follow != Follow::Free
-        )
     }
 
     fn apply(&mut self, event: &crossterm::event::Event) {

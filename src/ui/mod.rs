@@ -104,15 +104,11 @@ fn classroom_badge(app: &App) -> Option<String> {
 
 /// The key hints for the bottom line when nothing else is on it.
 fn key_hints(app: &App) -> &'static str {
-    let following = matches!(
-        app.classroom,
-        Some(Classroom::Student { follow, .. }) if follow != Follow::Free
-    );
     match (&app.classroom, app.tutor.is_some()) {
-        (Some(Classroom::Student { follow, .. }), _) if *follow == Follow::Locked => {
+        _ if app.follow() == Some(Follow::Locked) => {
             " ←↓↑→ look at a cell · [ ] matrix · ? help · Ctrl-c leave"
         }
-        _ if following => " ←↓↑→ look at a cell · f go free · ? help · Ctrl-c leave",
+        _ if app.is_following() => " ←↓↑→ look at a cell · f go free · ? help · Ctrl-c leave",
         _ if app
             .tutor
             .as_ref()
