@@ -234,6 +234,24 @@ impl Server {
             .clone()
     }
 
+    /// Waits until the server's log satisfies `ready` and returns it; the server may close a
+    /// connection a moment before it logs why.
+    #[track_caller]
+    pub fn wait_for_log(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let log = self.log();
+            if ready(&log) {
+                return log;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited {PATIENCE:?} for {what} in the server's log:\n{log}"
+            );
+            thread::sleep(POLL);
+        }
+    }
+
     /// Fails the test if the server has stopped (one student's refusal must not end the class).
     pub fn assert_still_serving(&mut self) {
         let status = match &mut self.process {
