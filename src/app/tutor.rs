@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use crate::attention::{Attention, Cell, MatrixName, Step};
+use crate::lesson::text::printable_path;
 use crate::lesson::{Lesson, LoadedLesson, Mask};
 
 use super::action::Direction;
@@ -259,7 +260,7 @@ impl Tutor {
     pub fn default_save_name(&self) -> String {
         let file = format!("{}-edited.toml", self.name);
         match self.path.as_ref().and_then(|path| path.parent()) {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.join(file).display().to_string(),
+            Some(dir) if !dir.as_os_str().is_empty() => printable_path(&dir.join(file)),
             _ => file,
         }
     }

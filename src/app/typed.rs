@@ -2,8 +2,8 @@
 //! The limits are the lesson format's own, so an edited lesson always saves as a valid file.
 
 use crate::attention::MatrixName;
-use crate::lesson::limits::{MAX_ABS_VALUE, MAX_LABEL_COLUMNS};
-use crate::lesson::text::{clean_text, columns, printable};
+use crate::lesson::limits::MAX_ABS_VALUE;
+use crate::lesson::text::{LABEL_ROOM, TooLarge, clean_text, printable};
 
 /// The number typed for a cell of `matrix`, or what is wrong with it.
 pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
@@ -53,13 +53,11 @@ pub fn token_label(typed: &str) -> Result<String, String> {
     if label.is_empty() {
         return Err("a token label needs at least one visible character".to_string());
     }
-    let width = columns(&label);
-    if width > MAX_LABEL_COLUMNS {
-        return Err(format!(
-            "`{}` is {width} columns wide; token labels are at most {MAX_LABEL_COLUMNS}",
-            printable(&label)
-        ));
-    }
+    LABEL_ROOM.check(&label).map_err(|problem| match problem {
+        // A label that fits in bytes is short enough to echo.
+        TooLarge::Columns { .. } => problem.describe(&format!("`{}`", printable(&label))),
+        TooLarge::Bytes { .. } => problem.describe("the label"),
+    })?;
     Ok(label)
 }
 
@@ -99,5 +97,11 @@ mod tests {
         assert!(token_label("\u{202e}evil").is_err());
         assert!(token_label("a-very-long-token-label").is_err());
         assert!(token_label("   ").is_err());
+    }
+
+    #[test]
+    fn a_label_heavy_with_combining_marks_is_refused() {
+        let error = token_label(&format!("a{}", "\u{301}".repeat(100))).unwrap_err();
+        assert!(error.contains("201 bytes"), "{error}");
     }
 }

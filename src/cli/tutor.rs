@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use crate::app::{Action, App, PickerEntry, Status, update};
+use crate::lesson::text::{printable, printable_path};
 use crate::lesson::{load, load_file};
 use crate::practice::{ProgressStore, ProgressWarning, default_path};
 use crate::serve::{Access, ServeOptions};
@@ -64,7 +65,7 @@ pub fn run(
         let _ = writeln!(
             err,
             "error: cannot write the log {}: {error}",
-            path.display()
+            printable_path(path)
         );
         return status::INVALID;
     }
@@ -112,8 +113,8 @@ fn picker_entries(folders: &[PathBuf], err: &mut dyn Write) -> Option<Vec<Picker
             // The picker names a file by its name; its folder is in the details.
             Ok(paths) => entries.extend(paths.into_iter().map(|path| PickerEntry {
                 name: path.file_name().map_or_else(
-                    || path.display().to_string(),
-                    |name| name.to_string_lossy().into_owned(),
+                    || printable_path(&path),
+                    |name| printable(&name.to_string_lossy()),
                 ),
                 lesson: load_file(&path),
             })),
@@ -121,7 +122,7 @@ fn picker_entries(folders: &[PathBuf], err: &mut dyn Write) -> Option<Vec<Picker
                 let _ = writeln!(
                     err,
                     "error: cannot read the lesson folder {}: {error}",
-                    folder.display()
+                    printable_path(folder)
                 );
                 return None;
             }

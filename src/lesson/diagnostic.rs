@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use super::text::printable;
+use super::text::{keeps_its_place, printable};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -95,8 +95,9 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 }
 
 /// Writes diagnostics the way cargo does, with the source line and a caret under the value.
-/// Messages are made of our words plus `printable` echoes of the file; the source lines are
-/// cleaned by annotate-snippets, which replaces control and bidi characters.
+/// Messages are made of our words plus `printable` echoes of the file; the quoted source lines
+/// are made printable too (annotate-snippets replaces only some control and bidi characters,
+/// and passes C1 controls and zero-width characters through).
 pub fn render(diagnostics: &[Diagnostic], source: &str, path: &str, color: bool) -> String {
     let renderer = if color {
         Renderer::styled()
@@ -111,17 +112,28 @@ pub fn render(diagnostics: &[Diagnostic], source: &str, path: &str, color: bool)
             Severity::Warning => Level::WARNING,
         };
         let span = clamp_span(source, &diagnostic.span);
+        let quote = Quote::new(source, &span);
+        let quoted = quote.offset(span.start)..quote.offset(span.end);
+        let label = (!diagnostic.label.is_empty()).then_some(diagnostic.label.as_str());
         let mut group = level.primary_title(diagnostic.message.as_str()).element(
-            Snippet::source(source).path(path.as_str()).annotation(
-                AnnotationKind::Primary
-                    .span(span)
-                    .label((!diagnostic.label.is_empty()).then_some(diagnostic.label.as_str())),
-            ),
+            Snippet::source(quote.text.as_str())
+                .path(path.as_str())
+                .line_start(quote.first_line)
+                .annotation(AnnotationKind::Primary.span(quoted.clone()).label(label)),
         );
         if let Some(help) = &diagnostic.help {
             group = group.element(Level::HELP.message(help.as_str()));
         }
-        out.push_str(&renderer.render(&[group]));
+        // The renderer counts the column in the quote, where escapes and cuts move it; the
+        // place it names must be the file's.
+        let (line, column) = line_col(source, span.start);
+        let (_, quoted_column) = line_col(&quote.text, quoted.start);
+        let rendered = renderer.render(&[group]).replacen(
+            &format!("{path}:{line}:{quoted_column}"),
+            &format!("{path}:{line}:{column}"),
+            1,
+        );
+        out.push_str(&rendered);
         out.push_str("\n\n");
     }
     out
@@ -141,6 +153,90 @@ pub fn render_without_source(message: &str, help: Option<&str>, color: bool) -> 
     format!("{}\n", renderer.render(&report))
 }
 
+/// Characters of one line quoted at the most; a longer line is cut around the caret.
+const QUOTED_LINE_CHARS: usize = 160;
+/// Characters kept before the caret when a long line is cut.
+const QUOTED_BEFORE_CARET: usize = 40;
+
+/// The lines a diagnostic points at, as they are quoted: every character that `printable`
+/// would escape is written as its `\u{…}` escape (line breaks and tabs stay), and a very long
+/// line is cut around the caret, so that a line of 800 KB quotes as a screenful. The offsets of
+/// kept characters are remembered so the caret stands under the same character.
+struct Quote {
+    text: String,
+    /// 1-based number of the first quoted line.
+    first_line: usize,
+    /// (offset in the source, offset in `text`) of every kept character, in order.
+    kept: Vec<(usize, usize)>,
+}
+
+impl Quote {
+    fn new(source: &str, span: &Range<usize>) -> Quote {
+        let from = source[..span.start]
+            .rfind('\n')
+            .map_or(0, |newline| newline + 1);
+        let to = source[span.end..]
+            .find('\n')
+            .map_or(source.len(), |newline| span.end + newline + 1);
+        let mut quote = Quote {
+            text: String::new(),
+            first_line: source[..from].matches('\n').count() + 1,
+            kept: Vec::new(),
+        };
+        let mut line_start = from;
+        for line in source[from..to].split_inclusive('\n') {
+            quote.push_line(line, line_start, span.start);
+            line_start += line.len();
+        }
+        quote
+    }
+
+    /// Quotes one line (which starts at `offset` in the source), cut to a window around
+    /// `caret` when it is long.
+    fn push_line(&mut self, line: &str, offset: usize, caret: usize) {
+        let content = line.strip_suffix('\n').unwrap_or(line);
+        let count = content.chars().count();
+        let holds_caret = (offset..=offset + content.len()).contains(&caret);
+        let skip = if count <= QUOTED_LINE_CHARS || !holds_caret {
+            0
+        } else {
+            let before = content[..caret - offset].chars().count();
+            before
+                .saturating_sub(QUOTED_BEFORE_CARET)
+                .min(count - QUOTED_LINE_CHARS)
+        };
+        if skip > 0 {
+            self.text.push('…');
+        }
+        let mut end = 0;
+        for (at, ch) in content.char_indices().skip(skip).take(QUOTED_LINE_CHARS) {
+            self.kept.push((offset + at, self.text.len()));
+            end = at + ch.len_utf8();
+            if keeps_its_place(ch, line[end..].chars().next()) {
+                self.text.push(ch);
+            } else {
+                self.text.push_str(&printable(ch.encode_utf8(&mut [0; 4])));
+            }
+        }
+        if skip + QUOTED_LINE_CHARS < count {
+            self.text
+                .push_str(&format!("… ({} more bytes)", content.len() - end));
+        }
+        if line.len() > content.len() {
+            self.kept.push((offset + content.len(), self.text.len()));
+            self.text.push('\n');
+        }
+    }
+
+    /// Where a source offset lands in the quote: at the first kept character from there on.
+    fn offset(&self, offset: usize) -> usize {
+        let index = self.kept.partition_point(|(source, _)| *source < offset);
+        self.kept
+            .get(index)
+            .map_or(self.text.len(), |(_, quoted)| *quoted)
+    }
+}
+
 fn clamp_span(source: &str, span: &Range<usize>) -> Range<usize> {
     let start = floor_char_boundary(source, span.start.min(source.len()));
     let end = floor_char_boundary(source, span.end.clamp(start, source.len()));
@@ -150,6 +246,7 @@ fn clamp_span(source: &str, span: &Range<usize>) -> Range<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lesson::text::is_hidden;
 
     #[test]
     fn line_and_column_are_one_based_characters() {
@@ -158,6 +255,69 @@ mod tests {
         assert_eq!(line_col(source, 6), (2, 1));
         assert_eq!(line_col(source, source.find('=').unwrap()), (1, 3));
         assert_eq!(line_col(source, 10), (2, 4));
+    }
+
+    #[test]
+    fn quoted_lines_show_hidden_characters_as_escapes() {
+        for hidden in [
+            '\u{9b}', '\u{85}', '\u{90}', '\u{9c}', '\u{9f}', '\u{200b}', '\u{200e}', '\u{200f}',
+            '\u{61c}', '\u{202e}', '\u{1b}',
+        ] {
+            let source = format!("format = 1\ntokns = [\"a\"] # a {hidden} comment\n");
+            let start = source.find("tokns").unwrap();
+            let diagnostic = Diagnostic::error(start..start + 5, "unknown key `tokns`");
+            let text = render(&[diagnostic], &source, "x.toml", false);
+            assert!(
+                !text.chars().any(is_hidden_but_newline),
+                "{hidden:?}: {text:?}"
+            );
+            assert!(text.contains("^^^^^"), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_caret_stays_under_its_character_after_an_escape() {
+        let source = "title = \"a\u{200b}b\" # \u{9b}\nx = 1\n";
+        let start = source.find("# ").unwrap();
+        let diagnostic = Diagnostic::error(start..start + 1, "here");
+        let text = render(&[diagnostic], source, "x.toml", false);
+        let quoted = text.lines().find(|line| line.contains("title")).unwrap();
+        let caret = text.lines().find(|line| line.contains('^')).unwrap();
+        assert_eq!(
+            quoted.find('#').unwrap(),
+            caret.find('^').unwrap(),
+            "{text}"
+        );
+        assert!(quoted.contains("a\\u{200b}b"), "{text}");
+        assert!(
+            text.contains("--> x.toml:1:15"),
+            "the file's column: {text}"
+        );
+        assert!(
+            text.contains("--> x.toml:1:15"),
+            "the file's column: {text}"
+        );
+    }
+
+    #[test]
+    fn a_long_line_is_quoted_around_its_caret() {
+        let source = format!("x = [{}\"bad\"]\n", "1, ".repeat(5000));
+        let start = source.find("\"bad").unwrap();
+        let diagnostic = Diagnostic::error(start..start + 5, "a string").label("here");
+        let text = render(&[diagnostic], &source, "x.toml", false);
+        assert!(text.len() < 1000, "{} bytes: {text}", text.len());
+        assert!(text.contains("--> x.toml:1:15006"), "{text}");
+        let quoted = text.lines().find(|line| line.contains("bad")).unwrap();
+        let caret = text.lines().find(|line| line.contains("^^^^^")).unwrap();
+        assert_eq!(
+            quoted.find('"').unwrap(),
+            caret.find('^').unwrap(),
+            "{text}"
+        );
+    }
+
+    fn is_hidden_but_newline(ch: char) -> bool {
+        ch != '\n' && is_hidden(ch)
     }
 
     #[test]

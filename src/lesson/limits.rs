@@ -13,8 +13,15 @@ pub const MAX_DIMENSION: usize = 1024;
 pub const MAX_ABS_VALUE: f64 = 1e6;
 /// Widest token label, in terminal columns.
 pub const MAX_LABEL_COLUMNS: usize = 16;
+/// Largest token label, in bytes. Columns alone do not bound a label: combining marks take no
+/// column, and one letter with 400,000 accents is 16 columns or less but 800 KB, copied into
+/// every table row, frame and student session. 64 bytes fits 16 columns of any script
+/// (4 bytes a character) with room for ordinary accents.
+pub const MAX_LABEL_BYTES: usize = 64;
 /// Longest title, in terminal columns.
 pub const MAX_TITLE_COLUMNS: usize = 60;
+/// Largest title, in bytes: as for labels, 4 bytes a column.
+pub const MAX_TITLE_BYTES: usize = 4 * MAX_TITLE_COLUMNS;
 /// Longest `source` text, in characters.
 pub const MAX_SOURCE_CHARS: usize = 200;
 /// Longest `summary`, in characters.

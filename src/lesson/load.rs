@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostic, render, render_without_source};
 use super::limits::MAX_FILE_BYTES;
-use super::text::printable;
+use super::text::{printable, printable_path};
 use super::{BUILTIN, Lesson, builtin, parse};
 
 /// A lesson ready to teach, with where it came from.
@@ -31,7 +31,7 @@ impl LoadedLesson {
 
 fn display_path(name: &str, path: Option<&Path>) -> String {
     match path {
-        Some(path) => path.display().to_string(),
+        Some(path) => printable_path(path),
         None => format!("<built-in {name}>"),
     }
 }
@@ -88,25 +88,19 @@ impl LoadError {
                 )
             }
             LoadError::Io { path, message } => render_without_source(
-                &format!(
-                    "cannot read {}: {message}",
-                    printable(&path.display().to_string())
-                ),
+                &format!("cannot read {}: {message}", printable_path(path)),
                 None,
                 color,
             ),
             LoadError::NotAFile { path } => render_without_source(
-                &format!(
-                    "{} is not a regular file",
-                    printable(&path.display().to_string())
-                ),
+                &format!("{} is not a regular file", printable_path(path)),
                 Some("give the path of a lesson .toml file"),
                 color,
             ),
             LoadError::TooLarge { path, bytes } => render_without_source(
                 &format!(
                     "{} is {bytes} bytes; lesson files are at most {MAX_FILE_BYTES} bytes (1 MiB)",
-                    printable(&path.display().to_string())
+                    printable_path(path)
                 ),
                 Some(
                     "use generators such as { random = \"normal\", seed = 1, shape = [512, 64] } for large matrices",
@@ -116,7 +110,7 @@ impl LoadError {
             LoadError::NotUtf8 { path, offset } => render_without_source(
                 &format!(
                     "{} is not UTF-8 text (invalid byte at offset {offset})",
-                    printable(&path.display().to_string())
+                    printable_path(path)
                 ),
                 Some("save the lesson as UTF-8"),
                 color,
@@ -209,9 +203,10 @@ pub fn load_file(path: &Path) -> Result<LoadedLesson, LoadError> {
         path: path.to_path_buf(),
         offset: error.utf8_error().valid_up_to(),
     })?;
+    // The name heads the tutor's screen and check's report: a file name may hold escapes.
     let name = path.file_stem().map_or_else(
         || "lesson".to_string(),
-        |stem| stem.to_string_lossy().into_owned(),
+        |stem| printable(&stem.to_string_lossy()),
     );
     load_text(&name, Some(path.to_path_buf()), text)
 }

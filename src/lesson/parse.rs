@@ -11,7 +11,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::diagnostic::Diagnostic;
 use super::limits::*;
-use super::text::{clean_text, columns, printable};
+use super::text::{LABEL_ROOM, Room, TITLE_ROOM, TooLarge, clean_text, printable};
 use super::{
     Expected, ExpectedFigure, ExpectedRow, Generator, InputMatrix, Inputs, Lesson, Mask, Narration,
     PrintedNumber, RandomKind,
@@ -192,7 +192,7 @@ impl<'s> Reader<'s> {
         let find = |name: &str| entries.get(name);
 
         self.format(find("format"));
-        let title = self.text_field(find("title"), "title", Some(MAX_TITLE_COLUMNS), None, true);
+        let title = self.text_field(find("title"), "title", Some(TITLE_ROOM), None, true);
         let source = self.text_field(
             find("source"),
             "source",
@@ -313,12 +313,13 @@ impl<'s> Reader<'s> {
         }
     }
 
-    /// A single string field. `max_columns` bounds its width on screen, `max_chars` its length.
+    /// A single string field. `room` bounds its width on screen and its size, `max_chars` its
+    /// length.
     fn text_field(
         &mut self,
         entry: Option<(Range<usize>, &Value<'_>)>,
         key: &str,
-        max_columns: Option<usize>,
+        room: Option<Room>,
         max_chars: Option<usize>,
         required: bool,
     ) -> Option<String> {
@@ -350,19 +351,17 @@ impl<'s> Reader<'s> {
             );
             return None;
         }
-        if let Some(max) = max_columns
-            && columns(&text) > max
+        if let Some(room) = room
+            && let Err(problem) = room.check(&text)
         {
+            let help = match problem {
+                TooLarge::Columns { .. } => "shorten it; the summary can say more",
+                TooLarge::Bytes { .. } => problem.help(),
+            };
             self.error(
-                Diagnostic::error(
-                    value.span(),
-                    format!(
-                        "`{key}` is {} columns wide; the limit is {max}",
-                        columns(&text)
-                    ),
-                )
-                .label("too long")
-                .help("shorten it; the summary can say more"),
+                Diagnostic::error(value.span(), problem.describe(&format!("`{key}`")))
+                    .label("too long")
+                    .help(help),
             );
             return None;
         }
@@ -480,17 +479,21 @@ impl<'s> Reader<'s> {
                         .help("give every token a visible label"),
                 );
                 ok = false;
-            } else if columns(&label) > MAX_LABEL_COLUMNS {
+            } else if let Err(problem) = LABEL_ROOM.check(&label) {
+                let help = match problem {
+                    TooLarge::Columns { .. } => {
+                        "token labels head table rows and columns; use a shorter label"
+                    }
+                    TooLarge::Bytes { .. } => problem.help(),
+                };
+                let label = match problem {
+                    TooLarge::Columns { .. } => "too wide",
+                    TooLarge::Bytes { .. } => "too large",
+                };
                 self.error(
-                    Diagnostic::error(
-                        item.span(),
-                        format!(
-                            "{what} is {} columns wide; the limit is {MAX_LABEL_COLUMNS}",
-                            columns(&label)
-                        ),
-                    )
-                    .label("too wide")
-                    .help("token labels head table rows and columns; use a shorter label"),
+                    Diagnostic::error(item.span(), problem.describe(&what))
+                        .label(label)
+                        .help(help),
                 );
                 ok = false;
             }

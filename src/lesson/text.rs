@@ -5,7 +5,94 @@
 
 use unicode_width::UnicodeWidthStr;
 
-use super::limits::TAB_WIDTH;
+use super::limits::{
+    MAX_LABEL_BYTES, MAX_LABEL_COLUMNS, MAX_TITLE_BYTES, MAX_TITLE_COLUMNS, TAB_WIDTH,
+};
+
+/// How much room a one-line text may take: columns on screen, and bytes in memory. Both are
+/// needed: combining marks take no column, so columns alone let a label grow without bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Room {
+    pub columns: usize,
+    pub bytes: usize,
+}
+
+/// A token label's room.
+pub const LABEL_ROOM: Room = Room {
+    columns: MAX_LABEL_COLUMNS,
+    bytes: MAX_LABEL_BYTES,
+};
+
+/// A title's room.
+pub const TITLE_ROOM: Room = Room {
+    columns: MAX_TITLE_COLUMNS,
+    bytes: MAX_TITLE_BYTES,
+};
+
+/// Why a text does not fit its room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TooLarge {
+    Columns {
+        columns: usize,
+        max: usize,
+    },
+    Bytes {
+        bytes: usize,
+        columns: usize,
+        max: usize,
+    },
+}
+
+impl TooLarge {
+    /// Says what is too large about `what` (e.g. "token 1", "`title`").
+    pub fn describe(&self, what: &str) -> String {
+        match self {
+            TooLarge::Columns { columns, max } => {
+                format!("{what} is {columns} columns wide; the limit is {max}")
+            }
+            TooLarge::Bytes {
+                bytes,
+                columns,
+                max,
+            } => format!(
+                "{what} takes {bytes} bytes for {columns} {}; the limit is {max} bytes",
+                if *columns == 1 { "column" } else { "columns" }
+            ),
+        }
+    }
+
+    /// What would be right.
+    pub fn help(&self) -> &'static str {
+        match self {
+            TooLarge::Columns { .. } => "shorten it",
+            TooLarge::Bytes { .. } => {
+                "combining marks (accents stacked on a letter) take no column but still count; keep a few per letter"
+            }
+        }
+    }
+}
+
+impl Room {
+    /// Whether `text` fits: bytes are checked first, so that a huge text is not measured.
+    pub fn check(self, text: &str) -> Result<(), TooLarge> {
+        if text.len() > self.bytes {
+            let columns = columns(text);
+            return Err(TooLarge::Bytes {
+                bytes: text.len(),
+                columns,
+                max: self.bytes,
+            });
+        }
+        let columns = columns(text);
+        if columns > self.columns {
+            return Err(TooLarge::Columns {
+                columns,
+                max: self.columns,
+            });
+        }
+        Ok(())
+    }
+}
 
 /// Why a piece of text was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,13 +166,50 @@ pub fn clean_text(text: &str, multiline: bool) -> Result<String, TextProblem> {
 pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for ch in text.chars() {
-        if ch.is_control() || is_format_character(ch) || ch == '\u{2028}' || ch == '\u{2029}' {
+        if is_hidden(ch) {
             out.push_str(&format!("\\u{{{:04x}}}", ch as u32));
         } else {
             out.push(ch);
         }
     }
     out
+}
+
+/// Multi-line text safe to print: as `printable`, but line breaks (LF and CRLF) and tabs stay.
+/// For whole files quoted or copied to the terminal, such as a frozen lesson's comments.
+pub fn printable_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if keeps_its_place(ch, chars.peek().copied()) {
+            out.push(ch);
+        } else {
+            out.push_str(&format!("\\u{{{:04x}}}", ch as u32));
+        }
+    }
+    out
+}
+
+/// Whether `ch` (followed by `next`) may be printed as it is in multi-line text.
+pub fn keeps_its_place(ch: char, next: Option<char>) -> bool {
+    match ch {
+        '\n' | '\t' => true,
+        '\r' => next == Some('\n'),
+        ch => !is_hidden(ch),
+    }
+}
+
+/// A file name, safe to print: file names are chosen by whoever sent the file, and may hold
+/// escapes that retitle a window or bidi controls that reverse what follows.
+pub fn printable_path(path: &std::path::Path) -> String {
+    printable(&path.display().to_string())
+}
+
+/// The one rule for text that leaves the program: a character that acts on the terminal (C0
+/// and C1 controls, line and paragraph separators) or is invisible (bidi controls, zero-width
+/// and other format characters) must not be sent as it is.
+pub fn is_hidden(ch: char) -> bool {
+    ch.is_control() || is_format_character(ch) || ch == '\u{2028}' || ch == '\u{2029}'
 }
 
 /// Width of text in terminal columns.
@@ -164,6 +288,45 @@ mod tests {
             clean_text("one\ntwo", false),
             Err(TextProblem::Newline { index: 3 })
         ));
+    }
+
+    #[test]
+    fn a_label_is_bounded_by_bytes_as_well_as_columns() {
+        let accented = format!("a{}", "\u{301}".repeat(400_000));
+        assert_eq!(columns(&accented), 1, "combining accents take no column");
+        assert_eq!(
+            LABEL_ROOM.check(&accented),
+            Err(TooLarge::Bytes {
+                bytes: 800_001,
+                columns: 1,
+                max: 64
+            })
+        );
+        assert_eq!(LABEL_ROOM.check("café"), Ok(()));
+        assert_eq!(
+            LABEL_ROOM.check("a-very-long-token-label"),
+            Err(TooLarge::Columns {
+                columns: 23,
+                max: 16
+            })
+        );
+    }
+
+    #[test]
+    fn file_names_print_without_their_escapes() {
+        let name = std::path::Path::new("x\u{1b}]2;PWNED\u{7}\u{202e}.toml");
+        assert_eq!(
+            printable_path(name),
+            "x\\u{001b}]2;PWNED\\u{0007}\\u{202e}.toml"
+        );
+    }
+
+    #[test]
+    fn printable_lines_keep_line_breaks_and_tabs() {
+        assert_eq!(
+            printable_lines("a\tb\r\n# \u{9b}c\rd\n"),
+            "a\tb\r\n# \\u{009b}c\\u{000d}d\n"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use nalgebra::DMatrix;
 use toml::de::{DeTable, DeValue};
 
+use super::text::printable_lines;
 use super::{InputMatrix, Lesson, Mask};
 use crate::attention::{MatrixName, Step};
 
@@ -202,7 +203,7 @@ pub fn lesson_to_toml(lesson: &Lesson) -> String {
 /// else (comments included) as the author wrote it.
 pub fn freeze(text: &str, lesson: &Lesson) -> String {
     let Ok(root) = DeTable::parse(text) else {
-        return text.to_string();
+        return printable_lines(text);
     };
     let mut replacements: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for (key, value) in root.get_ref().iter() {
@@ -223,7 +224,10 @@ pub fn freeze(text: &str, lesson: &Lesson) -> String {
     for (span, replacement) in replacements {
         frozen.replace_range(span, &replacement);
     }
-    frozen
+    // Comments are copied as the author wrote them, but may hold characters that act on a
+    // terminal (`freeze -o -` prints them); a lesson's strings cannot, so this changes only
+    // comments.
+    printable_lines(&frozen)
 }
 
 /// The commented lesson `attn-tutor new` writes: small enough to read in one screen, and valid.

@@ -12,6 +12,7 @@ use ratatui::backend::Backend;
 
 use crate::app::{Action, App, Effect, SaveFailure, update};
 use crate::attention::Step;
+use crate::lesson::text::printable_path;
 use crate::lesson::{WriteError, write_file};
 use crate::ui::{Theme, view};
 
@@ -90,13 +91,13 @@ pub fn save_locally(effect: &Effect) -> Action {
     if path.is_dir() {
         return Action::Saved(Err(SaveFailure::Other(format!(
             "{} is a folder; type a file name in it, like {}",
-            path.display(),
-            path.join("my-lesson.toml").display()
+            printable_path(path),
+            printable_path(&path.join("my-lesson.toml"))
         ))));
     }
     let result = match write_file(path, contents, *replace) {
         Ok(()) => {
-            tracing::info!(path = %path.display(), "saved an edited lesson");
+            tracing::info!(path = %printable_path(path), "saved an edited lesson");
             Ok(path.clone())
         }
         Err(WriteError::Exists(path)) => Err(SaveFailure::Exists(path)),

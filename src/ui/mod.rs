@@ -20,7 +20,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::app::{App, Audience, Classroom, Follow, Overlay, PromptFor, Question};
 use crate::input::KEYS;
-use crate::lesson::text::columns;
+use crate::lesson::text::{columns, is_hidden, printable_path};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
 pub use theme::Theme;
@@ -35,8 +35,23 @@ pub fn fits(area: Rect) -> bool {
 
 /// Draws the whole screen for the app's state.
 pub fn view(frame: &mut Frame, app: &App, theme: &Theme) {
-    let area = frame.area();
-    let buf = frame.buffer_mut();
+    draw(frame.area(), frame.buffer_mut(), app, theme);
+    // The last word on what reaches the terminal: text from lessons, file names and students
+    // is made printable where it is quoted, and this catches whatever a future screen forgets.
+    nothing_hidden(frame.buffer_mut());
+}
+
+/// Replaces any cell that would send a control, bidi or invisible character to the terminal
+/// with U+FFFD, which shows that something was there.
+fn nothing_hidden(buf: &mut Buffer) {
+    for cell in &mut buf.content {
+        if cell.symbol().chars().any(is_hidden) {
+            cell.set_symbol("\u{fffd}");
+        }
+    }
+}
+
+fn draw(area: Rect, buf: &mut Buffer, app: &App, theme: &Theme) {
     if !fits(area) {
         too_small(area, buf);
         // A question asked before the resize (unsaved edits on Ctrl-c) must still be seen.
@@ -223,7 +238,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 }
                 Question::Replace { path } => format!(
                     "{} exists. Replace it? y replace · n keep it",
-                    path.display()
+                    printable_path(path)
                 ),
                 Question::Resume { step_index } => match tutor {
                     Some(tutor) => format!(

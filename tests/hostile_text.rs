@@ -1,0 +1,243 @@
+//! Hostile text in lessons and file names: nothing that acts on a terminal (C0 and C1
+//! controls, bidi controls, zero-width and other invisible characters) reaches the output of
+//! `check`, `show`, `freeze` or the tutor's screen, and no label is larger than it looks.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use attn_tutor::lesson::text::is_hidden;
+use common::attn_tutor;
+use tempfile::TempDir;
+
+/// Characters the issue found passing through, and their well-known cousins.
+const HIDDEN: &[char] = &[
+    '\u{1b}', '\u{7}', '\u{9b}', '\u{85}', '\u{90}', '\u{9c}', '\u{9d}', '\u{9e}', '\u{9f}',
+    '\u{200b}', '\u{200e}', '\u{200f}', '\u{61c}', '\u{202e}', '\u{2066}',
+];
+
+/// Output with its line breaks allowed; anything else hidden is a leak.
+fn leaks(output: &[u8]) -> Vec<char> {
+    String::from_utf8_lossy(output)
+        .chars()
+        .filter(|&ch| ch != '\n' && is_hidden(ch))
+        .collect()
+}
+
+fn assert_clean(what: &str, output: &[u8]) {
+    let leaked = leaks(output);
+    assert!(
+        leaked.is_empty(),
+        "{what} leaked {leaked:?}:\n{}",
+        String::from_utf8_lossy(output)
+    );
+}
+
+const SMALL_LESSON: &str = "format = 1\ntitle = \"Tiny\"\ntokens = [\"a\", \"b\"]\n\
+    q = [[1, 0], [0, 1]]\nk = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n";
+
+/// A valid lesson under a file name that tries to retitle the window, paint the screen red and
+/// reverse the text after it.
+fn hostile_file_name(dir: &TempDir) -> PathBuf {
+    let path = dir
+        .path()
+        .join("x\u{1b}]2;PWNED\u{7}\u{1b}[41mRED\u{202e}RLO.toml");
+    std::fs::write(&path, SMALL_LESSON).unwrap();
+    path
+}
+
+fn name_of(path: &Path) -> &str {
+    path.file_name().unwrap().to_str().unwrap()
+}
+
+#[test]
+fn check_prints_a_hostile_file_name_visibly() {
+    let dir = TempDir::new().unwrap();
+    let path = hostile_file_name(&dir);
+    let output = attn_tutor(&dir)
+        .args(["check", name_of(&path)])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_clean("check's report", &output.stdout);
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("x\\u{001b}]2;PWNED\\u{0007}"),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
+#[test]
+fn show_prints_a_hostile_file_name_visibly() {
+    let dir = TempDir::new().unwrap();
+    let path = hostile_file_name(&dir);
+    for format in ["text", "markdown", "json"] {
+        let output = attn_tutor(&dir)
+            .args(["show", name_of(&path), "--format", format])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{format}: {output:?}");
+        assert_clean(&format!("show --format {format}"), &output.stdout);
+        assert_clean(&format!("show --format {format} (stderr)"), &output.stderr);
+    }
+}
+
+#[test]
+fn an_invalid_lesson_under_a_hostile_file_name_is_reported_visibly() {
+    let dir = TempDir::new().unwrap();
+    let path = hostile_file_name(&dir);
+    std::fs::write(&path, SMALL_LESSON.replace("tokens", "tokns")).unwrap();
+    let output = attn_tutor(&dir)
+        .args(["check", name_of(&path)])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_clean("check's diagnostics", &output.stderr);
+}
+
+/// A comment holding `hidden` on the line that has an error, so diagnostics quote it.
+fn lesson_with_hidden_comment(hidden: char, valid: bool) -> String {
+    let tokens = if valid { "tokens" } else { "tokns" };
+    SMALL_LESSON.replace(
+        "tokens = [\"a\", \"b\"]",
+        &format!("{tokens} = [\"a\", \"b\"] # a {hidden} comment"),
+    )
+}
+
+#[test]
+fn diagnostics_quote_lines_without_their_hidden_characters() {
+    let dir = TempDir::new().unwrap();
+    for &hidden in HIDDEN {
+        let path = dir.path().join("lesson.toml");
+        std::fs::write(&path, lesson_with_hidden_comment(hidden, false)).unwrap();
+        for command in [
+            &["check", "lesson.toml"][..],
+            &["show", "lesson.toml"],
+            &["freeze", "lesson.toml", "-o", "-"],
+        ] {
+            let output = attn_tutor(&dir).args(command).output().unwrap();
+            assert_eq!(output.status.code(), Some(2), "{command:?} {hidden:?}");
+            assert_clean(&format!("{command:?} with {hidden:?}"), &output.stderr);
+            let shown = format!("\\u{{{:04x}}}", hidden as u32);
+            assert!(
+                String::from_utf8_lossy(&output.stderr).contains(&shown),
+                "{command:?} should show {shown}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn freeze_to_the_terminal_writes_comments_visibly() {
+    let dir = TempDir::new().unwrap();
+    // TOML itself refuses C0 controls in comments; the rest are valid comment text.
+    for &hidden in HIDDEN.iter().filter(|&&ch| ch as u32 >= 0x80) {
+        std::fs::write(
+            dir.path().join("lesson.toml"),
+            lesson_with_hidden_comment(hidden, true),
+        )
+        .unwrap();
+        let output = attn_tutor(&dir)
+            .args(["freeze", "lesson.toml", "-o", "-"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{hidden:?}: {output:?}");
+        assert_clean(&format!("freeze -o - with {hidden:?}"), &output.stdout);
+    }
+}
+
+#[test]
+fn a_label_of_one_letter_and_400000_accents_is_refused_in_a_few_lines() {
+    let dir = TempDir::new().unwrap();
+    let label = format!("a{}", "\u{301}".repeat(400_000));
+    std::fs::write(
+        dir.path().join("accents.toml"),
+        SMALL_LESSON.replace("\"a\", \"b\"", &format!("\"{label}\", \"b\"")),
+    )
+    .unwrap();
+    let output = attn_tutor(&dir)
+        .args(["check", "accents.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        errors.contains("token 1 takes 800001 bytes for 1 column; the limit is 64 bytes"),
+        "{}",
+        &errors[..errors.len().min(2000)]
+    );
+    assert!(
+        output.stderr.len() < 4000,
+        "the quoted line is cut: {} bytes",
+        output.stderr.len()
+    );
+}
+
+#[test]
+fn a_title_heavy_with_accents_is_refused() {
+    let dir = TempDir::new().unwrap();
+    let title = format!("T{}", "\u{301}".repeat(1000));
+    std::fs::write(
+        dir.path().join("title.toml"),
+        SMALL_LESSON.replace("Tiny", &title),
+    )
+    .unwrap();
+    let output = attn_tutor(&dir)
+        .args(["check", "title.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("`title` takes 2001 bytes for 1 column; the limit is 240 bytes"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Draws the app once on a test terminal and returns every cell's symbol, row by row.
+fn screen(app: &attn_tutor::app::App, width: u16, height: u16) -> String {
+    use ratatui::{Terminal, backend::TestBackend};
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| attn_tutor::ui::view(frame, app, &attn_tutor::ui::Theme::monochrome()))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    buffer
+        .content
+        .chunks(usize::from(width))
+        .map(|row| row.iter().map(|cell| cell.symbol()).collect::<String>() + "\n")
+        .collect()
+}
+
+#[test]
+fn the_tutor_shows_a_hostile_file_name_visibly() {
+    use attn_tutor::app::{App, PickerEntry};
+    let dir = TempDir::new().unwrap();
+    let path = hostile_file_name(&dir);
+    let entry = PickerEntry {
+        name: name_of(&path).to_string(),
+        lesson: attn_tutor::lesson::load_file(&path),
+    };
+    let app = App::new(vec![entry], Some(0));
+    let shown = screen(&app, 160, 30);
+    assert_clean("the tutor's screen", shown.as_bytes());
+    assert!(shown.contains("RED\\u{202e}RLO"), "{shown}");
+}
+
+#[test]
+fn no_hidden_character_reaches_the_screen_even_where_a_screen_forgot_to_escape_it() {
+    use attn_tutor::app::{App, Status};
+    let mut app = App::new(App::builtin_entries(), Some(0));
+    // Text no loader would let through, put straight into the state: the view's last rule
+    // must still catch it.
+    app.tutor.as_mut().unwrap().name = "RED\u{202e}RLO\u{200b}".to_string();
+    app.status = Some(Status::error("a\u{202e}b\u{200b}c\u{9b}d"));
+    let shown = screen(&app, 120, 24);
+    assert_clean("the screen", shown.as_bytes());
+    assert!(
+        shown.contains('\u{fffd}'),
+        "a sign that something was there: {shown}"
+    );
+}
