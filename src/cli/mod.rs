@@ -300,10 +300,23 @@ pub fn run(cli: Cli) -> ExitCode {
     }
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    let code = match cli.command {
-        Some(Command::List) => list::run(&mut stdout),
+    let code = run_command(cli.command, color, &mut stdout, &mut stderr);
+    let _ = stdout.flush();
+    ExitCode::from(code)
+}
+
+/// Runs a command that writes only to `out` and `err` (every one but the tutor and `serve`,
+/// which own the terminal), and returns its exit status.
+pub fn run_command(
+    command: Option<Command>,
+    color: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    match command {
+        Some(Command::List) => list::run(out),
         Some(Command::Progress { reset, lesson }) => {
-            progress::run(reset, lesson.as_deref(), &mut stdout, &mut stderr)
+            progress::run(reset, lesson.as_deref(), out, err)
         }
         // Handled above, with the tutor.
         Some(Command::Practice { .. }) => status::OK,
@@ -318,13 +331,13 @@ pub fn run(cli: Cli) -> ExitCode {
             cell.as_deref(),
             format,
             color,
-            &mut stdout,
-            &mut stderr,
+            out,
+            err,
         ),
-        Some(Command::Check { lessons }) => check::run(&lessons, color, &mut stdout, &mut stderr),
-        Some(Command::New { path, title }) => write::new(&path, &title, &mut stdout, &mut stderr),
+        Some(Command::Check { lessons }) => check::run(&lessons, color, out, err),
+        Some(Command::New { path, title }) => write::new(&path, &title, out, err),
         Some(Command::Freeze { lesson, output }) => {
-            write::freeze(&lesson, &output, color, &mut stdout, &mut stderr)
+            write::freeze(&lesson, &output, color, out, err)
         }
         // Handled above, without holding the stdout and stderr locks.
         Some(Command::Serve(_)) => status::OK,
@@ -332,21 +345,19 @@ pub fn run(cli: Cli) -> ExitCode {
             // clap_complete panics when its writer fails (a closed pipe), so it writes to memory.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "attn-tutor", &mut script);
-            write_or_report(&mut stdout, &mut stderr, &script, "the completion script")
+            write_or_report(out, err, &script, "the completion script")
         }
         Some(Command::Man) => {
             let mut page = Vec::new();
             match man_page(&mut page) {
-                Ok(()) => write_or_report(&mut stdout, &mut stderr, &page, "the man page"),
+                Ok(()) => write_or_report(out, err, &page, "the man page"),
                 Err(error) => {
-                    let _ = writeln!(stderr, "error: cannot write the man page: {error}");
+                    let _ = writeln!(err, "error: cannot write the man page: {error}");
                     status::INVALID
                 }
             }
         }
         // Handled above, without the locks.
         None => status::OK,
-    };
-    let _ = stdout.flush();
-    ExitCode::from(code)
+    }
 }
