@@ -257,6 +257,37 @@ fn reroll_gives_a_generated_matrix_new_numbers() {
 }
 
 #[test]
+fn rerolled_then_saved_lessons_always_open_again_with_short_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = open("numpy-walkthrough");
+    update(&mut app, Action::GoToStep(2));
+    update(&mut app, Action::PreviousMatrix);
+    for roll in 0..6 {
+        update(&mut app, Action::Reroll);
+        let path = dir.path().join(format!("roll-{roll}.toml"));
+        save_to(&mut app, &path);
+        let saved = std::fs::read_to_string(&path).unwrap();
+        let reloaded = load_file(&path).unwrap_or_else(|error| {
+            panic!(
+                "re-roll {roll} saved a lesson that does not open:\n{}",
+                error.render(false)
+            )
+        });
+        let seed = reloaded
+            .lesson
+            .input(MatrixName::WQ)
+            .unwrap()
+            .generator
+            .unwrap()
+            .seed;
+        assert!(
+            (1..=999_999).contains(&seed),
+            "re-roll {roll}: seed {seed} in\n{saved}"
+        );
+    }
+}
+
+#[test]
 fn reroll_of_a_typed_matrix_explains_why_not() {
     let mut app = open("cat-sleeps");
     update(&mut app, Action::Reroll);

@@ -530,12 +530,22 @@ fn reroll(tutor: &mut Tutor) -> Status {
     Status::info(format!("{symbol} re-rolled with seed {seed} (u undoes)"))
 }
 
-/// SplitMix64's output function: a bijection, so distinct seeds stay distinct.
+/// Largest seed a re-roll gives: a teacher reads seeds aloud and types them, so they stay short.
+pub const MAX_REROLLED_SEED: u64 = 999_999;
+
+/// The next seed, from 1 to `MAX_REROLLED_SEED`: an affine map that permutes that range (its
+/// multiplier, the prime 2^19 − 1, shares no factor with 999,999), so distinct seeds stay
+/// distinct, and it sends the small seeds lessons use far from each other.
 fn scramble(seed: u64) -> u64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    const MULTIPLIER: u64 = 524_287;
+    const SHIFT: u64 = 314_159;
+    let next = |seed: u64| (seed % MAX_REROLLED_SEED * MULTIPLIER + SHIFT) % MAX_REROLLED_SEED + 1;
+    let mut rerolled = next(seed);
+    // A re-roll must change the numbers: step past the one seed the map may fix.
+    while rerolled == seed {
+        rerolled = next(rerolled);
+    }
+    rerolled
 }
 
 fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Effect> {
@@ -692,6 +702,32 @@ fn saved(app: &mut App, action: Action) -> Vec<Effect> {
 #[cfg(test)]
 mod tests {
     use super::scramble;
+
+    #[test]
+    fn rerolled_seeds_are_short_valid_and_new() {
+        for seed in [
+            0,
+            1,
+            7,
+            999_998,
+            999_999,
+            1_000_000,
+            i64::MAX as u64,
+            u64::MAX,
+        ] {
+            let next = scramble(seed);
+            assert!(
+                (1..=super::MAX_REROLLED_SEED).contains(&next),
+                "{seed} → {next}"
+            );
+            assert_ne!(next, seed);
+        }
+        let mut seen = std::collections::HashSet::new();
+        assert!(
+            (1..=5000).all(|seed| seen.insert(scramble(seed))),
+            "distinct seeds stay distinct"
+        );
+    }
 
     #[test]
     fn rerolled_seeds_do_not_repeat_their_neighbours() {
