@@ -149,3 +149,67 @@ fn completions_into_a_closed_pipe_exits_without_a_panic() {
     assert_ne!(output.status.code(), Some(101), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// What bash completes after `words` (the last is the word being completed), with the script
+/// loaded into a real bash.
+fn bash_completes(words: &[&str]) -> Vec<String> {
+    let dir = TempDir::new().unwrap();
+    let script = dir.path().join("attn-tutor.bash");
+    std::fs::write(&script, stdout_of(&["completions", "bash"])).unwrap();
+    let quoted: Vec<String> = words.iter().map(|word| format!("'{word}'")).collect();
+    let line = format!(
+        "source '{}'; COMP_WORDS=(attn-tutor {}); COMP_CWORD={}; \
+         _attn__tutor attn-tutor '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        quoted.join(" "),
+        words.len(),
+        words.last().unwrap(),
+        if words.len() >= 2 {
+            words[words.len() - 2]
+        } else {
+            "attn-tutor"
+        },
+    );
+    let output = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &line])
+        .current_dir(dir.path())
+        .output()
+        .expect("bash runs");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_options_and_values_after_a_subcommand() {
+    assert_eq!(bash_completes(&["show", "--st"]), ["--step"]);
+    assert_eq!(bash_completes(&["show", "--format", "m"]), ["markdown"]);
+    assert!(bash_completes(&["sh"]).contains(&"show".to_string()));
+}
+
+#[test]
+fn man_page_lists_the_keys_files_environment_and_exit_status() {
+    let page = stdout_of(&["man"]);
+    for section in [
+        ".SH KEYS",
+        ".SH FILES",
+        ".SH ENVIRONMENT",
+        ".SH EXIT STATUS",
+    ] {
+        assert!(page.contains(section), "no {section}:\n{page}");
+    }
+    for word in [
+        "progress.toml",
+        "ssh_host_ed25519_key",
+        "NO_COLOR",
+        "COLORTERM",
+        "XDG_DATA_HOME",
+        "re-roll a generated matrix",
+        "edit the number or token; on a computed cell, go to what it is computed from",
+    ] {
+        assert!(page.contains(word), "no {word}:\n{page}");
+    }
+}

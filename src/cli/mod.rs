@@ -238,6 +238,27 @@ fn write_or_report(out: &mut dyn Write, err: &mut dyn Write, bytes: &[u8], what:
     }
 }
 
+/// clap_complete's bash script names a hyphenated binary's subcommands one way where it finds
+/// them (`attn__tutor__subcmd__show`) and another where it completes them
+/// (`attn__subcmd__tutor__subcmd__show`), so nothing after a subcommand completes. Both are
+/// made the first.
+fn bash_names_fixed(script: &[u8]) -> Vec<u8> {
+    String::from_utf8_lossy(script)
+        .replace("attn__subcmd__tutor", "attn__tutor")
+        .into_bytes()
+}
+
+/// Text for a man page: backslashes doubled, and a leading `.` or `'` kept from reading as a
+/// request.
+fn roff(text: &str) -> String {
+    let text = text.replace('\\', "\\\\");
+    if text.starts_with(['.', '\'']) {
+        format!("\\&{text}")
+    } else {
+        text
+    }
+}
+
 /// One man page for the whole tool: the subcommands are described in it rather than referred
 /// to pages of their own, which nothing installs.
 fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
@@ -264,6 +285,44 @@ fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         ".PP\nRun \\fBattn-tutor help COMMAND\\fR for a command's options."
+    )?;
+    writeln!(out, ".SH KEYS\nIn the tutor, on a lesson's screen:")?;
+    let mut keys = crate::input::KEYS.iter().peekable();
+    while let Some((key, what)) = keys.next() {
+        // A description that goes on in the next row (with no key of its own) is one item.
+        let mut what = what.to_string();
+        while let Some((_, more)) = keys.next_if(|(key, _)| key.is_empty()) {
+            what = format!("{what} {more}");
+        }
+        writeln!(out, ".TP\n\\fB{}\\fR\n{}", roff(key), roff(&what))?;
+    }
+    writeln!(
+        out,
+        ".SH FILES\n.TP\n\\fB$XDG_DATA_HOME/attn-tutor/progress.toml\\fR\n\
+         Practice progress: each lesson's scores and last step \
+         (\\fBattn-tutor progress\\fR lists it, \\fB--reset\\fR clears it).\n\
+         .TP\n\\fB$XDG_DATA_HOME/attn-tutor/ssh_host_ed25519_key\\fR\n\
+         The classroom server's host key, made on first use with mode 0600 \
+         (\\fBserve --host-key\\fR names another).\n\
+         .PP\nWithout XDG_DATA_HOME the folder is ~/.local/share/attn-tutor."
+    )?;
+    writeln!(
+        out,
+        ".SH ENVIRONMENT\n.TP\n\\fBNO_COLOR\\fR\nWhen set and not empty, no colour \
+         (as \\fB--no-color\\fR): the tutor draws with bold, reverse and underline only.\n\
+         .TP\n\\fBCOLORTERM\\fR, \\fBTERM\\fR\nHow many colours the terminal shows: \
+         truecolor or 24bit in COLORTERM for the full heatmap, else 256 or 16 colours from TERM.\n\
+         .TP\n\\fBXDG_DATA_HOME\\fR\nWhere attn-tutor keeps its files (see FILES)."
+    )?;
+    writeln!(
+        out,
+        ".SH EXIT STATUS\n.TP\n\\fB{}\\fR\nSuccess.\n.TP\n\\fB{}\\fR\n\
+         \\fBcheck\\fR: a printed figure is outside its tolerance.\n.TP\n\\fB{}\\fR\n\
+         An invalid lesson, a file that cannot be read or written, or bad usage.\n\
+         .TP\n\\fB129\\fR\nThe tutor's terminal hung up.",
+        status::OK,
+        status::FIGURE_OFF,
+        status::INVALID
     )?;
     man.render_version_section(out)
 }
@@ -345,6 +404,9 @@ pub fn run_command(
             // clap_complete panics when its writer fails (a closed pipe), so it writes to memory.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "attn-tutor", &mut script);
+            if shell == clap_complete::Shell::Bash {
+                script = bash_names_fixed(&script);
+            }
             write_or_report(out, err, &script, "the completion script")
         }
         Some(Command::Man) => {
