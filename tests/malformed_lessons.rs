@@ -30,12 +30,7 @@ const INVALID: i32 = 2;
 /// Corpus files whose declared expectation is what *should* happen, but the code does not do
 /// it yet. They are skipped by `every_malformed_lesson_gets_its_diagnostic`; when the code is
 /// fixed, remove the entry here (`known_bad_cases_report_their_status` says which now pass).
-const KNOWN_BAD: &[(&str, &str)] = &[(
-    "syntax-unclosed-array-midfile",
-    "a `[` left open at the end of a line gives `invalid TOML: missing comma between array \
-     elements` at the start of the next line, then cascading errors on that line; it should \
-     say the array is unclosed and point at its `[`",
-)];
+const KNOWN_BAD: &[(&str, &str)] = &[];
 
 /// What a corpus file declares about itself.
 #[derive(Debug)]

@@ -1,13 +1,53 @@
-//! A lexical pre-check of bracket nesting, run before the TOML parser.
+//! Brackets read lexically (strings and comments skipped), without the TOML parser: a
+//! pre-check of nesting, and the bracket a syntax error was really about.
 //!
 //! The parser recurses once per nested `[` or `{` while recovering from errors, so a file of
 //! a hundred thousand `{a=` overflows the stack. A lesson never nests deeper than a few levels,
 //! so anything deeper is refused here, with no recursion at all.
 
+use std::ops::ControlFlow;
+
 use super::limits::MAX_NESTING;
 
 /// The byte offset of the first bracket that opens one level too many, if any.
 pub fn too_deep(source: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let found = brackets(source, |at, bracket| {
+        match bracket {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return ControlFlow::Break(at);
+                }
+            }
+            _ => depth = depth.saturating_sub(1),
+        }
+        ControlFlow::Continue(())
+    });
+    found.break_value()
+}
+
+/// The brackets still open at byte `offset` (outermost first): what a line that starts there
+/// is inside of.
+pub fn open_at(source: &str, offset: usize) -> Vec<usize> {
+    let mut open = Vec::new();
+    let _ = brackets(&source[..offset.min(source.len())], |at, bracket| {
+        match bracket {
+            b'[' | b'{' => open.push(at),
+            _ => {
+                open.pop();
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    open
+}
+
+/// Calls `on_bracket` with the offset and byte of every bracket outside strings and comments.
+fn brackets<T>(
+    source: &str,
+    mut on_bracket: impl FnMut(usize, u8) -> ControlFlow<T>,
+) -> ControlFlow<T> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Code,
@@ -19,7 +59,6 @@ pub fn too_deep(source: &str) -> Option<usize> {
     }
     let bytes = source.as_bytes();
     let mut state = State::Code;
-    let mut depth = 0usize;
     let mut i = 0;
     while i < bytes.len() {
         let rest = &bytes[i..];
@@ -36,13 +75,7 @@ pub fn too_deep(source: &str) -> Option<usize> {
                 }
                 b'"' => state = State::Basic,
                 b'\'' => state = State::Literal,
-                b'[' | b'{' => {
-                    depth += 1;
-                    if depth > MAX_NESTING {
-                        return Some(i);
-                    }
-                }
-                b']' | b'}' => depth = depth.saturating_sub(1),
+                bracket @ (b'[' | b'{' | b']' | b'}') => on_bracket(i, bracket)?,
                 _ => {}
             },
             State::Comment if bytes[i] == b'\n' => state = State::Code,
@@ -63,7 +96,7 @@ pub fn too_deep(source: &str) -> Option<usize> {
         }
         i += 1;
     }
-    None
+    ControlFlow::Continue(())
 }
 
 #[cfg(test)]
@@ -82,6 +115,15 @@ mod tests {
     fn deep_nesting_is_found_at_the_bracket_too_many() {
         let text = format!("x = {}", "[".repeat(MAX_NESTING + 1));
         assert_eq!(too_deep(&text), Some(4 + MAX_NESTING));
+    }
+
+    #[test]
+    fn the_brackets_open_at_a_line_are_found() {
+        let text = "a = [\"x\", \"]\" # ]\nb = {c = [1, 2]}\n";
+        let second_line = text.find("b =").unwrap();
+        assert_eq!(open_at(text, second_line), vec![4]);
+        assert_eq!(open_at(text, text.len()), vec![4]);
+        assert_eq!(open_at("a = [1]\n", 8), Vec::<usize>::new());
     }
 
     #[test]

@@ -112,6 +112,18 @@ impl<'a, 'i> Entries<'a, 'i> {
     }
 }
 
+/// Whether a line begins a `key = value` pair, which never happens inside an array.
+fn starts_with_a_key(line: &str) -> bool {
+    let line = line.trim_start_matches([' ', '\t']);
+    let key_end = line
+        .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '-'))
+        .unwrap_or(line.len());
+    key_end > 0
+        && line[key_end..]
+            .trim_start_matches([' ', '\t'])
+            .starts_with('=')
+}
+
 /// A matrix read from the file, with where it was written.
 struct ReadMatrix {
     /// The key's name (not its text: `"q"` and `q` are the same key).
@@ -165,18 +177,118 @@ impl<'s> Reader<'s> {
         if !syntax_errors.is_empty() {
             // A broken file would give confusing follow-up errors (a key lost in a broken line
             // reads as "missing"), so syntax errors are all that is reported.
-            for error in syntax_errors {
-                let span = error.span().unwrap_or(0..0);
-                self.error(
-                    Diagnostic::error(span, format!("invalid TOML: {}", error.message().trim()))
-                        .label("here")
-                        .help("see docs/lesson-format.md for the lesson file format"),
-                );
-            }
+            self.syntax_errors(&syntax_errors);
             return None;
         }
         let root = root.into_inner();
         self.document(&root)
+    }
+
+    /// The parser's errors, without the cascades one mistake sets off: a bracket left open is
+    /// reported once, at the bracket; otherwise the first error of each line.
+    fn syntax_errors(&mut self, errors: &[toml::de::Error]) {
+        let start = |error: &toml::de::Error| error.span().map_or(0, |span| span.start);
+        let Some(first) = errors.iter().min_by_key(|error| start(error)) else {
+            return;
+        };
+        let line_start = self.source[..start(first).min(self.source.len())]
+            .rfind('\n')
+            .map_or(0, |newline| newline + 1);
+        if starts_with_a_key(&self.source[line_start..])
+            && let Some(&bracket) = super::nesting::open_at(self.source, line_start).last()
+        {
+            let (what, close) = match self.source.as_bytes()[bracket] {
+                b'[' => ("array", ']'),
+                _ => ("inline table", '}'),
+            };
+            let (line, _) = super::diagnostic::line_col(self.source, bracket);
+            self.error(
+                Diagnostic::error(
+                    bracket..bracket + 1,
+                    format!("unclosed {what}: this `{}` is never closed", &self.source[bracket..=bracket]),
+                )
+                .label("opened here")
+                .help(format!(
+                    "close it with `{close}` at the end of line {line}: the next key starts a new line"
+                )),
+            );
+            return;
+        }
+        let mut lines_seen = Vec::new();
+        let mut sorted: Vec<&toml::de::Error> = errors.iter().collect();
+        sorted.sort_by_key(|error| start(error));
+        for error in sorted {
+            let span = error.span().unwrap_or(0..0);
+            let (line, _) = super::diagnostic::line_col(self.source, span.start);
+            if lines_seen.contains(&line) {
+                continue;
+            }
+            lines_seen.push(line);
+            self.error(
+                Diagnostic::error(span, format!("invalid TOML: {}", error.message().trim()))
+                    .label("here")
+                    .help("see docs/lesson-format.md for the lesson file format"),
+            );
+        }
+    }
+
+    /// Lesson keys written after a `[narration]` or `[expected]` header belong, by TOML's
+    /// rules, to that table: the most common mistake in a lesson file. They are said once, and
+    /// read as the lesson keys they were meant to be, so that nothing else is reported about
+    /// them (no "missing `embeddings`") but their own problems. Returns their names.
+    fn misplaced_keys<'a, 'i>(&mut self, entries: &mut Entries<'a, 'i>) -> Vec<String> {
+        let mut misplaced = Vec::new();
+        for table_name in ["narration", "expected"] {
+            let Some((_, value)) = entries.get(table_name) else {
+                continue;
+            };
+            let DeValue::Table(table) = value.get_ref() else {
+                continue;
+            };
+            let belongs = |key: &str| match table_name {
+                "narration" => Step::from_key(key).is_some(),
+                _ => {
+                    key == "tolerance"
+                        || MatrixName::from_key(key).is_some_and(|m| EXPECTED_FIGURES.contains(&m))
+                }
+            };
+            let mut moved: Vec<(&'a str, Range<usize>)> = Vec::new();
+            for (key, value) in table.iter() {
+                let name = key.get_ref().as_ref();
+                let lesson_key = TOP_KEYS.iter().find(|top| **top == name && !belongs(top));
+                if let Some(&top) = lesson_key
+                    && entries.get(top).is_none()
+                {
+                    entries.list.push((top, key.span(), value));
+                    moved.push((top, key.span()));
+                }
+            }
+            // In the file's order: the table iterates its keys sorted.
+            moved.sort_by_key(|(_, span)| span.start);
+            let Some((first, span)) = moved.first().cloned() else {
+                continue;
+            };
+            let others: Vec<String> = moved[1..]
+                .iter()
+                .map(|(key, _)| format!("`{key}`"))
+                .collect();
+            let also = match others.len() {
+                0 => String::new(),
+                _ => format!(" (and so are {})", others.join(", ")),
+            };
+            self.error(
+                Diagnostic::error(
+                    span,
+                    format!(
+                        "`{first}` is inside the [{table_name}] table because it comes after that header{also}"
+                    ),
+                )
+                .label(format!("read as part of [{table_name}]"))
+                .help("a key belongs to the last [table] header above it: move [narration] and [expected] to the end of the file"),
+            );
+            misplaced.extend(moved.iter().map(|(key, _)| key.to_string()));
+        }
+        misplaced
     }
 
     fn document<'a, 'i>(&mut self, root: &'a DeTable<'i>) -> Option<Lesson> {
@@ -189,6 +301,7 @@ impl<'s> Reader<'s> {
                 self.unknown_key(name, key.span(), &TOP_KEYS, "not a lesson key");
             }
         }
+        let misplaced = self.misplaced_keys(&mut entries);
         let find = |name: &str| entries.get(name);
 
         self.format(find("format"));
@@ -239,9 +352,10 @@ impl<'s> Reader<'s> {
         let mask = self.mask(find("mask"), seq_len);
         let decimals = self.decimals(find("decimals"));
         let focus = self.focus(find("focus"), tokens.as_ref().map(|(t, _)| t.as_slice()));
-        let narration = self.narration(find("narration"), &mask);
+        let narration = self.narration(find("narration"), &mask, &misplaced);
         let expected = self.expected(
             find("expected"),
+            &misplaced,
             tokens.as_ref().map(|(t, _)| t.as_slice()),
             inputs.as_ref(),
             scale,
@@ -1190,6 +1304,7 @@ impl<'s> Reader<'s> {
         &mut self,
         entry: Option<(Range<usize>, &Value<'_>)>,
         mask: &Option<Mask>,
+        misplaced: &[String],
     ) -> Narration {
         let mut narration = Narration::default();
         let Some((_, value)) = entry else {
@@ -1206,6 +1321,9 @@ impl<'s> Reader<'s> {
         };
         let keys: Vec<&str> = Step::ALL.iter().map(|step| step.key()).collect();
         for (name, text) in table.iter() {
+            if misplaced.iter().any(|key| key == name.get_ref()) {
+                continue;
+            }
             let Some(step) = Step::from_key(name.get_ref()) else {
                 self.unknown_key(name.get_ref(), name.span(), &keys, "not a step");
                 continue;
@@ -1253,6 +1371,7 @@ impl<'s> Reader<'s> {
     fn expected(
         &mut self,
         entry: Option<(Range<usize>, &Value<'_>)>,
+        misplaced: &[String],
         tokens: Option<&[String]>,
         inputs: Option<&Inputs>,
         scale: bool,
@@ -1274,6 +1393,9 @@ impl<'s> Reader<'s> {
         keys.extend(EXPECTED_FIGURES.iter().map(|name| name.key()));
         let mut ok = true;
         for (name, figure) in table.iter() {
+            if misplaced.iter().any(|key| key == name.get_ref()) {
+                continue;
+            }
             if name.get_ref() == "tolerance" {
                 match number_value(figure.get_ref()) {
                     Ok(tolerance) if tolerance.is_finite() && tolerance > 0.0 => {
