@@ -72,3 +72,14 @@ fn a_misplaced_key_still_gets_its_own_problems_reported() {
         "decimals = 99 is still out of range: {found:#?}"
     );
 }
+
+#[test]
+fn built_in_lessons_cite_their_documents_by_what_a_reader_can_find() {
+    for lesson in attn_tutor::lesson::BUILTIN {
+        assert!(
+            !lesson.text.contains("seed document"),
+            "{} cites an internal document number, which freeze copies into teachers' files",
+            lesson.name
+        );
+    }
+}
