@@ -309,3 +309,18 @@ fn check_diagnostics_on_a_terminal_have_no_escape_byte_with_no_color_set_in_the_
         String::from_utf8_lossy(&written)
     );
 }
+
+#[test]
+fn a_figure_printed_to_one_decimal_is_said_in_the_singular() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("one.toml"),
+        "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nq = [[1, 0], [0, 1]]\n\
+         k = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n[expected]\nweights = [[0.7, 0.3], [0.3, 0.7]]\n",
+    )
+    .unwrap();
+    attn_tutor(&dir)
+        .args(["check", "one.toml"])
+        .assert()
+        .stdout(predicate::str::contains("(0.7 to 1 decimal)"));
+}

@@ -188,7 +188,7 @@ fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Co
             let agrees = rounded.parse::<f64>().is_ok_and(|r| r == printed.value);
             if outside || !agrees {
                 comparison.notes.push(format!(
-                    "{}: {} printed {}, exact {} ({rounded} to {decimals} decimals), off by {}",
+                    "{}: {} printed {}, exact {} ({rounded} to {decimals} {}), off by {}",
                     if outside {
                         "outside tolerance"
                     } else {
@@ -197,6 +197,7 @@ fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Co
                     attention.cell_name(cell),
                     printed.text,
                     format_number(exact, decimals + 3),
+                    if decimals == 1 { "decimal" } else { "decimals" },
                     short(deviation)
                 ));
             }
