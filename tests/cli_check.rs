@@ -181,7 +181,9 @@ fn check_exits_2_for_a_file_that_is_not_toml() {
         .arg(fixture("invalid-toml-syntax.toml"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unclosed array: this `[` is never closed"));
+        .stderr(predicate::str::contains(
+            "unclosed array: this `[` is never closed",
+        ));
 }
 
 #[test]

@@ -201,3 +201,47 @@ fn a_learner_practises_a_step_and_the_score_is_kept_in_the_progress_file() {
     assert_eq!(projection["first_try"].as_integer(), Some(1), "{kept}");
     assert_eq!(projection["revealed"].as_integer(), Some(3), "{kept}");
 }
+
+#[test]
+fn the_log_never_records_what_the_learner_types() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let log = dir.path().join("tutor.log");
+    let mut tutor = start_tutor(&["cat-sleeps", "--log", log.to_str().unwrap()]);
+    tutor.wait_for_step("Embedding");
+    tutor.press("e");
+    tutor.wait_for(
+        "the edit prompt",
+        |text| status_line(text).contains("Enter ok"),
+        PATIENCE,
+    );
+    tutor.press("\x15"); // Ctrl-u clears the old value, as in a shell.
+    tutor.press("73.25");
+    tutor.wait_for(
+        "the number typed into the edit prompt",
+        |text| status_line(text).contains("73.25"),
+        PATIENCE,
+    );
+    tutor.press("\x1b");
+    tutor.wait_for(
+        "the edit prompt to close",
+        |text| !status_line(text).contains("Enter ok"),
+        PATIENCE,
+    );
+    tutor.press("q");
+    tutor.wait_for(
+        "the lesson picker",
+        |text| top_line(text).contains("choose a lesson"),
+        PATIENCE,
+    );
+    tutor.press("q");
+    tutor.wait_for_exit();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("action=Edit"),
+        "actions are logged:\n{logged}"
+    );
+    // Typed characters would be logged as Type('7'); timestamps hold digits, so look for those.
+    for typed in ["'7'", "'3'", "'.'", "'2'", "'5'"] {
+        assert!(!logged.contains(typed), "the log holds {typed}:\n{logged}");
+    }
+}

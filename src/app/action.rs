@@ -83,6 +83,53 @@ pub enum Action {
     Saved(Result<PathBuf, SaveFailure>),
 }
 
+impl Action {
+    /// How a log names this action. Never what was typed, pasted or answered: a log may be
+    /// read by others (a teacher's, a server's), and a learner's answers and edits are theirs.
+    /// A match on every variant, so a new one must decide.
+    pub fn logged(&self) -> String {
+        match self {
+            Action::Type(_) => "Type".to_string(),
+            Action::Paste(text) => format!("Paste({} characters)", text.chars().count()),
+            Action::Answer(_) => "Answer".to_string(),
+            Action::StartAnswer(_) => "StartAnswer".to_string(),
+            Action::Presenter(_) => "Presenter".to_string(),
+            Action::Saved(Ok(_)) => "Saved".to_string(),
+            Action::Saved(Err(_)) => "Saved(failed)".to_string(),
+            Action::ProgressSaved(result) => format!("ProgressSaved(ok: {})", result.is_ok()),
+            Action::NextStep
+            | Action::PreviousStep
+            | Action::GoToStep(_)
+            | Action::FirstStep
+            | Action::LastStep
+            | Action::Move(_)
+            | Action::NextMatrix
+            | Action::PreviousMatrix
+            | Action::Select { .. }
+            | Action::Pick(_)
+            | Action::ScrollNarration(_)
+            | Action::Edit
+            | Action::Undo
+            | Action::Redo
+            | Action::Reset
+            | Action::Reroll
+            | Action::Save
+            | Action::Backspace
+            | Action::ClearInput
+            | Action::Submit
+            | Action::Cancel
+            | Action::Open
+            | Action::Back
+            | Action::Quit
+            | Action::ToggleHelp
+            | Action::TogglePractice
+            | Action::Hint
+            | Action::ToggleFollow
+            | Action::Audience(_) => format!("{self:?}"),
+        }
+    }
+}
+
 /// Why a save did not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SaveFailure {

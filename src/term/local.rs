@@ -187,7 +187,7 @@ fn event_loop(
             continue;
         }
         if let Some(action) = action_for(&event, app, area) {
-            tracing::debug!(?action);
+            tracing::debug!(action = %action.logged());
             dispatch(app, action, &mut save_locally);
             between_keys(app, true);
             redraw = true;
