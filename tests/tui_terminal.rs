@@ -156,8 +156,7 @@ fn a_learner_practises_a_step_and_the_score_is_kept_in_the_progress_file() {
     let mut command = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
     command.args(["practice", "identity-2x2"]);
     command.env("TERM", "xterm-256color");
-    command.env("XDG_DATA_HOME", data.path());
-    let mut tutor = PtyChild::spawn(command);
+    let mut tutor = PtyChild::spawn_with_data(command, Some(data.path()));
     tutor.wait_for_step("Projection");
 
     // X and W_q are both the identity, so Q is too: Q[x1, 1] = 1 and Q[x1, 2] = 0.
