@@ -274,6 +274,11 @@ fn kept(effects: Vec<Effect>) -> Option<ProgressStore> {
 fn the_projection_step_hides_q_k_and_v_and_goes_on_to_k_after_the_last_q() {
     let mut app = practising("identity-2x2", Step::Projection);
     assert_eq!(app.tutor.as_ref().unwrap().hidden_cells().len(), 12);
+    let shown = screen(&app);
+    assert!(
+        shown.contains("12 to predict on this step in Q, K and V"),
+        "{shown}"
+    );
     for _ in 0..4 {
         answer_right(&mut app);
     }

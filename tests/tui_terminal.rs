@@ -173,7 +173,7 @@ fn a_learner_practises_a_step_and_the_score_is_kept_in_the_progress_file() {
         PATIENCE,
     );
     assert!(
-        text.contains("1/2 first try · 1 revealed · 10 to go"),
+        text.contains("1/2 first try · 1 revealed · 10 to go in Q, K and V"),
         "{text}"
     );
     // The cursor went on to the next ?, so the next number typed answers it: Q[x2, 1] = 0.

@@ -165,12 +165,18 @@ pub fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
     }
     let left = tutor.hidden_cells().len();
     let step = tutor.step_score();
+    // Where the step predicts more than one matrix (Q, K and V), say so: only one is on screen.
+    let place = if targets.len() > 1 {
+        format!(" in {}", practice_symbols(&targets))
+    } else {
+        String::new()
+    };
     let score = if left == 0 {
         format!("This step is done: {step}")
     } else if step.cells() == 0 {
-        format!("{left} to predict on this step")
+        format!("{left} to predict on this step{place}")
     } else {
-        format!("This step: {step} · {left} to go")
+        format!("This step: {step} · {left} to go{place}")
     };
     lines.extend(plain(&score));
     lines
