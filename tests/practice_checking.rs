@@ -10,8 +10,8 @@ use attn_tutor::attention::{Attention, Cell, MatrixName, Step};
 use attn_tutor::data::data_dir_in;
 use attn_tutor::lesson::{BUILTIN, load_text};
 use attn_tutor::practice::{
-    CellAttempt, HintLevel, LessonScore, Outcome, ProgressStore, ProgressWarning, SlipKind,
-    StepScore, Verdict, check, hints, shown_name,
+    Answer, CellAttempt, HintLevel, LessonScore, Outcome, ProgressStore, ProgressWarning, SlipKind,
+    StepScore, Verdict, check, check_answer, hints, shown_name,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -178,6 +178,63 @@ fn within_half_a_unit_of_the_last_decimal_is_right_and_outside_is_wrong() {
     assert!(verdict(&attention, scaled, 0.70706, 4).is_right()); // 0.0000468 below
     assert!(!verdict(&attention, scaled, 0.7072, 4).is_right()); // 0.0000932 above
     assert!(!verdict(&attention, scaled, 0.70705, 4).is_right()); // 0.0000568 below
+}
+
+fn typed_verdict(attention: &Attention, cell: Cell, typed: &str, decimals: usize) -> Verdict {
+    let answer = Answer::parse(typed).expect("a number");
+    check_answer(attention, cell, &answer, decimals).expect("the cell exists")
+}
+
+#[test]
+fn an_answer_right_to_the_decimals_typed_is_right_and_says_to_how_many() {
+    let attention = builtin("cat-sat-mat");
+    let scaled = cell(&attention, MatrixName::Scaled, "cat", "sat");
+    // Exact 1/√2 = 0.70710678; the lesson shows 0.7071.
+    assert_eq!(
+        typed_verdict(&attention, scaled, "0.707", 4),
+        Verdict::Right {
+            exact: a(),
+            to_decimals: Some(3)
+        }
+    );
+    assert_eq!(
+        typed_verdict(&attention, scaled, "0.71", 4),
+        Verdict::Right {
+            exact: a(),
+            to_decimals: Some(2)
+        }
+    );
+    assert_eq!(
+        typed_verdict(&attention, scaled, "0.7071", 4),
+        Verdict::Right {
+            exact: a(),
+            to_decimals: None
+        }
+    );
+}
+
+#[test]
+fn an_answer_wrong_to_the_decimals_typed_is_wrong() {
+    let attention = builtin("cat-sat-mat");
+    let scaled = cell(&attention, MatrixName::Scaled, "cat", "sat");
+    assert!(!typed_verdict(&attention, scaled, "0.708", 4).is_right());
+    assert!(!typed_verdict(&attention, scaled, "0.70", 4).is_right());
+}
+
+#[test]
+fn an_answer_too_rough_to_judge_on_its_own_is_held_to_the_lessons_precision() {
+    let attention = builtin("cat-sat-mat");
+    let scaled = cell(&attention, MatrixName::Scaled, "cat", "sat");
+    // One decimal is too few, and a number in exponent form keeps the lesson's precision.
+    assert!(!typed_verdict(&attention, scaled, "0.7", 4).is_right());
+    assert!(!typed_verdict(&attention, scaled, "7.07e-1", 4).is_right());
+    // Two decimals but no significant digit say nothing about a small number: 0.00 for a
+    // cell of 0.0031 is wrong at the lesson's 4 decimals.
+    let small = one_token_score(0.0124);
+    let score = Cell::new(MatrixName::Scores, 0, 0);
+    assert!((small.scores[(0, 0)] - 0.0031).abs() < 1e-12);
+    assert!(!typed_verdict(&small, score, "0.00", 4).is_right());
+    assert!(typed_verdict(&small, score, "0.0031", 4).is_right());
 }
 
 /// One token whose score q·k = 0.5 × 0.25 is 0.125 exactly (and -0.125 with q = -0.5).
@@ -801,7 +858,10 @@ fn hint_levels_count_up_and_stop_at_the_answer() {
 // ---------------------------------------------------------------------------------------------
 // Scoring
 
-const RIGHT: Verdict = Verdict::Right { exact: 1.0 };
+const RIGHT: Verdict = Verdict::Right {
+    exact: 1.0,
+    to_decimals: None,
+};
 const WRONG: Verdict = Verdict::Wrong {
     exact: 1.0,
     slip: None,

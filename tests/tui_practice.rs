@@ -104,8 +104,8 @@ fn a_wrong_answer_shows_the_working_with_the_learners_number_and_counts_as_revea
     let mut app = practising("cat-sleeps", Step::Scores);
     let cell = selected(&app);
     answer(&mut app, "100");
-    assert_eq!(selected(&app), cell, "the cursor stays to show the working");
     assert!(!hidden(&app, cell));
+    assert_eq!(outcome(&app, cell), Some(Outcome::Revealed));
     let feedback = app
         .tutor
         .as_ref()
@@ -115,8 +115,10 @@ fn a_wrong_answer_shows_the_working_with_the_learners_number_and_counts_as_revea
         .unwrap()
         .feedback
         .unwrap();
-    assert_eq!(feedback.answer, 100.0);
-    assert!(!feedback.verdict.is_right());
+    assert_eq!(feedback.cell, cell);
+    let (said, verdict) = feedback.said.expect("an answer was typed");
+    assert_eq!(said, 100.0);
+    assert!(!verdict.is_right());
     assert!(status(&app).contains("you said 100"), "{}", status(&app));
 }
 
@@ -232,4 +234,222 @@ fn x_again_shows_every_number() {
     update(&mut app, Action::TogglePractice);
     assert!(app.tutor.as_ref().unwrap().hidden_cells().is_empty());
     assert!(app.tutor.as_ref().unwrap().practice.is_none());
+}
+
+/// The screen drawn at 80×24, as text.
+fn screen(app: &App) -> String {
+    use attn_tutor::ui::{Theme, view};
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).expect("a terminal");
+    terminal
+        .draw(|frame| view(frame, app, &Theme::monochrome()))
+        .expect("drawing never fails on a test terminal");
+    let buffer = terminal.backend().buffer();
+    buffer
+        .content
+        .chunks(usize::from(buffer.area.width))
+        .map(|cells| cells.iter().map(|cell| cell.symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Answers the selected hidden cell right, at the lesson's precision.
+fn answer_right(app: &mut App) -> Vec<Effect> {
+    let cell = selected(app);
+    let typed = format!("{:.4}", exact(app, cell));
+    answer(app, &typed)
+}
+
+/// The progress handed out to be kept by these effects, if any.
+fn kept(effects: Vec<Effect>) -> Option<ProgressStore> {
+    effects.into_iter().find_map(|effect| match effect {
+        Effect::SaveProgress(store) => Some(store),
+        _ => None,
+    })
+}
+
+// Issue 11, item 3: the Projection step computes Q, K and V, and is done with all three.
+
+#[test]
+fn the_projection_step_hides_q_k_and_v_and_goes_on_to_k_after_the_last_q() {
+    let mut app = practising("identity-2x2", Step::Projection);
+    assert_eq!(app.tutor.as_ref().unwrap().hidden_cells().len(), 12);
+    let shown = screen(&app);
+    assert!(
+        shown.contains("12 to predict on this step in Q, K and V"),
+        "{shown}"
+    );
+    for _ in 0..4 {
+        answer_right(&mut app);
+    }
+    assert!(!status(&app).contains("done"), "{}", status(&app));
+    let next = selected(&app);
+    assert_eq!(next, Cell::new(MatrixName::K, 0, 0));
+    assert!(hidden(&app, next));
+    assert_eq!(app.tutor.as_ref().unwrap().panels()[2], MatrixName::K);
+}
+
+#[test]
+fn the_projection_score_counts_every_cell_of_q_k_and_v() {
+    let mut app = practising("identity-2x2", Step::Projection);
+    // Q[x1, 1] with a hint, Q[x1, 2] revealed by three hints, the ten others first try.
+    update(&mut app, Action::Hint);
+    answer_right(&mut app);
+    for _ in 0..3 {
+        update(&mut app, Action::Hint);
+    }
+    let mut store = None;
+    for _ in 0..10 {
+        store = kept(answer_right(&mut app)).or(store);
+    }
+    let store = store.expect("the last cell finishes the step");
+    assert_eq!(
+        store
+            .lesson("identity-2x2")
+            .unwrap()
+            .score
+            .step(Step::Projection),
+        Some(&StepScore {
+            first_try: 10,
+            with_hints: 1,
+            revealed: 1,
+            ..StepScore::default()
+        })
+    );
+    assert!(
+        status(&app).contains("Projection done: 10/12 first try · 1 with hints · 1 revealed"),
+        "{}",
+        status(&app)
+    );
+}
+
+// Issue 11, item 4: an answer right to the precision typed is right.
+
+#[test]
+fn an_answer_right_to_three_decimals_where_the_lesson_shows_four_is_right() {
+    // identity-2x2 shows 4 decimals; scaled[x1, x1] = 1/√2 = 0.70710…
+    let mut app = practising("identity-2x2", Step::Scaling);
+    let cell = selected(&app);
+    assert_eq!(cell, Cell::new(MatrixName::Scaled, 0, 0));
+    answer(&mut app, "0.707");
+    assert_eq!(outcome(&app, cell), Some(Outcome::FirstTry));
+    assert!(
+        status(&app).contains("Right to 3 decimals"),
+        "{}",
+        status(&app)
+    );
+}
+
+#[test]
+fn an_answer_typed_to_fewer_than_two_decimals_is_held_to_the_lessons_precision() {
+    let mut app = practising("identity-2x2", Step::Scaling);
+    let cell = selected(&app);
+    answer(&mut app, "0.7");
+    assert_eq!(outcome(&app, cell), Some(Outcome::Revealed));
+}
+
+#[test]
+fn an_answer_wrong_at_the_precision_typed_is_wrong() {
+    let mut app = practising("identity-2x2", Step::Scaling);
+    let cell = selected(&app);
+    answer(&mut app, "0.708");
+    assert_eq!(outcome(&app, cell), Some(Outcome::Revealed));
+}
+
+// Issue 11, item 5: after a wrong answer, the next answer goes to the next hidden cell.
+
+#[test]
+fn after_a_wrong_answer_the_cursor_moves_to_the_next_hidden_cell_and_takes_the_next_answer() {
+    let mut app = practising("cat-sleeps", Step::Scores);
+    let first = selected(&app);
+    answer(&mut app, "100");
+    let next = selected(&app);
+    assert_ne!(next, first);
+    assert!(hidden(&app, next), "the cursor is on a ? again");
+    let typed = format!("{:.3}", exact(&app, next));
+    answer(&mut app, &typed);
+    assert_eq!(outcome(&app, next), Some(Outcome::FirstTry));
+}
+
+#[test]
+fn the_working_of_a_wrong_answer_stays_on_screen_after_the_cursor_moves_on() {
+    let mut app = practising("cat-sleeps", Step::Scores);
+    answer(&mut app, "100");
+    let shown = screen(&app);
+    assert!(
+        shown.contains("scores[sleeps, The]: you said 100; it is"),
+        "{shown}"
+    );
+    assert!(shown.contains("q_sleeps · k_The"), "{shown}");
+}
+
+// Issue 11, item 24 (practice part): no stale "e goes to" in the practice panel.
+
+#[test]
+fn the_practice_panel_never_offers_e_to_jump_away_from_the_answers() {
+    let mut app = practising("identity-2x2", Step::Projection);
+    answer(&mut app, "5");
+    let shown = screen(&app);
+    assert!(shown.contains("Q[x1, 1]: you said 5; it is 1."), "{shown}");
+    assert!(!shown.contains("e goes to"), "{shown}");
+}
+
+// Issue 11, item 18: the resume offer only where there is something to resume, and the key
+// that meets it acts.
+
+#[test]
+fn a_lesson_only_looked_at_is_neither_offered_to_resume_nor_kept_in_progress() {
+    let entries = App::builtin_entries();
+    let index = entries.iter().position(|e| e.name == "cat-sleeps").unwrap();
+    let mut app = App::new(entries, Some(index));
+    update(&mut app, Action::GoToStep(4));
+    update(&mut app, Action::Back);
+    update(&mut app, Action::Open);
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.progress.lesson("cat-sleeps").is_none());
+}
+
+#[test]
+fn the_key_pressed_at_the_resume_offer_does_what_it_does() {
+    use attn_tutor::input::action_for;
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    let mut app = practising("identity-2x2", Step::Scores);
+    update(&mut app, Action::NextStep);
+    update(&mut app, Action::Back);
+    update(&mut app, Action::Open);
+    assert!(matches!(
+        app.overlay,
+        Overlay::Question(Question::Resume { .. })
+    ));
+    let five = Event::Key(KeyEvent::new(KeyCode::Char('5'), KeyModifiers::NONE));
+    let area = ratatui::layout::Rect::new(0, 0, 80, 24);
+    let action = action_for(&five, &app, area).expect("5 means something");
+    update(&mut app, action);
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.tutor.as_ref().unwrap().step(), Step::Softmax);
+}
+
+#[test]
+fn practice_starting_at_the_step_where_the_learner_stopped_offers_no_resume() {
+    let mut app = practising("identity-2x2", Step::Scores);
+    update(&mut app, Action::PreviousStep);
+    assert_eq!(app.tutor.as_ref().unwrap().step(), Step::Projection);
+    let progress = app.progress.clone();
+    let entries = App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|e| e.name == "identity-2x2")
+        .unwrap();
+    // As `attn-tutor practice identity-2x2` starts: the progress, the lesson, then practice.
+    let mut app = App::new(entries, None);
+    app.progress = progress;
+    app.picked = index;
+    update(&mut app, Action::Open);
+    assert!(matches!(
+        app.overlay,
+        Overlay::Question(Question::Resume { .. })
+    ));
+    app.start_practice();
+    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.tutor.as_ref().unwrap().step(), Step::Projection);
 }

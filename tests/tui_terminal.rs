@@ -156,8 +156,7 @@ fn a_learner_practises_a_step_and_the_score_is_kept_in_the_progress_file() {
     let mut command = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
     command.args(["practice", "identity-2x2"]);
     command.env("TERM", "xterm-256color");
-    command.env("XDG_DATA_HOME", data.path());
-    let mut tutor = PtyChild::spawn(command);
+    let mut tutor = PtyChild::spawn_with_data(command, Some(data.path()));
     tutor.wait_for_step("Projection");
 
     // X and W_q are both the identity, so Q is too: Q[x1, 1] = 1 and Q[x1, 2] = 0.
@@ -170,19 +169,27 @@ fn a_learner_practises_a_step_and_the_score_is_kept_in_the_progress_file() {
     tutor.press("5\r");
     let text = tutor.wait_for(
         "the wrong answer explained",
-        |text| text.contains("You said 5; it is 0."),
+        |text| text.contains("Q[x1, 2]: you said 5; it is 0."),
         PATIENCE,
     );
     assert!(
-        text.contains("1/2 first try · 1 revealed · 2 to go"),
+        text.contains("1/2 first try · 1 revealed · 10 to go in Q, K and V"),
         "{text}"
     );
+    // The cursor went on to the next ?, so the next number typed answers it: Q[x2, 1] = 0.
+    tutor.press("0\r");
+    tutor.wait_for(
+        "the answer after a wrong one taken",
+        |text| status_line(text).contains("Right: Q[x2, 1] = 0"),
+        PATIENCE,
+    );
 
-    // The last two cells: t moves on to each, and three hints reveal it.
-    tutor.press("tttttttt");
+    // The other nine cells, the rest of Q then K and V: three hints reveal each, and the
+    // cursor goes on to the next.
+    tutor.press(&"t".repeat(27));
     tutor.wait_for(
         "the step's score",
-        |text| text.contains("Projection done: 1/4 first try · 3 revealed"),
+        |text| text.contains("Projection done: 2/12 first try · 10 revealed"),
         PATIENCE,
     );
     tutor.press("q");
@@ -198,8 +205,8 @@ fn a_learner_practises_a_step_and_the_score_is_kept_in_the_progress_file() {
         .expect("the progress file is written");
     let progress: toml::Table = toml::from_str(&kept).expect("the progress file is TOML");
     let projection = &progress["lessons"]["identity-2x2"]["steps"]["projection"];
-    assert_eq!(projection["first_try"].as_integer(), Some(1), "{kept}");
-    assert_eq!(projection["revealed"].as_integer(), Some(3), "{kept}");
+    assert_eq!(projection["first_try"].as_integer(), Some(2), "{kept}");
+    assert_eq!(projection["revealed"].as_integer(), Some(10), "{kept}");
 }
 
 #[test]

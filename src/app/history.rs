@@ -2,7 +2,8 @@
 
 use nalgebra::DMatrix;
 
-use crate::attention::MatrixName;
+use crate::attention::{Attention, Cell, MatrixName};
+use crate::lesson::text::printable;
 use crate::lesson::{InputMatrix, Lesson, Mask};
 
 /// How many edits can be undone; old ones are forgotten first.
@@ -67,6 +68,93 @@ impl Change {
             Change::Lesson { before, after } => *lesson = (**pick(forwards, before, after)).clone(),
         }
     }
+}
+
+impl Change {
+    /// What the change did, named for the learner, from the state it leaves to the one it
+    /// brings (`forwards` as for `apply`): undoing X[The, 1] = 2 gives "X[The, 1] = 2 → 1".
+    /// `attention` names the cells by their token labels.
+    pub fn describe(&self, attention: &Attention, forwards: bool) -> String {
+        match self {
+            Change::Cell {
+                matrix,
+                row,
+                col,
+                before,
+                after,
+            } => {
+                let (from, to) = from_to(forwards, *before, *after);
+                let name = attention.cell_name(Cell::new(*matrix, *row, *col));
+                format!("{name} = {} → {}", number(from), number(to))
+            }
+            Change::Label { row, before, after } => {
+                let (from, to) = from_to(forwards, before, after);
+                format!(
+                    "token {} = {} → {}",
+                    row + 1,
+                    printable(from),
+                    printable(to)
+                )
+            }
+            Change::Matrix {
+                matrix,
+                before,
+                after,
+            } => {
+                let seed = |input: &InputMatrix| input.generator.map(|generator| generator.seed);
+                match (seed(before), seed(after)) {
+                    (Some(before), Some(after)) => {
+                        let (from, to) = from_to(forwards, before, after);
+                        format!("the re-roll of {}: seed {from} → {to}", matrix.symbol())
+                    }
+                    _ => format!("the change of {}", matrix.symbol()),
+                }
+            }
+            Change::Mask { before, after } => {
+                let (from, to) = from_to(forwards, before, after);
+                match first_difference(from, to, attention.tokens.len()) {
+                    Some((row, col, was, now)) => {
+                        let name = attention.cell_name(Cell::new(MatrixName::Mask, row, col));
+                        format!("{name} = {} → {}", number(was), number(now))
+                    }
+                    None => "the change of the mask".to_string(),
+                }
+            }
+            Change::Lesson { .. } => "the reset to the lesson's own numbers".to_string(),
+        }
+    }
+}
+
+/// From the state on screen before an undo or redo, to the one after it.
+fn from_to<T>(forwards: bool, before: T, after: T) -> (T, T) {
+    if forwards {
+        (before, after)
+    } else {
+        (after, before)
+    }
+}
+
+/// A number as the learner typed it: 1e-7 rather than 0, -inf for a hidden key.
+fn number(value: f64) -> String {
+    if value == f64::NEG_INFINITY {
+        "-inf".to_string()
+    } else {
+        format!("{value}")
+    }
+}
+
+/// The first cell where two masks differ, with its value in each. A causal mask is -inf above
+/// the diagonal and 0 elsewhere; `tokens` is its size.
+fn first_difference(from: &Mask, to: &Mask, tokens: usize) -> Option<(usize, usize, f64, f64)> {
+    let value = |mask: &Mask, row: usize, col: usize| match mask {
+        Mask::Matrix(values) => values.get((row, col)).copied().unwrap_or(0.0),
+        Mask::Causal if col > row => f64::NEG_INFINITY,
+        Mask::Causal | Mask::None => 0.0,
+    };
+    (0..tokens)
+        .flat_map(|row| (0..tokens).map(move |col| (row, col)))
+        .map(|(row, col)| (row, col, value(from, row, col), value(to, row, col)))
+        .find(|(_, _, was, now)| was.to_bits() != now.to_bits())
 }
 
 /// The state a change leads to, or the one it came from.

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 pub use action::{Action, Direction, Effect, SaveFailure};
 pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::Change;
-pub use practice::{Feedback, Practice, practice_steps};
+pub use practice::{Feedback, Practice, practice_steps, symbols as practice_symbols};
 pub use screens::{panels, rows_are_tokens, steps};
 pub use tutor::{Cursor, Tutor};
 pub use typed::{cell_value, token_label};
@@ -150,13 +150,21 @@ impl App {
             && tutor.practice.is_none()
         {
             // Start where there is something to predict (not on the given embeddings).
-            if tutor.practice_target().is_none()
+            if !tutor.has_practice_on(tutor.step())
                 && let Some(index) = (tutor.step_index..tutor.steps.len())
-                    .find(|index| tutor.practice_target_on(tutor.steps[*index]).is_some())
+                    .find(|index| tutor.has_practice_on(tutor.steps[*index]))
             {
                 tutor.go_to_step(index);
             }
             self.status = Some(practice::toggle(tutor));
+            // An offer to resume at the step practice starts on offers nothing.
+            if self.overlay
+                == (Overlay::Question(Question::Resume {
+                    step_index: tutor.step_index,
+                }))
+            {
+                self.overlay = Overlay::None;
+            }
         }
     }
 

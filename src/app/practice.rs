@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::attention::number::format_number;
 use crate::attention::{Cell, MatrixName, Step};
-use crate::practice::{CellAttempt, HintLevel, LessonScore, StepScore, Verdict};
+use crate::practice::{Answer, CellAttempt, HintLevel, LessonScore, StepScore, Verdict};
 
 use super::Status;
 use super::screens;
@@ -25,12 +25,14 @@ pub struct Practice {
     pub just_finished: Option<(Step, StepScore)>,
 }
 
-/// A learner's answer and what it was.
+/// How the last cell done was done: the learner's answer and its verdict, or the third hint.
+/// Shown (with the cell's working) until the next answer or hint, also once the cursor has
+/// moved on to the next `?`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Feedback {
     pub cell: Cell,
-    pub answer: f64,
-    pub verdict: Verdict,
+    /// The number the learner typed and its verdict; `None` when the third hint showed it.
+    pub said: Option<(f64, Verdict)>,
 }
 
 impl Practice {
@@ -49,11 +51,11 @@ impl Practice {
             .is_some_and(|attempt| attempt.outcome().is_some())
     }
 
-    /// How the done cells of `matrix` ended, counted.
-    pub fn score_of(&self, matrix: MatrixName) -> StepScore {
+    /// How the done cells of `matrices` (a step's targets) ended, counted together.
+    pub fn score_of(&self, matrices: &[MatrixName]) -> StepScore {
         self.attempts
             .iter()
-            .filter(|(cell, _)| cell.matrix == matrix)
+            .filter(|(cell, _)| matrices.contains(&cell.matrix))
             .filter_map(|(_, attempt)| attempt.outcome())
             .collect()
     }
@@ -66,38 +68,75 @@ pub fn practice_steps(lesson: &crate::lesson::Lesson) -> usize {
 }
 
 impl Tutor {
-    /// The matrix the learner predicts on this step: the one it computes. Steps that only show
-    /// given numbers (the embeddings, Q/K/V given directly) have none.
-    pub fn practice_target(&self) -> Option<MatrixName> {
-        self.practice_target_on(self.step())
+    /// The matrices the learner predicts on this step: the ones it computes. The Projection step
+    /// of a lesson with embeddings computes Q, K and V, and is done only with all three. Steps
+    /// that only show given numbers (the embeddings, Q/K/V given directly) have none.
+    pub fn practice_targets(&self) -> Vec<MatrixName> {
+        self.practice_targets_on(self.step())
     }
 
-    /// `practice_target` for any step of the lesson.
-    pub fn practice_target_on(&self, step: Step) -> Option<MatrixName> {
-        let target = screens::result(step, &self.attention, self.projection);
-        let computed = !self.is_editable(target) && target != MatrixName::Mask;
-        (step != Step::Embedding && computed).then_some(target)
+    /// `practice_targets` for any step of the lesson.
+    pub fn practice_targets_on(&self, step: Step) -> Vec<MatrixName> {
+        let candidates = if step == Step::Projection && self.attention.embeddings.is_some() {
+            vec![MatrixName::Q, MatrixName::K, MatrixName::V]
+        } else {
+            vec![screens::result(step, &self.attention, self.projection)]
+        };
+        candidates
+            .into_iter()
+            .filter(|target| {
+                step != Step::Embedding && !self.is_editable(*target) && *target != MatrixName::Mask
+            })
+            .collect()
+    }
+
+    /// The target the learner is at: the matrix under the cursor when it is one, else the first
+    /// with a `?` left, else the step's first.
+    pub fn practice_target(&self) -> Option<MatrixName> {
+        let targets = self.practice_targets();
+        if targets.contains(&self.focus) {
+            return Some(self.focus);
+        }
+        self.hidden_cells()
+            .first()
+            .map(|cell| cell.matrix)
+            .or(targets.first().copied())
+    }
+
+    /// Whether a step has anything to predict.
+    pub fn has_practice_on(&self, step: Step) -> bool {
+        !self.practice_targets_on(step).is_empty()
     }
 
     /// Whether a cell is hidden from the learner, waiting for their prediction.
     pub fn is_hidden(&self, cell: Cell) -> bool {
         self.practice.as_ref().is_some_and(|practice| {
-            self.practice_target() == Some(cell.matrix) && !practice.is_done(cell)
+            self.practice_targets().contains(&cell.matrix) && !practice.is_done(cell)
         })
     }
 
-    /// The cells of the target still hidden, in reading order.
+    /// The cells of the step's targets still hidden, target by target in reading order.
     pub fn hidden_cells(&self) -> Vec<Cell> {
-        let Some(target) = self.practice_target() else {
+        if self.practice.is_none() {
             return Vec::new();
-        };
-        let Some(values) = self.attention.matrix(target) else {
-            return Vec::new();
-        };
-        (0..values.nrows())
-            .flat_map(|row| (0..values.ncols()).map(move |col| Cell::new(target, row, col)))
+        }
+        self.practice_targets()
+            .into_iter()
+            .filter_map(|target| Some((target, self.attention.matrix(target)?.shape())))
+            .flat_map(|(target, (rows, cols))| {
+                (0..rows).flat_map(move |row| (0..cols).map(move |col| Cell::new(target, row, col)))
+            })
             .filter(|cell| self.is_hidden(*cell))
             .collect()
+    }
+
+    /// How the step's done cells ended, all its targets together.
+    pub fn step_score(&self) -> StepScore {
+        self.practice
+            .as_ref()
+            .map_or_else(StepScore::default, |practice| {
+                practice.score_of(&self.practice_targets())
+            })
     }
 
     /// The hint level shown for a cell so far.
@@ -120,32 +159,42 @@ pub fn toggle(tutor: &mut Tutor) -> Status {
         });
     }
     tutor.practice = Some(Practice::default());
+    let targets = tutor.practice_targets();
     match tutor.practice_target() {
         Some(target) => {
             tutor.focus_on(target);
             Status::info(format!(
                 "Practice: predict each hidden cell of {}. Type your answer · t hint · x stop",
-                target.symbol()
+                symbols(&targets)
             ))
         }
         None => Status::info("Practice: nothing to predict on this step; n goes on · x stops"),
     }
 }
 
-/// `t`: the next hint for the hidden cell under the cursor; the third is the answer.
+/// "Q", "Q and K", "Q, K and V".
+pub fn symbols(matrices: &[MatrixName]) -> String {
+    let names: Vec<&str> = matrices.iter().map(|matrix| matrix.symbol()).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// `t`: the next hint for the hidden cell under the cursor; the third is the answer, and the
+/// cursor goes on to the next `?` as after an answer.
 pub fn hint(tutor: &mut Tutor) -> Status {
     let Some(cell) = tutor.selected_cell().filter(|cell| tutor.is_hidden(*cell)) else {
         // On a cell already done, the hint key goes to the next one to do.
         let hidden = tutor.hidden_cells();
         return match (tutor.selected_cell(), hidden.first()) {
-            (Some(cell), Some(_)) if tutor.practice_target() == Some(cell.matrix) => {
+            (Some(cell), Some(_)) if tutor.practice_targets().contains(&cell.matrix) => {
                 to_next_hidden(tutor, cell);
                 Status::info("On to the next ?: t again for a hint")
             }
             (_, Some(first)) => {
-                let first = *first;
-                tutor.focus_on(first.matrix);
-                to_next_hidden(tutor, Cell::new(first.matrix, 0, 0));
+                go_to_cell(tutor, *first);
                 Status::info("On to the first ?: t again for a hint")
             }
             (_, None) => Status::info("Nothing left to predict on this step: n goes on"),
@@ -159,6 +208,8 @@ pub fn hint(tutor: &mut Tutor) -> Status {
     practice.feedback = None;
     let revealed = practice.attempt_mut(cell).hint(level).is_some();
     if revealed {
+        practice.feedback = Some(Feedback { cell, said: None });
+        to_next_hidden(tutor, cell);
         step_finished(tutor).unwrap_or_else(|| Status::info(format!("{name}: here is the answer")))
     } else {
         Status::info(format!(
@@ -174,11 +225,13 @@ pub fn hint(tutor: &mut Tutor) -> Status {
 }
 
 /// The learner's answer for a hidden cell: right reveals it; wrong shows the working with
-/// their number beside the exact one, naming the slip when it is a common one.
+/// their number beside the exact one, naming the slip when it is a common one. Either way the
+/// cell is done and the cursor goes on to the next `?`; the verdict and the working stay in the
+/// practice panel until the next answer or hint.
 pub fn answer(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<Status, String> {
-    let value = answer_value(typed)?;
+    let answer = Answer::parse(typed)?;
     let decimals = tutor.lesson.decimals;
-    let verdict = crate::practice::check(&tutor.attention, cell, value, decimals)
+    let verdict = crate::practice::check_answer(&tutor.attention, cell, &answer, decimals)
         .ok_or_else(|| "this cell is not part of the lesson".to_string())?;
     let name = tutor.attention.cell_name(cell);
     let Some(practice) = tutor.practice.as_mut() else {
@@ -192,11 +245,14 @@ pub fn answer(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<Status, Stri
     }
     practice.feedback = Some(Feedback {
         cell,
-        answer: value,
-        verdict,
+        said: Some((answer.value, verdict)),
     });
     let exact = format_number(verdict.exact(), decimals);
     let said = match verdict {
+        Verdict::Right {
+            to_decimals: Some(typed_decimals),
+            ..
+        } => format!("Right to {typed_decimals} decimals: {name} = {exact}"),
         Verdict::Right { .. } => format!("Right: {name} = {exact}"),
         Verdict::Wrong { slip, .. } => {
             let why = slip.map_or(String::new(), |slip| format!(" {}", slip.describe()));
@@ -206,19 +262,19 @@ pub fn answer(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<Status, Stri
             )
         }
     };
+    to_next_hidden(tutor, cell);
     Ok(step_finished(tutor).unwrap_or_else(|| Status::info(said)))
 }
 
-/// When the last hidden cell of the step is done: its score, kept with the lesson's.
+/// When the last hidden cell of the step is done: its score, every target's cells together,
+/// kept with the lesson's.
 fn step_finished(tutor: &mut Tutor) -> Option<Status> {
-    let target = tutor.practice_target()?;
-    if !tutor.hidden_cells().is_empty() {
-        // Moving on to the next hidden cell saves the learner a key.
+    if tutor.practice_targets().is_empty() || !tutor.hidden_cells().is_empty() {
         return None;
     }
     let step = tutor.step();
+    let score = tutor.step_score();
     let practice = tutor.practice.as_mut()?;
-    let score = practice.score_of(target);
     practice.done.record(step, score);
     practice.just_finished = Some((step, score));
     Some(Status::info(format!(
@@ -227,35 +283,36 @@ fn step_finished(tutor: &mut Tutor) -> Option<Status> {
     )))
 }
 
-/// Moves the cursor to the next hidden cell after the one just done, if any.
+/// Moves the cursor to the next hidden cell after `after` (target by target, in reading order),
+/// or back to the first, if any is left; the Projection screen turns to its projection.
 pub fn to_next_hidden(tutor: &mut Tutor, after: Cell) {
+    let targets = tutor.practice_targets();
+    let order = |cell: &Cell| {
+        let target = targets.iter().position(|target| *target == cell.matrix);
+        (target, cell.row, cell.col)
+    };
     let hidden = tutor.hidden_cells();
     let next = hidden
         .iter()
-        .find(|cell| (cell.row, cell.col) > (after.row, after.col))
-        .or(hidden.first());
+        .find(|cell| order(cell) > order(&after))
+        .or(hidden.first())
+        .copied();
     if let Some(next) = next {
-        tutor.set_cursor(
-            next.matrix,
-            super::tutor::Cursor {
-                row: next.row,
-                col: next.col,
-                on_label: false,
-            },
-        );
+        go_to_cell(tutor, next);
     }
 }
 
-/// A typed prediction: a number, or −∞ for a masked cell.
-fn answer_value(typed: &str) -> Result<f64, String> {
-    let text = typed.trim().replace('−', "-");
-    match text.as_str() {
-        "" => Err("type a number, or press Esc".to_string()),
-        "-inf" | "-∞" | "-infinity" => Ok(f64::NEG_INFINITY),
-        _ => text
-            .parse::<f64>()
-            .ok()
-            .filter(|value| value.is_finite())
-            .ok_or_else(|| format!("“{}” is not a number (like 0.25 or -1.5)", typed.trim())),
+/// Puts the cursor on `cell` of a matrix on this step's screen.
+fn go_to_cell(tutor: &mut Tutor, cell: Cell) {
+    if tutor.focus != cell.matrix {
+        tutor.focus_on(cell.matrix);
     }
+    tutor.set_cursor(
+        cell.matrix,
+        super::tutor::Cursor {
+            row: cell.row,
+            col: cell.col,
+            on_label: false,
+        },
+    );
 }

@@ -198,22 +198,30 @@ impl Tutor {
         self.recompute();
     }
 
+    /// Takes back the last edit, if there is one.
     pub fn undo(&mut self) -> bool {
-        let Some(change) = self.history.undo().cloned() else {
-            return false;
-        };
-        change.apply(&mut self.lesson, false);
-        self.recompute();
-        true
+        self.undo_edit().is_some()
     }
 
+    /// Makes the last edit undone again, if there is one.
     pub fn redo(&mut self) -> bool {
-        let Some(change) = self.history.redo().cloned() else {
-            return false;
-        };
+        self.redo_edit().is_some()
+    }
+
+    /// Takes back the last edit; returns what it was, named ("X[The, 1] = 2 → 1").
+    pub fn undo_edit(&mut self) -> Option<String> {
+        let change = self.history.undo().cloned()?;
+        change.apply(&mut self.lesson, false);
+        self.recompute();
+        Some(change.describe(&self.attention, false))
+    }
+
+    /// Makes the last edit undone again; returns what it was, named.
+    pub fn redo_edit(&mut self) -> Option<String> {
+        let change = self.history.redo().cloned()?;
         change.apply(&mut self.lesson, true);
         self.recompute();
-        true
+        Some(change.describe(&self.attention, true))
     }
 
     /// Recomputes attention and marks every cell whose value changed.

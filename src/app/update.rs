@@ -132,8 +132,11 @@ fn keep_progress(app: &mut App, step_before: Option<usize>) {
         return;
     };
     if step_before.is_some_and(|before| before != tutor.step_index) {
-        app.progress.visit(&tutor.name, tutor.step());
-        app.progress_changed = true;
+        // Only practice is kept: a lesson merely looked through has nothing to resume.
+        if tutor.practice.is_some() {
+            app.progress.visit(&tutor.name, tutor.step());
+            app.progress_changed = true;
+        }
         if let Some(practice) = tutor.practice.as_mut() {
             practice.feedback = None;
         }
@@ -211,18 +214,16 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Edit | Action::Submit | Action::Open => begin_edit(app),
         Action::Undo => {
-            status = Some(Status::info(if tutor.undo() {
-                "Undid the last edit (Ctrl-r redoes it)"
-            } else {
-                "Nothing to undo"
-            }));
+            status = Some(Status::info(tutor.undo_edit().map_or_else(
+                || "Nothing to undo".to_string(),
+                |edit| format!("Undid {edit} (Ctrl-r redoes it)"),
+            )));
         }
         Action::Redo => {
-            status = Some(Status::info(if tutor.redo() {
-                "Redid the edit"
-            } else {
-                "Nothing to redo"
-            }));
+            status = Some(Status::info(tutor.redo_edit().map_or_else(
+                || "Nothing to redo".to_string(),
+                |edit| format!("Redid {edit} (u undoes it)"),
+            )));
         }
         Action::Reset if tutor.lesson == tutor.original => {
             status = Some(Status::info("The lesson already has its own numbers"));
@@ -300,13 +301,8 @@ fn begin_edit(app: &mut App) {
     let Some(derivation) = tutor.attention.derive(cell) else {
         return;
     };
-    match derivation.operands().first() {
-        Some(to) => {
-            app.overlay = Overlay::Question(Question::JumpTo {
-                from: cell,
-                to: *to,
-            })
-        }
+    match derivation.source() {
+        Some(to) => app.overlay = Overlay::Question(Question::JumpTo { from: cell, to }),
         None => {
             app.status = Some(Status::error(format!(
                 "{} cannot be edited",
@@ -358,19 +354,8 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         return Vec::new();
     };
     let outcome = match &prompt.purpose {
-        PromptFor::Answer(cell) => {
-            let outcome = practice::answer(tutor, *cell, &prompt.input);
-            // Right: on to the next ?. Wrong: stay, to read the working beside the answer.
-            let right = tutor
-                .practice
-                .as_ref()
-                .and_then(|practice| practice.feedback)
-                .is_some_and(|feedback| feedback.cell == *cell && feedback.verdict.is_right());
-            if outcome.is_ok() && right {
-                practice::to_next_hidden(tutor, *cell);
-            }
-            outcome.map(|status| status.text)
-        }
+        // Right or wrong, the cursor goes on to the next ?; the verdict stays in the panel.
+        PromptFor::Answer(cell) => practice::answer(tutor, *cell, &prompt.input).map(|s| s.text),
         PromptFor::Cell(cell) => edit_cell(tutor, *cell, &prompt.input),
         PromptFor::Label(row) => edit_label(tutor, *row, &prompt.input),
         PromptFor::SavePath => {
@@ -554,12 +539,14 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
         Action::Answer(ch) => Some(ch.to_ascii_lowercase()),
         // Enter accepts the offer to jump; it never replaces a file or discards edits.
         Action::Submit | Action::Open | Action::Edit
-            if matches!(question, Question::JumpTo { .. } | Question::Resume { .. }) =>
+            if matches!(question, Question::JumpTo { .. }) =>
         {
             Some('y')
         }
-        Action::Cancel | Action::Back => Some('n'),
-        // The offer to resume is no barrier: any other key is taken as starting here.
+        Action::Submit if matches!(question, Question::Resume { .. }) => Some('y'),
+        Action::Cancel => Some('n'),
+        Action::Back if !matches!(question, Question::Resume { .. }) => Some('n'),
+        // The offer to resume is no barrier: any other key is taken as starting here, and acts.
         _ if matches!(question, Question::Resume { .. }) => Some('?'),
         // A second Ctrl-c means it.
         Action::Quit if matches!(question, Question::LeaveUnsaved(_)) => {

@@ -182,6 +182,22 @@ impl Derivation {
         }
     }
 
+    /// The cell `e` goes to from this one: for a step that works cell by cell (scaling,
+    /// masking, softmax) the same cell of the matrix before, which the softmax row holds at
+    /// `selected`; for a dot product its first term. `None` for a lesson's own number.
+    pub fn source(&self) -> Option<Cell> {
+        match &self.rule {
+            Rule::Input => None,
+            Rule::Dot { terms } => terms.first().map(|(left, _)| left.cell),
+            Rule::Scale { score, .. } | Rule::Mask { score, .. } => Some(score.cell),
+            Rule::Softmax { row, selected, .. } => row.get(*selected).map(|operand| operand.cell),
+            Rule::FullyMasked { row } => row
+                .iter()
+                .find(|operand| operand.cell.col == self.cell.col)
+                .map(|operand| operand.cell),
+        }
+    }
+
     /// The arithmetic written out with the real numbers, e.g.
     /// `scores[cat, sat] = q_cat · k_sat = (0 × 1) + (1 × 1) = 1`.
     pub fn explain(&self, attention: &Attention, decimals: usize) -> String {

@@ -9,7 +9,7 @@ use crossterm::event::{
 };
 use ratatui::layout::Rect;
 
-use crate::app::{Action, App, Direction, Overlay};
+use crate::app::{Action, App, Direction, Overlay, Question};
 use crate::ui;
 
 /// The keys of a lesson screen, as the help overlay and the README list them.
@@ -70,6 +70,13 @@ fn key_action(key: KeyEvent, app: &App) -> Option<Action> {
             }
             _ => None,
         },
+        // The offer to resume is no barrier: Enter takes it, Esc declines it, and any other key
+        // does what it does in the lesson (the update declines the offer, then acts on it).
+        Overlay::Question(Question::Resume { .. }) => match key.code {
+            KeyCode::Enter => Some(Action::Submit),
+            KeyCode::Esc => Some(Action::Cancel),
+            _ => lesson_key(key, app, control),
+        },
         Overlay::Question(_) => match key.code {
             KeyCode::Enter => Some(Action::Submit),
             KeyCode::Esc => Some(Action::Cancel),
@@ -77,20 +84,23 @@ fn key_action(key: KeyEvent, app: &App) -> Option<Action> {
             _ => None,
         },
         Overlay::None if app.tutor.is_none() => picker_key(key),
-        Overlay::None => {
-            // On a hidden cell in practice, a number typed is the learner's answer.
-            let predicting = app.tutor.as_ref().is_some_and(|tutor| {
-                tutor
-                    .selected_cell()
-                    .is_some_and(|cell| tutor.is_hidden(cell))
-            });
-            match key.code {
-                KeyCode::Char(ch @ ('0'..='9' | '-' | '.')) if predicting && !control => {
-                    Some(Action::StartAnswer(ch))
-                }
-                _ => tutor_key(key, control),
-            }
+        Overlay::None => lesson_key(key, app, control),
+    }
+}
+
+/// A key on a lesson's screen with nothing on top of it.
+fn lesson_key(key: KeyEvent, app: &App, control: bool) -> Option<Action> {
+    // On a hidden cell in practice, a number typed is the learner's answer.
+    let predicting = app.tutor.as_ref().is_some_and(|tutor| {
+        tutor
+            .selected_cell()
+            .is_some_and(|cell| tutor.is_hidden(cell))
+    });
+    match key.code {
+        KeyCode::Char(ch @ ('0'..='9' | '-' | '.')) if predicting && !control => {
+            Some(Action::StartAnswer(ch))
         }
+        _ => tutor_key(key, control),
     }
 }
 

@@ -9,6 +9,10 @@
 //! minus 0.005 is exact in binary, so the comparison allows a little floating-point noise on
 //! top of the half unit: a billionth of it, plus a few units in the last place of the numbers.
 //!
+//! An answer typed to fewer decimals than the lesson shows, but at least two (and two
+//! significant digits), is right when it is right to the decimals typed: 0.707 for 1/√2 where
+//! the lesson shows 0.7071. The verdict says so ("right to 3 decimals").
+//!
 //! # Which slip is named
 //! Each kind of cell has its list of slips, nearest first: a mistake in this step's own operation
 //! before one carried over from an earlier step, and carried ones from the latest step back,
@@ -26,6 +30,7 @@
 
 use nalgebra::DMatrix;
 
+use super::answer::Answer;
 use crate::attention::{Attention, Cell, MatrixName, softmax_rows};
 
 /// What the tutor says about one predicted number.
@@ -33,6 +38,9 @@ use crate::attention::{Attention, Cell, MatrixName, softmax_rows};
 pub enum Verdict {
     Right {
         exact: f64,
+        /// Right only to the decimals the learner typed, fewer than the lesson shows ("right
+        /// to 3 decimals" where it shows 4); `None` when right at the lesson's precision.
+        to_decimals: Option<usize>,
     },
     Wrong {
         exact: f64,
@@ -49,7 +57,7 @@ impl Verdict {
     /// The cell's exact value, to show beside the learner's number.
     pub fn exact(&self) -> f64 {
         match self {
-            Verdict::Right { exact } | Verdict::Wrong { exact, .. } => *exact,
+            Verdict::Right { exact, .. } | Verdict::Wrong { exact, .. } => *exact,
         }
     }
 
@@ -163,9 +171,33 @@ pub fn is_close(answer: f64, target: f64, decimals: usize) -> bool {
 /// Checks the learner's `answer` for `cell` at `decimals` decimals; `None` when the lesson has
 /// no such cell (as `Attention::derive`).
 pub fn check(attention: &Attention, cell: Cell, answer: f64, decimals: usize) -> Option<Verdict> {
+    check_answer(attention, cell, &Answer::exactly(answer), decimals)
+}
+
+/// `check` for an answer as typed: one typed to fewer decimals than the lesson shows (at least
+/// two, see `Answer`) is right when it is right to the decimals typed, as 0.707 is for 1/√2
+/// where the lesson shows 0.7071.
+pub fn check_answer(
+    attention: &Attention,
+    cell: Cell,
+    typed: &Answer,
+    decimals: usize,
+) -> Option<Verdict> {
     let exact = attention.derive(cell)?.value;
+    let answer = typed.value;
     if is_close(answer, exact, decimals) {
-        return Some(Verdict::Right { exact });
+        return Some(Verdict::Right {
+            exact,
+            to_decimals: None,
+        });
+    }
+    if let Some(typed_decimals) = typed.typed_decimals.filter(|typed| *typed < decimals)
+        && is_close(answer, exact, typed_decimals)
+    {
+        return Some(Verdict::Right {
+            exact,
+            to_decimals: Some(typed_decimals),
+        });
     }
     let slip = slips(attention, cell)
         .into_iter()

@@ -4,12 +4,14 @@
 //! Nothing here draws or reads keys. The tutor asks `check` for a verdict, `hints` for the next
 //! hint, keeps a `CellAttempt` per cell, and hands finished steps to a `ProgressStore`.
 
+pub mod answer;
 pub mod check;
 pub mod hints;
 pub mod progress;
 pub mod score;
 
-pub use check::{Slip, SlipKind, Verdict, check, is_close, tolerance};
+pub use answer::Answer;
+pub use check::{Slip, SlipKind, Verdict, check, check_answer, is_close, tolerance};
 pub use hints::{HintLevel, Hints, hints};
 pub use progress::{
     LessonProgress, ProgressError, ProgressStore, ProgressWarning, default_path, shown_name,

@@ -1,18 +1,40 @@
 //! The practice panel, in place of the working while the learner predicts: what to type, the
 //! hints asked for, the verdict on the last answer (their number beside the exact one, and the
-//! slip when it is a common one), and the score.
+//! slip when it is a common one) with its working, kept while the cursor waits on the next `?`,
+//! and the score of the step.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
-use crate::app::Tutor;
+use crate::app::{Feedback, Tutor, practice_symbols};
 use crate::attention::number::format_number;
 use crate::practice::{HintLevel, Verdict, hints};
 
 use super::text::{fit, wrap_words};
 use super::theme::Theme;
-use super::working::{derivation_lines, rule_line};
+use super::working::{cell_working, rule_line};
+
+/// One line of the panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PanelLine {
+    pub text: String,
+    /// A verdict, drawn bold.
+    pub bold: bool,
+    /// Working that may be left out when the panel is short: the verdict, what to do next and
+    /// the score always stay.
+    pub may_cut: bool,
+}
+
+impl PanelLine {
+    fn plain(text: String) -> PanelLine {
+        PanelLine {
+            text,
+            bold: false,
+            may_cut: false,
+        }
+    }
+}
 
 /// The panel's title.
 pub fn title(tutor: &Tutor) -> String {
@@ -25,33 +47,91 @@ pub fn title(tutor: &Tutor) -> String {
     }
 }
 
-/// The panel's lines at this width, each with whether it is a verdict (drawn bold).
-pub fn lines(tutor: &Tutor, width: u16) -> Vec<(String, bool)> {
+/// The verdict on the last cell done, for the panel: "You said 5; it is 0.8. …".
+fn verdict_text(tutor: &Tutor, feedback: &Feedback) -> String {
+    let decimals = tutor.lesson.decimals;
+    let name = tutor.attention.cell_name(feedback.cell);
+    let Some((answer, verdict)) = feedback.said else {
+        let exact = tutor
+            .attention
+            .derive(feedback.cell)
+            .map_or(String::new(), |derivation| {
+                format_number(derivation.value, decimals)
+            });
+        return format!("The third hint showed {name} = {exact}.");
+    };
+    let exact = format_number(verdict.exact(), decimals);
+    let yours = format_number(answer, decimals);
+    match verdict {
+        Verdict::Right {
+            to_decimals: Some(typed),
+            ..
+        } => format!("Right to {typed} decimals: {name} = {exact} (you said {yours})."),
+        Verdict::Right { .. } => format!("Right: {name} = {exact} (you said {yours})."),
+        Verdict::Wrong { slip, .. } => {
+            let slip = slip.map_or(String::new(), |slip| format!(" {}", slip.describe()));
+            format!("{name}: you said {yours}; it is {exact}.{slip}")
+        }
+    }
+}
+
+/// The panel's lines at this width.
+pub fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
     let width_chars = usize::from(width).max(20);
-    let plain = |text: &str| -> Vec<(String, bool)> {
+    let plain = |text: &str| -> Vec<PanelLine> {
         wrap_words(text, width_chars)
             .into_iter()
-            .map(|line| (line, false))
+            .map(PanelLine::plain)
             .collect()
     };
     let Some(practice) = tutor.practice.as_ref() else {
         return Vec::new();
     };
-    let mut lines = Vec::new();
-    let Some(target) = tutor.practice_target() else {
-        lines.extend(plain(
+    let targets = tutor.practice_targets();
+    if targets.is_empty() {
+        return plain(
             "Nothing to predict on this step: its numbers are given. n goes on · x stops \
              practice.",
-        ));
-        return lines;
-    };
+        );
+    }
     let decimals = tutor.lesson.decimals;
-    match tutor.selected_cell() {
+    let mut lines = Vec::new();
+    // The last cell done: its verdict and working, also while the cursor waits on the next ?.
+    let selected = tutor.selected_cell();
+    let shown = practice.feedback.filter(|feedback| {
+        selected.is_none_or(|cell| cell == feedback.cell || tutor.is_hidden(cell))
+    });
+    if let Some(feedback) = shown {
+        lines.extend(
+            wrap_words(&verdict_text(tutor, &feedback), width_chars)
+                .into_iter()
+                .map(|text| PanelLine {
+                    text,
+                    bold: true,
+                    may_cut: false,
+                }),
+        );
+        lines.extend(
+            cell_working(tutor, feedback.cell, width)
+                .into_iter()
+                .map(|text| PanelLine {
+                    text,
+                    bold: false,
+                    may_cut: true,
+                }),
+        );
+    }
+    match selected {
         Some(cell) if tutor.is_hidden(cell) => {
-            lines.extend(plain(&format!(
-                "Work it out from the highlighted cells, type your answer ({decimals} decimals \
-                 are enough) and press Enter · t hint · x stop"
-            )));
+            let name = tutor.attention.cell_name(cell);
+            lines.extend(plain(&if shown.is_some() {
+                format!("Next: {name}. Type your answer and press Enter · t hint · x stop")
+            } else {
+                format!(
+                    "Work it out from the highlighted cells, type your answer ({decimals} \
+                     decimals are enough) and press Enter · t hint · x stop"
+                )
+            }));
             if let (Some(level), Some(hints)) = (
                 tutor.hint_level(cell),
                 hints(&tutor.attention, cell, decimals),
@@ -65,49 +145,45 @@ pub fn lines(tutor: &Tutor, width: u16) -> Vec<(String, bool)> {
                 }
             }
         }
-        Some(cell) if cell.matrix == target => {
-            if let Some(feedback) = practice.feedback.filter(|feedback| feedback.cell == cell) {
-                let exact = format_number(feedback.verdict.exact(), decimals);
-                let yours = format_number(feedback.answer, decimals);
-                let verdict = match feedback.verdict {
-                    Verdict::Right { .. } => format!("Right: you said {yours}, it is {exact}."),
-                    Verdict::Wrong { slip, .. } => {
-                        let slip =
-                            slip.map_or(String::new(), |slip| format!(" {}", slip.describe()));
-                        format!("You said {yours}; it is {exact}.{slip}")
-                    }
-                };
+        Some(cell) if targets.contains(&cell.matrix) => {
+            if shown.is_none() {
                 lines.extend(
-                    wrap_words(&verdict, width_chars)
+                    cell_working(tutor, cell, width)
                         .into_iter()
-                        .map(|line| (line, true)),
+                        .map(|text| PanelLine {
+                            text,
+                            bold: false,
+                            may_cut: true,
+                        }),
                 );
             }
-            lines.extend(
-                derivation_lines(tutor, width)
-                    .into_iter()
-                    .map(|line| (line, false)),
-            );
         }
         _ => lines.extend(plain(&format!(
             "Move to a ? in {} to predict it; [ ] change matrix.",
-            target.symbol()
+            practice_symbols(&targets)
         ))),
     }
     let left = tutor.hidden_cells().len();
-    let step = practice.score_of(target);
+    let step = tutor.step_score();
+    // Where the step predicts more than one matrix (Q, K and V), say so: only one is on screen.
+    let place = if targets.len() > 1 {
+        format!(" in {}", practice_symbols(&targets))
+    } else {
+        String::new()
+    };
     let score = if left == 0 {
         format!("This step is done: {step}")
     } else if step.cells() == 0 {
-        format!("{left} to predict on this step")
+        format!("{left} to predict on this step{place}")
     } else {
-        format!("This step: {step} · {left} to go")
+        format!("This step: {step} · {left} to go{place}")
     };
     lines.extend(plain(&score));
     lines
 }
 
-/// Draws the panel; the verdict and the score stay in view when the working is long.
+/// Draws the panel; when the working is too long for it, its last lines are left out so that
+/// the verdict, what to do next and the score stay in view.
 pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height < 2 {
         return;
@@ -121,14 +197,22 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     );
     let mut lines = lines(tutor, body.width);
     let room = usize::from(body.height);
+    while lines.len() > room {
+        match lines.iter().rposition(|line| line.may_cut) {
+            Some(index) => {
+                lines.remove(index);
+            }
+            None => break,
+        }
+    }
     if lines.len() > room && room >= 2 {
-        // Keep the first lines (the verdict) and the last (the score); cut the middle.
+        // Still too long: keep the first lines (the verdict) and the last (the score).
         let last = lines.pop();
         lines.truncate(room - 1);
         lines.extend(last);
     }
-    for (offset, (line, verdict)) in lines.iter().take(room).enumerate() {
-        let style = if *verdict {
+    for (offset, line) in lines.iter().take(room).enumerate() {
+        let style = if line.bold {
             theme.title()
         } else {
             Style::new()
@@ -136,7 +220,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         buf.set_stringn(
             body.x,
             body.y + offset as u16,
-            fit(line, usize::from(body.width)),
+            fit(&line.text, usize::from(body.width)),
             usize::from(body.width),
             style,
         );

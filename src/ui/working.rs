@@ -204,6 +204,32 @@ pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
     let Some(derivation) = attention.derive(cell) else {
         return Vec::new();
     };
+    let mut lines = cell_working(tutor, cell, width as u16);
+    let mut notes = Vec::new();
+    if derivation.rule == Rule::Input {
+        notes.push(input_note(tutor, cell));
+    } else if tutor.is_editable(cell.matrix) {
+        notes.push("Press e to type a new value.".to_string());
+    } else if let Some(source) = derivation.source() {
+        notes.push(format!(
+            "Computed from the highlighted cells; e goes to {}.",
+            attention.cell_name(source)
+        ));
+    }
+    for note in notes {
+        lines.extend(wrap_words(&note, width));
+    }
+    lines
+}
+
+/// The arithmetic of one cell with the engine's note on it, without the keys that go with the
+/// cell under the cursor: the practice panel shows it for a cell the cursor has left.
+pub fn cell_working(tutor: &Tutor, cell: Cell, width: u16) -> Vec<String> {
+    let width = usize::from(width).max(20);
+    let attention = &tutor.attention;
+    let Some(derivation) = attention.derive(cell) else {
+        return Vec::new();
+    };
     let explanation = derivation.explanation(attention, tutor.lesson.decimals);
     let mut lines = Vec::new();
     let indent = " ".repeat(columns(&explanation.name).min(width / 3));
@@ -215,22 +241,8 @@ pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
         };
         lines.extend(wrap_pieces(&prefix, side, " + ", width));
     }
-    let mut notes = Vec::new();
     if let Some(note) = &explanation.note {
-        notes.push(capitalized(note));
-    }
-    if derivation.rule == Rule::Input {
-        notes.push(input_note(tutor, cell));
-    } else if tutor.is_editable(cell.matrix) {
-        notes.push("Press e to type a new value.".to_string());
-    } else if let Some(first) = derivation.operands().first() {
-        notes.push(format!(
-            "Computed from the highlighted cells; e goes to {}.",
-            attention.cell_name(*first)
-        ));
-    }
-    for note in notes {
-        lines.extend(wrap_words(&note, width));
+        lines.extend(wrap_words(&capitalized(note), width));
     }
     lines
 }

@@ -13,10 +13,13 @@ use tempfile::TempDir;
 
 pub const ESC: u8 = 0x1b;
 
-/// The binary, run from an empty temporary directory (so no stray file can shadow a built-in).
+/// The binary, run from an empty temporary directory (so no stray file can shadow a built-in),
+/// with its data folder inside it, whatever `XDG_DATA_HOME` says (see [`pty::PtyChild::spawn`]).
 pub fn attn_tutor(dir: &TempDir) -> Command {
     let mut cmd = Command::cargo_bin("attn-tutor").expect("the attn-tutor binary is built");
-    cmd.current_dir(dir.path()).env_remove("NO_COLOR");
+    cmd.current_dir(dir.path())
+        .env_remove("NO_COLOR")
+        .env("XDG_DATA_HOME", dir.path().join("data"));
     cmd
 }
 
@@ -48,7 +51,8 @@ pub fn run_on_terminal(args: &[&str], no_color_env: Option<&str>) -> Option<(i32
         .args(["-q", "-e", "-c", &command.join(" "), "/dev/null"])
         .current_dir(dir.path())
         .stdin(Stdio::null())
-        .env_remove("NO_COLOR");
+        .env_remove("NO_COLOR")
+        .env("XDG_DATA_HOME", dir.path().join("data"));
     if let Some(value) = no_color_env {
         script.env("NO_COLOR", value);
     }

@@ -2,6 +2,7 @@
 //! screen: the tutor itself, or `ssh -tt` connected to `attn-tutor serve`.
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -64,8 +65,15 @@ pub struct PtyChild {
 }
 
 impl PtyChild {
-    /// Starts `command` on a new pseudo-terminal.
-    pub fn spawn(mut command: CommandBuilder) -> PtyChild {
+    /// Starts `command` on a new pseudo-terminal, with a data folder of its own (an empty
+    /// folder in its scratch folder), whatever `XDG_DATA_HOME` says in the test's environment.
+    pub fn spawn(command: CommandBuilder) -> PtyChild {
+        PtyChild::spawn_with_data(command, None)
+    }
+
+    /// `spawn`, with the data folder (`XDG_DATA_HOME`) the test reads back afterwards, or its
+    /// own scratch one with `None`.
+    pub fn spawn_with_data(mut command: CommandBuilder, data: Option<&Path>) -> PtyChild {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -76,11 +84,12 @@ impl PtyChild {
             .expect("a pseudo-terminal opens");
         let dir = TempDir::new().unwrap();
         command.cwd(dir.path());
-        // The learner's own data (practice progress) stays out of the tests, and theirs out of
-        // the learner's; a test that wants a data folder of its own sets one.
-        if command.get_env("XDG_DATA_HOME").is_none() {
-            command.env("XDG_DATA_HOME", dir.path().join("data"));
-        }
+        // The user's own data (practice progress, the host key) stays out of the tests, and
+        // theirs out of the user's: the command inherits this process's environment, so the
+        // variable is always replaced, never only filled in when missing. Parallel tests then
+        // never meet each other's progress either (one's last step, another's resume offer).
+        let own = dir.path().join("data");
+        command.env("XDG_DATA_HOME", data.unwrap_or(&own));
         let shown = format!("{:?}", command.get_argv());
         let child = pair
             .slave
