@@ -220,3 +220,50 @@ fn f_outside_a_classroom_explains_itself() {
     update(&mut app, Action::ToggleFollow);
     assert!(status(&app).contains("classroom"), "{}", status(&app));
 }
+
+/// The presenter's app with `connected` students in the class.
+fn presenter_with(connected: usize) -> App {
+    let mut app = presenter();
+    update(
+        &mut app,
+        Action::Audience(Audience {
+            connected,
+            following: connected,
+        }),
+    );
+    app
+}
+
+#[test]
+fn the_presenter_is_asked_before_quitting_ends_the_class_for_connected_students() {
+    let mut app = presenter_with(3);
+    update(&mut app, Action::Open);
+    update(&mut app, Action::Back);
+    update(&mut app, Action::Quit);
+    assert!(!app.quit, "q q must not end the class unasked");
+    assert!(matches!(
+        app.overlay,
+        Overlay::Question(attn_tutor::app::Question::EndClass { students: 3 })
+    ));
+    update(&mut app, Action::Answer('n'));
+    assert!(!app.quit);
+    assert_eq!(app.overlay, Overlay::None);
+    update(&mut app, Action::Quit);
+    update(&mut app, Action::Answer('y'));
+    assert!(app.quit, "y ends the class");
+}
+
+#[test]
+fn a_presenter_alone_quits_at_once() {
+    let mut app = presenter_with(0);
+    update(&mut app, Action::Quit);
+    assert!(app.quit);
+}
+
+#[test]
+fn a_second_ctrl_c_ends_the_class_without_a_second_question() {
+    let mut app = presenter_with(1);
+    update(&mut app, Action::Quit);
+    update(&mut app, Action::Quit);
+    assert!(app.quit);
+}

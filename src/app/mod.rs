@@ -92,6 +92,8 @@ pub enum Question {
     JumpTo { from: Cell, to: Cell },
     /// Opening a lesson practised before: go back to the step where the learner stopped.
     Resume { step_index: usize },
+    /// The presenter quitting ends the class for every student connected.
+    EndClass { students: usize },
 }
 
 /// Where the learner is going when they leave a lesson.

@@ -6,7 +6,7 @@ use crate::attention::{Cell, MatrixName, Step};
 use crate::lesson::{InputMatrix, Mask, lesson_to_toml};
 
 use super::action::{Action, Direction, Effect, SaveFailure};
-use super::classroom;
+use super::classroom::{self, Classroom};
 use super::history::Change;
 use super::practice;
 use super::screens;
@@ -82,7 +82,7 @@ fn picker_update(app: &mut App, action: Action) {
         Action::Pick(index) if index == app.picked => open(app),
         Action::Pick(index) if index <= last => app.picked = index,
         Action::Open | Action::Submit | Action::Edit | Action::Move(Direction::Right) => open(app),
-        Action::Back | Action::Quit => app.quit = true,
+        Action::Back | Action::Quit => go(app, Leave::Quit),
         Action::ToggleHelp => app.overlay = Overlay::Help,
         _ => {}
     }
@@ -549,7 +549,12 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
         // The offer to resume is no barrier: any other key is taken as starting here, and acts.
         _ if matches!(question, Question::Resume { .. }) => Some('?'),
         // A second Ctrl-c means it.
-        Action::Quit if matches!(question, Question::LeaveUnsaved(_)) => {
+        Action::Quit
+            if matches!(
+                question,
+                Question::LeaveUnsaved(_) | Question::EndClass { .. }
+            ) =>
+        {
             app.overlay = Overlay::None;
             app.quit = true;
             return Vec::new();
@@ -575,6 +580,8 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
                 });
             }
         }
+        (Question::EndClass { .. }, 'y') => app.quit = true,
+        (Question::EndClass { .. }, _) => {}
         (Question::LeaveUnsaved(then), 'd' | 'y') => go(app, then),
         (Question::LeaveUnsaved(_), 'n') => {}
         (Question::Replace { path }, 'y') => {
@@ -655,7 +662,21 @@ fn leave(app: &mut App, then: Leave) {
 fn go(app: &mut App, then: Leave) {
     match then {
         Leave::ToPicker if app.tutor.is_some() => app.tutor = None,
-        Leave::ToPicker | Leave::Quit => app.quit = true,
+        Leave::ToPicker | Leave::Quit => match students_present(app) {
+            // A presenter's quit ends the class for everyone: a stray `q q` must not.
+            Some(students) if students > 0 => {
+                app.overlay = Overlay::Question(Question::EndClass { students });
+            }
+            _ => app.quit = true,
+        },
+    }
+}
+
+/// How many students follow this app's lead, when it is a presenter's.
+fn students_present(app: &App) -> Option<usize> {
+    match &app.classroom {
+        Some(Classroom::Presenter { audience, .. }) => Some(audience.connected),
+        _ => None,
     }
 }
 

@@ -236,6 +236,14 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 Question::LeaveUnsaved(_) => {
                     "You have unsaved edits. w save them · d discard them · Esc stay".to_string()
                 }
+                Question::EndClass { students } => format!(
+                    "End the class for {students} connected {}? y end it · n stay",
+                    if *students == 1 {
+                        "student"
+                    } else {
+                        "students"
+                    }
+                ),
                 Question::Replace { path } => format!(
                     "{} exists. Replace it? y replace · n keep it",
                     printable_path(path)
