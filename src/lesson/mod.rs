@@ -4,6 +4,7 @@
 //! A lesson file is untrusted text. `parse` checks all of it and reports every problem it finds
 //! as a rustc-style `Diagnostic`; only a lesson without errors becomes a `Lesson`.
 
+mod atomic;
 mod builtin;
 mod defaults;
 pub mod diagnostic;
@@ -15,13 +16,14 @@ mod parse;
 pub mod text;
 mod write;
 
+pub use atomic::{WriteError, write_file, write_new_file};
 pub use builtin::{BUILTIN, Builtin, builtin};
 pub use defaults::default_narration;
 pub use diagnostic::{Diagnostic, Severity};
 pub use generate::{Generator, RandomKind};
 pub use load::{LoadError, LoadedLesson, load, load_file, load_text};
 pub use parse::{Parsed, parse};
-pub use write::{WriteError, freeze, lesson_to_toml, template, write_file, write_new_file};
+pub use write::{freeze, lesson_to_toml, template};
 
 use nalgebra::DMatrix;
 

@@ -1,103 +1,13 @@
-//! Writing lessons: a whole lesson as TOML, a frozen copy of a file, the `new` template, and the
-//! atomic, never-clobbering file write they all go through.
+//! Writing lessons: a whole lesson as TOML, a frozen copy of a file and the `new` template. Files
+//! are written through `atomic`.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
 
 use nalgebra::DMatrix;
 use toml::de::{DeTable, DeValue};
 
 use super::{InputMatrix, Lesson, Mask};
 use crate::attention::{MatrixName, Step};
-
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    #[error("{} already exists; it was left as it is", .0.display())]
-    Exists(PathBuf),
-    #[error("cannot write {path}: {error}", path = .0.display(), error = .1)]
-    Io(PathBuf, std::io::Error),
-}
-
-/// Writes `contents` to a new file at `path`: to a temporary file in the same directory, synced,
-/// then moved into place only if nothing is there, so a crash never leaves half a lesson and an
-/// existing file is never replaced.
-pub fn write_new_file(path: &Path, contents: &str) -> Result<(), WriteError> {
-    write_file(path, contents, false)
-}
-
-/// Like `write_new_file`, and when `replace` is set an existing file is replaced, still
-/// atomically: readers see the old file or the new one, never half of either.
-pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), WriteError> {
-    if !replace && path.exists() {
-        return Err(WriteError::Exists(path.to_path_buf()));
-    }
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    if !directory.is_dir() {
-        return Err(WriteError::Io(
-            path.to_path_buf(),
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("the folder {} does not exist", directory.display()),
-            ),
-        ));
-    }
-    // The temporary file's own name means nothing to the user; errors name `path`.
-    let io = |error: std::io::Error| {
-        WriteError::Io(
-            path.to_path_buf(),
-            std::io::Error::new(error.kind(), strip_path(&error)),
-        )
-    };
-    let mut temporary = tempfile::NamedTempFile::new_in(directory).map_err(io)?;
-    // A temporary file is private (0600); a lesson is for sharing, like any file the user
-    // creates, and a replaced file keeps its own permissions.
-    let existing = std::fs::metadata(path).ok().filter(|_| replace);
-    set_shareable(temporary.as_file(), existing).map_err(io)?;
-    temporary.write_all(contents.as_bytes()).map_err(io)?;
-    temporary.as_file().sync_all().map_err(io)?;
-    if replace {
-        temporary
-            .persist(path)
-            .map_err(|error| WriteError::Io(path.to_path_buf(), error.error))?;
-        return Ok(());
-    }
-    temporary.persist_noclobber(path).map_err(|error| {
-        if error.error.kind() == std::io::ErrorKind::AlreadyExists {
-            WriteError::Exists(path.to_path_buf())
-        } else {
-            WriteError::Io(path.to_path_buf(), error.error)
-        }
-    })?;
-    Ok(())
-}
-
-#[cfg(unix)]
-fn set_shareable(file: &std::fs::File, existing: Option<std::fs::Metadata>) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let permissions = existing.map_or_else(
-        || std::fs::Permissions::from_mode(0o644),
-        |existing| existing.permissions(),
-    );
-    file.set_permissions(permissions)
-}
-
-#[cfg(not(unix))]
-fn set_shareable(_: &std::fs::File, _: Option<std::fs::Metadata>) -> std::io::Result<()> {
-    Ok(())
-}
-
-/// tempfile's errors append `at path "…/.tmpXXXX"`; the message before it is what matters.
-fn strip_path(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" at path ") {
-        Some(cut) => text[..cut].to_string(),
-        None => text,
-    }
-}
 
 /// A number as TOML: the shortest text that reads back to the same f64.
 fn toml_number(value: f64) -> String {
