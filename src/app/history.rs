@@ -81,7 +81,9 @@ pub fn set_cell(lesson: &mut Lesson, matrix: MatrixName, row: usize, col: usize,
             Mask::Matrix(mask) => Some(mask),
             _ => None,
         },
-        _ => lesson.input_mut(matrix).map(|input| &mut input.values),
+        _ => lesson
+            .input_mut(matrix)
+            .map(|input| std::sync::Arc::make_mut(&mut input.values)),
     };
     if let Some(values) = target
         && row < values.nrows()

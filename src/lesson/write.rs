@@ -39,7 +39,7 @@ fn input_to_toml(input: &InputMatrix) -> String {
     match input.generator {
         // An edited generated matrix is written out literally: its numbers are no longer the
         // recipe's.
-        Some(generator) if generator.generate() == input.values => generator.to_toml(),
+        Some(generator) if generator.generate() == *input.values => generator.to_toml(),
         _ => matrix_to_toml(&input.values),
     }
 }
