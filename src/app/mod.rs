@@ -24,7 +24,7 @@ pub use tutor::{Cursor, Tutor};
 pub use typed::{cell_value, token_label};
 pub use update::update;
 
-use crate::attention::Cell;
+use crate::attention::{Cell, MatrixName};
 use crate::lesson::{LoadError, LoadedLesson};
 use crate::practice::ProgressStore;
 
@@ -88,6 +88,10 @@ pub enum Question {
     LeaveUnsaved(Leave),
     /// The save file exists: replace it or not.
     Replace { path: PathBuf },
+    /// Saved as it is, the lesson would be over the file size limit (edited generated matrices
+    /// are written out number by number); saving with these matrices back to their generators
+    /// fits.
+    TooLarge { keep: Vec<MatrixName> },
     /// `e` on a computed cell: go to the cell it is computed from.
     JumpTo { from: Cell, to: Cell },
     /// Opening a lesson practised before: go back to the step where the learner stopped.

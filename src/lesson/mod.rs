@@ -23,7 +23,9 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use generate::{Generator, RandomKind};
 pub use load::{LoadError, LoadedLesson, load, load_file, load_text};
 pub use parse::{Parsed, parse};
-pub use write::{freeze, lesson_to_toml, template};
+pub use write::{
+    freeze, frozen_bytes, keep_generators, lesson_to_toml, lesson_toml_bytes, template,
+};
 
 use std::sync::Arc;
 
