@@ -5,6 +5,7 @@
 //! SSH channel and in tests.
 
 mod action;
+mod changed;
 mod classroom;
 mod history;
 mod practice;
@@ -16,6 +17,7 @@ mod update;
 use std::path::PathBuf;
 
 pub use action::{Action, Direction, Effect, SaveFailure};
+pub use changed::ChangedCells;
 pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::Change;
 pub use practice::{Feedback, Practice, practice_steps};

@@ -1,13 +1,14 @@
 //! One lesson being taught: the lesson as edited, its computed attention, the step on screen,
 //! the cell cursors, and the edit history.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::attention::{Attention, Cell, MatrixName, Step};
 use crate::lesson::{Lesson, LoadedLesson, Mask};
 
 use super::action::Direction;
+use super::changed::ChangedCells;
 use super::history::{Change, History};
 use super::screens;
 
@@ -41,7 +42,7 @@ pub struct Tutor {
     pub projection: MatrixName,
     pub cursors: BTreeMap<MatrixName, Cursor>,
     /// Cells whose value changed with the last edit, marked until the next move.
-    pub changed: HashSet<Cell>,
+    pub changed: ChangedCells,
     /// A token label changed with the last edit.
     pub changed_label: Option<usize>,
     pub history: History,
@@ -68,7 +69,7 @@ impl Tutor {
             focus: MatrixName::Embeddings,
             projection: MatrixName::Q,
             cursors: BTreeMap::new(),
-            changed: HashSet::new(),
+            changed: ChangedCells::default(),
             changed_label: None,
             history: History::default(),
             narration_scroll: 0,
@@ -223,17 +224,7 @@ impl Tutor {
             let (Some(old), Some(new)) = (before.matrix(name), self.attention.matrix(name)) else {
                 continue;
             };
-            if old.shape() != new.shape() {
-                continue;
-            }
-            for row in 0..new.nrows() {
-                for col in 0..new.ncols() {
-                    // Bitwise comparison: -inf equals -inf, and any change at all is shown.
-                    if old[(row, col)].to_bits() != new[(row, col)].to_bits() {
-                        self.changed.insert(Cell::new(name, row, col));
-                    }
-                }
-            }
+            self.changed.mark_differences(name, old, new);
         }
         self.changed_label = before
             .tokens
