@@ -153,6 +153,13 @@ fn when_the_presenter_quits_students_get_their_terminal_back() {
     }
     let (mut server, mut first, mut second) = class_of_two(&[]);
     server.presenter().press("q");
+    // Two students are connected: the presenter is asked first.
+    server.presenter().wait_for(
+        "the question before ending the class",
+        |text| text.contains("End the class for 2 connected students?"),
+        PATIENCE,
+    );
+    server.presenter().press("y");
     server.presenter().wait_for_exit();
     for student in [&mut first, &mut second] {
         student.wait_for(

@@ -9,6 +9,11 @@ use crate::lesson::{InputMatrix, Lesson, Mask};
 /// How many edits can be undone; old ones are forgotten first.
 const DEPTH: usize = 200;
 
+/// Most bytes of whole matrices the undo stack keeps (a matrix shared by several changes is
+/// counted each time, so it holds less). Each re-roll of a 1024 × 1024 matrix keeps 8 MB: without
+/// this, 200 re-rolls would keep 1.6 GB. The newest change is always kept.
+const MAX_MATRIX_BYTES: usize = 64 * 1024 * 1024;
+
 /// One reversible change to a lesson.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
@@ -40,6 +45,25 @@ pub enum Change {
 }
 
 impl Change {
+    /// Bytes of whole matrices this change keeps.
+    fn matrix_bytes(&self) -> usize {
+        let matrix = |values: &DMatrix<f64>| values.len() * size_of::<f64>();
+        let lesson = |lesson: &Lesson| {
+            lesson
+                .inputs()
+                .iter()
+                .map(|(_, input)| matrix(&input.values))
+                .sum::<usize>()
+                + mask_bytes(&lesson.mask)
+        };
+        match self {
+            Change::Cell { .. } | Change::Label { .. } => 0,
+            Change::Matrix { before, after, .. } => matrix(&before.values) + matrix(&after.values),
+            Change::Mask { before, after } => mask_bytes(before) + mask_bytes(after),
+            Change::Lesson { before, after } => lesson(before) + lesson(after),
+        }
+    }
+
     /// Applies the change forwards (`redo`) or backwards (`undo`).
     pub fn apply(&self, lesson: &mut Lesson, forwards: bool) {
         match self {
@@ -169,13 +193,22 @@ pub fn set_cell(lesson: &mut Lesson, matrix: MatrixName, row: usize, col: usize,
             Mask::Matrix(mask) => Some(mask),
             _ => None,
         },
-        _ => lesson.input_mut(matrix).map(|input| &mut input.values),
+        _ => lesson
+            .input_mut(matrix)
+            .map(|input| std::sync::Arc::make_mut(&mut input.values)),
     };
     if let Some(values) = target
         && row < values.nrows()
         && col < values.ncols()
     {
         values[(row, col)] = value;
+    }
+}
+
+fn mask_bytes(mask: &Mask) -> usize {
+    match mask {
+        Mask::Matrix(values) => values.len() * size_of::<f64>(),
+        _ => 0,
     }
 }
 
@@ -194,6 +227,19 @@ impl History {
         if self.undo.len() > DEPTH {
             self.undo.remove(0);
         }
+        let mut held: usize = self.undo.iter().map(Change::matrix_bytes).sum();
+        while held > MAX_MATRIX_BYTES && self.undo.len() > 1 {
+            held -= self.undo.remove(0).matrix_bytes();
+        }
+    }
+
+    /// How many changes can be undone.
+    pub fn len(&self) -> usize {
+        self.undo.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.undo.is_empty()
     }
 
     pub fn undo(&mut self) -> Option<&Change> {
@@ -206,5 +252,46 @@ impl History {
         let change = self.redo.pop()?;
         self.undo.push(change);
         self.undo.last()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-roll of a 1024 × 1024 matrix: two 8 MB matrices (zeros stand for the numbers).
+    fn reroll(seed: u64) -> Change {
+        let matrix = |fill| InputMatrix::literal(DMatrix::from_element(1024, 1024, fill));
+        Change::Matrix {
+            matrix: MatrixName::WQ,
+            before: Box::new(matrix(seed as f64)),
+            after: Box::new(matrix(seed as f64 + 1.0)),
+        }
+    }
+
+    #[test]
+    fn rerolls_of_a_large_matrix_keep_a_bounded_history() {
+        let mut history = History::default();
+        for seed in 0..10 {
+            history.record(reroll(seed));
+        }
+        // Each keeps two 8 MB matrices: four fit in 64 MB.
+        assert_eq!(history.len(), 4);
+        assert!(history.undo().is_some());
+    }
+
+    #[test]
+    fn small_edits_keep_the_full_depth() {
+        let mut history = History::default();
+        for step in 0..(DEPTH + 10) {
+            history.record(Change::Cell {
+                matrix: MatrixName::WQ,
+                row: 0,
+                col: 0,
+                before: step as f64,
+                after: step as f64 + 1.0,
+            });
+        }
+        assert_eq!(history.len(), DEPTH);
     }
 }

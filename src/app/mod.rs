@@ -5,6 +5,7 @@
 //! SSH channel and in tests.
 
 mod action;
+mod changed;
 mod classroom;
 mod history;
 mod practice;
@@ -16,6 +17,7 @@ mod update;
 use std::path::PathBuf;
 
 pub use action::{Action, Direction, Effect, SaveFailure};
+pub use changed::ChangedCells;
 pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::Change;
 pub use practice::{Feedback, Practice, practice_steps, symbols as practice_symbols};
@@ -24,7 +26,7 @@ pub use tutor::{Cursor, Tutor};
 pub use typed::{cell_value, token_label};
 pub use update::update;
 
-use crate::attention::Cell;
+use crate::attention::{Cell, MatrixName};
 use crate::lesson::{LoadError, LoadedLesson};
 use crate::practice::ProgressStore;
 
@@ -88,6 +90,10 @@ pub enum Question {
     LeaveUnsaved(Leave),
     /// The save file exists: replace it or not.
     Replace { path: PathBuf },
+    /// Saved as it is, the lesson would be over the file size limit (edited generated matrices
+    /// are written out number by number); saving with these matrices back to their generators
+    /// fits.
+    TooLarge { keep: Vec<MatrixName> },
     /// `e` on a computed cell: go to the cell it is computed from.
     JumpTo { from: Cell, to: Cell },
     /// Opening a lesson practised before: go back to the step where the learner stopped.

@@ -1,7 +1,7 @@
 //! One lesson being taught: the lesson as edited, its computed attention, the step on screen,
 //! the cell cursors, and the edit history.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::attention::{Attention, Cell, MatrixName, Step};
@@ -9,6 +9,7 @@ use crate::lesson::text::printable_path;
 use crate::lesson::{Lesson, LoadedLesson, Mask};
 
 use super::action::Direction;
+use super::changed::ChangedCells;
 use super::history::{Change, History};
 use super::screens;
 
@@ -42,7 +43,7 @@ pub struct Tutor {
     pub projection: MatrixName,
     pub cursors: BTreeMap<MatrixName, Cursor>,
     /// Cells whose value changed with the last edit, marked until the next move.
-    pub changed: HashSet<Cell>,
+    pub changed: ChangedCells,
     /// A token label changed with the last edit.
     pub changed_label: Option<usize>,
     pub history: History,
@@ -69,7 +70,7 @@ impl Tutor {
             focus: MatrixName::Embeddings,
             projection: MatrixName::Q,
             cursors: BTreeMap::new(),
-            changed: HashSet::new(),
+            changed: ChangedCells::default(),
             changed_label: None,
             history: History::default(),
             narration_scroll: 0,
@@ -232,17 +233,7 @@ impl Tutor {
             let (Some(old), Some(new)) = (before.matrix(name), self.attention.matrix(name)) else {
                 continue;
             };
-            if old.shape() != new.shape() {
-                continue;
-            }
-            for row in 0..new.nrows() {
-                for col in 0..new.ncols() {
-                    // Bitwise comparison: -inf equals -inf, and any change at all is shown.
-                    if old[(row, col)].to_bits() != new[(row, col)].to_bits() {
-                        self.changed.insert(Cell::new(name, row, col));
-                    }
-                }
-            }
+            self.changed.mark_differences(name, old, new);
         }
         self.changed_label = before
             .tokens

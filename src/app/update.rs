@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use crate::attention::{Cell, MatrixName, Step};
-use crate::lesson::{InputMatrix, Mask, lesson_to_toml};
+use crate::lesson::limits::MAX_FILE_BYTES;
+use crate::lesson::{InputMatrix, Mask, keep_generators, lesson_to_toml, lesson_toml_bytes};
 
 use super::action::{Action, Direction, Effect, SaveFailure};
 use super::classroom::{self, Classroom};
@@ -239,11 +240,8 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Reroll => status = Some(reroll(tutor)),
         Action::Save => {
-            let input = tutor.default_save_name();
-            app.overlay = Overlay::Prompt(Prompt {
-                purpose: PromptFor::SavePath,
-                input,
-            });
+            ask_where_to_save(app);
+            return Vec::new();
         }
         Action::Back => leave(app, Leave::ToPicker),
         Action::Quit => leave(app, Leave::Quit),
@@ -393,6 +391,47 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// `w`, or saving on the way out: asks for a file name once the lesson is known to fit in a
+/// lesson file. An edited generated matrix is written out number by number (a 1024 × 1024 one is
+/// over 20 MB), so it may not: then nothing is written, the learner is told how big it would be,
+/// and offered what does fit, the generators of the edited matrices.
+fn ask_where_to_save(app: &mut App) {
+    let Some(tutor) = app.tutor.as_ref() else {
+        return;
+    };
+    let lesson = tutor.lesson_to_save();
+    let bytes = lesson_toml_bytes(&lesson);
+    if bytes <= MAX_FILE_BYTES {
+        app.overlay = Overlay::Prompt(Prompt {
+            purpose: PromptFor::SavePath,
+            input: tutor.default_save_name(),
+        });
+        return;
+    }
+    let too_large = format!(
+        "as a file this lesson would be {} ({bytes} bytes), and a lesson file is at most 1 MiB \
+         ({MAX_FILE_BYTES} bytes)",
+        size_text(bytes)
+    );
+    let (kept, keep) = keep_generators(&lesson);
+    if !keep.is_empty() && lesson_toml_bytes(&kept) <= MAX_FILE_BYTES {
+        app.status = Some(Status::error(format!(
+            "Not saved yet: {too_large}; edited generated numbers are written out one by one"
+        )));
+        app.overlay = Overlay::Question(Question::TooLarge { keep });
+    } else {
+        app.after_save = None;
+        app.status = Some(Status::error(format!(
+            "Not saved: {too_large}. Nothing was written; your edits are still here"
+        )));
+    }
+}
+
+/// `21.7 MB`: a file size as a learner reads it.
+fn size_text(bytes: usize) -> String {
+    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
 }
 
 fn save_effect(tutor: &Tutor, path: PathBuf, replace: bool) -> Effect {
@@ -573,12 +612,7 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
     match (question, answer) {
         (Question::LeaveUnsaved(then), 'w' | 's') => {
             app.after_save = Some(then);
-            if let Some(tutor) = &app.tutor {
-                app.overlay = Overlay::Prompt(Prompt {
-                    purpose: PromptFor::SavePath,
-                    input: tutor.default_save_name(),
-                });
-            }
+            ask_where_to_save(app);
         }
         (Question::EndClass { .. }, 'y') => app.quit = true,
         (Question::EndClass { .. }, _) => {}
@@ -589,6 +623,27 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
                 app.status = Some(Status::info(format!("Saving to {}…", path.display())));
                 return vec![save_effect(tutor, path, true)];
             }
+        }
+        (Question::TooLarge { keep }, 'k') => {
+            if let Some(tutor) = app.tutor.as_mut() {
+                let (kept, _) = keep_generators(&tutor.lesson);
+                tutor.change(Change::Lesson {
+                    before: Box::new(tutor.lesson.clone()),
+                    after: Box::new(kept),
+                });
+            }
+            ask_where_to_save(app);
+            app.status = Some(Status::info(format!(
+                "Your edits to {} are set back to its generator (u brings them back)",
+                keep.iter()
+                    .map(|name| name.symbol())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        (Question::TooLarge { .. }, 'n') => {
+            app.after_save = None;
+            app.status = Some(Status::info("Not saved; nothing was written"));
         }
         (Question::Replace { .. }, 'n') => {
             app.after_save = None;

@@ -12,6 +12,8 @@ pub use derivation::{Derivation, Explanation, Operand, Rule};
 pub use names::{Cell, MatrixName, Step};
 pub use softmax::{RowSoftmax, softmax_rows};
 
+use std::sync::Arc;
+
 use nalgebra::DMatrix;
 
 use crate::lesson::{Inputs, Lesson, Mask};
@@ -22,10 +24,11 @@ pub struct Attention {
     /// Token labels: the row labels of X, Q, K, V, scores, weights and output.
     pub tokens: Vec<String>,
     /// X, W_q, W_k, W_v: present when the lesson projects embeddings, absent when it gives Q, K, V.
-    pub embeddings: Option<DMatrix<f64>>,
-    pub w_q: Option<DMatrix<f64>>,
-    pub w_k: Option<DMatrix<f64>>,
-    pub w_v: Option<DMatrix<f64>>,
+    /// Shared with the lesson, not copied: W_q alone may be 8 MB.
+    pub embeddings: Option<Arc<DMatrix<f64>>>,
+    pub w_q: Option<Arc<DMatrix<f64>>>,
+    pub w_k: Option<Arc<DMatrix<f64>>>,
+    pub w_v: Option<Arc<DMatrix<f64>>>,
     pub q: DMatrix<f64>,
     pub k: DMatrix<f64>,
     pub v: DMatrix<f64>,
@@ -54,13 +57,13 @@ impl Attention {
                 w_k,
                 w_v,
             } => {
-                let x = &embeddings.values;
-                let (q, k, v) = (x * &w_q.values, x * &w_k.values, x * &w_v.values);
+                let x = &*embeddings.values;
+                let (q, k, v) = (x * &*w_q.values, x * &*w_k.values, x * &*w_v.values);
                 (
-                    Some(x.clone()),
-                    Some(w_q.values.clone()),
-                    Some(w_k.values.clone()),
-                    Some(w_v.values.clone()),
+                    Some(Arc::clone(&embeddings.values)),
+                    Some(Arc::clone(&w_q.values)),
+                    Some(Arc::clone(&w_k.values)),
+                    Some(Arc::clone(&w_v.values)),
                     q,
                     k,
                     v,
@@ -71,9 +74,9 @@ impl Attention {
                 None,
                 None,
                 None,
-                q.values.clone(),
-                k.values.clone(),
-                v.values.clone(),
+                (*q.values).clone(),
+                (*k.values).clone(),
+                (*v.values).clone(),
             ),
         };
         let scores = &q * k.transpose();
@@ -118,10 +121,10 @@ impl Attention {
     /// The matrix with this name, if this lesson has it.
     pub fn matrix(&self, name: MatrixName) -> Option<&DMatrix<f64>> {
         match name {
-            MatrixName::Embeddings => self.embeddings.as_ref(),
-            MatrixName::WQ => self.w_q.as_ref(),
-            MatrixName::WK => self.w_k.as_ref(),
-            MatrixName::WV => self.w_v.as_ref(),
+            MatrixName::Embeddings => self.embeddings.as_deref(),
+            MatrixName::WQ => self.w_q.as_deref(),
+            MatrixName::WK => self.w_k.as_deref(),
+            MatrixName::WV => self.w_v.as_deref(),
             MatrixName::Q => Some(&self.q),
             MatrixName::K => Some(&self.k),
             MatrixName::V => Some(&self.v),

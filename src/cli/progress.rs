@@ -3,13 +3,33 @@
 use std::io::Write;
 
 use crate::lesson::BUILTIN;
-use crate::practice::{ProgressStore, default_path, shown_name};
+use crate::lesson::text::printable;
+use crate::practice::{ProgressStore, ProgressWarning, default_path, shown_name};
 
 use super::status;
 
 pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let path = default_path();
     let (mut store, warning) = ProgressStore::open(&path);
+    // A store without a file is one that could not be read (or was damaged and could not be
+    // moved aside): clearing it would clear nothing, so a reset says so instead.
+    if reset && store.path().is_none() {
+        let why = match warning {
+            Some(ProgressWarning::Unreadable { error, .. }) => {
+                format!("it cannot be read ({error})")
+            }
+            Some(ProgressWarning::Damaged { reason, error, .. }) => {
+                format!("it is damaged ({reason}) and could not be moved aside ({error})")
+            }
+            _ => "it cannot be used".to_string(),
+        };
+        let _ = writeln!(
+            err,
+            "error: nothing was reset in {}: {why}\nhelp: fix or remove the file, then try again",
+            printable(&path.display().to_string())
+        );
+        return status::INVALID;
+    }
     if let Some(warning) = warning {
         let _ = writeln!(err, "warning: {warning}");
     }

@@ -1,10 +1,12 @@
 //! `attn-tutor show`: a lesson's steps as text, a Markdown handout, or JSON.
 
-use std::io::Write;
+use std::io::{self, BufWriter, Write};
 
-use serde_json::{Value, json};
+use nalgebra::DMatrix;
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
-use super::table::{markdown_table, text_table};
+use super::table::{write_markdown_table, write_text_table};
 use super::{Format, status};
 use crate::attention::number::format_number;
 use crate::attention::{Attention, Cell, MatrixName, Step};
@@ -56,12 +58,15 @@ pub fn run(
         );
         return status::INVALID;
     }
-    let text = match format {
-        Format::Text => render_text(&loaded, &attention, &sections),
-        Format::Markdown => render_markdown(&loaded, &attention, &sections),
-        Format::Json => render_json(&loaded, &attention, &sections),
-    };
-    let _ = out.write_all(text.as_bytes());
+    // Written as it is made: the largest lesson is 125 MB of JSON, never held in memory. A
+    // reader that goes away (`| head`) ends the writing; that is not an error of the lesson.
+    let mut out = BufWriter::new(out);
+    let _ = match format {
+        Format::Text => write_text(&mut out, &loaded, &attention, &sections),
+        Format::Markdown => write_markdown(&mut out, &loaded, &attention, &sections),
+        Format::Json => write_json(&mut out, &loaded, &attention, &sections),
+    }
+    .and_then(|()| out.flush());
     status::OK
 }
 
@@ -280,131 +285,207 @@ fn header_line(loaded: &LoadedLesson, attention: &Attention) -> String {
     format!("{} · {scaling} · {mask}", lesson.shape_text())
 }
 
-fn render_text(loaded: &LoadedLesson, attention: &Attention, sections: &[Section]) -> String {
+fn write_text(
+    out: &mut dyn Write,
+    loaded: &LoadedLesson,
+    attention: &Attention,
+    sections: &[Section],
+) -> io::Result<()> {
     let lesson = &loaded.lesson;
-    let mut out = format!("{}  ({})\n", lesson.title, loaded.name);
+    writeln!(out, "{}  ({})", lesson.title, loaded.name)?;
     if !lesson.source.is_empty() {
-        out.push_str(&format!("Source: {}\n", lesson.source));
+        writeln!(out, "Source: {}", lesson.source)?;
     }
-    out.push_str(&header_line(loaded, attention));
-    out.push('\n');
+    writeln!(out, "{}", header_line(loaded, attention))?;
     for section in sections {
-        out.push_str(&format!(
+        write!(
+            out,
             "\n== Step {}/7 · {} ==\n\n",
             section.step.number(),
             section.step.title()
-        ));
-        out.push_str(&wrap(&section.narration, 78));
-        out.push('\n');
+        )?;
+        writeln!(out, "{}", wrap(&section.narration, 78))?;
         if let Some(note) = &section.note {
-            out.push_str(&format!("\nNote: {note}\n"));
+            write!(out, "\nNote: {note}\n")?;
         }
         for name in &section.matrices {
-            out.push_str(&format!("\n{}\n", name.caption()));
-            out.push_str(&text_table(attention, *name, lesson.decimals));
+            write!(out, "\n{}\n", name.caption())?;
+            write_text_table(out, attention, *name, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {
-            out.push_str("\nHow each cell is computed:\n");
+            writeln!(out, "\nHow each cell is computed:")?;
             for (_, text) in &section.derivations {
-                out.push_str(&format!("  {text}\n"));
+                writeln!(out, "  {text}")?;
             }
         }
     }
-    out
+    Ok(())
 }
 
-fn render_markdown(loaded: &LoadedLesson, attention: &Attention, sections: &[Section]) -> String {
+fn write_markdown(
+    out: &mut dyn Write,
+    loaded: &LoadedLesson,
+    attention: &Attention,
+    sections: &[Section],
+) -> io::Result<()> {
     let lesson = &loaded.lesson;
-    let mut out = format!("# {}\n\n", lesson.title);
+    write!(out, "# {}\n\n", lesson.title)?;
     if !lesson.source.is_empty() {
-        out.push_str(&format!("*Source: {}*\n\n", lesson.source));
+        write!(out, "*Source: {}*\n\n", lesson.source)?;
     }
     if !lesson.summary.is_empty() {
-        out.push_str(&format!("{}\n\n", lesson.summary));
+        write!(out, "{}\n\n", lesson.summary)?;
     }
-    out.push_str(&format!("{}\n", header_line(loaded, attention)));
+    writeln!(out, "{}", header_line(loaded, attention))?;
     for section in sections {
-        out.push_str(&format!(
+        write!(
+            out,
             "\n## Step {}/7 · {}\n\n{}\n",
             section.step.number(),
             section.step.title(),
             section.narration
-        ));
+        )?;
         if let Some(note) = &section.note {
-            out.push_str(&format!("\n> {note}\n"));
+            write!(out, "\n> {note}\n")?;
         }
         for name in &section.matrices {
-            out.push_str(&format!("\n**{}**\n\n", name.caption()));
-            out.push_str(&markdown_table(attention, *name, lesson.decimals));
+            write!(out, "\n**{}**\n\n", name.caption())?;
+            write_markdown_table(out, attention, *name, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {
-            out.push_str("\nHow each cell is computed:\n\n");
+            write!(out, "\nHow each cell is computed:\n\n")?;
             for (_, text) in &section.derivations {
-                out.push_str(&format!("- `{text}`\n"));
+                writeln!(out, "- `{text}`")?;
             }
         }
     }
-    out
+    Ok(())
 }
 
-fn matrix_json(attention: &Attention, name: MatrixName) -> Value {
-    match attention.matrix(name) {
-        None => Value::Null,
-        Some(matrix) => Value::Array(
-            matrix
-                .row_iter()
-                .map(|row| {
-                    Value::Array(
-                        row.iter()
-                            .map(|v| {
-                                if v.is_finite() {
-                                    json!(v)
-                                } else if *v < 0.0 {
-                                    json!("-inf")
-                                } else {
-                                    json!("inf")
-                                }
-                            })
-                            .collect(),
-                    )
-                })
-                .collect(),
-        ),
-    }
-}
-
-fn render_json(loaded: &LoadedLesson, attention: &Attention, sections: &[Section]) -> String {
+/// The JSON document, serialized straight onto the writer. Its keys come in the order a
+/// `serde_json::Map` sorts them (alphabetical), as the output had when it was built as a
+/// `Value`, so the bytes are the same.
+fn write_json(
+    out: &mut dyn Write,
+    loaded: &LoadedLesson,
+    attention: &Attention,
+    sections: &[Section],
+) -> io::Result<()> {
     let lesson = &loaded.lesson;
-    let mut object = serde_json::Map::new();
-    object.insert("name".into(), json!(loaded.name));
-    object.insert("title".into(), json!(lesson.title));
-    object.insert("tokens".into(), json!(lesson.tokens));
-    object.insert("d_k".into(), json!(attention.d_k()));
-    for name in MatrixName::ALL {
-        object.insert(name.key().into(), matrix_json(attention, name));
-    }
-    object.insert(
-        "fully_masked_rows".into(),
-        json!(attention.fully_masked_rows().collect::<Vec<_>>()),
-    );
-    let derivations: Vec<Value> = sections
+    let derivations: Vec<DerivationJson> = sections
         .iter()
         .flat_map(|section| &section.derivations)
         .filter_map(|(cell, _)| attention.derive((*cell)?))
-        .map(|derivation| {
-            json!({
-                "matrix": derivation.cell.matrix.key(),
-                "row": derivation.cell.row,
-                "col": derivation.cell.col,
-                "value": if derivation.value.is_finite() { json!(derivation.value) } else { json!("-inf") },
-                "text": derivation.explain(attention, lesson.decimals),
-            })
+        .map(|derivation| DerivationJson {
+            col: derivation.cell.col,
+            matrix: derivation.cell.matrix.key(),
+            row: derivation.cell.row,
+            text: derivation.explain(attention, lesson.decimals),
+            value: derivation.value,
         })
         .collect();
-    object.insert("derivations".into(), Value::Array(derivations));
-    let mut text = serde_json::to_string_pretty(&Value::Object(object)).unwrap_or_default();
-    text.push('\n');
-    text
+    let mut fields: Vec<(&str, Field)> = vec![
+        ("name", Field::Text(&loaded.name)),
+        ("title", Field::Text(&lesson.title)),
+        ("tokens", Field::Texts(&lesson.tokens)),
+        ("d_k", Field::Count(attention.d_k())),
+        (
+            "fully_masked_rows",
+            Field::Counts(attention.fully_masked_rows().collect()),
+        ),
+        ("derivations", Field::Derivations(derivations)),
+    ];
+    for name in MatrixName::ALL {
+        fields.push((name.key(), Field::Matrix(attention.matrix(name))));
+    }
+    fields.sort_by_key(|(key, _)| *key);
+    serde_json::to_writer_pretty(&mut *out, &Document(fields)).map_err(io::Error::from)?;
+    writeln!(out)
+}
+
+/// The top-level JSON object, its fields in the order given.
+struct Document<'a>(Vec<(&'a str, Field<'a>)>);
+
+enum Field<'a> {
+    Text(&'a str),
+    Texts(&'a [String]),
+    Count(usize),
+    Counts(Vec<usize>),
+    /// Rows of numbers, `null` for a matrix this lesson does not have.
+    Matrix(Option<&'a DMatrix<f64>>),
+    Derivations(Vec<DerivationJson>),
+}
+
+/// One explained cell; fields in alphabetical order, as the JSON has them.
+#[derive(Serialize)]
+struct DerivationJson {
+    col: usize,
+    matrix: &'static str,
+    row: usize,
+    text: String,
+    #[serde(serialize_with = "derivation_value")]
+    value: f64,
+}
+
+/// A derived cell's value: a number, or `"-inf"` when it is not finite.
+fn derivation_value<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.is_finite() {
+        serializer.serialize_f64(*value)
+    } else {
+        serializer.serialize_str("-inf")
+    }
+}
+
+impl Serialize for Document<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, field) in &self.0 {
+            map.serialize_entry(key, field)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Text(text) => serializer.serialize_str(text),
+            Field::Texts(texts) => serializer.collect_seq(texts.iter()),
+            Field::Count(count) => serializer.serialize_u64(*count as u64),
+            Field::Counts(counts) => serializer.collect_seq(counts.iter()),
+            Field::Matrix(None) => serializer.serialize_unit(),
+            Field::Matrix(Some(matrix)) => {
+                let mut rows = serializer.serialize_seq(Some(matrix.nrows()))?;
+                for row in 0..matrix.nrows() {
+                    rows.serialize_element(&MatrixRow { matrix, row })?;
+                }
+                rows.end()
+            }
+            Field::Derivations(derivations) => serializer.collect_seq(derivations.iter()),
+        }
+    }
+}
+
+/// One row of a matrix as JSON: numbers, with `"-inf"` and `"inf"` for the infinite.
+struct MatrixRow<'a> {
+    matrix: &'a DMatrix<f64>,
+    row: usize,
+}
+
+impl Serialize for MatrixRow<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut cells = serializer.serialize_seq(Some(self.matrix.ncols()))?;
+        for value in self.matrix.row(self.row).iter() {
+            if value.is_finite() {
+                cells.serialize_element(value)?;
+            } else if *value < 0.0 {
+                cells.serialize_element("-inf")?;
+            } else {
+                cells.serialize_element("inf")?;
+            }
+        }
+        cells.end()
+    }
 }
 
 /// Greedy word wrap for narration in plain text.

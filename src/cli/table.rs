@@ -1,83 +1,95 @@
-//! Matrices as aligned text tables and as Markdown tables, with token labels as headers.
+//! Matrices as aligned text tables and as Markdown tables, with token labels as headers,
+//! written row by row: a 1024 × 1024 matrix is 12 MB of text, never held in memory at once.
+
+use std::io::{self, Write};
 
 use unicode_width::UnicodeWidthStr;
 
 use crate::attention::number::format_fixed;
 use crate::attention::{Attention, MatrixName};
 
-fn labels(
+/// A matrix as a plain-text table: row labels left, numbers right-aligned.
+pub fn write_text_table(
+    out: &mut dyn Write,
     attention: &Attention,
     name: MatrixName,
-    rows: usize,
-    cols: usize,
-) -> (Vec<String>, Vec<String>) {
-    (
-        (0..rows).map(|r| attention.row_label(name, r)).collect(),
-        (0..cols).map(|c| attention.column_label(name, c)).collect(),
-    )
-}
-
-/// A matrix as a plain-text table: row labels left, numbers right-aligned.
-pub fn text_table(attention: &Attention, name: MatrixName, decimals: usize) -> String {
+    decimals: usize,
+) -> io::Result<()> {
     let Some(matrix) = attention.matrix(name) else {
-        return String::new();
+        return Ok(());
     };
-    let (row_labels, col_labels) = labels(attention, name, matrix.nrows(), matrix.ncols());
-    let cells: Vec<Vec<String>> = matrix
-        .row_iter()
-        .map(|row| row.iter().map(|v| format_fixed(*v, decimals)).collect())
-        .collect();
-    let label_width = row_labels.iter().map(|l| l.width()).max().unwrap_or(0);
+    let label_width = (0..matrix.nrows())
+        .map(|r| attention.row_label(name, r).width())
+        .max()
+        .unwrap_or(0);
+    // A first pass for the column widths, formatting each number and dropping it, so the
+    // table needs one number's text at a time instead of all of them.
     let widths: Vec<usize> = (0..matrix.ncols())
         .map(|c| {
-            cells
+            matrix
+                .column(c)
                 .iter()
-                .map(|row| row[c].width())
-                .chain([col_labels[c].width()])
+                .map(|v| format_fixed(*v, decimals).width())
+                .chain([attention.column_label(name, c).width()])
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let mut out = String::new();
-    out.push_str(&" ".repeat(label_width));
-    for (c, label) in col_labels.iter().enumerate() {
-        out.push_str("  ");
-        out.push_str(&pad_left(label, widths[c]));
+    write!(out, "{}", " ".repeat(label_width))?;
+    for (c, width) in widths.iter().enumerate() {
+        write!(
+            out,
+            "  {}",
+            pad_left(&attention.column_label(name, c), *width)
+        )?;
     }
-    out.push('\n');
-    for (r, row) in cells.iter().enumerate() {
-        out.push_str(&pad_right(&row_labels[r], label_width));
-        for (c, cell) in row.iter().enumerate() {
-            out.push_str("  ");
-            out.push_str(&pad_left(cell, widths[c]));
+    writeln!(out)?;
+    for (r, row) in matrix.row_iter().enumerate() {
+        write!(
+            out,
+            "{}",
+            pad_right(&attention.row_label(name, r), label_width)
+        )?;
+        for (value, width) in row.iter().zip(&widths) {
+            write!(
+                out,
+                "  {}",
+                pad_left(&format_fixed(*value, decimals), *width)
+            )?;
         }
-        out.push('\n');
+        writeln!(out)?;
     }
-    out
+    Ok(())
 }
 
 /// A matrix as a GitHub-flavoured Markdown table.
-pub fn markdown_table(attention: &Attention, name: MatrixName, decimals: usize) -> String {
+pub fn write_markdown_table(
+    out: &mut dyn Write,
+    attention: &Attention,
+    name: MatrixName,
+    decimals: usize,
+) -> io::Result<()> {
     let Some(matrix) = attention.matrix(name) else {
-        return String::new();
+        return Ok(());
     };
-    let (row_labels, col_labels) = labels(attention, name, matrix.nrows(), matrix.ncols());
     let escape = |text: &str| text.replace('\\', "\\\\").replace('|', "\\|");
-    let mut out = String::from("| |");
-    for label in &col_labels {
-        out.push_str(&format!(" {} |", escape(label)));
+    write!(out, "| |")?;
+    for c in 0..matrix.ncols() {
+        write!(out, " {} |", escape(&attention.column_label(name, c)))?;
     }
-    out.push_str("\n|---|");
-    out.push_str(&"---:|".repeat(col_labels.len()));
-    out.push('\n');
+    write!(out, "\n|---|")?;
+    for _ in 0..matrix.ncols() {
+        write!(out, "---:|")?;
+    }
+    writeln!(out)?;
     for (r, row) in matrix.row_iter().enumerate() {
-        out.push_str(&format!("| **{}** |", escape(&row_labels[r])));
+        write!(out, "| **{}** |", escape(&attention.row_label(name, r)))?;
         for value in row.iter() {
-            out.push_str(&format!(" {} |", format_fixed(*value, decimals)));
+            write!(out, " {} |", format_fixed(*value, decimals))?;
         }
-        out.push('\n');
+        writeln!(out)?;
     }
-    out
+    Ok(())
 }
 
 fn pad_left(text: &str, width: usize) -> String {

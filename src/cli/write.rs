@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::Path;
 
 use super::status;
-use crate::lesson::{freeze as freeze_text, load, parse, template, write_new_file};
+use crate::lesson::limits::MAX_FILE_BYTES;
+use crate::lesson::text::printable;
+use crate::lesson::{freeze as freeze_text, frozen_bytes, load, parse, template, write_new_file};
 
 pub fn new(path: &Path, title: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let text = template(title);
@@ -45,6 +47,21 @@ pub fn freeze(
             return status::INVALID;
         }
     };
+    // Measured before it is made: a frozen 1024 × 1024 generator is over 20 MB of numbers, a
+    // file no lesson may be. Then nothing is written, and the lesson as it is stays the copy.
+    let bytes = frozen_bytes(&loaded.text, &loaded.lesson);
+    if bytes > MAX_FILE_BYTES {
+        let _ = writeln!(
+            err,
+            "error: the frozen copy of {} would be {bytes} bytes, and a lesson file is at most \
+             {MAX_FILE_BYTES} bytes (1 MiB); nothing was written\n\
+             help: the lesson with its generators already gives the same numbers on every \
+             machine; for the numbers themselves, run `attn-tutor show {} --format json`",
+            printable(spec),
+            printable(spec)
+        );
+        return status::INVALID;
+    }
     let frozen = freeze_text(&loaded.text, &loaded.lesson);
     let reread = parse(&frozen);
     if reread.lesson.as_ref().map(|l| l.inputs()).is_none() {

@@ -4,6 +4,7 @@
 //! A lesson file is untrusted text. `parse` checks all of it and reports every problem it finds
 //! as a rustc-style `Diagnostic`; only a lesson without errors becomes a `Lesson`.
 
+mod atomic;
 mod builtin;
 mod defaults;
 pub mod diagnostic;
@@ -15,13 +16,18 @@ mod parse;
 pub mod text;
 mod write;
 
+pub use atomic::{WriteError, write_file, write_new_file};
 pub use builtin::{BUILTIN, Builtin, builtin};
 pub use defaults::default_narration;
 pub use diagnostic::{Diagnostic, Severity};
 pub use generate::{Generator, RandomKind};
 pub use load::{LoadError, LoadedLesson, load, load_file, load_text};
 pub use parse::{Parsed, parse};
-pub use write::{WriteError, freeze, lesson_to_toml, template, write_file, write_new_file};
+pub use write::{
+    freeze, frozen_bytes, keep_generators, lesson_to_toml, lesson_toml_bytes, template,
+};
+
+use std::sync::Arc;
 
 use nalgebra::DMatrix;
 
@@ -65,23 +71,35 @@ pub enum Inputs {
 }
 
 /// A matrix the lesson gives, with the recipe when its numbers are generated.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// The numbers are shared (`Arc`): the tutor keeps the lesson as loaded, as saved and as edited,
+/// and the attention computed from it, and a 1024 × 1024 matrix (8 MB) is held once by all of
+/// them until one is edited (`Arc::make_mut` copies it then).
+#[derive(Debug, Clone)]
 pub struct InputMatrix {
-    pub values: DMatrix<f64>,
+    pub values: Arc<DMatrix<f64>>,
     pub generator: Option<Generator>,
+}
+
+impl PartialEq for InputMatrix {
+    fn eq(&self, other: &InputMatrix) -> bool {
+        // The same numbers shared are equal without comparing a million of them.
+        self.generator == other.generator
+            && (Arc::ptr_eq(&self.values, &other.values) || self.values == other.values)
+    }
 }
 
 impl InputMatrix {
     pub fn literal(values: DMatrix<f64>) -> InputMatrix {
         InputMatrix {
-            values,
+            values: Arc::new(values),
             generator: None,
         }
     }
 
     pub fn generated(generator: Generator) -> InputMatrix {
         InputMatrix {
-            values: generator.generate(),
+            values: Arc::new(generator.generate()),
             generator: Some(generator),
         }
     }

@@ -1,9 +1,7 @@
-//! Writing lessons: a whole lesson as TOML, a frozen copy of a file, the `new` template, and the
-//! atomic, never-clobbering file write they all go through.
+//! Writing lessons: a whole lesson as TOML, a frozen copy of a file and the `new` template. Files
+//! are written through `atomic`.
 
-use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::fmt;
 
 use nalgebra::DMatrix;
 use toml::de::{DeTable, DeValue};
@@ -11,94 +9,6 @@ use toml::de::{DeTable, DeValue};
 use super::text::printable_lines;
 use super::{InputMatrix, Lesson, Mask};
 use crate::attention::{MatrixName, Step};
-
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    #[error("{} already exists; it was left as it is", .0.display())]
-    Exists(PathBuf),
-    #[error("cannot write {path}: {error}", path = .0.display(), error = .1)]
-    Io(PathBuf, std::io::Error),
-}
-
-/// Writes `contents` to a new file at `path`: to a temporary file in the same directory, synced,
-/// then moved into place only if nothing is there, so a crash never leaves half a lesson and an
-/// existing file is never replaced.
-pub fn write_new_file(path: &Path, contents: &str) -> Result<(), WriteError> {
-    write_file(path, contents, false)
-}
-
-/// Like `write_new_file`, and when `replace` is set an existing file is replaced, still
-/// atomically: readers see the old file or the new one, never half of either.
-pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), WriteError> {
-    if !replace && path.exists() {
-        return Err(WriteError::Exists(path.to_path_buf()));
-    }
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    if !directory.is_dir() {
-        return Err(WriteError::Io(
-            path.to_path_buf(),
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("the folder {} does not exist", directory.display()),
-            ),
-        ));
-    }
-    // The temporary file's own name means nothing to the user; errors name `path`.
-    let io = |error: std::io::Error| {
-        WriteError::Io(
-            path.to_path_buf(),
-            std::io::Error::new(error.kind(), strip_path(&error)),
-        )
-    };
-    let mut temporary = tempfile::NamedTempFile::new_in(directory).map_err(io)?;
-    // A temporary file is private (0600); a lesson is for sharing, like any file the user
-    // creates, and a replaced file keeps its own permissions.
-    let existing = std::fs::metadata(path).ok().filter(|_| replace);
-    set_shareable(temporary.as_file(), existing).map_err(io)?;
-    temporary.write_all(contents.as_bytes()).map_err(io)?;
-    temporary.as_file().sync_all().map_err(io)?;
-    if replace {
-        temporary
-            .persist(path)
-            .map_err(|error| WriteError::Io(path.to_path_buf(), error.error))?;
-        return Ok(());
-    }
-    temporary.persist_noclobber(path).map_err(|error| {
-        if error.error.kind() == std::io::ErrorKind::AlreadyExists {
-            WriteError::Exists(path.to_path_buf())
-        } else {
-            WriteError::Io(path.to_path_buf(), error.error)
-        }
-    })?;
-    Ok(())
-}
-
-#[cfg(unix)]
-fn set_shareable(file: &std::fs::File, existing: Option<std::fs::Metadata>) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let permissions = existing.map_or_else(
-        || std::fs::Permissions::from_mode(0o644),
-        |existing| existing.permissions(),
-    );
-    file.set_permissions(permissions)
-}
-
-#[cfg(not(unix))]
-fn set_shareable(_: &std::fs::File, _: Option<std::fs::Metadata>) -> std::io::Result<()> {
-    Ok(())
-}
-
-/// tempfile's errors append `at path "…/.tmpXXXX"`; the message before it is what matters.
-fn strip_path(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" at path ") {
-        Some(cut) => text[..cut].to_string(),
-        None => text,
-    }
-}
 
 /// A number as TOML: the shortest text that reads back to the same f64.
 fn toml_number(value: f64) -> String {
@@ -115,119 +25,189 @@ fn toml_string(text: &str) -> String {
     toml::Value::String(text.to_string()).to_string()
 }
 
-/// A matrix as TOML, one row per line.
-pub fn matrix_to_toml(matrix: &DMatrix<f64>) -> String {
-    let mut out = String::from("[\n");
-    for row in matrix.row_iter() {
-        let cells: Vec<String> = row.iter().map(|v| toml_number(*v)).collect();
-        let _ = writeln!(out, "  [{}],", cells.join(", "));
+/// Counts the bytes written to it and keeps none: how big a file would be, before making it.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl fmt::Write for ByteCount {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        self.0 += text.len();
+        Ok(())
     }
-    out.push(']');
-    out
 }
 
-fn input_to_toml(input: &InputMatrix) -> String {
+/// A matrix as TOML, one row per line.
+fn write_matrix(out: &mut dyn fmt::Write, matrix: &DMatrix<f64>) -> fmt::Result {
+    out.write_str("[\n")?;
+    for row in matrix.row_iter() {
+        out.write_str("  [")?;
+        for (col, value) in row.iter().enumerate() {
+            if col > 0 {
+                out.write_str(", ")?;
+            }
+            out.write_str(&toml_number(*value))?;
+        }
+        out.write_str("],\n")?;
+    }
+    out.write_str("]")
+}
+
+/// Whether a matrix still holds exactly its generator's numbers.
+fn is_as_generated(input: &InputMatrix) -> bool {
+    input
+        .generator
+        .is_some_and(|generator| generator.generate() == *input.values)
+}
+
+fn write_input(out: &mut dyn fmt::Write, input: &InputMatrix) -> fmt::Result {
     match input.generator {
         // An edited generated matrix is written out literally: its numbers are no longer the
         // recipe's.
-        Some(generator) if generator.generate() == input.values => generator.to_toml(),
-        _ => matrix_to_toml(&input.values),
+        Some(generator) if is_as_generated(input) => out.write_str(&generator.to_toml()),
+        _ => write_matrix(out, &input.values),
     }
 }
 
 /// The whole lesson as a lesson file, as the tutor saves an edited lesson.
 pub fn lesson_to_toml(lesson: &Lesson) -> String {
     let mut out = String::new();
-    let _ = writeln!(
+    let _ = write_lesson(&mut out, lesson);
+    out
+}
+
+/// How many bytes `lesson_to_toml` would write, without writing them: an edited 1024 × 1024
+/// matrix is over 20 MB of text, which a save must refuse before making it.
+pub fn lesson_toml_bytes(lesson: &Lesson) -> usize {
+    let mut count = ByteCount::default();
+    let _ = write_lesson(&mut count, lesson);
+    count.0
+}
+
+/// The lesson with every generated matrix that was edited set back to its generator's numbers,
+/// and the names of those matrices: what a save can keep when the edits make the file too large.
+pub fn keep_generators(lesson: &Lesson) -> (Lesson, Vec<MatrixName>) {
+    let mut kept = lesson.clone();
+    let mut dropped = Vec::new();
+    for (name, input) in lesson.inputs() {
+        if let Some(generator) = input.generator
+            && !is_as_generated(input)
+            && let Some(target) = kept.input_mut(name)
+        {
+            *target = InputMatrix::generated(generator);
+            dropped.push(name);
+        }
+    }
+    (kept, dropped)
+}
+
+fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    writeln!(
         out,
         "# Written by attn-tutor. The lesson format is described in docs/lesson-format.md."
-    );
-    let _ = writeln!(out, "format = 1");
-    let _ = writeln!(out, "title = {}", toml_string(&lesson.title));
-    let _ = writeln!(out, "source = {}", toml_string(&lesson.source));
-    let _ = writeln!(out, "summary = {}", toml_string(&lesson.summary));
+    )?;
+    writeln!(out, "format = 1")?;
+    writeln!(out, "title = {}", toml_string(&lesson.title))?;
+    writeln!(out, "source = {}", toml_string(&lesson.source))?;
+    writeln!(out, "summary = {}", toml_string(&lesson.summary))?;
     let tokens: Vec<String> = lesson.tokens.iter().map(|t| toml_string(t)).collect();
-    let _ = writeln!(out, "\ntokens = [{}]", tokens.join(", "));
+    writeln!(out, "\ntokens = [{}]", tokens.join(", "))?;
     for (name, input) in lesson.inputs() {
-        let _ = writeln!(out, "{} = {}", name.key(), input_to_toml(input));
+        write!(out, "{} = ", name.key())?;
+        write_input(out, input)?;
+        writeln!(out)?;
     }
-    let _ = writeln!(out, "\nscale = {}", lesson.scale);
+    writeln!(out, "\nscale = {}", lesson.scale)?;
     match &lesson.mask {
         Mask::None => {
-            let _ = writeln!(out, "mask = \"none\"");
+            writeln!(out, "mask = \"none\"")?;
         }
         Mask::Causal => {
-            let _ = writeln!(out, "mask = \"causal\"");
+            writeln!(out, "mask = \"causal\"")?;
         }
         Mask::Matrix(matrix) => {
-            let _ = writeln!(out, "mask = {}", matrix_to_toml(matrix));
+            out.write_str("mask = ")?;
+            write_matrix(out, matrix)?;
+            writeln!(out)?;
         }
     }
     if let Some(focus) = lesson.focus {
         let label = &lesson.tokens[focus];
         if lesson.tokens.iter().filter(|t| *t == label).count() == 1 {
-            let _ = writeln!(out, "focus = {}", toml_string(label));
+            writeln!(out, "focus = {}", toml_string(label))?;
         } else {
-            let _ = writeln!(out, "focus = {}", focus + 1);
+            writeln!(out, "focus = {}", focus + 1)?;
         }
     }
-    let _ = writeln!(out, "decimals = {}", lesson.decimals);
+    writeln!(out, "decimals = {}", lesson.decimals)?;
     if Step::ALL
         .iter()
         .any(|step| lesson.narration.get(*step).is_some())
     {
-        let _ = writeln!(out, "\n[narration]");
+        writeln!(out, "\n[narration]")?;
         for step in Step::ALL {
             if let Some(text) = lesson.narration.get(step) {
-                let _ = writeln!(out, "{} = {}", step.key(), toml_string(text));
+                writeln!(out, "{} = {}", step.key(), toml_string(text))?;
             }
         }
     }
     if lesson.expected.tolerance.is_some() || !lesson.expected.figures.is_empty() {
-        let _ = writeln!(out, "\n[expected]");
+        writeln!(out, "\n[expected]")?;
         if let Some(tolerance) = lesson.expected.tolerance {
-            let _ = writeln!(out, "tolerance = {}", toml_number(tolerance));
+            writeln!(out, "tolerance = {}", toml_number(tolerance))?;
         }
         for figure in &lesson.expected.figures {
-            let _ = writeln!(out, "\n[expected.{}]", figure.matrix.key());
+            writeln!(out, "\n[expected.{}]", figure.matrix.key())?;
             for row in &figure.rows {
                 let printed: Vec<&str> = row.values.iter().map(|n| n.text.as_str()).collect();
-                let _ = writeln!(out, "\"{}\" = [{}]", row.row + 1, printed.join(", "));
+                writeln!(out, "\"{}\" = [{}]", row.row + 1, printed.join(", "))?;
             }
         }
     }
-    out
+    Ok(())
 }
 
 /// The lesson file with every generator replaced by the numbers it generates, keeping everything
 /// else (comments included) as the author wrote it.
 pub fn freeze(text: &str, lesson: &Lesson) -> String {
+    let mut frozen = String::new();
+    let _ = write_frozen(&mut frozen, text, lesson);
+    frozen
+}
+
+/// How many bytes `freeze` would write, without writing them: a frozen 1024 × 1024 generator is
+/// over 20 MB, more than a lesson file may be.
+pub fn frozen_bytes(text: &str, lesson: &Lesson) -> usize {
+    let mut count = ByteCount::default();
+    let _ = write_frozen(&mut count, text, lesson);
+    count.0
+}
+
+fn write_frozen(out: &mut dyn fmt::Write, text: &str, lesson: &Lesson) -> fmt::Result {
     let Ok(root) = DeTable::parse(text) else {
-        return printable_lines(text);
+        return out.write_str(&printable_lines(text));
     };
-    let mut replacements: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut generated: Vec<(std::ops::Range<usize>, &InputMatrix)> = Vec::new();
     for (key, value) in root.get_ref().iter() {
         let Some(name) = MatrixName::from_key(key.get_ref()) else {
             continue;
         };
         if let (DeValue::Table(_), Some(input)) = (value.get_ref(), lesson.input(name)) {
-            let generator = input.generator.map(|g| g.to_toml()).unwrap_or_default();
-            let literal = matrix_to_toml(&input.values);
-            replacements.push((
-                value.span(),
-                format!("{literal}  # generated by {generator}"),
-            ));
+            generated.push((value.span(), input));
         }
     }
-    replacements.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
-    let mut frozen = text.to_string();
-    for (span, replacement) in replacements {
-        frozen.replace_range(span, &replacement);
+    generated.sort_by_key(|(span, _)| span.start);
+    let mut written = 0;
+    for (span, input) in generated {
+        // Comments are copied as the author wrote them, but may hold characters that act on a
+        // terminal (`freeze -o -` prints them); a lesson's strings cannot, so this changes only
+        // comments.
+        out.write_str(&printable_lines(&text[written..span.start]))?;
+        write_matrix(out, &input.values)?;
+        let generator = input.generator.map(|g| g.to_toml()).unwrap_or_default();
+        write!(out, "  # generated by {generator}")?;
+        written = span.end;
     }
-    // Comments are copied as the author wrote them, but may hold characters that act on a
-    // terminal (`freeze -o -` prints them); a lesson's strings cannot, so this changes only
-    // comments.
-    printable_lines(&frozen)
+    out.write_str(&printable_lines(&text[written..]))
 }
 
 /// The commented lesson `attn-tutor new` writes: small enough to read in one screen, and valid.
@@ -284,3 +264,35 @@ scores = "Each query meets every key: the dot product says how well they match."
 # tolerance = 0.0005
 # weights = [[...], [...], [...]]
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lesson::{BUILTIN, load_text};
+
+    /// The sizes a save and a freeze check against the limit are the sizes they write.
+    #[test]
+    fn measured_sizes_are_the_written_sizes() {
+        let texts = BUILTIN.iter().map(|lesson| lesson.text.to_string()).chain([
+            include_str!("../../tests/fixtures/generated.toml").to_string(),
+            include_str!("../../tests/fixtures/medium-masked.toml").to_string(),
+        ]);
+        for text in texts {
+            let lesson = load_text("x", None, text.clone()).unwrap().lesson;
+            assert_eq!(lesson_toml_bytes(&lesson), lesson_to_toml(&lesson).len());
+            assert_eq!(frozen_bytes(&text, &lesson), freeze(&text, &lesson).len());
+        }
+    }
+
+    #[test]
+    fn keeping_generators_names_only_the_edited_generated_matrices() {
+        let text = include_str!("../../tests/fixtures/generated.toml");
+        let mut lesson = load_text("x", None, text.to_string()).unwrap().lesson;
+        assert_eq!(keep_generators(&lesson).1, vec![]);
+        let w_k = lesson.input_mut(MatrixName::WK).unwrap();
+        std::sync::Arc::make_mut(&mut w_k.values)[(0, 0)] = 5.0;
+        let (kept, dropped) = keep_generators(&lesson);
+        assert_eq!(dropped, vec![MatrixName::WK]);
+        assert!(is_as_generated(kept.input(MatrixName::WK).unwrap()));
+    }
+}

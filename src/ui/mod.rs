@@ -244,6 +244,10 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                         "students"
                     }
                 ),
+                Question::TooLarge { keep } => format!(
+                    "k keep the generator of {} (drops your edits to it) · Esc don't save",
+                    matrix_list(keep)
+                ),
                 Question::Replace { path } => format!(
                     "{} exists. Replace it? y replace · n keep it",
                     printable_path(path)
@@ -283,6 +287,16 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
     line.render(area, buf);
+}
+
+/// `W_q`, `X and W_q`, `X, W_q and W_k`.
+fn matrix_list(names: &[crate::attention::MatrixName]) -> String {
+    let symbols: Vec<&str> = names.iter().map(|name| name.symbol()).collect();
+    match symbols.split_last() {
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Draws a message word-wrapped into at most two lines ending on row `last`.

@@ -1,0 +1,105 @@
+//! `attn-tutor progress --reset` tells the truth: it clears a progress file it can read, and
+//! when it cannot, it exits non-zero naming the file and why, leaving the file as it was.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+use tempfile::TempDir;
+
+const SOME_PROGRESS: &str = "format = 1\n\n[lessons.cat-sat-mat]\nlast_step = \"softmax\"\n";
+
+/// `progress ARGS` with the data folder in `data_home`: (exit code, stdout, stderr).
+fn progress(data_home: &Path, args: &[&str]) -> (i32, String, String) {
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir)
+        .env("XDG_DATA_HOME", data_home)
+        .arg("progress")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn assert_refused(code: i32, stdout: &str, stderr: &str, file: &Path) {
+    assert_ne!(code, 0, "reset claimed success: {stdout}");
+    assert!(!stdout.contains("Cleared"), "stdout: {stdout}");
+    assert!(
+        stderr.contains("error:") && stderr.contains(&file.display().to_string()),
+        "the error names the file: {stderr}"
+    );
+    assert!(
+        stderr.contains("nothing was reset"),
+        "says nothing happened: {stderr}"
+    );
+}
+
+#[test]
+fn reset_clears_a_readable_progress_file() {
+    let home = TempDir::new().unwrap();
+    let file = home.path().join("attn-tutor/progress.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, SOME_PROGRESS).unwrap();
+    let (code, stdout, _) = progress(home.path(), &["--reset"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("Cleared the practice of every lesson"));
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("cat-sat-mat")
+    );
+}
+
+#[test]
+fn reset_of_a_progress_file_that_cannot_be_read_fails_naming_it() {
+    // A link to itself cannot be read by anyone, root included.
+    let home = TempDir::new().unwrap();
+    let file = home.path().join("attn-tutor/progress.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("progress.toml", &file).unwrap();
+    let (code, stdout, stderr) = progress(home.path(), &["--reset"]);
+    assert_refused(code, &stdout, &stderr, &file);
+    assert!(std::fs::symlink_metadata(&file).unwrap().is_symlink());
+}
+
+#[test]
+fn reset_of_a_progress_file_without_read_permission_fails_naming_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TempDir::new().unwrap();
+    let file = home.path().join("attn-tutor/progress.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, SOME_PROGRESS).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&file).is_ok() {
+        eprintln!("skipped: this user reads files without read permission (root)");
+        return;
+    }
+    let (code, stdout, stderr) = progress(home.path(), &["--reset"]);
+    assert_refused(code, &stdout, &stderr, &file);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SOME_PROGRESS);
+}
+
+#[test]
+fn reset_when_the_data_folder_is_a_file_fails_naming_the_progress_file() {
+    let home = TempDir::new().unwrap();
+    std::fs::write(home.path().join("attn-tutor"), "not a folder").unwrap();
+    let file = home.path().join("attn-tutor/progress.toml");
+    let (code, stdout, stderr) = progress(home.path(), &["--reset"]);
+    assert_refused(code, &stdout, &stderr, &file);
+}
+
+#[test]
+fn reset_of_one_lesson_in_an_unreadable_file_fails_too() {
+    let home = TempDir::new().unwrap();
+    let file = home.path().join("attn-tutor/progress.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("progress.toml", &file).unwrap();
+    let (code, stdout, stderr) = progress(home.path(), &["--reset", "cat-sat-mat"]);
+    assert_refused(code, &stdout, &stderr, &file);
+}
