@@ -241,3 +241,23 @@ fn no_hidden_character_reaches_the_screen_even_where_a_screen_forgot_to_escape_i
         "a sign that something was there: {shown}"
     );
 }
+
+#[test]
+fn new_and_freeze_name_a_hostile_output_file_visibly() {
+    let dir = TempDir::new().unwrap();
+    let name = "y\u{1b}]2;PWNED\u{7}\u{202e}.toml";
+    let output = attn_tutor(&dir).args(["new", name]).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_clean("new", &output.stdout);
+    assert_clean("new (stderr)", &output.stderr);
+    // Again: the file exists now, and the refusal names it.
+    let output = attn_tutor(&dir).args(["new", name]).output().unwrap();
+    assert!(!output.status.success());
+    assert_clean("new over an existing file", &output.stderr);
+    let output = attn_tutor(&dir)
+        .args(["freeze", "cat-sleeps", "-o", name])
+        .output()
+        .unwrap();
+    assert_clean("freeze over an existing file", &output.stdout);
+    assert_clean("freeze over an existing file (stderr)", &output.stderr);
+}

@@ -14,6 +14,7 @@ use super::screens;
 use super::tutor::{Cursor, Tutor};
 use super::typed::{cell_value, token_label};
 use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status};
+use crate::lesson::text::printable_path;
 
 /// Why an edit is refused while practising: the hidden answers would change.
 const NUMBERS_STAY_PUT: &str = "Numbers stay put while you practise: x stops practice, then edit";
@@ -369,7 +370,10 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
                     path.set_extension("toml");
                 }
                 app.overlay = Overlay::None;
-                app.status = Some(Status::info(format!("Saving to {}…", path.display())));
+                app.status = Some(Status::info(format!(
+                    "Saving to {}…",
+                    printable_path(&path)
+                )));
                 return vec![save_effect(tutor, path, false)];
             }
         }
@@ -620,7 +624,10 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
         (Question::LeaveUnsaved(_), 'n') => {}
         (Question::Replace { path }, 'y') => {
             if let Some(tutor) = &app.tutor {
-                app.status = Some(Status::info(format!("Saving to {}…", path.display())));
+                app.status = Some(Status::info(format!(
+                    "Saving to {}…",
+                    printable_path(&path)
+                )));
                 return vec![save_effect(tutor, path, true)];
             }
         }
@@ -744,7 +751,7 @@ fn saved(app: &mut App, action: Action) -> Vec<Effect> {
             if let Some(tutor) = app.tutor.as_mut() {
                 tutor.saved = tutor.lesson.clone();
             }
-            app.status = Some(Status::info(format!("Saved to {}", path.display())));
+            app.status = Some(Status::info(format!("Saved to {}", printable_path(&path))));
             if let Some(then) = app.after_save.take() {
                 go(app, then);
             }

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use crate::lesson::BUILTIN;
-use crate::lesson::text::printable;
+use crate::lesson::text::printable_path;
 use crate::practice::{ProgressStore, ProgressWarning, default_path, shown_name};
 
 use super::status;
@@ -26,7 +26,7 @@ pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn
         let _ = writeln!(
             err,
             "error: nothing was reset in {}: {why}\nhelp: fix or remove the file, then try again",
-            printable(&path.display().to_string())
+            printable_path(&path)
         );
         return status::INVALID;
     }
@@ -51,7 +51,11 @@ pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn
             return status::INVALID;
         }
         let what = lesson.map_or("every lesson".to_string(), shown_name);
-        let _ = writeln!(out, "Cleared the practice of {what} ({}).", path.display());
+        let _ = writeln!(
+            out,
+            "Cleared the practice of {what} ({}).",
+            printable_path(&path)
+        );
         return status::OK;
     }
     let mut any = false;
@@ -74,7 +78,7 @@ pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn
             "No practice kept yet. In a lesson, press x to predict the results yourself."
         );
     }
-    let _ = writeln!(out, "Kept in {}", path.display());
+    let _ = writeln!(out, "Kept in {}", printable_path(&path));
     status::OK
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::status;
 use crate::lesson::limits::MAX_FILE_BYTES;
-use crate::lesson::text::printable;
+use crate::lesson::text::{printable, printable_path};
 use crate::lesson::{freeze as freeze_text, frozen_bytes, load, parse, template, write_new_file};
 
 pub fn new(path: &Path, title: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
@@ -21,8 +21,8 @@ pub fn new(path: &Path, title: &str, out: &mut dyn Write, err: &mut dyn Write) -
             let _ = writeln!(
                 out,
                 "wrote {}; check it with: attn-tutor check {}",
-                path.display(),
-                path.display()
+                printable_path(path),
+                printable_path(path)
             );
             status::OK
         }
@@ -80,7 +80,7 @@ pub fn freeze(
             let _ = writeln!(
                 out,
                 "wrote {} with every generated matrix written out",
-                output.display()
+                printable_path(output)
             );
             status::OK
         }

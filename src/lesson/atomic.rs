@@ -6,11 +6,13 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use super::text::printable_path;
+
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("{} already exists; it was left as it is", .0.display())]
+    #[error("{} already exists; it was left as it is", printable_path(&.0))]
     Exists(PathBuf),
-    #[error("cannot write {path}: {error}", path = .0.display(), error = .1)]
+    #[error("cannot write {path}: {error}", path = printable_path(&.0), error = .1)]
     Io(PathBuf, std::io::Error),
 }
 
@@ -45,7 +47,7 @@ pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), Writ
             path.to_path_buf(),
             std::io::Error::new(
                 std::io::ErrorKind::NotFound,
-                format!("the folder {} does not exist", directory.display()),
+                format!("the folder {} does not exist", printable_path(directory)),
             ),
         ));
     }
