@@ -28,7 +28,10 @@ fn run_inner(ci: Option<&str>) -> (bool, String) {
 fn a_missing_tool_skips_a_test_on_a_developers_machine() {
     let (passed, said) = run_inner(None);
     assert!(passed, "{said}");
-    assert!(said.contains("skipping: `no-such-tool` is not installed"), "{said}");
+    assert!(
+        said.contains("skipping: `no-such-tool` is not installed"),
+        "{said}"
+    );
 }
 
 #[test]

@@ -267,3 +267,48 @@ fn a_second_ctrl_c_ends_the_class_without_a_second_question() {
     update(&mut app, Action::Quit);
     assert!(app.quit);
 }
+
+/// A student session's app, free to edit, where saving is off.
+fn student_who_cannot_save() -> App {
+    let mut app = student(Follow::Free);
+    app.can_save = false;
+    update(&mut app, Action::Open);
+    app
+}
+
+#[test]
+fn w_in_a_classroom_session_says_saving_is_off_instead_of_asking_for_a_name() {
+    let mut app = student_who_cannot_save();
+    update(&mut app, Action::Save);
+    assert_eq!(app.overlay, Overlay::None, "no file name is asked for");
+    let status = app.status.clone().unwrap();
+    assert_eq!(status.text, attn_tutor::app::SAVING_OFF);
+}
+
+#[test]
+fn leaving_unsaved_edits_in_a_classroom_session_never_offers_to_save_them() {
+    use attn_tutor::ui::{Theme, view};
+    let mut app = student_who_cannot_save();
+    update(&mut app, Action::Edit);
+    update(&mut app, Action::ClearInput);
+    update(&mut app, Action::Type('5'));
+    update(&mut app, Action::Submit);
+    assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
+    update(&mut app, Action::Back);
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 24)).unwrap();
+    terminal
+        .draw(|frame| view(frame, &app, &Theme::monochrome()))
+        .unwrap();
+    let screen: String = terminal
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .map(|cell| cell.symbol())
+        .collect();
+    assert!(screen.contains("unsaved edits"), "{screen}");
+    assert!(!screen.contains("w save"), "{screen}");
+    update(&mut app, Action::Answer('w'));
+    assert_eq!(app.overlay, Overlay::None, "w asks for no file name");
+    assert!(app.tutor.is_some(), "and the student stays");
+}

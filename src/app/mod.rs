@@ -56,7 +56,15 @@ pub struct App {
     pub progress: ProgressStore,
     /// The progress changed since it was last handed out to be kept.
     pub progress_changed: bool,
+    /// Whether a lesson can be saved here: not in a classroom session, where the file would
+    /// land on the teacher's machine. Nothing offers `w` where it cannot work.
+    pub can_save: bool,
 }
+
+/// What `w` says where saving is off.
+pub const SAVING_OFF: &str = "Saving is off in a classroom session (the file would land on the \
+    teacher's machine). Your edits stay while you are connected; attn-tutor on your own machine \
+    can save a lesson";
 
 /// What sits on top of the screen and takes the keys.
 #[derive(Debug, Clone, PartialEq)]
@@ -145,6 +153,7 @@ impl App {
             classroom: None,
             progress: ProgressStore::in_memory(),
             progress_changed: false,
+            can_save: true,
         };
         if open.is_some() {
             update(&mut app, Action::Open);

@@ -405,6 +405,11 @@ fn ask_where_to_save(app: &mut App) {
     let Some(tutor) = app.tutor.as_ref() else {
         return;
     };
+    if !app.can_save {
+        app.after_save = None;
+        app.status = Some(Status::info(super::SAVING_OFF));
+        return;
+    }
     let lesson = tutor.lesson_to_save();
     let bytes = lesson_toml_bytes(&lesson);
     if bytes <= MAX_FILE_BYTES {
@@ -614,6 +619,8 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
     };
     app.overlay = Overlay::None;
     match (question, answer) {
+        // Where saving is off the question does not offer it: the key is taken as "stay".
+        (Question::LeaveUnsaved(_), 'w' | 's') if !app.can_save => {}
         (Question::LeaveUnsaved(then), 'w' | 's') => {
             app.after_save = Some(then);
             ask_where_to_save(app);

@@ -233,6 +233,10 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         (Overlay::Question(question), tutor) => {
             message_above(buf);
             let text = match question {
+                Question::LeaveUnsaved(_) if !app.can_save => {
+                    "You have unsaved edits, which end with this session. d discard them · Esc stay"
+                        .to_string()
+                }
                 Question::LeaveUnsaved(_) => {
                     "You have unsaved edits. w save them · d discard them · Esc stay".to_string()
                 }
