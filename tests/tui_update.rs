@@ -485,3 +485,88 @@ fn any_terminal_size_draws_without_panicking_from_nothing_to_the_largest_allowed
         }
     }
 }
+
+#[test]
+fn after_a_reset_the_lesson_is_no_longer_edited() {
+    let mut app = open("cat-sleeps");
+    edit(&mut app, "5");
+    assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
+    update(&mut app, Action::Reset);
+    assert!(
+        !app.tutor.as_ref().unwrap().has_unsaved_edits(),
+        "the lesson's own numbers are nothing to save"
+    );
+    update(&mut app, Action::Back);
+    assert!(app.tutor.is_none(), "leaving asks nothing");
+}
+
+#[test]
+fn a_lesson_saved_with_edited_numbers_leaves_out_the_narration_written_for_the_old_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("edited.toml");
+    let mut app = open("cat-sleeps");
+    // X[The, 1] = 2, where the narration says "The is [1, 0, 1, 0]".
+    edit(&mut app, "2");
+    save_to(&mut app, &path);
+    assert!(
+        status(&app).contains("default narration"),
+        "{}",
+        status(&app)
+    );
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert!(!saved.contains("The is [1, 0, 1, 0]"), "{saved}");
+    let reloaded = load_file(&path).expect("the saved lesson loads").lesson;
+    assert_eq!(reloaded.narration, Default::default());
+    assert_eq!(reloaded.title, "The cat sleeps (edited)");
+    assert!(
+        reloaded.source.contains("numbers edited in attn-tutor"),
+        "{}",
+        reloaded.source
+    );
+}
+
+#[test]
+fn a_lesson_saved_unchanged_keeps_its_own_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("same.toml");
+    let mut app = open("cat-sleeps");
+    edit(&mut app, "2");
+    edit(&mut app, "1");
+    save_to(&mut app, &path);
+    let reloaded = load_file(&path).expect("the saved lesson loads").lesson;
+    assert_eq!(reloaded.title, "The cat sleeps");
+    assert_ne!(reloaded.narration, Default::default());
+}
+
+#[test]
+fn renaming_a_token_shows_that_the_lessons_text_was_written_for_other_words() {
+    let narration_text = |app: &App| {
+        use attn_tutor::ui::{Theme, view};
+        let backend = ratatui::backend::TestBackend::new(120, 40);
+        let mut terminal = ratatui::Terminal::new(backend).unwrap();
+        terminal
+            .draw(|frame| view(frame, app, &Theme::monochrome()))
+            .unwrap();
+        let cells = &terminal.backend().buffer().content;
+        cells.iter().map(|cell| cell.symbol()).collect::<String>()
+    };
+    let mut app = open("cat-sleeps");
+    update(&mut app, Action::GoToStep(3));
+    assert!(!narration_text(&app).contains("You have changed"));
+    update(&mut app, Action::GoToStep(1));
+    update(&mut app, Action::Move(Direction::Left));
+    edit(&mut app, "naps");
+    assert!(
+        app.tutor
+            .as_ref()
+            .unwrap()
+            .lesson
+            .tokens
+            .contains(&"naps".to_string()),
+        "{}",
+        status(&app)
+    );
+    update(&mut app, Action::GoToStep(3));
+    let text = narration_text(&app);
+    assert!(text.contains("You have changed the lesson"), "{text}");
+}

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::attention::{Attention, Cell, MatrixName, Step};
-use crate::lesson::text::printable_path;
+use crate::lesson::limits::MAX_SOURCE_CHARS;
+use crate::lesson::text::{TITLE_ROOM, printable_path};
 use crate::lesson::{Lesson, LoadedLesson, Mask};
 
 use super::action::Direction;
@@ -242,15 +243,32 @@ impl Tutor {
             .position(|(old, new)| old != new);
     }
 
-    /// The lesson as it would be saved: the source's printed figures describe the original
-    /// numbers, so they are dropped once the numbers differ (the saved file must pass `check`).
+    /// Whether the learner changed what the lesson's own words describe: its numbers, mask,
+    /// scaling or token labels. Its narration, title and printed figures were written for
+    /// the original ones.
+    pub fn numbers_changed(&self) -> bool {
+        self.lesson.inputs != self.original.inputs
+            || self.lesson.mask != self.original.mask
+            || self.lesson.scale != self.original.scale
+            || self.lesson.tokens != self.original.tokens
+    }
+
+    /// The lesson as it would be saved. Once the numbers differ from the original, what was
+    /// written for the original ones cannot come along as it is: the printed figures are
+    /// dropped (the saved file must pass `check`), and so is the lesson's own narration, which
+    /// quotes the original numbers and words (the default narration of each step, which
+    /// quotes none, takes its place). The title and source say the lesson was edited, so the
+    /// file and every screen that shows it say so too.
     pub fn lesson_to_save(&self) -> Lesson {
         let mut lesson = self.lesson.clone();
-        let same_numbers = lesson.inputs == self.original.inputs
-            && lesson.mask == self.original.mask
-            && lesson.scale == self.original.scale;
-        if !same_numbers {
+        if self.numbers_changed() {
             lesson.expected = Default::default();
+            lesson.narration = Default::default();
+            let title = format!("{} (edited)", lesson.title);
+            if !lesson.title.ends_with(" (edited)") && TITLE_ROOM.check(&title).is_ok() {
+                lesson.title = title;
+            }
+            lesson.source = edited_source(&self.original.source);
         }
         lesson
     }
@@ -263,4 +281,20 @@ impl Tutor {
             _ => file,
         }
     }
+}
+
+/// The `source` of a lesson saved with edited numbers: where the original came from, and what
+/// was left out, within the format's 200 characters.
+fn edited_source(original: &str) -> String {
+    const NOTE: &str = "numbers edited in attn-tutor; the narration and printed figures written \
+                        for the original numbers were left out";
+    let room = MAX_SOURCE_CHARS - NOTE.chars().count() - " (…): ".chars().count();
+    if original.is_empty() {
+        return format!("{}{}", NOTE[..1].to_uppercase(), &NOTE[1..]);
+    }
+    let mut from: String = original.chars().take(room).collect();
+    if from.chars().count() < original.chars().count() {
+        from.push('…');
+    }
+    format!("{from}: {NOTE}")
 }

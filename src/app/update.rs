@@ -758,7 +758,17 @@ fn saved(app: &mut App, action: Action) -> Vec<Effect> {
             if let Some(tutor) = app.tutor.as_mut() {
                 tutor.saved = tutor.lesson.clone();
             }
-            app.status = Some(Status::info(format!("Saved to {}", printable_path(&path))));
+            let left_out = app.tutor.as_ref().is_some_and(|tutor| {
+                tutor.numbers_changed() && tutor.original.narration != Default::default()
+            });
+            app.status = Some(Status::info(if left_out {
+                format!(
+                    "Saved to {}, with the default narration: the lesson's own was written for its original numbers",
+                    printable_path(&path)
+                )
+            } else {
+                format!("Saved to {}", printable_path(&path))
+            }));
             if let Some(then) = app.after_save.take() {
                 go(app, then);
             }

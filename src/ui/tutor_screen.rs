@@ -43,10 +43,10 @@ pub fn narration_text(tutor: &Tutor) -> String {
     let step = tutor.step();
     let mut text = String::new();
     let projected = tutor.attention.embeddings.is_some();
-    if tutor.lesson.inputs != tutor.original.inputs || tutor.lesson.mask != tutor.original.mask {
+    if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() {
         text.push_str(
-            "(You have changed the numbers: the lesson's text below was written for its \
-             original ones; R resets them.)\n",
+            "(You have changed the lesson: its text below was written for its original \
+             numbers and words; R resets them. A saved copy leaves this text out.)\n",
         );
     }
     if !projected && step == Step::Projection {
