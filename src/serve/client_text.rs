@@ -11,6 +11,9 @@ pub const NAME: usize = 32;
 /// short (`xterm-256color`, `SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13`).
 pub const LABEL: usize = 64;
 
+/// The most characters of an error shown when it may quote the client.
+pub const ERROR: usize = 200;
+
 /// `text` with its control and invisible characters escaped, cut after `max` characters of the
 /// client's text with `…(N more)` saying how many were left out.
 pub fn client_text(text: &str, max: usize) -> String {

@@ -23,6 +23,7 @@ pub use access::Access;
 
 use crate::app::{Action, App, Audience, Classroom, PickerEntry, Presented, update};
 use crate::ui::Theme;
+use client_text::client_text;
 use places::{Admitted, Place, Places};
 use session::{Ending, Mailbox};
 use sign_ins::SignIns;
@@ -183,6 +184,8 @@ async fn connection(
         Ok(session) => session,
         Err(error) => {
             if !watch.has_ended() {
+                // The error may quote what the client sent.
+                let error = client_text(&error.to_string(), client_text::ERROR);
                 tracing::info!(%peer, %error, "handshake failed");
             }
             guard.abort();
@@ -196,6 +199,7 @@ async fn connection(
         && !watch.has_ended()
     {
         // One student's broken connection ends only that session.
+        let error = client_text(&error.to_string(), client_text::ERROR);
         tracing::info!(%peer, %error, "session ended with an error");
     }
     guard.abort();
