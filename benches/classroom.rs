@@ -10,9 +10,12 @@
 //! Run with `cargo bench --bench classroom` (50 students × 100 keys, about ten seconds).
 //! Without `--bench` (`cargo test --benches`, or `-- --test`) it is a quick smoke run of 3
 //! students × 10 keys. `--sessions N` and `--keys N` after `--`, or `ATTN_BENCH_SESSIONS` and
-//! `ATTN_BENCH_KEYS`, set the counts in either mode.
+//! `ATTN_BENCH_KEYS`, set the counts in either mode. `--lesson FILE` (or `ATTN_BENCH_LESSON`)
+//! offers that lesson too and has every student open it instead (End, then Enter in the
+//! picker): the server's memory per student at a large lesson.
 
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
@@ -46,12 +49,13 @@ fn main() -> ExitCode {
 
 fn run() -> anyhow::Result<()> {
     let (sessions, keys) = counts()?;
-    let server = Server::start(sessions)?;
+    let lesson = lesson()?;
+    let server = Server::start(sessions, lesson.as_deref())?;
     // The client shares the machine (and its cores) with the server, as a loopback test must.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(classroom(&server, sessions, keys));
+    let outcome = runtime.block_on(classroom(&server, sessions, keys, lesson.is_some()));
     let log = server.log();
     drop(server);
     let report = outcome?;
@@ -92,6 +96,23 @@ fn counts() -> anyhow::Result<(usize, usize)> {
     ))
 }
 
+/// The lesson every student opens, when not the first built-in one.
+fn lesson() -> anyhow::Result<Option<PathBuf>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let given = args
+        .iter()
+        .position(|arg| arg == "--lesson")
+        .map(|at| args.get(at + 1).cloned().unwrap_or_default())
+        .or_else(|| std::env::var("ATTN_BENCH_LESSON").ok());
+    given
+        .map(|path| {
+            let path = PathBuf::from(path);
+            ensure!(path.is_file(), "--lesson {}: no such file", path.display());
+            Ok(path)
+        })
+        .transpose()
+}
+
 /// `attn-tutor serve --open` on a free loopback port, with a new host key in a temporary folder.
 /// Killed when dropped, and on SIGINT, SIGTERM or SIGHUP, so no run leaves it behind.
 struct Server {
@@ -104,12 +125,22 @@ struct Server {
 }
 
 impl Server {
-    fn start(sessions: usize) -> anyhow::Result<Server> {
+    fn start(sessions: usize, lesson: Option<&Path>) -> anyhow::Result<Server> {
         let dir = TempDir::new()?;
         // Room for everyone: the limits are the server's to test elsewhere.
         let limit = sessions.max(200).to_string();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_attn-tutor"))
-            .args(["serve", "--open", "--listen", "127.0.0.1:0", "--host-key"])
+        let mut serve = Command::new(env!("CARGO_BIN_EXE_attn-tutor"));
+        serve.arg("serve");
+        if let Some(lesson) = lesson {
+            // Alone in a folder, it is the picker's last entry.
+            let folder = dir.path().join("lessons");
+            std::fs::create_dir(&folder)?;
+            std::fs::copy(lesson, folder.join("bench.toml"))
+                .with_context(|| format!("cannot copy {}", lesson.display()))?;
+            serve.arg("--lessons").arg(folder);
+        }
+        let mut child = serve
+            .args(["--open", "--listen", "127.0.0.1:0", "--host-key"])
             .arg(dir.path().join("host_key"))
             .args(["--max-sessions", &limit, "--per-address", &limit])
             .stdin(Stdio::null())
@@ -400,13 +431,19 @@ fn step_shown(frame: &[u8]) -> Option<(u64, u64)> {
     Some((number.parse().ok()?, total.parse().ok()?))
 }
 
-/// Opens the first lesson with Enter, then presses `keys` keys with a student's pauses: three
+/// Opens the first lesson with Enter (or the last, with End first), then presses `keys` keys with a student's pauses: three
 /// cursor moves to one step change, steps kept within the lesson so that every key changes
 /// the screen.
-async fn drive(student: &mut Student, keys: usize, seed: u64) -> anyhow::Result<Run> {
+async fn drive(student: &mut Student, keys: usize, seed: u64, last: bool) -> anyhow::Result<Run> {
     let mut jitter = Jitter(seed);
     // Students do not press in lockstep.
     tokio::time::sleep(Duration::from_millis(jitter.below(PAUSE_MS.1))).await;
+    if last {
+        student
+            .press(b"\x1b[F")
+            .await
+            .context("choosing the last lesson")?;
+    }
     let (_, frame) = student.press(b"\r").await.context("opening the lesson")?;
     let (mut step, steps) =
         step_shown(&frame).context("the lesson's first frame shows no \"Step 1/N\"")?;
@@ -459,7 +496,12 @@ struct Report {
 
 /// The whole class: everyone joins at once, memory is read, everyone works through their keys,
 /// memory is read again, everyone leaves.
-async fn classroom(server: &Server, sessions: usize, keys: usize) -> anyhow::Result<Report> {
+async fn classroom(
+    server: &Server,
+    sessions: usize,
+    keys: usize,
+    last: bool,
+) -> anyhow::Result<Report> {
     let baseline = server.memory()?;
     let overflows_before = listen_overflows();
     let started = Instant::now();
@@ -496,7 +538,7 @@ async fn classroom(server: &Server, sessions: usize, keys: usize) -> anyhow::Res
         .enumerate()
         .map(|(index, mut student)| {
             tokio::spawn(async move {
-                let run = drive(&mut student, keys, index as u64 + 1).await;
+                let run = drive(&mut student, keys, index as u64 + 1, last).await;
                 (student, run)
             })
         })

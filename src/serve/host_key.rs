@@ -17,6 +17,7 @@ pub fn default_path() -> PathBuf {
 /// Reads the key at `path`, or makes one there (mode 0600) when there is none.
 pub fn load_or_create(path: &Path) -> anyhow::Result<(PrivateKey, bool)> {
     if path.exists() {
+        refuse_unprotected(path)?;
         let key = russh::keys::load_secret_key(path, None)
             .with_context(|| format!("cannot read the host key {}", path.display()))?;
         return Ok((key, false));
@@ -35,6 +36,31 @@ pub fn load_or_create(path: &Path) -> anyhow::Result<(PrivateKey, bool)> {
     write_private(path, text.as_bytes())
         .with_context(|| format!("cannot write the host key {}", path.display()))?;
     Ok((key, true))
+}
+
+/// Refuses a key file that the group or others may read or write, as OpenSSH does: anyone who
+/// can read it can pretend to be this server to the students.
+#[cfg(unix)]
+fn refuse_unprotected(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the host key {}", path.display()))?
+        .permissions()
+        .mode()
+        & 0o777;
+    anyhow::ensure!(
+        mode & 0o077 == 0,
+        "UNPROTECTED PRIVATE KEY FILE: the host key {path} has mode {mode:04o}, so others on \
+         this machine can read it and pretend to be this server; it must be readable by its \
+         owner only\nhelp: chmod 600 {path}",
+        path = path.display()
+    );
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn refuse_unprotected(_path: &Path) -> anyhow::Result<()> {
+    Ok(())
 }
 
 /// A new file readable by its owner only; never replaces an existing one.

@@ -3,12 +3,14 @@
 //! their channel.
 
 mod access;
+mod client_text;
 mod host_key;
+mod places;
 mod session;
+mod sign_ins;
 mod student;
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,8 +23,17 @@ pub use access::Access;
 
 use crate::app::{Action, App, Audience, Classroom, PickerEntry, Presented, update};
 use crate::ui::Theme;
+use client_text::client_text;
+use places::{Admitted, Place, Places};
 use session::{Ending, Mailbox};
+use sign_ins::SignIns;
 use student::Student;
+
+/// Time allowed from connecting to the end of the SSH handshake (version lines and key
+/// exchange; a few round trips, well under a second on any real network). A connection that
+/// says nothing, or stalls half-way, holds its place no longer than this, whatever the
+/// sign-in deadline.
+pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// What `serve` was asked to do.
 #[derive(Debug, Clone)]
@@ -51,8 +62,10 @@ pub struct Shared {
     access: Access,
     sessions: AtomicUsize,
     max_sessions: usize,
-    connections: Mutex<HashMap<IpAddr, usize>>,
+    places: Arc<Places>,
     per_address: usize,
+    /// Failed sign-ins cost their address time, across its connections.
+    sign_ins: SignIns,
     /// The presenter's screen, when the class has a presenter.
     presenter: Option<tokio::sync::watch::Receiver<Arc<Presented>>>,
     lock: bool,
@@ -62,60 +75,40 @@ pub struct Shared {
     class_over: tokio::sync::watch::Receiver<bool>,
 }
 
-impl Shared {
-    /// Counts a new connection from `ip`, unless that address has too many already.
-    fn admit(self: &Arc<Shared>, ip: IpAddr) -> Option<Ticket> {
-        let mut connections = self.connections.lock().ok()?;
-        let count = connections.entry(ip).or_insert(0);
-        if *count >= self.per_address {
-            return None;
-        }
-        *count += 1;
-        Some(Ticket {
-            shared: Arc::clone(self),
-            ip,
-        })
-    }
-}
-
-/// One admitted connection; dropping it gives its place back.
-struct Ticket {
-    shared: Arc<Shared>,
-    ip: IpAddr,
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        if let Ok(mut connections) = self.shared.connections.lock()
-            && let Some(count) = connections.get_mut(&self.ip)
-        {
-            *count -= 1;
-            if *count == 0 {
-                connections.remove(&self.ip);
-            }
-        }
-    }
-}
-
-/// What the connection's watchdog needs to know of the session: signed in yet, and when the
-/// student last typed.
+/// What the connection's guard needs to know of the session (handshake done, signed in yet,
+/// when the student last typed), and how it ends the connection from outside.
 #[derive(Debug)]
 pub struct Watch {
+    /// Tells this connection from the others of its address.
+    id: u64,
+    peer: SocketAddr,
     started: Instant,
+    handshake_done: AtomicBool,
     signed_in: AtomicBool,
     last_input_ms: AtomicU64,
     /// The student's tutor once it runs: ending the session from outside goes through it, so
     /// the student first gets their terminal back.
     tutor: Mutex<Option<Arc<Mailbox>>>,
+    /// The connection's socket, to shut down from outside: that ends the connection at once,
+    /// whatever state the SSH session is in.
+    socket: Mutex<Option<std::net::TcpStream>>,
+    /// Becomes true when the connection is being ended from outside (evicted, too slow): a
+    /// handler waiting for its turn stops waiting.
+    ended: tokio::sync::watch::Sender<bool>,
 }
 
 impl Watch {
-    fn new() -> Watch {
+    fn new(id: u64, peer: SocketAddr, socket: Option<std::net::TcpStream>) -> Watch {
         Watch {
+            id,
+            peer,
             started: Instant::now(),
+            handshake_done: AtomicBool::new(false),
             signed_in: AtomicBool::new(false),
             last_input_ms: AtomicU64::new(0),
             tutor: Mutex::new(None),
+            socket: Mutex::new(socket),
+            ended: tokio::sync::watch::channel(false).0,
         }
     }
 
@@ -123,6 +116,11 @@ impl Watch {
         if let Ok(mut tutor) = self.tutor.lock() {
             *tutor = mailbox;
         }
+    }
+
+    /// Key exchange is over and the client asks to sign in.
+    pub fn handshake_done(&self) {
+        self.handshake_done.store(true, Ordering::SeqCst);
     }
 
     pub fn signed_in(&self) {
@@ -139,6 +137,25 @@ impl Watch {
         let last = Duration::from_millis(self.last_input_ms.load(Ordering::SeqCst));
         self.started.elapsed().saturating_sub(last)
     }
+
+    /// Ends the connection now: its socket is shut down and anything waiting stops.
+    pub fn end(&self) {
+        self.ended.send_replace(true);
+        let socket = self.socket.lock().ok().and_then(|mut socket| socket.take());
+        if let Some(socket) = socket {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    pub fn has_ended(&self) -> bool {
+        *self.ended.borrow()
+    }
+
+    /// Returns once the connection is being ended from outside.
+    pub async fn until_ended(&self) {
+        let mut ended = self.ended.subscribe();
+        let _ = ended.wait_for(|ended| *ended).await;
+    }
 }
 
 /// Ends a connection from the server's side, saying why.
@@ -148,62 +165,103 @@ async fn disconnect(handle: &russh::server::Handle, why: &str) {
         .await;
 }
 
-/// One connection from accept to close: the SSH handshake within the login deadline, then the
-/// session, watched for the deadline and for idleness.
+/// One connection from accept to close: the SSH handshake within the handshake deadline,
+/// sign-in within the login deadline, then the session, watched for idleness.
 async fn connection(
     stream: tokio::net::TcpStream,
-    peer: SocketAddr,
-    ticket: Ticket,
+    watch: Arc<Watch>,
+    place: Place,
+    shared: Arc<Shared>,
     config: Arc<russh::server::Config>,
     limits: (Duration, Duration),
 ) {
-    let (login_deadline, idle_timeout) = limits;
-    let watch = Arc::new(Watch::new());
-    let student = Student::new(Arc::clone(&ticket.shared), Some(peer), Arc::clone(&watch));
-    let started = russh::server::run_stream(config, stream, student);
-    let session = match tokio::time::timeout(login_deadline, started).await {
-        Ok(Ok(session)) => session,
-        Ok(Err(error)) => {
-            tracing::info!(%peer, %error, "handshake failed");
-            return;
-        }
-        Err(_) => {
-            tracing::info!(%peer, "dropped: no SSH within the login deadline");
+    let peer = watch.peer;
+    let handle = Arc::new(Mutex::new(None));
+    let guard = tokio::spawn(guard(Arc::clone(&watch), Arc::clone(&handle), limits));
+    let student = Student::new(Arc::clone(&shared), Some(peer), Arc::clone(&watch), place);
+    // The guard ends a client that never sends its version line: this then fails.
+    let session = match russh::server::run_stream(config, stream, student).await {
+        Ok(session) => session,
+        Err(error) => {
+            if !watch.has_ended() {
+                // The error may quote what the client sent.
+                let error = client_text(&error.to_string(), client_text::ERROR);
+                tracing::info!(%peer, %error, "handshake failed");
+            }
+            guard.abort();
             return;
         }
     };
-    let handle = session.handle();
-    let watchdog = tokio::spawn(async move {
-        tokio::time::sleep(login_deadline.saturating_sub(watch.started.elapsed())).await;
-        if !watch.signed_in.load(Ordering::SeqCst) {
-            tracing::info!(%peer, "dropped: not signed in within the login deadline");
-            disconnect(&handle, "sign-in took too long").await;
-            return;
-        }
-        loop {
-            let idle = watch.idle_for();
-            if idle >= idle_timeout {
-                tracing::info!(%peer, "dropped: idle");
-                let tutor = watch.tutor.lock().ok().and_then(|tutor| tutor.clone());
-                if let Some(tutor) = tutor {
-                    // The tutor restores the student's terminal and says why; a client that
-                    // does not read even that is cut off a little later.
-                    tutor.end(Ending::Idle);
-                    tokio::time::sleep(Duration::from_secs(5)).await;
-                }
-                disconnect(&handle, "no key pressed for too long; connect again").await;
-                return;
-            }
-            tokio::time::sleep(idle_timeout - idle).await;
-        }
-    });
-    if let Err(error) = session.await {
+    if let Ok(mut handle) = handle.lock() {
+        *handle = Some(session.handle());
+    }
+    if let Err(error) = session.await
+        && !watch.has_ended()
+    {
         // One student's broken connection ends only that session.
+        let error = client_text(&error.to_string(), client_text::ERROR);
         tracing::info!(%peer, %error, "session ended with an error");
     }
-    watchdog.abort();
-    let sessions = ticket.shared.sessions.load(Ordering::SeqCst);
+    guard.abort();
+    let sessions = shared.sessions.load(Ordering::SeqCst);
     tracing::info!(%peer, sessions, "connection closed");
+}
+
+/// Ends a connection that does not finish the SSH handshake in time, does not sign in in time,
+/// or, once in, leaves the keyboard for too long. The handle to the session comes once the
+/// client's version line has.
+async fn guard(
+    watch: Arc<Watch>,
+    handle: Arc<Mutex<Option<russh::server::Handle>>>,
+    (login_deadline, idle_timeout): (Duration, Duration),
+) {
+    let peer = watch.peer;
+    let handshake_deadline = HANDSHAKE_DEADLINE.min(login_deadline);
+    let until =
+        |deadline: Duration| tokio::time::sleep(deadline.saturating_sub(watch.started.elapsed()));
+    tokio::select! {
+        () = until(handshake_deadline) => {}
+        () = watch.until_ended() => return,
+    }
+    if !watch.handshake_done.load(Ordering::SeqCst) {
+        tracing::info!(%peer, "dropped: no SSH handshake within the handshake deadline");
+        watch.end();
+        return;
+    }
+    tokio::select! {
+        () = until(login_deadline) => {}
+        () = watch.until_ended() => return,
+    }
+    let handle = handle.lock().ok().and_then(|handle| handle.clone());
+    if !watch.signed_in.load(Ordering::SeqCst) {
+        tracing::info!(%peer, "dropped: not signed in within the login deadline");
+        if let Some(handle) = &handle {
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                disconnect(handle, "sign-in took too long"),
+            )
+            .await;
+        }
+        watch.end();
+        return;
+    }
+    let Some(handle) = handle else { return };
+    loop {
+        let idle = watch.idle_for();
+        if idle >= idle_timeout {
+            tracing::info!(%peer, "dropped: idle");
+            let tutor = watch.tutor.lock().ok().and_then(|tutor| tutor.clone());
+            if let Some(tutor) = tutor {
+                // The tutor restores the student's terminal and says why; a client that
+                // does not read even that is cut off a little later.
+                tutor.end(Ending::Idle);
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+            disconnect(&handle, "no key pressed for too long; connect again").await;
+            return;
+        }
+        tokio::time::sleep(idle_timeout - idle).await;
+    }
 }
 
 /// Serves until the process is stopped (or, with a presenter, until the presenter quits), then
@@ -276,8 +334,9 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         access: options.access,
         sessions: AtomicUsize::new(0),
         max_sessions: options.max_sessions,
-        connections: Mutex::new(HashMap::new()),
+        places: Arc::new(Places::default()),
         per_address: options.per_address,
+        sign_ins: SignIns::default(),
         presenter: presenter_channel
             .as_ref()
             .map(|(_, receiver)| receiver.clone()),
@@ -330,6 +389,7 @@ async fn accept(
     config: Arc<russh::server::Config>,
     limits: (Duration, Duration),
 ) {
+    let mut connections = 0;
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -340,20 +400,51 @@ async fn accept(
                 continue;
             }
         };
-        let Some(ticket) = shared.admit(peer.ip()) else {
-            tracing::warn!(%peer, "refused: too many connections from this address");
-            continue;
+        connections += 1;
+        let (copy, stream) = match with_a_second_handle(stream) {
+            Ok(socket) => socket,
+            Err(error) => {
+                tracing::warn!(%peer, %error, "accept failed");
+                continue;
+            }
+        };
+        let watch = Arc::new(Watch::new(connections, peer, copy));
+        let place = match shared.places.admit(peer.ip(), &watch, shared.per_address) {
+            Admitted::Free(place) => place,
+            Admitted::Evicting(place, oldest) => {
+                tracing::info!(
+                    %peer,
+                    oldest = ?oldest,
+                    "evicted: the oldest connection of this address not signed in, to make room"
+                );
+                place
+            }
+            Admitted::Refused => {
+                tracing::warn!(%peer, "refused: too many connections from this address");
+                continue;
+            }
         };
         let _ = stream.set_nodelay(true);
         tracing::info!(%peer, "connection");
         tokio::spawn(connection(
             stream,
-            peer,
-            ticket,
+            watch,
+            place,
+            Arc::clone(&shared),
             Arc::clone(&config),
             limits,
         ));
     }
+}
+
+/// The connection's socket and a second handle on it, to end the connection from outside at
+/// any stage (see `Watch::end`).
+fn with_a_second_handle(
+    stream: tokio::net::TcpStream,
+) -> std::io::Result<(Option<std::net::TcpStream>, tokio::net::TcpStream)> {
+    let socket = stream.into_std()?;
+    let copy = socket.try_clone().ok();
+    Ok((copy, tokio::net::TcpStream::from_std(socket)?))
 }
 
 /// Waits for SIGTERM, SIGINT or SIGHUP; returns which came.

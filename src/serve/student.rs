@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use crossterm::cursor::Show;
 use crossterm::event::{DisableBracketedPaste, DisableMouseCapture};
@@ -18,6 +19,8 @@ use tokio::sync::watch;
 use crate::app::{Action, SaveFailure};
 use crate::ui::Theme;
 
+use super::client_text::{self, client_text};
+use super::places::Place;
 use super::session::{self, Mailbox};
 use super::{Shared, Watch};
 
@@ -43,10 +46,19 @@ pub struct Student {
     /// Counted in the class's session total (released when the connection ends).
     counted: bool,
     watch: Arc<Watch>,
+    /// This connection's place among its address's; given back when the connection ends.
+    place: Place,
+    /// Join codes this connection has had refused: its later tries wait behind others' first.
+    failures: u32,
 }
 
 impl Student {
-    pub fn new(shared: Arc<Shared>, peer: Option<SocketAddr>, watch: Arc<Watch>) -> Student {
+    pub fn new(
+        shared: Arc<Shared>,
+        peer: Option<SocketAddr>,
+        watch: Arc<Watch>,
+        place: Place,
+    ) -> Student {
         Student {
             shared,
             peer,
@@ -60,6 +72,8 @@ impl Student {
             alive: watch::channel(()).0,
             counted: false,
             watch,
+            place,
+            failures: 0,
         }
     }
 
@@ -72,19 +86,17 @@ impl Student {
 
     fn accepted(&mut self, user: &str, how: &str) -> Auth {
         // The name is shown to the teacher; it is the student's own text, so it is cleaned.
-        self.name = crate::lesson::text::printable(user)
-            .chars()
-            .take(32)
-            .collect();
+        self.name = client_text(user, client_text::NAME);
         tracing::info!(student = %self.who(), how, "signed in");
         self.watch.signed_in();
+        self.place.signed_in();
         self.watch.input();
         Auth::Accept
     }
 
     fn refused(&self, user: &str, how: &str) -> Auth {
         tracing::info!(
-            user = %crate::lesson::text::printable(user),
+            user = %client_text(user, client_text::NAME),
             peer = ?self.peer,
             how,
             "sign-in refused"
@@ -154,11 +166,34 @@ impl russh::server::Handler for Student {
         })
     }
 
+    async fn authentication_banner(&mut self) -> Result<Option<String>, Self::Error> {
+        // Called when the client, its keys exchanged, asks to sign in.
+        self.watch.handshake_done();
+        Ok(None)
+    }
+
     async fn auth_password(&mut self, user: &str, password: &str) -> Result<Auth, Self::Error> {
+        // A code is checked only in its address's turn, so one address cannot guess quickly
+        // by opening many connections. A connection ended meanwhile stops waiting.
+        let waited = match self.peer {
+            Some(peer) => tokio::select! {
+                waited = self.shared.sign_ins.turn(peer.ip(), self.failures) => waited,
+                () = self.watch.until_ended() => return Ok(self.try_again()),
+            },
+            None => Duration::ZERO,
+        };
         Ok(if self.shared.access.allows_password(password) {
             self.accepted(user, "password")
         } else {
-            self.refused(user, "password")
+            self.failures = self.failures.saturating_add(1);
+            tracing::info!(
+                user = %client_text(user, client_text::NAME),
+                peer = ?self.peer,
+                waited_ms = waited.as_millis(),
+                failures = self.failures,
+                "sign-in refused: wrong join code"
+            );
+            self.try_again()
         })
     }
 
@@ -351,7 +386,15 @@ impl russh::server::Handler for Student {
         self.watch.showing_tutor(Some(Arc::clone(&mailbox)));
         session.channel_success(channel)?;
         let sessions = self.shared.sessions.load(Ordering::SeqCst);
-        tracing::info!(student = %self.who(), %term, sessions, "tutor started");
+        // The terminal type and the version string are the client's own text.
+        let client = String::from_utf8_lossy(session.remote_sshid());
+        tracing::info!(
+            student = %self.who(),
+            term = %client_text(&term, client_text::LABEL),
+            client = %client_text(&client, client_text::LABEL),
+            sessions,
+            "tutor started"
+        );
         tokio::spawn(session::run(session::Start {
             shared: Arc::clone(&self.shared),
             who: self.who(),

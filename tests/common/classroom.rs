@@ -2,6 +2,7 @@
 //! the real OpenSSH client (`ssh -tt` in a pseudo-terminal, read back through a vt100 screen).
 
 use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
@@ -351,6 +352,17 @@ impl Server {
 
     /// A student whose connection comes from `address` (another loopback address, say).
     pub fn student_from(&self, address: &str, user: &str, login: &Login) -> PtyChild {
+        self.student_with_term(address, user, login, "xterm-256color")
+    }
+
+    /// A student from `address` whose terminal says it is `term` (ssh sends it to the server).
+    pub fn student_with_term(
+        &self,
+        address: &str,
+        user: &str,
+        login: &Login,
+        term: &str,
+    ) -> PtyChild {
         let mut ssh = CommandBuilder::new("ssh");
         ssh.args(self.ssh_args(
             user,
@@ -358,7 +370,7 @@ impl Server {
             &["-tt", "-o", "LogLevel=ERROR", "-b", address],
             &[],
         ));
-        ssh.env("TERM", "xterm-256color");
+        ssh.env("TERM", term);
         for (name, value) in Server::ssh_env(login) {
             match value {
                 Some(value) => ssh.env(name, value),
@@ -479,4 +491,45 @@ pub fn class_of_two(options: &[&str]) -> (Server, PtyChild, PtyChild) {
         "2 students · 2 following",
     );
     (server, first, second)
+}
+
+/// A TCP connection to the server from `address` that never says anything.
+pub fn silent_connection(address: &str, port: u16) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket
+            .bind(format!("{address}:0").parse().unwrap())
+            .unwrap();
+        socket
+            .connect(([127, 0, 0, 1], port).into())
+            .await
+            .expect("the server accepts the connection")
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+/// Whether the server closes `connection` within `PATIENCE` (after its version line, which
+/// it sends first).
+pub fn closed_by_the_server(mut connection: TcpStream) -> bool {
+    connection.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut buffer = [0; 1024];
+    loop {
+        match connection.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(error) if error.kind() == ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// How many lines of `log` contain `what`.
+pub fn count_lines(log: &str, what: &str) -> usize {
+    log.lines().filter(|line| line.contains(what)).count()
 }
