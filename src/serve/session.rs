@@ -154,6 +154,8 @@ impl Session {
             },
         )?;
         let mut app = App::new(start.shared.entries.clone(), None);
+        // Files saved here would land on the teacher's machine.
+        app.can_save = false;
         let presenter = start.shared.presenter.clone();
         if presenter.is_some() {
             let follow = if start.shared.lock {

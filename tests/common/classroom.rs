@@ -31,7 +31,8 @@ pub fn installed(tools: &[&str], test: &str) -> bool {
         if let Err(error) = found
             && error.kind() == ErrorKind::NotFound
         {
-            eprintln!("skipping {test}: `{tool}` is not installed (install openssh-client)");
+            eprintln!("{test}:");
+            super::missing_tool(tool, "openssh-client");
             return false;
         }
     }
