@@ -287,3 +287,35 @@ fn an_unknown_key_is_refused_and_a_listed_one_lets_the_student_in() {
     wait_for_the_picker(&mut student);
     quit_from_the_picker(&mut student);
 }
+
+#[test]
+fn listening_on_every_address_names_this_machines_addresses_to_join_with() {
+    use std::io::BufRead;
+    let data = tempfile::TempDir::new().unwrap();
+    let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"))
+        .args(["serve", "--open", "--listen", "0.0.0.0:0"])
+        .env("XDG_DATA_HOME", data.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(server.stdout.take().unwrap());
+    let join = stdout
+        .lines()
+        .map(Result::unwrap)
+        .find(|line| line.starts_with("students connect with:"))
+        .expect("the banner says how to join");
+    let _ = server.kill();
+    let _ = server.wait();
+    let reachable: Vec<String> = if_addrs::get_if_addrs()
+        .unwrap()
+        .iter()
+        .map(|interface| interface.ip())
+        .filter(|ip| ip.is_ipv4() && !ip.is_loopback() && !ip.to_string().starts_with("169.254."))
+        .map(|ip| ip.to_string())
+        .collect();
+    match reachable.first() {
+        Some(address) => assert!(join.ends_with(&format!("NAME@{address}")), "{join}"),
+        None => assert!(join.ends_with("NAME@THIS-MACHINE"), "{join}"),
+    }
+}

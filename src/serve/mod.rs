@@ -5,6 +5,7 @@
 mod access;
 mod client_text;
 mod host_key;
+mod join;
 mod places;
 mod session;
 mod sign_ins;
@@ -296,12 +297,8 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         .block_on(async { listen(options.listen) })
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let address = listener.local_addr()?;
-    let host = if address.ip().is_unspecified() {
-        "THIS-MACHINE".to_string()
-    } else {
-        address.ip().to_string()
-    };
-    let join = format!("ssh -p {} NAME@{host}", address.port());
+    let joins = join::join_lines(address, &join::machine_addresses());
+    let join = joins[0].clone();
     writeln!(out, "attn-tutor classroom listening on {address}")?;
     writeln!(out, "access: {}", options.access.describe())?;
     writeln!(
@@ -310,7 +307,14 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         key_path.display(),
         if created { ", new" } else { "" }
     )?;
-    writeln!(out, "students connect with:  {join}")?;
+    for (index, line) in joins.iter().enumerate() {
+        let lead = if index == 0 {
+            "students connect with:"
+        } else {
+            "                   or:"
+        };
+        writeln!(out, "{lead}  {line}")?;
+    }
     out.flush()?;
     tracing::info!(%address, "serving");
 
