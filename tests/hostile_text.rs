@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use attn_tutor::lesson::text::is_hidden;
-use common::attn_tutor;
+use common::{attn_tutor, screen};
 use tempfile::TempDir;
 
 /// Characters the issue found passing through, and their well-known cousins.
@@ -194,21 +194,6 @@ fn a_title_heavy_with_accents_is_refused() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-/// Draws the app once on a test terminal and returns every cell's symbol, row by row.
-fn screen(app: &attn_tutor::app::App, width: u16, height: u16) -> String {
-    use ratatui::{Terminal, backend::TestBackend};
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| attn_tutor::ui::view(frame, app, &attn_tutor::ui::Theme::monochrome()))
-        .unwrap();
-    let buffer = terminal.backend().buffer();
-    buffer
-        .content
-        .chunks(usize::from(width))
-        .map(|row| row.iter().map(|cell| cell.symbol()).collect::<String>() + "\n")
-        .collect()
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! (`.NAME.attn-tutor-save.PID.XXXXXX`), and the next save into the same folder removes the ones
 //! a killed save left (their writer is gone, or they are old), and nothing else.
 
+mod common;
+
 use std::fs::{File, FileTimes};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -23,15 +25,6 @@ fn plant(dir: &Path, name: &str, age: Duration) {
         .unwrap();
 }
 
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// A process id that is not running: a child that has exited and been waited for.
 fn finished_pid() -> u32 {
     let mut child = std::process::Command::new("true").spawn().unwrap();
@@ -47,7 +40,7 @@ fn a_failed_save_leaves_nothing_behind() {
     std::fs::create_dir(dir.path().join("lesson.toml")).unwrap();
     assert!(write_file(&dir.path().join("lesson.toml"), "format = 1\n", true).is_err());
     // Nothing is left after a failed save either.
-    assert_eq!(names_in(dir.path()), ["lesson.toml"]);
+    assert_eq!(common::files_in(dir.path()), ["lesson.toml"]);
 }
 
 #[test]
@@ -56,7 +49,7 @@ fn a_save_removes_an_old_temporary_of_its_own_pattern() {
     let ours = format!(".lesson.toml.attn-tutor-save.{}.Ab12Cd", std::process::id());
     plant(dir.path(), &ours, STALE_AGE);
     write_file(&dir.path().join("other.toml"), "format = 1\n", false).unwrap();
-    assert_eq!(names_in(dir.path()), ["other.toml"]);
+    assert_eq!(common::files_in(dir.path()), ["other.toml"]);
 }
 
 #[test]
@@ -65,7 +58,7 @@ fn a_save_removes_a_temporary_whose_writer_is_gone_even_when_recent() {
     let ours = format!(".big.toml.attn-tutor-save.{}.Zz99Yy", finished_pid());
     plant(dir.path(), &ours, Duration::from_secs(5));
     write_file(&dir.path().join("big.toml"), "format = 1\n", true).unwrap();
-    assert_eq!(names_in(dir.path()), ["big.toml"]);
+    assert_eq!(common::files_in(dir.path()), ["big.toml"]);
 }
 
 #[test]
@@ -97,7 +90,7 @@ fn a_save_leaves_files_not_of_its_pattern_and_a_running_save_alone() {
         "notes.txt".to_string(),
     ];
     expected.sort();
-    assert_eq!(names_in(dir.path()), expected);
+    assert_eq!(common::files_in(dir.path()), expected);
 }
 
 #[test]
@@ -110,5 +103,5 @@ fn the_progress_file_save_cleans_the_data_folder_the_same_way() {
     assert!(warning.is_none());
     store.visit("cat-sat-mat", attn_tutor::attention::Step::Softmax);
     store.save().unwrap();
-    assert_eq!(names_in(dir.path()), ["progress.toml"]);
+    assert_eq!(common::files_in(dir.path()), ["progress.toml"]);
 }

@@ -2,6 +2,8 @@
 //! free and rejoins with `f`, a locked class stays on the presenter's step, and the presenter
 //! sees how many follow.
 
+mod common;
+
 use std::sync::Arc;
 
 use attn_tutor::app::{
@@ -287,7 +289,6 @@ fn w_in_a_classroom_session_says_saving_is_off_instead_of_asking_for_a_name() {
 
 #[test]
 fn leaving_unsaved_edits_in_a_classroom_session_never_offers_to_save_them() {
-    use attn_tutor::ui::{Theme, view};
     let mut app = student_who_cannot_save();
     update(&mut app, Action::Edit);
     update(&mut app, Action::ClearInput);
@@ -295,17 +296,7 @@ fn leaving_unsaved_edits_in_a_classroom_session_never_offers_to_save_them() {
     update(&mut app, Action::Submit);
     assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
     update(&mut app, Action::Back);
-    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 24)).unwrap();
-    terminal
-        .draw(|frame| view(frame, &app, &Theme::monochrome()))
-        .unwrap();
-    let screen: String = terminal
-        .backend()
-        .buffer()
-        .content
-        .iter()
-        .map(|cell| cell.symbol())
-        .collect();
+    let screen = common::screen(&app, 100, 24);
     assert!(screen.contains("unsaved edits"), "{screen}");
     assert!(!screen.contains("w save"), "{screen}");
     update(&mut app, Action::Answer('w'));

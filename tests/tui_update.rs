@@ -1,6 +1,8 @@
 //! The tutor's update logic, without a terminal: editing recomputes, bad input keeps the old
 //! value, undo/redo/reset/re-roll, saving round-trips, and leaving with unsaved edits asks first.
 
+mod common;
+
 use attn_tutor::app::{
     Action, App, Direction, Effect, Overlay, PickerEntry, PromptFor, Question, update,
 };
@@ -540,16 +542,7 @@ fn a_lesson_saved_unchanged_keeps_its_own_words() {
 
 #[test]
 fn renaming_a_token_shows_that_the_lessons_text_was_written_for_other_words() {
-    let narration_text = |app: &App| {
-        use attn_tutor::ui::{Theme, view};
-        let backend = ratatui::backend::TestBackend::new(120, 40);
-        let mut terminal = ratatui::Terminal::new(backend).unwrap();
-        terminal
-            .draw(|frame| view(frame, app, &Theme::monochrome()))
-            .unwrap();
-        let cells = &terminal.backend().buffer().content;
-        cells.iter().map(|cell| cell.symbol()).collect::<String>()
-    };
+    let narration_text = |app: &App| common::screen(app, 120, 40);
     let mut app = open("cat-sleeps");
     update(&mut app, Action::GoToStep(3));
     assert!(!narration_text(&app).contains("You have changed"));

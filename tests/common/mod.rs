@@ -70,6 +70,22 @@ pub fn missing_tool(tool: &str, package: &str) {
     eprintln!("skipping: {message}");
 }
 
+/// Draws the app once on a fresh test terminal and returns every cell's symbol, a line per row.
+pub fn screen(app: &attn_tutor::app::App, width: u16, height: u16) -> String {
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| attn_tutor::ui::view(frame, app, &attn_tutor::ui::Theme::monochrome()))
+        .unwrap();
+    terminal
+        .backend()
+        .buffer()
+        .content
+        .chunks(usize::from(width.max(1)))
+        .map(|row| row.iter().map(|cell| cell.symbol()).collect::<String>() + "\n")
+        .collect()
+}
+
 pub fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
