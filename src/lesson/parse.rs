@@ -1389,7 +1389,7 @@ impl<'s> Reader<'s> {
             );
             return None;
         };
-        let mut keys: Vec<&str> = vec!["tolerance"];
+        let mut keys: Vec<&str> = vec!["tolerance", "slips"];
         keys.extend(EXPECTED_FIGURES.iter().map(|name| name.key()));
         let mut ok = true;
         for (name, figure) in table.iter() {
@@ -1417,6 +1417,13 @@ impl<'s> Reader<'s> {
                 }
                 continue;
             }
+            if name.get_ref() == "slips" {
+                match self.slips(figure) {
+                    Some(slips) => expected.slips = slips,
+                    None => ok = false,
+                }
+                continue;
+            }
             let Some(matrix) =
                 MatrixName::from_key(name.get_ref()).filter(|m| EXPECTED_FIGURES.contains(m))
             else {
@@ -1441,6 +1448,62 @@ impl<'s> Reader<'s> {
         // Pipeline order reads better in `check` than the file's (alphabetical) table order.
         expected.figures.sort_by_key(|figure| figure.matrix);
         ok.then_some(expected)
+    }
+
+    /// `slips = ["…", …]`: the document's mistakes that no printed figure shows, each a line of
+    /// text for `check` to print.
+    fn slips(&mut self, value: &Value<'_>) -> Option<Vec<String>> {
+        let example = "slips = [\"Table 4 writes 0/√1.4142 for 0/1.4142\"]";
+        let DeValue::Array(items) = value.get_ref() else {
+            self.wrong_type(value, "`slips`", "an array of strings", example);
+            return None;
+        };
+        if items.len() > MAX_SLIPS {
+            self.error(
+                Diagnostic::error(
+                    value.span(),
+                    format!(
+                        "`slips` has {} entries; the limit is {MAX_SLIPS}",
+                        items.len()
+                    ),
+                )
+                .label("too many slips")
+                .help("name each slip once; several of one kind fit in one entry"),
+            );
+            return None;
+        }
+        let mut slips = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let place = format!("`slips` entry {}", i + 1);
+            let DeValue::String(text) = item.get_ref() else {
+                self.wrong_type(item, &place, "a string", example);
+                return None;
+            };
+            let text = self.clean(text, item.span(), &place, false)?;
+            if text.trim().is_empty() {
+                self.error(
+                    Diagnostic::error(item.span(), format!("{place} is blank"))
+                        .label("nothing to name")
+                        .help("say what the document printed wrongly, or remove the entry"),
+                );
+                return None;
+            }
+            if text.chars().count() > MAX_SLIP_CHARS {
+                self.error(
+                    Diagnostic::error(
+                        item.span(),
+                        format!(
+                            "{place} has {} characters; the limit is {MAX_SLIP_CHARS}",
+                            text.chars().count()
+                        ),
+                    )
+                    .label("too long"),
+                );
+                return None;
+            }
+            slips.push(text);
+        }
+        Some(slips)
     }
 
     /// One printed figure: a full matrix, or a table of rows keyed by token label or position.

@@ -150,10 +150,20 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
             }
         }
     }
-    if lesson.expected.tolerance.is_some() || !lesson.expected.figures.is_empty() {
+    if lesson.expected.tolerance.is_some()
+        || !lesson.expected.figures.is_empty()
+        || !lesson.expected.slips.is_empty()
+    {
         writeln!(out, "\n[expected]")?;
         if let Some(tolerance) = lesson.expected.tolerance {
             writeln!(out, "tolerance = {}", toml_number(tolerance))?;
+        }
+        if !lesson.expected.slips.is_empty() {
+            writeln!(out, "slips = [")?;
+            for slip in &lesson.expected.slips {
+                writeln!(out, "  {},", toml_string(slip))?;
+            }
+            writeln!(out, "]")?;
         }
         for figure in &lesson.expected.figures {
             writeln!(out, "\n[expected.{}]", figure.matrix.key())?;
