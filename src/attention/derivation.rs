@@ -3,7 +3,7 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
-use super::number::format_number;
+use super::number::{format_magnitude, format_number};
 use super::{Attention, Cell, MatrixName};
 
 /// One number that went into a cell, and where it sits.
@@ -292,7 +292,11 @@ impl Derivation {
                     (
                         vec![
                             one(format!("exp({}) / Σ exp({source_row})", num(source.value))),
-                            one(format!("{} / {}", num(raw[*selected]), num(raw_sum))),
+                            one(format!(
+                                "{} / {}",
+                                format_magnitude(raw[*selected], decimals),
+                                format_magnitude(raw_sum, decimals)
+                            )),
                             one(num(self.value)),
                         ],
                         None,
@@ -308,8 +312,8 @@ impl Derivation {
                             )),
                             one(format!(
                                 "{} / {}",
-                                num(shifted_exps[*selected]),
-                                num(*shifted_sum)
+                                format_magnitude(shifted_exps[*selected], decimals),
+                                format_magnitude(*shifted_sum, decimals)
                             )),
                             one(num(self.value)),
                         ],
