@@ -32,13 +32,14 @@ pub fn default_narration(step: Step) -> &'static str {
             "A mask is added to the scores: 0 where a query may look, -inf where it may not. In a \
              causal mask each token sees only itself and the tokens before it, as when a model \
              writes text one token at a time. exp(-inf) is 0, so a hidden key gets a weight of \
-             exactly 0. Tutorials often write a large finite bias such as -1e9 instead (a lesson here \
-             takes any bias down to -1e6): the weight \
-             is then tiny rather than 0, and a row whose every key is masked becomes uniform, 1/n \
-             for each of its n keys. With -inf such a row is 0/0; this tutor gives it weights and \
+             exactly 0. A row whose every key is hidden is 0 / 0: this tutor gives it weights and \
              output of 0, as PyTorch's scaled_dot_product_attention does since version 2.5 (older \
-             versions and a plain softmax give NaN). Other finite biases, such as ALiBi's, tilt \
-             the scores without hiding anything."
+             versions and a plain softmax give NaN). Many tutorials instead fill hidden scores \
+             with -1e9 (masked_fill): a hidden key then gets a tiny weight, or 0 once exp \
+             underflows, and a row whose every key is hidden becomes uniform, 1/n for each of its \
+             n keys. A mask here may also hold any finite bias within ±1e6, as ALiBi's linear \
+             biases do: it is added to the score, not put in its place, so it tilts the row, and \
+             the same bias on every key of a row changes nothing."
         }
         Step::Softmax => {
             "Softmax turns each row of scores into weights that sum to 1: exp(score) divided by \

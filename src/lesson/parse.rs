@@ -783,18 +783,24 @@ impl<'s> Reader<'s> {
             Diagnostic::error(cell.span(), format!("{place}: {problem}"))
                 .label("expected a number")
                 .help(if allow_neg_inf {
-                    "a mask cell is 0 (the key is seen) or -inf (the key is hidden)"
+                    "a mask cell is a bias added to the score: 0 keeps it, -inf hides the key, \
+                     any number within ±1e6 shifts it"
                 } else {
                     "write a number such as 0.25 or -1"
                 })
         })?;
+        // A mask cell is an additive bias, as in PyTorch's float masks and ALiBi: -inf hides the
+        // key, any finite number within the value limits shifts its score.
+        if allow_neg_inf
+            && (number == f64::NEG_INFINITY
+                || (number.is_finite() && number.abs() <= MAX_ABS_VALUE))
+        {
+            return Ok(if number == 0.0 { 0.0 } else { number });
+        }
         if allow_neg_inf {
-            if number == 0.0 || number == f64::NEG_INFINITY {
-                return Ok(number);
-            }
-            return Err(Diagnostic::error(cell.span(), format!("{place}: a mask cell must be 0 or -inf, found {}", self.text_at(cell.span())))
-                .label("not 0 or -inf")
-                .help("0 lets the query see this key; -inf hides it (softmax turns it into a weight of 0)"));
+            return Err(Diagnostic::error(cell.span(), format!("{place}: a mask cell must be -inf or a number within ±1e6, found {}", self.text_at(cell.span())))
+                .label("not -inf or a bias within ±1e6")
+                .help("0 lets the query see this key; -inf hides it (a weight of exactly 0); a tutorial's -1e9 is written -1e6 or -inf here"));
         }
         let written = self.source.get(cell.span()).unwrap_or_default();
         if number.is_infinite() && !written.contains("inf") {
@@ -1161,7 +1167,7 @@ impl<'s> Reader<'s> {
                     .label("not a mask");
                     diagnostic = match did_you_mean(other, &["none", "causal"]) {
                         Some(suggestion) => diagnostic.help(format!("did you mean \"{suggestion}\"?")),
-                        None => diagnostic.help("a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of 0 and -inf"),
+                        None => diagnostic.help("a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of biases (0 keeps, -inf hides)"),
                     };
                     self.error(diagnostic);
                     None
