@@ -326,3 +326,167 @@ fn a_figure_printed_to_one_decimal_is_said_in_the_singular() {
         .assert()
         .stdout(predicate::str::contains("(0.7 to 1 decimal)"));
 }
+
+// --- the default tolerance accepts every correct rounding (issue 12, item 10) ----------------
+
+/// A one-or-two-token lesson whose output is `exact`, with `printed` as the document's figure.
+fn lesson_printing(dir: &TempDir, v: &str, printed: &str, decimals: usize) -> std::path::PathBuf {
+    let rows = v.split(';').count();
+    let tokens: Vec<String> = (1..=rows).map(|i| format!("\"t{i}\"")).collect();
+    let zeros: Vec<&str> = (0..rows).map(|_| "[0]").collect();
+    let v_rows: Vec<String> = v.split(';').map(|cell| format!("[{cell}]")).collect();
+    let path = dir.path().join("rounding.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "format = 1\ntitle = \"Rounding\"\ntokens = [{}]\nq = [{}]\nk = [{}]\nv = [{}]\n\
+             decimals = {decimals}\n\n[expected]\noutput = [[{printed}]{}]\n",
+            tokens.join(", "),
+            zeros.join(", "),
+            zeros.join(", "),
+            v_rows.join(", "),
+            format!(", [{printed}]").repeat(rows - 1),
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn check_accepts_an_exact_half_rounded_down_to_even() {
+    let dir = TempDir::new().unwrap();
+    // One token: the output is v itself, exactly 0.625; 0.62 rounds it half to even.
+    let lesson = lesson_printing(&dir, "0.625", "0.62", 2);
+    let output = attn_tutor(&dir).arg("check").arg(&lesson).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("outside tolerance"), "{stdout}");
+    assert!(!stdout.contains("drift"), "{stdout}");
+}
+
+#[test]
+fn check_accepts_an_exact_half_rounded_up() {
+    let dir = TempDir::new().unwrap();
+    let lesson = lesson_printing(&dir, "0.625", "0.63", 2);
+    let output = attn_tutor(&dir).arg("check").arg(&lesson).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("drift"), "{stdout}");
+}
+
+#[test]
+fn check_still_fails_a_figure_one_unit_off() {
+    let dir = TempDir::new().unwrap();
+    let lesson = lesson_printing(&dir, "0.625", "0.61", 2);
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(&lesson)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("outside tolerance"));
+}
+
+#[test]
+fn check_counts_the_digits_of_a_figure_in_scientific_notation() {
+    let dir = TempDir::new().unwrap();
+    // 6.3379e-02 is 0.063379 to 6 decimals: exactly the value, so no drift.
+    let lesson = lesson_printing(&dir, "0.063379", "6.3379e-02", 3);
+    let output = attn_tutor(&dir).arg("check").arg(&lesson).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("drift"), "{stdout}");
+    // 6.3378e-02 is a correctly written figure one unit off in its last digit: named as drift.
+    let lesson = lesson_printing(&dir, "0.063379", "6.3378e-02", 3);
+    let output = attn_tutor(&dir).arg("check").arg(&lesson).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("drift"), "{stdout}");
+    assert!(stdout.contains("5 significant digits"), "{stdout}");
+}
+
+#[test]
+fn check_writes_a_tiny_deviation_in_scientific_notation_not_as_0() {
+    let dir = TempDir::new().unwrap();
+    // Two tokens with equal scores: output = 0.5 × 0.1 + 0.5 × 0.2 = 0.15000000000000002.
+    let lesson = lesson_printing(&dir, "0.1;0.2", "0.15", 2);
+    let output = attn_tutor(&dir).arg("check").arg(&lesson).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(!stdout.contains("largest deviation 0 "), "{stdout}");
+    assert!(stdout.contains("largest deviation 2.8e-17"), "{stdout}");
+}
+
+#[test]
+fn check_says_decimal_in_the_singular_for_one() {
+    let dir = TempDir::new().unwrap();
+    let lesson = lesson_printing(&dir, "0.25", "0.4", 1);
+    let output = attn_tutor(&dir).arg("check").arg(&lesson).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("to 1 decimal)"), "{stdout}");
+    assert!(!stdout.contains("1 decimals"), "{stdout}");
+}
+
+// --- the documents' own slips (issue 12, item 13) ---------------------------------------------
+
+#[test]
+fn check_names_the_slips_of_every_source_document() {
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir).arg("check").output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let report = |name: &str| -> String {
+        let start = stdout
+            .find(&format!("{name}  "))
+            .unwrap_or_else(|| panic!("no report for {name}"));
+        let rest = &stdout[start..];
+        let end = rest[1..].find("\n\n").map_or(rest.len(), |end| end + 1);
+        let next = BUILT_INS
+            .iter()
+            .filter(|other| **other != name)
+            .filter_map(|other| rest.find(&format!("\n{other}  ")))
+            .min()
+            .unwrap_or(end);
+        rest[..next.min(end)].to_string()
+    };
+    for (lesson, slip) in [
+        ("cat-sat-mat", "0/√1.4142"),
+        ("random-qkv", "softmax(dkQKT)V"),
+        ("random-qkv", "Scale: d_k"),
+        ("identity-2x2", "Equation 25"),
+        ("numpy-walkthrough", "Final Function Output"),
+    ] {
+        let text = report(lesson);
+        assert!(
+            text.lines()
+                .any(|line| line.trim_start().starts_with("slip") && line.contains(slip)),
+            "check does not name `{slip}` for {lesson}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn a_lesson_can_list_its_documents_slips_and_check_prints_them_escaped() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("slips.toml");
+    std::fs::write(
+        &path,
+        "format = 1\ntitle = \"Slips\"\ntokens = [\"a\"]\nq = [[1]]\nk = [[1]]\nv = [[1]]\n\n\
+         [expected]\nslips = [\"Figure 2 writes QK for QKᵀ\"]\n",
+    )
+    .unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("slip  Figure 2 writes QK for QKᵀ"));
+    std::fs::write(
+        &path,
+        "format = 1\ntitle = \"Slips\"\ntokens = [\"a\"]\nq = [[1]]\nk = [[1]]\nv = [[1]]\n\n\
+         [expected]\nslips = [1]\n",
+    )
+    .unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`slips` entry 1"));
+}

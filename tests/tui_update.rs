@@ -147,7 +147,7 @@ fn escape_cancels_an_edit() {
 }
 
 #[test]
-fn a_mask_cell_takes_minus_infinity_and_a_fully_hidden_row_gets_zero_weights() {
+fn a_mask_cell_takes_minus_infinity_or_a_bias_and_a_fully_hidden_row_gets_zero_weights() {
     let mut app = open("causal-cat-sat-mat");
     let masking = app
         .tutor
@@ -172,8 +172,12 @@ fn a_mask_cell_takes_minus_infinity_and_a_fully_hidden_row_gets_zero_weights() {
     assert_eq!(value(&app, MatrixName::Weights, 0, 0), 0.0);
     assert!(value(&app, MatrixName::Output, 0, 0).is_finite());
     assert!(status(&app).contains("hides every key"), "{}", status(&app));
-    edit(&mut app, "1");
+    // Any bias within the value limits is a mask cell too (issue 12); -1e9 is beyond them.
+    edit(&mut app, "-1e9");
     assert!(app.status.as_ref().unwrap().is_error);
+    edit(&mut app, "1");
+    assert_eq!(value(&app, MatrixName::Mask, 0, 0), 1.0);
+    assert_eq!(value(&app, MatrixName::Weights, 0, 0), 1.0);
 }
 
 #[test]

@@ -14,31 +14,31 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
         return Err("type a number, or press Esc to keep the old value".to_string());
     }
     let lower = text.to_ascii_lowercase();
-    if matrix == MatrixName::Mask {
-        return match lower.as_str() {
-            "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
-            _ => match text.parse::<f64>() {
-                Ok(0.0) => Ok(0.0),
-                _ => Err(format!(
-                    "a mask cell is 0 (the key is seen) or -inf (the key is hidden), not `{shown}`"
-                )),
-            },
-        };
+    // A mask cell is an additive bias: -inf hides the key, a finite number shifts its score.
+    if matrix == MatrixName::Mask && matches!(lower.as_str(), "-inf" | "-infinity") {
+        return Ok(f64::NEG_INFINITY);
     }
+    let mask_help = if matrix == MatrixName::Mask {
+        " (a mask cell is 0 to keep the score, -inf to hide the key, or a bias within ±1e6)"
+    } else {
+        ""
+    };
     if lower.contains("nan") {
-        return Err("NaN is not a number a lesson can hold; type a finite number".to_string());
+        return Err(format!(
+            "NaN is not a number a lesson can hold; type a finite number{mask_help}"
+        ));
     }
     if lower.contains("inf") {
         return Err(format!(
-            "`{shown}` is infinite; only mask cells may be -inf. Type a finite number"
+            "`{shown}` is infinite; only mask cells may be -inf. Type a finite number{mask_help}"
         ));
     }
-    let value: f64 = text
-        .parse()
-        .map_err(|_| format!("`{shown}` is not a number; type something like 0.5, -2 or 1e-3"))?;
+    let value: f64 = text.parse().map_err(|_| {
+        format!("`{shown}` is not a number; type something like 0.5, -2 or 1e-3{mask_help}")
+    })?;
     if value.abs() > MAX_ABS_VALUE {
         return Err(format!(
-            "{shown} is out of range; lesson numbers stay within ±{MAX_ABS_VALUE}"
+            "{shown} is out of range; lesson numbers stay within ±{MAX_ABS_VALUE}{mask_help}"
         ));
     }
     // -0 would print as "-0" in a saved file for no reason a learner would see.
@@ -84,10 +84,20 @@ mod tests {
     }
 
     #[test]
-    fn a_mask_cell_takes_only_zero_or_minus_infinity() {
+    fn a_mask_cell_takes_minus_infinity_or_any_bias_within_the_value_limits() {
         assert_eq!(cell_value(MatrixName::Mask, "-inf"), Ok(f64::NEG_INFINITY));
         assert_eq!(cell_value(MatrixName::Mask, "0"), Ok(0.0));
-        assert!(cell_value(MatrixName::Mask, "1").is_err());
+        assert_eq!(cell_value(MatrixName::Mask, "1"), Ok(1.0));
+        assert_eq!(cell_value(MatrixName::Mask, "-1e6"), Ok(-1e6));
+        assert_eq!(cell_value(MatrixName::Mask, "−0.5"), Ok(-0.5));
+        for typed in ["-1e9", "inf", "nan", "abc", ""] {
+            assert!(cell_value(MatrixName::Mask, typed).is_err(), "{typed}");
+        }
+        assert!(
+            cell_value(MatrixName::Mask, "-1e9")
+                .unwrap_err()
+                .contains("-inf to hide the key")
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
-use super::number::format_number;
+use super::number::{format_magnitude, format_number};
 use super::{Attention, Cell, MatrixName};
 
 /// One number that went into a cell, and where it sits.
@@ -26,7 +26,7 @@ pub enum Rule {
         d_k: usize,
         divisor: f64,
     },
-    /// A score plus the mask: 0 keeps it, -inf hides it.
+    /// A score plus the mask: 0 keeps it, -inf hides it, another number is a bias that shifts it.
     Mask { score: Operand, mask: Operand },
     /// exp of one score over the sum of the exps of its row.
     Softmax {
@@ -272,8 +272,7 @@ impl Derivation {
                     one(format!("{} + ({})", num(score.value), num(mask.value))),
                     one(num(self.value)),
                 ],
-                (mask.value == f64::NEG_INFINITY)
-                    .then(|| "hidden: this key comes after the query or is masked out".to_string()),
+                mask_note(attention, self.cell, mask.value),
             ),
             Rule::Softmax {
                 row,
@@ -292,7 +291,11 @@ impl Derivation {
                     (
                         vec![
                             one(format!("exp({}) / Σ exp({source_row})", num(source.value))),
-                            one(format!("{} / {}", num(raw[*selected]), num(raw_sum))),
+                            one(format!(
+                                "{} / {}",
+                                format_magnitude(raw[*selected], decimals),
+                                format_magnitude(raw_sum, decimals)
+                            )),
                             one(num(self.value)),
                         ],
                         None,
@@ -308,8 +311,8 @@ impl Derivation {
                             )),
                             one(format!(
                                 "{} / {}",
-                                num(shifted_exps[*selected]),
-                                num(*shifted_sum)
+                                format_magnitude(shifted_exps[*selected], decimals),
+                                format_magnitude(*shifted_sum, decimals)
                             )),
                             one(num(self.value)),
                         ],
@@ -324,12 +327,43 @@ impl Derivation {
                 vec![one("0".to_string())],
                 Some(format!(
                     "every key of row {row_token} is masked (-inf), so there is nothing to \
-                     attend to; the whole row of weights is 0 instead of NaN"
+                     attend to: exp(-inf) / Σ exp(-inf) is 0 / 0. The whole row of weights is 0 \
+                     here, as PyTorch's scaled_dot_product_attention gives since version 2.5; \
+                     older versions and a plain softmax give NaN, and a tutorial's \
+                     masked_fill(…, -1e9) would give every key 1/n"
                 )),
             ),
         };
         Explanation { name, sides, note }
     }
+}
+
+/// What a mask cell did to its score, when it did anything: hid the key, or shifted the score.
+fn mask_note(attention: &Attention, cell: Cell, bias: f64) -> Option<String> {
+    if bias == 0.0 {
+        return None;
+    }
+    if bias == f64::NEG_INFINITY {
+        return Some(if attention.causal {
+            "hidden: this key comes after the query".to_string()
+        } else {
+            "hidden: the mask holds -inf here, so this key's weight is exactly 0".to_string()
+        });
+    }
+    let weight = attention.softmax.weights[(cell.row, cell.col)];
+    Some(if bias > 0.0 {
+        format!("a bias of {bias} added to the score; it raises this key's weight")
+    } else if weight > 0.0 {
+        format!(
+            "a bias of {bias} added to the score: unlike -inf it does not hide the key, so \
+             its weight shrinks but is not 0"
+        )
+    } else {
+        format!(
+            "a bias of {bias} added to the score: unlike -inf it does not hide the key, but \
+             this weight is so small that it underflows to 0 in floating point"
+        )
+    })
 }
 
 /// A derivation in parts: `name = side = side = …`, then an optional note. A side with several

@@ -36,8 +36,11 @@ pub struct Attention {
     pub scores: DMatrix<f64>,
     /// scores / √d_k, absent when the lesson sets `scale = false`.
     pub scaled: Option<DMatrix<f64>>,
-    /// The additive mask (0 keeps, -inf hides), absent when the lesson has none.
+    /// The additive mask (0 keeps, -inf hides, any other number is a bias added to the score),
+    /// absent when the lesson has none.
     pub mask: Option<DMatrix<f64>>,
+    /// Whether the mask is the causal one, so a hidden key is one that comes after its query.
+    pub causal: bool,
     /// (scaled or raw scores) + mask, absent without a mask.
     pub masked: Option<DMatrix<f64>>,
     /// Row softmax of the last of scores / scaled / masked, with its working (max, exps, sums).
@@ -101,6 +104,7 @@ impl Attention {
             scores,
             scaled,
             mask,
+            causal: matches!(lesson.mask, Mask::Causal),
             masked,
             softmax,
             output,
@@ -183,7 +187,8 @@ impl Attention {
 }
 
 impl Mask {
-    /// The additive mask as a matrix: 0 where a query may look at a key, -inf where it may not.
+    /// The additive mask as a matrix: 0 where a query may look at a key, -inf where it may not,
+    /// and for a written mask whatever biases it holds.
     pub fn additive(&self, seq_len: usize) -> Option<DMatrix<f64>> {
         match self {
             Mask::None => None,

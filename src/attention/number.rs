@@ -20,6 +20,27 @@ pub fn format_number(value: f64, decimals: usize) -> String {
     text
 }
 
+/// Writes a quantity that may span many orders of magnitude (an exponential, a sum of them)
+/// with `decimals` decimals where that shows its meaning, and in scientific notation with at least
+/// 4 significant digits where it would not: a fixed print of e^50 shows 22 digits of which those
+/// after the 17th are noise, and e^-9 at 3 decimals shows 0. 5.185e21, 1.234e-4.
+pub fn format_magnitude(value: f64, decimals: usize) -> String {
+    if !value.is_finite() || value == 0.0 {
+        return format_number(value, decimals);
+    }
+    let magnitude = value.abs().log10().floor() as i64;
+    // Digits a fixed print shows before the point, plus its decimals: f64 carries about 15
+    // meaningful significant digits, and fewer than 2 shown means the value is mostly lost.
+    let integer_digits = magnitude.max(0) + 1;
+    let shown_significant = magnitude + 1 + decimals as i64;
+    if integer_digits + decimals as i64 > 15 || shown_significant < 2 {
+        let significant = decimals.max(4);
+        format!("{value:.*e}", significant - 1)
+    } else {
+        format_number(value, decimals)
+    }
+}
+
 /// Writes `value` with exactly `decimals` decimals, for aligned table columns.
 pub fn format_fixed(value: f64, decimals: usize) -> String {
     if value.is_infinite() {
@@ -45,6 +66,16 @@ mod tests {
         assert_eq!(format_number(2.5, 3), "2.5");
         assert_eq!(format_number(-0.00001, 3), "0");
         assert_eq!(format_number(f64::NEG_INFINITY, 3), "-inf");
+    }
+
+    #[test]
+    fn magnitudes_that_fixed_decimals_would_lose_are_written_in_scientific_notation() {
+        assert_eq!(format_magnitude(2.0281, 4), "2.0281");
+        assert_eq!(format_magnitude(0.0347, 3), "0.035");
+        assert_eq!(format_magnitude(1.2341e-4, 3), "1.234e-4");
+        assert_eq!(format_magnitude(5.184705528587072e21, 3), "5.185e21");
+        assert_eq!(format_magnitude(123456.0, 3), "123456");
+        assert_eq!(format_magnitude(0.0, 3), "0");
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::io::Write;
 use super::status;
 use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Attention, Cell};
-use crate::lesson::{BUILTIN, ExpectedFigure, LoadedLesson, load, load_text};
+use crate::lesson::text::printable;
+use crate::lesson::{BUILTIN, ExpectedFigure, LoadedLesson, PrintedNumber, load, load_text};
 
 /// Drift notes listed per figure before the rest are counted.
 const MAX_NOTES: usize = 8;
@@ -150,6 +151,11 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
             ));
         }
     }
+    // What the document got wrong that no figure shows, in the lesson author's words; the text
+    // is untrusted, so anything invisible is written out as an escape.
+    for slip in &lesson.expected.slips {
+        text.push_str(&format!("  slip  {}\n", printable(slip)));
+    }
     report.text = text;
     report
 }
@@ -178,17 +184,33 @@ fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Co
             if comparison.worst.is_none_or(|(_, worst)| deviation > worst) {
                 comparison.worst = Some((cell, deviation));
             }
-            let outside = deviation > tolerance;
+            let outside = !within(exact, printed.value, tolerance);
             if outside {
                 comparison.within = false;
             }
-            // A figure printed to d decimals is right when the exact value rounds to it.
-            let decimals = printed.decimals();
-            let rounded = format_fixed(exact, decimals);
-            let agrees = rounded.parse::<f64>().is_ok_and(|r| r == printed.value);
+            // A figure is right when it is a correct rounding of the exact value at the digits
+            // it was printed with: at most half a unit of its last digit away (either rounding
+            // of an exact tie is right).
+            let last = last_digit(printed);
+            let agrees = within(exact, printed.value, 0.5 * 10f64.powi(last));
             if outside || !agrees {
+                let decimals = (-last).max(0) as usize;
+                let rounded = format_fixed(exact, decimals);
+                let digits = if printed.text.contains(['e', 'E']) {
+                    let significant = significant_digits(&printed.text);
+                    format!(
+                        "{} to {significant} significant {}",
+                        format_scientific(exact, significant),
+                        if significant == 1 { "digit" } else { "digits" }
+                    )
+                } else {
+                    format!(
+                        "{rounded} to {decimals} {}",
+                        if decimals == 1 { "decimal" } else { "decimals" }
+                    )
+                };
                 comparison.notes.push(format!(
-                    "{}: {} printed {}, exact {} ({rounded} to {decimals} {}), off by {}",
+                    "{}: {} printed {}, exact {} ({digits}), off by {}",
                     if outside {
                         "outside tolerance"
                     } else {
@@ -197,7 +219,6 @@ fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Co
                     attention.cell_name(cell),
                     printed.text,
                     format_number(exact, decimals + 3),
-                    if decimals == 1 { "decimal" } else { "decimals" },
                     short(deviation)
                 ));
             }
@@ -206,10 +227,53 @@ fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Co
     comparison
 }
 
-/// A small positive number in few characters: 0.000114, 5.05e-5 → "0.0000505".
+/// Whether `printed` is within `tolerance` of `exact`. The difference of two binary numbers is
+/// not the difference of the decimals they stand for: |0.62 - 0.625| comes out as
+/// 0.0050000000000000044, so a figure exactly half a unit away would fail by 4e-18. A few ulp of
+/// the numbers compared are allowed for that; any real slip is far larger.
+fn within(exact: f64, printed: f64, tolerance: f64) -> bool {
+    let headroom = 8.0 * f64::EPSILON * exact.abs().max(printed.abs()).max(tolerance);
+    (exact - printed).abs() <= tolerance + headroom
+}
+
+/// The power of ten of a printed figure's last digit: -2 for 0.62, -6 for 6.3379e-02, 0 for 7,
+/// 2 for 1.2e3.
+fn last_digit(printed: &PrintedNumber) -> i32 {
+    let text = printed.text.trim_start_matches(['+', '-']);
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let decimals = mantissa.split_once('.').map_or(0, |(_, fraction)| {
+        fraction.chars().filter(char::is_ascii_digit).count()
+    }) as i32;
+    exponent - decimals
+}
+
+/// Significant digits of a figure written in scientific notation: 5 for 6.3379e-02.
+fn significant_digits(text: &str) -> usize {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or(text);
+    mantissa
+        .chars()
+        .filter(char::is_ascii_digit)
+        .skip_while(|digit| *digit == '0')
+        .count()
+        .max(1)
+}
+
+/// `value` in scientific notation with `significant` digits: 0.063379 → "6.3379e-2".
+fn format_scientific(value: f64, significant: usize) -> String {
+    format!("{value:.*e}", significant.saturating_sub(1))
+}
+
+/// A small positive number in few characters: 0.000114, 5.05e-5 → "0.0000505", and below
+/// 1e-9 in scientific notation (2.8e-17), where fixed decimals would show 0.
 fn short(value: f64) -> String {
     if value == 0.0 {
         return "0".to_string();
+    }
+    if value.abs() < 1e-9 {
+        return format!("{value:.1e}");
     }
     let magnitude = value.abs().log10().floor() as i32;
     let decimals = (2 - magnitude).clamp(0, 12) as usize;

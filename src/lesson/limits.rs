@@ -28,6 +28,10 @@ pub const MAX_SOURCE_CHARS: usize = 200;
 pub const MAX_SUMMARY_CHARS: usize = 300;
 /// Longest narration of one step, in characters.
 pub const MAX_NARRATION_CHARS: usize = 2000;
+/// Most `slips` a lesson's `[expected]` may list.
+pub const MAX_SLIPS: usize = 16;
+/// Longest slip, in characters.
+pub const MAX_SLIP_CHARS: usize = 400;
 /// Most decimals shown.
 pub const MAX_DECIMALS: usize = 8;
 /// Decimals shown when a lesson does not say.

@@ -136,6 +136,10 @@ pub struct Expected {
     /// Largest deviation accepted; `None` means half a unit of the lesson's last decimal.
     pub tolerance: Option<f64>,
     pub figures: Vec<ExpectedFigure>,
+    /// What the document printed wrongly that no figure can show (a garbled formula, a step
+    /// that does not give the result printed after it), in the lesson author's words, for
+    /// `check` to name.
+    pub slips: Vec<String>,
 }
 
 /// The printed rows of one matrix.

@@ -783,18 +783,24 @@ impl<'s> Reader<'s> {
             Diagnostic::error(cell.span(), format!("{place}: {problem}"))
                 .label("expected a number")
                 .help(if allow_neg_inf {
-                    "a mask cell is 0 (the key is seen) or -inf (the key is hidden)"
+                    "a mask cell is a bias added to the score: 0 keeps it, -inf hides the key, \
+                     any number within ±1e6 shifts it"
                 } else {
                     "write a number such as 0.25 or -1"
                 })
         })?;
+        // A mask cell is an additive bias, as in PyTorch's float masks and ALiBi: -inf hides the
+        // key, any finite number within the value limits shifts its score.
+        if allow_neg_inf
+            && (number == f64::NEG_INFINITY
+                || (number.is_finite() && number.abs() <= MAX_ABS_VALUE))
+        {
+            return Ok(if number == 0.0 { 0.0 } else { number });
+        }
         if allow_neg_inf {
-            if number == 0.0 || number == f64::NEG_INFINITY {
-                return Ok(number);
-            }
-            return Err(Diagnostic::error(cell.span(), format!("{place}: a mask cell must be 0 or -inf, found {}", self.text_at(cell.span())))
-                .label("not 0 or -inf")
-                .help("0 lets the query see this key; -inf hides it (softmax turns it into a weight of 0)"));
+            return Err(Diagnostic::error(cell.span(), format!("{place}: a mask cell must be -inf or a number within ±1e6, found {}", self.text_at(cell.span())))
+                .label("not -inf or a bias within ±1e6")
+                .help("0 lets the query see this key; -inf hides it (a weight of exactly 0); a tutorial's -1e9 is written -1e6 or -inf here"));
         }
         let written = self.source.get(cell.span()).unwrap_or_default();
         if number.is_infinite() && !written.contains("inf") {
@@ -1161,7 +1167,7 @@ impl<'s> Reader<'s> {
                     .label("not a mask");
                     diagnostic = match did_you_mean(other, &["none", "causal"]) {
                         Some(suggestion) => diagnostic.help(format!("did you mean \"{suggestion}\"?")),
-                        None => diagnostic.help("a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of 0 and -inf"),
+                        None => diagnostic.help("a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of biases (0 keeps, -inf hides)"),
                     };
                     self.error(diagnostic);
                     None
@@ -1389,7 +1395,7 @@ impl<'s> Reader<'s> {
             );
             return None;
         };
-        let mut keys: Vec<&str> = vec!["tolerance"];
+        let mut keys: Vec<&str> = vec!["tolerance", "slips"];
         keys.extend(EXPECTED_FIGURES.iter().map(|name| name.key()));
         let mut ok = true;
         for (name, figure) in table.iter() {
@@ -1417,6 +1423,13 @@ impl<'s> Reader<'s> {
                 }
                 continue;
             }
+            if name.get_ref() == "slips" {
+                match self.slips(figure) {
+                    Some(slips) => expected.slips = slips,
+                    None => ok = false,
+                }
+                continue;
+            }
             let Some(matrix) =
                 MatrixName::from_key(name.get_ref()).filter(|m| EXPECTED_FIGURES.contains(m))
             else {
@@ -1441,6 +1454,62 @@ impl<'s> Reader<'s> {
         // Pipeline order reads better in `check` than the file's (alphabetical) table order.
         expected.figures.sort_by_key(|figure| figure.matrix);
         ok.then_some(expected)
+    }
+
+    /// `slips = ["…", …]`: the document's mistakes that no printed figure shows, each a line of
+    /// text for `check` to print.
+    fn slips(&mut self, value: &Value<'_>) -> Option<Vec<String>> {
+        let example = "slips = [\"Table 4 writes 0/√1.4142 for 0/1.4142\"]";
+        let DeValue::Array(items) = value.get_ref() else {
+            self.wrong_type(value, "`slips`", "an array of strings", example);
+            return None;
+        };
+        if items.len() > MAX_SLIPS {
+            self.error(
+                Diagnostic::error(
+                    value.span(),
+                    format!(
+                        "`slips` has {} entries; the limit is {MAX_SLIPS}",
+                        items.len()
+                    ),
+                )
+                .label("too many slips")
+                .help("name each slip once; several of one kind fit in one entry"),
+            );
+            return None;
+        }
+        let mut slips = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let place = format!("`slips` entry {}", i + 1);
+            let DeValue::String(text) = item.get_ref() else {
+                self.wrong_type(item, &place, "a string", example);
+                return None;
+            };
+            let text = self.clean(text, item.span(), &place, false)?;
+            if text.trim().is_empty() {
+                self.error(
+                    Diagnostic::error(item.span(), format!("{place} is blank"))
+                        .label("nothing to name")
+                        .help("say what the document printed wrongly, or remove the entry"),
+                );
+                return None;
+            }
+            if text.chars().count() > MAX_SLIP_CHARS {
+                self.error(
+                    Diagnostic::error(
+                        item.span(),
+                        format!(
+                            "{place} has {} characters; the limit is {MAX_SLIP_CHARS}",
+                            text.chars().count()
+                        ),
+                    )
+                    .label("too long"),
+                );
+                return None;
+            }
+            slips.push(text);
+        }
+        Some(slips)
     }
 
     /// One printed figure: a full matrix, or a table of rows keyed by token label or position.

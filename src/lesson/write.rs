@@ -150,10 +150,20 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
             }
         }
     }
-    if lesson.expected.tolerance.is_some() || !lesson.expected.figures.is_empty() {
+    if lesson.expected.tolerance.is_some()
+        || !lesson.expected.figures.is_empty()
+        || !lesson.expected.slips.is_empty()
+    {
         writeln!(out, "\n[expected]")?;
         if let Some(tolerance) = lesson.expected.tolerance {
             writeln!(out, "tolerance = {}", toml_number(tolerance))?;
+        }
+        if !lesson.expected.slips.is_empty() {
+            writeln!(out, "slips = [")?;
+            for slip in &lesson.expected.slips {
+                writeln!(out, "  {},", toml_string(slip))?;
+            }
+            writeln!(out, "]")?;
         }
         for figure in &lesson.expected.figures {
             writeln!(out, "\n[expected.{}]", figure.matrix.key())?;
@@ -233,7 +243,8 @@ embeddings = [
   [1, 1, 1, 1],
 ]
 
-# The projections (d_model x d_k). Q = X W_q, K = X W_k, V = X W_v.
+# The projections: W_q and W_k are d_model x d_k, W_v is d_model x d_v (here all 4 x 3).
+# Q = X W_q, K = X W_k, V = X W_v.
 w_q = [
   [1, 0, 1],
   [1, 0, 0],
@@ -250,14 +261,14 @@ w_k = [
 w_v = { random = "normal", seed = 7, shape = [4, 3] }
 
 scale = true       # divide the scores by sqrt(d_k)
-mask = "none"      # or "causal", or a 3 x 3 matrix of 0 and -inf
+mask = "none"      # or "causal", or a 3 x 3 matrix of biases: 0 keeps, -inf hides
 focus = "like"     # the row the tutor opens on
 decimals = 3       # digits shown after the point
 
 [narration]
 # Optional: your own words for each step (embedding, projection, scores, scaling, masking,
 # softmax, output). Steps without narration get a default text.
-scores = "Each query meets every key: the dot product says how well they match."
+scores = "Each query meets every key: the dot product grows with how well they align and with how long they are."
 
 # [expected]
 # Figures as your source printed them; `attn-tutor check` compares them with the exact values.

@@ -1,0 +1,407 @@
+//! The teaching text is checked like the numbers (issue 12): every narration of the built-in
+//! lessons and every default text says what the numbers beside it show, and every number a
+//! narration quotes is a value of its lesson.
+
+use attn_tutor::attention::{Attention, MatrixName, Step, softmax_rows};
+use attn_tutor::lesson::{BUILTIN, LoadedLesson, default_narration, load_text, template};
+use nalgebra::DMatrix;
+
+fn lesson(name: &str) -> LoadedLesson {
+    let builtin = BUILTIN
+        .iter()
+        .find(|builtin| builtin.name == name)
+        .unwrap_or_else(|| panic!("no built-in lesson {name}"));
+    load_text(builtin.name, None, builtin.text.to_string()).expect("a built-in lesson loads")
+}
+
+fn narration(name: &str, step: Step) -> String {
+    lesson(name)
+        .lesson
+        .narration
+        .get(step)
+        .unwrap_or_else(|| panic!("{name} has no narration for {step:?}"))
+        .to_string()
+}
+
+/// Every text shown for `step`: each built-in lesson's own narration, and the default.
+fn texts_for(step: Step) -> Vec<(String, String)> {
+    let mut texts: Vec<(String, String)> = BUILTIN
+        .iter()
+        .filter_map(|builtin| {
+            let text = lesson(builtin.name).lesson.narration.get(step)?.to_string();
+            Some((builtin.name.to_string(), text))
+        })
+        .collect();
+    texts.push((
+        "the default text".to_string(),
+        default_narration(step).to_string(),
+    ));
+    texts
+}
+
+fn fixed(value: f64, decimals: usize) -> String {
+    format!("{value:.decimals$}")
+}
+
+fn length(row: nalgebra::DMatrixView<f64>) -> f64 {
+    row.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn cosine(a: nalgebra::DMatrixView<f64>, b: nalgebra::DMatrixView<f64>) -> f64 {
+    let dot: f64 = a.iter().zip(b.iter()).map(|(x, y)| x * y).sum();
+    dot / (length(a) * length(b))
+}
+
+fn row(matrix: &DMatrix<f64>, r: usize) -> nalgebra::DMatrixView<'_, f64> {
+    matrix.view((r, 0), (1, matrix.ncols()))
+}
+
+fn argmax(values: nalgebra::DMatrixView<f64>) -> usize {
+    (0..values.len())
+        .max_by(|a, b| values[*a].total_cmp(&values[*b]))
+        .unwrap()
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+}
+
+// --- item 1: a dot product is alignment times lengths -----------------------------------------
+
+#[test]
+fn no_scores_text_describes_the_dot_product_as_direction_alone() {
+    let direction_words = ["direction", "point", "lines up", "align", "angle", "match"];
+    for (whose, text) in texts_for(Step::Scores) {
+        for claim in [
+            "lines up best",
+            "points in the same direction as the key",
+            "large when they point the same way",
+        ] {
+            assert!(!text.contains(claim), "{whose} says `{claim}`: {text}");
+        }
+        if direction_words.iter().any(|word| text.contains(word)) {
+            assert!(
+                text.contains("length"),
+                "{whose} speaks of direction but not of length: {text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cat_sleeps_shows_that_the_longest_key_not_the_best_aligned_wins_the_row_of_sleeps() {
+    let loaded = lesson("cat-sleeps");
+    let attention = Attention::compute(&loaded.lesson);
+    let text = narration("cat-sleeps", Step::Scores);
+    let sleeps = 2;
+    let scores = row(&attention.scores, sleeps);
+    let cosines: Vec<f64> = (0..3)
+        .map(|j| cosine(row(&attention.q, sleeps), row(&attention.k, j)))
+        .collect();
+    let lengths: Vec<f64> = (0..3).map(|j| length(row(&attention.k, j))).collect();
+    let winner = argmax(scores);
+    assert_eq!(attention.tokens[winner], "cat");
+    // The claim the narration makes: cat wins on length, though it is the worst aligned.
+    assert!(cosines.iter().all(|c| *c >= cosines[winner]));
+    assert!(lengths.iter().all(|l| *l <= lengths[winner]));
+    for value in cosines.iter().chain(&lengths) {
+        let quoted = fixed(*value, 3);
+        assert!(text.contains(&quoted), "no {quoted} in: {text}");
+    }
+    assert_eq!(fixed(cosines[1], 3), "0.919");
+}
+
+#[test]
+fn numpy_walkthrough_shows_that_word3_wins_the_row_of_word1_on_length() {
+    let loaded = lesson("numpy-walkthrough");
+    let attention = Attention::compute(&loaded.lesson);
+    let text = narration("numpy-walkthrough", Step::Scores);
+    let scores = row(&attention.scores, 0);
+    let cosines: Vec<f64> = (0..3)
+        .map(|j| cosine(row(&attention.q, 0), row(&attention.k, j)))
+        .collect();
+    let lengths: Vec<f64> = (0..3).map(|j| length(row(&attention.k, j))).collect();
+    let winner = argmax(scores);
+    assert_eq!(winner, 2, "word3 has the largest score of row word1");
+    assert!(cosines.iter().all(|c| *c >= cosines[winner]));
+    assert!(lengths.iter().all(|l| *l <= lengths[winner]));
+    assert!(text.contains(&fixed(scores[winner], 3)), "{text}");
+    assert!(text.contains(&fixed(lengths[winner], 3)), "{text}");
+    assert!(text.contains(&fixed(cosines[winner], 2)), "{text}");
+    assert!(text.contains(&fixed(cosines[0], 3)), "{text}");
+    assert!(text.contains(&fixed(cosines[1], 3)), "{text}");
+}
+
+// --- item 2: √d_k by the variance argument ----------------------------------------------------
+
+#[test]
+fn every_scaling_text_gives_the_variance_argument_not_length() {
+    for (whose, text) in texts_for(Step::Scaling) {
+        for claim in [
+            "longer vectors",
+            "length of the vectors",
+            "long vectors",
+            "grow with the width",
+        ] {
+            assert!(!text.contains(claim), "{whose} says `{claim}`: {text}");
+        }
+        assert!(
+            text.contains("variance") && text.contains("gradients"),
+            "{whose} does not give the variance argument of Vaswani et al.: {text}"
+        );
+    }
+}
+
+// --- item 3: a score of 0 is not zero attention -----------------------------------------------
+
+#[test]
+fn identity_2x2_says_a_score_of_0_still_gets_weight() {
+    let loaded = lesson("identity-2x2");
+    let attention = Attention::compute(&loaded.lesson);
+    let text = narration("identity-2x2", Step::Scores);
+    assert!(!text.contains("cares only about itself"), "{text}");
+    let raw = softmax_rows(&attention.scores).weights;
+    assert!(text.contains(&fixed(raw[(0, 0)], 3)), "{text}");
+    assert!(text.contains(&fixed(raw[(0, 1)], 3)), "{text}");
+}
+
+// --- item 4: softmax and output texts true for the lesson they are shown in -------------------
+
+#[test]
+fn random_qkv_does_not_promise_negative_scores_a_small_weight() {
+    let loaded = lesson("random-qkv");
+    let attention = Attention::compute(&loaded.lesson);
+    let text = narration("random-qkv", Step::Softmax);
+    assert!(
+        !text.contains("Negative scores still get a small"),
+        "{text}"
+    );
+    let scaled = attention.scaled.as_ref().unwrap();
+    // The example it quotes: word2's own scaled score is negative and its weight is as said.
+    assert!(scaled[(1, 1)] < 0.0);
+    assert!(text.contains(&fixed(scaled[(1, 1)], 3)), "{text}");
+    assert!(
+        text.contains(&fixed(attention.weights()[(1, 1)], 2)),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_default_softmax_and_output_texts_are_true_under_a_mask() {
+    let softmax = default_narration(Step::Softmax);
+    assert!(
+        !softmax.contains("weights that are positive and sum to 1"),
+        "{softmax}"
+    );
+    assert!(
+        softmax.contains("exactly 0") && softmax.contains("all 0"),
+        "{softmax}"
+    );
+    let output = default_narration(Step::Output);
+    assert!(
+        !output.contains("weighted average of all the value"),
+        "{output}"
+    );
+    assert!(
+        output.contains("weight 0") && output.contains("output of 0"),
+        "{output}"
+    );
+}
+
+// --- item 5: why cat-sat-mat's document shows [0.4012, 0.4721] --------------------------------
+
+#[test]
+fn cat_sat_mat_blames_the_misrounded_weight_with_the_right_sums() {
+    let loaded = lesson("cat-sat-mat");
+    let attention = Attention::compute(&loaded.lesson);
+    let text = narration("cat-sat-mat", Step::Output);
+    let cat = 1;
+    let decimals = loaded.lesson.decimals;
+    let round = |x: f64| (x * 10f64.powi(decimals as i32)).round() / 10f64.powi(decimals as i32);
+    let rounded: Vec<f64> = attention
+        .weights()
+        .row(cat)
+        .iter()
+        .map(|w| round(*w))
+        .collect();
+    let sums: Vec<String> = (0..2)
+        .map(|c| {
+            let sum: f64 = (0..6).map(|j| rounded[j] * attention.v[(j, c)]).sum();
+            fixed(sum, decimals)
+        })
+        .collect();
+    assert_eq!(sums, ["0.4011", "0.4719"]);
+    assert!(
+        text.contains(&format!("[{}, {}]", sums[0], sums[1])),
+        "{text}"
+    );
+    assert!(text.contains("0.2687"), "{text}");
+    assert!(
+        !text.contains("because it added up weights that were already rounded"),
+        "{text}"
+    );
+    assert!(!readme().contains("because the document summed rounded weights"));
+}
+
+#[test]
+fn identity_2x2_names_all_four_output_formulas_and_they_hold() {
+    let builtin = BUILTIN.iter().find(|b| b.name == "identity-2x2").unwrap();
+    for formula in ["3 - 2w", "4 - 2w", "1 + 2w", "2 + 2w"] {
+        assert!(builtin.text.contains(formula), "no {formula}");
+    }
+    let attention = Attention::compute(&lesson("identity-2x2").lesson);
+    let (w1, w2) = (attention.weights()[(0, 0)], attention.weights()[(1, 1)]);
+    let out = &attention.output;
+    for (value, formula) in [
+        (out[(0, 0)], 3.0 - 2.0 * w1),
+        (out[(0, 1)], 4.0 - 2.0 * w1),
+        (out[(1, 0)], 1.0 + 2.0 * w2),
+        (out[(1, 1)], 2.0 + 2.0 * w2),
+    ] {
+        assert!((value - formula).abs() < 1e-12);
+    }
+}
+
+// --- item 6: smaller slips ---------------------------------------------------------------------
+
+#[test]
+fn the_readme_gives_the_exact_weight_of_cat_sat_mat_and_says_which_lessons_are_exact() {
+    let readme = readme();
+    let attention = Attention::compute(&lesson("cat-sat-mat").lesson);
+    let exact = fixed(attention.weights()[(1, 1)], 7);
+    assert_eq!(exact, "0.2686495");
+    assert!(readme.contains(&exact), "README lacks {exact}");
+    assert!(!readme.contains("0.26865 exactly"));
+    assert!(
+        !readme.contains("Each reproduces the worked example of a well-known explainer exactly")
+    );
+}
+
+#[test]
+fn values_are_blended_not_picked() {
+    for (whose, text) in texts_for(Step::Projection) {
+        assert!(!text.contains("when it is picked"), "{whose}: {text}");
+    }
+}
+
+#[test]
+fn the_new_template_says_w_v_is_d_model_by_d_v() {
+    let text = template("Mine");
+    assert!(
+        !text.contains("# The projections (d_model x d_k)."),
+        "{text}"
+    );
+    assert!(text.contains("d_model x d_v"), "{text}");
+}
+
+// --- every number a narration quotes is a value of its lesson ----------------------------------
+
+/// The values a narration may quote: every cell of the lesson's matrices and of the printed
+/// figures, and what a learner computes on the way (lengths, cosines, exps and their sums, √d_k,
+/// the softmax of the raw scores, the output from weights rounded to the lesson's decimals).
+fn quotable(loaded: &LoadedLesson) -> Vec<f64> {
+    let attention = Attention::compute(&loaded.lesson);
+    let mut values = vec![attention.scale_divisor];
+    for name in MatrixName::ALL {
+        if let Some(matrix) = attention.matrix(name) {
+            values.extend(matrix.iter().copied());
+        }
+    }
+    for figure in &loaded.lesson.expected.figures {
+        for printed in figure.rows.iter().flat_map(|row| &row.values) {
+            values.push(printed.value);
+        }
+    }
+    let raw = softmax_rows(&attention.scores).weights;
+    values.extend(raw.iter().copied());
+    let input = attention.matrix(attention.softmax_input()).unwrap();
+    for r in 0..input.nrows() {
+        let exps: Vec<f64> = input.row(r).iter().map(|x| x.exp()).collect();
+        values.push(exps.iter().sum());
+        values.extend(exps);
+    }
+    for matrix in [&attention.q, &attention.k, &attention.v] {
+        values.extend((0..matrix.nrows()).map(|r| length(row(matrix, r))));
+    }
+    for i in 0..attention.q.nrows() {
+        for j in 0..attention.k.nrows() {
+            values.push(cosine(row(&attention.q, i), row(&attention.k, j)));
+        }
+    }
+    let scale = 10f64.powi(loaded.lesson.decimals as i32);
+    let rounded = attention.weights().map(|w| (w * scale).round() / scale);
+    values.extend((&rounded * &attention.v).iter().copied());
+    values
+}
+
+/// The decimal numbers written in a text (those with a point), with their sign; numbers inside
+/// a word (x1, word3) or glued to one (1e9) are not quotes of a value.
+fn quoted_numbers(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut numbers = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i].is_ascii_digit()
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len()
+            && (chars[i].is_ascii_digit()
+                || (chars[i] == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)))
+        {
+            i += 1;
+        }
+        if chars.get(i).is_some_and(|c| c.is_alphabetic()) {
+            continue;
+        }
+        let negative = start > 0 && (chars[start - 1] == '-' || chars[start - 1] == '−');
+        let number: String = chars[start..i].iter().collect();
+        if number.contains('.') {
+            numbers.push(if negative {
+                format!("-{number}")
+            } else {
+                number
+            });
+        }
+    }
+    numbers
+}
+
+#[test]
+fn every_number_quoted_in_a_narration_is_a_value_of_its_lesson() {
+    let mut checked = 0;
+    for builtin in BUILTIN {
+        let loaded = lesson(builtin.name);
+        let values = quotable(&loaded);
+        for step in Step::ALL {
+            let Some(text) = loaded.lesson.narration.get(step) else {
+                continue;
+            };
+            for quoted in quoted_numbers(text) {
+                let decimals = quoted.split_once('.').map_or(0, |(_, f)| f.len());
+                let target: f64 = quoted.parse().unwrap();
+                assert!(
+                    values
+                        .iter()
+                        .any(|value| fixed(*value, decimals).parse::<f64>() == Ok(target)),
+                    "{} {step:?} quotes {quoted}, which is no value of the lesson rounded to \
+                     {decimals} decimals",
+                    builtin.name
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 80, "only {checked} numbers found");
+}
+
+#[test]
+fn the_number_reader_finds_signed_decimals_and_skips_labels() {
+    assert_eq!(
+        quoted_numbers("x1 is [1, 0], cat -0.7071 and 2.028 / 3.028; 1e9 or word3 at 1.5."),
+        ["-0.7071", "2.028", "3.028", "1.5"]
+    );
+}
