@@ -406,3 +406,95 @@ fn a_broken_lesson_in_the_picker_shows_its_first_problem() {
     let buffer = draw(&app, &Theme::monochrome(), 80, 24);
     insta::assert_snapshot!("picker_broken_lesson_80x24", text_and_mask(&buffer));
 }
+
+/// The screen's text at a size, for the checks that look for a phrase.
+fn screen_text(app: &App, width: u16, height: u16) -> String {
+    text(&draw(app, &Theme::monochrome(), width, height))
+}
+
+#[test]
+fn the_projection_step_shows_k_and_v_or_says_they_are_there() {
+    for lesson in ["cat-sleeps", "numpy-walkthrough", "cat-sat-mat"] {
+        let mut app = open(lesson_index(lesson));
+        update(&mut app, Action::GoToStep(2));
+        for (width, height) in [(80, 24), (120, 40), (200, 60)] {
+            let shown = screen_text(&app, width, height);
+            for (symbol, formula) in [("K", "K = X·W_k"), ("V", "V = X·W_v")] {
+                assert!(
+                    shown.contains(formula),
+                    "{lesson} Projection at {width}×{height} never mentions {symbol}:\n{shown}"
+                );
+            }
+        }
+    }
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(2));
+    insta::assert_snapshot!(
+        "cat-sleeps_80x24_projection_names_k_and_v",
+        screen_text(&app, 80, 24)
+    );
+}
+
+#[test]
+fn a_long_lesson_list_keeps_its_page_full_and_says_which_lesson_of_how_many() {
+    let mut entries = App::builtin_entries();
+    for copy in 0..5 {
+        let mut entry = App::builtin_entries().remove(copy);
+        entry.name = format!("{}-copy", entry.name);
+        entries.push(entry);
+    }
+    assert_eq!(entries.len(), 11);
+    let mut app = App::new(entries, None);
+    app.picked = 10;
+    let shown = screen_text(&app, 80, 24);
+    assert!(shown.contains("11 of 11"), "no \"11 of 11\":\n{shown}");
+    let (list, first) = attn_tutor::ui::picker::list_area(&app, Rect::new(0, 0, 80, 24));
+    assert_eq!(
+        first + usize::from(list.height),
+        11,
+        "the last page is not full: {first} + {}",
+        list.height
+    );
+    insta::assert_snapshot!("picker_eleven_lessons_the_last_picked_80x24", shown);
+}
+
+#[test]
+fn in_16_colors_nearby_weights_get_different_heatmap_shades() {
+    let theme = Theme::detect(false, None, Some("xterm"));
+    let shades: Vec<Option<Color>> = [0.05, 0.15, 0.25, 0.4, 0.55, 0.7, 0.9]
+        .iter()
+        .map(|weight| theme.heat(*weight).bg)
+        .collect();
+    for (index, shade) in shades.iter().enumerate() {
+        assert!(shade.is_some(), "no shade for weight {index}");
+        assert!(
+            !shades[..index].contains(shade),
+            "weights share a shade in 16 colors: {shades:?}"
+        );
+    }
+    // Each weight of cat-sat-mat's Softmax as the letter of its shade.
+    let mut app = open(lesson_index("cat-sat-mat"));
+    update(&mut app, Action::GoToStep(5));
+    let buffer = draw(&app, &theme, 80, 24);
+    let shaded = mask(&buffer, |cell| match cell.bg {
+        Color::Reset => '.',
+        Color::Black => 'k',
+        Color::Magenta => 'm',
+        Color::Blue => 'b',
+        Color::Cyan => 'c',
+        Color::Green => 'g',
+        Color::LightGreen => 'G',
+        Color::Yellow => 'y',
+        Color::LightYellow => 'Y',
+        Color::White => 'w',
+        Color::Gray => 'a',
+        Color::LightBlue => 'B',
+        Color::LightCyan => 'C',
+        Color::LightRed => 'R',
+        _ => '?',
+    });
+    insta::assert_snapshot!(
+        "cat-sat-mat_80x24_softmax_16_colors",
+        format!("{}\n{}\n{shaded}", text(&buffer), "-".repeat(80))
+    );
+}

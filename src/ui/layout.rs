@@ -29,6 +29,9 @@ pub struct TutorLayout {
     pub status: Rect,
     /// The cells the selected cell is computed from.
     pub operands: HashSet<Cell>,
+    /// A line under the matrices naming what this step has beyond them (K and V on
+    /// Projection), if it has a line to say.
+    pub note: Option<Rect>,
 }
 
 pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
@@ -52,11 +55,13 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     .len() as u16
         + 1;
 
+    let note_rows = u16::from(super::tutor_screen::matrices_note(tutor).is_some());
+    let mut note = None;
     let (panels, working, matrices_bottom) = match whole_plan(
         tutor,
         &shapes,
         area,
-        body_height,
+        body_height.saturating_sub(note_rows),
         working_below,
         narration_need,
     ) {
@@ -82,6 +87,11 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                 last_row_end = x;
                 y += height;
             }
+            let matrices_end = y;
+            if note_rows > 0 {
+                note = Some(Rect::new(area.x, y, area.width, note_rows));
+                y += note_rows;
+            }
             let working = match plan.beside {
                 Some(height) => {
                     let last = plan
@@ -90,7 +100,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                         .map_or(0, |group| group_height(&shapes, group));
                     Rect::new(
                         last_row_end,
-                        y - last,
+                        matrices_end - last,
                         area.right().saturating_sub(last_row_end),
                         height.min(last),
                     )
@@ -108,8 +118,18 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
             (panels, working, bottom)
         }
         None => {
-            let (panels, working) =
-                paged(tutor, &shapes, &operands, area, body_height, working_below);
+            let (panels, mut working) = paged(
+                tutor,
+                &shapes,
+                &operands,
+                area,
+                body_height.saturating_sub(note_rows),
+                working_below,
+            );
+            if note_rows > 0 {
+                note = Some(Rect::new(area.x, working.y, area.width, note_rows));
+                working.y += note_rows;
+            }
             let bottom = working.bottom();
             (panels, working, bottom)
         }
@@ -127,6 +147,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         narration,
         status,
         operands,
+        note,
     }
 }
 
