@@ -498,3 +498,129 @@ fn in_16_colors_nearby_weights_get_different_heatmap_shades() {
         format!("{}\n{}\n{shaded}", text(&buffer), "-".repeat(80))
     );
 }
+
+/// The last `count` lines of the screen.
+fn last_lines(buffer: &Buffer, count: usize) -> Vec<String> {
+    let shown = text(buffer);
+    let lines: Vec<&str> = shown.lines().collect();
+    lines[lines.len().saturating_sub(count)..]
+        .iter()
+        .map(|line| line.to_string())
+        .collect()
+}
+
+/// Every word of `message` appears whole among the words of `lines`.
+fn assert_words_whole(message: &str, lines: &[String]) {
+    let shown: Vec<&str> = lines
+        .iter()
+        .flat_map(|line| line.split_whitespace())
+        .collect();
+    for word in message.split_whitespace() {
+        assert!(
+            shown.contains(&word),
+            "{word:?} of {message:?} is not shown whole in:\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_presenters_join_line_wraps_whole_words_and_keeps_the_command_on_one_line() {
+    use attn_tutor::app::{Audience, Classroom, Status};
+    let join = "ssh -p 24568 NAME@127.0.0.1";
+    let mut app = App::new(App::builtin_entries(), None);
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: join.to_string(),
+    });
+    let message = format!("Presenting: students join with  {join}");
+    app.status = Some(Status::info(message.clone()));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 2);
+    assert_words_whole(&message, &lines);
+    assert!(
+        lines.iter().any(|line| line.contains(join)),
+        "the command is split:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[1].starts_with(" 0 students · 0 following "),
+        "the badge starts the bottom line:\n{}",
+        lines.join("\n")
+    );
+    insta::assert_snapshot!("classroom_presenter_join_line_80x24", lines.join("\n"));
+}
+
+#[test]
+fn a_question_too_long_for_one_line_wraps_and_keeps_its_choices() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(5));
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Weights,
+            row: 2,
+            col: Some(2),
+        },
+    );
+    update(&mut app, Action::Edit);
+    assert!(
+        matches!(app.overlay, attn_tutor::app::Overlay::Question(_)),
+        "a question: {:?}",
+        app.overlay
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 2);
+    assert_words_whole(
+        "weights[sleeps, sleeps] is computed, not typed in. Enter: go to · Esc stay",
+        &lines,
+    );
+    insta::assert_snapshot!("cat-sleeps_jump_question_80x24", lines.join("\n"));
+}
+
+#[test]
+fn a_long_message_wraps_whole_words_and_an_overlong_one_keeps_its_end() {
+    use attn_tutor::app::Status;
+    let mut app = open(lesson_index("cat-sleeps"));
+    let message = "Not saved: could not write /home/learner/lessons/attention/my-edited-cat-sleeps-lesson.toml: the folder is read-only. Your edits are still here";
+    app.status = Some(Status::error(message));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 3);
+    assert_words_whole(message, &lines);
+
+    let overlong = format!(
+        "Not saved: {}. Your edits are still here",
+        "the reason is long and goes on ".repeat(12).trim_end()
+    );
+    app.status = Some(Status::error(overlong));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 3);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.trim_start().starts_with("Not saved:")),
+        "the start is lost:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[2].trim_end().ends_with("Your edits are still here"),
+        "the end is lost:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines.iter().any(|line| line.contains('…')),
+        "no sign of what was left out"
+    );
+    for line in &lines {
+        for word in line.split_whitespace() {
+            assert!(
+                "Not saved: the reason is long and goes on. Your edits are still here …"
+                    .split_whitespace()
+                    .any(|known| known.trim_end_matches('.') == word.trim_end_matches('.')),
+                "a word cut: {word:?} in:\n{}",
+                lines.join("\n")
+            );
+        }
+    }
+    insta::assert_snapshot!("cat-sleeps_overlong_message_80x24", lines.join("\n"));
+}
