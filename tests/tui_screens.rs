@@ -624,3 +624,82 @@ fn a_long_message_wraps_whole_words_and_an_overlong_one_keeps_its_end() {
     }
     insta::assert_snapshot!("cat-sleeps_overlong_message_80x24", lines.join("\n"));
 }
+
+/// A causal lesson of twenty tokens t1 … t20 with random embeddings and weights.
+fn twenty_tokens() -> App {
+    let tokens: Vec<String> = (1..=20).map(|n| format!("\"t{n}\"")).collect();
+    let source = format!(
+        "format = 1\ntitle = \"Twenty tokens\"\ntokens = [{}]\n\
+         embeddings = {{ random = \"normal\", seed = 1, shape = [20, 4] }}\n\
+         w_q = {{ random = \"normal\", seed = 2, shape = [4, 4] }}\n\
+         w_k = {{ random = \"normal\", seed = 3, shape = [4, 4] }}\n\
+         w_v = {{ random = \"normal\", seed = 4, shape = [4, 4] }}\n\
+         mask = \"causal\"\ndecimals = 3\n",
+        tokens.join(", ")
+    );
+    let lesson = load_text("twenty", None, source);
+    assert!(lesson.is_ok(), "the lesson loads: {:?}", lesson.err());
+    let mut app = App::new(
+        vec![PickerEntry {
+            name: "twenty".to_string(),
+            lesson,
+        }],
+        Some(0),
+    );
+    let softmax = app
+        .tutor
+        .as_ref()
+        .expect("the lesson opens")
+        .steps
+        .iter()
+        .position(|step| step.key() == "softmax")
+        .expect("a softmax step");
+    update(&mut app, Action::GoToStep(softmax + 1));
+    app
+}
+
+#[test]
+fn a_long_softmax_breakdown_says_which_keys_it_shows_and_keeps_the_selected_one() {
+    let mut app = twenty_tokens();
+    // The row of t13, key t9: beyond the first page of keys.
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Weights,
+            row: 12,
+            col: Some(8),
+        },
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let shown = text(&buffer);
+    let title = shown
+        .lines()
+        .find(|line| line.contains("Softmax of row t13"))
+        .unwrap_or_else(|| panic!("no softmax working:\n{shown}"));
+    assert!(
+        title.contains("keys ") && title.contains(" of 20"),
+        "the title does not say which keys are shown: {title:?}"
+    );
+    let table: Vec<&str> = shown
+        .lines()
+        .skip_while(|line| !line.contains("Softmax of row t13"))
+        .skip(1)
+        .take_while(|line| !line.starts_with("──"))
+        .collect();
+    assert!(
+        table
+            .iter()
+            .any(|line| line.trim_start().starts_with("t9 ")),
+        "the selected key t9 is not in the table:\n{}",
+        table.join("\n")
+    );
+    assert!(
+        table.iter().any(|line| line.contains("Σ all 20")),
+        "the sum does not say it is over all 20 keys:\n{}",
+        table.join("\n")
+    );
+    insta::assert_snapshot!(
+        "twenty_tokens_softmax_row_t13_80x24",
+        text_and_mask(&buffer)
+    );
+}

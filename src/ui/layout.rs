@@ -327,7 +327,13 @@ fn paged(
         .map(|shape| shape.total_rows)
         .max()
         .unwrap_or(1);
-    let matrices_height = (tallest as u16 + 2).clamp(5, body_height.saturating_sub(9));
+    let mut matrices_height = (tallest as u16 + 2).clamp(5, body_height.saturating_sub(9));
+    // The matrices are paged anyway: on the Softmax step the breakdown of the row gets room for
+    // six keys (and its header and sum) before the matrices grow past six rows.
+    if tutor.step() == Step::Softmax {
+        let table = working_need.min(9);
+        matrices_height = matrices_height.min(body_height.saturating_sub(table + 4).max(8));
+    }
     let working_height =
         working_need.clamp(4, body_height.saturating_sub(matrices_height + 4).max(4));
     let top = area.y + 2;
