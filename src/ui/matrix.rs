@@ -320,7 +320,11 @@ impl Widget for MatrixPanel<'_> {
         if columns(caption) + columns(&position) > room {
             position = position.replace("rows ", "").replace("cols ", "");
         }
-        if columns(matrix.symbol()) + 2 + columns(&position) > room {
+        // Too narrow for where the window is: still a sign that the matrix is cut.
+        if !position.is_empty() && columns(matrix.symbol()) + 2 + columns(&position) > room {
+            position = " (part)".to_string();
+        }
+        if columns(matrix.symbol()) + columns(&position) > room {
             position.clear();
         }
         let caption_room = room.saturating_sub(columns(&position));
