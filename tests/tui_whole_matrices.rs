@@ -1,6 +1,7 @@
 //! Every built-in lesson's every step shows its matrices whole (up to 6 × 6 at 80×24, up to
 //! 12 × 12 at 120×40) and keeps every highlighted operand of the explained cell on screen, for
-//! every cell the step computes; panels never overlap each other or the working.
+//! every cell the step computes; panels never overlap each other or the working, and stay
+//! where they are while the cursor moves.
 
 use attn_tutor::app::{Action, App, Tutor, update};
 use attn_tutor::lesson::BUILTIN;
@@ -117,6 +118,7 @@ fn every_cell_of_every_step(width: u16, height: u16, limit: usize) {
                 .matrix(focus)
                 .map_or((0, 0), |values| (values.nrows(), values.ncols()));
             assert!(rows > 0, "{} step {number} has no matrix", builtin.name);
+            let mut arrangement: Option<Vec<(String, Rect)>> = None;
             for row in 0..rows {
                 for col in 0..cols {
                     update(
@@ -130,6 +132,21 @@ fn every_cell_of_every_step(width: u16, height: u16, limit: usize) {
                     let tutor = app.tutor.as_ref().expect("still in the lesson");
                     let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
                     check(&app, tutor, &layout, (width, height), limit);
+                    // Moving the cursor never rearranges the matrices.
+                    let areas: Vec<(String, Rect)> = layout
+                        .panels
+                        .iter()
+                        .map(|panel| (format!("{:?}", panel.matrix), panel.area))
+                        .collect();
+                    match &arrangement {
+                        None => arrangement = Some(areas),
+                        Some(first) => assert_eq!(
+                            first, &areas,
+                            "{} step {number} at {width}×{height}: the panels move when the \
+                             cursor is on row {row}, column {col}",
+                            builtin.name
+                        ),
+                    }
                 }
             }
         }

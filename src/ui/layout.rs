@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use ratatui::layout::Rect;
 
-use crate::app::Tutor;
+use crate::app::{Tutor, rows_are_tokens};
 use crate::attention::{Cell, MatrixName, Step};
 
 use super::matrix::{Geometry, Shape};
@@ -47,7 +47,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         .map(|derivation| derivation.operands().into_iter().collect())
         .unwrap_or_default();
     let below_width = area.width.saturating_sub(2);
-    let working_below = working_need(tutor, below_width);
+    let working_below = steady_working_need(tutor, below_width);
     let narration_need = super::text::wrap_words(
         &super::tutor_screen::narration_text(tutor),
         usize::from(below_width),
@@ -153,12 +153,51 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
 
 /// Rows the working needs at a width, its title included.
 fn working_need(tutor: &Tutor, width: u16) -> u16 {
+    let row = tutor.cursor(tutor.focus).row;
+    working_need_at(tutor, tutor.selected_cell(), row, width)
+}
+
+/// Rows the working needs with `selected` the selected cell on `row`.
+fn working_need_at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16) -> u16 {
     match tutor.step() {
         _ if tutor.practice.is_some() => super::practice::lines(tutor, width).len() as u16 + 1,
         // The softmax table has a line per key, its header, the sum and a title.
-        Step::Softmax => working::SoftmaxPlan::new(tutor, width).height(tutor),
-        _ => working::derivation_lines(tutor, width).len() as u16 + 1,
+        Step::Softmax if rows_are_tokens(tutor.focus) => {
+            working::SoftmaxPlan::at(tutor, selected, row, width).height(tutor)
+        }
+        _ => working::derivation_lines_at(tutor, selected, row, width).len() as u16 + 1,
     }
+}
+
+/// Matrices up to this many cells have the working measured for every cell.
+const STEADY_CELLS: usize = 144;
+
+/// The rows the working needs for most cells of the focused matrix (and its row labels; the
+/// larger on a tie), so that the arrangement chosen with it stays put while the cursor moves.
+/// A rarer, longer working (a masked cell's note) is shortened in place, its middle marked
+/// "… more lines". Larger matrices, and practice, measure the cell under the cursor.
+fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
+    let (rows, cols) = tutor
+        .attention
+        .matrix(tutor.focus)
+        .map_or((0, 0), |values| (values.nrows(), values.ncols()));
+    if tutor.practice.is_some() || rows * cols > STEADY_CELLS || rows * cols == 0 {
+        return working_need(tutor, width);
+    }
+    let labels = rows_are_tokens(tutor.focus);
+    let mut counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
+    for row in 0..rows {
+        let cells = (0..cols).map(|col| Some(Cell::new(tutor.focus, row, col)));
+        for selected in cells.chain(labels.then_some(None)) {
+            *counts
+                .entry(working_need_at(tutor, selected, row, width))
+                .or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(need, count)| (*count, *need))
+        .map_or(0, |(need, _)| need)
 }
 
 /// The fewest decimals a matrix is shown with to make it fit whole.
@@ -260,7 +299,7 @@ fn whole_plan(
                 + GAP * last.len() as u16;
             let spare = area.width.saturating_sub(last_width);
             let beside = (spare >= WORKING_BESIDE_MIN)
-                .then(|| working_need(tutor, spare.saturating_sub(2)))
+                .then(|| steady_working_need(tutor, spare.saturating_sub(2)))
                 .filter(|need| *need <= last_height);
             let (working_complete, narration) = match beside {
                 Some(_) => (true, rest),

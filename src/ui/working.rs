@@ -30,6 +30,17 @@ pub struct SoftmaxPlan {
 
 impl SoftmaxPlan {
     pub fn new(tutor: &Tutor, width: u16) -> SoftmaxPlan {
+        SoftmaxPlan::at(
+            tutor,
+            tutor.selected_cell(),
+            tutor.cursor(tutor.focus).row,
+            width,
+        )
+    }
+
+    /// The plan with `selected` the selected cell on `row`: the layout asks it of every cell,
+    /// so that it can stay put while the cursor moves.
+    pub fn at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16) -> SoftmaxPlan {
         let base = softmax_table_base(tutor);
         let spare = width.saturating_sub(base + 2 + 2 + ASIDE_MIN);
         let bar_width = usize::from(spare).clamp(4, BAR_WIDTH);
@@ -40,8 +51,7 @@ impl SoftmaxPlan {
         } else {
             width
         };
-        let row = tutor.cursor(tutor.focus).row;
-        let mut aside = softmax_quotient(tutor, aside_width);
+        let mut aside = softmax_quotient(tutor, selected, aside_width);
         aside.extend(stable_softmax_note(tutor, row, aside_width));
         SoftmaxPlan {
             table_width: table_width.min(width),
@@ -211,10 +221,24 @@ fn draw_lines(lines: &[String], area: Rect, theme: &Theme, buf: &mut Buffer) {
 /// The arithmetic of the selected cell, laid out over lines: `name = formula`, then each
 /// further side of the equation on its own line, a long sum wrapped between its terms.
 pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
+    derivation_lines_at(
+        tutor,
+        tutor.selected_cell(),
+        tutor.cursor(tutor.focus).row,
+        width,
+    )
+}
+
+/// The working with `selected` the selected cell on `row` (`None`: the row's token label).
+pub fn derivation_lines_at(
+    tutor: &Tutor,
+    selected: Option<Cell>,
+    row: usize,
+    width: u16,
+) -> Vec<String> {
     let width = usize::from(width).max(20);
     let attention = &tutor.attention;
-    let Some(cell) = tutor.selected_cell() else {
-        let row = tutor.cursor(tutor.focus).row;
+    let Some(cell) = selected else {
         let token = &tutor.lesson.tokens[row];
         return wrap_words(
             &format!(
@@ -453,8 +477,8 @@ fn softmax_table(
 
 /// The selected cell as the table's quotient, `weights[cat, sat] = 2.028 / 7.549 = 0.269`; the
 /// table beside it already shows each exp.
-fn softmax_quotient(tutor: &Tutor, width: u16) -> Vec<String> {
-    let Some(cell) = tutor.selected_cell() else {
+fn softmax_quotient(tutor: &Tutor, selected: Option<Cell>, width: u16) -> Vec<String> {
+    let Some(cell) = selected else {
         return Vec::new();
     };
     let attention = &tutor.attention;
