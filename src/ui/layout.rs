@@ -275,6 +275,16 @@ fn whole_plan(
     let most = tutor.lesson.decimals;
     let fewest = FEWEST_DECIMALS.min(most);
     let mut best: Option<(Score, WholePlan)> = None;
+    // The working's need at each width tried beside a row: measured once per width.
+    let mut needs: Vec<(u16, u16)> = Vec::new();
+    let mut need_at = |width: u16| match needs.iter().find(|(known, _)| *known == width) {
+        Some((_, need)) => *need,
+        None => {
+            let need = steady_working_need(tutor, width);
+            needs.push((width, need));
+            need
+        }
+    };
     for groups in arrangements(shapes.len()) {
         let height: u16 = groups.iter().map(|group| group_height(shapes, group)).sum();
         if height > body_height {
@@ -299,7 +309,7 @@ fn whole_plan(
                 + GAP * last.len() as u16;
             let spare = area.width.saturating_sub(last_width);
             let beside = (spare >= WORKING_BESIDE_MIN)
-                .then(|| steady_working_need(tutor, spare.saturating_sub(2)))
+                .then(|| need_at(spare.saturating_sub(2)))
                 .filter(|need| *need <= last_height);
             let (working_complete, narration) = match beside {
                 Some(_) => (true, rest),
