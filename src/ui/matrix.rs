@@ -88,11 +88,6 @@ impl Shape {
         self.exact_decimals.min(cap)
     }
 
-    /// Whether showing at most `cap` decimals rounds some of the numbers.
-    pub fn rounds_at(&self, cap: usize) -> bool {
-        self.exact_decimals > cap
-    }
-
     /// Columns of the widest number at `decimals`.
     fn number_width(&self, decimals: usize) -> usize {
         let width = format_fixed(self.largest, decimals).len() + usize::from(self.negative);
@@ -161,8 +156,6 @@ pub struct Geometry {
     /// Decimals shown: as few as show every number of this matrix exactly, at most the lesson's
     /// (or fewer, when that lets the matrix show whole).
     pub decimals: usize,
-    /// Whether those decimals round some numbers (the working shows them in full).
-    pub rounded: bool,
 }
 
 impl Geometry {
@@ -187,7 +180,6 @@ impl Geometry {
             total_rows: shape.total_rows,
             total_cols: shape.total_cols,
             decimals: shape.decimals(cap),
-            rounded: shape.rounds_at(cap),
         }
     }
 
