@@ -18,14 +18,14 @@ const BUILT_INS: [&str; 6] = [
 
 const CAT_SAT_MAT_TOKENS: [&str; 6] = ["The", "cat", "sat", "on", "the", "mat"];
 
-const STEP_HEADINGS: [&str; 7] = [
-    "Step 1/7 · Embedding",
-    "Step 2/7 · Projection",
-    "Step 3/7 · Scores",
-    "Step 4/7 · Scaling",
-    "Step 5/7 · Masking",
-    "Step 6/7 · Softmax",
-    "Step 7/7 · Output",
+/// cat-sat-mat's steps, numbered as the tutor numbers them: it has no mask, so no Masking.
+const STEP_HEADINGS: [&str; 6] = [
+    "Step 1/6 · Embedding",
+    "Step 2/6 · Projection",
+    "Step 3/6 · Scores",
+    "Step 4/6 · Scaling",
+    "Step 5/6 · Softmax",
+    "Step 6/6 · Output",
 ];
 
 /// Runs `show` with `args` after the lesson, expecting success, and returns stdout.
@@ -104,7 +104,7 @@ fn show_text_opens_with_the_title_and_the_lesson_name() {
 #[test]
 fn show_text_labels_the_rows_and_columns_of_the_scores_with_the_tokens() {
     let text = show("cat-sat-mat", &[]);
-    let section = text_section(&text, "Step 3/7 · Scores");
+    let section = text_section(&text, "Step 3/6 · Scores");
     let header = section
         .iter()
         .position(|line| line.split_whitespace().eq(CAT_SAT_MAT_TOKENS))
@@ -143,7 +143,7 @@ fn show_step_softmax_shows_only_the_softmax_step() {
         .lines()
         .filter(|line| line.starts_with("== Step"))
         .collect();
-    assert_eq!(headings, ["== Step 6/7 · Softmax =="]);
+    assert_eq!(headings, ["== Step 5/6 · Softmax =="]);
 }
 
 #[test]
@@ -574,5 +574,5 @@ fn show_accepts_no_color_before_the_subcommand() {
         .args(["--no-color", "show", "cat-sat-mat", "--step", "scores"])
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("== Step 3/7 · Scores =="));
+        .stdout(predicate::str::contains("== Step 3/6 · Scores =="));
 }

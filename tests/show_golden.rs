@@ -1,6 +1,8 @@
 //! `show` writes exactly what it wrote before its output was streamed: every built-in lesson and
 //! the fixtures, in text, Markdown and JSON, byte for byte. The expected files in
-//! `tests/fixtures/show/` were recorded from the version that built the output in memory.
+//! `tests/fixtures/show/` were recorded from the version that built the output in memory; since
+//! then, on purpose, their steps are numbered as the tutor numbers them (only the steps each
+//! lesson has), with no other change.
 
 mod common;
 use common::*;

@@ -406,3 +406,300 @@ fn a_broken_lesson_in_the_picker_shows_its_first_problem() {
     let buffer = draw(&app, &Theme::monochrome(), 80, 24);
     insta::assert_snapshot!("picker_broken_lesson_80x24", text_and_mask(&buffer));
 }
+
+/// The screen's text at a size, for the checks that look for a phrase.
+fn screen_text(app: &App, width: u16, height: u16) -> String {
+    text(&draw(app, &Theme::monochrome(), width, height))
+}
+
+#[test]
+fn the_projection_step_shows_k_and_v_or_says_they_are_there() {
+    for lesson in ["cat-sleeps", "numpy-walkthrough", "cat-sat-mat"] {
+        let mut app = open(lesson_index(lesson));
+        update(&mut app, Action::GoToStep(2));
+        for (width, height) in [(80, 24), (120, 40), (200, 60)] {
+            let shown = screen_text(&app, width, height);
+            for (symbol, formula) in [("K", "K = X·W_k"), ("V", "V = X·W_v")] {
+                assert!(
+                    shown.contains(formula),
+                    "{lesson} Projection at {width}×{height} never mentions {symbol}:\n{shown}"
+                );
+            }
+        }
+    }
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(2));
+    insta::assert_snapshot!(
+        "cat-sleeps_80x24_projection_names_k_and_v",
+        screen_text(&app, 80, 24)
+    );
+}
+
+#[test]
+fn a_long_lesson_list_keeps_its_page_full_and_says_which_lesson_of_how_many() {
+    let mut entries = App::builtin_entries();
+    for copy in 0..5 {
+        let mut entry = App::builtin_entries().remove(copy);
+        entry.name = format!("{}-copy", entry.name);
+        entries.push(entry);
+    }
+    assert_eq!(entries.len(), 11);
+    let mut app = App::new(entries, None);
+    app.picked = 10;
+    let shown = screen_text(&app, 80, 24);
+    assert!(shown.contains("11 of 11"), "no \"11 of 11\":\n{shown}");
+    let (list, first) = attn_tutor::ui::picker::list_area(&app, Rect::new(0, 0, 80, 24));
+    assert_eq!(
+        first + usize::from(list.height),
+        11,
+        "the last page is not full: {first} + {}",
+        list.height
+    );
+    insta::assert_snapshot!("picker_eleven_lessons_the_last_picked_80x24", shown);
+}
+
+#[test]
+fn in_16_colors_nearby_weights_get_different_heatmap_shades() {
+    let theme = Theme::detect(false, None, Some("xterm"));
+    let shades: Vec<Option<Color>> = [0.05, 0.15, 0.25, 0.4, 0.55, 0.7, 0.9]
+        .iter()
+        .map(|weight| theme.heat(*weight).bg)
+        .collect();
+    for (index, shade) in shades.iter().enumerate() {
+        assert!(shade.is_some(), "no shade for weight {index}");
+        assert!(
+            !shades[..index].contains(shade),
+            "weights share a shade in 16 colors: {shades:?}"
+        );
+    }
+    // Each weight of cat-sat-mat's Softmax as the letter of its shade.
+    let mut app = open(lesson_index("cat-sat-mat"));
+    update(&mut app, Action::GoToStep(5));
+    let buffer = draw(&app, &theme, 80, 24);
+    let shaded = mask(&buffer, |cell| match cell.bg {
+        Color::Reset => '.',
+        Color::Black => 'k',
+        Color::Magenta => 'm',
+        Color::Blue => 'b',
+        Color::Cyan => 'c',
+        Color::Green => 'g',
+        Color::LightGreen => 'G',
+        Color::Yellow => 'y',
+        Color::LightYellow => 'Y',
+        Color::White => 'w',
+        Color::Gray => 'a',
+        Color::LightBlue => 'B',
+        Color::LightCyan => 'C',
+        Color::LightRed => 'R',
+        _ => '?',
+    });
+    insta::assert_snapshot!(
+        "cat-sat-mat_80x24_softmax_16_colors",
+        format!("{}\n{}\n{shaded}", text(&buffer), "-".repeat(80))
+    );
+}
+
+/// The last `count` lines of the screen.
+fn last_lines(buffer: &Buffer, count: usize) -> Vec<String> {
+    let shown = text(buffer);
+    let lines: Vec<&str> = shown.lines().collect();
+    lines[lines.len().saturating_sub(count)..]
+        .iter()
+        .map(|line| line.to_string())
+        .collect()
+}
+
+/// Every word of `message` appears whole among the words of `lines`.
+fn assert_words_whole(message: &str, lines: &[String]) {
+    let shown: Vec<&str> = lines
+        .iter()
+        .flat_map(|line| line.split_whitespace())
+        .collect();
+    for word in message.split_whitespace() {
+        assert!(
+            shown.contains(&word),
+            "{word:?} of {message:?} is not shown whole in:\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_presenters_join_line_wraps_whole_words_and_keeps_the_command_on_one_line() {
+    use attn_tutor::app::{Audience, Classroom, Status};
+    let join = "ssh -p 24568 NAME@127.0.0.1";
+    let mut app = App::new(App::builtin_entries(), None);
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: join.to_string(),
+    });
+    let message = format!("Presenting: students join with  {join}");
+    app.status = Some(Status::info(message.clone()));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 2);
+    assert_words_whole(&message, &lines);
+    assert!(
+        lines.iter().any(|line| line.contains(join)),
+        "the command is split:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[1].starts_with(" 0 students · 0 following "),
+        "the badge starts the bottom line:\n{}",
+        lines.join("\n")
+    );
+    insta::assert_snapshot!("classroom_presenter_join_line_80x24", lines.join("\n"));
+}
+
+#[test]
+fn a_question_too_long_for_one_line_wraps_and_keeps_its_choices() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(5));
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Weights,
+            row: 2,
+            col: Some(2),
+        },
+    );
+    update(&mut app, Action::Edit);
+    assert!(
+        matches!(app.overlay, attn_tutor::app::Overlay::Question(_)),
+        "a question: {:?}",
+        app.overlay
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 2);
+    assert_words_whole(
+        "weights[sleeps, sleeps] is computed, not typed in. Enter: go to · Esc stay",
+        &lines,
+    );
+    insta::assert_snapshot!("cat-sleeps_jump_question_80x24", lines.join("\n"));
+}
+
+#[test]
+fn a_long_message_wraps_whole_words_and_an_overlong_one_keeps_its_end() {
+    use attn_tutor::app::Status;
+    let mut app = open(lesson_index("cat-sleeps"));
+    let message = "Not saved: could not write /home/learner/lessons/attention/my-edited-cat-sleeps-lesson.toml: the folder is read-only. Your edits are still here";
+    app.status = Some(Status::error(message));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 3);
+    assert_words_whole(message, &lines);
+
+    let overlong = format!(
+        "Not saved: {}. Your edits are still here",
+        "the reason is long and goes on ".repeat(12).trim_end()
+    );
+    app.status = Some(Status::error(overlong));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 3);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.trim_start().starts_with("Not saved:")),
+        "the start is lost:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[2].trim_end().ends_with("Your edits are still here"),
+        "the end is lost:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines.iter().any(|line| line.contains('…')),
+        "no sign of what was left out"
+    );
+    for line in &lines {
+        for word in line.split_whitespace() {
+            assert!(
+                "Not saved: the reason is long and goes on. Your edits are still here …"
+                    .split_whitespace()
+                    .any(|known| known.trim_end_matches('.') == word.trim_end_matches('.')),
+                "a word cut: {word:?} in:\n{}",
+                lines.join("\n")
+            );
+        }
+    }
+    insta::assert_snapshot!("cat-sleeps_overlong_message_80x24", lines.join("\n"));
+}
+
+/// A causal lesson of twenty tokens t1 … t20 with random embeddings and weights.
+fn twenty_tokens() -> App {
+    let tokens: Vec<String> = (1..=20).map(|n| format!("\"t{n}\"")).collect();
+    let source = format!(
+        "format = 1\ntitle = \"Twenty tokens\"\ntokens = [{}]\n\
+         embeddings = {{ random = \"normal\", seed = 1, shape = [20, 4] }}\n\
+         w_q = {{ random = \"normal\", seed = 2, shape = [4, 4] }}\n\
+         w_k = {{ random = \"normal\", seed = 3, shape = [4, 4] }}\n\
+         w_v = {{ random = \"normal\", seed = 4, shape = [4, 4] }}\n\
+         mask = \"causal\"\ndecimals = 3\n",
+        tokens.join(", ")
+    );
+    let lesson = load_text("twenty", None, source);
+    assert!(lesson.is_ok(), "the lesson loads: {:?}", lesson.err());
+    let mut app = App::new(
+        vec![PickerEntry {
+            name: "twenty".to_string(),
+            lesson,
+        }],
+        Some(0),
+    );
+    let softmax = app
+        .tutor
+        .as_ref()
+        .expect("the lesson opens")
+        .steps
+        .iter()
+        .position(|step| step.key() == "softmax")
+        .expect("a softmax step");
+    update(&mut app, Action::GoToStep(softmax + 1));
+    app
+}
+
+#[test]
+fn a_long_softmax_breakdown_says_which_keys_it_shows_and_keeps_the_selected_one() {
+    let mut app = twenty_tokens();
+    // The row of t13, key t9: beyond the first page of keys.
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Weights,
+            row: 12,
+            col: Some(8),
+        },
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let shown = text(&buffer);
+    let title = shown
+        .lines()
+        .find(|line| line.contains("Softmax of row t13"))
+        .unwrap_or_else(|| panic!("no softmax working:\n{shown}"));
+    assert!(
+        title.contains("keys ") && title.contains(" of 20"),
+        "the title does not say which keys are shown: {title:?}"
+    );
+    let table: Vec<&str> = shown
+        .lines()
+        .skip_while(|line| !line.contains("Softmax of row t13"))
+        .skip(1)
+        .take_while(|line| !line.starts_with("──"))
+        .collect();
+    assert!(
+        table
+            .iter()
+            .any(|line| line.trim_start().starts_with("t9 ")),
+        "the selected key t9 is not in the table:\n{}",
+        table.join("\n")
+    );
+    assert!(
+        table.iter().any(|line| line.contains("Σ all 20")),
+        "the sum does not say it is over all 20 keys:\n{}",
+        table.join("\n")
+    );
+    insta::assert_snapshot!(
+        "twenty_tokens_softmax_row_t13_80x24",
+        text_and_mask(&buffer)
+    );
+}

@@ -32,13 +32,23 @@ pub fn run(
         }
     };
     let attention = Attention::compute(&loaded.lesson);
+    // Numbered as the tutor numbers them: the steps this lesson has, so "Step 5/6" and the key
+    // 5 mean the same step in the tutor, here and in the handout.
+    let lesson_steps = crate::app::steps(&loaded.lesson);
     let steps: Vec<Step> = match only {
         Some(step) => vec![step],
-        None => Step::ALL.to_vec(),
+        None => lesson_steps.clone(),
     };
     let sections: Result<Vec<Section>, String> = steps
         .iter()
-        .map(|step| Section::build(&loaded, &attention, *step, cell, only.is_none()))
+        .map(|step| {
+            let mut section = Section::build(&loaded, &attention, *step, cell, only.is_none())?;
+            section.number = lesson_steps
+                .iter()
+                .position(|known| known == step)
+                .map(|index| (index + 1, lesson_steps.len()));
+            Ok(section)
+        })
         .collect();
     let sections = match sections {
         Ok(sections) => sections,
@@ -73,6 +83,9 @@ pub fn run(
 /// What one step shows.
 struct Section {
     step: Step,
+    /// Its number among the steps this lesson has, and how many it has; `None` for a step
+    /// asked for with `--step` that this lesson does not have.
+    number: Option<(usize, usize)>,
     narration: String,
     /// Why a step has nothing to show, or what is special about it.
     note: Option<String>,
@@ -83,6 +96,14 @@ struct Section {
 }
 
 impl Section {
+    /// "Step 5/6 · Softmax", or "Masking (not a step of this lesson)".
+    fn heading(&self) -> String {
+        match self.number {
+            Some((number, count)) => format!("Step {number}/{count} · {}", self.step.title()),
+            None => format!("{} (not a step of this lesson)", self.step.title()),
+        }
+    }
+
     /// `lenient`: when every step is shown, a cell that does not fit one step's matrix (a column
     /// of the scores is not a column of the output) is skipped there instead of refused.
     fn build(
@@ -211,6 +232,7 @@ impl Section {
         }
         Ok(Section {
             step,
+            number: None,
             narration,
             note,
             matrices,
@@ -298,12 +320,7 @@ fn write_text(
     }
     writeln!(out, "{}", header_line(loaded, attention))?;
     for section in sections {
-        write!(
-            out,
-            "\n== Step {}/7 · {} ==\n\n",
-            section.step.number(),
-            section.step.title()
-        )?;
+        write!(out, "\n== {} ==\n\n", section.heading())?;
         writeln!(out, "{}", wrap(&section.narration, 78))?;
         if let Some(note) = &section.note {
             write!(out, "\nNote: {note}\n")?;
@@ -338,13 +355,7 @@ fn write_markdown(
     }
     writeln!(out, "{}", header_line(loaded, attention))?;
     for section in sections {
-        write!(
-            out,
-            "\n## Step {}/7 · {}\n\n{}\n",
-            section.step.number(),
-            section.step.title(),
-            section.narration
-        )?;
+        write!(out, "\n## {}\n\n{}\n", section.heading(), section.narration)?;
         if let Some(note) = &section.note {
             write!(out, "\n> {note}\n")?;
         }

@@ -5,10 +5,10 @@ use std::collections::HashSet;
 
 use ratatui::layout::Rect;
 
-use crate::app::Tutor;
+use crate::app::{Tutor, rows_are_tokens};
 use crate::attention::{Cell, MatrixName, Step};
 
-use super::matrix::Geometry;
+use super::matrix::{Geometry, Shape};
 use super::working;
 
 /// The smallest terminal the tutor draws in: a classroom projector's 80 × 24.
@@ -29,67 +29,117 @@ pub struct TutorLayout {
     pub status: Rect,
     /// The cells the selected cell is computed from.
     pub operands: HashSet<Cell>,
+    /// A line under the matrices naming what this step has beyond them (K and V on
+    /// Projection), if it has a line to say.
+    pub note: Option<Rect>,
 }
 
 pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     let header = Rect::new(area.x, area.y, area.width, 2);
     let status = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
     let body_height = area.height.saturating_sub(3);
-    // Matrices take the rows they need, the working what it needs, the narration the rest;
-    // each keeps a few rows however tall the matrices are.
-    let names = tutor.panels();
-    let tallest = names
-        .iter()
-        .filter_map(|name| tutor.attention.matrix(*name))
-        .map(|values| values.nrows())
-        .max()
-        .unwrap_or(1);
-    let matrices_height = (tallest as u16 + 2).clamp(5, body_height.saturating_sub(9));
-    let working_need = match tutor.step() {
-        _ if tutor.practice.is_some() => {
-            super::practice::lines(tutor, area.width.saturating_sub(2)).len() as u16 + 1
-        }
-        // The softmax table has a line per key, its header, the sum and a title.
-        Step::Softmax => {
-            working::SoftmaxPlan::new(tutor, area.width.saturating_sub(2)).height(tutor)
-        }
-        _ => working::derivation_lines(tutor, area.width.saturating_sub(2)).len() as u16 + 1,
-    };
-    let working_height =
-        working_need.clamp(4, body_height.saturating_sub(matrices_height + 4).max(4));
     let top = area.y + 2;
-    let matrices = Rect::new(area.x, top, area.width, matrices_height);
-    let working = Rect::new(area.x, top + matrices_height, area.width, working_height);
-    let narration = Rect::new(
-        area.x,
-        working.bottom(),
-        area.width,
-        status.y.saturating_sub(working.bottom()),
-    );
-
+    let names = tutor.panels();
+    let shapes: Vec<Shape> = names.iter().map(|name| Shape::new(tutor, *name)).collect();
     let selected = tutor.selected_cell();
     let operands: HashSet<Cell> = selected
         .and_then(|cell| tutor.attention.derive(cell))
         .map(|derivation| derivation.operands().into_iter().collect())
         .unwrap_or_default();
-    let widths = share_widths(
-        &names
-            .iter()
-            .map(|name| Geometry::natural_width(tutor, *name))
-            .collect::<Vec<_>>(),
-        names.iter().position(|name| *name == tutor.focus),
-        matrices.width,
+    let below_width = area.width.saturating_sub(2);
+    let working_below = steady_working_need(tutor, below_width);
+    let narration_need = super::text::wrap_words(
+        &super::tutor_screen::narration_text(tutor),
+        usize::from(below_width),
+    )
+    .len() as u16
+        + 1;
+
+    let note_rows = u16::from(super::tutor_screen::matrices_note(tutor).is_some());
+    let mut note = None;
+    let (panels, working, matrices_bottom) = match whole_plan(
+        tutor,
+        &shapes,
+        area,
+        body_height.saturating_sub(note_rows),
+        working_below,
+        narration_need,
+    ) {
+        Some(plan) => {
+            let mut y = top;
+            let mut panels = Vec::new();
+            let mut last_row_end = area.x;
+            for group in &plan.groups {
+                let height = group_height(&shapes, group);
+                let widths = grow_to_captions(&shapes, group, plan.cap, area.width);
+                let mut x = area.x;
+                for (index, width) in group.iter().zip(widths) {
+                    let rect = Rect::new(x, y, width, height);
+                    let shape = &shapes[*index];
+                    panels.push(Geometry::new(
+                        shape,
+                        rect,
+                        anchor(tutor, shape.matrix, &operands),
+                        plan.cap,
+                    ));
+                    x += width + GAP;
+                }
+                last_row_end = x;
+                y += height;
+            }
+            let matrices_end = y;
+            if note_rows > 0 {
+                note = Some(Rect::new(area.x, y, area.width, note_rows));
+                y += note_rows;
+            }
+            let working = match plan.beside {
+                Some(height) => {
+                    let last = plan
+                        .groups
+                        .last()
+                        .map_or(0, |group| group_height(&shapes, group));
+                    Rect::new(
+                        last_row_end,
+                        matrices_end - last,
+                        area.right().saturating_sub(last_row_end),
+                        height.min(last),
+                    )
+                }
+                None => {
+                    let room = (top + body_height).saturating_sub(y);
+                    Rect::new(area.x, y, area.width, working_below.min(room))
+                }
+            };
+            let bottom = if plan.beside.is_some() {
+                y
+            } else {
+                working.bottom()
+            };
+            (panels, working, bottom)
+        }
+        None => {
+            let (panels, mut working) = paged(
+                tutor,
+                &shapes,
+                &operands,
+                area,
+                body_height.saturating_sub(note_rows),
+                working_below,
+            );
+            if note_rows > 0 {
+                note = Some(Rect::new(area.x, working.y, area.width, note_rows));
+                working.y += note_rows;
+            }
+            let bottom = working.bottom();
+            (panels, working, bottom)
+        }
+    };
+    let narration = Rect::new(
+        area.x,
+        matrices_bottom,
+        area.width,
+        status.y.saturating_sub(matrices_bottom),
     );
-    let mut x = matrices.x;
-    let panels = names
-        .iter()
-        .zip(widths)
-        .map(|(name, width)| {
-            let rect = Rect::new(x, matrices.y, width, matrices.height);
-            x += width + GAP;
-            Geometry::new(tutor, *name, rect, anchor(tutor, *name, &operands))
-        })
-        .collect();
     TutorLayout {
         header,
         panels,
@@ -97,7 +147,266 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         narration,
         status,
         operands,
+        note,
     }
+}
+
+/// Rows the working needs at a width, its title included.
+fn working_need(tutor: &Tutor, width: u16) -> u16 {
+    let row = tutor.cursor(tutor.focus).row;
+    working_need_at(tutor, tutor.selected_cell(), row, width)
+}
+
+/// Rows the working needs with `selected` the selected cell on `row`.
+fn working_need_at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16) -> u16 {
+    match tutor.step() {
+        _ if tutor.practice.is_some() => super::practice::lines(tutor, width).len() as u16 + 1,
+        // The softmax table has a line per key, its header, the sum and a title.
+        Step::Softmax if rows_are_tokens(tutor.focus) => {
+            working::SoftmaxPlan::at(tutor, selected, row, width).height(tutor)
+        }
+        _ => working::derivation_lines_at(tutor, selected, row, width).len() as u16 + 1,
+    }
+}
+
+/// Matrices up to this many cells have the working measured for every cell.
+const STEADY_CELLS: usize = 144;
+
+/// The rows the working needs for most cells of the focused matrix (and its row labels; the
+/// larger on a tie), so that the arrangement chosen with it stays put while the cursor moves.
+/// A rarer, longer working (a masked cell's note) is shortened in place, its middle marked
+/// "… more lines". Larger matrices, and practice, measure the cell under the cursor.
+fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
+    let (rows, cols) = tutor
+        .attention
+        .matrix(tutor.focus)
+        .map_or((0, 0), |values| (values.nrows(), values.ncols()));
+    if tutor.practice.is_some() || rows * cols > STEADY_CELLS || rows * cols == 0 {
+        return working_need(tutor, width);
+    }
+    let labels = rows_are_tokens(tutor.focus);
+    let mut counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
+    for row in 0..rows {
+        let cells = (0..cols).map(|col| Some(Cell::new(tutor.focus, row, col)));
+        for selected in cells.chain(labels.then_some(None)) {
+            *counts
+                .entry(working_need_at(tutor, selected, row, width))
+                .or_default() += 1;
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(need, count)| (*count, *need))
+        .map_or(0, |(need, _)| need)
+}
+
+/// The fewest decimals a matrix is shown with to make it fit whole.
+const FEWEST_DECIMALS: usize = 2;
+
+/// The narrowest working put beside the matrices rather than below them.
+const WORKING_BESIDE_MIN: u16 = 34;
+
+/// An arrangement that shows every matrix whole: panels in rows (`groups`, left to right and
+/// top to bottom, in the step's order), at most `cap` decimals, and the working beside the last
+/// row (`Some(its height)`) or below the matrices.
+struct WholePlan {
+    groups: Vec<Vec<usize>>,
+    cap: usize,
+    beside: Option<u16>,
+}
+
+/// How good a whole arrangement is, best highest: the working complete, the narration's rows
+/// (up to what it needs), the decimals shown, the fewest rows of matrices.
+type Score = (bool, u16, usize, std::cmp::Reverse<usize>);
+
+fn group_width(shapes: &[Shape], group: &[usize], cap: usize) -> u16 {
+    group
+        .iter()
+        .map(|index| shapes[*index].whole_width(cap))
+        .sum::<u16>()
+        + GAP * (group.len() as u16).saturating_sub(1)
+}
+
+fn group_height(shapes: &[Shape], group: &[usize]) -> u16 {
+    group
+        .iter()
+        .map(|index| shapes[*index].whole_height())
+        .max()
+        .unwrap_or(0)
+}
+
+/// Every way to break `count` panels into consecutive rows, one row first.
+fn arrangements(count: usize) -> Vec<Vec<Vec<usize>>> {
+    if count == 0 {
+        return Vec::new();
+    }
+    let mut all: Vec<Vec<Vec<usize>>> = (0..1u32 << (count - 1))
+        .map(|breaks| {
+            let mut groups = vec![vec![0]];
+            for index in 1..count {
+                if breaks & (1 << (index - 1)) != 0 {
+                    groups.push(Vec::new());
+                }
+                groups.last_mut().expect("a group").push(index);
+            }
+            groups
+        })
+        .collect();
+    all.sort_by_key(Vec::len);
+    all
+}
+
+/// Lays out by what fits: of the arrangements (side by side, or stacked in rows) and number
+/// formats (the lesson's decimals down to two) that show every matrix whole, the one that leaves
+/// the working all its lines, then the narration its lines, then shows the most decimals, then
+/// uses the fewest rows. `None` when no arrangement shows every matrix whole.
+fn whole_plan(
+    tutor: &Tutor,
+    shapes: &[Shape],
+    area: Rect,
+    body_height: u16,
+    working_below: u16,
+    narration_need: u16,
+) -> Option<WholePlan> {
+    // A step has at most three panels; more would make too many arrangements to try.
+    if shapes.is_empty() || shapes.len() > 4 {
+        return None;
+    }
+    let most = tutor.lesson.decimals;
+    let fewest = FEWEST_DECIMALS.min(most);
+    let mut best: Option<(Score, WholePlan)> = None;
+    // The working's need at each width tried beside a row: measured once per width.
+    let mut needs: Vec<(u16, u16)> = Vec::new();
+    let mut need_at = |width: u16| match needs.iter().find(|(known, _)| *known == width) {
+        Some((_, need)) => *need,
+        None => {
+            let need = steady_working_need(tutor, width);
+            needs.push((width, need));
+            need
+        }
+    };
+    for groups in arrangements(shapes.len()) {
+        let height: u16 = groups.iter().map(|group| group_height(shapes, group)).sum();
+        if height > body_height {
+            continue;
+        }
+        let rest = body_height - height;
+        for cap in (fewest..=most).rev() {
+            let widths: Vec<u16> = groups
+                .iter()
+                .map(|group| group_width(shapes, group, cap))
+                .collect();
+            if widths.iter().any(|width| *width > area.width) {
+                continue;
+            }
+            // The working beside the last row, where there is room for all of it.
+            let last = groups.last().expect("a row");
+            let last_height = group_height(shapes, last);
+            // The last row as drawn, its captions grown into the room there is.
+            let last_width = grow_to_captions(shapes, last, cap, area.width)
+                .iter()
+                .sum::<u16>()
+                + GAP * last.len() as u16;
+            let spare = area.width.saturating_sub(last_width);
+            let beside = (spare >= WORKING_BESIDE_MIN)
+                .then(|| need_at(spare.saturating_sub(2)))
+                .filter(|need| *need <= last_height);
+            let (working_complete, narration) = match beside {
+                Some(_) => (true, rest),
+                None => (rest >= working_below, rest.saturating_sub(working_below)),
+            };
+            let score = (
+                working_complete,
+                narration.min(narration_need),
+                cap,
+                std::cmp::Reverse(groups.len()),
+            );
+            if best.as_ref().is_none_or(|(known, _)| score > *known) {
+                best = Some((
+                    score,
+                    WholePlan {
+                        groups: groups.clone(),
+                        cap,
+                        beside,
+                    },
+                ));
+            }
+        }
+    }
+    best.map(|(_, plan)| plan)
+}
+
+/// The widths of a row's panels: each its whole width, then what is left shared out so that
+/// captions show whole, the shortest need first.
+fn grow_to_captions(shapes: &[Shape], group: &[usize], cap: usize, width: u16) -> Vec<u16> {
+    let mut widths: Vec<u16> = group
+        .iter()
+        .map(|index| shapes[*index].whole_width(cap))
+        .collect();
+    let mut spare = width.saturating_sub(group_width(shapes, group, cap));
+    let mut order: Vec<usize> = (0..group.len()).collect();
+    order.sort_by_key(|position| {
+        shapes[group[*position]].captioned_width(cap)
+            - widths[*position].min(shapes[group[*position]].captioned_width(cap))
+    });
+    for position in order {
+        let want = shapes[group[position]]
+            .captioned_width(cap)
+            .saturating_sub(widths[position]);
+        let given = want.min(spare);
+        widths[position] += given;
+        spare -= given;
+    }
+    widths
+}
+
+/// The layout when some matrix cannot show whole: side by side, each panel showing the page
+/// of rows and columns around the cell that matters, with the lesson's decimals.
+fn paged(
+    tutor: &Tutor,
+    shapes: &[Shape],
+    operands: &HashSet<Cell>,
+    area: Rect,
+    body_height: u16,
+    working_need: u16,
+) -> (Vec<Geometry>, Rect) {
+    let cap = tutor.lesson.decimals;
+    let tallest = shapes
+        .iter()
+        .map(|shape| shape.total_rows)
+        .max()
+        .unwrap_or(1);
+    let mut matrices_height = (tallest as u16 + 2).clamp(5, body_height.saturating_sub(9));
+    // The matrices are paged anyway: on the Softmax step the breakdown of the row gets room for
+    // six keys (and its header and sum) before the matrices grow past six rows.
+    if tutor.step() == Step::Softmax {
+        let table = working_need.min(9);
+        matrices_height = matrices_height.min(body_height.saturating_sub(table + 4).max(8));
+    }
+    let working_height =
+        working_need.clamp(4, body_height.saturating_sub(matrices_height + 4).max(4));
+    let top = area.y + 2;
+    let matrices = Rect::new(area.x, top, area.width, matrices_height);
+    let working = Rect::new(area.x, top + matrices_height, area.width, working_height);
+    let widths = share_widths(
+        &shapes
+            .iter()
+            .map(|shape| shape.captioned_width(cap))
+            .collect::<Vec<_>>(),
+        shapes.iter().position(|shape| shape.matrix == tutor.focus),
+        matrices.width,
+    );
+    let mut x = matrices.x;
+    let panels = shapes
+        .iter()
+        .zip(widths)
+        .map(|(shape, width)| {
+            let rect = Rect::new(x, matrices.y, width, matrices.height);
+            x += width + GAP;
+            Geometry::new(shape, rect, anchor(tutor, shape.matrix, operands), cap)
+        })
+        .collect();
+    (panels, working)
 }
 
 /// The cell a panel's window must show: the cursor in the focused matrix, else the first operand
@@ -161,7 +470,20 @@ pub fn hit(layout: &TutorLayout, x: u16, y: u16) -> Option<(MatrixName, usize, O
 
 #[cfg(test)]
 mod tests {
-    use super::share_widths;
+    use super::{arrangements, share_widths};
+
+    #[test]
+    fn panels_can_go_in_one_row_or_be_stacked_in_order() {
+        assert_eq!(
+            arrangements(3),
+            vec![
+                vec![vec![0, 1, 2]],
+                vec![vec![0], vec![1, 2]],
+                vec![vec![0, 1], vec![2]],
+                vec![vec![0], vec![1], vec![2]],
+            ]
+        );
+    }
 
     #[test]
     fn panels_that_fit_keep_their_width_and_wide_ones_share_the_rest() {

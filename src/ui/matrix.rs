@@ -33,6 +33,114 @@ pub fn caption(tutor: &Tutor, matrix: MatrixName) -> &'static str {
 /// Rows of a panel above its numbers: the caption and the column headers.
 const HEAD_ROWS: u16 = 2;
 
+/// What a matrix needs on screen, measured once per frame: its size, its widest labels and
+/// numbers. The layout tries number formats and arrangements against it without rescanning.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub matrix: MatrixName,
+    pub total_rows: usize,
+    pub total_cols: usize,
+    /// The widest row label.
+    label_width: usize,
+    /// The widest column label.
+    header_width: usize,
+    /// The fewest decimals that show every number exactly, at most the lesson's.
+    exact_decimals: usize,
+    largest: f64,
+    negative: bool,
+    minus_infinity: bool,
+    /// Columns the caption needs whole.
+    caption_width: usize,
+}
+
+impl Shape {
+    pub fn new(tutor: &Tutor, matrix: MatrixName) -> Shape {
+        let values = tutor.attention.matrix(matrix);
+        let (total_rows, total_cols) = values.map_or((0, 0), |v| (v.nrows(), v.ncols()));
+        let label_width = (0..total_rows)
+            .map(|row| columns(&tutor.attention.row_label(matrix, row)))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let header_width = (0..total_cols)
+            .map(|col| columns(&tutor.attention.column_label(matrix, col)))
+            .max()
+            .unwrap_or(1);
+        let exact_decimals =
+            values.map_or(0, |values| display_decimals(values, tutor.lesson.decimals));
+        let (largest, negative, minus_infinity) = values.map_or((0.0, false, false), extremes);
+        Shape {
+            matrix,
+            total_rows,
+            total_cols,
+            label_width,
+            header_width,
+            exact_decimals,
+            largest,
+            negative,
+            minus_infinity,
+            caption_width: columns(caption(tutor, matrix)),
+        }
+    }
+
+    /// Decimals shown when at most `cap` may be: fewer digits let a wide matrix fit whole.
+    pub fn decimals(&self, cap: usize) -> usize {
+        self.exact_decimals.min(cap)
+    }
+
+    /// Columns of the widest number at `decimals`.
+    fn number_width(&self, decimals: usize) -> usize {
+        let width = format_fixed(self.largest, decimals).len() + usize::from(self.negative);
+        if self.minus_infinity {
+            width.max(4)
+        } else {
+            width
+        }
+    }
+
+    /// Columns of each cell: the widest number, or a little more for a longer column label.
+    fn cell_width(&self, cap: usize) -> usize {
+        let natural = self.number_width(self.decimals(cap));
+        natural.max(self.header_width.min(natural + 2))
+    }
+
+    /// The width that shows every column at `cap` decimals, with room for at least the
+    /// matrix's symbol in the caption.
+    pub fn whole_width(&self, cap: usize) -> u16 {
+        let needed = self.label_width + self.total_cols * (self.cell_width(cap) + 1);
+        let caption = columns(self.matrix.symbol()) + 4;
+        needed.max(caption).min(usize::from(u16::MAX / 8)) as u16
+    }
+
+    /// The width that also shows the whole caption.
+    pub fn captioned_width(&self, cap: usize) -> u16 {
+        (self.whole_width(cap) as usize)
+            .max(self.caption_width + 2)
+            .min(usize::from(u16::MAX / 8)) as u16
+    }
+
+    /// Rows that show every row: the caption, the column headers, the numbers.
+    pub fn whole_height(&self) -> u16 {
+        (self.total_rows + usize::from(HEAD_ROWS)).min(usize::from(u16::MAX / 8)) as u16
+    }
+}
+
+/// The largest finite magnitude, whether any number is negative, whether any is -inf.
+fn extremes(values: &DMatrix<f64>) -> (f64, bool, bool) {
+    let mut largest: f64 = 0.0;
+    let mut negative = false;
+    let mut minus_infinity = false;
+    for value in values.iter() {
+        if value.is_finite() {
+            largest = largest.max(value.abs());
+            negative |= *value < 0.0;
+        } else {
+            minus_infinity = true;
+        }
+    }
+    (largest, negative, minus_infinity)
+}
+
 /// Where each row and column of a matrix is drawn inside its panel; shared by drawing and by
 /// mouse clicks, so a click lands on the cell that is shown there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,50 +153,34 @@ pub struct Geometry {
     pub cols: Range<usize>,
     pub total_rows: usize,
     pub total_cols: usize,
-    /// Decimals shown: as few as show every number of this matrix exactly, at most the lesson's.
+    /// Decimals shown: as few as show every number of this matrix exactly, at most the lesson's
+    /// (or fewer, when that lets the matrix show whole).
     pub decimals: usize,
 }
 
 impl Geometry {
-    /// Lays out `matrix` in `area`, showing the page of rows and columns that holds `anchor`.
-    pub fn new(tutor: &Tutor, matrix: MatrixName, area: Rect, anchor: (usize, usize)) -> Geometry {
-        let values = tutor.attention.matrix(matrix);
-        let (total_rows, total_cols) = values.map_or((0, 0), |v| (v.nrows(), v.ncols()));
-        let label_width = (0..total_rows)
-            .map(|row| columns(&tutor.attention.row_label(matrix, row)))
-            .max()
-            .unwrap_or(1)
+    /// Lays out a matrix in `area` with at most `cap` decimals, showing the page of rows and
+    /// columns that holds `anchor`.
+    pub fn new(shape: &Shape, area: Rect, anchor: (usize, usize), cap: usize) -> Geometry {
+        let label_width = shape
+            .label_width
             .clamp(1, usize::from(area.width / 2).max(1)) as u16;
-        let decimals = values.map_or(0, |values| display_decimals(values, tutor.lesson.decimals));
-        let natural = values.map_or(1, |values| number_width(values, decimals));
-        let header = (0..total_cols)
-            .map(|col| columns(&tutor.attention.column_label(matrix, col)))
-            .max()
-            .unwrap_or(1);
         let room = area.width.saturating_sub(label_width + 1).max(1);
-        let cell_width = (natural.max(header.min(natural + 2)) as u16).clamp(1, room);
+        let cell_width =
+            (shape.cell_width(cap).min(usize::from(u16::MAX / 8)) as u16).clamp(1, room);
         let visible_cols = usize::from((room + 1) / (cell_width + 1)).max(1);
         let visible_rows = usize::from(area.height.saturating_sub(HEAD_ROWS)).max(1);
         Geometry {
-            matrix,
+            matrix: shape.matrix,
             area,
             label_width,
             cell_width,
-            rows: page(anchor.0, visible_rows, total_rows),
-            cols: page(anchor.1, visible_cols, total_cols),
-            total_rows,
-            total_cols,
-            decimals,
+            rows: page(anchor.0, visible_rows, shape.total_rows),
+            cols: page(anchor.1, visible_cols, shape.total_cols),
+            total_rows: shape.total_rows,
+            total_cols: shape.total_cols,
+            decimals: shape.decimals(cap),
         }
-    }
-
-    /// The width the panel would like, with every column shown.
-    pub fn natural_width(tutor: &Tutor, matrix: MatrixName) -> u16 {
-        let geometry = Geometry::new(tutor, matrix, Rect::new(0, 0, u16::MAX / 4, 100), (0, 0));
-        let needed = geometry.label_width as usize
-            + geometry.total_cols * (geometry.cell_width as usize + 1);
-        let caption = columns(caption(tutor, matrix)) + 2;
-        needed.max(caption).min(usize::from(u16::MAX / 8)) as u16
     }
 
     fn cell_x(&self, col: usize) -> u16 {
@@ -171,22 +263,16 @@ fn display_decimals(values: &DMatrix<f64>, lesson_decimals: usize) -> usize {
     most
 }
 
-/// Columns needed for the widest number of a matrix, found from its extremes so that even a
-/// 1024 × 1024 matrix costs one pass and no formatting per cell.
-fn number_width(values: &DMatrix<f64>, decimals: usize) -> usize {
-    let mut largest: f64 = 0.0;
-    let mut negative = false;
-    let mut minus_infinity = false;
-    for value in values.iter() {
-        if value.is_finite() {
-            largest = largest.max(value.abs());
-            negative |= *value < 0.0;
-        } else {
-            minus_infinity = true;
-        }
-    }
-    let width = format_fixed(largest, decimals).len() + usize::from(negative);
-    if minus_infinity { width.max(4) } else { width }
+/// A caption in `room` columns, shortened where it means something: "Q = X·W_q (queries)"
+/// becomes "Q = X·W_q", then "Q"; "mask (0 keeps, -inf hides)" becomes "mask". Only a symbol
+/// that does not fit either is cut.
+fn short_caption(caption: &str, room: usize) -> String {
+    let without_note = caption.split(" (").next().unwrap_or(caption);
+    let symbol = without_note.split(" = ").next().unwrap_or(without_note);
+    [caption, without_note, symbol]
+        .into_iter()
+        .find(|candidate| columns(candidate) <= room)
+        .map_or_else(|| fit(symbol, room), str::to_string)
 }
 
 /// What a panel needs to know beyond the matrix itself.
@@ -226,7 +312,11 @@ impl Widget for MatrixPanel<'_> {
         if columns(caption) + columns(&position) > room {
             position = position.replace("rows ", "").replace("cols ", "");
         }
-        if columns(matrix.symbol()) + 2 + columns(&position) > room {
+        // Too narrow for where the window is: still a sign that the matrix is cut.
+        if !position.is_empty() && columns(matrix.symbol()) + 2 + columns(&position) > room {
+            position = " (part)".to_string();
+        }
+        if columns(matrix.symbol()) + columns(&position) > room {
             position.clear();
         }
         let caption_room = room.saturating_sub(columns(&position));
@@ -237,7 +327,7 @@ impl Widget for MatrixPanel<'_> {
         };
         Line::from(vec![
             Span::raw(marker),
-            Span::styled(fit(caption, caption_room), caption_style),
+            Span::styled(short_caption(caption, caption_room), caption_style),
             Span::styled(position, theme.muted()),
         ])
         .render(Rect::new(area.x, area.y, area.width, 1), buf);
@@ -328,6 +418,20 @@ mod tests {
         assert_eq!(display_decimals(&whole, 3), 0);
         assert_eq!(display_decimals(&tenths, 3), 1);
         assert_eq!(display_decimals(&long, 4), 4);
+    }
+
+    #[test]
+    fn captions_are_shortened_at_a_meaningful_place() {
+        use super::short_caption;
+        assert_eq!(
+            short_caption("Q = X·W_q (queries)", 30),
+            "Q = X·W_q (queries)"
+        );
+        assert_eq!(short_caption("Q = X·W_q (queries)", 12), "Q = X·W_q");
+        assert_eq!(short_caption("Q = X·W_q (queries)", 5), "Q");
+        assert_eq!(short_caption("mask (0 keeps, -inf hides)", 20), "mask");
+        assert_eq!(short_caption("weights = softmax(rows)", 20), "weights");
+        assert_eq!(short_caption("weights = softmax(rows)", 4), "wei…");
     }
 
     #[test]

@@ -148,12 +148,12 @@ fn key_hints(app: &App) -> &'static str {
 }
 
 /// The bottom line: a prompt or question being answered, else a message, else key hints. In a
-/// classroom a badge starts the line.
+/// classroom a badge starts the line. A message or question too long for the line takes the
+/// lines above it, broken between words, its end kept together on the bottom line.
 fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    let area = match classroom_badge(app) {
+    let badge = match classroom_badge(app) {
         Some(badge) if matches!(app.overlay, Overlay::None | Overlay::Help) => {
             let badge = fit(&badge, usize::from(area.width / 2));
-            let used = columns(&badge) as u16;
             buf.set_stringn(
                 area.x,
                 area.y,
@@ -161,33 +161,27 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 usize::from(area.width),
                 theme.cursor(),
             );
-            Rect::new(area.x + used, area.y, area.width - used, 1)
+            columns(&badge) as u16
         }
-        _ => area,
+        _ => 0,
     };
     let width = usize::from(area.width);
-    // A message too long for one line takes the line above as well, rather than being cut.
-    let message_style = |is_error: bool| {
-        if is_error {
+    // One column of margin on the left, as the key hints have.
+    let room = width.saturating_sub(1);
+    let message = app.status.as_ref().map(|status| {
+        let style = if status.is_error {
             theme.error()
         } else {
             Style::new()
-        }
-    };
-    let message_above = |buf: &mut Buffer| {
-        if let Some(status) = &app.status {
-            draw_message(
-                &status.text,
-                message_style(status.is_error),
-                area.y - 1,
-                buf,
-                area,
-            );
-        }
-    };
-    let line = match (&app.overlay, &app.tutor) {
+        };
+        (status.text.as_str(), style)
+    });
+    match (&app.overlay, &app.tutor) {
         (Overlay::Prompt(prompt), Some(tutor)) => {
-            message_above(buf);
+            if let Some((text, style)) = message {
+                let lines = text::wrap_to_end(text, room, room, 2);
+                draw_lines(&lines, style, area.y.saturating_sub(1), area, 0, buf);
+            }
             let question = match &prompt.purpose {
                 PromptFor::Cell(cell) => {
                     let now = tutor
@@ -223,15 +217,16 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 }
                 shown
             };
-            Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled(question, theme.title()),
                 Span::raw(typed),
                 Span::styled("▏", theme.cursor()),
                 Span::styled(hint, theme.muted()),
-            ])
+            ]);
+            buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
+            line.render(area, buf);
         }
         (Overlay::Question(question), tutor) => {
-            message_above(buf);
             let text = match question {
                 Question::LeaveUnsaved(_) if !app.can_save => {
                     "You have unsaved edits, which end with this session. d discard them · Esc stay"
@@ -273,24 +268,45 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     None => String::new(),
                 },
             };
-            Line::from(Span::styled(text, theme.title()))
-        }
-        _ => match &app.status {
-            Some(status) => {
-                draw_message(
-                    &status.text,
-                    message_style(status.is_error),
-                    area.y,
-                    buf,
-                    area,
-                );
-                return;
+            let lines = text::wrap_to_end(&text, room, room, 2);
+            let top = draw_lines(&lines, theme.title(), area.y, area, 0, buf);
+            if let Some((text, style)) = message {
+                let lines = text::wrap_to_end(text, room, room, 2);
+                draw_lines(&lines, style, top.saturating_sub(1), area, 0, buf);
             }
-            None => Line::from(Span::styled(key_hints(app), theme.muted())),
+        }
+        _ => match message {
+            Some((text, style)) => {
+                let last_room = room.saturating_sub(usize::from(badge));
+                let lines = text::wrap_to_end(text, room, last_room, 3);
+                draw_lines(&lines, style, area.y, area, badge, buf);
+            }
+            None => {
+                let hints = fit_hints(key_hints(app), width.saturating_sub(usize::from(badge)));
+                buf.set_stringn(
+                    area.x + badge,
+                    area.y,
+                    hints,
+                    width.saturating_sub(usize::from(badge)),
+                    theme.muted(),
+                );
+            }
         },
-    };
-    buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
-    line.render(area, buf);
+    }
+}
+
+/// Key hints in `width` columns: whole hints are left out from the end, "? help" kept, rather
+/// than one being cut.
+fn fit_hints(hints: &str, width: usize) -> String {
+    let mut items: Vec<&str> = hints.trim_start().split(" · ").collect();
+    while columns(&format!(" {}", items.join(" · "))) > width && items.len() > 1 {
+        let drop = items
+            .iter()
+            .rposition(|item| !item.contains("? help"))
+            .unwrap_or(0);
+        items.remove(drop);
+    }
+    fit(&format!(" {}", items.join(" · ")), width)
 }
 
 /// `W_q`, `X and W_q`, `X, W_q and W_k`.
@@ -303,24 +319,34 @@ fn matrix_list(names: &[crate::attention::MatrixName]) -> String {
     }
 }
 
-/// Draws a message word-wrapped into at most two lines ending on row `last`.
-fn draw_message(text: &str, style: Style, last: u16, buf: &mut Buffer, area: Rect) {
+/// Draws `lines` so that the last is on row `bottom`, each above it on the row before; the
+/// bottom one starts after the badge. Returns the top row used.
+fn draw_lines(
+    lines: &[String],
+    style: Style,
+    bottom: u16,
+    area: Rect,
+    badge: u16,
+    buf: &mut Buffer,
+) -> u16 {
     let width = usize::from(area.width);
-    let mut lines = text::wrap_words(&format!(" {text}"), width);
-    if lines.len() > 2 {
-        lines.truncate(2);
-        lines[1] = fit(&format!("{}…", lines[1]), width);
-    }
-    let first = last + 1 - lines.len() as u16;
+    let count = lines.len() as u16;
+    let top = (bottom + 1).saturating_sub(count).max(buf.area.y);
     for (offset, line) in lines.iter().enumerate() {
-        buf.set_stringn(
-            area.x,
-            first + offset as u16,
-            format!("{line:<width$}"),
-            width,
-            style,
-        );
+        let row = (bottom + 1 + offset as u16).checked_sub(count);
+        let Some(row) = row.filter(|row| *row >= buf.area.y) else {
+            continue;
+        };
+        let x = if row == bottom {
+            area.x + badge
+        } else {
+            area.x
+        };
+        let room = width.saturating_sub(usize::from(x - area.x));
+        let text = fit(&format!(" {line}"), room);
+        buf.set_stringn(x, row, format!("{text:<room$}"), room, style);
     }
+    top
 }
 
 fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
@@ -372,4 +398,17 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         );
     }
     Paragraph::new(lines).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_hints;
+
+    #[test]
+    fn key_hints_too_long_leave_out_whole_hints_and_keep_help() {
+        let hints = " n/p step · ←↓↑→ cell · e edit · ? help · q back";
+        assert_eq!(fit_hints(hints, 80), hints);
+        assert_eq!(fit_hints(hints, 30), " n/p step · ←↓↑→ cell · ? help");
+        assert_eq!(fit_hints(hints, 20), " n/p step · ? help");
+    }
 }

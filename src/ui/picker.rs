@@ -33,8 +33,10 @@ fn without_folders(line: &str) -> String {
 pub fn list_area(app: &App, area: Rect) -> (Rect, usize) {
     let height = (area.height.saturating_sub(3) / 2).max(3);
     let rows = usize::from(height);
+    // Pages of the list, the last one kept full: the 11th of 11 is shown with the nine before
+    // it, not alone above blank rows.
     let first = if app.picker.len() > rows {
-        (app.picked / rows) * rows
+        ((app.picked / rows) * rows).min(app.picker.len() - rows)
     } else {
         0
     };
@@ -48,8 +50,20 @@ pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     ])
     .render(Rect::new(area.x, area.y, area.width, 1), buf);
     let (list, first) = list_area(app, area);
+    let count = app.picker.len();
+    let shown = usize::from(list.height).min(count);
+    let title = if shown < count {
+        format!(
+            "Lessons {}–{} of {count} · ▸ {} of {count}",
+            first + 1,
+            first + shown,
+            app.picked + 1
+        )
+    } else {
+        format!("Lessons ({count})")
+    };
     rule_line(
-        &format!("Lessons ({})", app.picker.len()),
+        &title,
         theme,
         Rect::new(area.x, area.y + 1, area.width, 1),
         buf,

@@ -116,6 +116,47 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
     lines.into_iter().map(|line| fit(&line, width)).collect()
 }
 
+/// Lays out a status message in at most `max_lines` lines: the last `last_width` columns wide
+/// (it shares its row with a badge), the ones above it `width`. Lines break only between words,
+/// and they are filled from the end, so what a message ends with (its choices, a command to
+/// type) stays together on the bottom row. A message longer than all the lines keeps its
+/// beginning and its end and gives up words in the middle, marked "…".
+pub fn wrap_to_end(text: &str, width: usize, last_width: usize, max_lines: usize) -> Vec<String> {
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut end = words.len();
+    // From the bottom line up: each takes the last words that fit.
+    let mut lines: Vec<String> = Vec::new();
+    while end > 0 && lines.len() < max_lines.max(1) {
+        let room = if lines.is_empty() { last_width } else { width };
+        let mut start = end;
+        while start > 0 {
+            let candidate = words[start - 1..end].join(" ");
+            if columns(candidate.trim()) > room && start < end {
+                break;
+            }
+            start -= 1;
+        }
+        lines.push(fit(words[start..end].join(" ").trim(), room));
+        end = start;
+    }
+    if end > 0 {
+        // Words are left over: the top line shows the beginning instead, up to a "…".
+        let room = if lines.len() == 1 { last_width } else { width };
+        let mut top = String::new();
+        for word in &words {
+            let candidate = format!("{top} {word}");
+            if columns(candidate.trim()) + 2 > room {
+                break;
+            }
+            top = candidate;
+        }
+        let last = lines.len() - 1;
+        lines[last] = fit(&format!("{} …", top.trim()), room);
+    }
+    lines.reverse();
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +179,22 @@ mod tests {
         assert_eq!(
             wrap_pieces("= ", &pieces, " + ", 21),
             vec!["= (1 × 2) + (3 × 4) +", "  (5 × 6)"]
+        );
+    }
+
+    #[test]
+    fn status_messages_fill_from_the_end_and_give_up_their_middle() {
+        assert_eq!(
+            wrap_to_end("one two three", 20, 20, 2),
+            vec!["one two three"]
+        );
+        assert_eq!(
+            wrap_to_end("join with  ssh -p 1 N@h", 20, 14, 2),
+            vec!["join with", "ssh -p 1 N@h"]
+        );
+        assert_eq!(
+            wrap_to_end("a b c d e f g h i j", 5, 5, 2),
+            vec!["a b …", "h i j"]
         );
     }
 

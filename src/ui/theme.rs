@@ -154,6 +154,9 @@ impl Theme {
         if self.is_monochrome() || !weight.is_finite() {
             return Style::new();
         }
+        if self.colors == Colors::Basic16 {
+            return heat_16(weight);
+        }
         let (r, g, b) = viridis(weight.clamp(0.0, 1.0));
         // Dark text on the light (yellow-green) end, light text on the dark (purple) end.
         let luminance = 0.2126 * f64::from(r) + 0.7152 * f64::from(g) + 0.0722 * f64::from(b);
@@ -173,6 +176,28 @@ impl Theme {
             Style::new().fg(self.rgb(VIRIDIS[4]))
         }
     }
+}
+
+/// Viridis in the 16 basic colors, a shade per band of weight. The nearest basic color of each
+/// viridis shade would make every weight from 0.05 to 0.3 the same grey, and attention weights
+/// mostly lie there: the bands are narrow at the low end so that those differ.
+const HEAT_16: [(f64, Color, Color); 7] = [
+    (0.1, Color::Magenta, Color::White),
+    (0.2, Color::Blue, Color::White),
+    (0.3, Color::Cyan, Color::Black),
+    (0.45, Color::Green, Color::Black),
+    (0.6, Color::LightGreen, Color::Black),
+    (0.8, Color::Yellow, Color::Black),
+    (f64::INFINITY, Color::LightYellow, Color::Black),
+];
+
+fn heat_16(weight: f64) -> Style {
+    let (_, background, text) = HEAT_16
+        .iter()
+        .find(|(below, _, _)| weight < *below)
+        .copied()
+        .unwrap_or(HEAT_16[HEAT_16.len() - 1]);
+    Style::new().bg(background).fg(text)
 }
 
 fn viridis(t: f64) -> (u8, u8, u8) {

@@ -28,8 +28,41 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
         }
         .render(geometry.area, buf);
     }
+    if let (Some(area), Some(note)) = (layout.note, matrices_note(tutor)) {
+        buf.set_stringn(
+            area.x + 1,
+            area.y,
+            super::text::fit(&note, usize::from(area.width.saturating_sub(2))),
+            usize::from(area.width.saturating_sub(2)),
+            theme.muted(),
+        );
+    }
     working::render(tutor, theme, layout.working, buf);
     narration(tutor, theme, layout.narration, buf);
+}
+
+/// What the step computes beyond the matrices on screen: the Projection screen of a lesson
+/// with embeddings shows one of Q, K and V at a time, and says where the other two are.
+pub fn matrices_note(tutor: &Tutor) -> Option<String> {
+    if tutor.step() != Step::Projection || tutor.attention.embeddings.is_none() {
+        return None;
+    }
+    let order = [MatrixName::Q, MatrixName::K, MatrixName::V];
+    let shown = order.iter().position(|name| *name == tutor.projection)?;
+    let others: Vec<&str> = order
+        .iter()
+        .filter(|name| **name != tutor.projection)
+        .map(|name| name.caption().split(" (").next().unwrap_or(name.symbol()))
+        .collect();
+    let keys = match shown {
+        0 => "] goes on to them",
+        2 => "[ goes back to them",
+        _ => "[ and ] go to them",
+    };
+    Some(format!(
+        "Also computed on this step: {} and {} ({keys}).",
+        others[0], others[1]
+    ))
 }
 
 /// The step's narration: the lesson's own words, or ours, after any note this lesson needs.

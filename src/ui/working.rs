@@ -30,6 +30,17 @@ pub struct SoftmaxPlan {
 
 impl SoftmaxPlan {
     pub fn new(tutor: &Tutor, width: u16) -> SoftmaxPlan {
+        SoftmaxPlan::at(
+            tutor,
+            tutor.selected_cell(),
+            tutor.cursor(tutor.focus).row,
+            width,
+        )
+    }
+
+    /// The plan with `selected` the selected cell on `row`: the layout asks it of every cell,
+    /// so that it can stay put while the cursor moves.
+    pub fn at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16) -> SoftmaxPlan {
         let base = softmax_table_base(tutor);
         let spare = width.saturating_sub(base + 2 + 2 + ASIDE_MIN);
         let bar_width = usize::from(spare).clamp(4, BAR_WIDTH);
@@ -40,8 +51,7 @@ impl SoftmaxPlan {
         } else {
             width
         };
-        let row = tutor.cursor(tutor.focus).row;
-        let mut aside = softmax_quotient(tutor, aside_width);
+        let mut aside = softmax_quotient(tutor, selected, aside_width);
         aside.extend(stable_softmax_note(tutor, row, aside_width));
         SoftmaxPlan {
             table_width: table_width.min(width),
@@ -71,15 +81,6 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     }
     let cursor = tutor.cursor(tutor.focus);
     let softmax = tutor.step() == Step::Softmax && rows_are_tokens(tutor.focus);
-    let title = match tutor.selected_cell() {
-        _ if softmax => format!(
-            "Softmax of row {}",
-            tutor.attention.row_label(MatrixName::Weights, cursor.row)
-        ),
-        Some(cell) => format!("How {} is computed", tutor.attention.cell_name(cell)),
-        None => format!("Token {}", cursor.row + 1),
-    };
-    rule_line(&title, theme, area, buf);
     let body = Rect::new(
         area.x + 1,
         area.y + 1,
@@ -87,49 +88,84 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         area.height - 1,
     );
     let row = cursor.row;
-    if softmax {
-        let plan = SoftmaxPlan::new(tutor, body.width);
-        let table_height = (tutor.lesson.seq_len() as u16 + 2).min(body.height);
-        let (table, aside) = match plan.aside_width {
-            Some(aside_width) => (
-                Rect::new(body.x, body.y, plan.table_width, body.height),
-                Rect::new(
-                    body.x + plan.table_width + 2,
-                    body.y,
-                    aside_width,
-                    body.height,
-                ),
-            ),
-            // No room beside the table: the quotient and the aside go below it.
-            None => (
-                Rect::new(body.x, body.y, body.width, table_height),
-                Rect::new(
-                    body.x,
-                    body.y + table_height,
-                    body.width,
-                    body.height - table_height,
-                ),
-            ),
+    if !softmax {
+        let title = match tutor.selected_cell() {
+            Some(cell) => format!("How {} is computed", tutor.attention.cell_name(cell)),
+            None => format!("Token {}", cursor.row + 1),
         };
-        softmax_table(tutor, theme, row, table, plan.bar_width, buf);
-        // No elision here: the quotient comes first and the aside is cut at the bottom.
-        for (offset, line) in plan
-            .aside
-            .iter()
-            .take(usize::from(aside.height))
-            .enumerate()
-        {
-            buf.set_stringn(
-                aside.x,
-                aside.y + offset as u16,
-                line,
-                usize::from(aside.width),
-                Style::new(),
-            );
-        }
-    } else {
+        rule_line(&title, theme, area, buf);
         draw_lines(&derivation_lines(tutor, body.width), body, theme, buf);
+        return;
     }
+    let plan = SoftmaxPlan::new(tutor, body.width);
+    let table_height = (tutor.lesson.seq_len() as u16 + 2).min(body.height);
+    let (table, aside) = match plan.aside_width {
+        Some(aside_width) => (
+            Rect::new(body.x, body.y, plan.table_width, body.height),
+            Rect::new(
+                body.x + plan.table_width + 2,
+                body.y,
+                aside_width,
+                body.height,
+            ),
+        ),
+        // No room beside the table: the quotient and the aside go below it.
+        None => (
+            Rect::new(body.x, body.y, body.width, table_height),
+            Rect::new(
+                body.x,
+                body.y + table_height,
+                body.width,
+                body.height - table_height,
+            ),
+        ),
+    };
+    // Keys beyond the table's height: it shows the page that holds the selected key, and the
+    // title says which page that is.
+    let keys = tutor.lesson.seq_len();
+    let visible = usize::from(table.height.saturating_sub(2)).max(1);
+    let selected_key = tutor.selected_cell().map(|cell| cell.col);
+    let shown = key_page(selected_key, visible, keys);
+    let label = tutor.attention.row_label(MatrixName::Weights, row);
+    let title = if shown.len() < keys {
+        format!(
+            "Softmax of row {label} (keys {}–{} of {keys}; ←→ moves)",
+            shown.start + 1,
+            shown.end
+        )
+    } else {
+        format!("Softmax of row {label}")
+    };
+    rule_line(&title, theme, area, buf);
+    softmax_table(tutor, theme, row, table, shown, plan.bar_width, buf);
+    // No elision here: the quotient comes first and the aside is cut at the bottom.
+    for (offset, line) in plan
+        .aside
+        .iter()
+        .take(usize::from(aside.height))
+        .enumerate()
+    {
+        buf.set_stringn(
+            aside.x,
+            aside.y + offset as u16,
+            line,
+            usize::from(aside.width),
+            Style::new(),
+        );
+    }
+}
+
+/// The keys of the softmax table on screen when `visible` of `keys` fit: the page that holds
+/// the selected key, the last page kept full.
+fn key_page(selected: Option<usize>, visible: usize, keys: usize) -> std::ops::Range<usize> {
+    if keys <= visible {
+        return 0..keys;
+    }
+    let start = match selected {
+        Some(key) => ((key.min(keys - 1) / visible) * visible).min(keys - visible),
+        None => 0,
+    };
+    start..start + visible
 }
 
 /// A section title drawn into a horizontal rule: `── How Q[cat, 1] is computed ───`.
@@ -185,10 +221,24 @@ fn draw_lines(lines: &[String], area: Rect, theme: &Theme, buf: &mut Buffer) {
 /// The arithmetic of the selected cell, laid out over lines: `name = formula`, then each
 /// further side of the equation on its own line, a long sum wrapped between its terms.
 pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
+    derivation_lines_at(
+        tutor,
+        tutor.selected_cell(),
+        tutor.cursor(tutor.focus).row,
+        width,
+    )
+}
+
+/// The working with `selected` the selected cell on `row` (`None`: the row's token label).
+pub fn derivation_lines_at(
+    tutor: &Tutor,
+    selected: Option<Cell>,
+    row: usize,
+    width: u16,
+) -> Vec<String> {
     let width = usize::from(width).max(20);
     let attention = &tutor.attention;
-    let Some(cell) = tutor.selected_cell() else {
-        let row = tutor.cursor(tutor.focus).row;
+    let Some(cell) = selected else {
         let token = &tutor.lesson.tokens[row];
         return wrap_words(
             &format!(
@@ -326,6 +376,7 @@ fn softmax_table(
     theme: &Theme,
     row: usize,
     area: Rect,
+    shown: std::ops::Range<usize>,
     bar_width: usize,
     buf: &mut Buffer,
 ) {
@@ -379,14 +430,9 @@ fn softmax_table(
     let bar_room = width
         .saturating_sub(label_width + 3 * (number_width + 1) + 2)
         .min(bar_width);
-    // Keys beyond the panel's height: show the page that holds the selected key.
-    let visible = usize::from(bottom.saturating_sub(y + 1)).max(1);
     let keys = scores.len();
-    let start = match selected_key {
-        Some(key) if keys > visible => ((key / visible) * visible).min(keys - visible),
-        _ => 0,
-    };
-    for key in start..keys.min(start + visible) {
+    let paged = shown.len() < keys;
+    for key in shown.start..shown.end.min(keys) {
         if y >= bottom {
             break;
         }
@@ -413,19 +459,17 @@ fn softmax_table(
         y += 1;
     }
     if y < bottom {
-        let sum_line = if sum == 0.0 {
-            format!(
-                "{:<label_width$} every key is hidden: nothing to attend to",
-                "Σ"
-            )
+        // On a page of the keys, the sum is still over all of them, and says so.
+        let sigma = if paged {
+            format!("Σ all {keys}")
         } else {
-            format!(
-                "{:<label_width$} {:>number_width$} {} {}",
-                "Σ",
-                "",
-                number(sum),
-                number(1.0)
-            )
+            "Σ".to_string()
+        };
+        let sum_line = if sum == 0.0 {
+            format!("{sigma:<label_width$} every key is hidden: nothing to attend to")
+        } else {
+            let lead = label_width + 1 + number_width;
+            format!("{sigma:<lead$} {} {}", number(sum), number(1.0))
         };
         buf.set_stringn(area.x, y, fit(&sum_line, width), width, theme.title());
     }
@@ -433,8 +477,8 @@ fn softmax_table(
 
 /// The selected cell as the table's quotient, `weights[cat, sat] = 2.028 / 7.549 = 0.269`; the
 /// table beside it already shows each exp.
-fn softmax_quotient(tutor: &Tutor, width: u16) -> Vec<String> {
-    let Some(cell) = tutor.selected_cell() else {
+fn softmax_quotient(tutor: &Tutor, selected: Option<Cell>, width: u16) -> Vec<String> {
+    let Some(cell) = selected else {
         return Vec::new();
     };
     let attention = &tutor.attention;
