@@ -576,3 +576,52 @@ fn show_accepts_no_color_before_the_subcommand() {
         .code(0)
         .stdout(predicate::str::contains("== Step 3/6 · Scores =="));
 }
+
+#[test]
+fn show_of_a_lesson_that_gives_q_k_v_never_writes_them_as_projections() {
+    let dir = TempDir::new().unwrap();
+    for format in ["text", "markdown"] {
+        let output = attn_tutor(&dir)
+            .args([
+                "show",
+                fixture("direct-qkv.toml").to_str().unwrap(),
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(!text.contains("X·W"), "{format}:\n{text}");
+        assert!(text.contains("Q (queries, given)"), "{format}:\n{text}");
+    }
+}
+
+#[test]
+fn without_scaling_the_mask_is_added_to_the_scores_in_show() {
+    let dir = TempDir::new().unwrap();
+    let text = attn_tutor(&dir)
+        .args(["show", fixture("direct-qkv.toml").to_str().unwrap()])
+        .output()
+        .unwrap()
+        .stdout;
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("masked = scores + mask"), "{text}");
+    assert!(!text.contains("masked = scaled + mask"), "{text}");
+}
+
+#[test]
+fn a_cell_that_is_no_cell_of_the_lesson_is_an_error_even_without_a_step() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args([
+            "show",
+            fixture("direct-qkv.toml").to_str().unwrap(),
+            "--cell",
+            "dog,1",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--cell dog,1 is not a cell of any matrix shown",
+        ));
+}

@@ -172,6 +172,19 @@ impl MatrixName {
         }
     }
 
+    /// The caption in a given lesson: Q, K and V that the lesson gives are not X·W, and without
+    /// scaling the mask is added to the raw scores. The tutor, `show` and the handout use it.
+    pub fn caption_in(self, lesson: &crate::lesson::Lesson) -> &'static str {
+        let direct = lesson.d_model().is_none();
+        match self {
+            MatrixName::Q if direct => "Q (queries, given)",
+            MatrixName::K if direct => "K (keys, given)",
+            MatrixName::V if direct => "V (values, given)",
+            MatrixName::Masked if !lesson.scale => "masked = scores + mask",
+            _ => self.caption(),
+        }
+    }
+
     pub fn from_key(key: &str) -> Option<MatrixName> {
         MatrixName::ALL.into_iter().find(|name| name.key() == key)
     }

@@ -57,14 +57,19 @@ pub fn run(
             return status::INVALID;
         }
     };
+    // A cell that names no cell of any step explained nothing: say why rather than print the
+    // lesson as if it had been asked for whole.
     if let Some(spec) = cell
         && sections
             .iter()
-            .all(|section| section.derivations.is_empty() && section.has_result)
+            .all(|section| section.derivations.is_empty())
     {
+        let why = resolve_cell(&attention, MatrixName::Scores, spec)
+            .err()
+            .map_or(String::new(), |message| format!(": {message}"));
         let _ = writeln!(
             err,
-            "error: --cell {spec} is not a cell of any matrix shown"
+            "error: --cell {spec} is not a cell of any matrix shown{why}"
         );
         return status::INVALID;
     }
@@ -91,8 +96,6 @@ struct Section {
     note: Option<String>,
     matrices: Vec<MatrixName>,
     derivations: Vec<(Option<Cell>, String)>,
-    /// Whether the step computes a matrix whose cells can be explained.
-    has_result: bool,
 }
 
 impl Section {
@@ -114,12 +117,14 @@ impl Section {
         lenient: bool,
     ) -> Result<Section, String> {
         let lesson = &loaded.lesson;
-        let narration = lesson
-            .narration
-            .get(step)
-            .unwrap_or(default_narration(step))
-            .to_string();
         let direct = lesson.d_model().is_none();
+        // The default Projection text explains X·W, which a lesson without embeddings does not
+        // have (the tutor leaves it out too).
+        let narration = match lesson.narration.get(step) {
+            Some(own) => own.to_string(),
+            None if direct && step == Step::Projection => String::new(),
+            None => default_narration(step).to_string(),
+        };
         let (matrices, note, derived): (Vec<MatrixName>, Option<String>, Vec<MatrixName>) =
             match step {
                 Step::Embedding if direct => (
@@ -237,7 +242,6 @@ impl Section {
             note,
             matrices,
             derivations,
-            has_result: !derived.is_empty(),
         })
     }
 }
@@ -320,13 +324,15 @@ fn write_text(
     }
     writeln!(out, "{}", header_line(loaded, attention))?;
     for section in sections {
-        write!(out, "\n== {} ==\n\n", section.heading())?;
-        writeln!(out, "{}", wrap(&section.narration, 78))?;
+        write!(out, "\n== {} ==\n", section.heading())?;
+        if !section.narration.is_empty() {
+            write!(out, "\n{}\n", wrap(&section.narration, 78))?;
+        }
         if let Some(note) = &section.note {
             write!(out, "\nNote: {note}\n")?;
         }
         for name in &section.matrices {
-            write!(out, "\n{}\n", name.caption())?;
+            write!(out, "\n{}\n", name.caption_in(&loaded.lesson))?;
             write_text_table(out, attention, *name, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {
@@ -355,12 +361,15 @@ fn write_markdown(
     }
     writeln!(out, "{}", header_line(loaded, attention))?;
     for section in sections {
-        write!(out, "\n## {}\n\n{}\n", section.heading(), section.narration)?;
+        write!(out, "\n## {}\n", section.heading())?;
+        if !section.narration.is_empty() {
+            write!(out, "\n{}\n", section.narration)?;
+        }
         if let Some(note) = &section.note {
             write!(out, "\n> {note}\n")?;
         }
         for name in &section.matrices {
-            write!(out, "\n**{}**\n\n", name.caption())?;
+            write!(out, "\n**{}**\n\n", name.caption_in(&loaded.lesson))?;
             write_markdown_table(out, attention, *name, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {

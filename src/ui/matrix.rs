@@ -20,14 +20,9 @@ use crate::lesson::text::columns;
 use super::text::{fit, pad_left, pad_right};
 use super::theme::Theme;
 
-/// A matrix's caption in this lesson: Q, K and V given by the lesson are not X·W.
+/// A matrix's caption in this lesson (Q, K and V given by the lesson are not X·W).
 pub fn caption(tutor: &Tutor, matrix: MatrixName) -> &'static str {
-    match matrix {
-        MatrixName::Q if tutor.attention.embeddings.is_none() => "Q (queries, given)",
-        MatrixName::K if tutor.attention.embeddings.is_none() => "K (keys, given)",
-        MatrixName::V if tutor.attention.embeddings.is_none() => "V (values, given)",
-        _ => matrix.caption(),
-    }
+    matrix.caption_in(&tutor.lesson)
 }
 
 /// Rows of a panel above its numbers: the caption and the column headers.
