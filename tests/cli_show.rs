@@ -625,3 +625,19 @@ fn a_cell_that_is_no_cell_of_the_lesson_is_an_error_even_without_a_step() {
             "--cell dog,1 is not a cell of any matrix shown",
         ));
 }
+
+#[test]
+fn the_handout_shows_a_lessons_asterisks_as_asterisks() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("stars.toml"),
+        "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nq = [[1, 0], [0, 1]]\n\
+         k = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n[narration]\nscores = \"q *times* k, not emphasis\"\n",
+    )
+    .unwrap();
+    attn_tutor(&dir)
+        .args(["show", "stars.toml", "--format", "markdown"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("q \\*times\\* k, not emphasis"));
+}

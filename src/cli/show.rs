@@ -6,7 +6,7 @@ use nalgebra::DMatrix;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
-use super::table::{write_markdown_table, write_text_table};
+use super::table::{markdown_text, write_markdown_table, write_text_table};
 use super::{Format, status};
 use crate::attention::number::format_number;
 use crate::attention::{Attention, Cell, MatrixName, Step};
@@ -352,21 +352,21 @@ fn write_markdown(
     sections: &[Section],
 ) -> io::Result<()> {
     let lesson = &loaded.lesson;
-    write!(out, "# {}\n\n", lesson.title)?;
+    write!(out, "# {}\n\n", markdown_text(&lesson.title))?;
     if !lesson.source.is_empty() {
-        write!(out, "*Source: {}*\n\n", lesson.source)?;
+        write!(out, "*Source: {}*\n\n", markdown_text(&lesson.source))?;
     }
     if !lesson.summary.is_empty() {
-        write!(out, "{}\n\n", lesson.summary)?;
+        write!(out, "{}\n\n", markdown_text(&lesson.summary))?;
     }
     writeln!(out, "{}", header_line(loaded, attention))?;
     for section in sections {
         write!(out, "\n## {}\n", section.heading())?;
         if !section.narration.is_empty() {
-            write!(out, "\n{}\n", section.narration)?;
+            write!(out, "\n{}\n", markdown_text(&section.narration))?;
         }
         if let Some(note) = &section.note {
-            write!(out, "\n> {note}\n")?;
+            write!(out, "\n> {}\n", markdown_text(note))?;
         }
         for name in &section.matrices {
             write!(out, "\n**{}**\n\n", name.caption_in(&loaded.lesson))?;

@@ -63,6 +63,33 @@ pub fn write_text_table(
 }
 
 /// A matrix as a GitHub-flavoured Markdown table.
+/// Lesson text as Markdown shows it literally: a lesson is plain text, so `*x*` in a narration
+/// or a label is asterisks, not emphasis. Only what CommonMark would read as markup is escaped,
+/// so the handout's source stays readable: `\`, `` ` ``, `*`, `<`, `|` (a table's cell border),
+/// `_` where it could open or close emphasis (not inside a word like W_q), and `#` opening a
+/// line. Brackets stay: without a `(…)` or a reference after them they are no link.
+pub fn markdown_text(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (at, &ch) in chars.iter().enumerate() {
+        let before = at.checked_sub(1).map(|i| chars[i]);
+        let after = chars.get(at + 1).copied();
+        let inside_word =
+            before.is_some_and(char::is_alphanumeric) && after.is_some_and(char::is_alphanumeric);
+        let escape = match ch {
+            '\\' | '`' | '*' | '<' | '|' => true,
+            '_' => !inside_word,
+            '#' => before.is_none_or(|before| before == '\n'),
+            _ => false,
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 pub fn write_markdown_table(
     out: &mut dyn Write,
     attention: &Attention,
@@ -72,7 +99,7 @@ pub fn write_markdown_table(
     let Some(matrix) = attention.matrix(name) else {
         return Ok(());
     };
-    let escape = |text: &str| text.replace('\\', "\\\\").replace('|', "\\|");
+    let escape = markdown_text;
     write!(out, "| |")?;
     for c in 0..matrix.ncols() {
         write!(out, " {} |", escape(&attention.column_label(name, c)))?;
@@ -98,4 +125,17 @@ fn pad_left(text: &str, width: usize) -> String {
 
 fn pad_right(text: &str, width: usize) -> String {
     format!("{text}{}", " ".repeat(width.saturating_sub(text.width())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_text_shows_lesson_text_literally() {
+        assert_eq!(
+            markdown_text("*x* and W_q, _y_ | [c]\n# no heading"),
+            "\\*x\\* and W_q, \\_y\\_ \\| [c]\n\\# no heading"
+        );
+    }
 }
