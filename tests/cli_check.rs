@@ -490,3 +490,29 @@ fn a_lesson_can_list_its_documents_slips_and_check_prints_them_escaped() {
         .code(2)
         .stderr(predicate::str::contains("`slips` entry 1"));
 }
+
+#[test]
+fn check_notes_a_narration_that_quotes_numbers_the_lesson_does_not_have() {
+    let dir = TempDir::new().unwrap();
+    let lesson = "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nq = [[1, 0], [0, 1]]\n\
+                  k = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n[narration]\n\
+                  softmax = \"Row a gives a weight of 0.731 to a and 0.555 to b.\"\n";
+    std::fs::write(dir.path().join("quotes.toml"), lesson).unwrap();
+    attn_tutor(&dir)
+        .args(["check", "quotes.toml"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "note  narration for softmax quotes 0.555; it is no value of this lesson",
+        ))
+        .stdout(predicate::str::contains("0.731").not());
+}
+
+#[test]
+fn no_built_in_narration_quotes_a_number_its_lesson_does_not_have() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .assert()
+        .stdout(predicate::str::contains("note  narration").not());
+}

@@ -6,6 +6,7 @@
 mod derivation;
 mod names;
 pub mod number;
+pub mod quotes;
 mod softmax;
 
 pub use derivation::{Derivation, Explanation, Operand, Rule};

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::status;
 use crate::attention::number::{format_fixed, format_number};
-use crate::attention::{Attention, Cell};
+use crate::attention::{Attention, Cell, Step};
 use crate::lesson::text::printable;
 use crate::lesson::{BUILTIN, ExpectedFigure, LoadedLesson, PrintedNumber, load, load_text};
 
@@ -155,6 +155,29 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
     // is untrusted, so anything invisible is written out as an escape.
     for slip in &lesson.expected.slips {
         text.push_str(&format!("  slip  {}\n", printable(slip)));
+    }
+    // A narration written for other numbers (a saved edit, a copied text) quotes values this
+    // lesson does not have: said, not failed, since a text may quote a number of its own.
+    let unmatched = crate::attention::quotes::unmatched_quotes(lesson, &attention);
+    for step in Step::ALL {
+        let quoted: Vec<&str> = unmatched
+            .iter()
+            .filter(|quote| quote.step == step)
+            .map(|quote| quote.quoted.as_str())
+            .collect();
+        if !quoted.is_empty() {
+            let (them, are) = if quoted.len() == 1 {
+                ("it", "is no value")
+            } else {
+                ("they", "are no values")
+            };
+            text.push_str(&format!(
+                "  note  narration for {} quotes {}; {them} {are} of this lesson, as rounded \
+                 there (written for other numbers?)\n",
+                step.key(),
+                quoted.join(", ")
+            ));
+        }
     }
     report.text = text;
     report
