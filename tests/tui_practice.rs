@@ -453,3 +453,53 @@ fn practice_starting_at_the_step_where_the_learner_stopped_offers_no_resume() {
     assert_eq!(app.overlay, Overlay::None);
     assert_eq!(app.tutor.as_ref().unwrap().step(), Step::Projection);
 }
+
+#[test]
+fn x_upper_hides_only_the_focus_row_and_that_row_finishes_the_step() {
+    // causal-cat-sat-mat's Softmax step: 6 × 6 weights, 36 cells to predict.
+    let mut app = practising("causal-cat-sat-mat", Step::Softmax);
+    let tutor = app.tutor.as_ref().unwrap();
+    assert_eq!(tutor.hidden_cells().len(), 36);
+    update(&mut app, Action::TogglePracticeRow);
+    let tutor = app.tutor.as_ref().unwrap();
+    let row = tutor.focus_row();
+    let hidden_cells = tutor.hidden_cells();
+    assert_eq!(hidden_cells.len(), 6, "{}", status(&app));
+    assert!(hidden_cells.iter().all(|cell| cell.row == row));
+    assert!(status(&app).contains("only the row of"), "{}", status(&app));
+    assert_eq!(selected(&app).row, row, "the cursor goes to the row");
+    let mut finished = Vec::new();
+    for _ in 0..6 {
+        let cell = selected(&app);
+        let value = exact(&app, cell);
+        let typed = if value == f64::NEG_INFINITY {
+            "-inf".to_string()
+        } else {
+            format!("{value:.4}")
+        };
+        finished.extend(answer(&mut app, &typed));
+    }
+    assert!(
+        status(&app).contains("done: 6/6 first try"),
+        "{}",
+        status(&app)
+    );
+    update(&mut app, Action::TogglePracticeRow);
+    assert_eq!(
+        app.tutor.as_ref().unwrap().hidden_cells().len(),
+        30,
+        "the whole step again"
+    );
+}
+
+#[test]
+fn x_upper_outside_practice_says_to_start_it() {
+    let mut app = practising("cat-sleeps", Step::Softmax);
+    update(&mut app, Action::TogglePractice);
+    update(&mut app, Action::TogglePracticeRow);
+    assert!(
+        status(&app).contains("x starts practice"),
+        "{}",
+        status(&app)
+    );
+}

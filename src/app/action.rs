@@ -66,6 +66,8 @@ pub enum Action {
     // Practice.
     /// `x`: hide the step's results for the learner to predict, or show them again.
     TogglePractice,
+    /// `X`: practise only the lesson's focus row of a step, or the whole step again.
+    TogglePracticeRow,
     /// A hint for the hidden cell under the cursor: the first terms, all of them, the answer.
     Hint,
     /// A digit, minus or point typed on a hidden cell: the answer prompt opens with it.
@@ -123,6 +125,7 @@ impl Action {
             | Action::Quit
             | Action::ToggleHelp
             | Action::TogglePractice
+            | Action::TogglePracticeRow
             | Action::Hint
             | Action::ToggleFollow
             | Action::Audience(_) => format!("{self:?}"),

@@ -11,6 +11,7 @@ use crate::practice::{Answer, CellAttempt, HintLevel, LessonScore, StepScore, Ve
 use super::Status;
 use super::screens;
 use super::tutor::Tutor;
+use crate::lesson::text::printable;
 
 /// The learner's practice in the lesson on screen.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,6 +24,9 @@ pub struct Practice {
     pub done: LessonScore,
     /// A step just finished, for the caller to keep in the learner's progress.
     pub just_finished: Option<(Step, StepScore)>,
+    /// Only the lesson's focus row is hidden (`X`): a 6 × 6 step is 36 cells to predict, and
+    /// one row of it teaches the same arithmetic.
+    pub focus_row_only: bool,
 }
 
 /// How the last cell done was done: the learner's answer and its verdict, or the third hint.
@@ -103,6 +107,14 @@ impl Tutor {
             .or(targets.first().copied())
     }
 
+    /// The row practice hides alone with `X`: the lesson's focus row, as `show` explains it.
+    pub fn focus_row(&self) -> usize {
+        self.lesson
+            .focus
+            .unwrap_or(0)
+            .min(self.lesson.tokens.len().saturating_sub(1))
+    }
+
     /// Whether a step has anything to predict.
     pub fn has_practice_on(&self, step: Step) -> bool {
         !self.practice_targets_on(step).is_empty()
@@ -111,7 +123,9 @@ impl Tutor {
     /// Whether a cell is hidden from the learner, waiting for their prediction.
     pub fn is_hidden(&self, cell: Cell) -> bool {
         self.practice.as_ref().is_some_and(|practice| {
-            self.practice_targets().contains(&cell.matrix) && !practice.is_done(cell)
+            self.practice_targets().contains(&cell.matrix)
+                && !practice.is_done(cell)
+                && (!practice.focus_row_only || cell.row == self.focus_row())
         })
     }
 
@@ -170,6 +184,25 @@ pub fn toggle(tutor: &mut Tutor) -> Status {
         }
         None => Status::info("Practice: nothing to predict on this step; n goes on · x stops"),
     }
+}
+
+/// `X`: while practising, hide only the focus row of each step, or the whole step again.
+pub fn toggle_row(tutor: &mut Tutor) -> Status {
+    let row = tutor.focus_row();
+    let label = printable(&tutor.lesson.tokens[row]);
+    let Some(practice) = tutor.practice.as_mut() else {
+        return Status::error("X chooses what practice hides: x starts practice first");
+    };
+    practice.focus_row_only = !practice.focus_row_only;
+    let only = practice.focus_row_only;
+    if let Some(first) = tutor.hidden_cells().first().copied() {
+        go_to_cell(tutor, first);
+    }
+    Status::info(if only {
+        format!("Practice: only the row of {label} is hidden on each step · X: the whole step")
+    } else {
+        "Practice: the whole step is hidden again · X: only the focus row".to_string()
+    })
 }
 
 /// "Q", "Q and K", "Q, K and V".

@@ -248,6 +248,7 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Quit => leave(app, Leave::Quit),
         Action::ToggleHelp => app.overlay = Overlay::Help,
         Action::TogglePractice => status = Some(practice::toggle(tutor)),
+        Action::TogglePracticeRow => status = Some(practice::toggle_row(tutor)),
         Action::Hint => status = Some(practice::hint(tutor)),
         Action::StartAnswer(first) => {
             if let Some(cell) = tutor.selected_cell().filter(|cell| tutor.is_hidden(*cell)) {
