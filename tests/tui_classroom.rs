@@ -284,7 +284,24 @@ fn w_in_a_classroom_session_says_saving_is_off_instead_of_asking_for_a_name() {
     update(&mut app, Action::Save);
     assert_eq!(app.overlay, Overlay::None, "no file name is asked for");
     let status = app.status.clone().unwrap();
-    assert_eq!(status.text, attn_tutor::app::SAVING_OFF);
+    assert!(
+        status.text.starts_with(attn_tutor::app::SAVING_OFF),
+        "{}",
+        status.text
+    );
+}
+
+#[test]
+fn w_in_a_classroom_session_shows_the_lesson_as_a_file_to_copy_and_w_again_hides_it() {
+    let mut app = student_who_cannot_save();
+    update(&mut app, Action::Save);
+    let screen = common::screen(&app, 100, 40);
+    assert!(screen.contains("Your lesson as a file"), "{screen}");
+    assert!(screen.contains("format = 1"), "{screen}");
+    assert!(screen.contains("tokens = ["), "{screen}");
+    update(&mut app, Action::Save);
+    let screen = common::screen(&app, 100, 40);
+    assert!(!screen.contains("Your lesson as a file"), "{screen}");
 }
 
 #[test]

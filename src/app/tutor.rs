@@ -52,6 +52,9 @@ pub struct Tutor {
     pub narration_scroll: u16,
     /// Practice mode, when the learner predicts the step's results.
     pub practice: Option<super::practice::Practice>,
+    /// The edited lesson is shown as a lesson file in the narration's place, to copy: `w`
+    /// where saving is off (a classroom session).
+    pub showing_file: bool,
 }
 
 impl Tutor {
@@ -75,6 +78,7 @@ impl Tutor {
             changed_label: None,
             history: History::default(),
             narration_scroll: 0,
+            showing_file: false,
             practice: None,
         };
         tutor.go_to_step(0);

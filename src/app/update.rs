@@ -408,7 +408,19 @@ fn ask_where_to_save(app: &mut App) {
     };
     if !app.can_save {
         app.after_save = None;
-        app.status = Some(Status::info(super::SAVING_OFF));
+        let showing = app.tutor.as_mut().map(|tutor| {
+            tutor.showing_file = !tutor.showing_file;
+            tutor.narration_scroll = 0;
+            tutor.showing_file
+        });
+        app.status = Some(Status::info(if showing == Some(true) {
+            format!(
+                "{}. Your lesson as a file is shown below to copy (Shift-↑↓ scrolls) · w hides it",
+                super::SAVING_OFF
+            )
+        } else {
+            super::SAVING_OFF.to_string()
+        }));
         return;
     }
     let lesson = tutor.lesson_to_save();

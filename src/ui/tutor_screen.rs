@@ -65,8 +65,32 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
     ))
 }
 
+/// Lesson files shown to copy at the most: a larger one would scroll for ever.
+const MOST_FILE_BYTES_SHOWN: usize = 64 * 1024;
+
+/// The edited lesson as the file `w` would save, for a learner who cannot save here.
+fn lesson_file_text(tutor: &Tutor) -> String {
+    let lesson = tutor.lesson_to_save();
+    let bytes = crate::lesson::lesson_toml_bytes(&lesson);
+    if bytes > MOST_FILE_BYTES_SHOWN {
+        return format!(
+            "This lesson would be a file of {bytes} bytes, too large to show here to copy. \
+             attn-tutor on your own machine can open the original and save your edits."
+        );
+    }
+    format!(
+        "Your lesson as a file: copy it into a .toml file and open it with attn-tutor \
+         (a line wider than this window wraps: widen the window, or join it again when you \
+         paste). w hides it.\n\n{}",
+        crate::lesson::lesson_to_toml(&lesson)
+    )
+}
+
 /// The step's narration: the lesson's own words, or ours, after any note this lesson needs.
 pub fn narration_text(tutor: &Tutor) -> String {
+    if tutor.showing_file {
+        return lesson_file_text(tutor);
+    }
     if tutor.practice.is_some() {
         // The lesson's words often quote the very numbers being predicted.
         return "The lesson's text is put away while you practise: it gives answers away. \
