@@ -221,6 +221,16 @@ impl Derivation {
     /// The same arithmetic in parts, for a screen that lays it out over several lines.
     pub fn explanation(&self, attention: &Attention, decimals: usize) -> Explanation {
         let num = |value: f64| format_number(value, decimals);
+        // The operands are written with as many decimals as it takes for the arithmetic as
+        // written to give the result as written: a learner who works it out from the screen
+        // (in practice mode, say) must land on the answer, not a unit off.
+        let result = num(self.value);
+        let lands = |worked: f64| format_number(worked, decimals) == result;
+        let digits = |worked_at: &dyn Fn(usize) -> f64| {
+            (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| lands(worked_at(d)))
+        };
+        let shown =
+            |value: f64, d: usize| -> f64 { format_number(value, d).parse().unwrap_or(value) };
         let name = attention.cell_name(self.cell);
         let row_token = attention.row_label(self.cell.matrix, self.cell.row);
         let one = |text: String| vec![text];
@@ -243,25 +253,46 @@ impl Derivation {
                         format!("x_{row_token} · {weights}[:, {}]", self.cell.col + 1)
                     }
                 };
+                let worked = |d: usize| {
+                    terms
+                        .iter()
+                        .map(|(a, b)| shown(a.value, d) * shown(b.value, d))
+                        .sum::<f64>()
+                };
+                let (d, result) = written(digits(&worked), decimals, &result);
                 let products = terms
                     .iter()
-                    .map(|(a, b)| format!("({} × {})", num(a.value), num(b.value)))
+                    .map(|(a, b)| {
+                        format!(
+                            "({} × {})",
+                            format_number(a.value, d),
+                            format_number(b.value, d)
+                        )
+                    })
                     .collect();
-                (vec![one(operands), products, one(num(self.value))], None)
+                (vec![one(operands), products, one(result)], None)
             }
             Rule::Scale {
                 score,
                 d_k,
                 divisor,
-            } => (
-                vec![
-                    one(format!("{} / √d_k", attention.cell_name(score.cell))),
-                    one(format!("{} / √{d_k}", num(score.value))),
-                    one(format!("{} / {}", num(score.value), num(*divisor))),
-                    one(num(self.value)),
-                ],
-                None,
-            ),
+            } => {
+                let worked = |d: usize| shown(score.value, d) / shown(*divisor, d);
+                let (d, result) = written(digits(&worked), decimals, &result);
+                (
+                    vec![
+                        one(format!("{} / √d_k", attention.cell_name(score.cell))),
+                        one(format!("{} / √{d_k}", format_number(score.value, d))),
+                        one(format!(
+                            "{} / {}",
+                            format_number(score.value, d),
+                            format_number(*divisor, d)
+                        )),
+                        one(result),
+                    ],
+                    None,
+                )
+            }
             Rule::Mask { score, mask } => (
                 vec![
                     one(format!(
@@ -288,15 +319,20 @@ impl Derivation {
                 let raw: Vec<f64> = row.iter().map(|operand| operand.value.exp()).collect();
                 let raw_sum: f64 = raw.iter().sum();
                 if raw_sum.is_finite() && raw_sum > 0.0 {
+                    let magnitude = |value: f64, d: usize| -> f64 {
+                        format_magnitude(value, d).parse().unwrap_or(value)
+                    };
+                    let worked = |d: usize| magnitude(raw[*selected], d) / magnitude(raw_sum, d);
+                    let (d, result) = written(digits(&worked), decimals, &result);
                     (
                         vec![
                             one(format!("exp({}) / Σ exp({source_row})", num(source.value))),
                             one(format!(
                                 "{} / {}",
-                                format_magnitude(raw[*selected], decimals),
-                                format_magnitude(raw_sum, decimals)
+                                format_magnitude(raw[*selected], d),
+                                format_magnitude(raw_sum, d)
                             )),
-                            one(num(self.value)),
+                            one(result),
                         ],
                         None,
                     )
@@ -335,6 +371,19 @@ impl Derivation {
             ),
         };
         Explanation { name, sides, note }
+    }
+}
+
+/// Decimals an operand may be given beyond the lesson's, for its arithmetic to land.
+const EXTRA_OPERAND_DECIMALS: usize = 6;
+
+/// The operands' decimals and the result as written: with `found` decimals the arithmetic lands
+/// on the result; when no number of decimals makes it land (a sum of many rounded terms), the
+/// most are shown and the result is marked ≈.
+fn written(found: Option<usize>, decimals: usize, result: &str) -> (usize, String) {
+    match found {
+        Some(d) => (d, result.to_string()),
+        None => (decimals + EXTRA_OPERAND_DECIMALS, format!("≈ {result}")),
     }
 }
 

@@ -194,10 +194,18 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
                 .or_default() += 1;
         }
     }
+    let most = counts
+        .iter()
+        .max_by_key(|(need, count)| (**count, **need))
+        .map_or(0, |(need, _)| *need);
+    // A working one line longer than most (a sum that wraps once more) still gets its room:
+    // shortening it would hide its result. Only a much longer one is shortened.
     counts
-        .into_iter()
-        .max_by_key(|(need, count)| (*count, *need))
-        .map_or(0, |(need, _)| need)
+        .keys()
+        .copied()
+        .filter(|need| *need <= most + 1)
+        .max()
+        .unwrap_or(most)
 }
 
 /// The fewest decimals a matrix is shown with to make it fit whole.
