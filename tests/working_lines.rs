@@ -37,42 +37,71 @@ fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
     }
 }
 
-#[test]
-fn every_working_line_of_every_built_in_lesson_lands_on_its_result() {
-    let mut checked = 0;
-    let mut approximate = 0;
-    for builtin in BUILTIN {
-        let loaded = load_text(builtin.name, None, builtin.text.to_string()).unwrap();
-        let attention = Attention::compute(&loaded.lesson);
-        let decimals = loaded.lesson.decimals;
-        for name in MatrixName::ALL {
-            let Some(matrix) = attention.matrix(name) else {
-                continue;
-            };
-            for row in 0..matrix.nrows() {
-                for col in 0..matrix.ncols() {
-                    let derivation = attention.derive(Cell::new(name, row, col)).unwrap();
-                    let explanation = derivation.explanation(&attention, decimals);
-                    let Some(worked) = worked(&derivation.rule, &explanation.sides) else {
-                        continue;
-                    };
-                    let result = explanation.sides.last().unwrap()[0].clone();
-                    if result.starts_with('≈') {
-                        approximate += 1;
-                        continue;
-                    }
-                    assert_eq!(
-                        format_number(worked, decimals),
-                        result,
-                        "{}: {}",
-                        builtin.name,
-                        derivation.explain(&attention, decimals)
-                    );
-                    checked += 1;
+/// Checks every working line of a lesson; returns the lines checked and those marked ≈.
+fn check_lines(name: &str, text: &str) -> (usize, usize) {
+    let (mut checked, mut approximate) = (0, 0);
+    let loaded = load_text(name, None, text.to_string()).unwrap();
+    let attention = Attention::compute(&loaded.lesson);
+    let decimals = loaded.lesson.decimals;
+    for matrix_name in MatrixName::ALL {
+        let Some(matrix) = attention.matrix(matrix_name) else {
+            continue;
+        };
+        for row in 0..matrix.nrows() {
+            for col in 0..matrix.ncols() {
+                let derivation = attention.derive(Cell::new(matrix_name, row, col)).unwrap();
+                let explanation = derivation.explanation(&attention, decimals);
+                let Some(worked) = worked(&derivation.rule, &explanation.sides) else {
+                    continue;
+                };
+                let result = explanation.sides.last().unwrap()[0].clone();
+                if result.starts_with('≈') {
+                    approximate += 1;
+                    continue;
                 }
+                assert_eq!(
+                    format_number(worked, decimals),
+                    result,
+                    "{name}: {}",
+                    derivation.explain(&attention, decimals)
+                );
+                checked += 1;
             }
         }
     }
+    (checked, approximate)
+}
+
+#[test]
+fn every_working_line_of_every_built_in_lesson_lands_on_its_result() {
+    let (mut checked, mut approximate) = (0, 0);
+    for builtin in BUILTIN {
+        let (lines, marked) = check_lines(builtin.name, builtin.text);
+        checked += lines;
+        approximate += marked;
+    }
     assert!(checked > 400, "only {checked} lines checked");
     assert_eq!(approximate, 0, "no built-in line needs ≈");
+}
+
+#[test]
+fn every_working_line_of_random_lessons_lands_on_its_result_or_says_approximately() {
+    let mut checked = 0;
+    for seed in 1..=30u64 {
+        let (tokens, width, decimals) = (2 + seed % 5, 2 + seed % 7, 1 + seed % 5);
+        let labels: Vec<String> = (0..tokens).map(|t| format!("\"t{t}\"")).collect();
+        let text = format!(
+            "format = 1\ntitle = \"random {seed}\"\ntokens = [{}]\ndecimals = {decimals}\n\
+             embeddings = {{ random = \"normal\", seed = {seed}, shape = [{tokens}, {width}] }}\n\
+             w_q = {{ random = \"normal\", seed = {}, shape = [{width}, 3] }}\n\
+             w_k = {{ random = \"uniform\", seed = {}, shape = [{width}, 3] }}\n\
+             w_v = {{ random = \"normal\", seed = {}, shape = [{width}, 2] }}\nmask = \"causal\"\n",
+            labels.join(", "),
+            seed + 100,
+            seed + 200,
+            seed + 300
+        );
+        checked += check_lines(&format!("random {seed}"), &text).0;
+    }
+    assert!(checked > 1000, "only {checked} lines checked");
 }
