@@ -10,15 +10,6 @@ use common::*;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-const BUILT_INS: [&str; 6] = [
-    "cat-sleeps",
-    "numpy-walkthrough",
-    "cat-sat-mat",
-    "random-qkv",
-    "identity-2x2",
-    "causal-cat-sat-mat",
-];
-
 // --- built-in lessons ------------------------------------------------------------------------
 
 #[test]

@@ -7,15 +7,6 @@ use predicates::prelude::*;
 use serde_json::Value;
 use tempfile::TempDir;
 
-const BUILT_INS: [&str; 6] = [
-    "cat-sleeps",
-    "numpy-walkthrough",
-    "cat-sat-mat",
-    "random-qkv",
-    "identity-2x2",
-    "causal-cat-sat-mat",
-];
-
 const CAT_SAT_MAT_TOKENS: [&str; 6] = ["The", "cat", "sat", "on", "the", "mat"];
 
 /// cat-sat-mat's steps, numbered as the tutor numbers them: it has no mask, so no Masking.

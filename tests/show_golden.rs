@@ -9,15 +9,6 @@ use common::*;
 
 use tempfile::TempDir;
 
-const BUILT_INS: [&str; 6] = [
-    "cat-sleeps",
-    "numpy-walkthrough",
-    "cat-sat-mat",
-    "random-qkv",
-    "identity-2x2",
-    "causal-cat-sat-mat",
-];
-
 fn show(lesson: &str, args: &[&str]) -> Vec<u8> {
     let dir = TempDir::new().unwrap();
     let output = attn_tutor(&dir)

@@ -13,6 +13,17 @@ use tempfile::TempDir;
 
 pub const ESC: u8 = 0x1b;
 
+/// The built-in lessons, named here rather than read from the program, so that a lesson
+/// dropped or renamed by mistake fails the tests that go through them all.
+pub const BUILT_INS: [&str; 6] = [
+    "cat-sleeps",
+    "numpy-walkthrough",
+    "cat-sat-mat",
+    "random-qkv",
+    "identity-2x2",
+    "causal-cat-sat-mat",
+];
+
 /// The binary, run from an empty temporary directory (so no stray file can shadow a built-in),
 /// with its data folder inside it, whatever `XDG_DATA_HOME` says (see [`pty::PtyChild::spawn`]).
 pub fn attn_tutor(dir: &TempDir) -> Command {
