@@ -19,22 +19,6 @@ const STEP_HEADINGS: [&str; 6] = [
     "Step 6/6 · Output",
 ];
 
-/// Runs `show` with `args` after the lesson, expecting success, and returns stdout.
-fn show(lesson: &str, args: &[&str]) -> String {
-    let dir = TempDir::new().unwrap();
-    let output = attn_tutor(&dir)
-        .arg("show")
-        .arg(lesson)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "show {lesson} {args:?} failed: {output:?}"
-    );
-    String::from_utf8(output.stdout).expect("show writes UTF-8")
-}
-
 fn show_json(lesson: &str) -> Value {
     serde_json::from_str(&show(lesson, &["--format", "json"])).expect("show --format json parses")
 }

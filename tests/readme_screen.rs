@@ -1,13 +1,14 @@
 //! The README's sample screen is what the tutor draws: cat-sat-mat at 80×24 on Softmax with the
 //! cursor on weights[cat, cat], in monochrome.
 
+mod common;
+
 use attn_tutor::app::{Action, App, update};
 use attn_tutor::attention::MatrixName;
 use attn_tutor::lesson::BUILTIN;
 use attn_tutor::ui::{Theme, view};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use unicode_width::UnicodeWidthStr;
 
 fn drawn() -> String {
     let index = BUILTIN
@@ -28,23 +29,7 @@ fn drawn() -> String {
     terminal
         .draw(|frame| view(frame, &app, &Theme::monochrome()))
         .expect("drawing never fails on a test terminal");
-    let buffer = terminal.backend().buffer().clone();
-    buffer
-        .content
-        .chunks(80)
-        .map(|cells| {
-            let mut line = String::new();
-            let mut skip = 0;
-            for cell in cells {
-                if skip == 0 {
-                    line.push_str(cell.symbol());
-                }
-                skip = usize::max(skip, cell.symbol().width()).saturating_sub(1);
-            }
-            line.trim_end().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    common::buffer_text(terminal.backend().buffer())
 }
 
 #[test]

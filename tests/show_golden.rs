@@ -7,23 +7,9 @@
 mod common;
 use common::*;
 
-use tempfile::TempDir;
-
-fn show(lesson: &str, args: &[&str]) -> Vec<u8> {
-    let dir = TempDir::new().unwrap();
-    let output = attn_tutor(&dir)
-        .arg("show")
-        .arg(lesson)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "show {lesson} {args:?} failed");
-    output.stdout
-}
-
 fn expect_same(lesson: &str, args: &[&str], recorded: &str) {
     let want = std::fs::read(fixture("show").join(recorded)).unwrap();
-    let got = show(lesson, args);
+    let got = show_bytes(lesson, args);
     assert!(
         got == want,
         "show {lesson} {args:?} differs from tests/fixtures/show/{recorded}:\n{}",

@@ -6,19 +6,6 @@ use common::*;
 
 use attn_tutor::app::{Action, App, update};
 use attn_tutor::lesson::BUILTIN;
-use tempfile::TempDir;
-
-fn show(lesson: &str, args: &[&str]) -> String {
-    let dir = TempDir::new().unwrap();
-    let output = attn_tutor(&dir)
-        .arg("show")
-        .arg(lesson)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "show {lesson} {args:?} failed");
-    String::from_utf8(output.stdout).expect("show writes UTF-8")
-}
 
 /// "Step 5/6 · Softmax" for each step, as the tutor numbers them after key `number`.
 fn tutor_headings(index: usize) -> Vec<(String, String)> {

@@ -3,6 +3,10 @@
 //! help, the edit prompt and its errors, a broken lesson, the too-small screen, the classroom's
 //! status line, and a check that the color theme paints the weights as a heatmap.
 
+mod common;
+
+use common::buffer_text as text;
+
 use attn_tutor::app::{Action, App, PickerEntry, update};
 use attn_tutor::attention::MatrixName;
 use attn_tutor::lesson::{BUILTIN, load_text};
@@ -13,7 +17,6 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
-use unicode_width::UnicodeWidthStr;
 
 /// Draws the app once on a fresh terminal of this size.
 fn draw(app: &App, theme: &Theme, width: u16, height: u16) -> Buffer {
@@ -27,25 +30,6 @@ fn draw(app: &App, theme: &Theme, width: u16, height: u16) -> Buffer {
 /// Every cell of the buffer, row by row.
 fn rows(buffer: &Buffer) -> impl Iterator<Item = &[Cell]> {
     buffer.content.chunks(usize::from(buffer.area.width))
-}
-
-/// The screen as text: one line per row, trailing spaces trimmed. The cell after a wide symbol
-/// is skipped, as a terminal would show it.
-fn text(buffer: &Buffer) -> String {
-    rows(buffer)
-        .map(|cells| {
-            let mut line = String::new();
-            let mut skip = 0;
-            for cell in cells {
-                if skip == 0 {
-                    line.push_str(cell.symbol());
-                }
-                skip = usize::max(skip, cell.symbol().width()).saturating_sub(1);
-            }
-            line.trim_end().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// One char per cell: `#` reversed (the cursor), `_` underlined (operands), `*` italic (changed

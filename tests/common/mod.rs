@@ -40,6 +40,27 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Runs `attn-tutor show LESSON ARGS…` in a scratch folder, expecting success; returns stdout.
+pub fn show(lesson: &str, args: &[&str]) -> String {
+    String::from_utf8(show_bytes(lesson, args)).expect("show writes UTF-8")
+}
+
+/// `show`'s stdout as bytes, for comparing byte for byte.
+pub fn show_bytes(lesson: &str, args: &[&str]) -> Vec<u8> {
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir)
+        .arg("show")
+        .arg(lesson)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "show {lesson} {args:?} failed: {output:?}"
+    );
+    output.stdout
+}
+
 /// Runs the binary on a pseudo-terminal through util-linux `script`, so that stderr is a
 /// terminal; returns the exit code and everything written. `None` when `script` is missing.
 pub fn run_on_terminal(args: &[&str], no_color_env: Option<&str>) -> Option<(i32, Vec<u8>)> {
@@ -79,6 +100,28 @@ pub fn missing_tool(tool: &str, package: &str) {
         panic!("{message}: under CI this test must run, not be skipped");
     }
     eprintln!("skipping: {message}");
+}
+
+/// A drawn buffer as text, as a terminal shows it: one line per row, trailing spaces trimmed,
+/// the cell after a wide symbol skipped.
+pub fn buffer_text(buffer: &ratatui::buffer::Buffer) -> String {
+    use unicode_width::UnicodeWidthStr;
+    buffer
+        .content
+        .chunks(usize::from(buffer.area.width.max(1)))
+        .map(|cells| {
+            let mut line = String::new();
+            let mut skip = 0;
+            for cell in cells {
+                if skip == 0 {
+                    line.push_str(cell.symbol());
+                }
+                skip = usize::max(skip, cell.symbol().width()).saturating_sub(1);
+            }
+            line.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Draws the app once on a fresh test terminal and returns every cell's symbol, a line per row.
