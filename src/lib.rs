@@ -9,6 +9,7 @@ pub mod cli;
 pub mod data;
 pub mod input;
 pub mod lesson;
+pub mod pipeline;
 pub mod practice;
 pub mod serve;
 pub mod term;

@@ -36,7 +36,12 @@ fn queries_are_embeddings_times_w_q_by_hand() {
     // "The" = [1, 0, 1, 0], so its query is row 1 + row 3 of W_q.
     let attention = Attention::compute(&lesson("cat-sleeps"));
     for (col, want) in [1.1, 1.2, 1.3, 1.4].into_iter().enumerate() {
-        assert_close(attention.q[(0, col)], want, 1e-12, "Q[The]");
+        assert_close(
+            attention.matrix(MatrixName::Q).unwrap()[(0, col)],
+            want,
+            1e-12,
+            "Q[The]",
+        );
     }
 }
 
@@ -74,7 +79,13 @@ fn cat_sleeps_divides_by_the_square_root_of_four() {
 #[test]
 fn cat_sat_mat_scores_for_cat_are_the_documents_table_3() {
     let attention = Attention::compute(&lesson("cat-sat-mat"));
-    let row: Vec<f64> = attention.scores.row(1).iter().copied().collect();
+    let row: Vec<f64> = attention
+        .matrix(MatrixName::Scores)
+        .unwrap()
+        .row(1)
+        .iter()
+        .copied()
+        .collect();
     assert_eq!(row, vec![0.0, 1.0, 1.0, -1.0, 0.0, 0.0]);
 }
 
@@ -106,8 +117,18 @@ fn cat_sat_mat_weights_for_cat_are_exact_where_the_document_rounded() {
 #[test]
 fn cat_sat_mat_output_for_cat_is_0_4011_and_0_4720() {
     let attention = Attention::compute(&lesson("cat-sat-mat"));
-    assert_close(attention.output[(1, 0)], 0.401112, 1e-6, "output[cat, 1]");
-    assert_close(attention.output[(1, 1)], 0.471986, 1e-6, "output[cat, 2]");
+    assert_close(
+        attention.matrix(MatrixName::Output).unwrap()[(1, 0)],
+        0.401112,
+        1e-6,
+        "output[cat, 1]",
+    );
+    assert_close(
+        attention.matrix(MatrixName::Output).unwrap()[(1, 1)],
+        0.471986,
+        1e-6,
+        "output[cat, 2]",
+    );
 }
 
 #[test]
@@ -146,8 +167,8 @@ fn causal_mask_gives_no_weight_to_later_tokens() {
 #[test]
 fn lessons_with_direct_q_k_v_have_no_embeddings() {
     let attention = Attention::compute(&lesson("random-qkv"));
-    assert!(attention.embeddings.is_none() && attention.w_q.is_none());
-    assert_eq!(attention.q.shape(), (3, 4));
+    assert!(!attention.has(MatrixName::Embeddings) && !attention.has(MatrixName::WQ));
+    assert_eq!(attention.matrix(MatrixName::Q).unwrap().shape(), (3, 4));
 }
 
 #[test]

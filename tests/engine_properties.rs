@@ -1,7 +1,7 @@
 //! Properties of attention that hold for every lesson within the bounds, checked with proptest.
 
-use attn_tutor::attention::{Attention, softmax_rows};
-use attn_tutor::lesson::{Expected, InputMatrix, Inputs, Lesson, Mask, Narration};
+use attn_tutor::attention::{Attention, MatrixName, softmax_rows};
+use attn_tutor::lesson::{Expected, InputMatrix, Inputs, Lesson, Mask, Narration, PositionInputs};
 use nalgebra::DMatrix;
 use proptest::prelude::*;
 
@@ -19,6 +19,8 @@ fn direct_lesson(q: DMatrix<f64>, k: DMatrix<f64>, v: DMatrix<f64>, mask: Mask) 
         },
         scale: true,
         mask,
+        positions: PositionInputs::None,
+        format: 1,
         focus: None,
         decimals: 3,
         narration: Narration::default(),
@@ -93,9 +95,9 @@ proptest! {
     #[test]
     fn no_nan_or_infinity_anywhere_for_finite_input(lesson in masked_lesson()) {
         let attention = Attention::compute(&lesson);
-        prop_assert!(attention.scores.iter().all(|v| v.is_finite()));
+        prop_assert!(attention.matrix(MatrixName::Scores).unwrap().iter().all(|v| v.is_finite()));
         prop_assert!(attention.weights().iter().all(|v| v.is_finite() && *v >= 0.0));
-        prop_assert!(attention.output.iter().all(|v| v.is_finite()));
+        prop_assert!(attention.matrix(MatrixName::Output).unwrap().iter().all(|v| v.is_finite()));
     }
 
     #[test]
@@ -132,7 +134,7 @@ proptest! {
         let permuted = Attention::compute(&direct_lesson(permute(&q), permute(&k), permute(&v), Mask::None));
         for (r, source) in order.iter().enumerate() {
             for c in 0..v.ncols() {
-                let (a, b) = (permuted.output[(r, c)], original.output[(*source, c)]);
+                let (a, b) = (permuted.matrix(MatrixName::Output).unwrap()[(r, c)], original.matrix(MatrixName::Output).unwrap()[(*source, c)]);
                 prop_assert!((a - b).abs() <= 1e-9 * (1.0 + a.abs()), "{} vs {}", a, b);
             }
         }
@@ -141,14 +143,14 @@ proptest! {
     #[test]
     fn each_output_lies_within_the_range_of_the_values(lesson in masked_lesson()) {
         let attention = Attention::compute(&lesson);
-        let v = &attention.v;
+        let v = attention.matrix(MatrixName::V).unwrap();
         for row in 0..lesson.seq_len() {
             if attention.softmax.fully_masked[row] {
                 continue;
             }
             for col in 0..v.ncols() {
                 let (low, high) = v.column(col).iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(*x), h.max(*x)));
-                let out = attention.output[(row, col)];
+                let out = attention.matrix(MatrixName::Output).unwrap()[(row, col)];
                 let slack = 1e-9 * (1.0 + low.abs().max(high.abs()));
                 prop_assert!(out >= low - slack && out <= high + slack, "{} not in [{}, {}]", out, low, high);
             }

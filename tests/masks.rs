@@ -2,7 +2,7 @@
 //! explained where it applies, and the JSON's 0-based rows documented (item 12).
 
 use attn_tutor::attention::{Attention, Cell, MatrixName, Step};
-use attn_tutor::lesson::{default_narration, load_text};
+use attn_tutor::lesson::load_text;
 
 fn lesson_with_mask(mask: &str) -> Result<Attention, String> {
     let text = format!(
@@ -17,7 +17,7 @@ fn lesson_with_mask(mask: &str) -> Result<Attention, String> {
 #[test]
 fn a_mask_may_hold_finite_biases_as_alibi_and_float_masks_do() {
     let attention = lesson_with_mask("[[0, -1], [-0.5, 0]]").expect("finite biases are accepted");
-    let masked = attention.masked.as_ref().unwrap();
+    let masked = attention.matrix(MatrixName::Masked).unwrap();
     // scores are [[1, 0], [2, 0]]; the biases are added.
     assert_eq!(masked[(0, 1)], -1.0);
     assert_eq!(masked[(1, 0)], 1.5);
@@ -81,7 +81,7 @@ fn a_finite_bias_says_what_it_does_in_the_working() {
 
 #[test]
 fn the_masking_step_explains_minus_1e9_and_minus_inf_and_what_pytorch_does() {
-    let text = default_narration(Step::Masking);
+    let text = &Step::Masking.default_narrations().join("\n");
     for words in [
         "-1e9",
         "uniform",

@@ -232,7 +232,7 @@ fn an_answer_too_rough_to_judge_on_its_own_is_held_to_the_lessons_precision() {
     // cell of 0.0031 is wrong at the lesson's 4 decimals.
     let small = one_token_score(0.0124);
     let score = Cell::new(MatrixName::Scores, 0, 0);
-    assert!((small.scores[(0, 0)] - 0.0031).abs() < 1e-12);
+    assert!((small.matrix(MatrixName::Scores).unwrap()[(0, 0)] - 0.0031).abs() < 1e-12);
     assert!(!typed_verdict(&small, score, "0.00", 4).is_right());
     assert!(typed_verdict(&small, score, "0.0031", 4).is_right());
 }
@@ -251,7 +251,7 @@ fn exactly_half_a_unit_away_is_right_both_ways() {
     // 0.125 at 2 decimals is a tie: 0.13 rounding half up, 0.12 rounding half to even.
     let attention = one_token_score(0.5);
     let score = Cell::new(MatrixName::Scores, 0, 0);
-    assert_eq!(attention.scores[(0, 0)], 0.125);
+    assert_eq!(attention.matrix(MatrixName::Scores).unwrap()[(0, 0)], 0.125);
     assert!(verdict(&attention, score, 0.13, 2).is_right());
     assert!(verdict(&attention, score, 0.12, 2).is_right());
     assert!(!verdict(&attention, score, 0.1301, 2).is_right());
@@ -532,8 +532,20 @@ fn swapped_query_and_key_on_a_masked_weight() {
 #[test]
 fn swapped_query_and_key_with_q_k_v_given_directly() {
     let attention = builtin("random-qkv");
-    let q: Vec<f64> = attention.q.row(1).iter().copied().collect();
-    let k: Vec<f64> = attention.k.row(0).iter().copied().collect();
+    let q: Vec<f64> = attention
+        .matrix(MatrixName::Q)
+        .unwrap()
+        .row(1)
+        .iter()
+        .copied()
+        .collect();
+    let k: Vec<f64> = attention
+        .matrix(MatrixName::K)
+        .unwrap()
+        .row(0)
+        .iter()
+        .copied()
+        .collect();
     let swapped = dot(&q, &k); // q_word2 · k_word1
     let score = cell(&attention, MatrixName::Scores, "word1", "word2");
     assert_slip(
@@ -695,7 +707,7 @@ fn a_slip_that_would_pass_as_right_is_not_named() {
 fn a_given_q_names_no_slip() {
     let attention = builtin("random-qkv");
     let query = cell(&attention, MatrixName::Q, "word1", "1");
-    let given = attention.q[(0, 0)];
+    let given = attention.matrix(MatrixName::Q).unwrap()[(0, 0)];
     assert!(verdict(&attention, query, given, 3).is_right());
     assert_no_slip(&attention, query, given + 1.0, 3);
 }

@@ -3,8 +3,8 @@
 //! narration quotes is a value of its lesson.
 
 use attn_tutor::attention::quotes::{quotable, quoted_numbers};
-use attn_tutor::attention::{Attention, Step, softmax_rows};
-use attn_tutor::lesson::{BUILTIN, LoadedLesson, default_narration, load_text, template};
+use attn_tutor::attention::{Attention, MatrixName, Step, softmax_rows};
+use attn_tutor::lesson::{BUILTIN, LoadedLesson, load_text, template};
 use nalgebra::DMatrix;
 
 fn lesson(name: &str) -> LoadedLesson {
@@ -35,7 +35,7 @@ fn texts_for(step: Step) -> Vec<(String, String)> {
         .collect();
     texts.push((
         "the default text".to_string(),
-        default_narration(step).to_string(),
+        step.default_narrations().join("\n"),
     ));
     texts
 }
@@ -95,11 +95,18 @@ fn cat_sleeps_shows_that_the_longest_key_not_the_best_aligned_wins_the_row_of_sl
     let attention = Attention::compute(&loaded.lesson);
     let text = narration("cat-sleeps", Step::Scores);
     let sleeps = 2;
-    let scores = row(&attention.scores, sleeps);
+    let scores = row(attention.matrix(MatrixName::Scores).unwrap(), sleeps);
     let cosines: Vec<f64> = (0..3)
-        .map(|j| cosine(row(&attention.q, sleeps), row(&attention.k, j)))
+        .map(|j| {
+            cosine(
+                row(attention.matrix(MatrixName::Q).unwrap(), sleeps),
+                row(attention.matrix(MatrixName::K).unwrap(), j),
+            )
+        })
         .collect();
-    let lengths: Vec<f64> = (0..3).map(|j| length(row(&attention.k, j))).collect();
+    let lengths: Vec<f64> = (0..3)
+        .map(|j| length(row(attention.matrix(MatrixName::K).unwrap(), j)))
+        .collect();
     let winner = argmax(scores);
     assert_eq!(attention.tokens[winner], "cat");
     // The claim the narration makes: cat wins on length, though it is the worst aligned.
@@ -117,11 +124,18 @@ fn numpy_walkthrough_shows_that_word3_wins_the_row_of_word1_on_length() {
     let loaded = lesson("numpy-walkthrough");
     let attention = Attention::compute(&loaded.lesson);
     let text = narration("numpy-walkthrough", Step::Scores);
-    let scores = row(&attention.scores, 0);
+    let scores = row(attention.matrix(MatrixName::Scores).unwrap(), 0);
     let cosines: Vec<f64> = (0..3)
-        .map(|j| cosine(row(&attention.q, 0), row(&attention.k, j)))
+        .map(|j| {
+            cosine(
+                row(attention.matrix(MatrixName::Q).unwrap(), 0),
+                row(attention.matrix(MatrixName::K).unwrap(), j),
+            )
+        })
         .collect();
-    let lengths: Vec<f64> = (0..3).map(|j| length(row(&attention.k, j))).collect();
+    let lengths: Vec<f64> = (0..3)
+        .map(|j| length(row(attention.matrix(MatrixName::K).unwrap(), j)))
+        .collect();
     let winner = argmax(scores);
     assert_eq!(winner, 2, "word3 has the largest score of row word1");
     assert!(cosines.iter().all(|c| *c >= cosines[winner]));
@@ -161,7 +175,7 @@ fn identity_2x2_says_a_score_of_0_still_gets_weight() {
     let attention = Attention::compute(&loaded.lesson);
     let text = narration("identity-2x2", Step::Scores);
     assert!(!text.contains("cares only about itself"), "{text}");
-    let raw = softmax_rows(&attention.scores).weights;
+    let raw = softmax_rows(attention.matrix(MatrixName::Scores).unwrap()).weights;
     assert!(text.contains(&fixed(raw[(0, 0)], 3)), "{text}");
     assert!(text.contains(&fixed(raw[(0, 1)], 3)), "{text}");
 }
@@ -177,7 +191,7 @@ fn random_qkv_does_not_promise_negative_scores_a_small_weight() {
         !text.contains("Negative scores still get a small"),
         "{text}"
     );
-    let scaled = attention.scaled.as_ref().unwrap();
+    let scaled = attention.matrix(MatrixName::Scaled).unwrap();
     // The example it quotes: word2's own scaled score is negative and its weight is as said.
     assert!(scaled[(1, 1)] < 0.0);
     assert!(text.contains(&fixed(scaled[(1, 1)], 3)), "{text}");
@@ -189,7 +203,7 @@ fn random_qkv_does_not_promise_negative_scores_a_small_weight() {
 
 #[test]
 fn the_default_softmax_and_output_texts_are_true_under_a_mask() {
-    let softmax = default_narration(Step::Softmax);
+    let softmax = &Step::Softmax.default_narrations().join("\n");
     assert!(
         !softmax.contains("weights that are positive and sum to 1"),
         "{softmax}"
@@ -198,7 +212,7 @@ fn the_default_softmax_and_output_texts_are_true_under_a_mask() {
         softmax.contains("exactly 0") && softmax.contains("all 0"),
         "{softmax}"
     );
-    let output = default_narration(Step::Output);
+    let output = &Step::Output.default_narrations().join("\n");
     assert!(
         !output.contains("weighted average of all the value"),
         "{output}"
@@ -227,7 +241,9 @@ fn cat_sat_mat_blames_the_misrounded_weight_with_the_right_sums() {
         .collect();
     let sums: Vec<String> = (0..2)
         .map(|c| {
-            let sum: f64 = (0..6).map(|j| rounded[j] * attention.v[(j, c)]).sum();
+            let sum: f64 = (0..6)
+                .map(|j| rounded[j] * attention.matrix(MatrixName::V).unwrap()[(j, c)])
+                .sum();
             fixed(sum, decimals)
         })
         .collect();
@@ -252,7 +268,7 @@ fn identity_2x2_names_all_four_output_formulas_and_they_hold() {
     }
     let attention = Attention::compute(&lesson("identity-2x2").lesson);
     let (w1, w2) = (attention.weights()[(0, 0)], attention.weights()[(1, 1)]);
-    let out = &attention.output;
+    let out = attention.matrix(MatrixName::Output).unwrap();
     for (value, formula) in [
         (out[(0, 0)], 3.0 - 2.0 * w1),
         (out[(0, 1)], 4.0 - 2.0 * w1),

@@ -9,7 +9,7 @@ mod changed;
 mod classroom;
 mod history;
 mod practice;
-mod screens;
+pub mod screens;
 mod tutor;
 mod typed;
 mod update;

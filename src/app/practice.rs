@@ -81,17 +81,7 @@ impl Tutor {
 
     /// `practice_targets` for any step of the lesson.
     pub fn practice_targets_on(&self, step: Step) -> Vec<MatrixName> {
-        let candidates = if step == Step::Projection && self.attention.embeddings.is_some() {
-            vec![MatrixName::Q, MatrixName::K, MatrixName::V]
-        } else {
-            vec![screens::result(step, &self.attention, self.projection)]
-        };
-        candidates
-            .into_iter()
-            .filter(|target| {
-                step != Step::Embedding && !self.is_editable(*target) && *target != MatrixName::Mask
-            })
-            .collect()
+        screens::computed_on(step, &self.attention, &self.steps)
     }
 
     /// The target the learner is at: the matrix under the cursor when it is one, else the first

@@ -1,92 +1,119 @@
-//! Which screens a lesson has and which matrices each one shows: the one place that decides it.
+//! Which screens a lesson has and which matrices each one shows, as the step table says
+//! (`crate::pipeline::StepEntry`), for the lesson's own plan.
 
 use crate::attention::{Attention, MatrixName, Step};
 use crate::lesson::Lesson;
+use crate::pipeline::View;
 
-/// The steps this lesson walks through, in order. Masking appears only with a mask; Scaling
-/// always appears, as a note when the lesson does not scale, so the learner sees it was skipped.
-/// A lesson that gives Q, K and V itself has no embeddings: it starts at Projection, which
-/// shows the Q, K and V it gives.
+/// The steps this lesson walks through, in order.
 pub fn steps(lesson: &Lesson) -> Vec<Step> {
-    let projected = lesson.d_model().is_some();
-    Step::ALL
-        .into_iter()
-        .filter(|step| *step != Step::Masking || lesson.has_step(Step::Masking))
-        .filter(|step| *step != Step::Embedding || projected)
-        .collect()
+    lesson.steps()
 }
 
-/// The matrices on a step's screen, left to right. On the Projection screen of a lesson with
-/// embeddings, `projection` (Q, K or V) says which of the three projections is shown.
-pub fn panels(step: Step, attention: &Attention, projection: MatrixName) -> Vec<MatrixName> {
-    let projected = attention.embeddings.is_some();
-    match step {
-        Step::Embedding | Step::Projection if !projected => {
-            vec![MatrixName::Q, MatrixName::K, MatrixName::V]
-        }
-        Step::Embedding => vec![MatrixName::Embeddings],
-        Step::Projection => vec![MatrixName::Embeddings, weights_of(projection), projection],
-        Step::Scores => vec![MatrixName::Q, MatrixName::K, MatrixName::Scores],
-        Step::Scaling if attention.scaled.is_some() => {
-            vec![MatrixName::Scores, MatrixName::Scaled]
-        }
-        Step::Scaling => vec![MatrixName::Scores],
-        Step::Masking => {
-            let before = if attention.scaled.is_some() {
-                MatrixName::Scaled
-            } else {
-                MatrixName::Scores
-            };
-            vec![before, MatrixName::Mask, MatrixName::Masked]
-        }
-        Step::Softmax => vec![attention.softmax_input(), MatrixName::Weights],
-        Step::Output => vec![MatrixName::Weights, MatrixName::V, MatrixName::Output],
+/// The view of a step turned to `choice` (Q, K or V on the Projection screen), or its first.
+pub fn view(step: Step, attention: &Attention, choice: MatrixName) -> View {
+    let mut views = step.views(&attention.plan);
+    let chosen = views
+        .iter()
+        .position(|view| view.result == choice)
+        .unwrap_or(0);
+    if views.is_empty() {
+        return View {
+            result: MatrixName::Output,
+            panels: vec![MatrixName::Output],
+        };
     }
+    views.swap_remove(chosen)
+}
+
+/// The matrices on a step's screen, left to right.
+pub fn panels(step: Step, attention: &Attention, choice: MatrixName) -> Vec<MatrixName> {
+    view(step, attention, choice).panels
 }
 
 /// The matrix a step computes, where the cursor starts.
-pub fn result(step: Step, attention: &Attention, projection: MatrixName) -> MatrixName {
-    let projected = attention.embeddings.is_some();
-    match step {
-        Step::Embedding | Step::Projection if !projected => MatrixName::Q,
-        Step::Projection => projection,
-        Step::Scaling if attention.scaled.is_none() => MatrixName::Scores,
-        _ => step.result(),
-    }
+pub fn result(step: Step, attention: &Attention, choice: MatrixName) -> MatrixName {
+    view(step, attention, choice).result
 }
 
-/// The order `[` and `]` visit matrices on the Projection screen: all three projections, each
-/// after the weights it is made from.
-pub const PROJECTION_ORDER: [MatrixName; 7] = [
-    MatrixName::Embeddings,
-    MatrixName::WQ,
-    MatrixName::Q,
-    MatrixName::WK,
-    MatrixName::K,
-    MatrixName::WV,
-    MatrixName::V,
-];
-
-/// The weights a projection is made with: W_q for Q, and so on.
-pub fn weights_of(projection: MatrixName) -> MatrixName {
-    match projection {
-        MatrixName::K => MatrixName::WK,
-        MatrixName::V => MatrixName::WV,
-        _ => MatrixName::WQ,
+/// The order `[` and `]` visit matrices on a step's screen: every view's matrices, each once,
+/// so on the Projection screen each projection comes after the weights it is made from.
+pub fn order(step: Step, attention: &Attention) -> Vec<MatrixName> {
+    let mut order = Vec::new();
+    for view in step.views(&attention.plan) {
+        for panel in view.panels {
+            if !order.contains(&panel) {
+                order.push(panel);
+            }
+        }
     }
+    order
 }
 
-/// The projection a matrix belongs to on the Projection screen, if it belongs to one.
-pub fn projection_of(matrix: MatrixName) -> Option<MatrixName> {
-    match matrix {
-        MatrixName::WQ | MatrixName::Q => Some(MatrixName::Q),
-        MatrixName::WK | MatrixName::K => Some(MatrixName::K),
-        MatrixName::WV | MatrixName::V => Some(MatrixName::V),
-        _ => None,
+/// The view a step turns to for the cursor to sit in `matrix`: the current one if it shows the
+/// matrix, else the first that does.
+pub fn choice_for(
+    step: Step,
+    attention: &Attention,
+    matrix: MatrixName,
+    current: MatrixName,
+) -> MatrixName {
+    let views = step.views(&attention.plan);
+    if views
+        .iter()
+        .any(|view| view.result == current && view.panels.contains(&matrix))
+    {
+        return current;
     }
+    views
+        .iter()
+        .find(|view| view.panels.contains(&matrix))
+        .map_or(current, |view| view.result)
 }
 
 /// Whether a matrix's rows are tokens (so its row labels can be edited).
 pub fn rows_are_tokens(matrix: MatrixName) -> bool {
-    !matches!(matrix, MatrixName::WQ | MatrixName::WK | MatrixName::WV)
+    matrix.rows_are_tokens()
+}
+
+/// The matrices a step computes that no earlier step of the lesson shows: what the learner
+/// predicts there in practice. The lesson's own numbers are never among them.
+pub fn computed_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<MatrixName> {
+    let earlier: Vec<MatrixName> = steps
+        .iter()
+        .take_while(|earlier| **earlier != step)
+        .flat_map(|earlier| order(*earlier, attention))
+        .collect();
+    order(step, attention)
+        .into_iter()
+        .filter(|name| {
+            attention
+                .plan
+                .origin(*name)
+                .is_some_and(|origin| !origin.is_lesson_input())
+                && *name != MatrixName::Mask
+                && !earlier.contains(name)
+        })
+        .collect()
+}
+
+/// The matrices a step brings to the screen that the step before it did not show, the lesson's
+/// own numbers first: what a handout prints for the step.
+pub fn new_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<MatrixName> {
+    let before = steps
+        .iter()
+        .position(|shown| *shown == step)
+        .and_then(|index| index.checked_sub(1))
+        .map(|index| order(steps[index], attention))
+        .unwrap_or_default();
+    let (inputs, computed): (Vec<MatrixName>, Vec<MatrixName>) = order(step, attention)
+        .into_iter()
+        .filter(|name| !before.contains(name))
+        .partition(|name| {
+            attention
+                .plan
+                .origin(*name)
+                .is_some_and(|origin| origin.is_lesson_input())
+        });
+    inputs.into_iter().chain(computed).collect()
 }

@@ -40,8 +40,8 @@ pub struct Tutor {
     pub step_index: usize,
     /// The matrix the cursor is in.
     pub focus: MatrixName,
-    /// Which projection the Projection screen shows: Q, K or V.
-    pub projection: MatrixName,
+    /// Which view each step with several is turned to (Q, K or V on the Projection screen).
+    pub choices: BTreeMap<Step, MatrixName>,
     pub cursors: BTreeMap<MatrixName, Cursor>,
     /// Cells whose value changed with the last edit, marked until the next move.
     pub changed: ChangedCells,
@@ -72,7 +72,7 @@ impl Tutor {
             steps,
             step_index: 0,
             focus: MatrixName::Embeddings,
-            projection: MatrixName::Q,
+            choices: BTreeMap::new(),
             cursors: BTreeMap::new(),
             changed: ChangedCells::default(),
             changed_label: None,
@@ -91,7 +91,16 @@ impl Tutor {
 
     /// The matrices on screen now.
     pub fn panels(&self) -> Vec<MatrixName> {
-        screens::panels(self.step(), &self.attention, self.projection)
+        screens::panels(self.step(), &self.attention, self.choice())
+    }
+
+    /// The view this step is turned to: the result it shows.
+    pub fn choice(&self) -> MatrixName {
+        let step = self.step();
+        self.choices
+            .get(&step)
+            .copied()
+            .unwrap_or_else(|| screens::result(step, &self.attention, MatrixName::Output))
     }
 
     pub fn has_unsaved_edits(&self) -> bool {
@@ -101,7 +110,7 @@ impl Tutor {
     /// Shows step `index` with the cursor on its result.
     pub fn go_to_step(&mut self, index: usize) {
         self.step_index = index.min(self.steps.len() - 1);
-        self.focus = screens::result(self.step(), &self.attention, self.projection);
+        self.focus = screens::result(self.step(), &self.attention, self.choice());
         self.narration_scroll = 0;
         self.clear_marks();
     }
@@ -158,12 +167,7 @@ impl Tutor {
 
     /// Moves focus to the next (or previous) matrix on screen, wrapping around.
     pub fn cycle_focus(&mut self, forwards: bool) {
-        let projected = self.attention.embeddings.is_some();
-        let order: Vec<MatrixName> = if self.step() == Step::Projection && projected {
-            screens::PROJECTION_ORDER.to_vec()
-        } else {
-            self.panels()
-        };
+        let order = screens::order(self.step(), &self.attention);
         let here = order.iter().position(|m| *m == self.focus).unwrap_or(0);
         let next = if forwards {
             (here + 1) % order.len()
@@ -173,13 +177,12 @@ impl Tutor {
         self.focus_on(order[next]);
     }
 
-    /// Puts the cursor in `matrix`, switching the Projection screen to its projection.
+    /// Puts the cursor in `matrix`, turning the screen to the view that shows it (the
+    /// Projection screen to its projection).
     pub fn focus_on(&mut self, matrix: MatrixName) {
-        if self.step() == Step::Projection
-            && let Some(projection) = screens::projection_of(matrix)
-        {
-            self.projection = projection;
-        }
+        let step = self.step();
+        let choice = screens::choice_for(step, &self.attention, matrix, self.choice());
+        self.choices.insert(step, choice);
         self.focus = matrix;
         self.clear_marks();
     }

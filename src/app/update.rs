@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::attention::{Cell, MatrixName, Step};
+use crate::attention::{Cell, MatrixName};
 use crate::lesson::limits::MAX_FILE_BYTES;
 use crate::lesson::{InputMatrix, Mask, keep_generators, lesson_to_toml, lesson_toml_bytes};
 
@@ -479,8 +479,8 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
         (Mask::Causal, MatrixName::Mask) => {
             let mut matrix = tutor
                 .attention
-                .mask
-                .clone()
+                .matrix(MatrixName::Mask)
+                .cloned()
                 .unwrap_or_else(|| nalgebra::DMatrix::zeros(0, 0));
             matrix[(cell.row, cell.col)] = value;
             Change::Mask {
@@ -555,7 +555,7 @@ fn edit_label(tutor: &mut Tutor, row: usize, typed: &str) -> Result<String, Stri
 /// re-rolls are reproducible and never land on a neighbouring matrix's seed.
 fn reroll(tutor: &mut Tutor) -> Status {
     let matrix = tutor.focus;
-    let symbol = matrix.symbol();
+    let symbol = tutor.attention.symbol(matrix);
     let Some(input) = tutor.lesson.input(matrix) else {
         return Status::error(format!(
             "{symbol} is computed, not generated; r re-rolls a generated input matrix"
@@ -701,8 +701,7 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
 fn jump_to(tutor: &mut Tutor, cell: Cell) {
     let shows = |tutor: &Tutor, index: usize| {
         let step = tutor.steps[index];
-        let projection = screens_projection(step, cell.matrix, tutor.projection);
-        screens::panels(step, &tutor.attention, projection).contains(&cell.matrix)
+        screens::order(step, &tutor.attention).contains(&cell.matrix)
     };
     if !shows(tutor, tutor.step_index) {
         let earlier = (0..tutor.step_index)
@@ -722,13 +721,6 @@ fn jump_to(tutor: &mut Tutor, cell: Cell) {
             on_label: false,
         },
     );
-}
-
-fn screens_projection(step: Step, matrix: MatrixName, current: MatrixName) -> MatrixName {
-    match step {
-        Step::Projection => screens::projection_of(matrix).unwrap_or(current),
-        _ => current,
-    }
 }
 
 /// Leaving a lesson (or the app) asks first when there are unsaved edits.

@@ -4,7 +4,9 @@
 //! and prints `Derivation::explain`; the command line prints the same text.
 
 use super::number::{format_magnitude, format_number};
+use super::positions::{rope_angle, sinusoid_angle};
 use super::{Attention, Cell, MatrixName};
+use crate::pipeline::Op;
 
 /// One number that went into a cell, and where it sits.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,8 +20,35 @@ pub struct Operand {
 pub enum Rule {
     /// A number of the lesson itself (typed in the file, generated, or edited).
     Input,
-    /// A dot product: Σ left × right, term by term.
-    Dot { terms: Vec<(Operand, Operand)> },
+    /// A dot product: Σ left × right, term by term; the right operands are a row of their
+    /// matrix when it is transposed (`q · k`), else a column (`x · W_q[:, 1]`).
+    Dot {
+        terms: Vec<(Operand, Operand)>,
+        transpose_right: bool,
+    },
+    /// Two cells added (embeddings + positions).
+    Add { left: Operand, right: Operand },
+    /// A sinusoidal position encoding: sin (even column c) or cos (odd c) of
+    /// p / 10000^(2i/d_model), i = ⌊c/2⌋.
+    Sinusoid {
+        position: usize,
+        pair: usize,
+        d_model: usize,
+        angle: f64,
+        cosine: bool,
+    },
+    /// One cell of a pair rotated by φ = p · 10000^(−2i/d_k) (RoPE): the first of the pair is
+    /// first·cos φ − second·sin φ, the second first·sin φ + second·cos φ.
+    Rotate {
+        first: Operand,
+        second: Operand,
+        position: usize,
+        pair: usize,
+        d_k: usize,
+        angle: f64,
+        /// This cell is the first (even) one of its pair.
+        lower: bool,
+    },
     /// A score divided by √d_k.
     Scale {
         score: Operand,
@@ -61,98 +90,84 @@ impl Attention {
         let value = matrix[(cell.row, cell.col)];
         let operand = |matrix: MatrixName, row: usize, col: usize| -> Option<Operand> {
             let values = self.matrix(matrix)?;
-            Some(Operand {
+            (row < values.nrows() && col < values.ncols()).then(|| Operand {
                 cell: Cell::new(matrix, row, col),
                 value: values[(row, col)],
             })
         };
-        let rule = match cell.matrix {
-            MatrixName::Q | MatrixName::K | MatrixName::V => {
-                let weights = match cell.matrix {
-                    MatrixName::Q => MatrixName::WQ,
-                    MatrixName::K => MatrixName::WK,
-                    _ => MatrixName::WV,
-                };
-                match (&self.embeddings, self.matrix(weights)) {
-                    (Some(x), Some(_)) => Rule::Dot {
-                        terms: (0..x.ncols())
-                            .map(|m| {
-                                Some((
-                                    operand(MatrixName::Embeddings, cell.row, m)?,
-                                    operand(weights, m, cell.col)?,
-                                ))
-                            })
-                            .collect::<Option<_>>()?,
-                    },
-                    // The lesson gave Q, K and V directly.
-                    _ => Rule::Input,
+        let (row, col) = (cell.row, cell.col);
+        let rule = match self.plan.origin(cell.matrix)? {
+            Op::Input | Op::Given => Rule::Input,
+            Op::Sinusoid => {
+                let pair = col / 2;
+                Rule::Sinusoid {
+                    position: row,
+                    pair,
+                    d_model: matrix.ncols(),
+                    angle: sinusoid_angle(row, pair, matrix.ncols()),
+                    cosine: col % 2 == 1,
                 }
             }
-            MatrixName::Scores => Rule::Dot {
-                terms: (0..self.d_k())
+            Op::Add { left, right } => Rule::Add {
+                left: operand(left, row, col)?,
+                right: operand(right, row, col)?,
+            },
+            Op::Product {
+                left,
+                right,
+                transpose_right,
+            } => Rule::Dot {
+                transpose_right,
+                terms: (0..self.matrix(left)?.ncols())
                     .map(|m| {
-                        Some((
-                            operand(MatrixName::Q, cell.row, m)?,
-                            operand(MatrixName::K, cell.col, m)?,
-                        ))
+                        let right = if transpose_right {
+                            operand(right, col, m)?
+                        } else {
+                            operand(right, m, col)?
+                        };
+                        Some((operand(left, row, m)?, right))
                     })
                     .collect::<Option<_>>()?,
             },
-            MatrixName::Scaled => Rule::Scale {
-                score: operand(MatrixName::Scores, cell.row, cell.col)?,
+            Op::Rotate { of } => {
+                let pair = col / 2;
+                let d_k = matrix.ncols();
+                Rule::Rotate {
+                    first: operand(of, row, 2 * pair)?,
+                    second: operand(of, row, 2 * pair + 1)?,
+                    position: row,
+                    pair,
+                    d_k,
+                    angle: rope_angle(row, pair, d_k),
+                    lower: col % 2 == 0,
+                }
+            }
+            Op::Scale { of } => Rule::Scale {
+                score: operand(of, row, col)?,
                 d_k: self.d_k(),
                 divisor: self.scale_divisor,
             },
-            MatrixName::Masked => {
-                let before = if self.scaled.is_some() {
-                    MatrixName::Scaled
-                } else {
-                    MatrixName::Scores
-                };
-                Rule::Mask {
-                    score: operand(before, cell.row, cell.col)?,
-                    mask: operand(MatrixName::Mask, cell.row, cell.col)?,
-                }
-            }
-            MatrixName::Weights => {
-                let input = self.softmax_input();
-                let width = self.scores.ncols();
-                let row = (0..width)
-                    .map(|col| operand(input, cell.row, col))
+            Op::Mask { of, mask } => Rule::Mask {
+                score: operand(of, row, col)?,
+                mask: operand(mask, row, col)?,
+            },
+            Op::RowSoftmax { of } => {
+                let width = self.matrix(of)?.ncols();
+                let row_operands = (0..width)
+                    .map(|col| operand(of, row, col))
                     .collect::<Option<Vec<_>>>()?;
-                if self.softmax.fully_masked[cell.row] {
-                    Rule::FullyMasked { row }
+                if *self.softmax.fully_masked.get(row)? {
+                    Rule::FullyMasked { row: row_operands }
                 } else {
                     Rule::Softmax {
-                        row,
-                        selected: cell.col,
-                        row_max: self.softmax.row_max[cell.row],
-                        shifted_exps: self
-                            .softmax
-                            .shifted_exps
-                            .row(cell.row)
-                            .iter()
-                            .copied()
-                            .collect(),
-                        shifted_sum: self.softmax.shifted_sums[cell.row],
+                        row: row_operands,
+                        selected: col,
+                        row_max: self.softmax.row_max[row],
+                        shifted_exps: self.softmax.shifted_exps.row(row).iter().copied().collect(),
+                        shifted_sum: self.softmax.shifted_sums[row],
                     }
                 }
             }
-            MatrixName::Output => Rule::Dot {
-                terms: (0..self.v.nrows())
-                    .map(|j| {
-                        Some((
-                            operand(MatrixName::Weights, cell.row, j)?,
-                            operand(MatrixName::V, j, cell.col)?,
-                        ))
-                    })
-                    .collect::<Option<_>>()?,
-            },
-            MatrixName::Embeddings
-            | MatrixName::WQ
-            | MatrixName::WK
-            | MatrixName::WV
-            | MatrixName::Mask => Rule::Input,
         };
         Some(Derivation { cell, value, rule })
     }
@@ -161,10 +176,19 @@ impl Attention {
     pub fn cell_name(&self, cell: Cell) -> String {
         format!(
             "{}[{}, {}]",
-            cell.matrix.symbol(),
+            self.symbol(cell.matrix),
             self.row_label(cell.matrix, cell.row),
             self.column_label(cell.matrix, cell.col)
         )
+    }
+
+    /// How one row of a matrix is named in a dot product: `q_cat`, or `weights[cat, :]`.
+    pub fn row_name(&self, matrix: MatrixName, row: usize) -> String {
+        let label = self.row_label(matrix, row);
+        match self.plan.row_vector(matrix) {
+            Some(vector) => format!("{vector}_{label}"),
+            None => format!("{}[{label}, :]", self.symbol(matrix)),
+        }
     }
 }
 
@@ -173,7 +197,10 @@ impl Derivation {
     pub fn operands(&self) -> Vec<Cell> {
         match &self.rule {
             Rule::Input => Vec::new(),
-            Rule::Dot { terms } => terms.iter().flat_map(|(a, b)| [a.cell, b.cell]).collect(),
+            Rule::Dot { terms, .. } => terms.iter().flat_map(|(a, b)| [a.cell, b.cell]).collect(),
+            Rule::Add { left, right } => vec![left.cell, right.cell],
+            Rule::Sinusoid { .. } => Vec::new(),
+            Rule::Rotate { first, second, .. } => vec![first.cell, second.cell],
             Rule::Scale { score, .. } => vec![score.cell],
             Rule::Mask { score, mask } => vec![score.cell, mask.cell],
             Rule::Softmax { row, .. } | Rule::FullyMasked { row } => {
@@ -187,8 +214,15 @@ impl Derivation {
     /// `selected`; for a dot product its first term. `None` for a lesson's own number.
     pub fn source(&self) -> Option<Cell> {
         match &self.rule {
-            Rule::Input => None,
-            Rule::Dot { terms } => terms.first().map(|(left, _)| left.cell),
+            Rule::Input | Rule::Sinusoid { .. } => None,
+            Rule::Dot { terms, .. } => terms.first().map(|(left, _)| left.cell),
+            Rule::Add { left, .. } => Some(left.cell),
+            Rule::Rotate {
+                first,
+                second,
+                lower,
+                ..
+            } => Some(if *lower { first.cell } else { second.cell }),
             Rule::Scale { score, .. } | Rule::Mask { score, .. } => Some(score.cell),
             Rule::Softmax { row, selected, .. } => row.get(*selected).map(|operand| operand.cell),
             Rule::FullyMasked { row } => row
@@ -239,19 +273,25 @@ impl Derivation {
                 vec![one(num(self.value))],
                 Some("a number of the lesson".to_string()),
             ),
-            Rule::Dot { terms } => {
-                let operands = match self.cell.matrix {
-                    MatrixName::Scores => format!(
-                        "q_{row_token} · k_{}",
-                        attention.column_label(MatrixName::Scores, self.cell.col)
+            Rule::Dot {
+                terms,
+                transpose_right,
+            } => {
+                let operands = match terms.first() {
+                    Some((left, right)) => format!(
+                        "{} · {}",
+                        attention.row_name(left.cell.matrix, self.cell.row),
+                        if *transpose_right {
+                            attention.row_name(right.cell.matrix, self.cell.col)
+                        } else {
+                            format!(
+                                "{}[:, {}]",
+                                attention.symbol(right.cell.matrix),
+                                attention.column_label(right.cell.matrix, self.cell.col)
+                            )
+                        }
                     ),
-                    MatrixName::Output => {
-                        format!("weights[{row_token}, :] · V[:, {}]", self.cell.col + 1)
-                    }
-                    _ => {
-                        let weights = terms.first().map_or("W", |(_, w)| w.cell.matrix.symbol());
-                        format!("x_{row_token} · {weights}[:, {}]", self.cell.col + 1)
-                    }
+                    None => "an empty sum".to_string(),
                 };
                 let worked = |d: usize| {
                     terms
@@ -271,6 +311,102 @@ impl Derivation {
                     })
                     .collect();
                 (vec![one(operands), products, one(result)], None)
+            }
+            Rule::Add { left, right } => {
+                let worked = |d: usize| shown(left.value, d) + shown(right.value, d);
+                let (d, result) = written(digits(&worked), decimals, &result);
+                (
+                    vec![
+                        one(format!(
+                            "{} + {}",
+                            attention.cell_name(left.cell),
+                            attention.cell_name(right.cell)
+                        )),
+                        one(format!(
+                            "{} + ({})",
+                            format_number(left.value, d),
+                            format_number(right.value, d)
+                        )),
+                        one(result),
+                    ],
+                    None,
+                )
+            }
+            Rule::Sinusoid {
+                position,
+                pair,
+                d_model,
+                angle,
+                cosine,
+            } => {
+                let function = if *cosine { "cos" } else { "sin" };
+                let apply = |angle: f64| if *cosine { angle.cos() } else { angle.sin() };
+                let (d, result) = written(digits(&|d| apply(shown(*angle, d))), decimals, &result);
+                let base = 10000f64.powf(2.0 * *pair as f64 / *d_model as f64);
+                (
+                    vec![
+                        one(format!(
+                            "{function}({position} / 10000^(2·{pair}/{d_model}))"
+                        )),
+                        one(format!(
+                            "{function}({position} / {})",
+                            format_magnitude(base, decimals)
+                        )),
+                        one(format!("{function}({})", format_number(*angle, d))),
+                        one(result),
+                    ],
+                    Some(format!(
+                        "p = {position}, since positions count from 0; this is column c = {} \
+                         counting from 0, so i = ⌊c/2⌋ = {pair}, and an {} column takes {function}",
+                        self.cell.col,
+                        if *cosine { "odd" } else { "even" }
+                    )),
+                )
+            }
+            Rule::Rotate {
+                first,
+                second,
+                position,
+                pair,
+                d_k,
+                angle,
+                lower,
+            } => {
+                let (sin, cos) = angle.sin_cos();
+                // The first of a pair is a·cos φ − b·sin φ, the second a·sin φ + b·cos φ.
+                let (a_factor, b_factor, sign, a_trig, b_trig) = if *lower {
+                    (cos, sin, "−", "cos φ", "sin φ")
+                } else {
+                    (sin, cos, "+", "sin φ", "cos φ")
+                };
+                let b_sign = if *lower { -1.0 } else { 1.0 };
+                let worked = |d: usize| {
+                    shown(first.value, d) * shown(a_factor, d)
+                        + b_sign * shown(second.value, d) * shown(b_factor, d)
+                };
+                let (d, result) = written(digits(&worked), decimals, &result);
+                (
+                    vec![
+                        one(format!(
+                            "{}·{a_trig} {sign} {}·{b_trig}",
+                            attention.cell_name(first.cell),
+                            attention.cell_name(second.cell)
+                        )),
+                        one(format!(
+                            "({} × {}) {sign} ({} × {})",
+                            format_number(first.value, d),
+                            format_number(a_factor, d),
+                            format_number(second.value, d),
+                            format_number(b_factor, d)
+                        )),
+                        one(result),
+                    ],
+                    Some(format!(
+                        "φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) = {} rad, \
+                         for position p = {position} (counting from 0) and pair i = {pair}",
+                        format_number(*angle, decimals + 2)
+                    )),
+                )
             }
             Rule::Scale {
                 score,
@@ -313,7 +449,8 @@ impl Derivation {
                 shifted_sum,
             } => {
                 let source = row[*selected];
-                let source_row = format!("{}[{row_token}, :]", source.cell.matrix.symbol());
+                let source_row =
+                    format!("{}[{row_token}, :]", attention.symbol(source.cell.matrix));
                 // Learners know softmax as exp(x) / Σ exp(x); show that form whenever its numbers
                 // are finite, and the shifted (stable) form only when they would overflow.
                 let raw: Vec<f64> = row.iter().map(|operand| operand.value.exp()).collect();

@@ -1,52 +1,44 @@
-//! The attention engine: pure math on nalgebra, from a validated lesson to every intermediate matrix.
+//! The attention engine: pure math on nalgebra, from a validated lesson to every intermediate
+//! matrix, computed by running the lesson's plan (`crate::pipeline::Plan`) one operation at a
+//! time.
 //!
-//! Nothing here knows about terminals or files. The steps follow the learner's path:
-//! embedding → projection (Q, K, V) → scores QKᵀ → scaling ÷√d_k → masking → softmax → output.
+//! Nothing here knows about terminals or files.
 
 mod derivation;
-mod names;
 pub mod number;
+mod positions;
 pub mod quotes;
 mod softmax;
+mod variant;
 
 pub use derivation::{Derivation, Explanation, Operand, Rule};
-pub use names::{Cell, MatrixName, Step};
+pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 pub use softmax::{RowSoftmax, softmax_rows};
+pub use variant::Variant;
+
+pub use crate::pipeline::{Cell, MatrixName, Step};
 
 use std::sync::Arc;
 
 use nalgebra::DMatrix;
 
-use crate::lesson::{Inputs, Lesson, Mask};
+use crate::lesson::{Lesson, Mask};
+use crate::pipeline::{Op, Plan};
 
 /// Every matrix of one forward pass of self-attention, kept so that each cell can explain itself.
 #[derive(Debug, Clone)]
 pub struct Attention {
+    /// Which matrices this lesson has and how each is made.
+    pub plan: Plan,
     /// Token labels: the row labels of X, Q, K, V, scores, weights and output.
     pub tokens: Vec<String>,
-    /// X, W_q, W_k, W_v: present when the lesson projects embeddings, absent when it gives Q, K, V.
-    /// Shared with the lesson, not copied: W_q alone may be 8 MB.
-    pub embeddings: Option<Arc<DMatrix<f64>>>,
-    pub w_q: Option<Arc<DMatrix<f64>>>,
-    pub w_k: Option<Arc<DMatrix<f64>>>,
-    pub w_v: Option<Arc<DMatrix<f64>>>,
-    pub q: DMatrix<f64>,
-    pub k: DMatrix<f64>,
-    pub v: DMatrix<f64>,
-    /// QKᵀ, seq_len × seq_len.
-    pub scores: DMatrix<f64>,
-    /// scores / √d_k, absent when the lesson sets `scale = false`.
-    pub scaled: Option<DMatrix<f64>>,
-    /// The additive mask (0 keeps, -inf hides, any other number is a bias added to the score),
-    /// absent when the lesson has none.
-    pub mask: Option<DMatrix<f64>>,
+    /// One slot per matrix of the table, filled for the matrices of the plan. The lesson's own
+    /// matrices are shared with it, not copied: W_q alone may be 8 MB.
+    matrices: Vec<Option<Arc<DMatrix<f64>>>>,
     /// Whether the mask is the causal one, so a hidden key is one that comes after its query.
     pub causal: bool,
-    /// (scaled or raw scores) + mask, absent without a mask.
-    pub masked: Option<DMatrix<f64>>,
     /// Row softmax of the last of scores / scaled / masked, with its working (max, exps, sums).
     pub softmax: RowSoftmax,
-    pub output: DMatrix<f64>,
     /// √d_k, the divisor of the scaling step.
     pub scale_divisor: f64,
 }
@@ -54,63 +46,83 @@ pub struct Attention {
 impl Attention {
     /// Runs the whole pipeline for a validated lesson.
     pub fn compute(lesson: &Lesson) -> Attention {
-        let (embeddings, w_q, w_k, w_v, q, k, v) = match &lesson.inputs {
-            Inputs::Projected {
-                embeddings,
-                w_q,
-                w_k,
-                w_v,
-            } => {
-                let x = &*embeddings.values;
-                let (q, k, v) = (x * &*w_q.values, x * &*w_k.values, x * &*w_v.values);
-                (
-                    Some(Arc::clone(&embeddings.values)),
-                    Some(Arc::clone(&w_q.values)),
-                    Some(Arc::clone(&w_k.values)),
-                    Some(Arc::clone(&w_v.values)),
-                    q,
-                    k,
-                    v,
-                )
-            }
-            Inputs::Direct { q, k, v } => (
-                None,
-                None,
-                None,
-                None,
-                (*q.values).clone(),
-                (*k.values).clone(),
-                (*v.values).clone(),
-            ),
-        };
-        let scores = &q * k.transpose();
-        let scale_divisor = (k.ncols() as f64).sqrt();
-        let scaled = lesson.scale.then(|| &scores / scale_divisor);
-        let mask = lesson.mask.additive(lesson.tokens.len());
-        let masked = mask
-            .as_ref()
-            .map(|mask| scaled.as_ref().unwrap_or(&scores) + mask);
-        let softmax_input = masked.as_ref().or(scaled.as_ref()).unwrap_or(&scores);
-        let softmax = softmax_rows(softmax_input);
-        let output = &softmax.weights * &v;
+        let plan = Plan::new(lesson.shape());
+        let mut matrices: Vec<Option<Arc<DMatrix<f64>>>> = vec![None; MatrixName::ALL.len()];
+        let mut softmax = None;
+        let scale_divisor = (lesson.d_k() as f64).sqrt();
+        for &name in plan.order() {
+            let origin = plan.origin(name).unwrap_or(Op::Input);
+            let value = match origin {
+                Op::Input | Op::Given => match name {
+                    MatrixName::Mask => Arc::new(
+                        lesson
+                            .mask
+                            .additive(lesson.seq_len())
+                            .unwrap_or_else(|| DMatrix::zeros(0, 0)),
+                    ),
+                    _ => lesson.input(name).map_or_else(
+                        || Arc::new(DMatrix::zeros(0, 0)),
+                        |input| Arc::clone(&input.values),
+                    ),
+                },
+                Op::RowSoftmax { of } => {
+                    let rows = softmax_rows(stored(&matrices, of));
+                    let weights = Arc::new(rows.weights.clone());
+                    softmax = Some(rows);
+                    weights
+                }
+                _ => {
+                    let size = (lesson.seq_len(), lesson.d_model().unwrap_or(0));
+                    Arc::new(evaluate(origin, size, scale_divisor, None, |operand| {
+                        stored(&matrices, operand)
+                    }))
+                }
+            };
+            matrices[name.index()] = Some(value);
+        }
         Attention {
+            plan,
             tokens: lesson.tokens.clone(),
-            embeddings,
-            w_q,
-            w_k,
-            w_v,
-            q,
-            k,
-            v,
-            scores,
-            scaled,
-            mask,
+            matrices,
             causal: matches!(lesson.mask, Mask::Causal),
-            masked,
-            softmax,
-            output,
+            softmax: softmax.unwrap_or_else(|| softmax_rows(&DMatrix::zeros(0, 0))),
             scale_divisor,
         }
+    }
+
+    /// The matrices this lesson's plan gives when `variant` (a learner's slip) replaces the
+    /// right way of computing `at`: `at` and everything computed from it are made anew, the
+    /// rest shared. `None` when the variant does not apply to that operation.
+    pub fn with_variant(
+        &self,
+        at: MatrixName,
+        variant: Variant,
+    ) -> Option<Vec<Option<Arc<DMatrix<f64>>>>> {
+        let origin = self.plan.origin(at)?;
+        if !variant.applies_to(origin) {
+            return None;
+        }
+        let mut matrices = self.matrices.clone();
+        let mut redo = vec![at];
+        for &name in self.plan.order() {
+            let origin = self.plan.origin(name)?;
+            if name != at
+                && !origin
+                    .operands()
+                    .iter()
+                    .any(|operand| redo.contains(operand))
+            {
+                continue;
+            }
+            redo.push(name);
+            let size = self.matrix(name).map_or((0, 0), DMatrix::shape);
+            let chosen = (name == at).then_some(variant);
+            let value = evaluate(origin, size, self.scale_divisor, chosen, |operand| {
+                stored(&matrices, operand)
+            });
+            matrices[name.index()] = Some(Arc::new(value));
+        }
+        Some(matrices)
     }
 
     /// The attention weights: each row a probability distribution over the keys.
@@ -120,37 +132,27 @@ impl Attention {
 
     /// d_k, the width of queries and keys.
     pub fn d_k(&self) -> usize {
-        self.k.ncols()
+        self.matrix(MatrixName::K).map_or(0, DMatrix::ncols)
     }
 
     /// The matrix with this name, if this lesson has it.
     pub fn matrix(&self, name: MatrixName) -> Option<&DMatrix<f64>> {
-        match name {
-            MatrixName::Embeddings => self.embeddings.as_deref(),
-            MatrixName::WQ => self.w_q.as_deref(),
-            MatrixName::WK => self.w_k.as_deref(),
-            MatrixName::WV => self.w_v.as_deref(),
-            MatrixName::Q => Some(&self.q),
-            MatrixName::K => Some(&self.k),
-            MatrixName::V => Some(&self.v),
-            MatrixName::Scores => Some(&self.scores),
-            MatrixName::Scaled => self.scaled.as_ref(),
-            MatrixName::Mask => self.mask.as_ref(),
-            MatrixName::Masked => self.masked.as_ref(),
-            MatrixName::Weights => Some(&self.softmax.weights),
-            MatrixName::Output => Some(&self.output),
-        }
+        self.matrices[name.index()].as_deref()
+    }
+
+    /// Whether this lesson has the matrix.
+    pub fn has(&self, name: MatrixName) -> bool {
+        self.plan.has(name)
     }
 
     /// The matrix softmax is taken over: masked, else scaled, else raw scores.
     pub fn softmax_input(&self) -> MatrixName {
-        if self.masked.is_some() {
-            MatrixName::Masked
-        } else if self.scaled.is_some() {
-            MatrixName::Scaled
-        } else {
-            MatrixName::Scores
-        }
+        self.plan.softmax_input()
+    }
+
+    /// A matrix's symbol in this lesson (`X`, or `E` when positions are added to it).
+    pub fn symbol(&self, name: MatrixName) -> &'static str {
+        self.plan.symbol(name)
     }
 
     /// Rows whose every key is masked: their weights and output are zero, never NaN.
@@ -162,28 +164,79 @@ impl Attention {
             .filter_map(|(row, hidden)| hidden.then_some(row))
     }
 
-    /// The label of a row or column of a matrix, in the learner's words: a token, or a 1-based dimension.
+    /// The label of a row of a matrix, in the learner's words: a token, or a 1-based dimension.
     pub fn row_label(&self, name: MatrixName, row: usize) -> String {
-        match name {
-            MatrixName::WQ | MatrixName::WK | MatrixName::WV => (row + 1).to_string(),
-            _ => self
-                .tokens
-                .get(row)
-                .cloned()
-                .unwrap_or_else(|| (row + 1).to_string()),
-        }
+        self.label(name.entry().rows.is_tokens(), row)
     }
 
     /// Column labels: keys (tokens) for the seq_len × seq_len matrices, dimensions for the rest.
     pub fn column_label(&self, name: MatrixName, col: usize) -> String {
-        if name.is_token_by_token() {
-            self.tokens
-                .get(col)
-                .cloned()
-                .unwrap_or_else(|| (col + 1).to_string())
-        } else {
-            (col + 1).to_string()
+        self.label(name.entry().cols.is_tokens(), col)
+    }
+
+    fn label(&self, tokens: bool, index: usize) -> String {
+        match self.tokens.get(index) {
+            Some(token) if tokens => token.clone(),
+            _ => (index + 1).to_string(),
         }
+    }
+}
+
+/// A matrix already computed: the plan computes every operand before the matrices made from it.
+fn stored(matrices: &[Option<Arc<DMatrix<f64>>>], name: MatrixName) -> &DMatrix<f64> {
+    static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
+        std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
+    matrices[name.index()].as_deref().unwrap_or(&EMPTY)
+}
+
+/// One operation on matrices already computed, the right way or as `variant` does it. `size`
+/// is the result's (rows, columns), which only the sinusoid needs; an input is not evaluated.
+fn evaluate<'a>(
+    origin: Op,
+    size: (usize, usize),
+    scale_divisor: f64,
+    variant: Option<Variant>,
+    get: impl Fn(MatrixName) -> &'a DMatrix<f64>,
+) -> DMatrix<f64> {
+    match origin {
+        Op::Input | Op::Given => DMatrix::zeros(0, 0),
+        Op::Sinusoid => match variant {
+            Some(variant) => variant.sinusoidal(size.0, size.1),
+            None => sinusoidal(size.0, size.1),
+        },
+        Op::Add { left, right } => get(left) + get(right),
+        Op::Product {
+            left,
+            right,
+            transpose_right,
+        } => match (variant, transpose_right) {
+            // Row not column: x · W row c, which fits only a square W.
+            (Some(Variant::RowNotColumn), false) if get(right).is_square() => {
+                get(left) * get(right).transpose()
+            }
+            // Query and key swapped: the transposed scores.
+            (Some(Variant::Swapped), true) => (get(left) * get(right).transpose()).transpose(),
+            (_, true) => get(left) * get(right).transpose(),
+            (_, false) => get(left) * get(right),
+        },
+        Op::Rotate { of } => match variant {
+            Some(variant) => variant.rotate_rows(get(of)),
+            None => rotate_rows(get(of)),
+        },
+        Op::Scale { of } => match variant {
+            Some(Variant::SkipScale) => get(of).clone(),
+            _ => get(of) / scale_divisor,
+        },
+        Op::Mask { of, mask } => match variant {
+            Some(Variant::SkipMask) => get(of).clone(),
+            _ => get(of) + get(mask),
+        },
+        Op::RowSoftmax { of } => match variant {
+            Some(Variant::ExpOnly) => get(of).map(f64::exp),
+            Some(Variant::ShiftedExpOnly) => softmax_rows(get(of)).shifted_exps,
+            Some(Variant::ColumnSoftmax) => softmax_rows(&get(of).transpose()).weights.transpose(),
+            _ => softmax_rows(get(of)).weights,
+        },
     }
 }
 

@@ -4,8 +4,9 @@
 
 use nalgebra::{DMatrix, DMatrixView};
 
-use super::{Attention, MatrixName, Step, softmax_rows};
+use super::{Attention, MatrixName, Step, rope_angle, sinusoid_angle, softmax_rows};
 use crate::lesson::Lesson;
+use crate::pipeline::Op;
 
 /// A decimal a narration quotes that no value of its lesson rounds to.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +57,14 @@ pub fn quotable(lesson: &Lesson, attention: &Attention) -> Vec<f64> {
             values.push(printed.value);
         }
     }
-    values.extend(softmax_rows(&attention.scores).weights.iter().copied());
+    let empty = DMatrix::zeros(0, 0);
+    let matrix = |name: MatrixName| attention.matrix(name).unwrap_or(&empty);
+    values.extend(
+        softmax_rows(matrix(MatrixName::Scores))
+            .weights
+            .iter()
+            .copied(),
+    );
     if let Some(input) = attention.matrix(attention.softmax_input()) {
         for r in 0..input.nrows() {
             let exps: Vec<f64> = input.row(r).iter().map(|x| x.exp()).collect();
@@ -64,17 +72,47 @@ pub fn quotable(lesson: &Lesson, attention: &Attention) -> Vec<f64> {
             values.extend(exps);
         }
     }
-    for matrix in [&attention.q, &attention.k, &attention.v] {
-        values.extend((0..matrix.nrows()).map(|r| length(row(matrix, r))));
+    // The vectors that meet in the scores: Q and K, or their rotations with RoPE.
+    let (queries, keys) = match attention.plan.origin(MatrixName::Scores) {
+        Some(Op::Product { left, right, .. }) => (matrix(left), matrix(right)),
+        _ => (matrix(MatrixName::Q), matrix(MatrixName::K)),
+    };
+    for name in [
+        MatrixName::Q,
+        MatrixName::K,
+        MatrixName::V,
+        MatrixName::QRope,
+        MatrixName::KRope,
+    ] {
+        let vectors = matrix(name);
+        values.extend((0..vectors.nrows()).map(|r| length(row(vectors, r))));
     }
-    for i in 0..attention.q.nrows() {
-        for j in 0..attention.k.nrows() {
-            values.push(cosine(row(&attention.q, i), row(&attention.k, j)));
+    for i in 0..queries.nrows() {
+        for j in 0..keys.nrows() {
+            values.push(cosine(row(queries, i), row(keys, j)));
+        }
+    }
+    // The angles of the positions: p / 10000^(2i/d_model) and p · 10000^(−2i/d_k).
+    for (name, angle) in [
+        (
+            MatrixName::Positions,
+            sinusoid_angle as fn(usize, usize, usize) -> f64,
+        ),
+        (MatrixName::QRope, rope_angle),
+    ] {
+        if let Some(Op::Sinusoid | Op::Rotate { .. }) = attention.plan.origin(name) {
+            let (rows, cols) = matrix(name).shape();
+            for p in 0..rows {
+                values.extend((0..cols / 2).map(|i| angle(p, i, cols)));
+            }
         }
     }
     let scale = 10f64.powi(lesson.decimals as i32);
     let rounded = attention.weights().map(|w| (w * scale).round() / scale);
-    values.extend((&rounded * &attention.v).iter().copied());
+    let v = matrix(MatrixName::V);
+    if rounded.ncols() == v.nrows() {
+        values.extend((&rounded * v).iter().copied());
+    }
     values
 }
 

@@ -15,6 +15,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::builder::TypedValueParser as _;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::attention::Step;
@@ -51,8 +52,8 @@ pub enum Command {
         /// A built-in lesson name or the path of a lesson file.
         lesson: String,
         /// Show only this step.
-        #[arg(long, value_enum)]
-        step: Option<StepArg>,
+        #[arg(long, value_parser = step_parser())]
+        step: Option<Step>,
         /// Explain this cell of each step's result: ROW,COL as token labels or 1-based numbers,
         /// like `cat,sat` or `2,3`. Without it, the focus row is explained.
         #[arg(long, value_name = "ROW,COL")]
@@ -168,30 +169,10 @@ pub enum Format {
     Json,
 }
 
-/// The steps, as `--step` spells them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StepArg {
-    Embedding,
-    Projection,
-    Scores,
-    Scaling,
-    Masking,
-    Softmax,
-    Output,
-}
-
-impl From<StepArg> for Step {
-    fn from(step: StepArg) -> Step {
-        match step {
-            StepArg::Embedding => Step::Embedding,
-            StepArg::Projection => Step::Projection,
-            StepArg::Scores => Step::Scores,
-            StepArg::Scaling => Step::Scaling,
-            StepArg::Masking => Step::Masking,
-            StepArg::Softmax => Step::Softmax,
-            StepArg::Output => Step::Output,
-        }
-    }
+/// The steps, as `--step` spells them: their keys in the step table.
+fn step_parser() -> impl clap::builder::TypedValueParser<Value = Step> {
+    clap::builder::PossibleValuesParser::new(Step::ALL.map(Step::key))
+        .map(|key: String| Step::from_key(&key).unwrap_or(Step::Embedding))
 }
 
 /// Exit statuses shared by the subcommands.
@@ -384,15 +365,7 @@ pub fn run_command(
             step,
             cell,
             format,
-        }) => show::run(
-            &lesson,
-            step.map(Step::from),
-            cell.as_deref(),
-            format,
-            color,
-            out,
-            err,
-        ),
+        }) => show::run(&lesson, step, cell.as_deref(), format, color, out, err),
         Some(Command::Check { lessons }) => check::run(&lessons, color, out, err),
         Some(Command::New { path, title }) => write::new(&path, &title, out, err),
         Some(Command::Freeze { lesson, output }) => {

@@ -8,9 +8,10 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
 use super::table::{markdown_text, write_markdown_table, write_text_table};
 use super::{Format, status};
+use crate::app::screens;
 use crate::attention::number::format_number;
 use crate::attention::{Attention, Cell, MatrixName, Step};
-use crate::lesson::{LoadedLesson, Mask, default_narration, load};
+use crate::lesson::{Lesson, LoadedLesson, Mask, load};
 
 /// Derivations written out per step when no `--cell` narrows them down.
 const MAX_CELLS_PER_STEP: usize = 8;
@@ -98,6 +99,59 @@ struct Section {
     derivations: Vec<(Option<Cell>, String)>,
 }
 
+/// Why a step has nothing to show, or what is special about it in this lesson.
+fn note(step: Step, attention: &Attention, lesson: &Lesson, shown: bool) -> Option<String> {
+    let direct = lesson.d_model().is_none();
+    match step {
+        Step::Embedding if direct => {
+            Some("This lesson gives Q, K and V directly; it has no embeddings.".into())
+        }
+        Step::Projection if direct => {
+            Some("This lesson gives Q, K and V directly, so there is nothing to project.".into())
+        }
+        Step::Positions if !shown => Some(
+            "This lesson adds no positions (positions = \"none\" or \"rope\"): X is the \
+             embeddings."
+                .into(),
+        ),
+        Step::Rotation if !shown => {
+            Some("This lesson does not rotate (positions is not \"rope\").".into())
+        }
+        Step::Scaling if !lesson.scale => {
+            Some("This lesson does not scale (scale = false): softmax reads the raw scores.".into())
+        }
+        Step::Scaling => Some(format!(
+            "d_k = {}, so every score is divided by √{} = {}.",
+            attention.d_k(),
+            attention.d_k(),
+            format_number(attention.scale_divisor, lesson.decimals.max(4))
+        )),
+        Step::Masking if !shown => {
+            Some("This lesson has no mask: every query sees every key.".into())
+        }
+        Step::Softmax => {
+            let hidden: Vec<String> = attention
+                .fully_masked_rows()
+                .map(|row| attention.tokens[row].clone())
+                .collect();
+            (!hidden.is_empty()).then(|| {
+                format!(
+                    "Every key of {} is masked: those weights are 0, not NaN, and so is their \
+                     output.",
+                    hidden.join(", ")
+                )
+            })
+        }
+        Step::Embedding
+        | Step::Positions
+        | Step::Projection
+        | Step::Rotation
+        | Step::Scores
+        | Step::Masking
+        | Step::Output => None,
+    }
+}
+
 impl Section {
     /// "Step 5/6 · Softmax", or "Masking (not a step of this lesson)".
     fn heading(&self) -> String {
@@ -123,81 +177,19 @@ impl Section {
         let narration = match lesson.narration.get(step) {
             Some(own) => own.to_string(),
             None if direct && step == Step::Projection => String::new(),
-            None => default_narration(step).to_string(),
+            None => step.narration(&attention.plan).to_string(),
         };
-        let (matrices, note, derived): (Vec<MatrixName>, Option<String>, Vec<MatrixName>) =
-            match step {
-                Step::Embedding if direct => (
-                    vec![],
-                    Some("This lesson gives Q, K and V directly; it has no embeddings.".into()),
-                    vec![],
-                ),
-                Step::Embedding => (vec![MatrixName::Embeddings], None, vec![]),
-                Step::Projection if direct => (
-                    vec![MatrixName::Q, MatrixName::K, MatrixName::V],
-                    Some(
-                        "This lesson gives Q, K and V directly, so there is nothing to project."
-                            .into(),
-                    ),
-                    vec![],
-                ),
-                Step::Projection => (
-                    vec![
-                        MatrixName::WQ,
-                        MatrixName::WK,
-                        MatrixName::WV,
-                        MatrixName::Q,
-                        MatrixName::K,
-                        MatrixName::V,
-                    ],
-                    None,
-                    vec![MatrixName::Q, MatrixName::K, MatrixName::V],
-                ),
-                Step::Scores => (vec![MatrixName::Scores], None, vec![MatrixName::Scores]),
-                Step::Scaling if !lesson.scale => (
-                    vec![],
-                    Some(
-                        "This lesson does not scale (scale = false): softmax reads the raw scores."
-                            .into(),
-                    ),
-                    vec![],
-                ),
-                Step::Scaling => (
-                    vec![MatrixName::Scaled],
-                    Some(format!(
-                        "d_k = {}, so every score is divided by √{} = {}.",
-                        attention.d_k(),
-                        attention.d_k(),
-                        format_number(attention.scale_divisor, lesson.decimals.max(4))
-                    )),
-                    vec![MatrixName::Scaled],
-                ),
-                Step::Masking if lesson.mask == Mask::None => (
-                    vec![],
-                    Some("This lesson has no mask: every query sees every key.".into()),
-                    vec![],
-                ),
-                Step::Masking => (
-                    vec![MatrixName::Mask, MatrixName::Masked],
-                    None,
-                    vec![MatrixName::Masked],
-                ),
-                Step::Softmax => {
-                    let hidden: Vec<String> = attention
-                        .fully_masked_rows()
-                        .map(|row| attention.tokens[row].clone())
-                        .collect();
-                    let note = (!hidden.is_empty()).then(|| {
-                    format!("Every key of {} is masked: those weights are 0, not NaN, and so is their output.", hidden.join(", "))
-                });
-                    (vec![MatrixName::Weights], note, vec![MatrixName::Weights])
-                }
-                Step::Output => (
-                    vec![MatrixName::V, MatrixName::Output],
-                    None,
-                    vec![MatrixName::Output],
-                ),
-            };
+        let steps = lesson.steps();
+        let shown = steps.contains(&step);
+        let (matrices, derived) = if shown {
+            (
+                screens::new_on(step, attention, &steps),
+                screens::computed_on(step, attention, &steps),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let note = note(step, attention, lesson, shown);
         let mut derivations = Vec::new();
         for name in &derived {
             let cells: Vec<Cell> = match cell {
@@ -332,7 +324,7 @@ fn write_text(
             write!(out, "\nNote: {note}\n")?;
         }
         for name in &section.matrices {
-            write!(out, "\n{}\n", name.caption_in(&loaded.lesson))?;
+            write!(out, "\n{}\n", attention.plan.caption(*name))?;
             write_text_table(out, attention, *name, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {
@@ -369,7 +361,7 @@ fn write_markdown(
             write!(out, "\n> {}\n", markdown_text(note))?;
         }
         for name in &section.matrices {
-            write!(out, "\n**{}**\n\n", name.caption_in(&loaded.lesson))?;
+            write!(out, "\n**{}**\n\n", attention.plan.caption(*name))?;
             write_markdown_table(out, attention, *name, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {
@@ -415,12 +407,51 @@ fn write_json(
         ),
         ("derivations", Field::Derivations(derivations)),
     ];
+    // Format 1's keys, each matrix of the lesson at the top level; `x` is the matrix that is
+    // projected (the embeddings when nothing is added to them).
     for name in MatrixName::ALL {
-        fields.push((name.key(), Field::Matrix(attention.matrix(name))));
+        if !matches!(name, MatrixName::X | MatrixName::QRope | MatrixName::KRope) {
+            fields.push((name.key(), Field::Matrix(attention.matrix(name))));
+        }
     }
+    let projected = attention
+        .plan
+        .projected_input()
+        .and_then(|name| attention.matrix(name));
+    fields.push(("x", Field::Matrix(projected)));
+    // One head until multi-head attention: its matrices, and the concatenation of the heads'
+    // outputs, which with one head and no W_O is that head's output.
+    fields.push(("heads", Field::Heads(vec![head_fields(attention)])));
+    fields.push((
+        "concat",
+        Field::Matrix(attention.matrix(MatrixName::Output)),
+    ));
     fields.sort_by_key(|(key, _)| *key);
     serde_json::to_writer_pretty(&mut *out, &Document(fields)).map_err(io::Error::from)?;
     writeln!(out)
+}
+
+/// The keys of one head in the JSON, in alphabetical order.
+const HEAD_MATRICES: [MatrixName; 10] = [
+    MatrixName::K,
+    MatrixName::KRope,
+    MatrixName::Masked,
+    MatrixName::Output,
+    MatrixName::Q,
+    MatrixName::QRope,
+    MatrixName::Scaled,
+    MatrixName::Scores,
+    MatrixName::V,
+    MatrixName::Weights,
+];
+
+fn head_fields(attention: &Attention) -> Document<'_> {
+    Document(
+        HEAD_MATRICES
+            .into_iter()
+            .map(|name| (name.key(), Field::Matrix(attention.matrix(name))))
+            .collect(),
+    )
 }
 
 /// The top-level JSON object, its fields in the order given.
@@ -434,6 +465,8 @@ enum Field<'a> {
     /// Rows of numbers, `null` for a matrix this lesson does not have.
     Matrix(Option<&'a DMatrix<f64>>),
     Derivations(Vec<DerivationJson>),
+    /// One object per head.
+    Heads(Vec<Document<'a>>),
 }
 
 /// One explained cell; fields in alphabetical order, as the JSON has them.
@@ -482,6 +515,7 @@ impl Serialize for Field<'_> {
                 rows.end()
             }
             Field::Derivations(derivations) => serializer.collect_seq(derivations.iter()),
+            Field::Heads(heads) => serializer.collect_seq(heads.iter()),
         }
     }
 }

@@ -6,7 +6,6 @@
 
 mod atomic;
 mod builtin;
-mod defaults;
 pub mod diagnostic;
 mod generate;
 pub mod limits;
@@ -18,7 +17,6 @@ mod write;
 
 pub use atomic::{WriteError, write_file, write_new_file};
 pub use builtin::{BUILTIN, Builtin, builtin};
-pub use defaults::default_narration;
 pub use diagnostic::{Diagnostic, Severity};
 pub use generate::{Generator, RandomKind};
 pub use load::{LoadError, LoadedLesson, load, load_file, load_text};
@@ -31,7 +29,9 @@ use std::sync::Arc;
 
 use nalgebra::DMatrix;
 
-use crate::attention::{MatrixName, Step};
+use std::collections::BTreeMap;
+
+use crate::pipeline::{MatrixName, Positions, Shape, Step};
 
 /// A validated lesson: every shape fits, every number is finite and in range, every text is safe.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +44,10 @@ pub struct Lesson {
     /// Divide scores by √d_k (the default), or not.
     pub scale: bool,
     pub mask: Mask,
+    /// Position information (format 2): none, sinusoidal, learned (a matrix) or RoPE.
+    pub positions: PositionInputs,
+    /// The file format the lesson is written in: 1, or 2 for positions.
+    pub format: u32,
     /// 0-based row the tutor opens on.
     pub focus: Option<usize>,
     /// Decimals shown.
@@ -105,6 +109,28 @@ impl InputMatrix {
     }
 }
 
+/// How positions enter the lesson, with the learned matrix when it has one.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum PositionInputs {
+    #[default]
+    None,
+    Sinusoidal,
+    /// seq_len × d_model, added to the embeddings.
+    Learned(InputMatrix),
+    Rope,
+}
+
+impl PositionInputs {
+    pub fn kind(&self) -> Positions {
+        match self {
+            PositionInputs::None => Positions::None,
+            PositionInputs::Sinusoidal => Positions::Sinusoidal,
+            PositionInputs::Learned(_) => Positions::Learned,
+            PositionInputs::Rope => Positions::Rope,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mask {
     None,
@@ -114,19 +140,19 @@ pub enum Mask {
     Matrix(DMatrix<f64>),
 }
 
-/// The lesson's own words for each step; `None` falls back to our default text.
+/// The lesson's own words for each step, by step; a step without falls back to our default text.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Narration {
-    pub by_step: [Option<String>; 7],
+    by_step: BTreeMap<Step, String>,
 }
 
 impl Narration {
     pub fn get(&self, step: Step) -> Option<&str> {
-        self.by_step[step.number() - 1].as_deref()
+        self.by_step.get(&step).map(String::as_str)
     }
 
     pub fn set(&mut self, step: Step, text: String) {
-        self.by_step[step.number() - 1] = Some(text);
+        self.by_step.insert(step, text);
     }
 }
 
@@ -188,7 +214,10 @@ impl Lesson {
             (Inputs::Direct { q, .. }, MatrixName::Q) => Some(q),
             (Inputs::Direct { k, .. }, MatrixName::K) => Some(k),
             (Inputs::Direct { v, .. }, MatrixName::V) => Some(v),
-            _ => None,
+            _ => match (&self.positions, name) {
+                (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
+                _ => None,
+            },
         }
     }
 
@@ -201,13 +230,16 @@ impl Lesson {
             (Inputs::Direct { q, .. }, MatrixName::Q) => Some(q),
             (Inputs::Direct { k, .. }, MatrixName::K) => Some(k),
             (Inputs::Direct { v, .. }, MatrixName::V) => Some(v),
-            _ => None,
+            _ => match (&mut self.positions, name) {
+                (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
+                _ => None,
+            },
         }
     }
 
     /// The lesson's input matrices in file order, with their keys.
     pub fn inputs(&self) -> Vec<(MatrixName, &InputMatrix)> {
-        match &self.inputs {
+        let mut inputs = match &self.inputs {
             Inputs::Projected {
                 embeddings,
                 w_q,
@@ -222,16 +254,26 @@ impl Lesson {
             Inputs::Direct { q, k, v } => {
                 vec![(MatrixName::Q, q), (MatrixName::K, k), (MatrixName::V, v)]
             }
+        };
+        if let PositionInputs::Learned(positions) = &self.positions {
+            inputs.insert(1, (MatrixName::Positions, positions));
+        }
+        inputs
+    }
+
+    /// The facts that decide this lesson's pipeline.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            projected: matches!(self.inputs, Inputs::Projected { .. }),
+            positions: self.positions.kind(),
+            scale: self.scale,
+            mask: self.mask != Mask::None,
         }
     }
 
-    /// Whether a step has anything to show: scaling needs `scale`, masking needs a mask.
-    pub fn has_step(&self, step: Step) -> bool {
-        match step {
-            Step::Scaling => self.scale,
-            Step::Masking => self.mask != Mask::None,
-            _ => true,
-        }
+    /// The steps this lesson walks through, in order.
+    pub fn steps(&self) -> Vec<Step> {
+        Step::all_in(&crate::pipeline::Plan::new(self.shape()))
     }
 
     /// d_model: the width of the embeddings, when the lesson has them.

@@ -14,7 +14,7 @@ use super::limits::*;
 use super::text::{LABEL_ROOM, Room, TITLE_ROOM, TooLarge, clean_text, printable};
 use super::{
     Expected, ExpectedFigure, ExpectedRow, Generator, InputMatrix, Inputs, Lesson, Mask, Narration,
-    PrintedNumber, RandomKind,
+    PositionInputs, PrintedNumber, RandomKind,
 };
 use crate::attention::{MatrixName, Step};
 
@@ -373,6 +373,8 @@ impl<'s> Reader<'s> {
             inputs: inputs?,
             scale,
             mask: mask?,
+            positions: PositionInputs::None,
+            format: 1,
             focus: focus?,
             decimals,
             narration,

@@ -28,10 +28,9 @@
 //! key, exp without dividing or the wrong axis are slips of hand on their own step; at the
 //! output the right weights are on the screen.
 
-use nalgebra::DMatrix;
-
 use super::answer::Answer;
-use crate::attention::{Attention, Cell, MatrixName, softmax_rows};
+use crate::attention::{Attention, Cell, MatrixName, Variant};
+use crate::pipeline::Op;
 
 /// What the tutor says about one predicted number.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -87,6 +86,61 @@ pub enum SlipKind {
     /// Q[i][c] as X row i · W_q row c instead of W_q column c (only when W_q is square); the
     /// same for K and V.
     WRowNotColumn,
+    /// cos where sin belongs (even columns) and sin where cos belongs.
+    SinCosSwapped,
+    /// Positions counted from 1 where they count from 0.
+    PositionsFromOne,
+    /// The column c in the exponent of 10000 where its pair i = ⌊c/2⌋ belongs.
+    WrongExponent,
+    /// A RoPE pair turned by −φ instead of φ.
+    RotatedBackwards,
+}
+
+impl SlipKind {
+    /// The slip a variant of the engine stands for.
+    fn of(variant: Variant, origin: Op) -> SlipKind {
+        match variant {
+            Variant::RowNotColumn => match origin {
+                Op::Product {
+                    right: MatrixName::V,
+                    ..
+                } => SlipKind::VRowNotColumn,
+                _ => SlipKind::WRowNotColumn,
+            },
+            Variant::Swapped => SlipKind::SwappedQueryKey,
+            Variant::SkipScale => SlipKind::ForgotScaling,
+            Variant::SkipMask => SlipKind::ForgotMask,
+            Variant::ExpOnly | Variant::ShiftedExpOnly => SlipKind::ExpNotNormalised,
+            Variant::ColumnSoftmax => SlipKind::WrongAxis,
+            Variant::SinCosSwapped => SlipKind::SinCosSwapped,
+            Variant::PositionsFromOne => SlipKind::PositionsFromOne,
+            Variant::ExponentByColumn => SlipKind::WrongExponent,
+            Variant::RotatedBackwards => SlipKind::RotatedBackwards,
+        }
+    }
+
+    /// Whether this slip, made where `source` is computed, is looked for in `target`. Slips in
+    /// the learner's idea of the formula (a step left out) are carried to every later matrix;
+    /// query and key swapped and the position slips only while the matrix keeps its shape (to
+    /// the weights; from the positions to X = E + P): past that the right numbers are on the
+    /// screen; the others only on their own step.
+    fn carries(self, source: MatrixName, target: MatrixName) -> bool {
+        match self {
+            SlipKind::ForgotScaling | SlipKind::ForgotMask => true,
+            SlipKind::SwappedQueryKey
+            | SlipKind::SinCosSwapped
+            | SlipKind::PositionsFromOne
+            | SlipKind::WrongExponent
+            | SlipKind::RotatedBackwards => {
+                let (from, to) = (source.entry(), target.entry());
+                (from.rows, from.cols) == (to.rows, to.cols)
+            }
+            SlipKind::ExpNotNormalised
+            | SlipKind::WrongAxis
+            | SlipKind::VRowNotColumn
+            | SlipKind::WRowNotColumn => source == target,
+        }
+    }
 }
 
 /// A recognised slip, with the number it gives for this cell.
@@ -140,6 +194,21 @@ impl Slip {
             }
             (S::VRowNotColumn, _) => {
                 "That multiplies by a row of V: take its column, one number from each token."
+            }
+            (S::SinCosSwapped, M::Positions) => {
+                "That is sin and cos swapped: even columns (counting from 0) take sin, odd ones cos."
+            }
+            (S::SinCosSwapped, _) => {
+                "That adds positions with sin and cos swapped: even columns (from 0) take sin."
+            }
+            (S::PositionsFromOne, _) => {
+                "That counts positions from 1: the first token is at position p = 0."
+            }
+            (S::WrongExponent, _) => {
+                "That puts the column in the exponent: its pair i = ⌊c/2⌋ goes there instead."
+            }
+            (S::RotatedBackwards, _) => {
+                "That turns the pair by −φ: the first is a·cos φ − b·sin φ, the second a·sin φ + b·cos φ."
             }
             (S::WRowNotColumn, _) => {
                 "That multiplies by a row of the weight matrix: take its column instead."
@@ -211,191 +280,50 @@ pub fn check_answer(
     Some(Verdict::Wrong { exact, slip })
 }
 
-/// What each slip possible for this cell gives, nearest slip first (the order of precedence).
+/// What each slip possible for this cell gives, nearest slip first (the order of precedence):
+/// the slips of the cell's own operation, then those of the operations before it, latest first,
+/// each run by the engine in the right way's place (`Attention::with_variant`).
 fn slips(attention: &Attention, cell: Cell) -> Vec<(SlipKind, f64)> {
-    let Cell { matrix, row, col } = cell;
-    let scaled = attention.scaled.is_some();
-    let masked = attention.mask.is_some();
+    let target = cell.matrix;
     let mut slips = Vec::new();
-    match matrix {
-        MatrixName::Q | MatrixName::K | MatrixName::V => {
-            if let Some(value) = projection_row_not_column(attention, cell) {
-                slips.push((SlipKind::WRowNotColumn, value));
+    for source in lineage(attention, target) {
+        let Some(origin) = attention.plan.origin(source) else {
+            continue;
+        };
+        for variant in Variant::of(origin) {
+            let kind = SlipKind::of(*variant, origin);
+            if !kind.carries(source, target) {
+                continue;
+            }
+            let Some(matrices) = attention.with_variant(source, *variant) else {
+                continue;
+            };
+            if let Some(value) = matrices[target.index()]
+                .as_deref()
+                .filter(|matrix| cell.row < matrix.nrows() && cell.col < matrix.ncols())
+                .map(|matrix| matrix[(cell.row, cell.col)])
+            {
+                slips.push((kind, value));
             }
         }
-        MatrixName::Scores => {
-            slips.push((SlipKind::SwappedQueryKey, attention.scores[(col, row)]));
-        }
-        MatrixName::Scaled => {
-            slips.push((SlipKind::ForgotScaling, attention.scores[(row, col)]));
-            slips.push((
-                SlipKind::SwappedQueryKey,
-                attention.scores[(col, row)] / attention.scale_divisor,
-            ));
-        }
-        MatrixName::Masked => {
-            slips.push((
-                SlipKind::ForgotMask,
-                Recipe::LESSON.without_mask().row(attention, row)[col],
-            ));
-            if scaled {
-                slips.push((
-                    SlipKind::ForgotScaling,
-                    Recipe::LESSON.without_scaling().row(attention, row)[col],
-                ));
-            }
-            slips.push((
-                SlipKind::SwappedQueryKey,
-                Recipe::LESSON.swapped().row(attention, row)[col],
-            ));
-        }
-        MatrixName::Weights => {
-            let input = attention
-                .matrix(attention.softmax_input())
-                .unwrap_or(&attention.scores);
-            let own = input[(row, col)];
-            slips.push((SlipKind::ExpNotNormalised, own.exp()));
-            slips.push((
-                SlipKind::ExpNotNormalised,
-                (own - attention.softmax.row_max[row]).exp(),
-            ));
-            let column: Vec<f64> = input.column(col).iter().copied().collect();
-            slips.push((SlipKind::WrongAxis, softmax(&column)[row]));
-            if masked {
-                slips.push((
-                    SlipKind::ForgotMask,
-                    Recipe::LESSON.without_mask().weights(attention, row)[col],
-                ));
-            }
-            if scaled {
-                slips.push((
-                    SlipKind::ForgotScaling,
-                    Recipe::LESSON.without_scaling().weights(attention, row)[col],
-                ));
-            }
-            slips.push((
-                SlipKind::SwappedQueryKey,
-                Recipe::LESSON.swapped().weights(attention, row)[col],
-            ));
-        }
-        MatrixName::Output => {
-            let v = &attention.v;
-            // V row c has as many numbers as a row of weights only when V is square.
-            if v.nrows() == v.ncols() {
-                let weights = attention.weights().row(row);
-                let value = (0..v.nrows()).map(|j| weights[j] * v[(col, j)]).sum();
-                slips.push((SlipKind::VRowNotColumn, value));
-            }
-            if masked {
-                let weights = Recipe::LESSON.without_mask().weights(attention, row);
-                slips.push((SlipKind::ForgotMask, weighted_sum(&weights, v, col)));
-            }
-            if scaled {
-                let weights = Recipe::LESSON.without_scaling().weights(attention, row);
-                slips.push((SlipKind::ForgotScaling, weighted_sum(&weights, v, col)));
-            }
-        }
-        MatrixName::Embeddings
-        | MatrixName::WQ
-        | MatrixName::WK
-        | MatrixName::WV
-        | MatrixName::Mask => {}
     }
     slips
 }
 
-/// X row i · W row c for a projected cell, when W is square so that the row fits. `None` when
-/// the lesson gives Q, K and V directly (nothing to compute, so nothing to slip on).
-fn projection_row_not_column(attention: &Attention, cell: Cell) -> Option<f64> {
-    let weights = match cell.matrix {
-        MatrixName::Q => attention.w_q.as_ref()?,
-        MatrixName::K => attention.w_k.as_ref()?,
-        _ => attention.w_v.as_ref()?,
-    };
-    let x = attention.embeddings.as_ref()?;
-    if weights.nrows() != weights.ncols() {
-        return None;
-    }
-    Some(
-        (0..x.ncols())
-            .map(|m| x[(cell.row, m)] * weights[(cell.col, m)])
-            .sum(),
-    )
-}
-
-/// How a learner gets from the raw scores to the softmax input: the lesson's own way, or with
-/// one stage left out or done wrong.
-#[derive(Debug, Clone, Copy)]
-struct Recipe {
-    scale: bool,
-    mask: bool,
-    /// Query and key swapped: score[j][i] where score[i][j] belongs.
-    swap: bool,
-}
-
-impl Recipe {
-    /// Every stage the lesson has; stages it lacks are skipped whatever the recipe says.
-    const LESSON: Recipe = Recipe {
-        scale: true,
-        mask: true,
-        swap: false,
-    };
-
-    fn without_scaling(self) -> Recipe {
-        Recipe {
-            scale: false,
-            ..self
+/// A matrix and every matrix it is computed from, the matrix first and then the others from
+/// the latest computed back.
+fn lineage(attention: &Attention, target: MatrixName) -> Vec<MatrixName> {
+    let mut lineage = vec![target];
+    for &name in attention.plan.order().iter().rev() {
+        let feeds = lineage.iter().any(|later| {
+            attention
+                .plan
+                .origin(*later)
+                .is_some_and(|origin| origin.operands().contains(&name))
+        });
+        if feeds && !lineage.contains(&name) {
+            lineage.push(name);
         }
     }
-
-    fn without_mask(self) -> Recipe {
-        Recipe {
-            mask: false,
-            ..self
-        }
-    }
-
-    fn swapped(self) -> Recipe {
-        Recipe { swap: true, ..self }
-    }
-
-    /// Row `row` of the softmax input made this way.
-    fn row(self, attention: &Attention, row: usize) -> Vec<f64> {
-        (0..attention.scores.ncols())
-            .map(|col| {
-                let mut value = if self.swap {
-                    attention.scores[(col, row)]
-                } else {
-                    attention.scores[(row, col)]
-                };
-                if self.scale && attention.scaled.is_some() {
-                    value /= attention.scale_divisor;
-                }
-                if let (true, Some(mask)) = (self.mask, &attention.mask) {
-                    value += mask[(row, col)];
-                }
-                value
-            })
-            .collect()
-    }
-
-    /// Row `row` of the weights made this way.
-    fn weights(self, attention: &Attention, row: usize) -> Vec<f64> {
-        softmax(&self.row(attention, row))
-    }
-}
-
-/// The engine's own softmax on one row, so a fully hidden row gives zeros as it does there.
-fn softmax(values: &[f64]) -> Vec<f64> {
-    let row = DMatrix::from_row_slice(1, values.len(), values);
-    softmax_rows(&row).weights.iter().copied().collect()
-}
-
-/// Σ_j weights[j] · V[j][col].
-fn weighted_sum(weights: &[f64], v: &DMatrix<f64>, col: usize) -> f64 {
-    weights
-        .iter()
-        .enumerate()
-        .map(|(j, weight)| weight * v[(j, col)])
-        .sum()
+    lineage
 }

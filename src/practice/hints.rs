@@ -60,7 +60,12 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
     let answer = derivation.explain(attention, decimals);
     let (first_step, working) = match &derivation.rule {
         Rule::Dot { .. } => dot_hints(&explanation),
-        Rule::Scale { .. } | Rule::Mask { .. } | Rule::Softmax { .. } => {
+        Rule::Scale { .. }
+        | Rule::Mask { .. }
+        | Rule::Softmax { .. }
+        | Rule::Add { .. }
+        | Rule::Sinusoid { .. }
+        | Rule::Rotate { .. } => {
             // Every side but the last is working; the last is the result.
             let working_sides = explanation.sides.len().saturating_sub(1).max(1);
             (
@@ -75,7 +80,7 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
                 |operand| {
                     format!(
                         "{}[{}, :]",
-                        operand.cell.matrix.symbol(),
+                        attention.symbol(operand.cell.matrix),
                         attention.row_label(operand.cell.matrix, operand.cell.row)
                     )
                 },

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::app::Tutor;
-use crate::attention::Step;
+use crate::attention::{MatrixName, Step};
 use crate::lesson::text::columns;
 
 use super::text::fit;
@@ -45,12 +45,21 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
             Span::raw(text.to_string())
         }
     };
+    let plan = &tutor.attention.plan;
+    let rotated = plan.has(MatrixName::QRope);
     let mut formula = vec![
         Span::raw(" "),
         lit(step == Step::Softmax, "softmax("),
-        lit(step == Step::Scores, "QKᵀ"),
+        if rotated {
+            lit(
+                matches!(step, Step::Scores | Step::Rotation),
+                "rot(Q)·rot(K)ᵀ",
+            )
+        } else {
+            lit(step == Step::Scores, "QKᵀ")
+        },
     ];
-    if tutor.lesson.scale {
+    if plan.has(MatrixName::Scaled) {
         formula.push(lit(step == Step::Scaling, " / √d_k"));
     } else {
         formula.push(Span::styled(
@@ -58,15 +67,21 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
             theme.muted().add_modifier(Modifier::CROSSED_OUT),
         ));
     }
-    if tutor.lesson.has_step(Step::Masking) {
+    if plan.has(MatrixName::Masked) {
         formula.push(lit(step == Step::Masking, " + mask"));
     }
     formula.push(lit(step == Step::Softmax, ")"));
     formula.push(lit(step == Step::Output, "V"));
     formula.push(Span::styled("    where ", theme.muted()));
-    if tutor.attention.embeddings.is_some() {
+    if plan.has(MatrixName::X) {
+        formula.push(lit(step == Step::Positions, "X = E + P; "));
+    }
+    if plan.has(MatrixName::WQ) {
         formula.push(lit(step == Step::Projection, "Q, K, V = "));
-        formula.push(lit(matches!(step, Step::Embedding | Step::Projection), "X"));
+        formula.push(lit(
+            matches!(step, Step::Embedding | Step::Positions | Step::Projection),
+            "X",
+        ));
         formula.push(lit(step == Step::Projection, "·W_q, X·W_k, X·W_v"));
     } else {
         formula.push(lit(

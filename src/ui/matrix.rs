@@ -20,9 +20,9 @@ use crate::lesson::text::columns;
 use super::text::{fit, pad_left, pad_right};
 use super::theme::Theme;
 
-/// A matrix's caption in this lesson (Q, K and V given by the lesson are not X·W).
-pub fn caption(tutor: &Tutor, matrix: MatrixName) -> &'static str {
-    matrix.caption_in(&tutor.lesson)
+/// A matrix's caption in this lesson, as its plan says how the matrix is made.
+pub fn caption(tutor: &Tutor, matrix: MatrixName) -> String {
+    tutor.attention.plan.caption(matrix)
 }
 
 /// Rows of a panel above its numbers: the caption and the column headers.
@@ -74,7 +74,7 @@ impl Shape {
             largest,
             negative,
             minus_infinity,
-            caption_width: columns(caption(tutor, matrix)),
+            caption_width: columns(&caption(tutor, matrix)),
         }
     }
 
@@ -304,14 +304,16 @@ impl Widget for MatrixPanel<'_> {
             position = format!(" {position}");
         }
         let caption = caption(self.tutor, matrix);
-        if columns(caption) + columns(&position) > room {
+        if columns(&caption) + columns(&position) > room {
             position = position.replace("rows ", "").replace("cols ", "");
         }
         // Too narrow for where the window is: still a sign that the matrix is cut.
-        if !position.is_empty() && columns(matrix.symbol()) + 2 + columns(&position) > room {
+        if !position.is_empty()
+            && columns(self.tutor.attention.symbol(matrix)) + 2 + columns(&position) > room
+        {
             position = " (part)".to_string();
         }
-        if columns(matrix.symbol()) + columns(&position) > room {
+        if columns(self.tutor.attention.symbol(matrix)) + columns(&position) > room {
             position.clear();
         }
         let caption_room = room.saturating_sub(columns(&position));
@@ -322,7 +324,7 @@ impl Widget for MatrixPanel<'_> {
         };
         Line::from(vec![
             Span::raw(marker),
-            Span::styled(short_caption(caption, caption_room), caption_style),
+            Span::styled(short_caption(&caption, caption_room), caption_style),
             Span::styled(position, theme.muted()),
         ])
         .render(Rect::new(area.x, area.y, area.width, 1), buf);

@@ -6,7 +6,6 @@ use ratatui::widgets::Widget;
 
 use crate::app::Tutor;
 use crate::attention::{MatrixName, Step};
-use crate::lesson::default_narration;
 
 use super::layout::TutorLayout;
 use super::matrix::MatrixPanel;
@@ -41,28 +40,37 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
     narration(tutor, theme, layout.narration, buf);
 }
 
-/// What the step computes beyond the matrices on screen: the Projection screen of a lesson
-/// with embeddings shows one of Q, K and V at a time, and says where the other two are.
+/// What the step computes beyond the matrices on screen: a screen with several views (the
+/// Projection screen of a lesson with embeddings shows one of Q, K and V at a time) says where
+/// the others are.
 pub fn matrices_note(tutor: &Tutor) -> Option<String> {
-    if tutor.step() != Step::Projection || tutor.attention.embeddings.is_none() {
+    let views = tutor.step().views(&tutor.attention.plan);
+    if views.len() < 2 {
         return None;
     }
-    let order = [MatrixName::Q, MatrixName::K, MatrixName::V];
-    let shown = order.iter().position(|name| *name == tutor.projection)?;
-    let others: Vec<&str> = order
+    let choice = tutor.choice();
+    let shown = views.iter().position(|view| view.result == choice)?;
+    let plan = &tutor.attention.plan;
+    let others: Vec<String> = views
         .iter()
-        .filter(|name| **name != tutor.projection)
-        .map(|name| name.caption().split(" (").next().unwrap_or(name.symbol()))
+        .filter(|view| view.result != choice)
+        .map(|view| {
+            let caption = plan.caption(view.result);
+            caption.split(" (").next().unwrap_or(&caption).to_string()
+        })
         .collect();
     let keys = match shown {
         0 => "] goes on to them",
-        2 => "[ goes back to them",
+        last if last + 1 == views.len() => "[ goes back to them",
         _ => "[ and ] go to them",
     };
-    Some(format!(
-        "Also computed on this step: {} and {} ({keys}).",
-        others[0], others[1]
-    ))
+    let (them, keys) = if others.len() == 1 {
+        (others[0].clone(), keys.replace("them", "it"))
+    } else {
+        let (last, rest) = others.split_last()?;
+        (format!("{} and {last}", rest.join(", ")), keys.to_string())
+    };
+    Some(format!("Also computed on this step: {them} ({keys})."))
 }
 
 /// Lesson files shown to copy at the most: a larger one would scroll for ever.
@@ -99,7 +107,7 @@ pub fn narration_text(tutor: &Tutor) -> String {
     }
     let step = tutor.step();
     let mut text = String::new();
-    let projected = tutor.attention.embeddings.is_some();
+    let projected = tutor.attention.has(MatrixName::Embeddings);
     if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() {
         text.push_str(
             "(You have changed the lesson: its text below was written for its original \
@@ -133,7 +141,7 @@ pub fn narration_text(tutor: &Tutor) -> String {
         Some(own) => text.push_str(own),
         // Our projection text explains X·W, which a lesson without embeddings does not have.
         None if !projected && step == Step::Projection => {}
-        None => text.push_str(default_narration(step)),
+        None => text.push_str(step.narration(&tutor.attention.plan)),
     }
     text
 }

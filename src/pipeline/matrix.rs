@@ -1,0 +1,321 @@
+//! Every matrix of the pipeline in one table: its key, symbol, words, and what its rows and
+//! columns are. Labels, shapes, JSON keys and the cursor follow from the entry.
+
+use std::fmt;
+
+/// What the rows or the columns of a matrix stand for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// The tokens whose queries these are: one row per query.
+    Queries,
+    /// The tokens whose keys and values these are: one row (or column) per key.
+    Keys,
+    /// The width of an embedding.
+    DModel,
+    /// The width of a query and a key.
+    DK,
+    /// The width of a value.
+    DV,
+}
+
+impl Axis {
+    /// Whether this axis counts tokens (labelled by the token) rather than dimensions (1, 2, …).
+    pub fn is_tokens(self) -> bool {
+        matches!(self, Axis::Queries | Axis::Keys)
+    }
+}
+
+/// A matrix of the pipeline, inputs and computed alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MatrixName {
+    Embeddings,
+    Positions,
+    X,
+    WQ,
+    WK,
+    WV,
+    Q,
+    K,
+    V,
+    QRope,
+    KRope,
+    Scores,
+    Scaled,
+    Mask,
+    Masked,
+    Weights,
+    Output,
+}
+
+/// The table entry of one matrix.
+#[derive(Debug)]
+pub struct MatrixEntry {
+    pub name: MatrixName,
+    /// Its key in a lesson file, in `[expected]` and in JSON.
+    pub key: &'static str,
+    /// Its symbol in formulas and in cell names (`Q[cat, 1]`).
+    pub symbol: &'static str,
+    /// What it is, in the learner's words, shown after its formula in a caption.
+    pub gloss: Option<&'static str>,
+    pub rows: Axis,
+    pub cols: Axis,
+    /// How one row is named in a dot product (`q_cat · k_sat`), for the matrices whose rows are
+    /// vectors a learner knows by a letter; others are written `weights[cat, :]`.
+    pub row_vector: Option<&'static str>,
+}
+
+/// The one table. Its order is the order of `MatrixName`, which a test checks.
+const MATRICES: [MatrixEntry; 17] = [
+    MatrixEntry {
+        name: MatrixName::Embeddings,
+        key: "embeddings",
+        symbol: "X",
+        gloss: Some("embeddings"),
+        rows: Axis::Queries,
+        cols: Axis::DModel,
+        row_vector: Some("x"),
+    },
+    MatrixEntry {
+        name: MatrixName::Positions,
+        key: "positions",
+        symbol: "P",
+        gloss: Some("positions"),
+        rows: Axis::Queries,
+        cols: Axis::DModel,
+        row_vector: Some("p"),
+    },
+    MatrixEntry {
+        name: MatrixName::X,
+        key: "x",
+        symbol: "X",
+        gloss: Some("embeddings + positions"),
+        rows: Axis::Queries,
+        cols: Axis::DModel,
+        row_vector: Some("x"),
+    },
+    MatrixEntry {
+        name: MatrixName::WQ,
+        key: "w_q",
+        symbol: "W_q",
+        gloss: Some("query weights"),
+        rows: Axis::DModel,
+        cols: Axis::DK,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::WK,
+        key: "w_k",
+        symbol: "W_k",
+        gloss: Some("key weights"),
+        rows: Axis::DModel,
+        cols: Axis::DK,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::WV,
+        key: "w_v",
+        symbol: "W_v",
+        gloss: Some("value weights"),
+        rows: Axis::DModel,
+        cols: Axis::DV,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::Q,
+        key: "q",
+        symbol: "Q",
+        gloss: Some("queries"),
+        rows: Axis::Queries,
+        cols: Axis::DK,
+        row_vector: Some("q"),
+    },
+    MatrixEntry {
+        name: MatrixName::K,
+        key: "k",
+        symbol: "K",
+        gloss: Some("keys"),
+        rows: Axis::Keys,
+        cols: Axis::DK,
+        row_vector: Some("k"),
+    },
+    MatrixEntry {
+        name: MatrixName::V,
+        key: "v",
+        symbol: "V",
+        gloss: Some("values"),
+        rows: Axis::Keys,
+        cols: Axis::DV,
+        row_vector: Some("v"),
+    },
+    MatrixEntry {
+        name: MatrixName::QRope,
+        key: "q_rope",
+        symbol: "Q_rope",
+        gloss: Some("queries, rotated"),
+        rows: Axis::Queries,
+        cols: Axis::DK,
+        row_vector: Some("q_rope"),
+    },
+    MatrixEntry {
+        name: MatrixName::KRope,
+        key: "k_rope",
+        symbol: "K_rope",
+        gloss: Some("keys, rotated"),
+        rows: Axis::Keys,
+        cols: Axis::DK,
+        row_vector: Some("k_rope"),
+    },
+    MatrixEntry {
+        name: MatrixName::Scores,
+        key: "scores",
+        symbol: "scores",
+        gloss: None,
+        rows: Axis::Queries,
+        cols: Axis::Keys,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::Scaled,
+        key: "scaled",
+        symbol: "scaled",
+        gloss: None,
+        rows: Axis::Queries,
+        cols: Axis::Keys,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::Mask,
+        key: "mask",
+        symbol: "mask",
+        gloss: Some("0 keeps, -inf hides"),
+        rows: Axis::Queries,
+        cols: Axis::Keys,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::Masked,
+        key: "masked",
+        symbol: "masked",
+        gloss: None,
+        rows: Axis::Queries,
+        cols: Axis::Keys,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::Weights,
+        key: "weights",
+        symbol: "weights",
+        gloss: None,
+        rows: Axis::Queries,
+        cols: Axis::Keys,
+        row_vector: None,
+    },
+    MatrixEntry {
+        name: MatrixName::Output,
+        key: "output",
+        symbol: "output",
+        gloss: None,
+        rows: Axis::Queries,
+        cols: Axis::DV,
+        row_vector: None,
+    },
+];
+
+impl MatrixName {
+    /// Every matrix, in table order.
+    pub const ALL: [MatrixName; 17] = [
+        MatrixName::Embeddings,
+        MatrixName::Positions,
+        MatrixName::X,
+        MatrixName::WQ,
+        MatrixName::WK,
+        MatrixName::WV,
+        MatrixName::Q,
+        MatrixName::K,
+        MatrixName::V,
+        MatrixName::QRope,
+        MatrixName::KRope,
+        MatrixName::Scores,
+        MatrixName::Scaled,
+        MatrixName::Mask,
+        MatrixName::Masked,
+        MatrixName::Weights,
+        MatrixName::Output,
+    ];
+
+    pub fn entry(self) -> &'static MatrixEntry {
+        &MATRICES[self.index()]
+    }
+
+    /// Position in the table, for storing one slot per matrix.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The key of this matrix in a lesson file and in JSON output.
+    pub fn key(self) -> &'static str {
+        self.entry().key
+    }
+
+    /// The short symbol used in formulas and derivations.
+    pub fn symbol(self) -> &'static str {
+        self.entry().symbol
+    }
+
+    pub fn from_key(key: &str) -> Option<MatrixName> {
+        MATRICES
+            .iter()
+            .find(|entry| entry.key == key)
+            .map(|entry| entry.name)
+    }
+
+    /// Matrices whose columns are keys (tokens) rather than dimensions.
+    pub fn is_token_by_token(self) -> bool {
+        self.entry().cols == Axis::Keys
+    }
+
+    /// Whether a matrix's rows are tokens (so its row labels can be edited).
+    pub fn rows_are_tokens(self) -> bool {
+        self.entry().rows.is_tokens()
+    }
+}
+
+impl fmt::Display for MatrixName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+/// One cell of one matrix, 0-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cell {
+    pub matrix: MatrixName,
+    pub row: usize,
+    pub col: usize,
+}
+
+impl Cell {
+    pub fn new(matrix: MatrixName, row: usize, col: usize) -> Cell {
+        Cell { matrix, row, col }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_the_order_of_the_names() {
+        for (index, name) in MatrixName::ALL.into_iter().enumerate() {
+            assert_eq!(MATRICES[index].name, name);
+            assert_eq!(name.index(), index);
+        }
+    }
+
+    #[test]
+    fn every_key_names_one_matrix() {
+        for name in MatrixName::ALL {
+            assert_eq!(MatrixName::from_key(name.key()), Some(name));
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The operations that make one matrix from others. Each knows its operands and its formula;
+//! the engine computes them and explains any cell of them, one rule per operation.
+
+use super::MatrixName;
+
+/// Where a matrix comes from in one lesson.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Numbers of the lesson itself (typed, generated, or edited).
+    Input,
+    /// A matrix that is usually computed but that this lesson gives (Q, K, V without embeddings).
+    Given,
+    /// Sinusoidal position encodings: sin or cos of p / 10000^(2i/d_model).
+    Sinusoid,
+    /// left + right, cell by cell.
+    Add { left: MatrixName, right: MatrixName },
+    /// left · right, or left · rightᵀ.
+    Product {
+        left: MatrixName,
+        right: MatrixName,
+        transpose_right: bool,
+    },
+    /// Each row at position p turned pairwise by angles p · 10000^(−2i/d_k) (RoPE).
+    Rotate { of: MatrixName },
+    /// Divided by √d_k.
+    Scale { of: MatrixName },
+    /// The mask added: 0 keeps, -inf hides, another number is a bias.
+    Mask { of: MatrixName, mask: MatrixName },
+    /// Softmax of each row.
+    RowSoftmax { of: MatrixName },
+}
+
+impl Op {
+    /// The matrices this one is computed from.
+    pub fn operands(self) -> Vec<MatrixName> {
+        match self {
+            Op::Input | Op::Given | Op::Sinusoid => Vec::new(),
+            Op::Add { left, right }
+            | Op::Product { left, right, .. }
+            | Op::Mask {
+                of: left,
+                mask: right,
+            } => vec![left, right],
+            Op::Rotate { of } | Op::Scale { of } | Op::RowSoftmax { of } => vec![of],
+        }
+    }
+
+    /// Whether the learner's own numbers are here (they can be edited and re-rolled).
+    pub fn is_lesson_input(self) -> bool {
+        matches!(self, Op::Input | Op::Given)
+    }
+
+    /// The right-hand side of `name = …`, with each operand written by `symbol`.
+    pub fn formula(self, symbol: impl Fn(MatrixName) -> &'static str) -> Option<String> {
+        Some(match self {
+            Op::Input | Op::Given => return None,
+            Op::Sinusoid => "sin/cos(p / 10000^(2i/d_model))".to_string(),
+            Op::Add { left, right } => format!("{} + {}", symbol(left), symbol(right)),
+            Op::Product {
+                left,
+                right,
+                transpose_right,
+            } => format!(
+                "{}·{}{}",
+                symbol(left),
+                symbol(right),
+                if transpose_right { "ᵀ" } else { "" }
+            ),
+            Op::Rotate { of } => format!("rotate({})", symbol(of)),
+            Op::Scale { of } => format!("{} / √d_k", symbol(of)),
+            Op::Mask { of, mask } => format!("{} + {}", symbol(of), symbol(mask)),
+            Op::RowSoftmax { .. } => "softmax(rows)".to_string(),
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! One lesson's pipeline: which matrices it has and the operation that makes each, in the order
+//! they are computed. Built from a few facts about the lesson, so lesson, engine and screens
+//! agree on it.
+
+use super::{MatrixName, Op};
+
+/// How positions enter the lesson (format 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Positions {
+    #[default]
+    None,
+    /// Sinusoidal encodings added to the embeddings (Vaswani et al. 2017).
+    Sinusoidal,
+    /// A matrix of the lesson added to the embeddings.
+    Learned,
+    /// Queries and keys rotated by their position after projection (RoFormer, Su et al. 2021).
+    Rope,
+}
+
+impl Positions {
+    /// The value of `positions = "…"` in a lesson file; a learned matrix has none.
+    pub fn key(self) -> Option<&'static str> {
+        match self {
+            Positions::None => Some("none"),
+            Positions::Sinusoidal => Some("sinusoidal"),
+            Positions::Rope => Some("rope"),
+            Positions::Learned => None,
+        }
+    }
+}
+
+/// The facts about a lesson that decide its pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Q, K, V are projected from embeddings; else the lesson gives them.
+    pub projected: bool,
+    pub positions: Positions,
+    /// Scores are divided by √d_k.
+    pub scale: bool,
+    /// A mask is added before softmax.
+    pub mask: bool,
+}
+
+impl Shape {
+    /// Every kind of lesson there is, for checking what holds for all of them.
+    pub fn every() -> Vec<Shape> {
+        let mut shapes = Vec::new();
+        for projected in [true, false] {
+            for positions in [
+                Positions::None,
+                Positions::Sinusoidal,
+                Positions::Learned,
+                Positions::Rope,
+            ] {
+                // Added positions need embeddings to be added to.
+                if !projected && matches!(positions, Positions::Sinusoidal | Positions::Learned) {
+                    continue;
+                }
+                for scale in [true, false] {
+                    for mask in [true, false] {
+                        shapes.push(Shape {
+                            projected,
+                            positions,
+                            scale,
+                            mask,
+                        });
+                    }
+                }
+            }
+        }
+        shapes
+    }
+}
+
+/// The matrices of one lesson and where each comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub shape: Shape,
+    origins: [Option<Op>; MatrixName::ALL.len()],
+    order: Vec<MatrixName>,
+}
+
+impl Plan {
+    pub fn new(shape: Shape) -> Plan {
+        let mut plan = Plan {
+            shape,
+            origins: [None; MatrixName::ALL.len()],
+            order: Vec::new(),
+        };
+        let (q, k, v) = if shape.projected {
+            plan.add(MatrixName::Embeddings, Op::Input);
+            let added = match shape.positions {
+                Positions::Sinusoidal => Some(Op::Sinusoid),
+                Positions::Learned => Some(Op::Input),
+                Positions::None | Positions::Rope => None,
+            };
+            let projected = match added {
+                Some(origin) => {
+                    plan.add(MatrixName::Positions, origin);
+                    plan.add(
+                        MatrixName::X,
+                        Op::Add {
+                            left: MatrixName::Embeddings,
+                            right: MatrixName::Positions,
+                        },
+                    );
+                    MatrixName::X
+                }
+                None => MatrixName::Embeddings,
+            };
+            for (weights, result) in [
+                (MatrixName::WQ, MatrixName::Q),
+                (MatrixName::WK, MatrixName::K),
+                (MatrixName::WV, MatrixName::V),
+            ] {
+                plan.add(weights, Op::Input);
+                plan.add(
+                    result,
+                    Op::Product {
+                        left: projected,
+                        right: weights,
+                        transpose_right: false,
+                    },
+                );
+            }
+            (MatrixName::Q, MatrixName::K, MatrixName::V)
+        } else {
+            for given in [MatrixName::Q, MatrixName::K, MatrixName::V] {
+                plan.add(given, Op::Given);
+            }
+            (MatrixName::Q, MatrixName::K, MatrixName::V)
+        };
+        let (q, k) = if shape.positions == Positions::Rope {
+            plan.add(MatrixName::QRope, Op::Rotate { of: q });
+            plan.add(MatrixName::KRope, Op::Rotate { of: k });
+            (MatrixName::QRope, MatrixName::KRope)
+        } else {
+            (q, k)
+        };
+        plan.add(
+            MatrixName::Scores,
+            Op::Product {
+                left: q,
+                right: k,
+                transpose_right: true,
+            },
+        );
+        let mut last = MatrixName::Scores;
+        if shape.scale {
+            plan.add(MatrixName::Scaled, Op::Scale { of: last });
+            last = MatrixName::Scaled;
+        }
+        if shape.mask {
+            plan.add(MatrixName::Mask, Op::Input);
+            plan.add(
+                MatrixName::Masked,
+                Op::Mask {
+                    of: last,
+                    mask: MatrixName::Mask,
+                },
+            );
+            last = MatrixName::Masked;
+        }
+        plan.add(MatrixName::Weights, Op::RowSoftmax { of: last });
+        plan.add(
+            MatrixName::Output,
+            Op::Product {
+                left: MatrixName::Weights,
+                right: v,
+                transpose_right: false,
+            },
+        );
+        plan
+    }
+
+    fn add(&mut self, name: MatrixName, origin: Op) {
+        self.origins[name.index()] = Some(origin);
+        self.order.push(name);
+    }
+
+    /// Where a matrix comes from, or `None` when this lesson does not have it.
+    pub fn origin(&self, name: MatrixName) -> Option<Op> {
+        self.origins[name.index()]
+    }
+
+    pub fn has(&self, name: MatrixName) -> bool {
+        self.origin(name).is_some()
+    }
+
+    /// The lesson's matrices in the order they are computed: each after its operands.
+    pub fn order(&self) -> &[MatrixName] {
+        &self.order
+    }
+
+    /// The matrix that is projected into Q, K and V: X (embeddings + positions) or the
+    /// embeddings themselves.
+    pub fn projected_input(&self) -> Option<MatrixName> {
+        [MatrixName::X, MatrixName::Embeddings]
+            .into_iter()
+            .find(|name| self.has(*name))
+    }
+
+    /// The matrix softmax is taken over: masked, else scaled, else the scores.
+    pub fn softmax_input(&self) -> MatrixName {
+        match self.origin(MatrixName::Weights) {
+            Some(Op::RowSoftmax { of }) => of,
+            _ => MatrixName::Scores,
+        }
+    }
+
+    /// A matrix's symbol in this lesson: the embeddings are X, unless positions are added to
+    /// them to make X, when they are E.
+    pub fn symbol(&self, name: MatrixName) -> &'static str {
+        if name == MatrixName::Embeddings && self.has(MatrixName::X) {
+            "E"
+        } else {
+            name.symbol()
+        }
+    }
+
+    /// How a row of a matrix is named in a dot product (`q_cat`), if it has such a name.
+    pub fn row_vector(&self, name: MatrixName) -> Option<&'static str> {
+        if name == MatrixName::Embeddings && self.has(MatrixName::X) {
+            Some("e")
+        } else {
+            name.entry().row_vector
+        }
+    }
+
+    /// A caption for a table of this matrix: its symbol, its formula, and what it is.
+    pub fn caption(&self, name: MatrixName) -> String {
+        let symbol = self.symbol(name);
+        let origin = self.origin(name).unwrap_or(Op::Input);
+        let gloss = name.entry().gloss.map(|gloss| match origin {
+            Op::Given => format!("{gloss}, given"),
+            _ => gloss.to_string(),
+        });
+        let gloss = match (name, self.shape.positions) {
+            (MatrixName::Positions, Positions::Learned) => Some("learned positions".to_string()),
+            (MatrixName::Positions, _) => None,
+            _ => gloss,
+        };
+        let formula = origin.formula(|operand| self.symbol(operand));
+        match (formula, gloss) {
+            (Some(formula), Some(gloss)) => format!("{symbol} = {formula} ({gloss})"),
+            (Some(formula), None) => format!("{symbol} = {formula}"),
+            (None, Some(gloss)) => format!("{symbol} ({gloss})"),
+            (None, None) => symbol.to_string(),
+        }
+    }
+}

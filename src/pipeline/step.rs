@@ -1,0 +1,147 @@
+//! Every step in one table: its key, title, default words, when a lesson has it and which
+//! matrices its screen shows. Each step's entry lives in its own file under `steps/`.
+
+use std::fmt;
+
+use super::{MatrixName, Plan, steps};
+
+/// One screen of the tutor, in the order attention is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    Embedding,
+    Positions,
+    Projection,
+    Rotation,
+    Scores,
+    Scaling,
+    Masking,
+    Softmax,
+    Output,
+}
+
+/// What a screen shows when it is turned to one of its results: the result, where the cursor
+/// starts, and the matrices on screen, left to right.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub result: MatrixName,
+    pub panels: Vec<MatrixName>,
+}
+
+impl View {
+    /// The screen of a computed matrix: its operands, then itself.
+    pub fn computed(plan: &Plan, result: MatrixName) -> View {
+        let mut panels = plan
+            .origin(result)
+            .map(|origin| origin.operands())
+            .unwrap_or_default();
+        panels.push(result);
+        View { result, panels }
+    }
+}
+
+/// The table entry of one step.
+pub struct StepEntry {
+    pub step: Step,
+    /// The key used on the command line (`--step`) and in `[narration]`.
+    pub key: &'static str,
+    pub title: &'static str,
+    /// Our words, shown where a lesson gives none of its own; right for the lesson they are
+    /// shown in, so they may depend on its plan.
+    pub narration: fn(&Plan) -> &'static str,
+    /// Whether a lesson with this plan has the step.
+    pub shown: fn(&Plan) -> bool,
+    /// The screen's views: a step with several results (Q, K and V) has one view for each,
+    /// and `[` `]` turn between them.
+    pub views: fn(&Plan) -> Vec<View>,
+}
+
+/// The one table, in the order the steps are taken.
+const STEPS: [&StepEntry; 9] = [
+    &steps::embedding::ENTRY,
+    &steps::positions::ENTRY,
+    &steps::projection::ENTRY,
+    &steps::rotation::ENTRY,
+    &steps::scores::ENTRY,
+    &steps::scaling::ENTRY,
+    &steps::masking::ENTRY,
+    &steps::softmax::ENTRY,
+    &steps::output::ENTRY,
+];
+
+impl Step {
+    /// All steps in order; the one place that decides the step order.
+    pub const ALL: [Step; 9] = [
+        Step::Embedding,
+        Step::Positions,
+        Step::Projection,
+        Step::Rotation,
+        Step::Scores,
+        Step::Scaling,
+        Step::Masking,
+        Step::Softmax,
+        Step::Output,
+    ];
+
+    pub fn entry(self) -> &'static StepEntry {
+        STEPS[self as usize]
+    }
+
+    pub fn key(self) -> &'static str {
+        self.entry().key
+    }
+
+    pub fn title(self) -> &'static str {
+        self.entry().title
+    }
+
+    pub fn from_key(key: &str) -> Option<Step> {
+        Step::ALL.into_iter().find(|step| step.key() == key)
+    }
+
+    /// The steps a lesson with this plan walks through, in order.
+    pub fn all_in(plan: &Plan) -> Vec<Step> {
+        Step::ALL
+            .into_iter()
+            .filter(|step| (step.entry().shown)(plan))
+            .collect()
+    }
+
+    pub fn views(self, plan: &Plan) -> Vec<View> {
+        (self.entry().views)(plan)
+    }
+
+    pub fn narration(self, plan: &Plan) -> &'static str {
+        (self.entry().narration)(plan)
+    }
+
+    /// Every default text this step shows, over every kind of lesson that has the step.
+    pub fn default_narrations(self) -> Vec<&'static str> {
+        let mut texts: Vec<&'static str> = Vec::new();
+        for shape in super::Shape::every() {
+            let plan = Plan::new(shape);
+            let text = self.narration(&plan);
+            if (self.entry().shown)(&plan) && !texts.contains(&text) {
+                texts.push(text);
+            }
+        }
+        texts
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.title())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_the_order_of_the_steps() {
+        for (index, step) in Step::ALL.into_iter().enumerate() {
+            assert_eq!(STEPS[index].step, step);
+        }
+    }
+}
