@@ -33,7 +33,36 @@ fn large_lesson_text() -> String {
     text
 }
 
+/// A 256-token lesson with 1024-dimensional generated embeddings, generated 1024 × 64
+/// projections and RoPE (format 2): the size issue 13 asks to load and compute in < 100 ms.
+fn rope_lesson_text() -> String {
+    let (tokens, d_model, d_k) = (256, 1024, 64);
+    let mut text = String::from("format = 2\ntitle = \"Large, with RoPE\"\npositions = \"rope\"\n");
+    let labels: Vec<String> = (0..tokens).map(|i| format!("\"t{i}\"")).collect();
+    let _ = writeln!(text, "tokens = [{}]", labels.join(", "));
+    let _ = writeln!(
+        text,
+        "embeddings = {{ random = \"normal\", seed = 9, shape = [{tokens}, {d_model}] }}"
+    );
+    for (key, seed) in [("w_q", 1), ("w_k", 2), ("w_v", 3)] {
+        let _ = writeln!(
+            text,
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [{d_model}, {d_k}] }}"
+        );
+    }
+    text
+}
+
 fn benchmarks(c: &mut Criterion) {
+    let rope = rope_lesson_text();
+    c.bench_function("load+validate+compute 256 tokens x 1024 dims, rope", |b| {
+        b.iter(|| {
+            let parsed = parse(black_box(&rope));
+            let lesson = parsed.lesson.expect("valid lesson");
+            black_box(Attention::compute(&lesson))
+        })
+    });
+
     let text = large_lesson_text();
     assert!(
         text.len() < 1024 * 1024,

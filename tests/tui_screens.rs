@@ -99,11 +99,7 @@ fn every_step_at(width: u16, height: u16, with_mask: bool) {
             let tutor = app.tutor.as_ref().expect("still in the lesson");
             assert_eq!(tutor.step_index + 1, number);
             let buffer = draw(&app, &Theme::monochrome(), width, height);
-            let name = format!(
-                "{}_{width}x{height}_{}",
-                builtin.name,
-                tutor.step().key()
-            );
+            let name = format!("{}_{width}x{height}_{}", builtin.name, tutor.step().key());
             let shown = if with_mask {
                 text_and_mask(&buffer)
             } else {

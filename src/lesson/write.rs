@@ -105,7 +105,7 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
         out,
         "# Written by attn-tutor. The lesson format is described in docs/lesson-format.md."
     )?;
-    writeln!(out, "format = 1")?;
+    writeln!(out, "format = {}", lesson.format)?;
     writeln!(out, "title = {}", toml_string(&lesson.title))?;
     writeln!(out, "source = {}", toml_string(&lesson.source))?;
     writeln!(out, "summary = {}", toml_string(&lesson.summary))?;
@@ -115,6 +115,10 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
         write!(out, "{} = ", name.key())?;
         write_input(out, input)?;
         writeln!(out)?;
+    }
+    // A learned positions matrix is written with the inputs; the other kinds by name.
+    if let Some(kind) = lesson.positions.kind().key().filter(|_| lesson.format >= 2) {
+        writeln!(out, "positions = {}", toml_string(kind))?;
     }
     writeln!(out, "\nscale = {}", lesson.scale)?;
     match &lesson.mask {
@@ -228,7 +232,7 @@ pub fn template(title: &str) -> String {
 const TEMPLATE: &str = r#"# An attn-tutor lesson. Check it with:  attn-tutor check THIS_FILE
 # Open it in the tutor with:           attn-tutor THIS_FILE
 # Every key is described in docs/lesson-format.md.
-format = 1
+format = 2
 title = {TITLE}
 source = "Where the example comes from: a book, a paper, a lecture"
 summary = "One or two sentences shown in the lesson picker."
@@ -260,14 +264,19 @@ w_k = [
 # Any matrix may be generated instead of typed: standard normal numbers from a seed.
 w_v = { random = "normal", seed = 7, shape = [4, 3] }
 
+# Word order: "none", "sinusoidal" (sin/cos of the position added to the embeddings),
+# "rope" (queries and keys rotated by their position; needs an even d_k), or a 3 x 4 matrix
+# of learned positions added to the embeddings.
+positions = "none"
+
 scale = true       # divide the scores by sqrt(d_k)
 mask = "none"      # or "causal", or a 3 x 3 matrix of biases: 0 keeps, -inf hides
 focus = "like"     # the row the tutor opens on
 decimals = 3       # digits shown after the point
 
 [narration]
-# Optional: your own words for each step (embedding, projection, scores, scaling, masking,
-# softmax, output). Steps without narration get a default text.
+# Optional: your own words for each step (embedding, positions, projection, rotation, scores,
+# scaling, masking, softmax, output). Steps without narration get a default text.
 scores = "Each query meets every key: the dot product grows with how well they align and with how long they are."
 
 # [expected]
