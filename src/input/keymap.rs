@@ -96,7 +96,7 @@ pub struct Key {
 
 impl Key {
     /// Whether this key event is this key (a mouse gesture never is).
-    fn matches(&self, key: KeyEvent) -> bool {
+    pub fn matches(&self, key: KeyEvent) -> bool {
         let code = match (self.code, key.code) {
             (Code::Key(want), pressed) => want == pressed,
             (Code::Chars(first, last), KeyCode::Char(ch)) => (first..=last).contains(&ch),
@@ -147,7 +147,8 @@ pub struct Entry {
     pub keys: &'static [&'static [Key]],
     /// The help's words for these keys, a line each; none: the help overlay has no row for it.
     pub help: &'static [&'static str],
-    /// The keys as the bottom line names them (`n/p`, `←↓↑→`).
+    /// The keys as the bottom line names them (`n/p`, `←↓↑→`): names of its keys, whole or a
+    /// character each, between spaces or slashes.
     pub short: &'static str,
 }
 
@@ -239,7 +240,8 @@ pub static GO_TO_STEP: Entry = Entry {
         Action::GoToStep(digit.to_digit(10).unwrap_or(1) as usize)
     })]],
     help: &["go to step (numbered in the header)"],
-    short: "1…9",
+    // No bottom line names it: how many steps there are is the header's to say.
+    short: "",
 };
 
 pub static FIRST_LAST: Entry = Entry {
@@ -349,7 +351,7 @@ pub static SCROLL: Entry = Entry {
         ],
     ],
     help: &["scroll the narration"],
-    short: "Shift-↑↓",
+    short: "Shift-↑ Shift-↓",
 };
 
 pub static PRACTICE: Entry = Entry {
