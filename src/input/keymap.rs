@@ -588,7 +588,8 @@ pub static KEY_MAP: &[&Entry] = &[
     &ANSWER,
 ];
 
-/// The places that take the keys in the app's state, first say first.
+/// The places that take the keys in the app's state, in order: the first with a matching key
+/// decides (the resume offer's Enter before the lesson's, a typed digit's answer before `1 … 9`).
 pub fn places(app: &App) -> &'static [Place] {
     // On a hidden cell in practice, a number typed is the learner's answer.
     let predicting = app.tutor.as_ref().is_some_and(|tutor| {
@@ -651,9 +652,10 @@ pub fn gesture(code: Code, app: &App) -> Option<Does> {
 /// with the words above it. `steps` is the most steps a lesson has, for `1 … N`.
 pub fn help_rows(steps: usize) -> Vec<(String, &'static str)> {
     let mut rows = Vec::new();
-    let told =
-        |entry: &&&Entry| entry.applies_in(Place::Lesson) || entry.applies_in(Place::Anywhere);
-    for entry in KEY_MAP.iter().filter(told) {
+    for entry in KEY_MAP
+        .iter()
+        .filter(|entry| entry.applies_in(Place::Lesson) || entry.applies_in(Place::Anywhere))
+    {
         let mut label = entry.label(steps);
         for words in entry.help {
             rows.push((std::mem::take(&mut label), *words));
