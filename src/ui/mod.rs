@@ -18,8 +18,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::app::{App, Audience, Classroom, Follow, Overlay, PromptFor, Question};
+use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question};
 use crate::input::KEYS;
+use crate::input::keymap::{self, Footer};
 use crate::lesson::text::{columns, is_hidden, printable_path};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
@@ -117,36 +118,6 @@ fn classroom_badge(app: &App) -> Option<String> {
     }
 }
 
-/// The key hints for the bottom line when nothing else is on it.
-fn key_hints(app: &App) -> &'static str {
-    match (&app.classroom, app.tutor.is_some()) {
-        _ if app.follow() == Some(Follow::Locked) => {
-            " ←↓↑→ look at a cell · [ ] matrix · ? help · Ctrl-c leave"
-        }
-        _ if app.is_following() => " ←↓↑→ look at a cell · f go free · ? help · Ctrl-c leave",
-        _ if app
-            .tutor
-            .as_ref()
-            .is_some_and(|tutor| tutor.practice.is_some()) =>
-        {
-            " type a number for ? · t hint · ←↓↑→ cell · n/p step · x stop · ? help"
-        }
-        (Some(Classroom::Student { .. }), true) => {
-            " n/p step · ←↓↑→ cell · e edit · u undo · f follow · ? help · q back"
-        }
-        (Some(Classroom::Student { .. }), false) => {
-            " ↑↓ choose · Enter open · f follow · ? help · q quit"
-        }
-        (Some(Classroom::Presenter { .. }), true) => {
-            " n/p step · ←↓↑→ cell · e edit · ? help · q back"
-        }
-        (_, true) => {
-            " n/p step · ←↓↑→ cell · [ ] matrix · e edit · u undo · w save · ? help · q back"
-        }
-        (_, false) => " ↑↓ choose · Enter open · ? help · q quit",
-    }
-}
-
 /// The bottom line: a prompt or question being answered, else a message, else key hints. In a
 /// classroom a badge starts the line. A message or question too long for the line takes the
 /// lines above it, broken between words, its end kept together on the bottom line.
@@ -203,8 +174,8 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     format!("Your answer: {} = ", tutor.attention.cell_name(*cell))
                 }
             };
-            let hint = "  Enter ok · Esc cancel";
-            let room = width.saturating_sub(columns(&question) + columns(hint) + 1);
+            let hint = format!(" {}", keymap::hint_line(Footer::Prompt));
+            let room = width.saturating_sub(columns(&question) + columns(&hint) + 1);
             // Show the end of a long input: that is where the typing happens.
             let typed: String = {
                 let chars: Vec<char> = prompt.input.chars().collect();
@@ -282,7 +253,10 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 draw_lines(&lines, style, area.y, area, badge, buf);
             }
             None => {
-                let hints = fit_hints(key_hints(app), width.saturating_sub(usize::from(badge)));
+                let hints = fit_hints(
+                    &keymap::hint_line(keymap::footer(app)),
+                    width.saturating_sub(usize::from(badge)),
+                );
                 buf.set_stringn(
                     area.x + badge,
                     area.y,
@@ -350,13 +324,14 @@ fn draw_lines(
 }
 
 fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    let key_width = KEYS
+    let rows = KEYS;
+    let key_width = rows
         .iter()
         .map(|(keys, _)| columns(keys))
         .max()
         .unwrap_or(10);
     let width = (area.width - 4).min(96);
-    let height = (KEYS.len() as u16 + 4).min(area.height - 2);
+    let height = (rows.iter().len() as u16 + 4).min(area.height - 2);
     let popup = Rect::new(
         area.x + (area.width - width) / 2,
         area.y + (area.height - height) / 2,
@@ -367,10 +342,13 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let block = Block::new()
         .borders(Borders::ALL)
         .title(Span::styled(" Keys ", theme.title()))
-        .title_bottom(Span::styled(" ? or Esc closes ", theme.muted()));
+        .title_bottom(Span::styled(
+            format!(" {} closes ", keymap::CLOSE_HELP.short),
+            theme.muted(),
+        ));
     let inner = block.inner(popup);
     block.render(popup, buf);
-    let mut lines: Vec<Line> = KEYS
+    let mut lines: Vec<Line> = rows
         .iter()
         .map(|(keys, what)| {
             Line::from(vec![
@@ -391,10 +369,7 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if app.tutor.is_none() {
         lines.insert(
             0,
-            Line::from(Span::styled(
-                " In the lesson list: ↑↓ choose, Enter opens, q quits.",
-                theme.muted(),
-            )),
+            Line::from(Span::styled(keymap::picker_help(), theme.muted())),
         );
     }
     Paragraph::new(lines).render(inner, buf);

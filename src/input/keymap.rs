@@ -1,0 +1,833 @@
+//! The key map: one table of every key and mouse gesture the tutor answers to, where each
+//! applies, what it does, and how the help overlay and the bottom line name it. Dispatch
+//! (`super::action_for`), the help overlay, the key hints and the man page all read this table,
+//! so they cannot tell different stories. Adding a key is one entry here.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::app::{Action, App, Classroom, Direction, Follow, Overlay, Question};
+
+/// Where a key applies. The app's state decides which places take the keys, in order (see
+/// `places`): the first place with a key that matches decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Every screen, whatever is on top of it.
+    Anywhere,
+    /// The help overlay.
+    Help,
+    /// A line being typed on the status line (a number, a token, a file name, an answer).
+    Prompt,
+    /// A question answered with one key on the status line.
+    Question,
+    /// The offer to resume at the step where a lesson was left; other keys go to the lesson.
+    Resume,
+    /// The lesson list.
+    Picker,
+    /// A lesson's screen in practice, with a hidden cell under the cursor.
+    Predicting,
+    /// A lesson's screen.
+    Lesson,
+}
+
+/// What is pressed, apart from the modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    Key(KeyCode),
+    /// Any character from the first to the second, both included.
+    Chars(char, char),
+    /// The digits 1 to 9: the number of a step. The help names them by how many steps there are.
+    StepNumber,
+    /// Any character at all (typing on a prompt, answering a question).
+    AnyChar,
+    WheelUp,
+    WheelDown,
+    /// A left click; what it does depends on where it lands (`Does::ByPosition`).
+    Click,
+}
+
+/// Which modifiers a key accepts. Shift and Alt are ignored unless said otherwise, since
+/// terminals disagree on reporting them; Control makes most keys something else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mods {
+    Any,
+    Control,
+    NoControl,
+    /// Neither Control nor Shift (an arrow whose Shift form does something else).
+    NoControlNoShift,
+    Shift,
+    /// Neither Control nor Alt: a character typed, not a command.
+    Typed,
+}
+
+impl Mods {
+    fn accept(self, modifiers: KeyModifiers) -> bool {
+        let control = modifiers.contains(KeyModifiers::CONTROL);
+        let shift = modifiers.contains(KeyModifiers::SHIFT);
+        let alt = modifiers.contains(KeyModifiers::ALT);
+        match self {
+            Mods::Any => true,
+            Mods::Control => control,
+            Mods::NoControl => !control,
+            Mods::NoControlNoShift => !control && !shift,
+            Mods::Shift => shift && !control,
+            Mods::Typed => !control && !alt,
+        }
+    }
+}
+
+/// What a key does.
+#[derive(Debug, Clone, Copy)]
+pub enum Does {
+    /// This Action, given the character pressed (`'\0'` for a key that is not a character).
+    Act(fn(char) -> Action),
+    /// Whatever is under the pointer (a click): `super::mouse_action` finds it.
+    ByPosition,
+}
+
+/// One key of an entry.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub code: Code,
+    pub mods: Mods,
+    pub does: Does,
+    /// Whether the help names it. A key left out does what a key the help names does.
+    pub shown: bool,
+}
+
+impl Key {
+    /// Whether this key event is this key (a mouse gesture never is).
+    pub fn matches(&self, key: KeyEvent) -> bool {
+        let code = match (self.code, key.code) {
+            (Code::Key(want), pressed) => want == pressed,
+            (Code::Chars(first, last), KeyCode::Char(ch)) => (first..=last).contains(&ch),
+            (Code::StepNumber, KeyCode::Char(ch)) => ('1'..='9').contains(&ch),
+            (Code::AnyChar, KeyCode::Char(_)) => true,
+            _ => false,
+        };
+        code && self.mods.accept(key.modifiers)
+    }
+
+    /// How the help writes this key: `Ctrl-r`, `Shift-↑`, `PgDn`, `1 … 7`.
+    pub fn name(&self, steps: usize) -> String {
+        let name = match self.code {
+            Code::Key(code) => key_name(code),
+            Code::Chars(first, last) => format!("{first} … {last}"),
+            Code::StepNumber => format!("1 … {steps}"),
+            Code::AnyChar => "any character".to_string(),
+            Code::WheelUp | Code::WheelDown => "wheel".to_string(),
+            Code::Click => "click".to_string(),
+        };
+        match self.mods {
+            Mods::Control => format!("Ctrl-{name}"),
+            Mods::Shift => format!("Shift-{name}"),
+            _ => name,
+        }
+    }
+}
+
+fn key_name(code: KeyCode) -> String {
+    match code {
+        KeyCode::Char(ch) => ch.to_string(),
+        KeyCode::Left => "←".to_string(),
+        KeyCode::Down => "↓".to_string(),
+        KeyCode::Up => "↑".to_string(),
+        KeyCode::Right => "→".to_string(),
+        KeyCode::PageDown => "PgDn".to_string(),
+        KeyCode::PageUp => "PgUp".to_string(),
+        KeyCode::BackTab => "Shift-Tab".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// One row of the table: keys that belong together, where they apply and how they are told.
+#[derive(Debug)]
+pub struct Entry {
+    pub places: &'static [Place],
+    /// The keys in groups, as the help writes them: one space within a group, two between.
+    pub keys: &'static [&'static [Key]],
+    /// The help's words for these keys, a line each; none: the help overlay has no row for it.
+    pub help: &'static [&'static str],
+    /// The keys as the bottom line names them (`n/p`, `←↓↑→`): names of its keys, whole or a
+    /// character each, between spaces or slashes.
+    pub short: &'static str,
+}
+
+impl Entry {
+    /// The keys as the help's key column writes them.
+    pub fn label(&self, steps: usize) -> String {
+        self.keys
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .filter(|key| key.shown)
+                    .map(|key| key.name(steps))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .filter(|group| !group.is_empty())
+            .collect::<Vec<_>>()
+            .join("  ")
+    }
+
+    pub fn applies_in(&self, place: Place) -> bool {
+        self.places.contains(&place)
+    }
+}
+
+// Small constructors, so that each entry reads as its keys.
+const fn key(code: KeyCode, mods: Mods, does: fn(char) -> Action) -> Key {
+    Key {
+        code: Code::Key(code),
+        mods,
+        does: Does::Act(does),
+        shown: true,
+    }
+}
+
+const fn ch(ch: char, mods: Mods, does: fn(char) -> Action) -> Key {
+    key(KeyCode::Char(ch), mods, does)
+}
+
+const fn code(code: Code, mods: Mods, does: fn(char) -> Action) -> Key {
+    Key {
+        code,
+        mods,
+        does: Does::Act(does),
+        shown: true,
+    }
+}
+
+const fn hidden(key: Key) -> Key {
+    Key {
+        shown: false,
+        ..key
+    }
+}
+
+const CLICK: Key = Key {
+    code: Code::Click,
+    mods: Mods::Any,
+    does: Does::ByPosition,
+    shown: true,
+};
+
+use Mods::{Any, NoControl};
+
+// On a lesson's screen. Control with any key but r and c does nothing there.
+const LESSON: &[Place] = &[Place::Lesson];
+
+pub static NEXT_PREVIOUS: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('n', NoControl, |_| Action::NextStep)],
+        &[ch('p', NoControl, |_| Action::PreviousStep)],
+        &[key(KeyCode::Tab, NoControl, |_| Action::NextStep)],
+        &[key(KeyCode::PageDown, NoControl, |_| Action::NextStep)],
+        &[key(KeyCode::PageUp, NoControl, |_| Action::PreviousStep)],
+        // Shift-Tab mirrors Tab; the help leaves it out to keep its key column narrow.
+        &[hidden(key(KeyCode::BackTab, NoControl, |_| {
+            Action::PreviousStep
+        }))],
+    ],
+    help: &["next step, previous step"],
+    short: "n/p",
+};
+
+pub static GO_TO_STEP: Entry = Entry {
+    places: LESSON,
+    keys: &[&[code(Code::StepNumber, NoControl, |digit| {
+        Action::GoToStep(digit.to_digit(10).unwrap_or(1) as usize)
+    })]],
+    help: &["go to step (numbered in the header)"],
+    // No bottom line names it: how many steps there are is the header's to say.
+    short: "",
+};
+
+pub static FIRST_LAST: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[key(KeyCode::Home, NoControl, |_| Action::FirstStep)],
+        &[key(KeyCode::End, NoControl, |_| Action::LastStep)],
+    ],
+    help: &["first step, last step"],
+    short: "Home/End",
+};
+
+pub static MOVE: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[
+            key(KeyCode::Left, NoControl, |_| Action::Move(Direction::Left)),
+            // Shift-↓ and Shift-↑ scroll the narration instead.
+            key(KeyCode::Down, Mods::NoControlNoShift, |_| {
+                Action::Move(Direction::Down)
+            }),
+            key(KeyCode::Up, Mods::NoControlNoShift, |_| {
+                Action::Move(Direction::Up)
+            }),
+            key(KeyCode::Right, NoControl, |_| {
+                Action::Move(Direction::Right)
+            }),
+        ],
+        &[
+            ch('h', NoControl, |_| Action::Move(Direction::Left)),
+            ch('j', NoControl, |_| Action::Move(Direction::Down)),
+            ch('k', NoControl, |_| Action::Move(Direction::Up)),
+            ch('l', NoControl, |_| Action::Move(Direction::Right)),
+        ],
+    ],
+    help: &["move the cell cursor (← at column 1: the token)"],
+    short: "←↓↑→",
+};
+
+pub static MATRIX: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('[', NoControl, |_| Action::PreviousMatrix)],
+        &[ch(']', NoControl, |_| Action::NextMatrix)],
+    ],
+    help: &["previous, next matrix on the screen"],
+    short: "[ ]",
+};
+
+pub static SELECT: Entry = Entry {
+    places: LESSON,
+    keys: &[&[CLICK]],
+    help: &["select a cell or a token"],
+    short: "click",
+};
+
+pub static EDIT: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('e', NoControl, |_| Action::Edit)],
+        &[key(KeyCode::Enter, NoControl, |_| Action::Edit)],
+    ],
+    help: &[
+        "edit the number or token; on a computed",
+        "cell, go to what it is computed from",
+    ],
+    short: "e",
+};
+
+pub static UNDO_REDO: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('u', NoControl, |_| Action::Undo)],
+        &[ch('r', Mods::Control, |_| Action::Redo)],
+    ],
+    help: &["undo, redo"],
+    short: "u",
+};
+
+pub static RESET_REROLL: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('R', NoControl, |_| Action::Reset)],
+        &[ch('r', NoControl, |_| Action::Reroll)],
+    ],
+    help: &["reset the lesson; re-roll a generated matrix"],
+    short: "R",
+};
+
+pub static SAVE: Entry = Entry {
+    places: LESSON,
+    keys: &[&[ch('w', NoControl, |_| Action::Save)]],
+    help: &["save the edited lesson as a new file"],
+    short: "w",
+};
+
+pub static SCROLL: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[
+            key(KeyCode::Up, Mods::Shift, |_| Action::ScrollNarration(-1)),
+            key(KeyCode::Down, Mods::Shift, |_| Action::ScrollNarration(1)),
+        ],
+        &[
+            code(Code::WheelUp, Any, |_| Action::ScrollNarration(-1)),
+            hidden(code(Code::WheelDown, Any, |_| Action::ScrollNarration(1))),
+        ],
+    ],
+    help: &["scroll the narration"],
+    short: "Shift-↑ Shift-↓",
+};
+
+pub static PRACTICE: Entry = Entry {
+    places: LESSON,
+    keys: &[&[ch('x', NoControl, |_| Action::TogglePractice)]],
+    help: &["practice: predict the hidden ?, typing a number"],
+    short: "x",
+};
+
+pub static PRACTICE_ROW: Entry = Entry {
+    places: LESSON,
+    keys: &[&[ch('X', NoControl, |_| Action::TogglePracticeRow)]],
+    help: &["practice: only the focus row (X again: all)"],
+    short: "X",
+};
+
+pub static HINT: Entry = Entry {
+    places: LESSON,
+    keys: &[&[ch('t', NoControl, |_| Action::Hint)]],
+    help: &["practice: a hint (again: more, then the answer)"],
+    short: "t",
+};
+
+pub static FOLLOW: Entry = Entry {
+    places: LESSON,
+    keys: &[&[ch('f', NoControl, |_| Action::ToggleFollow)]],
+    help: &["in a classroom: go free, or follow again"],
+    short: "f",
+};
+
+pub static HELP: Entry = Entry {
+    places: LESSON,
+    keys: &[&[ch('?', NoControl, |_| Action::ToggleHelp)]],
+    help: &["this help"],
+    short: "?",
+};
+
+pub static BACK: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('q', NoControl, |_| Action::Back)],
+        &[key(KeyCode::Esc, NoControl, |_| Action::Back)],
+    ],
+    help: &["back to the lessons; q there quits"],
+    short: "q",
+};
+
+pub static QUIT: Entry = Entry {
+    places: &[Place::Anywhere],
+    keys: &[&[ch('c', Mods::Control, |_| Action::Quit)]],
+    help: &["quit"],
+    short: "Ctrl-c",
+};
+
+/// In practice, on a hidden cell, a number typed is the learner's answer (the prompt opens with
+/// it). The help tells it with `x`; the bottom line says it.
+pub static PREDICT: Entry = Entry {
+    places: &[Place::Predicting],
+    keys: &[&[
+        code(Code::Chars('0', '9'), NoControl, Action::StartAnswer),
+        ch('-', NoControl, Action::StartAnswer),
+        ch('.', NoControl, Action::StartAnswer),
+    ]],
+    help: &[],
+    short: "",
+};
+
+// In the lesson list, keys take any modifier. Its help line is made of the entries with words
+// (`picker_help`); the lesson rows below it name the rest.
+const PICKER: &[Place] = &[Place::Picker];
+
+pub static PICK_MOVE: Entry = Entry {
+    places: PICKER,
+    keys: &[
+        &[
+            key(KeyCode::Up, Any, |_| Action::Move(Direction::Up)),
+            ch('k', Any, |_| Action::Move(Direction::Up)),
+            hidden(code(Code::WheelUp, Any, |_| Action::Move(Direction::Up))),
+        ],
+        &[
+            key(KeyCode::Down, Any, |_| Action::Move(Direction::Down)),
+            ch('j', Any, |_| Action::Move(Direction::Down)),
+            hidden(code(Code::WheelDown, Any, |_| {
+                Action::Move(Direction::Down)
+            })),
+        ],
+    ],
+    help: &["choose"],
+    short: "↑↓",
+};
+
+pub static PICK_OPEN: Entry = Entry {
+    places: PICKER,
+    keys: &[
+        &[key(KeyCode::Enter, Any, |_| Action::Open)],
+        &[key(KeyCode::Right, Any, |_| Action::Open)],
+        &[ch('l', Any, |_| Action::Open)],
+    ],
+    help: &["opens"],
+    short: "Enter",
+};
+
+pub static PICK_CLICK: Entry = Entry {
+    places: PICKER,
+    keys: &[&[CLICK]],
+    help: &[],
+    short: "click",
+};
+
+pub static PICK_FIRST_LAST: Entry = Entry {
+    places: PICKER,
+    keys: &[
+        &[key(KeyCode::Home, Any, |_| Action::FirstStep)],
+        &[key(KeyCode::End, Any, |_| Action::LastStep)],
+    ],
+    help: &[],
+    short: "Home/End",
+};
+
+pub static PICK_QUIT: Entry = Entry {
+    places: PICKER,
+    keys: &[
+        &[ch('q', Any, |_| Action::Back)],
+        &[key(KeyCode::Esc, Any, |_| Action::Back)],
+    ],
+    help: &["quits"],
+    short: "q",
+};
+
+pub static PICK_HELP: Entry = Entry {
+    places: PICKER,
+    keys: &[&[ch('?', Any, |_| Action::ToggleHelp)]],
+    help: &[],
+    short: "?",
+};
+
+pub static PICK_FOLLOW: Entry = Entry {
+    places: PICKER,
+    keys: &[&[ch('f', Any, |_| Action::ToggleFollow)]],
+    help: &[],
+    short: "f",
+};
+
+/// On the help overlay: its bottom border names the shown keys.
+pub static CLOSE_HELP: Entry = Entry {
+    places: &[Place::Help],
+    keys: &[
+        &[ch('?', Any, |_| Action::ToggleHelp)],
+        &[key(KeyCode::Esc, Any, |_| Action::ToggleHelp)],
+        &[hidden(ch('q', Any, |_| Action::ToggleHelp))],
+        &[hidden(key(KeyCode::Enter, Any, |_| Action::ToggleHelp))],
+    ],
+    help: &[],
+    short: "? or Esc",
+};
+
+// Prompts and questions on the status line.
+pub static SUBMIT: Entry = Entry {
+    places: &[Place::Prompt, Place::Question, Place::Resume],
+    keys: &[&[key(KeyCode::Enter, Any, |_| Action::Submit)]],
+    help: &[],
+    short: "Enter",
+};
+
+pub static CANCEL: Entry = Entry {
+    places: &[Place::Prompt, Place::Question, Place::Resume],
+    keys: &[&[key(KeyCode::Esc, Any, |_| Action::Cancel)]],
+    help: &[],
+    short: "Esc",
+};
+
+pub static BACKSPACE: Entry = Entry {
+    places: &[Place::Prompt],
+    keys: &[&[key(KeyCode::Backspace, Any, |_| Action::Backspace)]],
+    help: &[],
+    short: "Backspace",
+};
+
+pub static CLEAR_INPUT: Entry = Entry {
+    places: &[Place::Prompt],
+    keys: &[&[ch('u', Mods::Control, |_| Action::ClearInput)]],
+    help: &[],
+    short: "Ctrl-u",
+};
+
+pub static TYPE: Entry = Entry {
+    places: &[Place::Prompt],
+    keys: &[&[code(Code::AnyChar, Mods::Typed, Action::Type)]],
+    help: &[],
+    short: "",
+};
+
+pub static ANSWER: Entry = Entry {
+    places: &[Place::Question],
+    keys: &[&[code(Code::AnyChar, NoControl, Action::Answer)]],
+    help: &[],
+    short: "",
+};
+
+/// Every entry. The help overlay lists the lesson's entries in this order.
+pub static KEY_MAP: &[&Entry] = &[
+    &NEXT_PREVIOUS,
+    &GO_TO_STEP,
+    &FIRST_LAST,
+    &MOVE,
+    &MATRIX,
+    &SELECT,
+    &EDIT,
+    &UNDO_REDO,
+    &RESET_REROLL,
+    &SAVE,
+    &SCROLL,
+    &PRACTICE,
+    &PRACTICE_ROW,
+    &HINT,
+    &FOLLOW,
+    &HELP,
+    &BACK,
+    &QUIT,
+    &PREDICT,
+    &PICK_MOVE,
+    &PICK_OPEN,
+    &PICK_CLICK,
+    &PICK_FIRST_LAST,
+    &PICK_QUIT,
+    &PICK_HELP,
+    &PICK_FOLLOW,
+    &CLOSE_HELP,
+    &SUBMIT,
+    &CANCEL,
+    &BACKSPACE,
+    &CLEAR_INPUT,
+    &TYPE,
+    &ANSWER,
+];
+
+/// The places that take the keys in the app's state, in order: the first with a matching key
+/// decides (the resume offer's Enter before the lesson's, a typed digit's answer before `1 … 9`).
+pub fn places(app: &App) -> &'static [Place] {
+    // On a hidden cell in practice, a number typed is the learner's answer.
+    let predicting = app.tutor.as_ref().is_some_and(|tutor| {
+        tutor
+            .selected_cell()
+            .is_some_and(|cell| tutor.is_hidden(cell))
+    });
+    match (&app.overlay, predicting) {
+        (Overlay::Help, _) => &[Place::Anywhere, Place::Help],
+        (Overlay::Prompt(_), _) => &[Place::Anywhere, Place::Prompt],
+        // The offer to resume is no barrier: Enter takes it, Esc declines it, and any other key
+        // does what it does in the lesson (the update declines the offer, then acts on it).
+        (Overlay::Question(Question::Resume { .. }), true) => &[
+            Place::Anywhere,
+            Place::Resume,
+            Place::Predicting,
+            Place::Lesson,
+        ],
+        (Overlay::Question(Question::Resume { .. }), false) => {
+            &[Place::Anywhere, Place::Resume, Place::Lesson]
+        }
+        (Overlay::Question(_), _) => &[Place::Anywhere, Place::Question],
+        (Overlay::None, _) if app.tutor.is_none() => &[Place::Anywhere, Place::Picker],
+        (Overlay::None, true) => &[Place::Anywhere, Place::Predicting, Place::Lesson],
+        (Overlay::None, false) => &[Place::Anywhere, Place::Lesson],
+    }
+}
+
+/// The key of the table that `matches` in the first of `places` that has one.
+fn find(places: &[Place], matches: impl Fn(&Key) -> bool) -> Option<Key> {
+    places.iter().find_map(|place| {
+        KEY_MAP
+            .iter()
+            .filter(|entry| entry.applies_in(*place))
+            .flat_map(|entry| entry.keys.iter().copied().flatten())
+            .find(|key| matches(key))
+            .copied()
+    })
+}
+
+/// The Action a key press asks for in the app's state, if any.
+pub fn key_action(key: KeyEvent, app: &App) -> Option<Action> {
+    let found = find(places(app), |candidate| candidate.matches(key))?;
+    let pressed = match key.code {
+        KeyCode::Char(ch) => ch,
+        _ => '\0',
+    };
+    match found.does {
+        Does::Act(action) => Some(action(pressed)),
+        Does::ByPosition => None,
+    }
+}
+
+/// What a mouse gesture does in the app's state: an Action, `Does::ByPosition`, or nothing.
+pub fn gesture(code: Code, app: &App) -> Option<Does> {
+    find(places(app), |candidate| candidate.code == code).map(|key| key.does)
+}
+
+/// The help overlay's rows for a lesson's screen: keys and words, a row with no keys going on
+/// with the words above it. `steps` is the most steps a lesson has, for `1 … N`.
+pub fn help_rows(steps: usize) -> Vec<(String, &'static str)> {
+    let mut rows = Vec::new();
+    for entry in KEY_MAP
+        .iter()
+        .filter(|entry| entry.applies_in(Place::Lesson) || entry.applies_in(Place::Anywhere))
+    {
+        let mut label = entry.label(steps);
+        for words in entry.help {
+            rows.push((std::mem::take(&mut label), *words));
+        }
+    }
+    rows
+}
+
+/// The help overlay's line for the lesson list: ` In the lesson list: ↑↓ choose, …`.
+pub fn picker_help() -> String {
+    let told: Vec<String> = KEY_MAP
+        .iter()
+        .filter(|entry| entry.applies_in(Place::Picker))
+        .filter_map(|entry| {
+            let words = entry.help.first()?;
+            Some(format!("{} {words}", entry.short))
+        })
+        .collect();
+    format!(" In the lesson list: {}.", told.join(", "))
+}
+
+/// Which key hints the bottom line shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Footer {
+    Picker,
+    /// The lesson list of a student in a classroom.
+    StudentPicker,
+    Lesson,
+    StudentLesson,
+    PresenterLesson,
+    Practice,
+    /// A student following the presenter, who may go free.
+    Following,
+    /// A student the presenter keeps following.
+    Locked,
+    /// A line being typed.
+    Prompt,
+}
+
+/// One key hint: an entry's short keys and a word or two for what they do here.
+#[derive(Debug)]
+pub struct Hint {
+    pub entry: &'static Entry,
+    pub words: &'static str,
+}
+
+const fn hint(entry: &'static Entry, words: &'static str) -> Hint {
+    Hint { entry, words }
+}
+
+/// The key hints of a footer, most needed first (a narrow line leaves out the last ones).
+pub fn hints(footer: Footer) -> &'static [Hint] {
+    match footer {
+        Footer::Picker => {
+            static HINTS: &[Hint] = &[
+                hint(&PICK_MOVE, "choose"),
+                hint(&PICK_OPEN, "open"),
+                hint(&PICK_HELP, "help"),
+                hint(&PICK_QUIT, "quit"),
+            ];
+            HINTS
+        }
+        Footer::StudentPicker => {
+            static HINTS: &[Hint] = &[
+                hint(&PICK_MOVE, "choose"),
+                hint(&PICK_OPEN, "open"),
+                hint(&PICK_FOLLOW, "follow"),
+                hint(&PICK_HELP, "help"),
+                hint(&PICK_QUIT, "quit"),
+            ];
+            HINTS
+        }
+        Footer::Lesson => {
+            static HINTS: &[Hint] = &[
+                hint(&NEXT_PREVIOUS, "step"),
+                hint(&MOVE, "cell"),
+                hint(&MATRIX, "matrix"),
+                hint(&EDIT, "edit"),
+                hint(&UNDO_REDO, "undo"),
+                hint(&SAVE, "save"),
+                hint(&HELP, "help"),
+                hint(&BACK, "back"),
+            ];
+            HINTS
+        }
+        Footer::StudentLesson => {
+            static HINTS: &[Hint] = &[
+                hint(&NEXT_PREVIOUS, "step"),
+                hint(&MOVE, "cell"),
+                hint(&EDIT, "edit"),
+                hint(&UNDO_REDO, "undo"),
+                hint(&FOLLOW, "follow"),
+                hint(&HELP, "help"),
+                hint(&BACK, "back"),
+            ];
+            HINTS
+        }
+        Footer::PresenterLesson => {
+            static HINTS: &[Hint] = &[
+                hint(&NEXT_PREVIOUS, "step"),
+                hint(&MOVE, "cell"),
+                hint(&EDIT, "edit"),
+                hint(&HELP, "help"),
+                hint(&BACK, "back"),
+            ];
+            HINTS
+        }
+        Footer::Practice => {
+            static HINTS: &[Hint] = &[
+                hint(&PREDICT, "type a number for ?"),
+                hint(&HINT, "hint"),
+                hint(&MOVE, "cell"),
+                hint(&NEXT_PREVIOUS, "step"),
+                hint(&PRACTICE, "stop"),
+                hint(&HELP, "help"),
+            ];
+            HINTS
+        }
+        Footer::Following => {
+            static HINTS: &[Hint] = &[
+                hint(&MOVE, "look at a cell"),
+                hint(&FOLLOW, "go free"),
+                hint(&HELP, "help"),
+                hint(&QUIT, "leave"),
+            ];
+            HINTS
+        }
+        Footer::Locked => {
+            static HINTS: &[Hint] = &[
+                hint(&MOVE, "look at a cell"),
+                hint(&MATRIX, "matrix"),
+                hint(&HELP, "help"),
+                hint(&QUIT, "leave"),
+            ];
+            HINTS
+        }
+        Footer::Prompt => {
+            static HINTS: &[Hint] = &[hint(&SUBMIT, "ok"), hint(&CANCEL, "cancel")];
+            HINTS
+        }
+    }
+}
+
+/// The footer for the app's state when nothing is on top of the screen.
+pub fn footer(app: &App) -> Footer {
+    let on_lesson = app.tutor.is_some();
+    match &app.classroom {
+        _ if app.follow() == Some(Follow::Locked) => Footer::Locked,
+        _ if app.is_following() => Footer::Following,
+        _ if app
+            .tutor
+            .as_ref()
+            .is_some_and(|tutor| tutor.practice.is_some()) =>
+        {
+            Footer::Practice
+        }
+        Some(Classroom::Student { .. }) if on_lesson => Footer::StudentLesson,
+        Some(Classroom::Student { .. }) => Footer::StudentPicker,
+        Some(Classroom::Presenter { .. }) if on_lesson => Footer::PresenterLesson,
+        _ if on_lesson => Footer::Lesson,
+        _ => Footer::Picker,
+    }
+}
+
+/// A footer's hints on one line: ` n/p step · ←↓↑→ cell · ? help`.
+pub fn hint_line(footer: Footer) -> String {
+    let told: Vec<String> = hints(footer)
+        .iter()
+        .map(|hint| match hint.entry.short {
+            "" => hint.words.to_string(),
+            keys => format!("{keys} {}", hint.words),
+        })
+        .collect();
+    format!(" {}", told.join(" · "))
+}
