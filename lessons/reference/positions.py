@@ -152,6 +152,15 @@ def main():
     # and a dot product of two position rows depends only on the distance: cos(p - q).
     p = np.arange(6)
     assert np.allclose(a["positions"] @ a["positions"].T, np.cos(p[:, None] - p[None, :]))
+    # For any even d_model it is a sum of such cosines, one per pair, and PE[p + k] is PE[p]
+    # with each pair turned by k times its frequency (Vaswani et al.'s reason for the waves).
+    pe, omega, k = sinusoidal(40, 8), 10000.0 ** (-np.arange(4) / 4), 5
+    distance = np.arange(40)[:, None] - np.arange(40)[None, :]
+    assert np.allclose(pe @ pe.T, sum(np.cos(distance * w) for w in omega))
+    turned = np.empty_like(pe[:-k])
+    turned[:, 0::2] = pe[:-k, 0::2] * np.cos(k * omega) + pe[:-k, 1::2] * np.sin(k * omega)
+    turned[:, 1::2] = pe[:-k, 1::2] * np.cos(k * omega) - pe[:-k, 0::2] * np.sin(k * omega)
+    assert np.allclose(pe[k:], turned)
 
     # rope-same-distance: the -> cat one step apart, at 0 -> 1 and at 3 -> 4, score the same,
     a = lessons["rope-same-distance"]
@@ -177,6 +186,11 @@ def main():
         return m * cos + half * sin
 
     rng = np.random.default_rng(0)
+    # (rope() is RoFormer's complex form: pair (2i, 2i+1) as a complex number times e^(i phi).)
+    m = rng.normal(size=(6, 8))
+    phi = np.arange(6)[:, None] * 10000.0 ** (-2 * np.arange(4) / 8)
+    turned = (m[:, 0::2] + 1j * m[:, 1::2]) * np.exp(1j * phi)
+    assert np.allclose(rope(m)[:, 0::2], turned.real) and np.allclose(rope(m)[:, 1::2], turned.imag)
     x, w_q, w_k = rng.normal(size=(6, 8)), rng.normal(size=(8, 8)), rng.normal(size=(8, 8))
     interleaved = rope(x @ w_q) @ rope(x @ w_k).T
     # ... so on the same weights it gives other scores,
@@ -184,6 +198,11 @@ def main():
     # but the same ones once the columns of W_q and W_k are permuted: 0, 2, 4, 6, 1, 3, 5, 7.
     perm = np.concatenate([np.arange(0, 8, 2), np.arange(1, 8, 2)])
     assert np.allclose(interleaved, rope_half(x @ w_q[:, perm]) @ rope_half(x @ w_k[:, perm]).T)
+    # and a rotate-half model's W_q, W_k go into a lesson with the inverse: halves interleaved.
+    inverse = np.argsort(perm)
+    assert list(inverse) == [0, 4, 1, 5, 2, 6, 3, 7]
+    half = rope_half(x @ w_q) @ rope_half(x @ w_k).T
+    assert np.allclose(half, rope(x @ w_q[:, inverse]) @ rope(x @ w_k[:, inverse]).T)
     print("claims of both lessons and the rotate-half note check out")
 
 
