@@ -8,8 +8,9 @@ pub struct Builtin {
     pub text: &'static str,
 }
 
-/// In the order of the source documents, then our own extra lesson.
-pub const BUILTIN: [Builtin; 6] = [
+/// In the order of the source documents, then our own lessons: the causal mask, then positions
+/// (format 2).
+pub const BUILTIN: [Builtin; 8] = [
     Builtin {
         name: "cat-sleeps",
         text: include_str!("../../lessons/cat-sleeps.toml"),
@@ -33,6 +34,14 @@ pub const BUILTIN: [Builtin; 6] = [
     Builtin {
         name: "causal-cat-sat-mat",
         text: include_str!("../../lessons/causal-cat-sat-mat.toml"),
+    },
+    Builtin {
+        name: "positions-cat-sat-mat",
+        text: include_str!("../../lessons/positions-cat-sat-mat.toml"),
+    },
+    Builtin {
+        name: "rope-same-distance",
+        text: include_str!("../../lessons/rope-same-distance.toml"),
     },
 ];
 

@@ -1,0 +1,298 @@
+//! Reading a lesson file: TOML with spans, checked key by key, every problem reported.
+//!
+//! The file is walked as a spanned TOML tree (`toml::de::DeTable`) rather than deserialised with
+//! serde, because serde stops at the first problem and a teacher wants to see them all at once.
+//!
+//! This file owns the walk over the top-level keys; each kind of key is read by its own file:
+//! text fields and tokens (`text`), matrices and generators (`matrices`), the input matrices and
+//! the shapes they must share (`inputs`), the small settings (`options`), `[narration]` and
+//! `[expected]`. Broken TOML is reported by `syntax`; the words every part shares live in
+//! `report` and `values`.
+
+mod expected;
+mod inputs;
+mod matrices;
+mod narration;
+mod options;
+mod positions;
+mod report;
+mod syntax;
+mod text;
+mod values;
+
+use std::ops::Range;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::diagnostic::Diagnostic;
+use super::limits::*;
+use super::text::TITLE_ROOM;
+use super::{Lesson, PositionInputs};
+
+pub(crate) use report::did_you_mean;
+
+/// The outcome of reading a lesson: the lesson when there is no error, and every diagnostic.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub lesson: Option<Lesson>,
+    /// Errors and warnings in the order they appear in the file.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Parsed {
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics.iter().filter(|d| d.is_error())
+    }
+}
+
+const TOP_KEYS: [&str; 19] = [
+    "format",
+    "title",
+    "source",
+    "summary",
+    "tokens",
+    "embeddings",
+    "w_q",
+    "w_k",
+    "w_v",
+    "q",
+    "k",
+    "v",
+    "positions",
+    "scale",
+    "mask",
+    "focus",
+    "decimals",
+    "narration",
+    "expected",
+];
+
+/// More diagnostics than this drown the first ones; the rest are counted instead.
+const MAX_DIAGNOSTICS: usize = 50;
+
+/// Reads and checks a lesson file's text.
+pub fn parse(source: &str) -> Parsed {
+    let mut reader = Reader {
+        source,
+        diagnostics: Vec::new(),
+    };
+    let lesson = reader.lesson();
+    let mut diagnostics = reader.diagnostics;
+    // Problems with a place come first, in file order; "missing key" problems (no place) last,
+    // so the first error shown is the one a teacher can jump to.
+    diagnostics.sort_by_key(|d| (d.span == (0..0), d.span.start, d.severity));
+    diagnostics.dedup_by(|a, b| a.span == b.span && a.message == b.message);
+    if diagnostics.len() > MAX_DIAGNOSTICS {
+        let hidden = diagnostics.len() - MAX_DIAGNOSTICS;
+        let last = diagnostics[MAX_DIAGNOSTICS - 1].span.clone();
+        diagnostics.truncate(MAX_DIAGNOSTICS);
+        diagnostics.push(
+            Diagnostic::error(last, format!("{hidden} more problems are not shown"))
+                .help("fix the ones above and check again"),
+        );
+    }
+    let has_error = diagnostics.iter().any(Diagnostic::is_error);
+    Parsed {
+        lesson: if has_error { None } else { lesson },
+        diagnostics,
+    }
+}
+
+type Value<'i> = Spanned<DeValue<'i>>;
+
+/// A top-level key as found: where the key stands, and its value.
+type Entry<'a, 'i> = Option<(Range<usize>, &'a Value<'i>)>;
+
+/// The top-level keys of a lesson file that are known, with where they stand.
+struct Entries<'a, 'i> {
+    list: Vec<(&'a str, Range<usize>, &'a Value<'i>)>,
+}
+
+impl<'a, 'i> Entries<'a, 'i> {
+    fn get(&self, name: &str) -> Entry<'a, 'i> {
+        self.list
+            .iter()
+            .find(|(key, ..)| *key == name)
+            .map(|(_, span, value)| (span.clone(), *value))
+    }
+}
+
+/// The parser's state: the text (for spans and for numbers as written) and what it has found.
+/// Each part of the file is read by methods of `Reader` in the file named for that part.
+struct Reader<'s> {
+    source: &'s str,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'s> Reader<'s> {
+    fn error(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    fn lesson(&mut self) -> Option<Lesson> {
+        if self.source.len() > MAX_FILE_BYTES {
+            self.error(
+                Diagnostic::error(0..0, format!(
+                    "the lesson file is {} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB)",
+                    self.source.len()
+                ))
+                .help("use generators such as { random = \"normal\", seed = 1, shape = [512, 64] } for large matrices"),
+            );
+            return None;
+        }
+        if let Some(offset) = super::nesting::too_deep(self.source) {
+            self.error(
+                Diagnostic::error(
+                    offset..offset + 1,
+                    format!("arrays and tables nested more than {MAX_NESTING} deep"),
+                )
+                .label("one level too many")
+                .help("a matrix is an array of rows, like [[1, 0], [0, 1]]: two levels"),
+            );
+            return None;
+        }
+        let (root, syntax_errors) = DeTable::parse_recoverable(self.source);
+        if !syntax_errors.is_empty() {
+            // A broken file would give confusing follow-up errors (a key lost in a broken line
+            // reads as "missing"), so syntax errors are all that is reported.
+            self.syntax_errors(&syntax_errors);
+            return None;
+        }
+        let root = root.into_inner();
+        self.document(&root)
+    }
+
+    /// Lesson keys written after a `[narration]` or `[expected]` header belong, by TOML's
+    /// rules, to that table: the most common mistake in a lesson file. They are said once, and
+    /// read as the lesson keys they were meant to be, so that nothing else is reported about
+    /// them (no "missing `embeddings`") but their own problems. Returns their names.
+    fn misplaced_keys<'a, 'i>(&mut self, entries: &mut Entries<'a, 'i>) -> Vec<String> {
+        let mut misplaced = Vec::new();
+        for table_name in ["narration", "expected"] {
+            let Some((_, value)) = entries.get(table_name) else {
+                continue;
+            };
+            let DeValue::Table(table) = value.get_ref() else {
+                continue;
+            };
+            let belongs = |key: &str| match table_name {
+                "narration" => narration::is_step_key(key),
+                _ => expected::is_expected_key(key),
+            };
+            let mut moved: Vec<(&'a str, Range<usize>)> = Vec::new();
+            for (key, value) in table.iter() {
+                let name = key.get_ref().as_ref();
+                let lesson_key = TOP_KEYS.iter().find(|top| **top == name && !belongs(top));
+                if let Some(&top) = lesson_key
+                    && entries.get(top).is_none()
+                {
+                    entries.list.push((top, key.span(), value));
+                    moved.push((top, key.span()));
+                }
+            }
+            // In the file's order: the table iterates its keys sorted.
+            moved.sort_by_key(|(_, span)| span.start);
+            let Some((first, span)) = moved.first().cloned() else {
+                continue;
+            };
+            let others: Vec<String> = moved[1..]
+                .iter()
+                .map(|(key, _)| format!("`{key}`"))
+                .collect();
+            let also = match others.len() {
+                0 => String::new(),
+                _ => format!(" (and so are {})", others.join(", ")),
+            };
+            self.error(
+                Diagnostic::error(
+                    span,
+                    format!(
+                        "`{first}` is inside the [{table_name}] table because it comes after that header{also}"
+                    ),
+                )
+                .label(format!("read as part of [{table_name}]"))
+                .help("a key belongs to the last [table] header above it: move [narration] and [expected] to the end of the file"),
+            );
+            misplaced.extend(moved.iter().map(|(key, _)| key.to_string()));
+        }
+        misplaced
+    }
+
+    /// Every top-level key, in the order the lesson's parts depend on one another: the tokens
+    /// before the matrices whose rows they count, the mask and scale before the narration and
+    /// figures that refer to them.
+    fn document<'a, 'i>(&mut self, root: &'a DeTable<'i>) -> Option<Lesson> {
+        let mut entries = Entries { list: Vec::new() };
+        for (key, value) in root.iter() {
+            let name = key.get_ref().as_ref();
+            if TOP_KEYS.contains(&name) {
+                entries.list.push((name, key.span(), value));
+            } else {
+                self.unknown_key(name, key.span(), &TOP_KEYS, "not a lesson key");
+            }
+        }
+        let misplaced = self.misplaced_keys(&mut entries);
+        let find = |name: &str| entries.get(name);
+
+        let format = self.format(find("format"));
+        let title = self.text_field(find("title"), "title", Some(TITLE_ROOM), None, true);
+        let source = self.text_field(
+            find("source"),
+            "source",
+            None,
+            Some(MAX_SOURCE_CHARS),
+            false,
+        );
+        let summary = self.text_field(
+            find("summary"),
+            "summary",
+            None,
+            Some(MAX_SUMMARY_CHARS),
+            false,
+        );
+        let tokens = self.tokens(find("tokens"));
+        let token_labels = tokens.as_deref();
+        let inputs = self.inputs(&entries, token_labels.map(<[String]>::len));
+
+        let positions = self.positions(
+            find("positions"),
+            format,
+            token_labels.map(<[String]>::len),
+            inputs.as_ref(),
+        );
+        let scale = self.boolean(find("scale"), "scale").unwrap_or(true);
+        let mask = self.mask(find("mask"), token_labels.map(<[String]>::len));
+        let decimals = self.decimals(find("decimals"));
+        let focus = self.focus(find("focus"), token_labels);
+        let narration = self.narration(find("narration"), &mask, &misplaced);
+        let expected = self.expected(
+            find("expected"),
+            &misplaced,
+            token_labels,
+            inputs.as_ref(),
+            scale,
+            positions.as_ref().map(PositionInputs::kind),
+        );
+
+        let has_error = self.diagnostics.iter().any(Diagnostic::is_error);
+        if has_error {
+            return None;
+        }
+        Some(Lesson {
+            title: title?,
+            source: source.unwrap_or_default(),
+            summary: summary.unwrap_or_default(),
+            tokens: tokens?,
+            inputs: inputs?,
+            scale,
+            mask: mask?,
+            positions: positions?,
+            format: format?,
+            focus: focus?,
+            decimals,
+            narration,
+            expected: expected?,
+        })
+    }
+}

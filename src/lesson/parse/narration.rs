@@ -1,0 +1,85 @@
+//! `[narration]`: the lesson's own words for each step, one string per step key.
+
+use toml::de::DeValue;
+
+use super::{Entry, Reader};
+use crate::attention::Step;
+use crate::lesson::diagnostic::Diagnostic;
+use crate::lesson::limits::MAX_NARRATION_CHARS;
+use crate::lesson::{Mask, Narration};
+
+/// Whether `key` is one of `[narration]`'s own keys (a step), rather than a lesson key written
+/// below the header by mistake.
+pub(super) fn is_step_key(key: &str) -> bool {
+    Step::from_key(key).is_some()
+}
+
+impl Reader<'_> {
+    pub(super) fn narration(
+        &mut self,
+        entry: Entry<'_, '_>,
+        mask: &Option<Mask>,
+        misplaced: &[String],
+    ) -> Narration {
+        let mut narration = Narration::default();
+        let Some((_, value)) = entry else {
+            return narration;
+        };
+        let DeValue::Table(table) = value.get_ref() else {
+            self.wrong_type(
+                value,
+                "`narration`",
+                "a table",
+                "[narration]\nscores = \"...\"",
+            );
+            return narration;
+        };
+        let keys: Vec<&str> = Step::ALL.iter().map(|step| step.key()).collect();
+        for (name, text) in table.iter() {
+            if misplaced.iter().any(|key| key == name.get_ref()) {
+                continue;
+            }
+            let Some(step) = Step::from_key(name.get_ref()) else {
+                self.unknown_key(name.get_ref(), name.span(), &keys, "not a step");
+                continue;
+            };
+            let DeValue::String(words) = text.get_ref() else {
+                self.wrong_type(
+                    text,
+                    &format!("narration for {}", step.key()),
+                    "a string",
+                    "scores = \"Each query meets every key.\"",
+                );
+                continue;
+            };
+            let Some(words) = self.clean(
+                words,
+                text.span(),
+                &format!("narration for {}", step.key()),
+                true,
+            ) else {
+                continue;
+            };
+            if words.chars().count() > MAX_NARRATION_CHARS {
+                self.error(
+                    Diagnostic::error(text.span(), format!("narration for {} has {} characters; the limit is {MAX_NARRATION_CHARS}", step.key(), words.chars().count()))
+                        .label("too long")
+                        .help("keep each step's narration to a few short paragraphs"),
+                );
+                continue;
+            }
+            if step == Step::Masking && matches!(mask, Some(Mask::None)) {
+                self.error(
+                    Diagnostic::warning(
+                        name.span(),
+                        "narration for masking is never shown: this lesson has no mask",
+                    )
+                    .label("unused")
+                    .help("add `mask = \"causal\"` or remove this narration"),
+                );
+            }
+            narration.set(step, words);
+        }
+        narration
+    }
+}

@@ -1,0 +1,213 @@
+//! The lesson's settings: `format`, `scale`, `mask`, `decimals` and `focus`.
+
+use toml::de::DeValue;
+
+use super::inputs::Axis;
+use super::report::suggest;
+use super::values::integer_value;
+use super::{Entry, Reader};
+use crate::lesson::Mask;
+use crate::lesson::diagnostic::Diagnostic;
+use crate::lesson::limits::{DEFAULT_DECIMALS, MAX_DECIMALS};
+use crate::lesson::text::printable;
+
+impl Reader<'_> {
+    /// The file's format: 1, or 2 for positions. `None` when it is missing or unknown.
+    pub(super) fn format(&mut self, entry: Entry<'_, '_>) -> Option<u32> {
+        let Some((_, value)) = entry else {
+            self.error(
+                Diagnostic::error(0..0, "missing `format = 1`")
+                    .label("lesson files start with their format version")
+                    .help("add `format = 1` as the first line (`format = 2` for positions)"),
+            );
+            return None;
+        };
+        match value.get_ref() {
+            DeValue::Integer(integer) => match integer_value(integer) {
+                Ok(1) => Some(1),
+                Ok(2) => Some(2),
+                _ => {
+                    self.error(
+                        Diagnostic::error(value.span(), "unsupported lesson format")
+                            .label("this attn-tutor reads formats 1 and 2")
+                            .help("write `format = 1` (or 2 for positions), or use the attn-tutor release that wrote this file"),
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.wrong_type(value, "`format`", "an integer", "format = 1");
+                None
+            }
+        }
+    }
+
+    pub(super) fn boolean(&mut self, entry: Entry<'_, '_>, key: &str) -> Option<bool> {
+        let (_, value) = entry?;
+        match value.get_ref() {
+            DeValue::Boolean(flag) => Some(*flag),
+            _ => {
+                self.wrong_type(
+                    value,
+                    &format!("`{key}`"),
+                    "true or false",
+                    &format!("{key} = true"),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn mask(&mut self, entry: Entry<'_, '_>, seq_len: Option<usize>) -> Option<Mask> {
+        let Some((_, value)) = entry else {
+            return Some(Mask::None);
+        };
+        match value.get_ref() {
+            DeValue::String(text) => match text.as_ref() {
+                "none" => Some(Mask::None),
+                "causal" => Some(Mask::Causal),
+                other => {
+                    let diagnostic = Diagnostic::error(
+                        value.span(),
+                        format!("unknown mask \"{}\"", printable(other)),
+                    )
+                    .label("not a mask");
+                    self.error(suggest(
+                        diagnostic,
+                        other,
+                        &["none", "causal"],
+                        "a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of biases (0 keeps, -inf hides)",
+                    ));
+                    None
+                }
+            },
+            DeValue::Array(_) => {
+                // One row per query token; the columns (one per key token) are compared just below.
+                let matrix = self.literal_matrix("mask", Axis::SeqLen.limit(), value, true)?;
+                let seq_len = seq_len?;
+                if matrix.nrows() != seq_len || matrix.ncols() != seq_len {
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!(
+                                "the mask is {} × {}, but there are {seq_len} tokens",
+                                matrix.nrows(),
+                                matrix.ncols()
+                            ),
+                        )
+                        .label(format!("expected {seq_len} × {seq_len}"))
+                        .help("a mask has one row per query and one column per key"),
+                    );
+                    return None;
+                }
+                if let DeValue::Array(rows) = value.get_ref() {
+                    for (r, row) in rows.iter().enumerate() {
+                        if matrix.row(r).iter().all(|cell| *cell == f64::NEG_INFINITY) {
+                            self.error(
+                                Diagnostic::warning(row.span(), format!("row {} of the mask hides every key", r + 1))
+                                    .label("all -inf")
+                                    .help("this query has nothing to attend to: its weights and output will be 0; put a 0 where it may look"),
+                            );
+                        }
+                    }
+                }
+                Some(Mask::Matrix(matrix))
+            }
+            _ => {
+                self.wrong_type(
+                    value,
+                    "`mask`",
+                    "\"none\", \"causal\" or a matrix",
+                    "mask = \"causal\"",
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn decimals(&mut self, entry: Entry<'_, '_>) -> usize {
+        let Some((_, value)) = entry else {
+            return DEFAULT_DECIMALS;
+        };
+        match value.get_ref() {
+            DeValue::Integer(integer) => match integer_value(integer) {
+                Ok(n) if (0..=MAX_DECIMALS as i64).contains(&n) => n as usize,
+                _ => {
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!("`decimals` must be between 0 and {MAX_DECIMALS}"),
+                        )
+                        .label("out of range")
+                        .help("decimals = 3 shows 0.333"),
+                    );
+                    DEFAULT_DECIMALS
+                }
+            },
+            _ => {
+                self.wrong_type(value, "`decimals`", "an integer", "decimals = 3");
+                DEFAULT_DECIMALS
+            }
+        }
+    }
+
+    /// `Some(None)` when there is no focus, `None` after an error.
+    pub(super) fn focus(
+        &mut self,
+        entry: Entry<'_, '_>,
+        tokens: Option<&[String]>,
+    ) -> Option<Option<usize>> {
+        let Some((_, value)) = entry else {
+            return Some(None);
+        };
+        let tokens = tokens?;
+        match value.get_ref() {
+            DeValue::String(text) => {
+                if let Some(row) = tokens.iter().position(|token| token == text.as_ref()) {
+                    return Some(Some(row));
+                }
+                let names: Vec<&str> = tokens.iter().map(String::as_str).collect();
+                let diagnostic = Diagnostic::error(
+                    value.span(),
+                    format!(
+                        "`focus` names \"{}\", which is not a token",
+                        printable(text)
+                    ),
+                )
+                .label("no such token");
+                self.error(suggest(
+                    diagnostic,
+                    text,
+                    &names,
+                    format!("use a token label or a position from 1 to {}", tokens.len()),
+                ));
+                None
+            }
+            DeValue::Integer(integer) => match integer_value(integer) {
+                Ok(position) if position >= 1 && position as usize <= tokens.len() => {
+                    Some(Some(position as usize - 1))
+                }
+                _ => {
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!("`focus` position must be between 1 and {}", tokens.len()),
+                        )
+                        .label("no such position")
+                        .help("positions count tokens from 1"),
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.wrong_type(
+                    value,
+                    "`focus`",
+                    "a token label or a position",
+                    "focus = \"cat\"",
+                );
+                None
+            }
+        }
+    }
+}

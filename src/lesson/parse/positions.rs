@@ -1,0 +1,105 @@
+//! `positions` (format 2): how word order enters the lesson. A name ("none", "sinusoidal",
+//! "rope") or a seq_len × d_model matrix of learned positions, checked against the inputs it
+//! works on.
+
+use toml::de::DeValue;
+
+use super::inputs::Axis;
+use super::report::suggest;
+use super::{Entry, Reader};
+use crate::lesson::diagnostic::Diagnostic;
+use crate::lesson::text::printable;
+use crate::lesson::{Inputs, PositionInputs};
+
+/// The names `positions` may have; a matrix is the fourth kind.
+const KINDS: [&str; 3] = ["none", "sinusoidal", "rope"];
+
+impl Reader<'_> {
+    /// The lesson's positions: none without the key. `format` is the lesson's format (the key
+    /// needs 2), `tokens` its token count and `inputs` its matrices, when they could be read.
+    pub(super) fn positions(
+        &mut self,
+        entry: Entry<'_, '_>,
+        format: Option<u32>,
+        tokens: Option<usize>,
+        inputs: Option<&Inputs>,
+    ) -> Option<PositionInputs> {
+        let Some((key_span, value)) = entry else {
+            return Some(PositionInputs::None);
+        };
+        if format == Some(1) {
+            self.error(
+                Diagnostic::error(key_span, "`positions` needs `format = 2`")
+                    .label("a format 1 lesson has no positions")
+                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
+            );
+            return None;
+        }
+        let positions = match value.get_ref() {
+            DeValue::String(text) => match text.as_ref() {
+                "none" => PositionInputs::None,
+                "sinusoidal" => PositionInputs::Sinusoidal,
+                "rope" => PositionInputs::Rope,
+                other => {
+                    let diagnostic = Diagnostic::error(
+                        value.span(),
+                        format!("unknown positions \"{}\"", printable(other)),
+                    )
+                    .label("not a kind of positions");
+                    self.error(suggest(
+                        diagnostic,
+                        other,
+                        &KINDS,
+                        "positions are \"none\", \"sinusoidal\", \"rope\", or a seq_len × d_model matrix of learned positions",
+                    ));
+                    return None;
+                }
+            },
+            _ => PositionInputs::Learned(self.matrix("positions", Axis::SeqLen.limit(), value)?),
+        };
+        let inputs = inputs?;
+        let d_model = match inputs {
+            Inputs::Projected { embeddings, .. } => Some(embeddings.values.ncols()),
+            Inputs::Direct { .. } => None,
+        };
+        match (&positions, d_model) {
+            (PositionInputs::Sinusoidal | PositionInputs::Learned(_), None) => {
+                self.error(
+                    Diagnostic::error(value.span(), "positions are added to embeddings, and this lesson gives q, k, v directly")
+                        .label("nothing to add them to")
+                        .help("give embeddings with w_q, w_k, w_v, or use positions = \"rope\", which turns the given q and k"),
+                );
+                return None;
+            }
+            (PositionInputs::Learned(matrix), Some(d_model)) => {
+                let (rows, cols) = matrix.values.shape();
+                let seq_len = tokens?;
+                if (rows, cols) != (seq_len, d_model) {
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!("`positions` is {rows} × {cols}, but it is added to embeddings of {seq_len} × {d_model}"),
+                        )
+                        .label(format!("{rows} × {cols}"))
+                        .help(format!("give one row per token and one column per embedding column: {seq_len} × {d_model}")),
+                    );
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        let d_k = match inputs {
+            Inputs::Projected { w_q, .. } => w_q.values.ncols(),
+            Inputs::Direct { q, .. } => q.values.ncols(),
+        };
+        if positions == PositionInputs::Rope && d_k % 2 == 1 {
+            self.error(
+                Diagnostic::error(value.span(), format!("RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"))
+                    .label("needs an even d_k")
+                    .help(format!("give queries and keys {} or {} columns", d_k - 1, d_k + 1)),
+            );
+            return None;
+        }
+        Some(positions)
+    }
+}

@@ -1,0 +1,112 @@
+//! The words every part of the parser shares: an unknown key, a value of the wrong type, a
+//! likely typo, a plural, an echo of what was written.
+
+use std::ops::Range;
+
+use super::values::type_name;
+use super::{Reader, Value};
+use crate::lesson::diagnostic::Diagnostic;
+use crate::lesson::text::printable;
+
+impl Reader<'_> {
+    pub(super) fn unknown_key(
+        &mut self,
+        name: &str,
+        span: Range<usize>,
+        known: &[&str],
+        label: &str,
+    ) {
+        let mut diagnostic = Diagnostic::error(
+            span,
+            format!("unknown key `{}`", shortened(&printable(name))),
+        )
+        .label(label);
+        diagnostic = match did_you_mean(name, known) {
+            Some(suggestion) => diagnostic.help(format!("did you mean `{suggestion}`?")),
+            None => diagnostic.help(format!("the keys here are: {}", known.join(", "))),
+        };
+        self.error(diagnostic);
+    }
+
+    pub(super) fn wrong_type(
+        &mut self,
+        value: &Value<'_>,
+        what: &str,
+        expected: &str,
+        example: &str,
+    ) {
+        self.error(
+            Diagnostic::error(
+                value.span(),
+                format!(
+                    "{what} must be {expected}, found {}",
+                    type_name(value.get_ref())
+                ),
+            )
+            .label(format!("expected {expected}"))
+            .help(format!("for example: {example}")),
+        );
+    }
+
+    /// The text as written at `span`, safe to echo.
+    pub(super) fn text_at(&self, span: Range<usize>) -> String {
+        printable(self.source.get(span).unwrap_or("this value"))
+    }
+}
+
+/// A diagnostic for a name that is not one of `known` (a distribution, a mask, a token): the
+/// closest known name when it is likely a typo, else `otherwise`.
+pub(super) fn suggest(
+    diagnostic: Diagnostic,
+    name: &str,
+    known: &[&str],
+    otherwise: impl Into<String>,
+) -> Diagnostic {
+    match did_you_mean(name, known) {
+        Some(suggestion) => diagnostic.help(format!("did you mean \"{}\"?", printable(suggestion))),
+        None => diagnostic.help(otherwise),
+    }
+}
+
+/// Echoed text cut to a readable length: a 100,000-character key is not worth printing.
+fn shortened(text: &str) -> String {
+    const MAX: usize = 40;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(MAX).collect::<String>())
+    }
+}
+
+/// "1 row", "3 rows".
+pub(super) fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+/// The closest known name, when it is close enough to be a likely typo.
+pub(crate) fn did_you_mean<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    // Jaro-Winkler catches most typos; a swap of two letters in a short word ("cta" for "cat")
+    // scores low there, so one edit (transpositions included) also counts.
+    known
+        .iter()
+        .map(|candidate| {
+            let close =
+                strsim::damerau_levenshtein(name, candidate) <= 1 && name.chars().count() >= 2;
+            let similarity = strsim::jaro_winkler(name, candidate);
+            (
+                if close {
+                    similarity.max(0.81)
+                } else {
+                    similarity
+                },
+                *candidate,
+            )
+        })
+        .filter(|(similarity, _)| *similarity > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
+}

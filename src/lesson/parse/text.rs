@@ -1,0 +1,199 @@
+//! The lesson's words: `title`, `source`, `summary` and the `tokens`, checked for what reaches a
+//! terminal (control and invisible characters, width on screen, length).
+
+use std::ops::Range;
+
+use toml::de::DeValue;
+
+use super::{Entry, Reader};
+use crate::lesson::diagnostic::Diagnostic;
+use crate::lesson::limits::MAX_TOKENS;
+use crate::lesson::text::{LABEL_ROOM, Room, TooLarge, clean_text};
+
+impl Reader<'_> {
+    /// A single string field. `room` bounds its width on screen and its size, `max_chars` its
+    /// length.
+    pub(super) fn text_field(
+        &mut self,
+        entry: Entry<'_, '_>,
+        key: &str,
+        room: Option<Room>,
+        max_chars: Option<usize>,
+        required: bool,
+    ) -> Option<String> {
+        let Some((_, value)) = entry else {
+            if required {
+                self.error(
+                    Diagnostic::error(0..0, format!("missing `{key}`"))
+                        .label(format!("every lesson has a {key}"))
+                        .help(format!("add `{key} = \"...\"` near the top of the file")),
+                );
+            }
+            return None;
+        };
+        let DeValue::String(text) = value.get_ref() else {
+            self.wrong_type(
+                value,
+                &format!("`{key}`"),
+                "a string",
+                &format!("{key} = \"...\""),
+            );
+            return None;
+        };
+        let text = self.clean(text, value.span(), &format!("`{key}`"), false)?;
+        if required && text.trim().is_empty() {
+            self.error(
+                Diagnostic::error(value.span(), format!("`{key}` is blank"))
+                    .label("nothing to show")
+                    .help(format!("give the lesson a {key} the picker can show")),
+            );
+            return None;
+        }
+        if let Some(room) = room
+            && let Err(problem) = room.check(&text)
+        {
+            let help = match problem {
+                TooLarge::Columns { .. } => "shorten it; the summary can say more",
+                TooLarge::Bytes { .. } => problem.help(),
+            };
+            self.error(
+                Diagnostic::error(value.span(), problem.describe(&format!("`{key}`")))
+                    .label("too long")
+                    .help(help),
+            );
+            return None;
+        }
+        if let Some(max) = max_chars
+            && text.chars().count() > max
+        {
+            self.error(
+                Diagnostic::error(
+                    value.span(),
+                    format!(
+                        "`{key}` has {} characters; the limit is {max}",
+                        text.chars().count()
+                    ),
+                )
+                .label("too long"),
+            );
+            return None;
+        }
+        Some(text)
+    }
+
+    /// Refuses control and format characters, pointing at the offending one.
+    pub(super) fn clean(
+        &mut self,
+        text: &str,
+        span: Range<usize>,
+        what: &str,
+        multiline: bool,
+    ) -> Option<String> {
+        match clean_text(text, multiline) {
+            Ok(cleaned) => Some(cleaned),
+            Err(problem) => {
+                let at = self.char_span_in_string(&span, text, problem.index());
+                self.error(
+                    Diagnostic::error(at, format!("{what}: {}", problem.describe()))
+                        .label("this character")
+                        .help("lesson text reaches other people's terminals, so it may not contain control or invisible formatting characters; remove it"),
+                );
+                None
+            }
+        }
+    }
+
+    /// The span of the `index`-th character of a string value, when the source writes it
+    /// literally; otherwise (an escape such as \u001b) the whole string.
+    fn char_span_in_string(&self, span: &Range<usize>, text: &str, index: usize) -> Range<usize> {
+        let Some(raw) = self.source.get(span.clone()) else {
+            return span.clone();
+        };
+        let Some(ch) = text.chars().nth(index) else {
+            return span.clone();
+        };
+        match raw.find(ch) {
+            Some(offset) => span.start + offset..span.start + offset + ch.len_utf8(),
+            None => span.clone(),
+        }
+    }
+
+    pub(super) fn tokens(&mut self, entry: Entry<'_, '_>) -> Option<Vec<String>> {
+        let Some((_, value)) = entry else {
+            self.error(
+                Diagnostic::error(0..0, "missing `tokens`")
+                    .label("a lesson needs its tokens")
+                    .help("add `tokens = [\"The\", \"cat\", \"sleeps\"]`: one label per row of the embeddings"),
+            );
+            return None;
+        };
+        let DeValue::Array(items) = value.get_ref() else {
+            self.wrong_type(
+                value,
+                "`tokens`",
+                "an array of strings",
+                "tokens = [\"The\", \"cat\"]",
+            );
+            return None;
+        };
+        if items.is_empty() {
+            self.error(
+                Diagnostic::error(value.span(), "`tokens` is empty")
+                    .label("no tokens")
+                    .help("give at least one token label"),
+            );
+            return None;
+        }
+        if items.len() > MAX_TOKENS {
+            self.error(
+                Diagnostic::error(
+                    value.span(),
+                    format!("{} tokens; the limit is {MAX_TOKENS}", items.len()),
+                )
+                .label("too many tokens"),
+            );
+            return None;
+        }
+        let mut tokens = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (position, item) in items.iter().enumerate() {
+            let what = format!("token {}", position + 1);
+            let DeValue::String(text) = item.get_ref() else {
+                self.wrong_type(item, &what, "a string", "\"cat\"");
+                ok = false;
+                continue;
+            };
+            let Some(label) = self.clean(text, item.span(), &what, false) else {
+                ok = false;
+                continue;
+            };
+            if label.trim().is_empty() {
+                self.error(
+                    Diagnostic::error(item.span(), format!("{what} is blank"))
+                        .label("empty label")
+                        .help("give every token a visible label"),
+                );
+                ok = false;
+            } else if let Err(problem) = LABEL_ROOM.check(&label) {
+                let help = match problem {
+                    TooLarge::Columns { .. } => {
+                        "token labels head table rows and columns; use a shorter label"
+                    }
+                    TooLarge::Bytes { .. } => problem.help(),
+                };
+                let label = match problem {
+                    TooLarge::Columns { .. } => "too wide",
+                    TooLarge::Bytes { .. } => "too large",
+                };
+                self.error(
+                    Diagnostic::error(item.span(), problem.describe(&what))
+                        .label(label)
+                        .help(help),
+                );
+                ok = false;
+            }
+            tokens.push(label);
+        }
+        ok.then_some(tokens)
+    }
+}
