@@ -219,8 +219,9 @@ def forward(lesson):
 
 
 def expected_values(ours, format1_only):
-    """What the JSON document must hold, path by path: format 1's top-level keys, and unless
-    `format1_only` also format 2's `x`, `positions`, `heads[0].*`, `concat` and `output`."""
+    """What the JSON document must hold, path by path: format 1's top-level keys (`output`
+    among them), and unless `format1_only` also format 2's `x`, `positions`, `heads[0].*` and
+    `concat`."""
     expected = {key: ours[key] for key in FORMAT1_MATRICES}
     if not format1_only:
         expected["x"] = ours["x"]
@@ -318,6 +319,10 @@ class Comparison:
                 self.problem(lesson, "derivations", f"a derivation of `{key}`, which numpy "
                              "does not have")
                 continue
+            if not (0 <= row < matrix.shape[0] and 0 <= col < matrix.shape[1]):
+                self.problem(lesson, "derivations", f"{key}[{row}][{col}] is no cell of "
+                             f"`{key}` ({matrix.shape[0]} x {matrix.shape[1]})")
+                continue
             value = derivation["value"]
             cell = -np.inf if value == "-inf" else np.inf if value == "inf" else value
             self.values += 1
@@ -367,12 +372,6 @@ def compare_document(comparison, lesson_path, ours, document, format1_only):
             comparison.problem(lesson_path, key, f"missing from the JSON ({error})")
             continue
         comparison.matrix(lesson_path, key, numpy, value)
-    if not format1_only:
-        try:
-            comparison.matrix(lesson_path, "output (top level)", ours["output"],
-                              document["output"])
-        except KeyError:
-            pass  # already reported as a format 1 key
     for key in ("tokens", "d_k", "fully_masked_rows", "title"):
         if key not in document:
             comparison.problem(lesson_path, key, "missing from the JSON")
@@ -494,6 +493,14 @@ def self_test():
     complex_form[:, 0::2], complex_form[:, 1::2] = turned.real, turned.imag
     check("RoPE equals its complex form", np.allclose(rope_rotate(m), complex_form, rtol=0,
                                                       atol=1e-14))
+    # The rotate-half layout (pairs (j, j + d/2), as GPT-NeoX writes it) is another RoPE: an
+    # engine that used it must disagree here, not pass.
+    phi = np.arange(5)[:, None] * 10000.0 ** (-2 * np.arange(3) / 6)
+    first, second = m[:, :3], m[:, 3:]
+    rotate_half = np.concatenate([first * np.cos(phi) - second * np.sin(phi),
+                                  first * np.sin(phi) + second * np.cos(phi)], axis=1)
+    check("RoPE pairs neighbours (2i, 2i+1), not halves",
+          np.abs(rope_rotate(m) - rotate_half).max() > 1e-3)
     p, c = np.arange(6)[:, None], np.arange(5)[None, :]
     angle = p / 10000.0 ** (2 * (c // 2) / 5)
     check("PE equals its array form", np.allclose(
