@@ -1,0 +1,591 @@
+#!/usr/bin/env python3
+"""An independent numpy reference for attn-tutor's attention pipeline, and its comparison.
+
+It reads lesson files (TOML, literal matrices only) with Python's own tomllib, computes every
+matrix of one forward pass in float64 with plain numpy, and compares them with the JSON that
+`attn-tutor show LESSON --format json` wrote for the same lesson.
+
+    attention.py [--format1-only] LESSON.toml SHOW.json [LESSON.toml SHOW.json ...]
+    attention.py --self-test
+
+A value agrees when |ours - numpy| <= 1e-9 * max(1, |numpy|); the JSON's "-inf" and "inf"
+strings are the infinities. Every comparison run starts with the self-test, so a broken
+reference cannot pass. The exit code is 0 only when the self-test passes and every value of
+every lesson agrees; otherwise each disagreeing key is printed with its worst deviation.
+
+The code is written to be read next to the formulas, one function per step; it shares nothing
+with the Rust engine.
+"""
+
+import json
+import math
+import sys
+import tomllib
+
+import numpy as np
+
+TOLERANCE = 1e-9
+ROPE_BASE = 10000.0
+SINUSOID_BASE = 10000.0
+
+# The keys a format 1 document has always had; the rest came with format 2.
+FORMAT1_MATRICES = [
+    "embeddings", "w_q", "w_k", "w_v", "q", "k", "v",
+    "scores", "scaled", "mask", "masked", "weights", "output",
+]
+HEAD_MATRICES = [
+    "q", "k", "v", "q_rope", "k_rope", "scores", "scaled", "masked", "weights", "output",
+]
+
+
+class LessonError(Exception):
+    """A lesson this reference cannot read (it only takes literal matrices)."""
+
+
+# --- Reading a lesson -----------------------------------------------------------------------
+
+
+def read_lesson(path):
+    """The lesson file as a dict, parsed by tomllib (so -inf cells are float('-inf'))."""
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+def literal_matrix(lesson, key):
+    """The lesson's matrix `key` as a float64 array of shape (rows, cols), or None when absent.
+
+    Only literal rows of numbers are read: a generator ({ random = ... }) is the engine's own
+    pseudo-random stream, which an independent reference cannot reproduce.
+    """
+    value = lesson.get(key)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        raise LessonError(f"`{key}` is a generator; the reference reads literal matrices only")
+    if not isinstance(value, list) or not value or not all(isinstance(row, list) for row in value):
+        raise LessonError(f"`{key}` is not a matrix (rows of numbers)")
+    widths = {len(row) for row in value}
+    if len(widths) != 1:
+        raise LessonError(f"`{key}` has rows of different lengths")
+    return np.array(value, dtype=np.float64)
+
+
+# --- The steps ------------------------------------------------------------------------------
+
+
+def sinusoidal_positions(seq_len, d_model):
+    """Vaswani et al. 2017, section 3.5: PE[p, c] = sin(p / 10000^(2i/d_model)) for even c and
+    cos(p / 10000^(2i/d_model)) for odd c, where i = floor(c / 2) and p = 0, 1, 2, ..."""
+    pe = np.zeros((seq_len, d_model))
+    for p in range(seq_len):
+        for c in range(d_model):
+            i = c // 2
+            angle = p / SINUSOID_BASE ** (2 * i / d_model)
+            pe[p, c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+    return pe
+
+
+def add_positions(embeddings, positions):
+    """X = embeddings + positions (the matrix the projections read); X = embeddings without."""
+    return embeddings if positions is None else embeddings + positions
+
+
+def project(x, w):
+    """A projection: Q = X W_q, K = X W_k, V = X W_v (rows are tokens)."""
+    return x @ w
+
+
+def rope_rotate(m):
+    """RoFormer (Su et al. 2021), eq. 34: row p (0-based) of Q or K is rotated pairwise; for
+    i = 0 .. d/2 - 1, phi = p * 10000^(-2i/d) and
+    (x_2i, x_2i+1) -> (x_2i cos phi - x_2i+1 sin phi, x_2i sin phi + x_2i+1 cos phi)."""
+    seq_len, d = m.shape
+    if d % 2:
+        raise LessonError(f"RoPE needs an even d_k, found {d}")
+    rotated = np.empty_like(m)
+    for p in range(seq_len):
+        for i in range(d // 2):
+            phi = p * ROPE_BASE ** (-2 * i / d)
+            a, b = m[p, 2 * i], m[p, 2 * i + 1]
+            rotated[p, 2 * i] = a * math.cos(phi) - b * math.sin(phi)
+            rotated[p, 2 * i + 1] = a * math.sin(phi) + b * math.cos(phi)
+    return rotated
+
+
+def attention_scores(q, k):
+    """scores = Q K^T: row i, column j is the dot product of query i with key j."""
+    return q @ k.T
+
+
+def scale_scores(scores, d_k):
+    """scaled = scores / sqrt(d_k) (Vaswani et al. 2017, eq. 1)."""
+    return scores / math.sqrt(d_k)
+
+
+def causal_mask(seq_len):
+    """The causal mask: 0 where key j <= query i, -inf where j > i (no looking ahead)."""
+    mask = np.zeros((seq_len, seq_len))
+    mask[np.triu_indices(seq_len, k=1)] = -np.inf
+    return mask
+
+
+def lesson_mask(lesson, seq_len):
+    """The additive mask of a lesson: None, the causal one, or its written matrix of
+    0 (keep), -inf (hide) and finite biases (added to the score)."""
+    written = lesson.get("mask", "none")
+    if written == "none":
+        return None
+    if written == "causal":
+        return causal_mask(seq_len)
+    return literal_matrix(lesson, "mask")
+
+
+def apply_mask(scores, mask):
+    """masked = scores + mask: -inf hides a key, a finite bias tilts its score."""
+    return scores + mask
+
+
+def softmax_rows(m):
+    """weights[i, j] = exp(m[i, j] - max_i) / sum_j' exp(m[i, j'] - max_i), row by row.
+
+    Subtracting the row maximum changes nothing mathematically and keeps exp in range. A row
+    that is -inf everywhere (every key hidden) has nothing to attend to: its weights are all
+    0, never the NaN of 0/0.
+    """
+    weights = np.zeros_like(m)
+    for i, row in enumerate(m):
+        top = np.max(row)
+        if top == -np.inf:
+            continue
+        exps = np.exp(row - top)
+        weights[i] = exps / np.sum(exps)
+    return weights
+
+
+def attend(weights, v):
+    """output = weights V: each row a weighted average of the value rows."""
+    return weights @ v
+
+
+# --- The whole pass -------------------------------------------------------------------------
+
+
+def forward(lesson):
+    """Every matrix of the lesson's forward pass, by the JSON's names (None where absent)."""
+    tokens = lesson["tokens"]
+    seq_len = len(tokens)
+    embeddings = literal_matrix(lesson, "embeddings")
+    w_q, w_k, w_v = (literal_matrix(lesson, key) for key in ("w_q", "w_k", "w_v"))
+    kind = lesson.get("positions", "none")
+    rope = kind == "rope"
+
+    positions = None
+    if kind == "sinusoidal":
+        positions = sinusoidal_positions(seq_len, embeddings.shape[1])
+    elif not isinstance(kind, str):
+        positions = literal_matrix(lesson, "positions")
+    elif kind not in ("none", "rope"):
+        raise LessonError(f"unknown positions {kind!r}")
+
+    if embeddings is not None:
+        x = add_positions(embeddings, positions)
+        q, k, v = project(x, w_q), project(x, w_k), project(x, w_v)
+    else:
+        x = None
+        q, k, v = (literal_matrix(lesson, key) for key in ("q", "k", "v"))
+
+    q_rope = rope_rotate(q) if rope else None
+    k_rope = rope_rotate(k) if rope else None
+    scores = attention_scores(q_rope if rope else q, k_rope if rope else k)
+    d_k = k.shape[1]
+    scaled = scale_scores(scores, d_k) if lesson.get("scale", True) else None
+    mask = lesson_mask(lesson, seq_len)
+    before_mask = scores if scaled is None else scaled
+    masked = None if mask is None else apply_mask(before_mask, mask)
+    weights = softmax_rows(before_mask if masked is None else masked)
+    output = attend(weights, v)
+    # Rows whose every key is hidden: only a mask can make a score -inf.
+    fully_masked = [] if masked is None else [
+        i for i, row in enumerate(masked) if np.all(row == -np.inf)]
+    return {
+        "tokens": list(tokens), "d_k": d_k, "fully_masked_rows": fully_masked,
+        "title": lesson["title"],
+        "embeddings": embeddings, "w_q": w_q, "w_k": w_k, "w_v": w_v,
+        "positions": positions, "x": x,
+        "q": q, "k": k, "v": v, "q_rope": q_rope, "k_rope": k_rope,
+        "scores": scores, "scaled": scaled, "mask": mask, "masked": masked,
+        "weights": weights, "output": output,
+    }
+
+
+def expected_values(ours, format1_only):
+    """What the JSON document must hold, path by path: format 1's top-level keys (`output`
+    among them), and unless `format1_only` also format 2's `x`, `positions`, `heads[0].*` and
+    `concat`."""
+    expected = {key: ours[key] for key in FORMAT1_MATRICES}
+    if not format1_only:
+        expected["x"] = ours["x"]
+        expected["positions"] = ours["positions"]
+        for key in HEAD_MATRICES:
+            expected[f"heads[0].{key}"] = ours[key]
+        # One head and no W_O: the concatenation of the heads is that head's output.
+        expected["concat"] = ours["output"]
+    return expected
+
+
+# --- Comparing with the JSON ----------------------------------------------------------------
+
+
+def json_matrix(value):
+    """A JSON matrix (rows of numbers, "-inf" / "inf" for the infinite) as a float64 array."""
+    infinities = {"-inf": -np.inf, "inf": np.inf}
+    rows = [[infinities[cell] if isinstance(cell, str) else cell for cell in row] for row in value]
+    return np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+
+
+def deviation(ours, numpy):
+    """|ours - numpy| / max(1, |numpy|) cell by cell: 0 where both are the same infinity, inf
+    where only one is infinite or either is NaN. Agreement is a deviation <= TOLERANCE."""
+    both_infinite = np.isinf(ours) & np.isinf(numpy) & (np.sign(ours) == np.sign(numpy))
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = np.abs(ours - numpy) / np.maximum(1.0, np.abs(numpy))
+    scaled = np.where(both_infinite, 0.0, scaled)
+    return np.where(np.isnan(scaled), np.inf, scaled)
+
+
+def lookup(document, path):
+    """The value at `path` ("key" or "heads[0].key"); raises KeyError when it is missing."""
+    if path.startswith("heads[0]."):
+        heads = document["heads"]
+        if not isinstance(heads, list) or len(heads) != 1:
+            raise KeyError("heads (an array of exactly one head)")
+        return heads[0][path[len("heads[0]."):]]
+    return document[path]
+
+
+class Comparison:
+    """The agreement of one run: problems in words, and the worst deviation seen."""
+
+    def __init__(self):
+        self.problems = []
+        self.values = 0
+        self.worst = (0.0, None)
+
+    def problem(self, lesson, key, text):
+        self.problems.append(f"{lesson}: {key}: {text}")
+
+    def matrix(self, lesson, key, numpy, value):
+        """Compares one matrix (or its absence) and records its worst deviation."""
+        if numpy is None or value is None:
+            if numpy is not None or value is not None:
+                self.problem(lesson, key, f"numpy has {describe(numpy)}, the JSON has "
+                             f"{describe(value)}")
+            return
+        try:
+            ours = json_matrix(value)
+        except (KeyError, TypeError, ValueError) as error:
+            self.problem(lesson, key, f"not a matrix of numbers ({error})")
+            return
+        if ours.shape != numpy.shape:
+            self.problem(lesson, key, f"shape {ours.shape}, numpy {numpy.shape}")
+            return
+        if np.isnan(numpy).any():
+            self.problem(lesson, key, "the reference computed NaN (a bug in the reference)")
+            return
+        self.values += numpy.size
+        deviations = deviation(ours, numpy)
+        if deviations.size == 0:
+            return
+        at = np.unravel_index(np.argmax(deviations), deviations.shape)
+        worst = float(deviations[at])
+        where = (f"{lesson}: {key}[{at[0]}][{at[1]}] (ours {ours[at]!r}, numpy {numpy[at]!r})")
+        if worst > self.worst[0]:
+            self.worst = (worst, where)
+        if not worst <= TOLERANCE:
+            self.problem(lesson, key, f"worst deviation {worst:.3e} at [{at[0]}][{at[1]}]: "
+                         f"ours {ours[at]!r}, numpy {numpy[at]!r}")
+
+    def exact(self, lesson, key, numpy, value):
+        """Compares a value that must be equal, not near (tokens, d_k, rows, title)."""
+        if numpy != value:
+            self.problem(lesson, key, f"numpy has {numpy!r}, the JSON has {value!r}")
+
+    def derivations(self, lesson, ours, document):
+        """Every explained cell's value is the value of that cell."""
+        for derivation in document.get("derivations") or []:
+            key, row, col = derivation["matrix"], derivation["row"], derivation["col"]
+            matrix = ours.get(key)
+            if matrix is None:
+                self.problem(lesson, "derivations", f"a derivation of `{key}`, which numpy "
+                             "does not have")
+                continue
+            if not (0 <= row < matrix.shape[0] and 0 <= col < matrix.shape[1]):
+                self.problem(lesson, "derivations", f"{key}[{row}][{col}] is no cell of "
+                             f"`{key}` ({matrix.shape[0]} x {matrix.shape[1]})")
+                continue
+            value = derivation["value"]
+            cell = -np.inf if value == "-inf" else np.inf if value == "inf" else value
+            self.values += 1
+            found = float(deviation(np.array([float(cell)]), np.array([matrix[row, col]]))[0])
+            if found > self.worst[0]:
+                self.worst = (found, f"{lesson}: derivations {key}[{row}][{col}]")
+            if not found <= TOLERANCE:
+                self.problem(lesson, "derivations", f"{key}[{row}][{col}] is {value!r}, "
+                             f"numpy {matrix[row, col]!r}")
+
+
+def describe(value):
+    return "null" if value is None else "a matrix"
+
+
+def compare_lesson(comparison, lesson_path, json_path, format1_only):
+    """Compares one lesson's JSON with the reference; problems go into `comparison`."""
+    try:
+        lesson = read_lesson(lesson_path)
+        ours = forward(lesson)
+    except (LessonError, OSError, tomllib.TOMLDecodeError, KeyError) as error:
+        comparison.problem(lesson_path, "lesson", f"the reference cannot read it: {error}")
+        return
+    try:
+        with open(json_path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError) as error:
+        comparison.problem(lesson_path, "json", f"cannot read {json_path}: {error}")
+        return
+    compare_document(comparison, lesson_path, ours, document, format1_only)
+
+
+def compare_document(comparison, lesson_path, ours, document, format1_only):
+    """Compares a JSON document with the reference's matrices `ours`."""
+    missing_heads = False
+    for key, numpy in expected_values(ours, format1_only).items():
+        try:
+            value = lookup(document, key)
+        except (KeyError, TypeError, IndexError) as error:
+            if key.startswith("heads[0].") and not isinstance(document.get("heads"), list):
+                # Said once for the whole array, not once for each of its ten keys.
+                if not missing_heads:
+                    comparison.problem(lesson_path, "heads", "missing from the JSON, or not "
+                                       "an array")
+                missing_heads = True
+                continue
+            comparison.problem(lesson_path, key, f"missing from the JSON ({error})")
+            continue
+        comparison.matrix(lesson_path, key, numpy, value)
+    for key in ("tokens", "d_k", "fully_masked_rows", "title"):
+        if key not in document:
+            comparison.problem(lesson_path, key, "missing from the JSON")
+        else:
+            comparison.exact(lesson_path, key, ours[key], document[key])
+    comparison.derivations(lesson_path, ours, document)
+
+
+def written_document(ours):
+    """The JSON document a correct binary writes for these matrices (for the self-test)."""
+
+    def rows(matrix):
+        if matrix is None:
+            return None
+        words = {-np.inf: "-inf", np.inf: "inf"}
+        return [[words.get(cell, float(cell)) for cell in row] for row in matrix]
+
+    document = {key: rows(ours[key]) for key in FORMAT1_MATRICES + ["x", "positions"]}
+    document["heads"] = [{key: rows(ours[key]) for key in HEAD_MATRICES}]
+    document["concat"] = rows(ours["output"])
+    document.update({key: ours[key] for key in ("tokens", "d_k", "fully_masked_rows", "title")})
+    document["derivations"] = [{"matrix": "weights", "row": 0, "col": 1,
+                                "value": float(ours["weights"][0, 1])}]
+    return document
+
+
+# --- Self-test: hand-computed values ---------------------------------------------------------
+
+
+def self_test():
+    """Checks the reference against values worked out by hand; returns the failures."""
+    failures = []
+
+    def check(name, ok):
+        if not ok:
+            failures.append(name)
+
+    pe = sinusoidal_positions(2, 4)
+    check("PE row 0 is [0, 1, 0, 1]", np.array_equal(pe[0], [0.0, 1.0, 0.0, 1.0]))
+    check("PE for p=1, d_model=4 is [sin 1, cos 1, sin 0.01, cos 0.01]",
+          np.allclose(pe[1], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)],
+                      rtol=0, atol=1e-15))
+    check("PE of an odd d_model ends with a sine",
+          np.allclose(sinusoidal_positions(2, 3)[1, 2], math.sin(1 / 10000 ** (2 / 3)),
+                      rtol=0, atol=1e-15))
+
+    rotated = rope_rotate(np.array([[1.0, 0.0], [1.0, 0.0]]))
+    check("RoPE leaves position 0 alone", np.array_equal(rotated[0], [1.0, 0.0]))
+    check("RoPE of (1, 0) at p=1, i=0 is (cos 1, sin 1)",
+          np.allclose(rotated[1], [math.cos(1), math.sin(1)], rtol=0, atol=1e-15))
+    pair = rope_rotate(np.array([[0.0, 0.0, 1.0, 0.0]] * 2))[1]
+    check("RoPE turns pair i=1 of d=4 by 1/100 at p=1",
+          np.allclose(pair, [0.0, 0.0, math.cos(0.01), math.sin(0.01)], rtol=0, atol=1e-15))
+
+    # q_m . k_n after rotation depends on m - n only: the same vectors at (m, n) = (0, 2),
+    # (1, 3), (4, 6) give one dot product; another offset gives another.
+    generator = np.random.default_rng(13)
+    q, k = generator.normal(size=6), generator.normal(size=6)
+
+    def rotated_dot(m, n):
+        queries = rope_rotate(np.tile(q, (max(m, n) + 1, 1)))
+        keys = rope_rotate(np.tile(k, (max(m, n) + 1, 1)))
+        return queries[m] @ keys[n]
+
+    same = [rotated_dot(m, m + 2) for m in (0, 1, 4)]
+    check("rotated q_m . k_n depends only on m - n", max(same) - min(same) < 1e-12)
+    check("rotated q_m . k_n changes with m - n", abs(rotated_dot(0, 1) - same[0]) > 1e-3)
+    try:
+        rope_rotate(np.zeros((1, 3)))
+        check("RoPE refuses an odd d_k", False)
+    except LessonError:
+        pass
+
+    check("softmax of [0, -inf] is [1, 0]",
+          np.array_equal(softmax_rows(np.array([[0.0, -np.inf]])), [[1.0, 0.0]]))
+    check("softmax of [0, 0] is [1/2, 1/2]",
+          np.array_equal(softmax_rows(np.array([[0.0, 0.0]])), [[0.5, 0.5]]))
+    check("softmax of [1000, 0] does not overflow",
+          np.array_equal(softmax_rows(np.array([[1000.0, 0.0]])), [[1.0, 0.0]]))
+    hidden = softmax_rows(np.array([[-np.inf, -np.inf], [0.0, 1.0]]))
+    check("a fully masked row gives zeros, not NaN", np.array_equal(hidden[0], [0.0, 0.0]))
+    check("softmax of [0, 1] is [1/(1+e), e/(1+e)]",
+          np.allclose(hidden[1], [1 / (1 + math.e), math.e / (1 + math.e)], rtol=0, atol=1e-15))
+    check("the causal mask hides later keys",
+          np.array_equal(causal_mask(3) == -np.inf, np.triu(np.ones((3, 3)), 1) == 1))
+
+    # A lesson worked by hand: Q = K = I, V = 2I, unscaled, causal. Row a sees only itself;
+    # row b: softmax(0, 1) times V.
+    lesson = {"title": "t", "tokens": ["a", "b"], "q": [[1, 0], [0, 1]], "k": [[1, 0], [0, 1]],
+              "v": [[2, 0], [0, 2]], "scale": False, "mask": "causal"}
+    result = forward(lesson)
+    b = 1 / (1 + math.e)
+    check("hand lesson: scores are I", np.array_equal(result["scores"], np.eye(2)))
+    check("hand lesson: no scaled scores", result["scaled"] is None)
+    check("hand lesson: weights", np.allclose(result["weights"], [[1, 0], [b, 1 - b]],
+                                                rtol=0, atol=1e-15))
+    check("hand lesson: output", np.allclose(result["output"], [[2, 0], [2 * b, 2 - 2 * b]],
+                                               rtol=0, atol=1e-15))
+    check("hand lesson: x and positions are null", result["x"] is None
+          and result["positions"] is None)
+
+    # Scaling by sqrt(d_k) and a finite bias: scores [[4]] / sqrt(4) = 2, plus bias 3 = 5.
+    lesson = {"title": "t", "tokens": ["a"], "embeddings": [[2.0]], "w_q": [[1.0, 1.0]],
+              "w_k": [[0.5, 0.5]], "w_v": [[1.0]], "mask": [[3.0]],
+              "positions": [[1.0]]}
+    result = forward(lesson)
+    check("learned positions are added", np.array_equal(result["x"], [[3.0]]))
+    check("scaling divides by sqrt(d_k)", np.array_equal(result["scaled"],
+                                                         [[3 * 1.5 * 2 / math.sqrt(2)]]))
+    check("a finite bias is added", np.array_equal(result["masked"],
+                                                   result["scaled"] + 3.0))
+
+    # Another formulation of each position scheme. RoPE as RoFormer's complex form (eq. 13):
+    # each pair is a complex number, multiplied by e^(i p theta_i). PE as whole arrays.
+    m = generator.normal(size=(5, 6))
+    turned = (m[:, 0::2] + 1j * m[:, 1::2]) * np.exp(
+        1j * np.arange(5)[:, None] * 10000.0 ** (-2 * np.arange(3) / 6))
+    complex_form = np.empty_like(m)
+    complex_form[:, 0::2], complex_form[:, 1::2] = turned.real, turned.imag
+    check("RoPE equals its complex form", np.allclose(rope_rotate(m), complex_form, rtol=0,
+                                                      atol=1e-14))
+    # The rotate-half layout (pairs (j, j + d/2), as GPT-NeoX writes it) is another RoPE: an
+    # engine that used it must disagree here, not pass.
+    phi = np.arange(5)[:, None] * 10000.0 ** (-2 * np.arange(3) / 6)
+    first, second = m[:, :3], m[:, 3:]
+    rotate_half = np.concatenate([first * np.cos(phi) - second * np.sin(phi),
+                                  first * np.sin(phi) + second * np.cos(phi)], axis=1)
+    check("RoPE pairs neighbours (2i, 2i+1), not halves",
+          np.abs(rope_rotate(m) - rotate_half).max() > 1e-3)
+    p, c = np.arange(6)[:, None], np.arange(5)[None, :]
+    angle = p / 10000.0 ** (2 * (c // 2) / 5)
+    check("PE equals its array form", np.allclose(
+        sinusoidal_positions(6, 5), np.where(c % 2 == 0, np.sin(angle), np.cos(angle)),
+        rtol=0, atol=1e-15))
+
+    # The comparison of whole documents, format 2 keys included: the document a correct
+    # binary would write agrees; one wrong cell or one wrong null does not.
+    lesson = {"title": "t", "tokens": ["a", "b", "c"], "q": m[:3, :4], "k": m[2:, :4],
+              "v": m[:3, 4:], "positions": "rope", "scale": False,
+              "mask": [[0.0, 2.5, -np.inf], [-np.inf] * 3, [0.0, 0.0, 0.0]]}
+    lesson = {key: value.tolist() if isinstance(value, np.ndarray) else value
+              for key, value in lesson.items()}
+    result = forward(lesson)
+    check("rope lesson: one fully masked row", result["fully_masked_rows"] == [1])
+    check("rope lesson: scores come from the rotated Q and K", np.allclose(
+        result["scores"], rope_rotate(result["q"]) @ rope_rotate(result["k"]).T, rtol=0,
+        atol=0))
+    document = json.loads(json.dumps(written_document(result)))
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("a right format 2 document agrees", comparison.problems == [])
+    document["heads"][0]["q_rope"][1][0] += 1e-6
+    document["positions"] = [[0.0] * 4] * 3
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("a wrong q_rope cell and a wrong positions are both reported",
+          len(comparison.problems) == 2)
+    del document["heads"]
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, True)
+    check("format 1 keys alone ignore heads", comparison.problems == [])
+
+    # The comparison itself: it must reject a wrong cell and accept the tolerance.
+    numpy = np.array([[1.0, 100.0, -np.inf]])
+    check("a deviation of 2e-9 at 1 fails",
+          deviation(np.array([[1 + 2e-9, 100.0, -np.inf]]), numpy).max() > TOLERANCE)
+    check("a deviation of 5e-8 at 100 passes",
+          deviation(np.array([[1.0, 100 + 5e-8, -np.inf]]), numpy).max() <= TOLERANCE)
+    check("-inf against a number fails",
+          deviation(np.array([[1.0, 100.0, -1e300]]), numpy).max() > TOLERANCE)
+    check("'-inf' strings are read as -inf",
+          np.array_equal(json_matrix([[1, 100.0, "-inf"]]), numpy))
+    comparison = Comparison()
+    comparison.matrix("hand", "weights", np.array([[0.5, 0.5]]), [[0.5, 0.5 + 1e-6]])
+    check("Comparison reports a wrong cell", len(comparison.problems) == 1)
+    comparison = Comparison()
+    comparison.matrix("hand", "scaled", None, [[1.0]])
+    check("Comparison reports a matrix that should be null", len(comparison.problems) == 1)
+    return failures
+
+
+# --- Command line ---------------------------------------------------------------------------
+
+
+def main(argv):
+    format1_only = "--format1-only" in argv
+    args = [arg for arg in argv if arg != "--format1-only"]
+    failures = self_test()
+    for failure in failures:
+        print(f"self-test FAILED: {failure}")
+    if args == ["--self-test"]:
+        if not failures:
+            print("self-test: all hand-computed checks pass")
+        return 1 if failures else 0
+    if failures:
+        return 1
+    if not args or len(args) % 2:
+        print(__doc__.strip().splitlines()[0])
+        print("usage: attention.py [--format1-only] LESSON.toml SHOW.json [...] | --self-test")
+        return 2
+    comparison = Comparison()
+    pairs = list(zip(args[0::2], args[1::2]))
+    for lesson_path, json_path in pairs:
+        compare_lesson(comparison, lesson_path, json_path, format1_only)
+    for problem in comparison.problems:
+        print(problem)
+    worst, where = comparison.worst
+    mode = "format 1 keys" if format1_only else "format 1 and format 2 keys"
+    print(f"numpy reference: {len(pairs)} lessons, {comparison.values} values ({mode}), "
+          f"worst deviation {worst:.3e} " + (f"at {where}" if where else "(every value exact)"))
+    print(f"{len(pairs) - len({p.split(': ')[0] for p in comparison.problems})} agree, "
+          f"{len(comparison.problems)} disagreements")
+    return 1 if comparison.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
