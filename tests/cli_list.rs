@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use tempfile::TempDir;
 
 /// Every built-in lesson as `list` should show it: name, title, shape.
-const BUILT_INS: [(&str, &str, &str); 6] = [
+const BUILT_INS: [(&str, &str, &str); 8] = [
     ("cat-sleeps", "The cat sleeps", "(3 tokens × 4 → d_k 4)"),
     (
         "numpy-walkthrough",
@@ -33,6 +33,16 @@ const BUILT_INS: [(&str, &str, &str); 6] = [
         "causal-cat-sat-mat",
         "The cat sat on the mat, with a causal mask",
         "(6 tokens × 2 → d_k 2)",
+    ),
+    (
+        "positions-cat-sat-mat",
+        "The cat sat on the mat, with sinusoidal positions",
+        "(6 tokens × 2 → d_k 2, sinusoidal positions)",
+    ),
+    (
+        "rope-same-distance",
+        "the cat met the cat: rotary positions",
+        "(5 tokens × 2 → d_k 2, RoPE)",
     ),
 ];
 

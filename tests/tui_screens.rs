@@ -418,7 +418,7 @@ fn the_projection_step_shows_k_and_v_or_says_they_are_there() {
 #[test]
 fn a_long_lesson_list_keeps_its_page_full_and_says_which_lesson_of_how_many() {
     let mut entries = App::builtin_entries();
-    for copy in 0..5 {
+    for copy in 0..3 {
         let mut entry = App::builtin_entries().remove(copy);
         entry.name = format!("{}-copy", entry.name);
         entries.push(entry);

@@ -356,8 +356,8 @@ impl Derivation {
                         one(result),
                     ],
                     Some(format!(
-                        "p = {position}, since positions count from 0; this is column c = {} \
-                         counting from 0, so i = ⌊c/2⌋ = {pair}, and an {} column takes {function}",
+                        "position p = {position}, counting from 0; column c = {} counting from 0, \
+                         so i = ⌊c/2⌋ = {pair}, and an {} column takes {function}",
                         self.cell.col,
                         if *cosine { "odd" } else { "even" }
                     )),
@@ -402,8 +402,8 @@ impl Derivation {
                         one(result),
                     ],
                     Some(format!(
-                        "φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) = {} rad, \
-                         for position p = {position} (counting from 0) and pair i = {pair}",
+                        "the angle φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) \
+                         = {} rad, for position p = {position} (counting from 0) and pair i = {pair}",
                         format_number(*angle, decimals + 2)
                     )),
                 )

@@ -32,6 +32,9 @@ pub struct Attention {
     pub plan: Plan,
     /// Token labels: the row labels of X, Q, K, V, scores, weights and output.
     pub tokens: Vec<String>,
+    /// The labels rows and columns are shown with: the tokens, with a repeated token told
+    /// apart by its position as a subscript (`the₁`, `the₄`).
+    labels: Vec<String>,
     /// One slot per matrix of the table, filled for the matrices of the plan. The lesson's own
     /// matrices are shared with it, not copied: W_q alone may be 8 MB.
     matrices: Vec<Option<Arc<DMatrix<f64>>>>,
@@ -83,6 +86,7 @@ impl Attention {
         Attention {
             plan,
             tokens: lesson.tokens.clone(),
+            labels: distinct_labels(&lesson.tokens),
             matrices,
             causal: matches!(lesson.mask, Mask::Causal),
             softmax: softmax.unwrap_or_else(|| softmax_rows(&DMatrix::zeros(0, 0))),
@@ -175,11 +179,32 @@ impl Attention {
     }
 
     fn label(&self, tokens: bool, index: usize) -> String {
-        match self.tokens.get(index) {
+        match self.labels.get(index) {
             Some(token) if tokens => token.clone(),
             _ => (index + 1).to_string(),
         }
     }
+}
+
+/// Each token as a label, a repeated one with its 1-based position as a subscript so that
+/// `scores[the₁, cat₂]` and `scores[the₄, cat₅]` are told apart.
+fn distinct_labels(tokens: &[String]) -> Vec<String> {
+    const SUBSCRIPTS: [char; 10] = ['₀', '₁', '₂', '₃', '₄', '₅', '₆', '₇', '₈', '₉'];
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(index, token)| {
+            if tokens.iter().filter(|other| *other == token).count() < 2 {
+                return token.clone();
+            }
+            let position: String = (index + 1)
+                .to_string()
+                .chars()
+                .map(|digit| SUBSCRIPTS[digit.to_digit(10).unwrap_or(0) as usize])
+                .collect();
+            format!("{token}{position}")
+        })
+        .collect()
 }
 
 /// A matrix already computed: the plan computes every operand before the matrices made from it.

@@ -300,9 +300,23 @@ impl Lesson {
 
     /// "3 tokens × 4 → 4", the shape shown in lists and the picker.
     pub fn shape_text(&self) -> String {
+        let positions = match self.positions {
+            PositionInputs::None => "",
+            PositionInputs::Sinusoidal => ", sinusoidal positions",
+            PositionInputs::Learned(_) => ", learned positions",
+            PositionInputs::Rope => ", RoPE",
+        };
         match self.d_model() {
-            Some(d_model) => format!("{} tokens × {d_model} → d_k {}", self.seq_len(), self.d_k()),
-            None => format!("{} tokens, Q/K/V given, d_k {}", self.seq_len(), self.d_k()),
+            Some(d_model) => format!(
+                "{} tokens × {d_model} → d_k {}{positions}",
+                self.seq_len(),
+                self.d_k()
+            ),
+            None => format!(
+                "{} tokens, Q/K/V given, d_k {}{positions}",
+                self.seq_len(),
+                self.d_k()
+            ),
         }
     }
 
