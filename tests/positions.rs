@@ -375,3 +375,15 @@ fn check_compares_printed_positions_and_rotations() {
     assert!(stdout.contains("q_rope"), "{stdout}");
     assert_eq!(output.status.code(), Some(1), "{stdout}");
 }
+
+#[test]
+fn the_first_hint_for_a_rotated_cell_gives_its_angle() {
+    let attention = Attention::compute(&lesson("\"rope\""));
+    let hints =
+        attn_tutor::practice::hints(&attention, Cell::new(MatrixName::QRope, 2, 0), 4).unwrap();
+    let first = hints.get(attn_tutor::practice::HintLevel::FirstStep);
+    assert!(
+        first.contains("cos φ") && first.contains("φ = p · 10000^(−2i/d_k) = 2 ·"),
+        "{first}"
+    );
+}

@@ -237,7 +237,7 @@ impl Plan {
         });
         let gloss = match (name, self.shape.positions) {
             (MatrixName::Positions, Positions::Learned) => Some("learned positions".to_string()),
-            (MatrixName::Positions, _) => None,
+            (MatrixName::Positions, _) => Some("sinusoidal positions".to_string()),
             _ => gloss,
         };
         let formula = origin.formula(|operand| self.symbol(operand));
