@@ -230,27 +230,7 @@ impl Reader<'_> {
                 Some((shape, given))
             })
             .collect();
-        let first_of = |route: Route| {
-            written
-                .iter()
-                .map(|(shape, _)| *shape)
-                .find(|shape| shape.route == route)
-        };
-        if first_of(Route::Projected).is_some()
-            && let Some(direct) = first_of(Route::Direct)
-        {
-            let (span, _) = entries.get(direct.key)?;
-            self.error(
-                Diagnostic::error(span, "a lesson gives either embeddings with w_q, w_k, w_v, or q, k, v directly, not both")
-                    .label("q, k, v given here")
-                    .help("remove q, k, v to project the embeddings, or remove embeddings and w_q, w_k, w_v"),
-            );
-            return None;
-        }
-        let route = match first_of(Route::Direct) {
-            Some(_) => Route::Direct,
-            None => Route::Projected,
-        };
+        let route = self.route(&written, entries)?;
         let anchor = written
             .first()
             .and_then(|(shape, _)| entries.get(shape.key))
@@ -275,6 +255,34 @@ impl Reader<'_> {
             return None;
         }
         assemble(route, given)
+    }
+
+    /// The route of the matrices written: `None` (said) when they mix both.
+    fn route(
+        &mut self,
+        written: &[(&InputShape, Option<Given>)],
+        entries: &Entries<'_, '_>,
+    ) -> Option<Route> {
+        let first_of = |route: Route| {
+            written
+                .iter()
+                .map(|(shape, _)| *shape)
+                .find(|shape| shape.route == route)
+        };
+        match (first_of(Route::Projected), first_of(Route::Direct)) {
+            (Some(_), Some(direct)) => {
+                let (span, _) = entries.get(direct.key)?;
+                self.error(
+                    Diagnostic::error(span, "a lesson gives either embeddings with w_q, w_k, w_v, or q, k, v directly, not both")
+                        .label("q, k, v given here")
+                        .help("remove q, k, v to project the embeddings, or remove embeddings and w_q, w_k, w_v"),
+                );
+                None
+            }
+            (None, Some(_)) => Some(Route::Direct),
+            // Nothing written reads as the usual route, whose matrices are then said missing.
+            (_, None) => Some(Route::Projected),
+        }
     }
 
     /// A matrix of the lesson's route that is not there, said next to the first one that is.
