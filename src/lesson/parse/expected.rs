@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use toml::de::DeValue;
 
-use super::report::{plural, suggest};
+use super::report::{not_a_token, plural, too_long};
 use super::values::number_value;
 use super::{Entry, Reader, Value};
 use crate::attention::MatrixName;
@@ -177,17 +177,8 @@ impl Reader<'_> {
                 );
                 return None;
             }
-            if text.chars().count() > MAX_SLIP_CHARS {
-                self.error(
-                    Diagnostic::error(
-                        item.span(),
-                        format!(
-                            "{place} has {} characters; the limit is {MAX_SLIP_CHARS}",
-                            text.chars().count()
-                        ),
-                    )
-                    .label("too long"),
-                );
+            if let Some(diagnostic) = too_long(item.span(), &place, &text, MAX_SLIP_CHARS) {
+                self.error(diagnostic);
                 return None;
             }
             slips.push(text);
@@ -315,19 +306,14 @@ impl Reader<'_> {
         if let Some(position) = position {
             return Some(position - 1);
         }
-        let names: Vec<&str> = tokens.iter().map(String::as_str).collect();
-        let diagnostic = Diagnostic::error(
+        self.error(not_a_token(
             span,
             format!(
                 "expected `{key}` names row \"{}\", which is not a token",
                 printable(text)
             ),
-        )
-        .label("no such token");
-        self.error(suggest(
-            diagnostic,
             text,
-            &names,
+            tokens,
             format!(
                 "rows are named by token label or by position from 1 to {}",
                 tokens.len()

@@ -54,54 +54,31 @@ struct InputShape {
     cols: Axis,
 }
 
+impl InputShape {
+    const fn new(key: &'static str, route: Route, rows: Axis, cols: Axis) -> InputShape {
+        InputShape {
+            key,
+            route,
+            rows,
+            cols,
+        }
+    }
+}
+
 /// Every input matrix, in the order a lesson file writes them (the order they are read and
-/// their shapes checked in). A new input matrix is one more line here: the check that it is
+/// their shapes checked in; the first along an axis sets its length, so `embeddings` stays
+/// first). A new input matrix is one more line here (and its key in `TOP_KEYS`): the check that it is
 /// given with the others of its route, the shape its "missing" help names, its row limit and
 /// the agreement of its dimensions with the others all follow from its axes. (Building the
 /// `Inputs` value from it is `assemble`'s, since `Inputs` names each matrix.)
 const INPUT_SHAPES: [InputShape; 7] = [
-    InputShape {
-        key: "embeddings",
-        route: Route::Projected,
-        rows: Axis::SeqLen,
-        cols: Axis::DModel,
-    },
-    InputShape {
-        key: "w_q",
-        route: Route::Projected,
-        rows: Axis::DModel,
-        cols: Axis::DK,
-    },
-    InputShape {
-        key: "w_k",
-        route: Route::Projected,
-        rows: Axis::DModel,
-        cols: Axis::DK,
-    },
-    InputShape {
-        key: "w_v",
-        route: Route::Projected,
-        rows: Axis::DModel,
-        cols: Axis::DV,
-    },
-    InputShape {
-        key: "q",
-        route: Route::Direct,
-        rows: Axis::SeqLen,
-        cols: Axis::DK,
-    },
-    InputShape {
-        key: "k",
-        route: Route::Direct,
-        rows: Axis::SeqLen,
-        cols: Axis::DK,
-    },
-    InputShape {
-        key: "v",
-        route: Route::Direct,
-        rows: Axis::SeqLen,
-        cols: Axis::DV,
-    },
+    InputShape::new("embeddings", Route::Projected, Axis::SeqLen, Axis::DModel),
+    InputShape::new("w_q", Route::Projected, Axis::DModel, Axis::DK),
+    InputShape::new("w_k", Route::Projected, Axis::DModel, Axis::DK),
+    InputShape::new("w_v", Route::Projected, Axis::DModel, Axis::DV),
+    InputShape::new("q", Route::Direct, Axis::SeqLen, Axis::DK),
+    InputShape::new("k", Route::Direct, Axis::SeqLen, Axis::DK),
+    InputShape::new("v", Route::Direct, Axis::SeqLen, Axis::DV),
 ];
 
 /// Which way a dimension of a matrix runs.
@@ -253,27 +230,7 @@ impl Reader<'_> {
                 Some((shape, given))
             })
             .collect();
-        let first_of = |route: Route| {
-            written
-                .iter()
-                .map(|(shape, _)| *shape)
-                .find(|shape| shape.route == route)
-        };
-        if first_of(Route::Projected).is_some()
-            && let Some(direct) = first_of(Route::Direct)
-        {
-            let (span, _) = entries.get(direct.key)?;
-            self.error(
-                Diagnostic::error(span, "a lesson gives either embeddings with w_q, w_k, w_v, or q, k, v directly, not both")
-                    .label("q, k, v given here")
-                    .help("remove q, k, v to project the embeddings, or remove embeddings and w_q, w_k, w_v"),
-            );
-            return None;
-        }
-        let route = match first_of(Route::Direct) {
-            Some(_) => Route::Direct,
-            None => Route::Projected,
-        };
+        let route = self.route(&written, entries)?;
         let anchor = written
             .first()
             .and_then(|(shape, _)| entries.get(shape.key))
@@ -298,6 +255,34 @@ impl Reader<'_> {
             return None;
         }
         assemble(route, given)
+    }
+
+    /// The route of the matrices written: `None` (said) when they mix both.
+    fn route(
+        &mut self,
+        written: &[(&InputShape, Option<Given>)],
+        entries: &Entries<'_, '_>,
+    ) -> Option<Route> {
+        let first_of = |route: Route| {
+            written
+                .iter()
+                .map(|(shape, _)| *shape)
+                .find(|shape| shape.route == route)
+        };
+        match (first_of(Route::Projected), first_of(Route::Direct)) {
+            (Some(_), Some(direct)) => {
+                let (span, _) = entries.get(direct.key)?;
+                self.error(
+                    Diagnostic::error(span, "a lesson gives either embeddings with w_q, w_k, w_v, or q, k, v directly, not both")
+                        .label("q, k, v given here")
+                        .help("remove q, k, v to project the embeddings, or remove embeddings and w_q, w_k, w_v"),
+                );
+                None
+            }
+            (None, Some(_)) => Some(Route::Direct),
+            // Nothing written reads as the usual route, whose matrices are then said missing.
+            (_, None) => Some(Route::Projected),
+        }
     }
 
     /// A matrix of the lesson's route that is not there, said next to the first one that is.
@@ -442,12 +427,8 @@ mod tests {
     #[test]
     fn a_new_matrix_is_checked_along_its_axes_with_no_rule_of_its_own() {
         // A matrix that is not in INPUT_SHAPES, shaped like position encodings.
-        static EXTRA: InputShape = InputShape {
-            key: "extra",
-            route: Route::Projected,
-            rows: Axis::SeqLen,
-            cols: Axis::DModel,
-        };
+        static EXTRA: InputShape =
+            InputShape::new("extra", Route::Projected, Axis::SeqLen, Axis::DModel);
         let mut reader = Reader {
             source: "",
             diagnostics: Vec::new(),

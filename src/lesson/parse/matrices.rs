@@ -4,12 +4,11 @@
 use nalgebra::DMatrix;
 use toml::de::{DeTable, DeValue};
 
-use super::report::{plural, suggest};
+use super::report::{plural, unknown_name};
 use super::values::{integer_value, number_value, type_name};
 use super::{Reader, Value};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::{MAX_ABS_VALUE, MAX_DIMENSION};
-use crate::lesson::text::printable;
 use crate::lesson::{Generator, InputMatrix, RandomKind};
 
 /// Problems reported per matrix before the rest of that matrix is summarised.
@@ -321,13 +320,9 @@ impl Reader<'_> {
             return Some(found);
         }
         let kinds: Vec<&str> = RandomKind::ALL.iter().map(|kind| kind.key()).collect();
-        let diagnostic = Diagnostic::error(
+        self.error(unknown_name(
             value.span(),
-            format!("unknown distribution \"{}\"", printable(text)),
-        )
-        .label("not a distribution");
-        self.error(suggest(
-            diagnostic,
+            "distribution",
             text,
             &kinds,
             "use \"normal\" (standard normal, like np.random.randn) or \"uniform\" (0 to 1, like np.random.rand)",

@@ -2,6 +2,7 @@
 
 use toml::de::DeValue;
 
+use super::report::too_long;
 use super::{Entry, Reader};
 use crate::attention::Step;
 use crate::lesson::diagnostic::Diagnostic;
@@ -43,29 +44,21 @@ impl Reader<'_> {
                 self.unknown_key(name.get_ref(), name.span(), &keys, "not a step");
                 continue;
             };
+            let what = format!("narration for {}", step.key());
             let DeValue::String(words) = text.get_ref() else {
                 self.wrong_type(
                     text,
-                    &format!("narration for {}", step.key()),
+                    &what,
                     "a string",
                     "scores = \"Each query meets every key.\"",
                 );
                 continue;
             };
-            let Some(words) = self.clean(
-                words,
-                text.span(),
-                &format!("narration for {}", step.key()),
-                true,
-            ) else {
+            let Some(words) = self.clean(words, text.span(), &what, true) else {
                 continue;
             };
-            if words.chars().count() > MAX_NARRATION_CHARS {
-                self.error(
-                    Diagnostic::error(text.span(), format!("narration for {} has {} characters; the limit is {MAX_NARRATION_CHARS}", step.key(), words.chars().count()))
-                        .label("too long")
-                        .help("keep each step's narration to a few short paragraphs"),
-                );
+            if let Some(diagnostic) = too_long(text.span(), &what, &words, MAX_NARRATION_CHARS) {
+                self.error(diagnostic.help("keep each step's narration to a few short paragraphs"));
                 continue;
             }
             if step == Step::Masking && matches!(mask, Some(Mask::None)) {

@@ -3,7 +3,7 @@
 use toml::de::DeValue;
 
 use super::inputs::Axis;
-use super::report::suggest;
+use super::report::{not_a_token, unknown_name};
 use super::values::integer_value;
 use super::{Entry, Reader};
 use crate::lesson::Mask;
@@ -67,13 +67,9 @@ impl Reader<'_> {
                 "none" => Some(Mask::None),
                 "causal" => Some(Mask::Causal),
                 other => {
-                    let diagnostic = Diagnostic::error(
+                    self.error(unknown_name(
                         value.span(),
-                        format!("unknown mask \"{}\"", printable(other)),
-                    )
-                    .label("not a mask");
-                    self.error(suggest(
-                        diagnostic,
+                        "mask",
                         other,
                         &["none", "causal"],
                         "a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of biases (0 keeps, -inf hides)",
@@ -166,19 +162,14 @@ impl Reader<'_> {
                 if let Some(row) = tokens.iter().position(|token| token == text.as_ref()) {
                     return Some(Some(row));
                 }
-                let names: Vec<&str> = tokens.iter().map(String::as_str).collect();
-                let diagnostic = Diagnostic::error(
+                self.error(not_a_token(
                     value.span(),
                     format!(
                         "`focus` names \"{}\", which is not a token",
                         printable(text)
                     ),
-                )
-                .label("no such token");
-                self.error(suggest(
-                    diagnostic,
                     text,
-                    &names,
+                    tokens,
                     format!("use a token label or a position from 1 to {}", tokens.len()),
                 ));
                 None

@@ -54,9 +54,23 @@ impl Reader<'_> {
     }
 }
 
+/// A name that is none of `known` (a distribution, a mask): the closest known name when it is
+/// likely a typo, else `otherwise`.
+pub(super) fn unknown_name(
+    span: Range<usize>,
+    noun: &str,
+    name: &str,
+    known: &[&str],
+    otherwise: &str,
+) -> Diagnostic {
+    let diagnostic = Diagnostic::error(span, format!("unknown {noun} \"{}\"", printable(name)))
+        .label(format!("not a {noun}"));
+    suggest(diagnostic, name, known, otherwise)
+}
+
 /// A diagnostic for a name that is not one of `known` (a distribution, a mask, a token): the
 /// closest known name when it is likely a typo, else `otherwise`.
-pub(super) fn suggest(
+fn suggest(
     diagnostic: Diagnostic,
     name: &str,
     known: &[&str],
@@ -66,6 +80,38 @@ pub(super) fn suggest(
         Some(suggestion) => diagnostic.help(format!("did you mean \"{}\"?", printable(suggestion))),
         None => diagnostic.help(otherwise),
     }
+}
+
+/// Text of more characters than its limit: `what` is how the text is named ("`source`",
+/// "`slips` entry 2").
+pub(super) fn too_long(
+    span: Range<usize>,
+    what: &str,
+    text: &str,
+    max: usize,
+) -> Option<Diagnostic> {
+    let count = text.chars().count();
+    (count > max).then(|| {
+        Diagnostic::error(
+            span,
+            format!("{what} has {count} characters; the limit is {max}"),
+        )
+        .label("too long")
+    })
+}
+
+/// A label that names none of the tokens (a `focus`, a figure's row): the closest token when
+/// it is likely a typo, else `otherwise`.
+pub(super) fn not_a_token(
+    span: Range<usize>,
+    message: String,
+    label: &str,
+    tokens: &[String],
+    otherwise: String,
+) -> Diagnostic {
+    let names: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let diagnostic = Diagnostic::error(span, message).label("no such token");
+    suggest(diagnostic, label, &names, otherwise)
 }
 
 /// Echoed text cut to a readable length: a 100,000-character key is not worth printing.

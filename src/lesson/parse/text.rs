@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use toml::de::DeValue;
 
+use super::report::too_long;
 use super::{Entry, Reader};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::MAX_TOKENS;
@@ -64,18 +65,9 @@ impl Reader<'_> {
             return None;
         }
         if let Some(max) = max_chars
-            && text.chars().count() > max
+            && let Some(diagnostic) = too_long(value.span(), &format!("`{key}`"), &text, max)
         {
-            self.error(
-                Diagnostic::error(
-                    value.span(),
-                    format!(
-                        "`{key}` has {} characters; the limit is {max}",
-                        text.chars().count()
-                    ),
-                )
-                .label("too long"),
-            );
+            self.error(diagnostic);
             return None;
         }
         Some(text)
