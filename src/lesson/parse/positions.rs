@@ -5,10 +5,9 @@
 use toml::de::DeValue;
 
 use super::inputs::Axis;
-use super::report::suggest;
+use super::report::unknown_name;
 use super::{Entry, Reader};
 use crate::lesson::diagnostic::Diagnostic;
-use crate::lesson::text::printable;
 use crate::lesson::{Inputs, PositionInputs};
 
 /// The names `positions` may have; a matrix is the fourth kind.
@@ -41,13 +40,9 @@ impl Reader<'_> {
                 "sinusoidal" => PositionInputs::Sinusoidal,
                 "rope" => PositionInputs::Rope,
                 other => {
-                    let diagnostic = Diagnostic::error(
+                    self.error(unknown_name(
                         value.span(),
-                        format!("unknown positions \"{}\"", printable(other)),
-                    )
-                    .label("not a kind of positions");
-                    self.error(suggest(
-                        diagnostic,
+                        "kind of positions",
                         other,
                         &KINDS,
                         "positions are \"none\", \"sinusoidal\", \"rope\", or a seq_len × d_model matrix of learned positions",
