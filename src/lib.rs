@@ -8,6 +8,7 @@ pub mod attention;
 pub mod cli;
 pub mod data;
 pub mod input;
+pub mod keymap;
 pub mod lesson;
 pub mod pipeline;
 pub mod practice;

@@ -7,10 +7,10 @@ use attn_tutor::app::{
     update,
 };
 use attn_tutor::attention::Step;
-use attn_tutor::input::keymap::{
-    self, Code, Does, Entry, Footer, KEY_MAP, Key, Mods, Place, places,
+use attn_tutor::input::action_for;
+use attn_tutor::keymap::{
+    self, Code, Does, Entry, Footer, KEY_MAP, KEYS, Key, Mods, Place, places,
 };
-use attn_tutor::input::{KEYS, action_for};
 use crossterm::event::{
     Event, KeyCode, KeyEvent, KeyEventKind, KeyEventState, KeyModifiers, MouseEvent, MouseEventKind,
 };

@@ -1,6 +1,6 @@
 //! The README tells the truth about the tutor: its key table lists every key of the help.
 
-use attn_tutor::input::KEYS;
+use attn_tutor::keymap::KEYS;
 
 #[test]
 fn the_readme_key_table_lists_what_every_key_of_the_help_does() {

@@ -268,7 +268,7 @@ fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
         ".PP\nRun \\fBattn-tutor help COMMAND\\fR for a command's options."
     )?;
     writeln!(out, ".SH KEYS\nIn the tutor, on a lesson's screen:")?;
-    let mut keys = crate::input::KEYS.iter().peekable();
+    let mut keys = crate::keymap::KEYS.iter().peekable();
     while let Some((key, what)) = keys.next() {
         // A description that goes on in the next row (with no key of its own) is one item.
         let mut what = what.to_string();

@@ -1,44 +1,14 @@
-//! Keys and clicks to Actions, by the one key map (`keymap`). It reads crossterm's events, which
+//! Keys and clicks to Actions, by the one key map (`crate::keymap`). It reads crossterm's events, which
 //! a local terminal delivers and an SSH channel's bytes are decoded into (`bytes::Decoder`).
 
 pub mod bytes;
-pub mod keymap;
-
-use std::sync::LazyLock;
 
 use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
 use crate::app::{Action, App, Overlay};
-use crate::attention::Step;
+use crate::keymap::{self, Code, Does};
 use crate::ui;
-use keymap::{Code, Does};
-
-/// The help's rows for a lesson's screen, as the man page and the README test read them:
-/// `keymap::help_rows` for the most steps a lesson has.
-pub const KEYS: HelpRows = HelpRows;
-
-/// `KEYS`: the help rows, made from the key map once, iterated as `(keys, words)` pairs.
-#[derive(Debug, Clone, Copy)]
-pub struct HelpRows;
-
-static HELP_ROWS: LazyLock<Vec<(String, &'static str)>> =
-    LazyLock::new(|| keymap::help_rows(Step::ALL.len()));
-
-impl HelpRows {
-    pub fn iter(&self) -> std::slice::Iter<'static, (String, &'static str)> {
-        HELP_ROWS.iter()
-    }
-}
-
-impl IntoIterator for HelpRows {
-    type Item = &'static (String, &'static str);
-    type IntoIter = std::slice::Iter<'static, (String, &'static str)>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        HELP_ROWS.iter()
-    }
-}
 
 /// The Action an event asks for in the app's current state, if any. `area` is the terminal's
 /// size, for finding what a click landed on.

@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::text::printable_lines;
 use super::{InputMatrix, Lesson, Mask};
-use crate::attention::{MatrixName, Step};
+use crate::pipeline::{MatrixName, Step};
 
 /// A number as TOML: the shortest text that reads back to the same f64.
 fn toml_number(value: f64) -> String {

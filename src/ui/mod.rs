@@ -19,8 +19,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question};
-use crate::input::KEYS;
-use crate::input::keymap::{self, Footer};
+use crate::keymap::{self, Footer, KEYS};
 use crate::lesson::text::{columns, is_hidden, printable_path};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};

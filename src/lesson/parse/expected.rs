@@ -8,11 +8,11 @@ use toml::de::DeValue;
 use super::report::{not_a_token, plural, too_long};
 use super::values::number_value;
 use super::{Entry, Reader, Value};
-use crate::attention::MatrixName;
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::{MAX_SLIP_CHARS, MAX_SLIPS};
 use crate::lesson::text::printable;
 use crate::lesson::{Expected, ExpectedFigure, ExpectedRow, Inputs, PrintedNumber};
+use crate::pipeline::MatrixName;
 use crate::pipeline::{Axis as PipelineAxis, Plan, Positions, Shape};
 
 /// The matrices a lesson may give printed figures of.

@@ -201,9 +201,10 @@ impl Reader<'_> {
         cell: &Value<'_>,
         allow_neg_inf: bool,
     ) -> Result<f64, Diagnostic> {
-        let place = format!("`{key}` row {}, column {}", row + 1, col + 1);
+        // Written only for a problem: a large lesson has a million cells, nearly all fine.
+        let place = || format!("`{key}` row {}, column {}", row + 1, col + 1);
         let number = number_value(cell.get_ref()).map_err(|problem| {
-            Diagnostic::error(cell.span(), format!("{place}: {problem}"))
+            Diagnostic::error(cell.span(), format!("{}: {problem}", place()))
                 .label("expected a number")
                 .help(if allow_neg_inf {
                     "a mask cell is a bias added to the score: 0 keeps it, -inf hides the key, \
@@ -221,14 +222,14 @@ impl Reader<'_> {
             return Ok(if number == 0.0 { 0.0 } else { number });
         }
         if allow_neg_inf {
-            return Err(Diagnostic::error(cell.span(), format!("{place}: a mask cell must be -inf or a number within ±1e6, found {}", self.text_at(cell.span())))
+            return Err(Diagnostic::error(cell.span(), format!("{}: a mask cell must be -inf or a number within ±1e6, found {}", place(), self.text_at(cell.span())))
                 .label("not -inf or a bias within ±1e6")
                 .help("0 lets the query see this key; -inf hides it (a weight of exactly 0); a tutorial's -1e9 is written -1e6 or -inf here"));
         }
         let out_of_range = || {
             Diagnostic::error(
                 cell.span(),
-                format!("{place}: {} is out of range", self.text_at(cell.span())),
+                format!("{}: {} is out of range", place(), self.text_at(cell.span())),
             )
             .label(format!("|value| must be at most {MAX_ABS_VALUE:e}"))
             .help("lesson numbers lie between -1e6 and 1e6")
@@ -247,7 +248,8 @@ impl Reader<'_> {
             return Err(Diagnostic::error(
                 cell.span(),
                 format!(
-                    "{place}: {} is not a finite number",
+                    "{}: {} is not a finite number",
+                    place(),
                     self.text_at(cell.span())
                 ),
             )

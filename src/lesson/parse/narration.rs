@@ -4,10 +4,10 @@ use toml::de::DeValue;
 
 use super::report::too_long;
 use super::{Entry, Reader};
-use crate::attention::Step;
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::MAX_NARRATION_CHARS;
 use crate::lesson::{Mask, Narration};
+use crate::pipeline::Step;
 
 /// Whether `key` is one of `[narration]`'s own keys (a step), rather than a lesson key written
 /// below the header by mistake.

@@ -1,11 +1,14 @@
 //! The key map: one table of every key and mouse gesture the tutor answers to, where each
 //! applies, what it does, and how the help overlay and the bottom line name it. Dispatch
-//! (`super::action_for`), the help overlay, the key hints and the man page all read this table,
+//! (`crate::input::action_for`), the help overlay, the key hints and the man page all read this table,
 //! so they cannot tell different stories. Adding a key is one entry here.
+
+use std::sync::LazyLock;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::app::{Action, App, Classroom, Direction, Follow, Overlay, Question};
+use crate::pipeline::Step;
 
 /// Where a key applies. The app's state decides which places take the keys, in order (see
 /// `places`): the first place with a key that matches decides.
@@ -830,4 +833,30 @@ pub fn hint_line(footer: Footer) -> String {
         })
         .collect();
     format!(" {}", told.join(" · "))
+}
+
+/// The help's rows for a lesson's screen, as the man page and the README test read them:
+/// `help_rows` for the most steps a lesson has.
+pub const KEYS: HelpRows = HelpRows;
+
+/// `KEYS`: the help rows, made from the key map once, iterated as `(keys, words)` pairs.
+#[derive(Debug, Clone, Copy)]
+pub struct HelpRows;
+
+static HELP_ROWS: LazyLock<Vec<(String, &'static str)>> =
+    LazyLock::new(|| help_rows(Step::ALL.len()));
+
+impl HelpRows {
+    pub fn iter(&self) -> std::slice::Iter<'static, (String, &'static str)> {
+        HELP_ROWS.iter()
+    }
+}
+
+impl IntoIterator for HelpRows {
+    type Item = &'static (String, &'static str);
+    type IntoIter = std::slice::Iter<'static, (String, &'static str)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        HELP_ROWS.iter()
+    }
 }
