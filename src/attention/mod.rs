@@ -190,11 +190,15 @@ impl Attention {
 /// `scores[the₁, cat₂]` and `scores[the₄, cat₅]` are told apart.
 fn distinct_labels(tokens: &[String]) -> Vec<String> {
     const SUBSCRIPTS: [char; 10] = ['₀', '₁', '₂', '₃', '₄', '₅', '₆', '₇', '₈', '₉'];
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for token in tokens {
+        *counts.entry(token.as_str()).or_default() += 1;
+    }
     tokens
         .iter()
         .enumerate()
         .map(|(index, token)| {
-            if tokens.iter().filter(|other| *other == token).count() < 2 {
+            if counts.get(token.as_str()).copied().unwrap_or(0) < 2 {
                 return token.clone();
             }
             let position: String = (index + 1)
