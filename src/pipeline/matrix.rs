@@ -243,17 +243,17 @@ impl MatrixName {
         MatrixName::Output,
     ];
 
-    pub fn entry(self) -> &'static MatrixEntry {
+    pub const fn entry(self) -> &'static MatrixEntry {
         &MATRICES[self.index()]
     }
 
     /// Position in the table, for storing one slot per matrix.
-    pub fn index(self) -> usize {
+    pub const fn index(self) -> usize {
         self as usize
     }
 
     /// The key of this matrix in a lesson file and in JSON output.
-    pub fn key(self) -> &'static str {
+    pub const fn key(self) -> &'static str {
         self.entry().key
     }
 

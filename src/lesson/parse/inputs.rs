@@ -1,6 +1,6 @@
-//! The input matrices: embeddings with w_q, w_k, w_v, or q, k, v directly. Each matrix is
-//! described once, by the axes its rows and columns run along; which keys go together, the
-//! shape named in a "missing" help, the row limit and every shape check follow from that.
+//! The input matrices: embeddings with w_q, w_k, w_v, or q, k, v directly. Each matrix's axes
+//! come from the registry (`crate::pipeline`); which keys go together, the shape named in a
+//! "missing" help, the row limit and every shape check follow from them.
 
 use std::ops::Range;
 
@@ -9,6 +9,7 @@ use super::{Entries, Reader};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::{MAX_DIMENSION, MAX_TOKENS};
 use crate::lesson::{InputMatrix, Inputs};
+use crate::pipeline::{Axis as RegistryAxis, MatrixName};
 
 /// A length the attention arithmetic names; an input matrix's shape is two of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +21,17 @@ pub(super) enum Axis {
 }
 
 impl Axis {
+    /// The length a registry axis has in a lesson file: the queries and the keys of
+    /// self-attention are both the tokens.
+    const fn of(axis: RegistryAxis) -> Axis {
+        match axis {
+            RegistryAxis::Queries | RegistryAxis::Keys => Axis::SeqLen,
+            RegistryAxis::DModel => Axis::DModel,
+            RegistryAxis::DK => Axis::DK,
+            RegistryAxis::DV => Axis::DV,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Axis::SeqLen => "seq_len",
@@ -55,12 +67,14 @@ struct InputShape {
 }
 
 impl InputShape {
-    const fn new(key: &'static str, route: Route, rows: Axis, cols: Axis) -> InputShape {
+    /// A matrix of the registry as a lesson gives it: its key and axes are the registry's.
+    const fn of(name: MatrixName, route: Route) -> InputShape {
+        let entry = name.entry();
         InputShape {
-            key,
+            key: entry.key,
             route,
-            rows,
-            cols,
+            rows: Axis::of(entry.rows),
+            cols: Axis::of(entry.cols),
         }
     }
 }
@@ -72,13 +86,13 @@ impl InputShape {
 /// the agreement of its dimensions with the others all follow from its axes. (Building the
 /// `Inputs` value from it is `assemble`'s, since `Inputs` names each matrix.)
 const INPUT_SHAPES: [InputShape; 7] = [
-    InputShape::new("embeddings", Route::Projected, Axis::SeqLen, Axis::DModel),
-    InputShape::new("w_q", Route::Projected, Axis::DModel, Axis::DK),
-    InputShape::new("w_k", Route::Projected, Axis::DModel, Axis::DK),
-    InputShape::new("w_v", Route::Projected, Axis::DModel, Axis::DV),
-    InputShape::new("q", Route::Direct, Axis::SeqLen, Axis::DK),
-    InputShape::new("k", Route::Direct, Axis::SeqLen, Axis::DK),
-    InputShape::new("v", Route::Direct, Axis::SeqLen, Axis::DV),
+    InputShape::of(MatrixName::Embeddings, Route::Projected),
+    InputShape::of(MatrixName::WQ, Route::Projected),
+    InputShape::of(MatrixName::WK, Route::Projected),
+    InputShape::of(MatrixName::WV, Route::Projected),
+    InputShape::of(MatrixName::Q, Route::Direct),
+    InputShape::of(MatrixName::K, Route::Direct),
+    InputShape::of(MatrixName::V, Route::Direct),
 ];
 
 /// Which way a dimension of a matrix runs.
@@ -426,9 +440,8 @@ mod tests {
 
     #[test]
     fn a_new_matrix_is_checked_along_its_axes_with_no_rule_of_its_own() {
-        // A matrix that is not in INPUT_SHAPES, shaped like position encodings.
-        static EXTRA: InputShape =
-            InputShape::new("extra", Route::Projected, Axis::SeqLen, Axis::DModel);
+        // A matrix of the registry that is not in INPUT_SHAPES: learned positions.
+        static EXTRA: InputShape = InputShape::of(MatrixName::Positions, Route::Projected);
         let mut reader = Reader {
             source: "",
             diagnostics: Vec::new(),
@@ -443,9 +456,9 @@ mod tests {
         assert_eq!(
             said,
             [
-                ("`extra` has 2 rows, but there are 3 tokens", "2 × 5"),
+                ("`positions` has 2 rows, but there are 3 tokens", "2 × 5"),
                 (
-                    "`extra` has 5 columns, but the embeddings have 4 columns (d_model)",
+                    "`positions` has 5 columns, but the embeddings have 4 columns (d_model)",
                     "2 × 5"
                 ),
             ]
