@@ -320,3 +320,36 @@ fn leaving_unsaved_edits_in_a_classroom_session_never_offers_to_save_them() {
     assert_eq!(app.overlay, Overlay::None, "w asks for no file name");
     assert!(app.tutor.is_some(), "and the student stays");
 }
+
+#[test]
+fn a_following_student_follows_the_presenter_onto_the_positions_and_rotation_steps() {
+    for (lesson, new_step) in [
+        ("positions-cat-sat-mat", Step::Positions),
+        ("rope-same-distance", Step::Rotation),
+    ] {
+        let mut teacher = presenter();
+        let index = App::builtin_entries()
+            .iter()
+            .position(|entry| entry.name == lesson)
+            .unwrap();
+        for _ in 0..index {
+            update(&mut teacher, Action::Move(Direction::Down));
+        }
+        update(&mut teacher, Action::Open);
+        while step(&teacher) != Some(new_step) {
+            update(&mut teacher, Action::NextStep);
+        }
+        // The presenter turns the screen to its second matrix (X, or K_rope).
+        update(&mut teacher, Action::NextMatrix);
+        let mut class = student(Follow::Following);
+        update(&mut class, shown(&teacher, 1));
+        let (theirs, mine) = (
+            teacher.tutor.as_ref().unwrap(),
+            class.tutor.as_ref().unwrap(),
+        );
+        assert_eq!(mine.name, lesson);
+        assert_eq!(mine.step(), new_step);
+        assert_eq!(mine.focus, theirs.focus);
+        assert_eq!(mine.panels(), theirs.panels());
+    }
+}
