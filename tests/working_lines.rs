@@ -33,6 +33,34 @@ fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
             let (a, b) = sides[1][0].split_once(" / ").unwrap();
             Some(number(a) / number(b))
         }
+        // "a + (b)"
+        Rule::Add { .. } => {
+            let (a, b) = sides[1][0].split_once(" + ").unwrap();
+            Some(number(a) + number(b.trim_start_matches('(').trim_end_matches(')')))
+        }
+        // "sin(angle)" or "cos(angle)" as written
+        Rule::Sinusoid { cosine, .. } => {
+            let angle = number(
+                sides[2][0]
+                    .trim_start_matches("sin(")
+                    .trim_start_matches("cos(")
+                    .trim_end_matches(')'),
+            );
+            Some(if *cosine { angle.cos() } else { angle.sin() })
+        }
+        // "(a × c) − (b × s)" or "(a × s) + (b × c)"
+        Rule::Rotate { .. } => {
+            let (sign, (left, right)) = match sides[1][0].split_once(" − ") {
+                Some(halves) => (-1.0, halves),
+                None => (1.0, sides[1][0].split_once(" + ").unwrap()),
+            };
+            let product = |text: &str| {
+                let inner = text.trim_start_matches('(').trim_end_matches(')');
+                let (a, b) = inner.split_once(" × ").unwrap();
+                number(a) * number(b)
+            };
+            Some(product(left) + sign * product(right))
+        }
         _ => None,
     }
 }
@@ -86,16 +114,21 @@ fn every_working_line_of_every_built_in_lesson_lands_on_its_result() {
 
 #[test]
 fn every_working_line_of_random_lessons_lands_on_its_result_or_says_approximately() {
+    // Format 2, so that positions and rotations are among the lines.
     let mut checked = 0;
     for seed in 1..=30u64 {
         let (tokens, width, decimals) = (2 + seed % 5, 2 + seed % 7, 1 + seed % 5);
         let labels: Vec<String> = (0..tokens).map(|t| format!("\"t{t}\"")).collect();
+        // Positions of every kind, RoPE with an even d_k.
+        let positions = ["none", "sinusoidal", "rope"][seed as usize % 3];
+        let d_k = if positions == "rope" { 4 } else { 3 };
         let text = format!(
-            "format = 1\ntitle = \"random {seed}\"\ntokens = [{}]\ndecimals = {decimals}\n\
+            "format = 2\ntitle = \"random {seed}\"\ntokens = [{}]\ndecimals = {decimals}\n\
              embeddings = {{ random = \"normal\", seed = {seed}, shape = [{tokens}, {width}] }}\n\
-             w_q = {{ random = \"normal\", seed = {}, shape = [{width}, 3] }}\n\
-             w_k = {{ random = \"uniform\", seed = {}, shape = [{width}, 3] }}\n\
-             w_v = {{ random = \"normal\", seed = {}, shape = [{width}, 2] }}\nmask = \"causal\"\n",
+             w_q = {{ random = \"normal\", seed = {}, shape = [{width}, {d_k}] }}\n\
+             w_k = {{ random = \"uniform\", seed = {}, shape = [{width}, {d_k}] }}\n\
+             w_v = {{ random = \"normal\", seed = {}, shape = [{width}, 2] }}\nmask = \"causal\"\n\
+             positions = \"{positions}\"\n",
             labels.join(", "),
             seed + 100,
             seed + 200,
