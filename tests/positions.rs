@@ -387,3 +387,43 @@ fn the_first_hint_for_a_rotated_cell_gives_its_angle() {
         "{first}"
     );
 }
+
+#[test]
+fn a_lesson_saved_after_its_learned_positions_were_edited_drops_what_was_written_for_them() {
+    let mut text = lesson_text("[[0.1, 0, 0, 0], [0, 0.1, 0, 0], [0, 0, 0.1, 0]]");
+    text.push_str("[narration]\npositions = \"The positions are 0.1 on the diagonal.\"\n");
+    let entry = PickerEntry {
+        name: "learned".to_string(),
+        lesson: load_text("learned", None, text),
+    };
+    let mut app = App::new(vec![entry], Some(0));
+    update(&mut app, Action::GoToStep(2));
+    update(&mut app, Action::Edit);
+    update(&mut app, Action::ClearInput);
+    update(&mut app, Action::Type('2'));
+    update(&mut app, Action::Submit);
+    let saved = app.tutor.as_ref().unwrap().lesson_to_save();
+    assert!(saved.title.ends_with("(edited)"), "{}", saved.title);
+    assert_eq!(saved.narration.get(Step::Positions), None);
+}
+
+#[test]
+fn practice_names_sin_and_cos_swapped_in_a_rotation() {
+    let attention = Attention::compute(&lesson("\"rope\""));
+    let q = attention.matrix(MatrixName::Q).unwrap();
+    let (sin, cos) = rope_angle(2, 0, 4).sin_cos();
+    let swapped = q[(2, 0)] * sin - q[(2, 1)] * cos;
+    let verdict = check(&attention, Cell::new(MatrixName::QRope, 2, 0), swapped, 4).unwrap();
+    assert_eq!(
+        verdict.slip().map(|slip| slip.kind),
+        Some(SlipKind::SinCosSwapped)
+    );
+}
+
+#[test]
+fn x_can_be_checked_in_any_lesson_with_embeddings() {
+    let mut text = lesson_text("\"rope\"");
+    text.push_str("[expected]\nx = { a = [1, 0, 0.5, 0] }\n");
+    let parsed = parse(&text);
+    assert!(parsed.lesson.is_some(), "{:?}", parsed.diagnostics);
+}

@@ -2,6 +2,8 @@
 //! the lesson's precision, a slip named, hints up to the answer, scores per step, progress kept
 //! and the offer to resume.
 
+mod common;
+
 use attn_tutor::app::{Action, App, Effect, Overlay, PromptFor, Question, update};
 use attn_tutor::attention::{Cell, MatrixName, Step};
 use attn_tutor::practice::{Outcome, ProgressStore, StepScore};
@@ -502,4 +504,32 @@ fn x_upper_outside_practice_says_to_start_it() {
         "{}",
         status(&app)
     );
+}
+
+#[test]
+fn every_cell_of_the_positions_is_asked_before_their_sum_x_that_needs_them() {
+    let mut app = practising("positions-cat-sat-mat", Step::Positions);
+    let mut asked = Vec::new();
+    for _ in 0..24 {
+        let cell = selected(&app);
+        if !hidden(&app, cell) {
+            break;
+        }
+        asked.push(cell.matrix);
+        let right = format!("{:.4}", exact(&app, cell));
+        answer(&mut app, &right);
+    }
+    assert_eq!(asked.len(), 24, "P and X are 6 × 2 each: {asked:?}");
+    let first_x = asked.iter().position(|m| *m == MatrixName::X).unwrap();
+    assert!(
+        asked[first_x..].iter().all(|m| *m == MatrixName::X),
+        "a cell of P was asked after X: {asked:?}"
+    );
+}
+
+#[test]
+fn a_sinusoidal_position_is_worked_out_from_its_position_not_from_highlighted_cells() {
+    let app = practising("positions-cat-sat-mat", Step::Positions);
+    let screen = common::screen(&app, 120, 40);
+    assert!(screen.contains("Work it out from its position"), "{screen}");
 }

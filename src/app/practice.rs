@@ -306,18 +306,15 @@ fn step_finished(tutor: &mut Tutor) -> Option<Status> {
     )))
 }
 
-/// Moves the cursor to the next hidden cell after `after` (target by target, in reading order),
-/// or back to the first, if any is left; the Projection screen turns to its projection.
+/// Moves the cursor to the next hidden cell after `after` in its matrix (in reading order), or
+/// else to the first hidden cell of the step, target by target: a matrix is finished before the
+/// next, so X = E + P is not asked while a cell of P it needs is still hidden. The Projection
+/// screen turns to its projection.
 pub fn to_next_hidden(tutor: &mut Tutor, after: Cell) {
-    let targets = tutor.practice_targets();
-    let order = |cell: &Cell| {
-        let target = targets.iter().position(|target| *target == cell.matrix);
-        (target, cell.row, cell.col)
-    };
     let hidden = tutor.hidden_cells();
     let next = hidden
         .iter()
-        .find(|cell| order(cell) > order(&after))
+        .find(|cell| cell.matrix == after.matrix && (cell.row, cell.col) > (after.row, after.col))
         .or(hidden.first())
         .copied();
     if let Some(next) = next {

@@ -255,6 +255,7 @@ impl Tutor {
     /// the original ones.
     pub fn numbers_changed(&self) -> bool {
         self.lesson.inputs != self.original.inputs
+            || self.lesson.positions != self.original.positions
             || self.lesson.mask != self.original.mask
             || self.lesson.scale != self.original.scale
             || self.lesson.tokens != self.original.tokens

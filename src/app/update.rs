@@ -303,6 +303,17 @@ fn begin_edit(app: &mut App) {
     };
     match derivation.source() {
         Some(to) => app.overlay = Overlay::Question(Question::JumpTo { from: cell, to }),
+        // Computed from nothing but its place: a sinusoidal position.
+        None if derivation.operands().is_empty()
+            && matches!(derivation.rule, crate::attention::Rule::Sinusoid { .. }) =>
+        {
+            app.status = Some(Status::error(format!(
+                "{} cannot be edited: it is computed from its position (sin or cos of \
+                 p / 10000^(2i/d_model)); a lesson that writes `positions` as a matrix has \
+                 positions to edit",
+                tutor.attention.cell_name(cell)
+            )));
+        }
         None => {
             app.status = Some(Status::error(format!(
                 "{} cannot be edited",

@@ -356,8 +356,11 @@ impl Derivation {
                         one(result),
                     ],
                     Some(format!(
-                        "position p = {position}, counting from 0; column c = {} counting from 0, \
-                         so i = ⌊c/2⌋ = {pair}, and an {} column takes {function}",
+                        "row {} is position p = {position} (positions count from 0), and \
+                         column {} is c = {} (the formula counts columns from 0), so \
+                         i = ⌊c/2⌋ = {pair}, and an {} c takes {function}",
+                        self.cell.row + 1,
+                        self.cell.col + 1,
                         self.cell.col,
                         if *cosine { "odd" } else { "even" }
                     )),
@@ -403,8 +406,10 @@ impl Derivation {
                     ],
                     Some(format!(
                         "the angle φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) \
-                         = {} rad, for position p = {position} (counting from 0) and pair i = {pair}",
-                        format_number(*angle, decimals + 2)
+                         = {} rad: row {} is position p = {position} (positions count from 0), and \
+                         this is pair i = {pair}",
+                        format_number(*angle, decimals + 2),
+                        position + 1
                     )),
                 )
             }

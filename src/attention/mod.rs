@@ -144,6 +144,15 @@ impl Attention {
         self.matrices[name.index()].as_deref()
     }
 
+    /// The matrix a printed figure of `name` is compared with: `x`, the matrix that is projected,
+    /// is the embeddings themselves when nothing is added to them.
+    pub fn figure_source(&self, name: MatrixName) -> MatrixName {
+        match name {
+            MatrixName::X => self.plan.projected_input().unwrap_or(name),
+            _ => name,
+        }
+    }
+
     /// Whether this lesson has the matrix.
     pub fn has(&self, name: MatrixName) -> bool {
         self.plan.has(name)

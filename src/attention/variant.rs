@@ -53,6 +53,7 @@ impl Variant {
             } => &[Variant::Swapped],
             Op::Rotate { .. } => &[
                 Variant::RotatedBackwards,
+                Variant::SinCosSwapped,
                 Variant::PositionsFromOne,
                 Variant::ExponentByColumn,
             ],
@@ -87,9 +88,12 @@ impl Variant {
         for row in 0..matrix.nrows() {
             for pair in 0..d_k / 2 {
                 let (position, exponent) = self.position_and_pair(row, 2 * pair);
-                let (mut sin, cos) = rope_angle(position, exponent, d_k).sin_cos();
+                let (mut sin, mut cos) = rope_angle(position, exponent, d_k).sin_cos();
                 if self == Variant::RotatedBackwards {
                     sin = -sin;
+                }
+                if self == Variant::SinCosSwapped {
+                    (sin, cos) = (cos, sin);
                 }
                 let (a, b) = (matrix[(row, 2 * pair)], matrix[(row, 2 * pair + 1)]);
                 rotated[(row, 2 * pair)] = a * cos - b * sin;

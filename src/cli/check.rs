@@ -196,12 +196,13 @@ fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Co
         worst: None,
         notes: Vec::new(),
     };
-    let Some(matrix) = attention.matrix(figure.matrix) else {
+    let source = attention.figure_source(figure.matrix);
+    let Some(matrix) = attention.matrix(source) else {
         return comparison;
     };
     for row in &figure.rows {
         for (col, printed) in row.values.iter().enumerate() {
-            let cell = Cell::new(figure.matrix, row.row, col);
+            let cell = Cell::new(source, row.row, col);
             let exact = matrix[(row.row, col)];
             let deviation = (exact - printed.value).abs();
             if comparison.worst.is_none_or(|(_, worst)| deviation > worst) {

@@ -22,9 +22,9 @@ use crate::attention::Step;
 
 /// A step-through tutor for the self-attention mechanism of Transformers.
 ///
-/// Walk through embedding → Q, K, V → scores QKᵀ → ÷√d_k → mask → softmax → output, with every
-/// number explained. Lessons are TOML files; six built-in lessons reproduce well-known worked
-/// examples.
+/// Walk through embedding → (positions) → Q, K, V → (rotation) → scores QKᵀ → ÷√d_k → mask →
+/// softmax → output, with every number explained. Lessons are TOML files; eight built-in
+/// lessons reproduce well-known worked examples and show what positions do.
 #[derive(Debug, Parser)]
 #[command(name = "attn-tutor", version)]
 pub struct Cli {

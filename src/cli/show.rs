@@ -109,11 +109,17 @@ fn note(step: Step, attention: &Attention, lesson: &Lesson, shown: bool) -> Opti
         Step::Projection if direct => {
             Some("This lesson gives Q, K and V directly, so there is nothing to project.".into())
         }
-        Step::Positions if !shown => Some(
-            "This lesson adds no positions (positions = \"none\" or \"rope\"): X is the \
-             embeddings."
+        Step::Positions if !shown => Some(match lesson.positions.kind().key() {
+            Some("rope") => "This lesson adds no positions to the embeddings (positions = \
+                             \"rope\" turns Q and K instead): X is the embeddings."
                 .into(),
-        ),
+            _ if direct => "This lesson gives Q, K and V directly: it has no embeddings to add \
+                            positions to."
+                .into(),
+            _ => {
+                "This lesson adds no positions (positions = \"none\"): X is the embeddings.".into()
+            }
+        }),
         Step::Rotation if !shown => {
             Some("This lesson does not rotate (positions is not \"rope\").".into())
         }

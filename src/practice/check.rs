@@ -198,6 +198,9 @@ impl Slip {
             (S::SinCosSwapped, M::Positions) => {
                 "That is sin and cos swapped: even columns (counting from 0) take sin, odd ones cos."
             }
+            (S::SinCosSwapped, M::QRope | M::KRope) => {
+                "That swaps sin φ and cos φ: the first of a pair is a·cos φ − b·sin φ."
+            }
             (S::SinCosSwapped, _) => {
                 "That adds positions with sin and cos swapped: even columns (from 0) take sin."
             }

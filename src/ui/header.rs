@@ -72,6 +72,10 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     }
     formula.push(lit(step == Step::Softmax, ")"));
     formula.push(lit(step == Step::Output, "V"));
+    // Said before the definitions, so that a narrow terminal, which cuts the line's end, keeps it.
+    if !plan.has(MatrixName::Scaled) {
+        formula.push(Span::styled(" (no scaling)", theme.muted()));
+    }
     formula.push(Span::styled("    where ", theme.muted()));
     if plan.has(MatrixName::X) {
         formula.push(lit(step == Step::Positions, "X = E + P; "));
@@ -88,9 +92,6 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
             matches!(step, Step::Embedding | Step::Projection),
             "Q, K, V are given",
         ));
-    }
-    if !tutor.lesson.scale {
-        formula.push(Span::styled("   (no scaling)", theme.muted()));
     }
     Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
 }

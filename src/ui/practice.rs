@@ -127,9 +127,16 @@ pub fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
             lines.extend(plain(&if shown.is_some() {
                 format!("Next: {name}. Type your answer and press Enter · t hint · x stop")
             } else {
+                // A sinusoidal position has no operands to highlight: its formula is the hint.
+                let from = match tutor.attention.derive(cell) {
+                    Some(derivation) if derivation.operands().is_empty() => {
+                        "from its position (t shows the formula)"
+                    }
+                    _ => "from the highlighted cells",
+                };
                 format!(
-                    "Work it out from the highlighted cells, type your answer ({decimals} \
-                     decimals are enough) and press Enter · t hint · x stop"
+                    "Work it out {from}, type your answer ({decimals} decimals are enough) and \
+                     press Enter · t hint · x stop"
                 )
             }));
             if let (Some(level), Some(hints)) = (

@@ -353,13 +353,11 @@ fn table_number_width(tutor: &Tutor) -> usize {
 /// Bar chart columns in the softmax table.
 const BAR_WIDTH: usize = 12;
 
-/// Columns of the softmax table's key labels: the widest token, at least "key".
+/// Columns of the softmax table's key labels: the widest label as shown (a repeated token
+/// with its position, `the₄`), at least "key".
 fn table_label_width(tutor: &Tutor) -> usize {
-    tutor
-        .lesson
-        .tokens
-        .iter()
-        .map(|t| columns(t))
+    (0..tutor.lesson.tokens.len())
+        .map(|key| columns(&tutor.attention.column_label(MatrixName::Weights, key)))
         .max()
         .unwrap_or(3)
         .max(3)

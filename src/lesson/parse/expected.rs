@@ -118,13 +118,15 @@ impl Reader<'_> {
                     scale,
                     mask: false,
                 });
-                if !plan.has(matrix) && matrix != MatrixName::Scaled {
+                // `x` is the matrix that is projected: the embeddings when nothing is added.
+                let projected = matrix == MatrixName::X && plan.has(MatrixName::Embeddings);
+                if !plan.has(matrix) && matrix != MatrixName::Scaled && !projected {
                     ok = false;
                     let kind = positions.key().unwrap_or("a matrix");
                     self.error(
                         Diagnostic::error(name.span(), format!("this lesson has no `{}` (its positions are {kind})", matrix.key()))
                             .label("no such figure")
-                            .help("`positions` and `x` go with sinusoidal or learned positions, `q_rope` and `k_rope` with positions = \"rope\""),
+                            .help("`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\""),
                     );
                     continue;
                 }

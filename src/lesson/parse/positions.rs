@@ -50,7 +50,18 @@ impl Reader<'_> {
                     return None;
                 }
             },
-            _ => PositionInputs::Learned(self.matrix("positions", Axis::SeqLen.limit(), value)?),
+            DeValue::Array(_) | DeValue::Table(_) => {
+                PositionInputs::Learned(self.matrix("positions", Axis::SeqLen.limit(), value)?)
+            }
+            _ => {
+                self.wrong_type(
+                    value,
+                    "`positions`",
+                    "\"none\", \"sinusoidal\", \"rope\" or a matrix of learned positions",
+                    "positions = \"sinusoidal\"",
+                );
+                return None;
+            }
         };
         let inputs = inputs?;
         let d_model = match inputs {
@@ -91,7 +102,15 @@ impl Reader<'_> {
             self.error(
                 Diagnostic::error(value.span(), format!("RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"))
                     .label("needs an even d_k")
-                    .help(format!("give queries and keys {} or {} columns", d_k - 1, d_k + 1)),
+                    .help(format!(
+                        "give {} {} or {} columns (or use other positions)",
+                        match inputs {
+                            Inputs::Projected { .. } => "w_q and w_k",
+                            Inputs::Direct { .. } => "q and k",
+                        },
+                        d_k - 1,
+                        d_k + 1
+                    )),
             );
             return None;
         }
