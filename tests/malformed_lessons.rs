@@ -531,3 +531,20 @@ mask = \"causal\"
     );
     eprintln!("largest.toml: checked in {elapsed:?}");
 }
+
+#[test]
+fn narration_for_a_positions_step_the_lesson_lacks_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{VALID_BODY}[narration]\nrotation = \"Each query turns.\"\n");
+    let path = write(dir.path(), "unused-rotation.toml", text.as_bytes());
+    let (output, elapsed) = check(&path);
+    assert_clean_run("unused-rotation.toml", &output, elapsed);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: narration for rotation is never shown: this lesson has no Rotation step"
+        ) && stderr.contains("add `positions = \"rope\"`"),
+        "{stderr}"
+    );
+}

@@ -29,6 +29,7 @@ use super::diagnostic::Diagnostic;
 use super::limits::*;
 use super::text::TITLE_ROOM;
 use super::{Lesson, PositionInputs};
+use crate::pipeline::{Plan, Shape, Step};
 
 pub(crate) use report::did_you_mean;
 
@@ -265,7 +266,18 @@ impl<'s> Reader<'s> {
         let mask = self.mask(find("mask"), token_labels.map(<[String]>::len));
         let decimals = self.decimals(find("decimals"));
         let focus = self.focus(find("focus"), token_labels);
-        let narration = self.narration(find("narration"), &mask, &misplaced);
+        // The steps this lesson has, when its inputs and positions could be read: narration
+        // for a step it lacks is never shown.
+        let steps = match (&inputs, &positions) {
+            (Some(inputs), Some(positions)) => Some(Step::all_in(&Plan::new(Shape {
+                projected: matches!(inputs, super::Inputs::Projected { .. }),
+                positions: positions.kind(),
+                scale,
+                mask: !matches!(mask, Some(super::Mask::None)),
+            }))),
+            _ => None,
+        };
+        let narration = self.narration(find("narration"), &mask, &misplaced, steps.as_deref());
         let expected = self.expected(
             find("expected"),
             &misplaced,

@@ -21,6 +21,7 @@ impl Reader<'_> {
         entry: Entry<'_, '_>,
         mask: &Option<Mask>,
         misplaced: &[String],
+        steps: Option<&[Step]>,
     ) -> Narration {
         let mut narration = Narration::default();
         let Some((_, value)) = entry else {
@@ -69,6 +70,29 @@ impl Reader<'_> {
                     )
                     .label("unused")
                     .help("add `mask = \"causal\"` or remove this narration"),
+                );
+            } else if steps.is_some_and(|steps| !steps.contains(&step)) {
+                self.error(
+                    Diagnostic::warning(
+                        name.span(),
+                        format!(
+                            "narration for {} is never shown: this lesson has no {} step",
+                            step.key(),
+                            step.title()
+                        ),
+                    )
+                    .label("unused")
+                    .help(match step {
+                        Step::Positions => "add `positions = \"sinusoidal\"` (or a matrix) with `format = 2`, or remove this narration",
+                        Step::Rotation => "add `positions = \"rope\"` with `format = 2`, or remove this narration",
+                        Step::Embedding => "this lesson gives q, k, v directly: give embeddings with w_q, w_k, w_v, or remove this narration",
+                        Step::Projection
+                        | Step::Scores
+                        | Step::Scaling
+                        | Step::Masking
+                        | Step::Softmax
+                        | Step::Output => "remove this narration",
+                    }),
                 );
             }
             narration.set(step, words);
