@@ -74,6 +74,37 @@ pub enum Inputs {
     },
 }
 
+impl Inputs {
+    /// Whether Q, K and V are projected from embeddings (else the lesson gives them).
+    pub fn is_projected(&self) -> bool {
+        matches!(self, Inputs::Projected { .. })
+    }
+
+    /// d_model: the width of the embeddings, when the lesson has them.
+    pub fn d_model(&self) -> Option<usize> {
+        match self {
+            Inputs::Projected { embeddings, .. } => Some(embeddings.values.ncols()),
+            Inputs::Direct { .. } => None,
+        }
+    }
+
+    /// d_k: the width of queries and keys.
+    pub fn d_k(&self) -> usize {
+        match self {
+            Inputs::Projected { w_k, .. } => w_k.values.ncols(),
+            Inputs::Direct { k, .. } => k.values.ncols(),
+        }
+    }
+
+    /// d_v: the width of values.
+    pub fn d_v(&self) -> usize {
+        match self {
+            Inputs::Projected { w_v, .. } => w_v.values.ncols(),
+            Inputs::Direct { v, .. } => v.values.ncols(),
+        }
+    }
+}
+
 /// A matrix the lesson gives, with the recipe when its numbers are generated.
 ///
 /// The numbers are shared (`Arc`): the tutor keeps the lesson as loaded, as saved and as edited,
@@ -264,7 +295,7 @@ impl Lesson {
     /// The facts that decide this lesson's pipeline.
     pub fn shape(&self) -> Shape {
         Shape {
-            projected: matches!(self.inputs, Inputs::Projected { .. }),
+            projected: self.inputs.is_projected(),
             positions: self.positions.kind(),
             scale: self.scale,
             mask: self.mask != Mask::None,
@@ -278,24 +309,15 @@ impl Lesson {
 
     /// d_model: the width of the embeddings, when the lesson has them.
     pub fn d_model(&self) -> Option<usize> {
-        match &self.inputs {
-            Inputs::Projected { embeddings, .. } => Some(embeddings.values.ncols()),
-            Inputs::Direct { .. } => None,
-        }
+        self.inputs.d_model()
     }
 
     pub fn d_k(&self) -> usize {
-        match &self.inputs {
-            Inputs::Projected { w_k, .. } => w_k.values.ncols(),
-            Inputs::Direct { k, .. } => k.values.ncols(),
-        }
+        self.inputs.d_k()
     }
 
     pub fn d_v(&self) -> usize {
-        match &self.inputs {
-            Inputs::Projected { w_v, .. } => w_v.values.ncols(),
-            Inputs::Direct { v, .. } => v.values.ncols(),
-        }
+        self.inputs.d_v()
     }
 
     /// "3 tokens × 4 → 4", the shape shown in lists and the picker.

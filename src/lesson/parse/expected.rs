@@ -113,7 +113,7 @@ impl Reader<'_> {
             // A figure of a matrix the lesson's positions do not make (`q_rope` without RoPE).
             if let (Some(positions), Some(inputs)) = (positions, inputs) {
                 let plan = Plan::new(Shape {
-                    projected: matches!(inputs, Inputs::Projected { .. }),
+                    projected: inputs.is_projected(),
                     positions,
                     scale,
                     mask: false,
@@ -378,19 +378,7 @@ impl Reader<'_> {
 
 /// How many columns a figure of `matrix` has, by the lesson's inputs.
 fn figure_width(matrix: MatrixName, inputs: &Inputs, seq_len: Option<usize>) -> Option<usize> {
-    let (d_model, d_k, d_v) = match inputs {
-        Inputs::Projected {
-            embeddings,
-            w_q,
-            w_v,
-            ..
-        } => (
-            Some(embeddings.values.ncols()),
-            w_q.values.ncols(),
-            w_v.values.ncols(),
-        ),
-        Inputs::Direct { q, v, .. } => (None, q.values.ncols(), v.values.ncols()),
-    };
+    let (d_model, d_k, d_v) = (inputs.d_model(), inputs.d_k(), inputs.d_v());
     // The width follows from what the matrix's columns are.
     match matrix.entry().cols {
         PipelineAxis::Queries | PipelineAxis::Keys => seq_len,

@@ -270,7 +270,7 @@ impl<'s> Reader<'s> {
         // for a step it lacks is never shown.
         let steps = match (&inputs, &positions) {
             (Some(inputs), Some(positions)) => Some(Step::all_in(&Plan::new(Shape {
-                projected: matches!(inputs, super::Inputs::Projected { .. }),
+                projected: inputs.is_projected(),
                 positions: positions.kind(),
                 scale,
                 mask: !matches!(mask, Some(super::Mask::None)),

@@ -64,10 +64,7 @@ impl Reader<'_> {
             }
         };
         let inputs = inputs?;
-        let d_model = match inputs {
-            Inputs::Projected { embeddings, .. } => Some(embeddings.values.ncols()),
-            Inputs::Direct { .. } => None,
-        };
+        let d_model = inputs.d_model();
         match (&positions, d_model) {
             (PositionInputs::Sinusoidal | PositionInputs::Learned(_), None) => {
                 self.error(
@@ -94,19 +91,17 @@ impl Reader<'_> {
             }
             _ => {}
         }
-        let d_k = match inputs {
-            Inputs::Projected { w_q, .. } => w_q.values.ncols(),
-            Inputs::Direct { q, .. } => q.values.ncols(),
-        };
+        let d_k = inputs.d_k();
         if positions == PositionInputs::Rope && d_k % 2 == 1 {
             self.error(
                 Diagnostic::error(value.span(), format!("RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"))
                     .label("needs an even d_k")
                     .help(format!(
                         "give {} {} or {} columns (or use other positions)",
-                        match inputs {
-                            Inputs::Projected { .. } => "w_q and w_k",
-                            Inputs::Direct { .. } => "q and k",
+                        if inputs.is_projected() {
+                            "w_q and w_k"
+                        } else {
+                            "q and k"
                         },
                         d_k - 1,
                         d_k + 1
