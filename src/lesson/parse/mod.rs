@@ -177,14 +177,21 @@ impl<'s> Reader<'s> {
             let DeValue::Table(table) = value.get_ref() else {
                 continue;
             };
-            let belongs = |key: &str| match table_name {
+            // A figure is rows of numbers: `positions = "rope"` below [expected] is the lesson
+            // key, though `positions` is also a figure's name.
+            let belongs = |key: &str, value: &Value<'_>| match table_name {
                 "narration" => narration::is_step_key(key),
-                _ => expected::is_expected_key(key),
+                _ => {
+                    expected::is_expected_key(key)
+                        && matches!(value.get_ref(), DeValue::Array(_) | DeValue::Table(_))
+                }
             };
             let mut moved: Vec<(&'a str, Range<usize>)> = Vec::new();
             for (key, value) in table.iter() {
                 let name = key.get_ref().as_ref();
-                let lesson_key = TOP_KEYS.iter().find(|top| **top == name && !belongs(top));
+                let lesson_key = TOP_KEYS
+                    .iter()
+                    .find(|top| **top == name && !belongs(top, value));
                 if let Some(&top) = lesson_key
                     && entries.get(top).is_none()
                 {
