@@ -13,6 +13,7 @@ mod variant;
 
 pub use derivation::{Derivation, Explanation, Operand, Rule};
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
+use positions::{rotate_rows_as, sinusoidal_as};
 pub use softmax::{RowSoftmax, softmax_rows};
 pub use variant::Variant;
 
@@ -238,10 +239,7 @@ fn evaluate<'a>(
 ) -> DMatrix<f64> {
     match origin {
         Op::Input | Op::Given => DMatrix::zeros(0, 0),
-        Op::Sinusoid => match variant {
-            Some(variant) => variant.sinusoidal(size.0, size.1),
-            None => sinusoidal(size.0, size.1),
-        },
+        Op::Sinusoid => sinusoidal_as(size.0, size.1, variant),
         Op::Add { left, right } => get(left) + get(right),
         Op::Product {
             left,
@@ -257,10 +255,7 @@ fn evaluate<'a>(
             (_, true) => get(left) * get(right).transpose(),
             (_, false) => get(left) * get(right),
         },
-        Op::Rotate { of } => match variant {
-            Some(variant) => variant.rotate_rows(get(of)),
-            None => rotate_rows(get(of)),
-        },
+        Op::Rotate { of } => rotate_rows_as(get(of), variant),
         Op::Scale { of } => match variant {
             Some(Variant::SkipScale) => get(of).clone(),
             _ => get(of) / scale_divisor,

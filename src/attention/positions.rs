@@ -2,6 +2,8 @@
 
 use nalgebra::DMatrix;
 
+use super::Variant;
+
 /// The angle of position `p` in column pair `i` of a sinusoidal encoding d_model wide:
 /// p / 10000^(2i/d_model).
 pub fn sinusoid_angle(position: usize, pair: usize, d_model: usize) -> f64 {
@@ -10,13 +12,16 @@ pub fn sinusoid_angle(position: usize, pair: usize, d_model: usize) -> f64 {
 
 /// PE[p, c] = sin(angle) for even c, cos(angle) for odd c, with i = ⌊c/2⌋ (Vaswani et al. 2017).
 pub fn sinusoidal(seq_len: usize, d_model: usize) -> DMatrix<f64> {
-    DMatrix::from_fn(seq_len, d_model, |position, col| {
-        let angle = sinusoid_angle(position, col / 2, d_model);
-        if col % 2 == 0 {
-            angle.sin()
-        } else {
-            angle.cos()
-        }
+    sinusoidal_as(seq_len, d_model, None)
+}
+
+/// The sinusoidal encoding made the right way, or as a learner's `slip` makes it.
+pub(super) fn sinusoidal_as(seq_len: usize, d_model: usize, slip: Option<Variant>) -> DMatrix<f64> {
+    DMatrix::from_fn(seq_len, d_model, |row, col| {
+        let (position, pair) = read(slip, row, col);
+        let angle = sinusoid_angle(position, pair, d_model);
+        let sine = (col % 2 == 0) != (slip == Some(Variant::SinCosSwapped));
+        if sine { angle.sin() } else { angle.cos() }
     })
 }
 
@@ -29,20 +34,45 @@ pub fn rope_angle(position: usize, pair: usize, d_k: usize) -> f64 {
 /// (x₂ᵢ, x₂ᵢ₊₁) → (x₂ᵢ cos φ − x₂ᵢ₊₁ sin φ, x₂ᵢ sin φ + x₂ᵢ₊₁ cos φ). A lesson's d_k is even;
 /// were it odd, the last column would have no partner and is left as it is.
 pub fn rotate_rows(matrix: &DMatrix<f64>) -> DMatrix<f64> {
+    rotate_rows_as(matrix, None)
+}
+
+/// The rotation made the right way, or as a learner's `slip` makes it.
+pub(super) fn rotate_rows_as(matrix: &DMatrix<f64>, slip: Option<Variant>) -> DMatrix<f64> {
     let d_k = matrix.ncols();
     let mut rotated = matrix.clone();
-    for position in 0..matrix.nrows() {
+    for row in 0..matrix.nrows() {
         for pair in 0..d_k / 2 {
-            let (sin, cos) = rope_angle(position, pair, d_k).sin_cos();
-            let (a, b) = (
-                matrix[(position, 2 * pair)],
-                matrix[(position, 2 * pair + 1)],
-            );
-            rotated[(position, 2 * pair)] = a * cos - b * sin;
-            rotated[(position, 2 * pair + 1)] = a * sin + b * cos;
+            let (position, exponent) = read(slip, row, 2 * pair);
+            let (mut sin, mut cos) = rope_angle(position, exponent, d_k).sin_cos();
+            if slip == Some(Variant::RotatedBackwards) {
+                sin = -sin;
+            }
+            if slip == Some(Variant::SinCosSwapped) {
+                (sin, cos) = (cos, sin);
+            }
+            let (a, b) = (matrix[(row, 2 * pair)], matrix[(row, 2 * pair + 1)]);
+            rotated[(row, 2 * pair)] = a * cos - b * sin;
+            rotated[(row, 2 * pair + 1)] = a * sin + b * cos;
         }
     }
     rotated
+}
+
+/// The position and the pair index that go into the angle of row `row`, column `col`: p = row
+/// and i = ⌊col/2⌋, unless a slip counts positions from 1 or puts the column in the exponent.
+fn read(slip: Option<Variant>, row: usize, col: usize) -> (usize, usize) {
+    let position = if slip == Some(Variant::PositionsFromOne) {
+        row + 1
+    } else {
+        row
+    };
+    let pair = if slip == Some(Variant::ExponentByColumn) {
+        col
+    } else {
+        col / 2
+    };
+    (position, pair)
 }
 
 #[cfg(test)]
