@@ -13,7 +13,7 @@ use crate::lesson::limits::{MAX_SLIP_CHARS, MAX_SLIPS};
 use crate::lesson::text::printable;
 use crate::lesson::{Expected, ExpectedFigure, ExpectedRow, Inputs, PrintedNumber};
 use crate::pipeline::MatrixName;
-use crate::pipeline::{Axis as PipelineAxis, Plan, Positions, Shape};
+use crate::pipeline::{Axis as PipelineAxis, Plan};
 
 /// The matrices a lesson may give printed figures of.
 const EXPECTED_FIGURES: [MatrixName; 11] = [
@@ -44,7 +44,7 @@ impl Reader<'_> {
         tokens: Option<&[String]>,
         inputs: Option<&Inputs>,
         scale: bool,
-        positions: Option<Positions>,
+        plan: Option<&Plan>,
     ) -> Option<Expected> {
         let mut expected = Expected::default();
         let Some((_, value)) = entry else {
@@ -111,18 +111,12 @@ impl Reader<'_> {
                 continue;
             }
             // A figure of a matrix the lesson's positions do not make (`q_rope` without RoPE).
-            if let (Some(positions), Some(inputs)) = (positions, inputs) {
-                let plan = Plan::new(Shape {
-                    projected: inputs.is_projected(),
-                    positions,
-                    scale,
-                    mask: false,
-                });
+            if let Some(plan) = plan {
                 // `x` is the matrix that is projected: the embeddings when nothing is added.
                 let projected = matrix == MatrixName::X && plan.has(MatrixName::Embeddings);
                 if !plan.has(matrix) && matrix != MatrixName::Scaled && !projected {
                     ok = false;
-                    let kind = positions.key().unwrap_or("a matrix");
+                    let kind = plan.shape.positions.key().unwrap_or("a matrix");
                     self.error(
                         Diagnostic::error(name.span(), format!("this lesson has no `{}` (its positions are {kind})", matrix.key()))
                             .label("no such figure")

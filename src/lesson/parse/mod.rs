@@ -25,10 +25,10 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::Lesson;
 use super::diagnostic::Diagnostic;
 use super::limits::*;
 use super::text::TITLE_ROOM;
-use super::{Lesson, PositionInputs};
 use crate::pipeline::{Plan, Shape, Step};
 
 pub(crate) use report::did_you_mean;
@@ -275,15 +275,18 @@ impl<'s> Reader<'s> {
         let focus = self.focus(find("focus"), token_labels);
         // The steps this lesson has, when its inputs and positions could be read: narration
         // for a step it lacks is never shown.
-        let steps = match (&inputs, &positions) {
-            (Some(inputs), Some(positions)) => Some(Step::all_in(&Plan::new(Shape {
+        // The lesson's plan, when its inputs and positions could be read: narration for a step
+        // it lacks is never shown, and a figure of a matrix it does not make cannot be checked.
+        let plan = match (&inputs, &positions) {
+            (Some(inputs), Some(positions)) => Some(Plan::new(Shape {
                 projected: inputs.is_projected(),
                 positions: positions.kind(),
                 scale,
                 mask: !matches!(mask, Some(super::Mask::None)),
-            }))),
+            })),
             _ => None,
         };
+        let steps = plan.as_ref().map(Step::all_in);
         let narration = self.narration(find("narration"), &mask, &misplaced, steps.as_deref());
         let expected = self.expected(
             find("expected"),
@@ -291,7 +294,7 @@ impl<'s> Reader<'s> {
             token_labels,
             inputs.as_ref(),
             scale,
-            positions.as_ref().map(PositionInputs::kind),
+            plan.as_ref(),
         );
 
         let has_error = self.diagnostics.iter().any(Diagnostic::is_error);
