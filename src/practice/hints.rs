@@ -60,30 +60,24 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
     let answer = derivation.explain(attention, decimals);
     let (first_step, working) = match &derivation.rule {
         Rule::Dot { .. } => dot_hints(&explanation),
-        // A position's formula needs its angle, which the note gives: it comes with the first hint.
-        Rule::Sinusoid { .. } | Rule::Rotate { .. } => {
+        Rule::Scale { .. }
+        | Rule::Mask { .. }
+        | Rule::Softmax { .. }
+        | Rule::Add { .. }
+        | Rule::Sinusoid { .. }
+        | Rule::Rotate { .. } => {
+            // Every side but the last is working; the last is the result. A position's formula
+            // needs its angle, which the note gives: it comes with the first hint.
             let working_sides = explanation.sides.len().saturating_sub(1).max(1);
-            let angle = explanation
-                .note
-                .as_ref()
-                .map_or_else(String::new, |note| format!(", where {note}"));
+            let angle = match (&derivation.rule, &explanation.note) {
+                (Rule::Sinusoid { .. } | Rule::Rotate { .. }, Some(note)) => {
+                    format!(", where {note}")
+                }
+                _ => String::new(),
+            };
             (
-                format!(
-                    "{}{angle}",
-                    equation(&explanation.name, &explanation.sides[..1])
-                ),
-                format!(
-                    "{}{angle}",
-                    equation(&explanation.name, &explanation.sides[..working_sides])
-                ),
-            )
-        }
-        Rule::Scale { .. } | Rule::Mask { .. } | Rule::Softmax { .. } | Rule::Add { .. } => {
-            // Every side but the last is working; the last is the result.
-            let working_sides = explanation.sides.len().saturating_sub(1).max(1);
-            (
-                equation(&explanation.name, &explanation.sides[..1]),
-                equation(&explanation.name, &explanation.sides[..working_sides]),
+                equation(&explanation.name, &explanation.sides[..1]) + &angle,
+                equation(&explanation.name, &explanation.sides[..working_sides]) + &angle,
             )
         }
         Rule::FullyMasked { row } => {
