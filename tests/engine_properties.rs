@@ -21,6 +21,8 @@ fn direct_lesson(q: DMatrix<f64>, k: DMatrix<f64>, v: DMatrix<f64>, mask: Mask) 
         mask,
         positions: PositionInputs::None,
         format: 1,
+        heads: attn_tutor::pipeline::Heads::ONE,
+        w_o: None,
         focus: None,
         decimals: 3,
         narration: Narration::default(),
@@ -84,7 +86,7 @@ proptest! {
         let attention = Attention::compute(&lesson);
         for row in 0..lesson.seq_len() {
             let sum: f64 = attention.weights().row(row).iter().sum();
-            if attention.softmax.fully_masked[row] {
+            if attention.softmax_of(0).unwrap().fully_masked[row] {
                 prop_assert!(attention.weights().row(row).iter().all(|w| *w == 0.0));
             } else {
                 prop_assert!((sum - 1.0).abs() < 1e-9, "row {} sums to {}", row, sum);
@@ -145,7 +147,7 @@ proptest! {
         let attention = Attention::compute(&lesson);
         let v = attention.matrix(MatrixName::V).unwrap();
         for row in 0..lesson.seq_len() {
-            if attention.softmax.fully_masked[row] {
+            if attention.softmax_of(0).unwrap().fully_masked[row] {
                 continue;
             }
             for col in 0..v.ncols() {

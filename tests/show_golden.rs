@@ -2,8 +2,8 @@
 //! the fixtures, in text, Markdown and JSON, byte for byte. The expected files in
 //! `tests/fixtures/show/` were recorded from the version that built the output in memory; since
 //! then, on purpose, their steps are numbered as the tutor numbers them (only the steps each
-//! lesson has), and the JSON has format 2's keys (`x`, `positions`, `heads`, `concat`) besides
-//! format 1's, which are unchanged.
+//! lesson has), and the JSON has format 2's keys (`x`, `positions`, `heads`, `concat`, `w_o`)
+//! besides format 1's, which are unchanged.
 
 mod common;
 use common::*;

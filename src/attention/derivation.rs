@@ -69,6 +69,9 @@ pub enum Rule {
     },
     /// Every key of the row is masked: the weight is 0 by definition, never NaN.
     FullyMasked { row: Vec<Operand> },
+    /// A head's number set in its place among every head's: concat[i, h·d_v + c] is head h's
+    /// output[i, c].
+    Concat { from: Operand },
 }
 
 /// A cell, its value, and how it was computed.
@@ -83,18 +86,21 @@ impl Attention {
     /// Explains one cell of any matrix of this lesson; `None` when the matrix is absent or the
     /// cell is out of range.
     pub fn derive(&self, cell: Cell) -> Option<Derivation> {
-        let matrix = self.matrix(cell.matrix)?;
+        let cell = cell.in_head(cell.head);
+        let matrix = self.matrix_in(cell.matrix, cell.head)?;
         if cell.row >= matrix.nrows() || cell.col >= matrix.ncols() {
             return None;
         }
         let value = matrix[(cell.row, cell.col)];
-        let operand = |matrix: MatrixName, row: usize, col: usize| -> Option<Operand> {
-            let values = self.matrix(matrix)?;
-            (row < values.nrows() && col < values.ncols()).then(|| Operand {
-                cell: Cell::new(matrix, row, col),
-                value: values[(row, col)],
-            })
+        let head = cell.head;
+        // An operand of head h's matrix is head h's (its group's for keys and values), or the
+        // lesson's when every head shares it.
+        let operand_of = |matrix: MatrixName, head: usize, row: usize, col: usize| {
+            let cell = Cell::new(matrix, row, col).in_head(head);
+            self.value(cell).map(|value| Operand { cell, value })
         };
+        let operand =
+            |matrix: MatrixName, row: usize, col: usize| operand_of(matrix, head, row, col);
         let (row, col) = (cell.row, cell.col);
         let rule = match self.plan.origin(cell.matrix)? {
             Op::Input | Op::Given => Rule::Input,
@@ -118,7 +124,7 @@ impl Attention {
                 transpose_right,
             } => Rule::Dot {
                 transpose_right,
-                terms: (0..self.matrix(left)?.ncols())
+                terms: (0..self.matrix_in(left, head)?.ncols())
                     .map(|m| {
                         let right = if transpose_right {
                             operand(right, col, m)?
@@ -152,20 +158,41 @@ impl Attention {
                 mask: operand(mask, row, col)?,
             },
             Op::RowSoftmax { of } => {
-                let width = self.matrix(of)?.ncols();
+                let width = self.matrix_in(of, head)?.ncols();
                 let row_operands = (0..width)
                     .map(|col| operand(of, row, col))
                     .collect::<Option<Vec<_>>>()?;
-                if *self.softmax.fully_masked.get(row)? {
+                let softmax = self.softmax_of(head)?;
+                if *softmax.fully_masked.get(row)? {
                     Rule::FullyMasked { row: row_operands }
                 } else {
                     Rule::Softmax {
                         row: row_operands,
                         selected: col,
-                        row_max: self.softmax.row_max[row],
-                        shifted_exps: self.softmax.shifted_exps.row(row).iter().copied().collect(),
-                        shifted_sum: self.softmax.shifted_sums[row],
+                        row_max: softmax.row_max[row],
+                        shifted_exps: softmax.shifted_exps.row(row).iter().copied().collect(),
+                        shifted_sum: softmax.shifted_sums[row],
                     }
+                }
+            }
+            Op::Concat { of } => {
+                let width = self.matrix_in(of, 0)?.ncols().max(1);
+                Rule::Concat {
+                    from: operand_of(of, col / width, row, col % width)?,
+                }
+            }
+            Op::HeadRows { left, right } => {
+                let width = self.matrix_in(left, head)?.ncols();
+                Rule::Dot {
+                    transpose_right: false,
+                    terms: (0..width)
+                        .map(|m| {
+                            Some((
+                                operand(left, row, m)?,
+                                operand(right, head * width + m, col)?,
+                            ))
+                        })
+                        .collect::<Option<_>>()?,
                 }
             }
         };
@@ -176,18 +203,19 @@ impl Attention {
     pub fn cell_name(&self, cell: Cell) -> String {
         format!(
             "{}[{}, {}]",
-            self.symbol(cell.matrix),
+            self.symbol_in(cell.matrix, cell.head),
             self.row_label(cell.matrix, cell.row),
             self.column_label(cell.matrix, cell.col)
         )
     }
 
-    /// How one row of a matrix is named in a dot product: `q_cat`, or `weights[cat, :]`.
-    pub fn row_name(&self, matrix: MatrixName, row: usize) -> String {
+    /// How one row of a matrix is named in a dot product: `q_cat`, or `weights[cat, :]`; a
+    /// head's row carries its head when the lesson has several (`q⁽²⁾_cat`).
+    pub fn row_name(&self, matrix: MatrixName, head: usize, row: usize) -> String {
         let label = self.row_label(matrix, row);
         match self.plan.row_vector(matrix) {
-            Some(vector) => format!("{vector}_{label}"),
-            None => format!("{}[{label}, :]", self.symbol(matrix)),
+            Some(vector) => format!("{vector}{}_{label}", self.head_mark(matrix, head)),
+            None => format!("{}[{label}, :]", self.symbol_in(matrix, head)),
         }
     }
 }
@@ -206,6 +234,7 @@ impl Derivation {
             Rule::Softmax { row, .. } | Rule::FullyMasked { row } => {
                 row.iter().map(|operand| operand.cell).collect()
             }
+            Rule::Concat { from } => vec![from.cell],
         }
     }
 
@@ -229,6 +258,7 @@ impl Derivation {
                 .iter()
                 .find(|operand| operand.cell.col == self.cell.col)
                 .map(|operand| operand.cell),
+            Rule::Concat { from } => Some(from.cell),
         }
     }
 
@@ -280,13 +310,14 @@ impl Derivation {
                 let operands = match terms.first() {
                     Some((left, right)) => format!(
                         "{} · {}",
-                        attention.row_name(left.cell.matrix, self.cell.row),
+                        attention.row_name(left.cell.matrix, left.cell.head, self.cell.row),
                         if *transpose_right {
-                            attention.row_name(right.cell.matrix, self.cell.col)
+                            attention.row_name(right.cell.matrix, right.cell.head, self.cell.col)
                         } else {
                             format!(
-                                "{}[:, {}]",
-                                attention.symbol(right.cell.matrix),
+                                "{}[{}, {}]",
+                                attention.symbol_in(right.cell.matrix, right.cell.head),
+                                head_rows(attention, terms),
                                 attention.column_label(right.cell.matrix, self.cell.col)
                             )
                         }
@@ -300,17 +331,46 @@ impl Derivation {
                         .sum::<f64>()
                 };
                 let (d, result) = written(digits(&worked), decimals, &result);
-                let products = terms
-                    .iter()
-                    .map(|(a, b)| {
-                        format!(
-                            "({} × {})",
-                            format_number(a.value, d),
-                            format_number(b.value, d)
+                let product = |(a, b): &(Operand, Operand)| {
+                    format!(
+                        "({} × {})",
+                        format_number(a.value, d),
+                        format_number(b.value, d)
+                    )
+                };
+                match head_blocks(attention, terms) {
+                    // concat · W_o: the terms come in blocks, one per head, and each block is
+                    // what that head contributes to the output.
+                    Some(blocks) => {
+                        let grouped = blocks
+                            .iter()
+                            .map(|block| {
+                                let inner: Vec<String> = block.iter().map(product).collect();
+                                format!("[{}]", inner.join(" + "))
+                            })
+                            .collect();
+                        let contributions: Vec<String> = blocks
+                            .iter()
+                            .enumerate()
+                            .map(|(head, block)| {
+                                let sum: f64 = block.iter().map(|(a, b)| a.value * b.value).sum();
+                                format!("head {} contributes {}", head + 1, num(sum))
+                            })
+                            .collect();
+                        (
+                            vec![one(operands), grouped, one(result)],
+                            Some(contributions.join(", ")),
                         )
-                    })
-                    .collect();
-                (vec![one(operands), products, one(result)], None)
+                    }
+                    None => (
+                        vec![
+                            one(operands),
+                            terms.iter().map(product).collect(),
+                            one(result),
+                        ],
+                        None,
+                    ),
+                }
             }
             Rule::Add { left, right } => {
                 let worked = |d: usize| shown(left.value, d) + shown(right.value, d);
@@ -454,8 +514,10 @@ impl Derivation {
                 shifted_sum,
             } => {
                 let source = row[*selected];
-                let source_row =
-                    format!("{}[{row_token}, :]", attention.symbol(source.cell.matrix));
+                let source_row = format!(
+                    "{}[{row_token}, :]",
+                    attention.symbol_in(source.cell.matrix, source.cell.head)
+                );
                 // Learners know softmax as exp(x) / Σ exp(x); show that form whenever its numbers
                 // are finite, and the shifted (stable) form only when they would overflow.
                 let raw: Vec<f64> = row.iter().map(|operand| operand.value.exp()).collect();
@@ -511,9 +573,46 @@ impl Derivation {
                      masked_fill(…, -1e9) would give every key 1/n"
                 )),
             ),
+            Rule::Concat { from } => (
+                vec![one(attention.cell_name(from.cell)), one(num(from.value))],
+                Some(format!(
+                    "column {} of concat is column {} of head {}'s output",
+                    self.cell.col + 1,
+                    from.cell.col + 1,
+                    from.cell.head + 1
+                )),
+            ),
         };
         Explanation { name, sides, note }
     }
+}
+
+/// The rows of the right-hand matrix a dot product reads: `:` for all of them, or a head's
+/// block of W_o's rows (`3:4`, 1-based) for an output-value circuit.
+fn head_rows(attention: &Attention, terms: &[(Operand, Operand)]) -> String {
+    match (terms.first(), terms.last()) {
+        (Some((_, first)), Some((_, last)))
+            if attention
+                .matrix_in(first.cell.matrix, first.cell.head)
+                .is_some_and(|matrix| matrix.nrows() != terms.len()) =>
+        {
+            format!("{}:{}", first.cell.row + 1, last.cell.row + 1)
+        }
+        _ => ":".to_string(),
+    }
+}
+
+/// The terms of concat · W_o split by the head each comes from, when there are several heads.
+fn head_blocks<'a>(
+    attention: &Attention,
+    terms: &'a [(Operand, Operand)],
+) -> Option<Vec<&'a [(Operand, Operand)]>> {
+    let (left, _) = terms.first()?;
+    if left.cell.matrix != MatrixName::Concat || attention.heads().query < 2 {
+        return None;
+    }
+    let width = attention.matrix_in(MatrixName::Output, 0)?.ncols().max(1);
+    Some(terms.chunks(width).collect())
 }
 
 /// Decimals an operand may be given beyond the lesson's, for its arithmetic to land.
@@ -541,7 +640,7 @@ fn mask_note(attention: &Attention, cell: Cell, bias: f64) -> Option<String> {
             "hidden: the mask holds -inf here, so this key's weight is exactly 0".to_string()
         });
     }
-    let weight = attention.softmax.weights[(cell.row, cell.col)];
+    let weight = attention.weights_of(cell.head)[(cell.row, cell.col)];
     Some(if bias > 0.0 {
         format!("a bias of {bias} added to the score; it raises this key's weight")
     } else if weight > 0.0 {

@@ -17,7 +17,7 @@ use positions::{rotate_rows_as, sinusoidal_as};
 pub use softmax::{RowSoftmax, softmax_rows};
 pub use variant::Variant;
 
-pub use crate::pipeline::{Cell, MatrixName, Step};
+pub use crate::pipeline::{Cell, Heads, MatrixName, Step};
 
 use std::sync::Arc;
 
@@ -26,7 +26,13 @@ use nalgebra::DMatrix;
 use crate::lesson::{Lesson, Mask};
 use crate::pipeline::{Op, Plan};
 
-/// Every matrix of one forward pass of self-attention, kept so that each cell can explain itself.
+/// The matrices of one lesson: one list per entry of the table, holding one matrix for the
+/// lesson, or one per query head, or one per K/V group (`crate::pipeline::Per`); empty for a
+/// matrix the lesson does not have.
+pub type Matrices = Vec<Vec<Arc<DMatrix<f64>>>>;
+
+/// Every matrix of one forward pass of attention, every head, kept so that each cell can
+/// explain itself.
 #[derive(Debug, Clone)]
 pub struct Attention {
     /// Which matrices this lesson has and how each is made.
@@ -36,53 +42,62 @@ pub struct Attention {
     /// The labels rows and columns are shown with: the tokens, with a repeated token told
     /// apart by its position as a subscript (`the₁`, `the₄`).
     labels: Vec<String>,
-    /// One slot per matrix of the table, filled for the matrices of the plan. The lesson's own
-    /// matrices are shared with it, not copied: W_q alone may be 8 MB.
-    matrices: Vec<Option<Arc<DMatrix<f64>>>>,
+    /// The lesson's own matrices are shared with it, not copied: W_q alone may be 8 MB; a
+    /// head's block of W_q is copied out of it only when there is more than one head.
+    matrices: Matrices,
     /// Whether the mask is the causal one, so a hidden key is one that comes after its query.
     pub causal: bool,
-    /// Row softmax of the last of scores / scaled / masked, with its working (max, exps, sums).
-    pub softmax: RowSoftmax,
-    /// √d_k, the divisor of the scaling step.
+    /// Each query head's row softmax, with its working (max, exps, sums).
+    softmax: Vec<RowSoftmax>,
+    /// √d_k, the divisor of the scaling step (d_k of one head).
     pub scale_divisor: f64,
 }
 
 impl Attention {
-    /// Runs the whole pipeline for a validated lesson.
+    /// Runs the whole pipeline for a validated lesson, every head.
     pub fn compute(lesson: &Lesson) -> Attention {
         let plan = Plan::new(lesson.shape());
-        let mut matrices: Vec<Option<Arc<DMatrix<f64>>>> = vec![None; MatrixName::ALL.len()];
-        let mut softmax = None;
+        let heads = plan.shape.heads;
+        let mut matrices: Matrices = vec![Vec::new(); MatrixName::ALL.len()];
+        let mut softmax = Vec::new();
         let scale_divisor = (lesson.d_k() as f64).sqrt();
         for &name in plan.order() {
             let origin = plan.origin(name).unwrap_or(Op::Input);
-            let value = match origin {
-                Op::Input | Op::Given => match name {
-                    MatrixName::Mask => Arc::new(
-                        lesson
-                            .mask
-                            .additive(lesson.seq_len())
-                            .unwrap_or_else(|| DMatrix::zeros(0, 0)),
-                    ),
-                    _ => lesson.input(name).map_or_else(
-                        || Arc::new(DMatrix::zeros(0, 0)),
-                        |input| Arc::clone(&input.values),
-                    ),
-                },
-                Op::RowSoftmax { of } => {
-                    let rows = softmax_rows(stored(&matrices, of));
-                    let weights = Arc::new(rows.weights.clone());
-                    softmax = Some(rows);
-                    weights
-                }
-                _ => {
-                    let size = (lesson.seq_len(), lesson.d_model().unwrap_or(0));
-                    Arc::new(evaluate(origin, size, scale_divisor, None, |operand| {
-                        stored(&matrices, operand)
-                    }))
-                }
-            };
-            matrices[name.index()] = Some(value);
+            let count = heads.count(name.per());
+            let mut slots = Vec::with_capacity(count);
+            for slot in 0..count {
+                let value = match origin {
+                    Op::Input | Op::Given => match name {
+                        MatrixName::Mask => Arc::new(
+                            lesson
+                                .mask
+                                .additive(lesson.seq_len())
+                                .unwrap_or_else(|| DMatrix::zeros(0, 0)),
+                        ),
+                        _ => lesson.input(name).map_or_else(
+                            || Arc::new(DMatrix::zeros(0, 0)),
+                            |input| block_of(&input.values, slot, count),
+                        ),
+                    },
+                    Op::RowSoftmax { of } => {
+                        let rows = softmax_rows(&matrices[of.index()][slot]);
+                        let weights = Arc::new(rows.weights.clone());
+                        softmax.push(rows);
+                        weights
+                    }
+                    _ => {
+                        let size = (lesson.seq_len(), lesson.d_model().unwrap_or(0));
+                        let operands = Operands {
+                            matrices: &matrices,
+                            heads,
+                            head: head_of_slot(heads, name, slot),
+                        };
+                        Arc::new(evaluate(origin, size, scale_divisor, None, &operands))
+                    }
+                };
+                slots.push(value);
+            }
+            matrices[name.index()] = slots;
         }
         Attention {
             plan,
@@ -90,23 +105,21 @@ impl Attention {
             labels: distinct_labels(&lesson.tokens),
             matrices,
             causal: matches!(lesson.mask, Mask::Causal),
-            softmax: softmax.unwrap_or_else(|| softmax_rows(&DMatrix::zeros(0, 0))),
+            softmax,
             scale_divisor,
         }
     }
 
     /// The matrices this lesson's plan gives when `variant` (a learner's slip) replaces the
-    /// right way of computing `at`: `at` and everything computed from it are made anew, the
-    /// rest shared. `None` when the variant does not apply to that operation.
-    pub fn with_variant(
-        &self,
-        at: MatrixName,
-        variant: Variant,
-    ) -> Option<Vec<Option<Arc<DMatrix<f64>>>>> {
+    /// right way of computing `at` in head `head`: that matrix and everything computed from it
+    /// are made anew, the rest shared. `None` when the variant does not apply to that operation.
+    pub fn with_variant(&self, at: MatrixName, head: usize, variant: Variant) -> Option<Matrices> {
         let origin = self.plan.origin(at)?;
         if !variant.applies_to(origin) {
             return None;
         }
+        let heads = self.heads();
+        let at_slot = heads.slot(at.per(), head);
         let mut matrices = self.matrices.clone();
         let mut redo = vec![at];
         for &name in self.plan.order() {
@@ -120,36 +133,77 @@ impl Attention {
                 continue;
             }
             redo.push(name);
-            let size = self.matrix(name).map_or((0, 0), DMatrix::shape);
-            let chosen = (name == at).then_some(variant);
-            let value = evaluate(origin, size, self.scale_divisor, chosen, |operand| {
-                stored(&matrices, operand)
-            });
-            matrices[name.index()] = Some(Arc::new(value));
+            for slot in 0..matrices[name.index()].len() {
+                if name == at && slot != at_slot {
+                    continue;
+                }
+                let size = matrices[name.index()][slot].shape();
+                let chosen = (name == at).then_some(variant);
+                let operands = Operands {
+                    matrices: &matrices,
+                    heads,
+                    head: head_of_slot(heads, name, slot),
+                };
+                let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
+                matrices[name.index()][slot] = Arc::new(value);
+            }
         }
         Some(matrices)
     }
 
-    /// The attention weights: each row a probability distribution over the keys.
-    pub fn weights(&self) -> &DMatrix<f64> {
-        &self.softmax.weights
+    /// The query heads and K/V groups of this lesson.
+    pub fn heads(&self) -> Heads {
+        self.plan.shape.heads
     }
 
-    /// d_k, the width of queries and keys.
+    /// The attention weights of head 0: each row a probability distribution over the keys.
+    pub fn weights(&self) -> &DMatrix<f64> {
+        self.weights_of(0)
+    }
+
+    /// The attention weights of one query head.
+    pub fn weights_of(&self, head: usize) -> &DMatrix<f64> {
+        static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
+            std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
+        self.softmax.get(head).map_or(&EMPTY, |rows| &rows.weights)
+    }
+
+    /// A query head's softmax with its working.
+    pub fn softmax_of(&self, head: usize) -> Option<&RowSoftmax> {
+        self.softmax.get(head)
+    }
+
+    /// d_k, the width of one head's queries and keys.
     pub fn d_k(&self) -> usize {
         self.matrix(MatrixName::K).map_or(0, DMatrix::ncols)
     }
 
-    /// The matrix with this name, if this lesson has it.
+    /// The matrix with this name in head 0 (every matrix of a one-head lesson), if this lesson
+    /// has it.
     pub fn matrix(&self, name: MatrixName) -> Option<&DMatrix<f64>> {
-        self.matrices[name.index()].as_deref()
+        self.matrix_in(name, 0)
+    }
+
+    /// Head `head`'s matrix with this name: a matrix of its K/V group for keys and values, the
+    /// lesson's one for a matrix every head shares.
+    pub fn matrix_in(&self, name: MatrixName, head: usize) -> Option<&DMatrix<f64>> {
+        self.matrices[name.index()]
+            .get(self.heads().slot(name.per(), head))
+            .map(|matrix| &**matrix)
+    }
+
+    /// The value of one cell, if the lesson has it.
+    pub fn value(&self, cell: Cell) -> Option<f64> {
+        value_in(&self.matrices, self.heads(), cell)
     }
 
     /// The matrix a printed figure of `name` is compared with: `x`, the matrix that is projected,
-    /// is the embeddings themselves when nothing is added to them.
+    /// is the embeddings themselves when nothing is added to them; `output` is the heads'
+    /// outputs projected by W_o when the lesson has W_o.
     pub fn figure_source(&self, name: MatrixName) -> MatrixName {
         match name {
             MatrixName::X => self.plan.projected_input().unwrap_or(name),
+            MatrixName::Output => self.plan.final_output(),
             _ => name,
         }
     }
@@ -169,10 +223,29 @@ impl Attention {
         self.plan.symbol(name)
     }
 
-    /// Rows whose every key is masked: their weights and output are zero, never NaN.
+    /// A matrix's symbol with its head, when the lesson has several and the matrix is one
+    /// head's: `scores⁽²⁾` is head 2's scores (1-based, as the screen counts heads).
+    pub fn symbol_in(&self, name: MatrixName, head: usize) -> String {
+        format!("{}{}", self.symbol(name), self.head_mark(name, head))
+    }
+
+    /// The superscript that names a head's matrix (`⁽²⁾`), empty for a matrix the lesson
+    /// shares or in a lesson of one head.
+    pub fn head_mark(&self, name: MatrixName, head: usize) -> String {
+        if self.heads().query > 1 && name.per() != crate::pipeline::Per::Lesson {
+            head_superscript(head)
+        } else {
+            String::new()
+        }
+    }
+
+    /// Rows whose every key is masked: their weights and output are zero, never NaN. The mask
+    /// is the lesson's, so they are the same rows in every head.
     pub fn fully_masked_rows(&self) -> impl Iterator<Item = usize> + '_ {
         self.softmax
-            .fully_masked
+            .first()
+            .map(|rows| rows.fully_masked.as_slice())
+            .unwrap_or_default()
             .iter()
             .enumerate()
             .filter_map(|(row, hidden)| hidden.then_some(row))
@@ -194,6 +267,42 @@ impl Attention {
             _ => (index + 1).to_string(),
         }
     }
+}
+
+/// `⁽²⁾` for head index 1: the head counted from 1, in superscript digits.
+pub fn head_superscript(head: usize) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let digits: String = (head + 1)
+        .to_string()
+        .chars()
+        .map(|digit| DIGITS[digit.to_digit(10).unwrap_or(0) as usize])
+        .collect();
+    format!("⁽{digits}⁾")
+}
+
+/// The value of one cell among `matrices` (the engine's, or a variant's).
+pub fn value_in(matrices: &Matrices, heads: Heads, cell: Cell) -> Option<f64> {
+    let matrix = matrices[cell.matrix.index()].get(heads.slot(cell.matrix.per(), cell.head))?;
+    (cell.row < matrix.nrows() && cell.col < matrix.ncols()).then(|| matrix[(cell.row, cell.col)])
+}
+
+/// The query head a slot of `name` is computed for: a group's first head for a K/V group's.
+fn head_of_slot(heads: Heads, name: MatrixName, slot: usize) -> usize {
+    match name.per() {
+        crate::pipeline::Per::Lesson => 0,
+        crate::pipeline::Per::QueryHead => slot,
+        crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
+    }
+}
+
+/// Block `slot` of `count` equal column blocks of a lesson's matrix: head h's columns of W_q.
+/// With one block it is the matrix itself, shared.
+fn block_of(values: &Arc<DMatrix<f64>>, slot: usize, count: usize) -> Arc<DMatrix<f64>> {
+    if count <= 1 {
+        return Arc::clone(values);
+    }
+    let width = values.ncols() / count;
+    Arc::new(values.columns(slot * width, width).into_owned())
 }
 
 /// Each token as a label, a repeated one with its 1-based position as a subscript so that
@@ -221,22 +330,46 @@ fn distinct_labels(tokens: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// A matrix already computed: the plan computes every operand before the matrices made from it.
-fn stored(matrices: &[Option<Arc<DMatrix<f64>>>], name: MatrixName) -> &DMatrix<f64> {
-    static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
-        std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
-    matrices[name.index()].as_deref().unwrap_or(&EMPTY)
+/// The operands of one head's operation: matrices already computed (the plan computes every
+/// operand before the matrices made from it), seen from query head `head`.
+struct Operands<'a> {
+    matrices: &'a Matrices,
+    heads: Heads,
+    head: usize,
+}
+
+impl Operands<'_> {
+    /// The operand's matrix for this head: its group's for keys and values.
+    fn get(&self, name: MatrixName) -> &DMatrix<f64> {
+        self.of_head(name, self.head)
+    }
+
+    fn of_head(&self, name: MatrixName, head: usize) -> &DMatrix<f64> {
+        static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
+            std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
+        self.matrices[name.index()]
+            .get(self.heads.slot(name.per(), head))
+            .map_or(&EMPTY, |matrix| &**matrix)
+    }
+
+    /// Every query head's matrix of `name`, head 1 first.
+    fn every_head(&self, name: MatrixName) -> Vec<&DMatrix<f64>> {
+        (0..self.heads.query)
+            .map(|head| self.of_head(name, head))
+            .collect()
+    }
 }
 
 /// One operation on matrices already computed, the right way or as `variant` does it. `size`
 /// is the result's (rows, columns), which only the sinusoid needs; an input is not evaluated.
-fn evaluate<'a>(
+fn evaluate(
     origin: Op,
     size: (usize, usize),
     scale_divisor: f64,
     variant: Option<Variant>,
-    get: impl Fn(MatrixName) -> &'a DMatrix<f64>,
+    operands: &Operands,
 ) -> DMatrix<f64> {
+    let get = |name| operands.get(name);
     match origin {
         Op::Input | Op::Given => DMatrix::zeros(0, 0),
         Op::Sinusoid => sinusoidal_as(size.0, size.1, variant),
@@ -255,6 +388,14 @@ fn evaluate<'a>(
             (_, true) => get(left) * get(right).transpose(),
             (_, false) => get(left) * get(right),
         },
+        Op::HeadRows { left, right } => {
+            let (left, right) = (get(left), get(right));
+            let start = operands.head * left.ncols();
+            if start + left.ncols() > right.nrows() {
+                return DMatrix::zeros(0, 0);
+            }
+            left * right.rows(start, left.ncols())
+        }
         Op::Rotate { of } => rotate_rows_as(get(of), variant),
         Op::Scale { of } => match variant {
             Some(Variant::SkipScale) => get(of).clone(),
@@ -270,6 +411,20 @@ fn evaluate<'a>(
             Some(Variant::ColumnSoftmax) => softmax_rows(&get(of).transpose()).weights.transpose(),
             _ => softmax_rows(get(of)).weights,
         },
+        Op::Concat { of } => {
+            let blocks = operands.every_head(of);
+            let rows = blocks.first().map_or(0, |block| block.nrows());
+            let widths: usize = blocks.iter().map(|block| block.ncols()).sum();
+            let mut concat = DMatrix::zeros(rows, widths);
+            let mut start = 0;
+            for block in blocks {
+                if block.nrows() == rows {
+                    concat.columns_mut(start, block.ncols()).copy_from(block);
+                }
+                start += block.ncols();
+            }
+            concat
+        }
     }
 }
 

@@ -34,7 +34,7 @@ impl Variant {
     /// The variants of an operation, its own slips nearest first.
     pub fn of(op: Op) -> &'static [Variant] {
         match op {
-            Op::Input | Op::Given | Op::Add { .. } => &[],
+            Op::Input | Op::Given | Op::Add { .. } | Op::Concat { .. } | Op::HeadRows { .. } => &[],
             Op::Sinusoid => &[
                 Variant::SinCosSwapped,
                 Variant::PositionsFromOne,

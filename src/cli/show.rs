@@ -12,6 +12,7 @@ use crate::app::screens;
 use crate::attention::number::format_number;
 use crate::attention::{Attention, Cell, MatrixName, Step};
 use crate::lesson::{Lesson, LoadedLesson, Mask, load};
+use crate::pipeline::Per;
 
 /// Derivations written out per step when no `--cell` narrows them down.
 const MAX_CELLS_PER_STEP: usize = 8;
@@ -396,6 +397,8 @@ fn write_json(
         .filter_map(|(cell, _)| attention.derive((*cell)?))
         .map(|derivation| DerivationJson {
             col: derivation.cell.col,
+            head: (attention.heads().query > 1 && derivation.cell.matrix.per() != Per::Lesson)
+                .then_some(derivation.cell.head),
             matrix: derivation.cell.matrix.key(),
             row: derivation.cell.row,
             text: derivation.explain(attention, lesson.decimals),
@@ -414,23 +417,44 @@ fn write_json(
         ("derivations", Field::Derivations(derivations)),
     ];
     // Format 1's keys, each matrix of the lesson at the top level; `x` is the matrix that is
-    // projected (the embeddings when nothing is added to them).
+    // projected (the embeddings when nothing is added to them). A lesson's own matrix is given
+    // whole, as the file has it (every head's W_q side by side); a matrix that is one head's is
+    // given here only when there is one head, and is under `heads` always. `output` is the
+    // lesson's answer: the heads' outputs projected by W_o when it has W_o.
+    let one_head = attention.heads().query == 1;
     for name in MatrixName::ALL {
-        if !matches!(name, MatrixName::X | MatrixName::QRope | MatrixName::KRope) {
-            fields.push((name.key(), Field::Matrix(attention.matrix(name))));
-        }
+        let matrix = match name {
+            MatrixName::X | MatrixName::QRope | MatrixName::KRope => continue,
+            MatrixName::Concat | MatrixName::Projected | MatrixName::WQK | MatrixName::WOV => {
+                continue;
+            }
+            MatrixName::Output => attention.matrix(attention.plan.final_output()),
+            _ => match lesson.input(name) {
+                Some(input) => Some(&*input.values),
+                None if one_head || name.per() == Per::Lesson => attention.matrix(name),
+                None => None,
+            },
+        };
+        fields.push((name.key(), Field::Matrix(matrix)));
     }
     let projected = attention
         .plan
         .projected_input()
         .and_then(|name| attention.matrix(name));
     fields.push(("x", Field::Matrix(projected)));
-    // One head until multi-head attention: its matrices, and the concatenation of the heads'
-    // outputs, which with one head and no W_O is that head's output.
-    fields.push(("heads", Field::Heads(vec![head_fields(attention)])));
+    // Each query head's matrices (a head's keys and values are its K/V group's), and the
+    // heads' outputs side by side, which with one head and no W_o is that head's output.
+    let heads = (0..attention.heads().query)
+        .map(|head| head_fields(attention, head))
+        .collect();
+    fields.push(("heads", Field::Heads(heads)));
     fields.push((
         "concat",
-        Field::Matrix(attention.matrix(MatrixName::Output)),
+        Field::Matrix(
+            attention
+                .matrix(MatrixName::Concat)
+                .or_else(|| attention.matrix(MatrixName::Output)),
+        ),
     ));
     fields.sort_by_key(|(key, _)| *key);
     serde_json::to_writer_pretty(&mut *out, &Document(fields)).map_err(io::Error::from)?;
@@ -451,13 +475,19 @@ const HEAD_MATRICES: [MatrixName; 10] = [
     MatrixName::Weights,
 ];
 
-fn head_fields(attention: &Attention) -> Document<'_> {
-    Document(
-        HEAD_MATRICES
-            .into_iter()
-            .map(|name| (name.key(), Field::Matrix(attention.matrix(name))))
-            .collect(),
-    )
+fn head_fields(attention: &Attention, head: usize) -> Document<'_> {
+    let mut fields: Vec<(&str, Field)> = HEAD_MATRICES
+        .into_iter()
+        .map(|name| (name.key(), Field::Matrix(attention.matrix_in(name, head))))
+        .collect();
+    // The circuits are a lesson's with W_o only: one-head lessons of format 1 keep their keys.
+    for name in [MatrixName::WOV, MatrixName::WQK] {
+        if attention.has(name) {
+            fields.push((name.key(), Field::Matrix(attention.matrix_in(name, head))));
+        }
+    }
+    fields.sort_by_key(|(key, _)| *key);
+    Document(fields)
 }
 
 /// The top-level JSON object, its fields in the order given.
@@ -479,6 +509,10 @@ enum Field<'a> {
 #[derive(Serialize)]
 struct DerivationJson {
     col: usize,
+    /// The index in `heads` of the head whose matrix the cell is in, for a lesson of several
+    /// heads and a matrix that is one head's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    head: Option<usize>,
     matrix: &'static str,
     row: usize,
     text: String,

@@ -31,7 +31,7 @@ use nalgebra::DMatrix;
 
 use std::collections::BTreeMap;
 
-use crate::pipeline::{MatrixName, Positions, Shape, Step};
+use crate::pipeline::{Heads, MatrixName, Positions, Shape, Step};
 
 /// A validated lesson: every shape fits, every number is finite and in range, every text is safe.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,8 +46,13 @@ pub struct Lesson {
     pub mask: Mask,
     /// Position information (format 2): none, sinusoidal, learned (a matrix) or RoPE.
     pub positions: PositionInputs,
-    /// The file format the lesson is written in: 1, or 2 for positions.
+    /// The file format the lesson is written in: 1, or 2 for positions and heads.
     pub format: u32,
+    /// H query heads sharing G key/value groups (`heads`, `kv_heads`; one head by default).
+    pub heads: Heads,
+    /// W_o, (H·d_v) × d_out: the heads' outputs, side by side, are projected by it. Required
+    /// with more than one head.
+    pub w_o: Option<InputMatrix>,
     /// 0-based row the tutor opens on.
     pub focus: Option<usize>,
     /// Decimals shown.
@@ -88,16 +93,16 @@ impl Inputs {
         }
     }
 
-    /// d_k: the width of queries and keys.
-    pub fn d_k(&self) -> usize {
+    /// The width of the keys of all K/V groups side by side: G · d_k.
+    pub fn all_groups_d_k(&self) -> usize {
         match self {
             Inputs::Projected { w_k, .. } => w_k.values.ncols(),
             Inputs::Direct { k, .. } => k.values.ncols(),
         }
     }
 
-    /// d_v: the width of values.
-    pub fn d_v(&self) -> usize {
+    /// The width of the values of all K/V groups side by side: G · d_v.
+    pub fn all_groups_d_v(&self) -> usize {
         match self {
             Inputs::Projected { w_v, .. } => w_v.values.ncols(),
             Inputs::Direct { v, .. } => v.values.ncols(),
@@ -247,6 +252,7 @@ impl Lesson {
             (Inputs::Direct { v, .. }, MatrixName::V) => Some(v),
             _ => match (&self.positions, name) {
                 (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
+                _ if name == MatrixName::WO => self.w_o.as_ref(),
                 _ => None,
             },
         }
@@ -263,6 +269,7 @@ impl Lesson {
             (Inputs::Direct { v, .. }, MatrixName::V) => Some(v),
             _ => match (&mut self.positions, name) {
                 (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
+                _ if name == MatrixName::WO => self.w_o.as_mut(),
                 _ => None,
             },
         }
@@ -289,6 +296,9 @@ impl Lesson {
         if let PositionInputs::Learned(positions) = &self.positions {
             inputs.insert(1, (MatrixName::Positions, positions));
         }
+        if let Some(w_o) = &self.w_o {
+            inputs.push((MatrixName::WO, w_o));
+        }
         inputs
     }
 
@@ -299,6 +309,8 @@ impl Lesson {
             positions: self.positions.kind(),
             scale: self.scale,
             mask: self.mask != Mask::None,
+            heads: self.heads,
+            output_weights: self.w_o.is_some(),
         }
     }
 
@@ -312,12 +324,21 @@ impl Lesson {
         self.inputs.d_model()
     }
 
+    /// d_k: the width of one head's queries and keys.
     pub fn d_k(&self) -> usize {
-        self.inputs.d_k()
+        self.inputs.all_groups_d_k() / self.heads.kv.max(1)
     }
 
+    /// d_v: the width of one head's values.
     pub fn d_v(&self) -> usize {
-        self.inputs.d_v()
+        self.inputs.all_groups_d_v() / self.heads.kv.max(1)
+    }
+
+    /// d_out: the width of the output, W_o's columns (d_v without W_o).
+    pub fn d_out(&self) -> usize {
+        self.w_o
+            .as_ref()
+            .map_or_else(|| self.d_v(), |w_o| w_o.values.ncols())
     }
 
     /// "3 tokens × 4 → 4", the shape shown in lists and the picker.

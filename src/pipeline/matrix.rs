@@ -16,6 +16,25 @@ pub enum Axis {
     DK,
     /// The width of a value.
     DV,
+    /// The width of every head's output side by side: H · d_v.
+    HeadsDV,
+    /// The width of the output after W_O.
+    DOut,
+}
+
+/// How many of a matrix a lesson has: one, one per query head, or one per K/V group.
+///
+/// A lesson's input that is cut into heads (`w_q` into each head's W_q) holds the heads side by
+/// side, column block h for head (or group) h, as PyTorch lays them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Per {
+    /// One for the whole lesson (the embeddings, the mask, W_O, the concatenation).
+    Lesson,
+    /// One for each query head: head h's queries, scores, weights, output.
+    QueryHead,
+    /// One for each K/V group, shared by the query heads of the group (grouped-query
+    /// attention); with as many groups as heads this is one per head.
+    KvGroup,
 }
 
 impl Axis {
@@ -45,6 +64,11 @@ pub enum MatrixName {
     Masked,
     Weights,
     Output,
+    WO,
+    Concat,
+    Projected,
+    WQK,
+    WOV,
 }
 
 /// The table entry of one matrix.
@@ -62,10 +86,12 @@ pub struct MatrixEntry {
     /// How one row is named in a dot product (`q_cat · k_sat`), for the matrices whose rows are
     /// vectors a learner knows by a letter; others are written `weights[cat, :]`.
     pub row_vector: Option<&'static str>,
+    /// One matrix for the lesson, or one per head or K/V group.
+    pub per: Per,
 }
 
 /// The one table. Its order is the order of `MatrixName`, which a test checks.
-const MATRICES: [MatrixEntry; 17] = [
+const MATRICES: [MatrixEntry; 22] = [
     MatrixEntry {
         name: MatrixName::Embeddings,
         key: "embeddings",
@@ -74,6 +100,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::DModel,
         row_vector: Some("x"),
+        per: Per::Lesson,
     },
     MatrixEntry {
         name: MatrixName::Positions,
@@ -83,6 +110,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::DModel,
         row_vector: Some("p"),
+        per: Per::Lesson,
     },
     MatrixEntry {
         name: MatrixName::X,
@@ -92,6 +120,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::DModel,
         row_vector: Some("x"),
+        per: Per::Lesson,
     },
     MatrixEntry {
         name: MatrixName::WQ,
@@ -101,6 +130,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::DModel,
         cols: Axis::DK,
         row_vector: None,
+        per: Per::QueryHead,
     },
     MatrixEntry {
         name: MatrixName::WK,
@@ -110,6 +140,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::DModel,
         cols: Axis::DK,
         row_vector: None,
+        per: Per::KvGroup,
     },
     MatrixEntry {
         name: MatrixName::WV,
@@ -119,6 +150,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::DModel,
         cols: Axis::DV,
         row_vector: None,
+        per: Per::KvGroup,
     },
     MatrixEntry {
         name: MatrixName::Q,
@@ -128,6 +160,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::DK,
         row_vector: Some("q"),
+        per: Per::QueryHead,
     },
     MatrixEntry {
         name: MatrixName::K,
@@ -137,6 +170,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Keys,
         cols: Axis::DK,
         row_vector: Some("k"),
+        per: Per::KvGroup,
     },
     MatrixEntry {
         name: MatrixName::V,
@@ -146,6 +180,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Keys,
         cols: Axis::DV,
         row_vector: Some("v"),
+        per: Per::KvGroup,
     },
     MatrixEntry {
         name: MatrixName::QRope,
@@ -155,6 +190,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::DK,
         row_vector: Some("q_rope"),
+        per: Per::QueryHead,
     },
     MatrixEntry {
         name: MatrixName::KRope,
@@ -164,6 +200,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Keys,
         cols: Axis::DK,
         row_vector: Some("k_rope"),
+        per: Per::KvGroup,
     },
     MatrixEntry {
         name: MatrixName::Scores,
@@ -173,6 +210,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::Keys,
         row_vector: None,
+        per: Per::QueryHead,
     },
     MatrixEntry {
         name: MatrixName::Scaled,
@@ -182,6 +220,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::Keys,
         row_vector: None,
+        per: Per::QueryHead,
     },
     MatrixEntry {
         name: MatrixName::Mask,
@@ -191,6 +230,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::Keys,
         row_vector: None,
+        per: Per::Lesson,
     },
     MatrixEntry {
         name: MatrixName::Masked,
@@ -200,6 +240,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::Keys,
         row_vector: None,
+        per: Per::QueryHead,
     },
     MatrixEntry {
         name: MatrixName::Weights,
@@ -209,6 +250,7 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::Keys,
         row_vector: None,
+        per: Per::QueryHead,
     },
     MatrixEntry {
         name: MatrixName::Output,
@@ -218,12 +260,62 @@ const MATRICES: [MatrixEntry; 17] = [
         rows: Axis::Queries,
         cols: Axis::DV,
         row_vector: None,
+        per: Per::QueryHead,
+    },
+    MatrixEntry {
+        name: MatrixName::WO,
+        key: "w_o",
+        symbol: "W_o",
+        gloss: Some("output weights"),
+        rows: Axis::HeadsDV,
+        cols: Axis::DOut,
+        row_vector: None,
+        per: Per::Lesson,
+    },
+    MatrixEntry {
+        name: MatrixName::Concat,
+        key: "concat",
+        symbol: "concat",
+        gloss: Some("every head's output side by side"),
+        rows: Axis::Queries,
+        cols: Axis::HeadsDV,
+        row_vector: None,
+        per: Per::Lesson,
+    },
+    MatrixEntry {
+        name: MatrixName::Projected,
+        key: "projected",
+        symbol: "output",
+        gloss: None,
+        rows: Axis::Queries,
+        cols: Axis::DOut,
+        row_vector: None,
+        per: Per::Lesson,
+    },
+    MatrixEntry {
+        name: MatrixName::WQK,
+        key: "w_qk",
+        symbol: "W_QK",
+        gloss: Some("query-key circuit"),
+        rows: Axis::DModel,
+        cols: Axis::DModel,
+        row_vector: None,
+        per: Per::QueryHead,
+    },
+    MatrixEntry {
+        name: MatrixName::WOV,
+        key: "w_ov",
+        symbol: "W_OV",
+        gloss: Some("output-value circuit"),
+        rows: Axis::DModel,
+        cols: Axis::DOut,
+        row_vector: None,
+        per: Per::QueryHead,
     },
 ];
-
 impl MatrixName {
     /// Every matrix, in table order.
-    pub const ALL: [MatrixName; 17] = [
+    pub const ALL: [MatrixName; 22] = [
         MatrixName::Embeddings,
         MatrixName::Positions,
         MatrixName::X,
@@ -241,6 +333,11 @@ impl MatrixName {
         MatrixName::Masked,
         MatrixName::Weights,
         MatrixName::Output,
+        MatrixName::WO,
+        MatrixName::Concat,
+        MatrixName::Projected,
+        MatrixName::WQK,
+        MatrixName::WOV,
     ];
 
     pub const fn entry(self) -> &'static MatrixEntry {
@@ -274,6 +371,11 @@ impl MatrixName {
         self.entry().cols == Axis::Keys
     }
 
+    /// One matrix for the lesson, or one per head or group.
+    pub const fn per(self) -> Per {
+        self.entry().per
+    }
+
     /// Whether a matrix's rows are tokens (so its row labels can be edited).
     pub fn rows_are_tokens(self) -> bool {
         self.entry().rows.is_tokens()
@@ -286,17 +388,38 @@ impl fmt::Display for MatrixName {
     }
 }
 
-/// One cell of one matrix, 0-based.
+/// One cell of one matrix, 0-based. `head` is the query head whose matrix it is (0 for a
+/// matrix the whole lesson shares, and in a one-head lesson); a K/V group's matrix is named by
+/// a query head of the group, the head on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cell {
     pub matrix: MatrixName,
+    pub head: usize,
     pub row: usize,
     pub col: usize,
 }
 
 impl Cell {
+    /// A cell of a matrix of head 0: every matrix of a one-head lesson.
     pub fn new(matrix: MatrixName, row: usize, col: usize) -> Cell {
-        Cell { matrix, row, col }
+        Cell {
+            matrix,
+            head: 0,
+            row,
+            col,
+        }
+    }
+
+    /// The same place in head `head`'s matrix; a matrix the lesson shares stays head 0, so that
+    /// one cell has one name whichever head's screen it is seen from.
+    pub fn in_head(self, head: usize) -> Cell {
+        Cell {
+            head: match self.matrix.entry().per {
+                Per::Lesson => 0,
+                Per::QueryHead | Per::KvGroup => head,
+            },
+            ..self
+        }
     }
 }
 

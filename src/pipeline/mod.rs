@@ -7,7 +7,7 @@ mod plan;
 mod step;
 mod steps;
 
-pub use matrix::{Axis, Cell, MatrixEntry, MatrixName};
+pub use matrix::{Axis, Cell, MatrixEntry, MatrixName, Per};
 pub use op::Op;
-pub use plan::{Plan, Positions, Shape};
+pub use plan::{Heads, Plan, Positions, Shape};
 pub use step::{Step, StepEntry, View};

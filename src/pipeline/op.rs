@@ -28,6 +28,11 @@ pub enum Op {
     Mask { of: MatrixName, mask: MatrixName },
     /// Softmax of each row.
     RowSoftmax { of: MatrixName },
+    /// Every head's matrix side by side, head 1 first: the concatenation of the heads' outputs.
+    Concat { of: MatrixName },
+    /// One head's values weights times that head's rows of W_o (the output-value circuit,
+    /// W_OV = W_v^h · W_o^h): the head's block of W_o's rows, not all of it.
+    HeadRows { left: MatrixName, right: MatrixName },
 }
 
 impl Op {
@@ -37,11 +42,14 @@ impl Op {
             Op::Input | Op::Given | Op::Sinusoid => Vec::new(),
             Op::Add { left, right }
             | Op::Product { left, right, .. }
+            | Op::HeadRows { left, right }
             | Op::Mask {
                 of: left,
                 mask: right,
             } => vec![left, right],
-            Op::Rotate { of } | Op::Scale { of } | Op::RowSoftmax { of } => vec![of],
+            Op::Rotate { of } | Op::Scale { of } | Op::RowSoftmax { of } | Op::Concat { of } => {
+                vec![of]
+            }
         }
     }
 
@@ -70,6 +78,10 @@ impl Op {
             Op::Scale { of } => format!("{} / √d_k", symbol(of)),
             Op::Mask { of, mask } => format!("{} + {}", symbol(of), symbol(mask)),
             Op::RowSoftmax { .. } => "softmax(rows)".to_string(),
+            Op::Concat { of } => format!("concat(every head's {})", symbol(of)),
+            Op::HeadRows { left, right } => {
+                format!("{}·{} (the head's rows)", symbol(left), symbol(right))
+            }
         })
     }
 }

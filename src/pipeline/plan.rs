@@ -39,6 +39,50 @@ pub struct Shape {
     pub scale: bool,
     /// A mask is added before softmax.
     pub mask: bool,
+    /// How many query heads, and how many K/V groups they share (as many as heads unless the
+    /// attention is grouped-query).
+    pub heads: Heads,
+    /// The heads' outputs are concatenated and projected by W_o.
+    pub output_weights: bool,
+}
+
+/// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Heads {
+    pub query: usize,
+    pub kv: usize,
+}
+
+impl Heads {
+    pub const ONE: Heads = Heads { query: 1, kv: 1 };
+
+    /// The K/V group query head `head` uses: ⌊h / (H/G)⌋, PyTorch's `repeat_interleave` order.
+    pub fn group_of(self, head: usize) -> usize {
+        head / (self.query / self.kv.max(1)).max(1)
+    }
+
+    /// The first query head of a group, the one its matrices are computed for.
+    pub fn first_of_group(self, group: usize) -> usize {
+        group * (self.query / self.kv.max(1)).max(1)
+    }
+
+    /// How many matrices a lesson has of something that comes `per` head, group or lesson.
+    pub fn count(self, per: super::Per) -> usize {
+        match per {
+            super::Per::Lesson => 1,
+            super::Per::QueryHead => self.query,
+            super::Per::KvGroup => self.kv,
+        }
+    }
+
+    /// The slot of head `head`'s matrix among `count(per)`.
+    pub fn slot(self, per: super::Per, head: usize) -> usize {
+        match per {
+            super::Per::Lesson => 0,
+            super::Per::QueryHead => head,
+            super::Per::KvGroup => self.group_of(head),
+        }
+    }
 }
 
 impl Shape {
@@ -58,12 +102,21 @@ impl Shape {
                 }
                 for scale in [true, false] {
                     for mask in [true, false] {
-                        shapes.push(Shape {
-                            projected,
-                            positions,
-                            scale,
-                            mask,
-                        });
+                        for (heads, output_weights) in [
+                            (Heads::ONE, false),
+                            (Heads::ONE, true),
+                            (Heads { query: 2, kv: 2 }, true),
+                            (Heads { query: 2, kv: 1 }, true),
+                        ] {
+                            shapes.push(Shape {
+                                projected,
+                                positions,
+                                scale,
+                                mask,
+                                heads,
+                                output_weights,
+                            });
+                        }
                     }
                 }
             }
@@ -170,6 +223,42 @@ impl Plan {
                 transpose_right: false,
             },
         );
+        if shape.output_weights {
+            plan.add(MatrixName::WO, Op::Input);
+            plan.add(
+                MatrixName::Concat,
+                Op::Concat {
+                    of: MatrixName::Output,
+                },
+            );
+            plan.add(
+                MatrixName::Projected,
+                Op::Product {
+                    left: MatrixName::Concat,
+                    right: MatrixName::WO,
+                    transpose_right: false,
+                },
+            );
+        }
+        // The circuits read the weights, so a lesson that gives Q, K and V has none; they are
+        // taught with W_o, in the lessons of heads.
+        if shape.projected && shape.output_weights {
+            plan.add(
+                MatrixName::WQK,
+                Op::Product {
+                    left: MatrixName::WQ,
+                    right: MatrixName::WK,
+                    transpose_right: true,
+                },
+            );
+            plan.add(
+                MatrixName::WOV,
+                Op::HeadRows {
+                    left: MatrixName::WV,
+                    right: MatrixName::WO,
+                },
+            );
+        }
         plan
     }
 
@@ -198,6 +287,16 @@ impl Plan {
         [MatrixName::X, MatrixName::Embeddings]
             .into_iter()
             .find(|name| self.has(*name))
+    }
+
+    /// The matrix a lesson's answer is: the heads' outputs projected by W_o, or the one head's
+    /// output.
+    pub fn final_output(&self) -> MatrixName {
+        if self.has(MatrixName::Projected) {
+            MatrixName::Projected
+        } else {
+            MatrixName::Output
+        }
     }
 
     /// The matrix softmax is taken over: masked, else scaled, else the scores.

@@ -29,7 +29,7 @@
 //! output the right weights are on the screen.
 
 use super::answer::Answer;
-use crate::attention::{Attention, Cell, MatrixName, Variant};
+use crate::attention::{Attention, Cell, MatrixName, Variant, value_in};
 use crate::pipeline::Op;
 
 /// What the tutor says about one predicted number.
@@ -298,14 +298,10 @@ fn slips(attention: &Attention, cell: Cell) -> Vec<(SlipKind, f64)> {
             if !kind.carries(source, target) {
                 continue;
             }
-            let Some(matrices) = attention.with_variant(source, *variant) else {
+            let Some(matrices) = attention.with_variant(source, cell.head, *variant) else {
                 continue;
             };
-            if let Some(value) = matrices[target.index()]
-                .as_deref()
-                .filter(|matrix| cell.row < matrix.nrows() && cell.col < matrix.ncols())
-                .map(|matrix| matrix[(cell.row, cell.col)])
-            {
+            if let Some(value) = value_in(&matrices, attention.heads(), cell) {
                 slips.push((kind, value));
             }
         }

@@ -65,7 +65,8 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
         | Rule::Softmax { .. }
         | Rule::Add { .. }
         | Rule::Sinusoid { .. }
-        | Rule::Rotate { .. } => {
+        | Rule::Rotate { .. }
+        | Rule::Concat { .. } => {
             // Every side but the last is working; the last is the result. A position's formula
             // needs its angle, which the note gives: it comes with the first hint.
             let working_sides = explanation.sides.len().saturating_sub(1).max(1);
@@ -87,7 +88,7 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
                 |operand| {
                     format!(
                         "{}[{}, :]",
-                        attention.symbol(operand.cell.matrix),
+                        attention.symbol_in(operand.cell.matrix, operand.cell.head),
                         attention.row_label(operand.cell.matrix, operand.cell.row)
                     )
                 },

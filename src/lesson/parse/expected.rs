@@ -372,12 +372,18 @@ impl Reader<'_> {
 
 /// How many columns a figure of `matrix` has, by the lesson's inputs.
 fn figure_width(matrix: MatrixName, inputs: &Inputs, seq_len: Option<usize>) -> Option<usize> {
-    let (d_model, d_k, d_v) = (inputs.d_model(), inputs.d_k(), inputs.d_v());
+    let (d_model, d_k, d_v) = (
+        inputs.d_model(),
+        inputs.all_groups_d_k(),
+        inputs.all_groups_d_v(),
+    );
     // The width follows from what the matrix's columns are.
     match matrix.entry().cols {
         PipelineAxis::Queries | PipelineAxis::Keys => seq_len,
         PipelineAxis::DModel => d_model,
         PipelineAxis::DK => Some(d_k),
         PipelineAxis::DV => Some(d_v),
+        // Heads are read in issue 14's parser work: one head, no W_o, until then.
+        PipelineAxis::HeadsDV | PipelineAxis::DOut => Some(d_v),
     }
 }

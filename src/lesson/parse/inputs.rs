@@ -29,6 +29,8 @@ impl Axis {
             RegistryAxis::DModel => Axis::DModel,
             RegistryAxis::DK => Axis::DK,
             RegistryAxis::DV => Axis::DV,
+            // Heads are read in issue 14's parser work (W_o's axes); until then, d_v.
+            RegistryAxis::HeadsDV | RegistryAxis::DOut => Axis::DV,
         }
     }
 

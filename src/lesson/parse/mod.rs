@@ -283,6 +283,9 @@ impl<'s> Reader<'s> {
                 positions: positions.kind(),
                 scale,
                 mask: !matches!(mask, Some(super::Mask::None)),
+                // Heads are read in issue 14's parser work; until then every lesson has one.
+                heads: crate::pipeline::Heads::ONE,
+                output_weights: false,
             })),
             _ => None,
         };
@@ -311,6 +314,8 @@ impl<'s> Reader<'s> {
             mask: mask?,
             positions: positions?,
             format: format?,
+            heads: crate::pipeline::Heads::ONE,
+            w_o: None,
             focus: focus?,
             decimals,
             narration,

@@ -91,7 +91,7 @@ impl Reader<'_> {
             }
             _ => {}
         }
-        let d_k = inputs.d_k();
+        let d_k = inputs.all_groups_d_k();
         if positions == PositionInputs::Rope && d_k % 2 == 1 {
             self.error(
                 Diagnostic::error(value.span(), format!("RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"))
