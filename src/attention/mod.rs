@@ -197,6 +197,24 @@ impl Attention {
         value_in(&self.matrices, self.heads(), cell)
     }
 
+    /// x_i · W_QK · x_jᵀ / √d_k (without the division when the lesson does not scale) for head `head` (the query-key circuit read between the
+    /// projected inputs of query `query` and key `key`): the same number as that head's
+    /// scaled score when nothing rotates the queries and keys. `None` without the circuit.
+    pub fn circuit_score(&self, head: usize, query: usize, key: usize) -> Option<f64> {
+        let circuit = self.matrix_in(MatrixName::WQK, head)?;
+        let x = self.matrix(self.plan.projected_input()?)?;
+        if query >= x.nrows() || key >= x.nrows() || circuit.nrows() != x.ncols() {
+            return None;
+        }
+        let through = x.row(query) * circuit;
+        let divisor = if self.plan.shape.scale {
+            self.scale_divisor
+        } else {
+            1.0
+        };
+        Some(through.dot(&x.row(key)) / divisor)
+    }
+
     /// The matrix a printed figure of `name` is compared with: `x`, the matrix that is projected,
     /// is the embeddings themselves when nothing is added to them; `output` is the heads'
     /// outputs projected by W_o when the lesson has W_o.
