@@ -91,6 +91,7 @@ impl Attention {
                             matrices: &matrices,
                             heads,
                             head: head_of_slot(heads, name, slot),
+                            model_width: lesson.d_model().unwrap_or(heads.query * lesson.d_k()),
                         };
                         Arc::new(evaluate(origin, size, scale_divisor, None, &operands))
                     }
@@ -143,12 +144,21 @@ impl Attention {
                     matrices: &matrices,
                     heads,
                     head: head_of_slot(heads, name, slot),
+                    model_width: self.model_width(),
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
                 matrices[name.index()][slot] = Arc::new(value);
             }
         }
         Some(matrices)
+    }
+
+    /// d_model, or every head's query width together when the lesson gives Q itself.
+    fn model_width(&self) -> usize {
+        self.plan
+            .projected_input()
+            .and_then(|name| self.matrix(name))
+            .map_or(self.heads().query * self.d_k(), DMatrix::ncols)
     }
 
     /// The query heads and K/V groups of this lesson.
@@ -354,6 +364,9 @@ struct Operands<'a> {
     matrices: &'a Matrices,
     heads: Heads,
     head: usize,
+    /// d_model, or every head's query width together when the lesson gives Q itself: what a
+    /// learner who divides by √d_model divides by.
+    model_width: usize,
 }
 
 impl Operands<'_> {
@@ -368,6 +381,22 @@ impl Operands<'_> {
         self.matrices[name.index()]
             .get(self.heads.slot(name.per(), head))
             .map_or(&EMPTY, |matrix| &**matrix)
+    }
+
+    /// The operand as another K/V group has it: the next group's, or with one group per head
+    /// the next head's; the head's own when there is no other.
+    fn other_group(&self, name: MatrixName) -> &DMatrix<f64> {
+        let (query, kv) = (self.heads.query, self.heads.kv.max(1));
+        match name.per() {
+            crate::pipeline::Per::KvGroup if kv > 1 => {
+                let group = (self.heads.group_of(self.head) + 1) % kv;
+                self.of_head(name, self.heads.first_of_group(group))
+            }
+            crate::pipeline::Per::QueryHead if query > 1 => {
+                self.of_head(name, (self.head + 1) % query)
+            }
+            _ => self.get(name),
+        }
     }
 
     /// Every query head's matrix of `name`, head 1 first.
@@ -397,6 +426,11 @@ fn evaluate(
             right,
             transpose_right,
         } => match (variant, transpose_right) {
+            // Another group's keys, values or their weights (the right-hand operand).
+            (Some(Variant::WrongGroup), true) => {
+                get(left) * operands.other_group(right).transpose()
+            }
+            (Some(Variant::WrongGroup), false) => get(left) * operands.other_group(right),
             // Row not column: x · W row c, which fits only a square W.
             (Some(Variant::RowNotColumn), false) if get(right).is_square() => {
                 get(left) * get(right).transpose()
@@ -417,6 +451,7 @@ fn evaluate(
         Op::Rotate { of } => rotate_rows_as(get(of), variant),
         Op::Scale { of } => match variant {
             Some(Variant::SkipScale) => get(of).clone(),
+            Some(Variant::ScaleByModelWidth) => get(of) / (operands.model_width as f64).sqrt(),
             _ => get(of) / scale_divisor,
         },
         Op::Mask { of, mask } => match variant {
@@ -427,10 +462,37 @@ fn evaluate(
             Some(Variant::ExpOnly) => get(of).map(f64::exp),
             Some(Variant::ShiftedExpOnly) => softmax_rows(get(of)).shifted_exps,
             Some(Variant::ColumnSoftmax) => softmax_rows(&get(of).transpose()).weights.transpose(),
+            Some(Variant::AveragedHeads) => {
+                let every = operands.every_head(of);
+                let mut sum = DMatrix::zeros(get(of).nrows(), get(of).ncols());
+                for input in &every {
+                    if input.shape() == sum.shape() {
+                        sum += softmax_rows(input).weights;
+                    }
+                }
+                sum / every.len().max(1) as f64
+            }
             _ => softmax_rows(get(of)).weights,
         },
         Op::Concat { of } => {
-            let blocks = operands.every_head(of);
+            let mut blocks = operands.every_head(of);
+            if variant == Some(Variant::ConcatReversed) {
+                blocks.reverse();
+            }
+            if variant == Some(Variant::ConcatInterleaved) {
+                // Column c of head h lands at c·H + h: dimension-major, not head-major.
+                let count = blocks.len();
+                let rows = blocks.first().map_or(0, |block| block.nrows());
+                let width = blocks.first().map_or(0, |block| block.ncols());
+                return DMatrix::from_fn(rows, width * count, |row, col| {
+                    let block = blocks[col % count];
+                    if row < block.nrows() && col / count < block.ncols() {
+                        block[(row, col / count)]
+                    } else {
+                        0.0
+                    }
+                });
+            }
             let rows = blocks.first().map_or(0, |block| block.nrows());
             let widths: usize = blocks.iter().map(|block| block.ncols()).sum();
             let mut concat = DMatrix::zeros(rows, widths);

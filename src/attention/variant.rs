@@ -28,13 +28,26 @@ pub enum Variant {
     ExponentByColumn,
     /// Turned by −φ: the sines' signs swapped.
     RotatedBackwards,
+    /// Scores divided by √d_model (every head's width together) instead of one head's √d_k.
+    ScaleByModelWidth,
+    /// Every head's weights averaged into one, instead of each head its own softmax.
+    AveragedHeads,
+    /// Another K/V group's keys or values (or their weights): the next group's, or the next
+    /// head's when every head has its own.
+    WrongGroup,
+    /// The heads' outputs concatenated last head first.
+    ConcatReversed,
+    /// The heads' outputs interleaved column by column (head 1's first column, head 2's first
+    /// column, …), as a reshape without the transpose gives.
+    ConcatInterleaved,
 }
 
 impl Variant {
     /// The variants of an operation, its own slips nearest first.
     pub fn of(op: Op) -> &'static [Variant] {
         match op {
-            Op::Input | Op::Given | Op::Add { .. } | Op::Concat { .. } | Op::HeadRows { .. } => &[],
+            Op::Input | Op::Given | Op::Add { .. } | Op::HeadRows { .. } => &[],
+            Op::Concat { .. } => &[Variant::ConcatReversed, Variant::ConcatInterleaved],
             Op::Sinusoid => &[
                 Variant::SinCosSwapped,
                 Variant::PositionsFromOne,
@@ -43,23 +56,24 @@ impl Variant {
             Op::Product {
                 transpose_right: false,
                 ..
-            } => &[Variant::RowNotColumn],
+            } => &[Variant::RowNotColumn, Variant::WrongGroup],
             Op::Product {
                 transpose_right: true,
                 ..
-            } => &[Variant::Swapped],
+            } => &[Variant::Swapped, Variant::WrongGroup],
             Op::Rotate { .. } => &[
                 Variant::RotatedBackwards,
                 Variant::SinCosSwapped,
                 Variant::PositionsFromOne,
                 Variant::ExponentByColumn,
             ],
-            Op::Scale { .. } => &[Variant::SkipScale],
+            Op::Scale { .. } => &[Variant::SkipScale, Variant::ScaleByModelWidth],
             Op::Mask { .. } => &[Variant::SkipMask],
             Op::RowSoftmax { .. } => &[
                 Variant::ExpOnly,
                 Variant::ShiftedExpOnly,
                 Variant::ColumnSoftmax,
+                Variant::AveragedHeads,
             ],
         }
     }

@@ -308,12 +308,13 @@ impl Plan {
     }
 
     /// A matrix's symbol in this lesson: the embeddings are X, unless positions are added to
-    /// them to make X, when they are E.
+    /// them to make X, when they are E; a head's output is `head` (Vaswani et al.'s head_i)
+    /// when W_o makes the output from every head's.
     pub fn symbol(&self, name: MatrixName) -> &'static str {
-        if name == MatrixName::Embeddings && self.has(MatrixName::X) {
-            "E"
-        } else {
-            name.symbol()
+        match name {
+            MatrixName::Embeddings if self.has(MatrixName::X) => "E",
+            MatrixName::Output if self.has(MatrixName::Projected) => "head",
+            _ => name.symbol(),
         }
     }
 

@@ -94,6 +94,14 @@ pub enum SlipKind {
     WrongExponent,
     /// A RoPE pair turned by −φ instead of φ.
     RotatedBackwards,
+    /// Scores divided by √d_model instead of one head's √d_k.
+    ScaledByModelWidth,
+    /// The heads' weights averaged instead of this head's own softmax.
+    AveragedHeads,
+    /// Another K/V group's keys or values (or another head's).
+    WrongGroup,
+    /// The heads' outputs concatenated in the wrong order.
+    ConcatOrder,
 }
 
 impl SlipKind {
@@ -116,6 +124,10 @@ impl SlipKind {
             Variant::PositionsFromOne => SlipKind::PositionsFromOne,
             Variant::ExponentByColumn => SlipKind::WrongExponent,
             Variant::RotatedBackwards => SlipKind::RotatedBackwards,
+            Variant::ScaleByModelWidth => SlipKind::ScaledByModelWidth,
+            Variant::AveragedHeads => SlipKind::AveragedHeads,
+            Variant::WrongGroup => SlipKind::WrongGroup,
+            Variant::ConcatReversed | Variant::ConcatInterleaved => SlipKind::ConcatOrder,
         }
     }
 
@@ -126,7 +138,8 @@ impl SlipKind {
     /// screen; the others only on their own step.
     fn carries(self, source: MatrixName, target: MatrixName) -> bool {
         match self {
-            SlipKind::ForgotScaling | SlipKind::ForgotMask => true,
+            // Dividing by √d_model is the learner's idea of the formula, like forgetting to scale.
+            SlipKind::ForgotScaling | SlipKind::ForgotMask | SlipKind::ScaledByModelWidth => true,
             SlipKind::SwappedQueryKey
             | SlipKind::SinCosSwapped
             | SlipKind::PositionsFromOne
@@ -138,7 +151,10 @@ impl SlipKind {
             SlipKind::ExpNotNormalised
             | SlipKind::WrongAxis
             | SlipKind::VRowNotColumn
-            | SlipKind::WRowNotColumn => source == target,
+            | SlipKind::WRowNotColumn
+            | SlipKind::AveragedHeads
+            | SlipKind::WrongGroup
+            | SlipKind::ConcatOrder => source == target,
         }
     }
 }
@@ -215,6 +231,27 @@ impl Slip {
             }
             (S::WRowNotColumn, _) => {
                 "That multiplies by a row of the weight matrix: take its column instead."
+            }
+            (S::ScaledByModelWidth, M::Scaled) => {
+                "That divides by √d_model: scale by √d_k, the width of one head's queries."
+            }
+            (S::ScaledByModelWidth, _) => {
+                "That comes from scores divided by √d_model: each head divides by its own √d_k."
+            }
+            (S::AveragedHeads, _) => {
+                "That is every head's weights averaged: each head takes its own softmax."
+            }
+            (S::WrongGroup, M::Scores) => {
+                "That uses another group's keys: this head reads its own K/V group's (see the header)."
+            }
+            (S::WrongGroup, M::Output) => {
+                "That uses another group's values: this head reads its own K/V group's (see the header)."
+            }
+            (S::WrongGroup, _) => {
+                "That uses another head's block of the weights: this head has its own columns."
+            }
+            (S::ConcatOrder, _) => {
+                "That puts heads in the wrong place: concat is head 1's columns, then head 2's, …"
             }
         }
     }

@@ -123,7 +123,19 @@ fn dot_hints(explanation: &Explanation) -> (String, String) {
         .first()
         .map(|side| side.join(" + "))
         .unwrap_or_default();
-    let products: &[String] = explanation.sides.get(1).map_or(&[], Vec::as_slice);
+    // Products are `(a × b)`, or grouped by head as `[(a × b) + (c × d)]` for concat · W_o.
+    let products: Vec<&str> = explanation
+        .sides
+        .get(1)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .flat_map(|piece| {
+            piece
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .split(" + ")
+        })
+        .collect();
     let first_step = match products.first() {
         Some(first) => {
             let first = first
