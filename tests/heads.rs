@@ -319,3 +319,22 @@ fn the_first_hint_of_the_output_projection_counts_every_product() {
     assert!(first.contains("(2 products in all)"), "{first}");
     assert!(!first.contains("[("), "{first}");
 }
+
+#[test]
+fn a_narration_may_quote_any_heads_numbers() {
+    let lesson = projected_two_heads();
+    let attention = Attention::compute(&lesson);
+    let values = attn_tutor::attention::quotes::quotable(&lesson, &attention);
+    let has = |wanted: f64| values.iter().any(|value| close(*value, wanted));
+    let head_two_weight = attention.weights_of(1)[(2, 0)];
+    assert!(
+        !attention
+            .weights_of(0)
+            .iter()
+            .any(|w| close(*w, head_two_weight))
+    );
+    assert!(has(head_two_weight), "head 2's weight {head_two_weight}");
+    // What head 2 contributes to output[t0, 1]: its output times its row of W_o (5).
+    let contribution = attention.matrix_in(MatrixName::Output, 1).unwrap()[(0, 0)] * 5.0;
+    assert!(has(contribution), "head 2 contributes {contribution}");
+}

@@ -47,25 +47,51 @@ pub fn unmatched_quotes(lesson: &Lesson, attention: &Attention) -> Vec<Unmatched
 /// the softmax of the raw scores, the output from weights rounded to the lesson's decimals).
 pub fn quotable(lesson: &Lesson, attention: &Attention) -> Vec<f64> {
     let mut values = vec![attention.scale_divisor];
-    for name in MatrixName::ALL {
-        if let Some(matrix) = attention.matrix(name) {
-            values.extend(matrix.iter().copied());
-        }
-    }
     for figure in &lesson.expected.figures {
         for printed in figure.rows.iter().flat_map(|row| &row.values) {
             values.push(printed.value);
         }
     }
+    for head in 0..attention.heads().query {
+        values.extend(quotable_in_head(lesson, attention, head));
+    }
+    // What each head contributes to a cell of the output, which its working names.
+    if let (Some(concat), Some(w_o), Some(head_output)) = (
+        attention.matrix(MatrixName::Concat),
+        attention.matrix(MatrixName::WO),
+        attention.matrix(MatrixName::Output),
+    ) {
+        let width = head_output.ncols();
+        for row in 0..concat.nrows() {
+            for col in 0..w_o.ncols() {
+                for head in 0..attention.heads().query {
+                    let block = (head * width..(head + 1) * width).filter(|&m| m < w_o.nrows());
+                    values.push(block.map(|m| concat[(row, m)] * w_o[(m, col)]).sum());
+                }
+            }
+        }
+    }
+    values
+}
+
+/// The values of one head: every cell of its matrices (and of the lesson's own), and what a
+/// learner computes on the way.
+fn quotable_in_head(lesson: &Lesson, attention: &Attention, head: usize) -> Vec<f64> {
+    let mut values = Vec::new();
+    for name in MatrixName::ALL {
+        if let Some(matrix) = attention.matrix_in(name, head) {
+            values.extend(matrix.iter().copied());
+        }
+    }
     let empty = DMatrix::zeros(0, 0);
-    let matrix = |name: MatrixName| attention.matrix(name).unwrap_or(&empty);
+    let matrix = |name: MatrixName| attention.matrix_in(name, head).unwrap_or(&empty);
     values.extend(
         softmax_rows(matrix(MatrixName::Scores))
             .weights
             .iter()
             .copied(),
     );
-    if let Some(input) = attention.matrix(attention.softmax_input()) {
+    if let Some(input) = attention.matrix_in(attention.softmax_input(), head) {
         for r in 0..input.nrows() {
             let exps: Vec<f64> = input.row(r).iter().map(|x| x.exp()).collect();
             values.push(exps.iter().sum());
@@ -108,7 +134,9 @@ pub fn quotable(lesson: &Lesson, attention: &Attention) -> Vec<f64> {
         }
     }
     let scale = 10f64.powi(lesson.decimals as i32);
-    let rounded = attention.weights().map(|w| (w * scale).round() / scale);
+    let rounded = attention
+        .weights_of(head)
+        .map(|w| (w * scale).round() / scale);
     let v = matrix(MatrixName::V);
     if rounded.ncols() == v.nrows() {
         values.extend((&rounded * v).iter().copied());
