@@ -338,3 +338,52 @@ fn a_narration_may_quote_any_heads_numbers() {
     let contribution = attention.matrix_in(MatrixName::Output, 1).unwrap()[(0, 0)] * 5.0;
     assert!(has(contribution), "head 2 contributes {contribution}");
 }
+
+#[test]
+fn a_large_lessons_heads_computed_together_keep_their_places() {
+    use attn_tutor::lesson::{Generator, RandomKind};
+    let generated = |seed, rows, cols| {
+        InputMatrix::generated(Generator {
+            kind: RandomKind::Normal,
+            seed,
+            rows,
+            cols,
+        })
+    };
+    // 64 tokens × 1024 is past the size from which heads are computed on every core.
+    let lesson = Lesson {
+        inputs: Inputs::Projected {
+            embeddings: generated(1, 64, 1024),
+            w_q: generated(2, 1024, 4 * 8),
+            w_k: generated(3, 1024, 2 * 8),
+            w_v: generated(4, 1024, 2 * 8),
+        },
+        ..lesson(
+            64,
+            direct(
+                DMatrix::zeros(1, 1),
+                DMatrix::zeros(1, 1),
+                DMatrix::zeros(1, 1),
+            ),
+            Heads { query: 4, kv: 2 },
+            Some(generated(5, 4 * 8, 8).values.as_ref().clone()),
+        )
+    };
+    let attention = Attention::compute(&lesson);
+    let Inputs::Projected {
+        embeddings,
+        w_q,
+        w_k,
+        ..
+    } = &lesson.inputs
+    else {
+        unreachable!()
+    };
+    for head in 0..4 {
+        let q = &*embeddings.values * w_q.values.columns(head * 8, 8);
+        let k = &*embeddings.values * w_k.values.columns(head / 2 * 8, 8);
+        let scores = q * k.transpose();
+        let ours = attention.matrix_in(MatrixName::Scores, head).unwrap();
+        assert!((ours - scores).amax() < 1e-9, "head {head}");
+    }
+}

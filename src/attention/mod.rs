@@ -19,7 +19,7 @@ pub use variant::Variant;
 
 pub use crate::pipeline::{Cell, Heads, MatrixName, Step};
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use nalgebra::DMatrix;
 
@@ -45,6 +45,12 @@ pub struct Attention {
     /// The lesson's own matrices are shared with it, not copied: W_q alone may be 8 MB; a
     /// head's block of W_q is copied out of it only when there is more than one head.
     matrices: Matrices,
+    /// The matrices computed when first looked at (`MatrixEntry::on_demand`), one cell per
+    /// matrix of `matrices`' shape; `matrices` leaves their lists empty.
+    on_demand: Vec<Vec<OnceLock<Arc<DMatrix<f64>>>>>,
+    /// d_model, or every head's query width together when the lesson gives Q itself: what a
+    /// learner who divides by √d_model divides by.
+    model_width: usize,
     /// Whether the mask is the causal one, so a hidden key is one that comes after its query.
     pub causal: bool,
     /// Each query head's row softmax, with its working (max, exps, sums).
@@ -59,31 +65,39 @@ impl Attention {
         let plan = Plan::new(lesson.shape());
         let heads = plan.shape.heads;
         let mut matrices: Matrices = vec![Vec::new(); MatrixName::ALL.len()];
+        let mut on_demand = vec![Vec::new(); MatrixName::ALL.len()];
         let mut softmax = Vec::new();
         let scale_divisor = (lesson.d_k() as f64).sqrt();
+        let model_width = lesson.d_model().unwrap_or(heads.query * lesson.d_k());
+        // Heads are independent: a large lesson computes them on every core.
+        let parallel = lesson.seq_len() * model_width >= PARALLEL_WORK;
         for &name in plan.order() {
             let origin = plan.origin(name).unwrap_or(Op::Input);
             let count = heads.count(name.per());
-            let mut slots = Vec::with_capacity(count);
-            for slot in 0..count {
-                let value = match origin {
-                    Op::Input | Op::Given => match name {
-                        MatrixName::Mask => Arc::new(
-                            lesson
-                                .mask
-                                .additive(lesson.seq_len())
-                                .unwrap_or_else(|| DMatrix::zeros(0, 0)),
-                        ),
-                        _ => lesson.input(name).map_or_else(
-                            || Arc::new(DMatrix::zeros(0, 0)),
-                            |input| block_of(&input.values, slot, count),
-                        ),
-                    },
+            if name.entry().on_demand {
+                on_demand[name.index()] = vec![OnceLock::new(); count];
+                continue;
+            }
+            let slot_value = |slot: usize| -> (Arc<DMatrix<f64>>, Option<RowSoftmax>) {
+                match origin {
+                    Op::Input | Op::Given => (
+                        match name {
+                            MatrixName::Mask => Arc::new(
+                                lesson
+                                    .mask
+                                    .additive(lesson.seq_len())
+                                    .unwrap_or_else(|| DMatrix::zeros(0, 0)),
+                            ),
+                            _ => lesson.input(name).map_or_else(
+                                || Arc::new(DMatrix::zeros(0, 0)),
+                                |input| block_of(&input.values, slot, count),
+                            ),
+                        },
+                        None,
+                    ),
                     Op::RowSoftmax { of } => {
                         let rows = softmax_rows(&matrices[of.index()][slot]);
-                        let weights = Arc::new(rows.weights.clone());
-                        softmax.push(rows);
-                        weights
+                        (Arc::new(rows.weights.clone()), Some(rows))
                     }
                     _ => {
                         let size = (lesson.seq_len(), lesson.d_model().unwrap_or(0));
@@ -91,12 +105,17 @@ impl Attention {
                             matrices: &matrices,
                             heads,
                             head: head_of_slot(heads, name, slot),
-                            model_width: lesson.d_model().unwrap_or(heads.query * lesson.d_k()),
+                            model_width,
                         };
-                        Arc::new(evaluate(origin, size, scale_divisor, None, &operands))
+                        let value = evaluate(origin, size, scale_divisor, None, &operands);
+                        (Arc::new(value), None)
                     }
-                };
+                }
+            };
+            let mut slots = Vec::with_capacity(count);
+            for (value, rows) in each_slot(count, parallel, slot_value) {
                 slots.push(value);
+                softmax.extend(rows);
             }
             matrices[name.index()] = slots;
         }
@@ -105,6 +124,8 @@ impl Attention {
             tokens: lesson.tokens.clone(),
             labels: distinct_labels(&lesson.tokens),
             matrices,
+            on_demand,
+            model_width,
             causal: matches!(lesson.mask, Mask::Causal),
             softmax,
             scale_divisor,
@@ -134,7 +155,13 @@ impl Attention {
                 continue;
             }
             redo.push(name);
-            for slot in 0..matrices[name.index()].len() {
+            let count = heads.count(name.per());
+            if matrices[name.index()].len() < count {
+                // A matrix computed on demand: only the variant's own slot is made here.
+                let empty = Arc::new(DMatrix::zeros(0, 0));
+                matrices[name.index()].resize(count, empty);
+            }
+            for slot in 0..count {
                 if name == at && slot != at_slot {
                     continue;
                 }
@@ -144,21 +171,13 @@ impl Attention {
                     matrices: &matrices,
                     heads,
                     head: head_of_slot(heads, name, slot),
-                    model_width: self.model_width(),
+                    model_width: self.model_width,
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
                 matrices[name.index()][slot] = Arc::new(value);
             }
         }
         Some(matrices)
-    }
-
-    /// d_model, or every head's query width together when the lesson gives Q itself.
-    fn model_width(&self) -> usize {
-        self.plan
-            .projected_input()
-            .and_then(|name| self.matrix(name))
-            .map_or(self.heads().query * self.d_k(), DMatrix::ncols)
     }
 
     /// The query heads and K/V groups of this lesson.
@@ -197,14 +216,36 @@ impl Attention {
     /// Head `head`'s matrix with this name: a matrix of its K/V group for keys and values, the
     /// lesson's one for a matrix every head shares.
     pub fn matrix_in(&self, name: MatrixName, head: usize) -> Option<&DMatrix<f64>> {
+        let slot = self.heads().slot(name.per(), head);
+        if let Some(lazy) = self.on_demand[name.index()].get(slot) {
+            let origin = self.plan.origin(name)?;
+            let operands = Operands {
+                matrices: &self.matrices,
+                heads: self.heads(),
+                head: head_of_slot(self.heads(), name, slot),
+                model_width: self.model_width,
+            };
+            let value = lazy.get_or_init(|| {
+                Arc::new(evaluate(
+                    origin,
+                    (0, 0),
+                    self.scale_divisor,
+                    None,
+                    &operands,
+                ))
+            });
+            return Some(value);
+        }
         self.matrices[name.index()]
-            .get(self.heads().slot(name.per(), head))
+            .get(slot)
             .map(|matrix| &**matrix)
     }
 
     /// The value of one cell, if the lesson has it.
     pub fn value(&self, cell: Cell) -> Option<f64> {
-        value_in(&self.matrices, self.heads(), cell)
+        let matrix = self.matrix_in(cell.matrix, cell.head)?;
+        (cell.row < matrix.nrows() && cell.col < matrix.ncols())
+            .then(|| matrix[(cell.row, cell.col)])
     }
 
     /// x_i · W_QK · x_jᵀ / √d_k (without the division when the lesson does not scale) for head `head` (the query-key circuit read between the
@@ -295,6 +336,44 @@ impl Attention {
             _ => (index + 1).to_string(),
         }
     }
+}
+
+/// Rows × width from which a lesson's heads are computed in parallel: below it, starting
+/// threads costs more than it saves (a lesson a learner edits cell by cell is far below).
+const PARALLEL_WORK: usize = 64 * 1024;
+
+/// `value(slot)` for every slot, in order: on every core when `parallel` and there are several.
+fn each_slot<T: Send>(count: usize, parallel: bool, value: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if !parallel || count < 2 || threads < 2 {
+        return (0..count).map(value).collect();
+    }
+    let threads = threads.min(count);
+    let value = &value;
+    let mut results: Vec<Option<T>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|first| {
+                scope.spawn(move || {
+                    (first..count)
+                        .step_by(threads)
+                        .map(|slot| (slot, value(slot)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
+        for worker in workers {
+            // A head's panic is the engine's bug: passed on as if it had happened here.
+            let done = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            for (slot, result) in done {
+                results[slot] = Some(result);
+            }
+        }
+        results
+    });
+    results.iter_mut().filter_map(Option::take).collect()
 }
 
 /// `⁽²⁾` for head index 1: the head counted from 1, in superscript digits.

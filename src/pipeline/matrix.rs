@@ -88,6 +88,10 @@ pub struct MatrixEntry {
     pub row_vector: Option<&'static str>,
     /// One matrix for the lesson, or one per head or K/V group.
     pub per: Per,
+    /// Computed when first looked at, not with the rest: nothing is computed from it, and it
+    /// is large (a circuit is d_model × d_model per head: 8 MB and 67 million multiplications
+    /// at d_model 1024, where the whole forward pass of 16 heads is a few hundred million).
+    pub on_demand: bool,
 }
 
 /// The one table. Its order is the order of `MatrixName`, which a test checks.
@@ -101,6 +105,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DModel,
         row_vector: Some("x"),
         per: Per::Lesson,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Positions,
@@ -111,6 +116,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DModel,
         row_vector: Some("p"),
         per: Per::Lesson,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::X,
@@ -121,6 +127,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DModel,
         row_vector: Some("x"),
         per: Per::Lesson,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::WQ,
@@ -131,6 +138,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DK,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::WK,
@@ -141,6 +149,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DK,
         row_vector: None,
         per: Per::KvGroup,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::WV,
@@ -151,6 +160,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DV,
         row_vector: None,
         per: Per::KvGroup,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Q,
@@ -161,6 +171,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DK,
         row_vector: Some("q"),
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::K,
@@ -171,6 +182,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DK,
         row_vector: Some("k"),
         per: Per::KvGroup,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::V,
@@ -181,6 +193,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DV,
         row_vector: Some("v"),
         per: Per::KvGroup,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::QRope,
@@ -191,6 +204,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DK,
         row_vector: Some("q_rope"),
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::KRope,
@@ -201,6 +215,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DK,
         row_vector: Some("k_rope"),
         per: Per::KvGroup,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Scores,
@@ -211,6 +226,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::Keys,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Scaled,
@@ -221,6 +237,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::Keys,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Mask,
@@ -231,6 +248,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::Keys,
         row_vector: None,
         per: Per::Lesson,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Masked,
@@ -241,6 +259,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::Keys,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Weights,
@@ -251,6 +270,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::Keys,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Output,
@@ -261,6 +281,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DV,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::WO,
@@ -271,6 +292,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DOut,
         row_vector: None,
         per: Per::Lesson,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Concat,
@@ -281,6 +303,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::HeadsDV,
         row_vector: None,
         per: Per::Lesson,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::Projected,
@@ -291,6 +314,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DOut,
         row_vector: None,
         per: Per::Lesson,
+        on_demand: false,
     },
     MatrixEntry {
         name: MatrixName::WQK,
@@ -301,6 +325,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DModel,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: true,
     },
     MatrixEntry {
         name: MatrixName::WOV,
@@ -311,6 +336,7 @@ const MATRICES: [MatrixEntry; 22] = [
         cols: Axis::DOut,
         row_vector: None,
         per: Per::QueryHead,
+        on_demand: true,
     },
 ];
 impl MatrixName {
