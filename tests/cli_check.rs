@@ -155,6 +155,7 @@ fn check_compares_each_heads_printed_figures_with_that_heads_matrices() {
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     for line in [
+        "(3 tokens × 4 → d_k 2, 2 heads sharing 1 K/V group)",
         "ok    head 1's weights",
         "ok    head 2's weights",
         "ok    head 2's output",
