@@ -573,3 +573,27 @@ fn no_built_in_narration_quotes_a_number_its_lesson_does_not_have() {
         .assert()
         .stdout(predicate::str::contains("note  narration").not());
 }
+
+#[test]
+fn the_heads_example_of_the_lesson_format_reference_is_real_check_output() {
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir)
+        .args(["--no-color", "check"])
+        .arg(fixture("two-heads-figures.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let reference = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/lesson-format.md"
+    ))
+    .unwrap();
+    let shown = format!(
+        "$ attn-tutor check two-heads-figures.toml\n{}\n```",
+        stdout.trim_end()
+    );
+    assert!(
+        reference.contains(&shown),
+        "docs/lesson-format.md does not show:\n{shown}"
+    );
+}
