@@ -10,7 +10,8 @@ use super::report::plural;
 use super::values::{integer_value, type_name};
 use super::{Entries, Reader};
 use crate::lesson::diagnostic::Diagnostic;
-use crate::lesson::limits::MAX_HEADS;
+use crate::lesson::limits::{MAX_HEAD_NUMBERS, MAX_HEADS, head_numbers};
+use crate::lesson::{InputMatrix, Inputs};
 use crate::pipeline::Heads;
 
 /// The keys of format 2 that heads bring.
@@ -154,6 +155,50 @@ impl Reader<'_> {
                     heads.query
                 ),
             }),
+        );
+        false
+    }
+}
+
+impl Reader<'_> {
+    /// Whether the matrices of all heads fit `MAX_HEAD_NUMBERS`; said at `heads` when not.
+    pub(super) fn heads_fit(
+        &mut self,
+        entries: &Entries<'_, '_>,
+        heads: Heads,
+        seq_len: usize,
+        inputs: &Inputs,
+        w_o: Option<&InputMatrix>,
+    ) -> bool {
+        let circuits = match (inputs.d_model(), w_o) {
+            (Some(d_model), Some(w_o)) => Some((d_model, w_o.values.ncols())),
+            _ => None,
+        };
+        let numbers = head_numbers(heads.query, seq_len, circuits);
+        if numbers <= MAX_HEAD_NUMBERS {
+            return true;
+        }
+        let Some((_, value)) = entries.get("heads") else {
+            return true;
+        };
+        let sizes = match circuits {
+            Some((d_model, d_out)) => format!(
+                "{seq_len} × {seq_len} scores and weights and {d_model} × {d_model} and {d_model} × {d_out} circuits"
+            ),
+            None => format!("{seq_len} × {seq_len} scores and weights"),
+        };
+        self.error(
+            Diagnostic::error(
+                value.span(),
+                format!(
+                    "{} heads with {sizes} each need {:.1} million numbers; the limit for all heads together is {:.1} million",
+                    heads.query,
+                    numbers as f64 / 1e6,
+                    MAX_HEAD_NUMBERS as f64 / 1e6
+                ),
+            )
+            .label("too many heads for this size")
+            .help("use fewer heads, fewer tokens or a smaller d_model: several heads are best shown on a few tokens"),
         );
         false
     }
