@@ -387,3 +387,47 @@ fn a_large_lessons_heads_computed_together_keep_their_places() {
         assert!((ours - scores).amax() < 1e-9, "head {head}");
     }
 }
+
+/// A generated lesson of `tokens` tokens, d_model `width`, `heads` heads of d_k = d_v = 64 over
+/// `groups` K/V groups, W_o width × width.
+fn generated_lesson_text(tokens: usize, width: usize, heads: usize, groups: usize) -> String {
+    let names: Vec<String> = (0..tokens).map(|i| format!("\"t{i}\"")).collect();
+    format!(
+        "format = 2\ntitle = \"large\"\ntokens = [{}]\nheads = {heads}\nkv_heads = {groups}\n\
+         embeddings = {{ random = \"normal\", seed = 1, shape = [{tokens}, {width}] }}\n\
+         w_q = {{ random = \"normal\", seed = 2, shape = [{width}, {}] }}\n\
+         w_k = {{ random = \"normal\", seed = 3, shape = [{width}, {}] }}\n\
+         w_v = {{ random = \"normal\", seed = 4, shape = [{width}, {}] }}\n\
+         w_o = {{ random = \"normal\", seed = 5, shape = [{}, {width}] }}\n\
+         mask = \"causal\"\npositions = \"rope\"\n",
+        names.join(", "),
+        heads * 64,
+        groups * 64,
+        groups * 64,
+        heads * 64,
+    )
+}
+
+#[test]
+fn a_lesson_of_sixteen_heads_over_a_1024_wide_model_loads_without_circuits() {
+    let text = generated_lesson_text(256, 1024, 16, 4);
+    let loaded = attn_tutor::lesson::load_text("large", None, text)
+        .unwrap_or_else(|error| panic!("{}", error.render(false)));
+    let attention = Attention::compute(&loaded.lesson);
+    assert_eq!(attention.heads(), Heads { query: 16, kv: 4 });
+    assert_eq!(
+        attention.matrix(MatrixName::Projected).unwrap().shape(),
+        (256, 1024)
+    );
+    // d_model 1024 is past the widest whose circuits are taught (a 1024 × 1024 matrix a head).
+    assert!(!attention.has(MatrixName::WQK));
+}
+
+#[test]
+fn a_narrow_lesson_with_w_o_has_circuits() {
+    let text = generated_lesson_text(4, 128, 2, 2);
+    let loaded = attn_tutor::lesson::load_text("narrow", None, text)
+        .unwrap_or_else(|error| panic!("{}", error.render(false)));
+    let attention = Attention::compute(&loaded.lesson);
+    assert!(attention.has(MatrixName::WQK) && attention.has(MatrixName::WOV));
+}

@@ -53,6 +53,17 @@ pub const MAX_HEADS: usize = 64;
 /// largest one-head lesson, which needs 2.5 Mi of them.
 pub const MAX_HEAD_NUMBERS: usize = 8 * 1024 * 1024;
 
+/// Widest d_model whose circuits a lesson has: a circuit is d_model × d_model per head, which
+/// past 128 columns is pages of numbers no learner reads (and 16 heads at d_model 1024 would
+/// hold 256 MB of them). A wider lesson has every other step.
+pub const MAX_CIRCUIT_WIDTH: usize = 128;
+
+/// Whether a lesson with these inputs and this W_o has the circuits: embeddings, W_o, and a
+/// d_model up to `MAX_CIRCUIT_WIDTH`.
+pub fn has_circuits(d_model: Option<usize>, has_w_o: bool) -> bool {
+    has_w_o && d_model.is_some_and(|d_model| d_model <= MAX_CIRCUIT_WIDTH)
+}
+
 /// The numbers the matrices of `heads` heads hold: per head, 6 seq_len × seq_len matrices
 /// (scores, scaled, masked, weights and the softmax's exponentials and their sums, rounded
 /// up), and the two circuits when the lesson has them (`circuit_widths` = (d_model, d_out)).

@@ -315,6 +315,7 @@ impl Lesson {
             mask: self.mask != Mask::None,
             heads: self.heads,
             output_weights: self.w_o.is_some(),
+            circuits: limits::has_circuits(self.d_model(), self.w_o.is_some()),
         }
     }
 

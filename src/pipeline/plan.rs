@@ -44,6 +44,9 @@ pub struct Shape {
     pub heads: Heads,
     /// The heads' outputs are concatenated and projected by W_o.
     pub output_weights: bool,
+    /// Each head's circuits W_QK and W_OV are taught: the lesson has embeddings, W_o, and a
+    /// d_model small enough for a d_model × d_model matrix to be read.
+    pub circuits: bool,
 }
 
 /// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
@@ -102,11 +105,13 @@ impl Shape {
                 }
                 for scale in [true, false] {
                     for mask in [true, false] {
-                        for (heads, output_weights) in [
-                            (Heads::ONE, false),
-                            (Heads::ONE, true),
-                            (Heads { query: 2, kv: 2 }, true),
-                            (Heads { query: 2, kv: 1 }, true),
+                        for (heads, output_weights, circuits) in [
+                            (Heads::ONE, false, false),
+                            (Heads::ONE, true, false),
+                            (Heads::ONE, true, projected),
+                            (Heads { query: 2, kv: 2 }, true, false),
+                            (Heads { query: 2, kv: 2 }, true, projected),
+                            (Heads { query: 2, kv: 1 }, true, projected),
                         ] {
                             shapes.push(Shape {
                                 projected,
@@ -115,6 +120,7 @@ impl Shape {
                                 mask,
                                 heads,
                                 output_weights,
+                                circuits,
                             });
                         }
                     }
@@ -240,9 +246,9 @@ impl Plan {
                 },
             );
         }
-        // The circuits read the weights, so a lesson that gives Q, K and V has none; they are
-        // taught with W_o, in the lessons of heads.
-        if shape.projected && shape.output_weights {
+        // The circuits read the weights and W_o, so a lesson that gives Q, K and V or has no
+        // W_o has none.
+        if shape.circuits && shape.projected && shape.output_weights {
             plan.add(
                 MatrixName::WQK,
                 Op::Product {

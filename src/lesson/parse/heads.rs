@@ -10,7 +10,7 @@ use super::report::plural;
 use super::values::{integer_value, type_name};
 use super::{Entries, Reader};
 use crate::lesson::diagnostic::Diagnostic;
-use crate::lesson::limits::{MAX_HEAD_NUMBERS, MAX_HEADS, head_numbers};
+use crate::lesson::limits::{MAX_HEAD_NUMBERS, MAX_HEADS, has_circuits, head_numbers};
 use crate::lesson::{InputMatrix, Inputs};
 use crate::pipeline::Heads;
 
@@ -171,7 +171,9 @@ impl Reader<'_> {
         w_o: Option<&InputMatrix>,
     ) -> bool {
         let circuits = match (inputs.d_model(), w_o) {
-            (Some(d_model), Some(w_o)) => Some((d_model, w_o.values.ncols())),
+            (Some(d_model), Some(w_o)) if has_circuits(Some(d_model), true) => {
+                Some((d_model, w_o.values.ncols()))
+            }
             _ => None,
         };
         let numbers = head_numbers(heads.query, seq_len, circuits);

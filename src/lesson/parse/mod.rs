@@ -306,6 +306,7 @@ impl<'s> Reader<'s> {
                     mask: !matches!(mask, Some(super::Mask::None)),
                     heads,
                     output_weights: w_o.is_some(),
+                    circuits: super::limits::has_circuits(inputs.d_model(), w_o.is_some()),
                 }))
             }
             _ => None,
