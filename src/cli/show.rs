@@ -149,13 +149,47 @@ fn note(step: Step, attention: &Attention, lesson: &Lesson, shown: bool) -> Opti
                 )
             })
         }
+        Step::AllHeads if !shown => {
+            Some("This lesson has one head: its weights are the Softmax step's.".into())
+        }
+        Step::AllHeads => Some(format!(
+            "The weights of each of the {} heads are printed in the Softmax section, one part \
+             per head; the tutor shows them side by side.",
+            attention.heads().query
+        )),
+        Step::Concat if !shown => Some(
+            "This lesson has one head: there is nothing to lay side by side (concat is its \
+             output)."
+                .into(),
+        ),
+        Step::OutputProjection | Step::Circuits if !shown => {
+            Some("This lesson has no output weights (w_o): the head's output is the answer.".into())
+        }
+        Step::Concat => Some(format!(
+            "{} heads × d_v {} = {} columns, head 1's first.",
+            attention.heads().query,
+            attention.matrix(MatrixName::V).map_or(0, |v| v.ncols()),
+            attention
+                .matrix(MatrixName::Concat)
+                .map_or(0, |c| c.ncols())
+        )),
+        Step::OutputProjection if attention.heads().query > 1 => Some(
+            "Each cell's terms fall into one part per head: what that head contributes.".into(),
+        ),
+        Step::Circuits if attention.has(MatrixName::QRope) => Some(
+            "W_QK leaves out the rotation (rope): x_i · W_QK · x_jᵀ / √d_k is not the Scaling \
+             step's score in this lesson."
+                .into(),
+        ),
         Step::Embedding
         | Step::Positions
         | Step::Projection
         | Step::Rotation
         | Step::Scores
         | Step::Masking
-        | Step::Output => None,
+        | Step::Output
+        | Step::OutputProjection
+        | Step::Circuits => None,
     }
 }
 

@@ -39,6 +39,26 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     let status = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
     let body_height = area.height.saturating_sub(3);
     let top = area.y + 2;
+    if tutor.step() == Step::AllHeads && tutor.practice.is_none() {
+        // Every head's map in the working's place; the narration below. Four lines are kept
+        // for the narration.
+        let height = super::all_heads::height(tutor, area.width, body_height.saturating_sub(4));
+        let maps = Rect::new(area.x, top, area.width, height);
+        return TutorLayout {
+            header,
+            panels: Vec::new(),
+            working: maps,
+            narration: Rect::new(
+                area.x,
+                maps.bottom(),
+                area.width,
+                status.y.saturating_sub(maps.bottom()),
+            ),
+            status,
+            operands: HashSet::new(),
+            note: None,
+        };
+    }
     let names = tutor.panels();
     let shapes: Vec<Shape> = names.iter().map(|name| Shape::new(tutor, *name)).collect();
     let selected = tutor.selected_cell();
@@ -55,7 +75,10 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     .len() as u16
         + 1;
 
-    let note_rows = u16::from(super::tutor_screen::matrices_note(tutor).is_some());
+    let note_rows = super::tutor_screen::matrices_note(tutor).map_or(0, |note| {
+        super::tutor_screen::note_lines(&note, usize::from(area.width.saturating_sub(2))).len()
+            as u16
+    });
     let mut note = None;
     let (panels, working, matrices_bottom) = match whole_plan(
         tutor,
@@ -178,8 +201,7 @@ const STEADY_CELLS: usize = 144;
 /// "… more lines". Larger matrices, and practice, measure the cell under the cursor.
 fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     let (rows, cols) = tutor
-        .attention
-        .matrix(tutor.focus)
+        .values(tutor.focus)
         .map_or((0, 0), |values| (values.nrows(), values.ncols()));
     if tutor.practice.is_some() || rows * cols > STEADY_CELLS || rows * cols == 0 {
         return working_need(tutor, width);
@@ -187,7 +209,7 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     let labels = rows_are_tokens(tutor.focus);
     let mut counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
     for row in 0..rows {
-        let cells = (0..cols).map(|col| Some(Cell::new(tutor.focus, row, col)));
+        let cells = (0..cols).map(|col| Some(tutor.cell(tutor.focus, row, col)));
         for selected in cells.chain(labels.then_some(None)) {
             *counts
                 .entry(working_need_at(tutor, selected, row, width))
@@ -423,7 +445,7 @@ fn anchor(tutor: &Tutor, matrix: MatrixName, operands: &HashSet<Cell>) -> (usize
     if matrix != tutor.focus
         && let Some(first) = operands
             .iter()
-            .filter(|cell| cell.matrix == matrix)
+            .filter(|cell| cell.matrix == matrix && cell.head == tutor.cell(matrix, 0, 0).head)
             .min_by_key(|cell| (cell.row, cell.col))
     {
         return (first.row, first.col);
