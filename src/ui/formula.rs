@@ -37,3 +37,27 @@ pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Optio
     }
     Some(format!("{} = {formula}", attention.symbol_in(name, head)))
 }
+
+/// A matrix's caption as the plan writes it (`symbol = formula (gloss)`), in head `head`'s
+/// symbols when the lesson has several heads (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ`): the tutor's panels
+/// and `show`'s tables say the same.
+pub fn caption_in(attention: &Attention, matrix: MatrixName, head: usize) -> String {
+    let plan = &attention.plan;
+    let caption = plan.caption(matrix);
+    if attention.heads().query < 2 {
+        return caption;
+    }
+    // The head's symbols take the place of the caption's first part; the gloss stays.
+    let symbol = plan.symbol(matrix);
+    let plain = plan
+        .origin(matrix)
+        .and_then(|origin| origin.formula(|operand| plan.symbol(operand)))
+        .map_or_else(
+            || symbol.to_string(),
+            |formula| format!("{symbol} = {formula}"),
+        );
+    let gloss = caption.strip_prefix(&plain).unwrap_or("");
+    let in_head =
+        formula_in(attention, matrix, head).unwrap_or_else(|| attention.symbol_in(matrix, head));
+    format!("{in_head}{gloss}")
+}

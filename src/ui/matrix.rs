@@ -23,26 +23,7 @@ use super::theme::Theme;
 /// A matrix's caption in this lesson, as its plan says how the matrix is made; with several
 /// heads, in the symbols of the head on screen (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ`).
 pub fn caption(tutor: &Tutor, matrix: MatrixName) -> String {
-    let attention = &tutor.attention;
-    let plan = &attention.plan;
-    let caption = plan.caption(matrix);
-    if tutor.heads().query < 2 {
-        return caption;
-    }
-    // The plan's caption is `symbol = formula (gloss)`: the head's symbols take the place of
-    // its first part, the gloss stays.
-    let symbol = plan.symbol(matrix);
-    let plain = plan
-        .origin(matrix)
-        .and_then(|origin| origin.formula(|operand| plan.symbol(operand)))
-        .map_or_else(
-            || symbol.to_string(),
-            |formula| format!("{symbol} = {formula}"),
-        );
-    let gloss = caption.strip_prefix(&plain).unwrap_or("");
-    let in_head = super::formula::formula_in(attention, matrix, tutor.head)
-        .unwrap_or_else(|| attention.symbol_in(matrix, tutor.head));
-    format!("{in_head}{gloss}")
+    super::formula::caption_in(&tutor.attention, matrix, tutor.head)
 }
 
 /// The label of a row or column of `matrix` as the panel shows it: a token or a dimension, and

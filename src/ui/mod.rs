@@ -2,7 +2,7 @@
 //! number (the engine does) and never changes the state.
 
 mod all_heads;
-mod formula;
+pub mod formula;
 mod header;
 pub mod layout;
 mod matrix;
