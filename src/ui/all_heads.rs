@@ -56,7 +56,7 @@ impl Grid {
         // A map's width with `shown` tokens of `cell` columns (a space before each number; the
         // shading runs on without one, as a heatmap does).
         let map_width = |cell: u16, shown: usize, numbers: bool| {
-            label + shown as u16 * (cell + u16::from(numbers))
+            label + 1 + shown as u16 * cell + (shown as u16 - 1) * u16::from(numbers)
         };
         let fits = |cell: u16, numbers: bool| {
             let one = map_width(cell, tokens, numbers);
@@ -64,22 +64,24 @@ impl Grid {
         };
         let with_numbers = fits(NUMBER_CELL, true);
         let shaded = fits(SHADE_CELL, false);
-        // Numbers when they show every head on the page that shading would.
-        let numbers = with_numbers >= count.min(shaded.max(1)) && with_numbers > 0;
-        let cell = if numbers { NUMBER_CELL } else { SHADE_CELL };
-        let across = if numbers { with_numbers } else { shaded }.clamp(1, count);
-        // Tokens beyond one map's room: the page around the cursor.
-        let room =
-            usize::from(width.saturating_sub(label)) / usize::from(cell + u16::from(numbers));
+        // Query rows beyond the height: the page around the cursor; then how many rows of
+        // maps the height holds.
         let cursor = tutor.cursor(MatrixName::Weights);
-        let cols = page(cursor.col, room.max(1), tokens);
         let map_height = (height.saturating_sub(FOOT_LINES)).max(3);
         let rows_room = usize::from(map_height.saturating_sub(2)).max(1);
         let rows = page(cursor.row, rows_room, tokens);
         let one_height = rows.len() as u16 + 2;
-        // Maps in several rows when there is the height for them.
-        let down =
-            usize::from((map_height + 1) / (one_height + 1)).clamp(1, count.div_ceil(across));
+        let rows_fit = usize::from((map_height + 1) / (one_height + 1)).max(1);
+        // Numbers when they show as many heads on a page as shading would (all, or a page).
+        let numbers =
+            with_numbers > 0 && with_numbers * rows_fit >= count.min(shaded.max(1) * rows_fit);
+        let cell = if numbers { NUMBER_CELL } else { SHADE_CELL };
+        let across = if numbers { with_numbers } else { shaded }.clamp(1, count);
+        // Keys beyond one map's room: the page around the cursor.
+        let room =
+            usize::from(width.saturating_sub(label + 1)) / usize::from(cell + u16::from(numbers));
+        let cols = page(cursor.col, room.max(1), tokens);
+        let down = rows_fit.clamp(1, count.div_ceil(across));
         let per_page = across * down;
         let start = (tutor.head / per_page) * per_page;
         Grid {
@@ -101,7 +103,22 @@ impl Grid {
     }
 
     fn map_width(&self) -> u16 {
-        self.label + self.cols.len() as u16 * (self.cell + u16::from(self.numbers))
+        let shown = self.cols.len() as u16;
+        self.label + 1 + shown * self.cell + shown.saturating_sub(1) * u16::from(self.numbers)
+    }
+
+    /// Whether the maps head their columns with the keys' numbers: some label is wider than a
+    /// cell.
+    fn numbered_keys(&self, tutor: &Tutor) -> bool {
+        self.cols.clone().any(|key| {
+            columns(&tutor.attention.column_label(MatrixName::Weights, key))
+                > usize::from(self.cell)
+        })
+    }
+
+    /// Where key `index` of the page starts, from the map's left edge.
+    fn cell_x(&self, index: usize) -> u16 {
+        self.label + 1 + index as u16 * (self.cell + u16::from(self.numbers))
     }
 }
 
@@ -153,7 +170,7 @@ fn map(tutor: &Tutor, theme: &Theme, grid: &Grid, head: usize, area: Rect, buf: 
     let picked = head == tutor.head;
     let heads = tutor.heads();
     let group = if heads.kv < heads.query {
-        format!(" · K/V {}", heads.group_of(head) + 1)
+        format!(" · kv {}", heads.group_of(head) + 1)
     } else {
         String::new()
     };
@@ -170,18 +187,18 @@ fn map(tutor: &Tutor, theme: &Theme, grid: &Grid, head: usize, area: Rect, buf: 
     let width = usize::from(area.width);
     buf.set_stringn(area.x, area.y, fit(&title, width), width, style);
     let cell = usize::from(grid.cell);
-    let step = cell + usize::from(grid.numbers);
     let label = usize::from(grid.label);
     for (index, key) in grid.cols.clone().enumerate() {
         let name = attention.column_label(MatrixName::Weights, key);
-        let x = area.x + (label + index * step + usize::from(grid.numbers)) as u16;
-        buf.set_stringn(
-            x,
-            area.y + 1,
-            pad_left(&fit(&name, cell), cell),
-            cell,
-            theme.muted(),
-        );
+        let x = area.x + grid.cell_x(index);
+        // Labels too wide for the cells: the keys' numbers, which the line under the maps
+        // gives with each label (two columns would leave one letter and an ellipsis).
+        let shown = if !grid.numbered_keys(tutor) {
+            pad_left(&name, cell)
+        } else {
+            pad_left(&first_columns(&(key + 1).to_string(), cell), cell)
+        };
+        buf.set_stringn(x, area.y + 1, shown, cell, theme.muted());
     }
     let weights = attention.weights_of(head);
     let cursor = tutor.cursor(MatrixName::Weights);
@@ -204,7 +221,7 @@ fn map(tutor: &Tutor, theme: &Theme, grid: &Grid, head: usize, area: Rect, buf: 
             let Some(weight) = weights.get((query, key)).copied() else {
                 continue;
             };
-            let x = area.x + (label + column * step + usize::from(grid.numbers)) as u16;
+            let x = area.x + grid.cell_x(column);
             let text = if grid.numbers {
                 pad_left(&format_fixed(weight, 2), cell)
             } else {
@@ -213,6 +230,18 @@ fn map(tutor: &Tutor, theme: &Theme, grid: &Grid, head: usize, area: Rect, buf: 
             buf.set_stringn(x, y, text, cell, theme.heat(weight));
         }
     }
+}
+
+/// The first `width` columns of a label.
+fn first_columns(text: &str, width: usize) -> String {
+    let mut shown = String::new();
+    for ch in text.chars() {
+        if columns(&format!("{shown}{ch}")) > width {
+            break;
+        }
+        shown.push(ch);
+    }
+    pad_right(&shown, width)
 }
 
 /// The lines under the maps: the page of heads, how to read the shading, the picked head's
@@ -261,9 +290,15 @@ fn foot(tutor: &Tutor, theme: &Theme, grid: &Grid) -> Vec<(String, Style)> {
         .cols
         .clone()
         .filter_map(|key| {
+            let label = attention.column_label(MatrixName::Weights, key);
+            // Keys shown by number above the maps are told by number here too.
+            let numbered = if grid.numbered_keys(tutor) {
+                format!("{}:{label}", key + 1)
+            } else {
+                label
+            };
             Some(format!(
-                "{} {}",
-                attention.column_label(MatrixName::Weights, key),
+                "{numbered} {}",
                 format_fixed(*weights.get((row, key))?, 2)
             ))
         })

@@ -80,6 +80,13 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
             as u16
     });
     let mut note = None;
+    // The steps of W_o show three matrices of every head's width: where showing them whole
+    // would cut their working short (concat · W_o at 80×24), they are paged instead, so the
+    // working, grouped by head, reads whole.
+    let paged_for_working = matches!(
+        tutor.step(),
+        Step::Concat | Step::OutputProjection | Step::Circuits
+    );
     let (panels, working, matrices_bottom) = match whole_plan(
         tutor,
         &shapes,
@@ -87,7 +94,9 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         body_height.saturating_sub(note_rows),
         working_below,
         narration_need,
-    ) {
+    )
+    .filter(|plan| plan.working_complete || !paged_for_working)
+    {
         Some(plan) => {
             let mut y = top;
             let mut panels = Vec::new();
@@ -243,6 +252,8 @@ struct WholePlan {
     groups: Vec<Vec<usize>>,
     cap: usize,
     beside: Option<u16>,
+    /// Whether the working gets every line it needs.
+    working_complete: bool,
 }
 
 /// How good a whole arrangement is, best highest: the working complete, the narration's rows
@@ -358,6 +369,7 @@ fn whole_plan(
                         groups: groups.clone(),
                         cap,
                         beside,
+                        working_complete,
                     },
                 ));
             }
@@ -413,8 +425,30 @@ fn paged(
         let table = working_need.min(9);
         matrices_height = matrices_height.min(body_height.saturating_sub(table + 4).max(8));
     }
-    let working_height =
-        working_need.clamp(4, body_height.saturating_sub(matrices_height + 4).max(4));
+    // Paged for their working (see `tutor_layout`): the matrices give it up to thirteen lines,
+    // so that concat · W_o of four heads shows each head's part and what each contributes.
+    if matches!(
+        tutor.step(),
+        Step::Concat | Step::OutputProjection | Step::Circuits
+    ) {
+        let working = working_need.min(13);
+        matrices_height = matrices_height.min(body_height.saturating_sub(working + 3).max(6));
+    }
+    // The narration keeps four rows, or two on the steps paged for their working.
+    let narration_rows = if matches!(
+        tutor.step(),
+        Step::Concat | Step::OutputProjection | Step::Circuits
+    ) {
+        2
+    } else {
+        4
+    };
+    let working_height = working_need.clamp(
+        4,
+        body_height
+            .saturating_sub(matrices_height + narration_rows)
+            .max(4),
+    );
     let top = area.y + 2;
     let matrices = Rect::new(area.x, top, area.width, matrices_height);
     let working = Rect::new(area.x, top + matrices_height, area.width, working_height);

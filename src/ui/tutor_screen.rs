@@ -152,12 +152,13 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
         )
     } else {
         format!(
-            "{read} = {name}, the {} step's cell.",
+            "{read}, and {name} on the {} step is {}: the same score, without computing Q or K.",
             if scaled == MatrixName::Scaled {
                 "Scaling"
             } else {
                 "Scores"
-            }
+            },
+            number(actual)
         )
     })
 }
