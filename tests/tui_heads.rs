@@ -385,3 +385,81 @@ fn a_free_student_changes_the_head_alone() {
     update(&mut student, Action::NextHead);
     assert_eq!(head(&student), 1);
 }
+
+#[test]
+fn practice_on_a_step_of_one_head_hides_that_heads_cells() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "scores");
+    update(&mut app, Action::NextHead);
+    update(&mut app, Action::TogglePractice);
+    let tutor = app.tutor.as_ref().unwrap();
+    let hidden = tutor.hidden_cells();
+    assert!(!hidden.is_empty());
+    assert!(hidden.iter().all(|cell| cell.head == 1), "{hidden:?}");
+    // The right answer of head 2's first cell reveals it.
+    let first = hidden[0];
+    let value = tutor.attention.value(first).unwrap();
+    update(&mut app, Action::StartAnswer('0'));
+    update(&mut app, Action::ClearInput);
+    for ch in format!("{value}").chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    assert!(!app.tutor.as_ref().unwrap().is_hidden(first));
+}
+
+#[test]
+fn the_steps_of_w_o_have_cells_to_predict() {
+    let mut app = common::gqa_lesson();
+    for (key, target) in [
+        ("concat", MatrixName::Concat),
+        ("output_projection", MatrixName::Projected),
+        ("circuits", MatrixName::WQK),
+    ] {
+        common::go_to(&mut app, key);
+        let tutor = app.tutor.as_ref().unwrap();
+        assert!(tutor.practice_targets().contains(&target), "{key}");
+    }
+    common::go_to(&mut app, "all_heads");
+    assert!(
+        app.tutor.as_ref().unwrap().practice_targets().is_empty(),
+        "All heads shows the weights of the Softmax step again: nothing new to predict"
+    );
+}
+
+#[test]
+fn the_circuit_line_shows_the_scaling_steps_score_read_through_w_qk() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "circuits");
+    update(&mut app, Action::NextHead);
+    let tutor = app.tutor.as_ref().unwrap();
+    let through = tutor.attention.circuit_score(1, 0, 0).unwrap();
+    let scaled = tutor
+        .attention
+        .value(Cell::new(MatrixName::Scaled, 0, 0).in_head(1))
+        .unwrap();
+    assert!(
+        (through - scaled).abs() < 1e-9,
+        "the engine's two numbers agree"
+    );
+    let screen = common::screen(&app, 120, 40);
+    let number = attn_tutor::attention::number::format_number(through, 3);
+    assert!(
+        screen.contains(&format!(
+            "x_The · W_QK⁽²⁾ · x_Theᵀ / √d_k = {number}, and scaled⁽²⁾[The, The]"
+        )),
+        "{screen}"
+    );
+}
+
+#[test]
+fn with_rope_the_circuit_line_says_the_rotation_is_left_out() {
+    let text = common::TWO_HEADS.replace("heads = 2", "heads = 2\npositions = \"rope\"");
+    let mut app = common::lesson_app("two-heads-rope", &text);
+    common::go_to(&mut app, "circuits");
+    let screen = common::screen(&app, 120, 40);
+    assert!(
+        screen.contains("the circuit leaves out the rotation (rope)"),
+        "{screen}"
+    );
+}

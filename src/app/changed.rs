@@ -168,4 +168,22 @@ mod tests {
         changed.clear();
         assert!(changed.is_empty());
     }
+
+    #[test]
+    fn a_kv_groups_cell_is_changed_from_every_head_of_the_group_only() {
+        let old = DMatrix::from_row_slice(1, 2, &[1.0, 2.0]);
+        let new = DMatrix::from_row_slice(1, 2, &[1.0, 3.0]);
+        let mut changed = ChangedCells::default();
+        // Four query heads in two groups: heads 3 and 4 (indices 2, 3) share group 2.
+        changed.set_heads(Heads { query: 4, kv: 2 });
+        let k = |head| Cell::new(MatrixName::K, 0, 1).in_head(head);
+        changed.mark_differences(k(2), &old, &new);
+        assert!(changed.contains(&k(2)) && changed.contains(&k(3)));
+        assert!(!changed.contains(&k(0)) && !changed.contains(&k(1)));
+        assert_eq!(changed.len(), 1, "one cell of one group's matrix");
+        // A query head's matrix is that head's alone.
+        changed.mark_differences(Cell::new(MatrixName::Q, 0, 0).in_head(3), &old, &new);
+        assert!(changed.contains(&Cell::new(MatrixName::Q, 0, 1).in_head(3)));
+        assert!(!changed.contains(&Cell::new(MatrixName::Q, 0, 1).in_head(2)));
+    }
 }
