@@ -463,3 +463,20 @@ fn with_rope_the_circuit_line_says_the_rotation_is_left_out() {
         "{screen}"
     );
 }
+
+#[test]
+fn on_concat_the_head_shown_follows_the_block_under_the_cursor() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "concat");
+    // d_v = 2: columns 3 and 4 of concat are head 2's output.
+    for _ in 0..2 {
+        update(&mut app, Action::Move(attn_tutor::app::Direction::Right));
+    }
+    assert_eq!(head(&app), 1);
+    let screen = common::screen(&app, 80, 24);
+    assert!(screen.contains("output⁽²⁾"), "{screen}");
+    assert!(
+        screen.contains("concat[The, 3] = output⁽²⁾[The, 1]"),
+        "{screen}"
+    );
+}

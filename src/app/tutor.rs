@@ -195,6 +195,15 @@ impl Tutor {
     pub fn set_cursor(&mut self, matrix: MatrixName, cursor: Cursor) {
         let cursor = self.clamped(matrix, cursor);
         self.cursors.insert(matrix, cursor);
+        // A column of concat is one head's: the head shown follows it, so that the head's
+        // output beside concat is the one the cell is copied from.
+        let heads = self.heads().query;
+        if matrix == MatrixName::Concat && heads > 1 && !cursor.on_label {
+            let width = self.values(MatrixName::Concat).map_or(0, DMatrix::ncols) / heads;
+            if width > 0 {
+                self.head = (cursor.col / width).min(heads - 1);
+            }
+        }
     }
 
     pub fn move_cursor(&mut self, direction: Direction) {
