@@ -480,3 +480,32 @@ fn on_concat_the_head_shown_follows_the_block_under_the_cursor() {
         "{screen}"
     );
 }
+
+#[test]
+fn all_heads_with_64_tokens_shows_a_page_of_keys_in_four_maps_across() {
+    let mut app = common::lesson_app("big", &common::many_heads(8, 64));
+    common::go_to(&mut app, "all_heads");
+    let screen = common::screen(&app, 120, 40);
+    for head in 1..=4 {
+        assert!(screen.contains(&format!("head {head}")), "{screen}");
+    }
+    assert!(screen.contains("heads 1–4 of 8 · > for more"), "{screen}");
+    assert!(screen.contains("of 64 (↑↓ move the query)"), "{screen}");
+}
+
+#[test]
+fn a_following_student_on_all_heads_cannot_pick_a_head_with_the_arrows() {
+    let (mut teacher, mut student) = classroom(Follow::Following);
+    common::go_to(&mut teacher, "all_heads");
+    update(&mut student, shown(&teacher, 1));
+    update(
+        &mut student,
+        Action::Move(attn_tutor::app::Direction::Right),
+    );
+    assert_eq!(head(&student), 0);
+    assert!(
+        status(&student).contains("The presenter picks the head"),
+        "{}",
+        status(&student)
+    );
+}

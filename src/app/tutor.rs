@@ -200,8 +200,8 @@ impl Tutor {
         let heads = self.heads().query;
         if matrix == MatrixName::Concat && heads > 1 && !cursor.on_label {
             let width = self.values(MatrixName::Concat).map_or(0, DMatrix::ncols) / heads;
-            if width > 0 {
-                self.head = (cursor.col / width).min(heads - 1);
+            if let Some(block) = cursor.col.checked_div(width) {
+                self.head = block.min(heads - 1);
             }
         }
     }

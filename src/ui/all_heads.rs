@@ -23,6 +23,8 @@ const NUMBER_CELL: u16 = 4;
 const SHADE_CELL: u16 = 2;
 /// The widest row label a map gives its tokens.
 const MOST_LABEL: usize = 6;
+/// Maps side by side that a page of keys is cut to make room for.
+const MOST_ACROSS: usize = 4;
 /// Lines under the maps: which heads are shown, the legend, the picked head's row.
 const FOOT_LINES: u16 = 3;
 
@@ -76,10 +78,19 @@ impl Grid {
         let numbers =
             with_numbers > 0 && with_numbers * rows_fit >= count.min(shaded.max(1) * rows_fit);
         let cell = if numbers { NUMBER_CELL } else { SHADE_CELL };
-        let across = if numbers { with_numbers } else { shaded }.clamp(1, count);
-        // Keys beyond one map's room: the page around the cursor.
-        let room =
-            usize::from(width.saturating_sub(label + 1)) / usize::from(cell + u16::from(numbers));
+        // Too many keys for even a few shaded maps across (64 tokens): each map shows a page
+        // of the keys, so that heads can still be compared side by side.
+        let wanted = count.min(MOST_ACROSS);
+        let (across, room) = if numbers || shaded >= wanted {
+            let room = usize::from(width.saturating_sub(label + 1))
+                / usize::from(cell + u16::from(numbers));
+            (if numbers { with_numbers } else { shaded }, room)
+        } else {
+            let share = (width + GAP) / wanted as u16;
+            let room = usize::from(share.saturating_sub(GAP + label + 1) / SHADE_CELL);
+            (wanted, room.max(MOST_ACROSS))
+        };
+        let across = across.clamp(1, count);
         let cols = page(cursor.col, room.max(1), tokens);
         let down = rows_fit.clamp(1, count.div_ceil(across));
         let per_page = across * down;
@@ -192,12 +203,20 @@ fn map(tutor: &Tutor, theme: &Theme, grid: &Grid, head: usize, area: Rect, buf: 
         let name = attention.column_label(MatrixName::Weights, key);
         let x = area.x + grid.cell_x(index);
         // Labels too wide for the cells: the keys' numbers, which the line under the maps
-        // gives with each label (two columns would leave one letter and an ellipsis).
-        let shown = if !grid.numbered_keys(tutor) {
-            pad_left(&name, cell)
-        } else {
-            pad_left(&first_columns(&(key + 1).to_string(), cell), cell)
-        };
+        // gives with each label (two columns would leave one letter and an ellipsis). Numbers
+        // wider than a cell are written at the first key and every fifth, over the cells after.
+        if grid.numbered_keys(tutor) {
+            let number = (key + 1).to_string();
+            let widest = columns(&grid.cols.end.to_string());
+            if widest < cell {
+                buf.set_stringn(x, area.y + 1, pad_left(&number, cell), cell, theme.muted());
+            } else if index == 0 || (key + 1) % 5 == 0 {
+                let room = usize::from(area.right().saturating_sub(x));
+                buf.set_stringn(x, area.y + 1, &number, room, theme.muted());
+            }
+            continue;
+        }
+        let shown = pad_left(&name, cell);
         buf.set_stringn(x, area.y + 1, shown, cell, theme.muted());
     }
     let weights = attention.weights_of(head);
@@ -230,18 +249,6 @@ fn map(tutor: &Tutor, theme: &Theme, grid: &Grid, head: usize, area: Rect, buf: 
             buf.set_stringn(x, y, text, cell, theme.heat(weight));
         }
     }
-}
-
-/// The first `width` columns of a label.
-fn first_columns(text: &str, width: usize) -> String {
-    let mut shown = String::new();
-    for ch in text.chars() {
-        if columns(&format!("{shown}{ch}")) > width {
-            break;
-        }
-        shown.push(ch);
-    }
-    pad_right(&shown, width)
 }
 
 /// The lines under the maps: the page of heads, how to read the shading, the picked head's
