@@ -509,3 +509,43 @@ fn a_following_student_on_all_heads_cannot_pick_a_head_with_the_arrows() {
         status(&student)
     );
 }
+
+#[test]
+fn a_lesson_of_one_head_with_w_o_projects_its_output_and_names_no_head() {
+    let text = common::TWO_HEADS.replace("heads = 2\n", "");
+    let mut app = common::lesson_app("one-head-w-o", &text);
+    let keys: Vec<&str> = app
+        .tutor
+        .as_ref()
+        .unwrap()
+        .steps
+        .iter()
+        .map(|step| step.key())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "embedding",
+            "projection",
+            "scores",
+            "scaling",
+            "softmax",
+            "output",
+            "output_projection",
+            "circuits"
+        ]
+    );
+    common::go_to(&mut app, "output_projection");
+    assert!(
+        header(&app).ends_with("Step 7/8 · Output projection"),
+        "{}",
+        header(&app)
+    );
+    assert!(line(&app, 1).contains("V·W_o"), "{}", line(&app, 1));
+    common::go_to(&mut app, "scores");
+    assert!(
+        header(&app).ends_with("Step 3/8 · Scores"),
+        "{}",
+        header(&app)
+    );
+}

@@ -48,7 +48,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         }
     };
     let plan = &tutor.attention.plan;
-    if plan.has(MatrixName::WO) {
+    if tutor.heads().query > 1 {
         let formula = with_output_weights(tutor, theme);
         Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
         return;
@@ -79,6 +79,13 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     }
     formula.push(lit(step == Step::Softmax, ")"));
     formula.push(lit(step == Step::Output, "V"));
+    // One head projected by W_o: the output is the head's, times W_o.
+    if plan.has(MatrixName::WO) {
+        formula.push(lit(
+            matches!(step, Step::OutputProjection | Step::Circuits),
+            "·W_o",
+        ));
+    }
     // Said before the definitions, so that a narrow terminal, which cuts the line's end, keeps it.
     if !plan.has(MatrixName::Scaled) {
         formula.push(Span::styled(" (no scaling)", theme.muted()));
@@ -121,7 +128,7 @@ pub fn head_of(tutor: &Tutor) -> String {
     text
 }
 
-/// The formula line of a lesson with W_o (several heads, or one projected by W_o). A step
+/// The formula line of a lesson of several heads. A step
 /// that shows one head writes its result's formula in that head's symbols, then the formulas
 /// of what it is computed from (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ  where Q⁽²⁾ = X·W_q⁽²⁾, …`); the
 /// others write multi-head attention as a whole, their part lit.
@@ -159,29 +166,22 @@ fn with_output_weights(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
         }
     };
     let heads = tutor.heads().query;
-    if heads > 1 {
-        let last = crate::attention::head_superscript(heads - 1);
-        line.push(lit(
-            step == Step::OutputProjection,
-            "output = concat·W_o".into(),
-        ));
-        line.push(Span::styled(",  ", theme.muted()));
-        let blocks = if heads == 2 {
-            format!("[head⁽¹⁾ | head{last}]")
-        } else {
-            format!("[head⁽¹⁾ | … | head{last}]")
-        };
-        line.push(lit(step == Step::Concat, format!("concat = {blocks}")));
-        line.push(Span::styled(",  ", theme.muted()));
-        line.push(lit(
-            step == Step::AllHeads,
-            "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".into(),
-        ));
+    let last = crate::attention::head_superscript(heads.saturating_sub(1));
+    line.push(lit(
+        step == Step::OutputProjection,
+        "output = concat·W_o".into(),
+    ));
+    line.push(Span::styled(",  ", theme.muted()));
+    let blocks = if heads == 2 {
+        format!("[head⁽¹⁾ | head{last}]")
     } else {
-        line.push(lit(
-            step == Step::OutputProjection,
-            "output = softmax(QKᵀ / √d_k)V·W_o".into(),
-        ));
-    }
+        format!("[head⁽¹⁾ | … | head{last}]")
+    };
+    line.push(lit(step == Step::Concat, format!("concat = {blocks}")));
+    line.push(Span::styled(",  ", theme.muted()));
+    line.push(lit(
+        step == Step::AllHeads,
+        "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".into(),
+    ));
     line
 }
