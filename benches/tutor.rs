@@ -55,6 +55,31 @@ fn big_app() -> App {
     app_for("big", big_lesson_text())
 }
 
+/// A 64-token lesson of 8 heads: 64-dimensional embeddings, W_q, W_k, W_v of 8 heads × d_k 8
+/// and W_o (64 × 64), all generated.
+fn heads_lesson_text() -> String {
+    let mut text = String::from("format = 2\ntitle = \"64 tokens, 8 heads\"\nheads = 8\n");
+    let labels: Vec<String> = (1..=64).map(|i| format!("\"t{i}\"")).collect();
+    let _ = writeln!(text, "tokens = [{}]", labels.join(", "));
+    for (key, seed) in [
+        ("embeddings", 1),
+        ("w_q", 2),
+        ("w_k", 3),
+        ("w_v", 4),
+        ("w_o", 5),
+    ] {
+        let _ = writeln!(
+            text,
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [64, 64] }}"
+        );
+    }
+    text
+}
+
+fn heads_app() -> App {
+    app_for("heads", heads_lesson_text())
+}
+
 fn cat_sleeps_app() -> App {
     let builtin = attn_tutor::lesson::builtin("cat-sleeps").expect("built-in lesson");
     app_for("cat-sleeps", builtin.text.to_string())
@@ -433,7 +458,57 @@ fn key_benchmarks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(tutor, key_benchmarks);
+/// `<` and `>` by turns on `step`, each key and the frame after it.
+fn bench_head_change(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    step: Step,
+) {
+    let theme = theme();
+    let mut terminal = test_terminal(120, 40);
+    let mut app = ready_on(heads_app, step, &mut terminal);
+    let mut forward = true;
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            let action = if forward {
+                Action::NextHead
+            } else {
+                Action::PreviousHead
+            };
+            forward = !forward;
+            update(&mut app, action);
+            render(&mut terminal, &app, &theme);
+        })
+    });
+}
+
+/// Key → frame on a lesson of several heads: changing the head, moving the cursor on a step of
+/// one head, and the All heads screen (every head's map redrawn for each key).
+fn heads_benchmarks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("key+render 64 tokens x 8 heads 120x40");
+    configure(&mut group);
+    bench_head_change(&mut group, "head change (< / >) on Scores", Step::Scores);
+    bench_cursor_move(
+        &mut group,
+        "cursor move on Scores (head 1)",
+        heads_app,
+        Step::Scores,
+    );
+    bench_cursor_move(
+        &mut group,
+        "cursor move on Output projection",
+        heads_app,
+        Step::OutputProjection,
+    );
+    bench_head_change(
+        &mut group,
+        "head change (< / >) on All heads",
+        Step::AllHeads,
+    );
+    group.finish();
+}
+
+criterion_group!(tutor, key_benchmarks, heads_benchmarks);
 
 fn main() {
     // `--list` (used by test runners to discover benchmarks) wants nothing but the list.

@@ -294,6 +294,17 @@ pub static MATRIX: Entry = Entry {
     short: "[ ]",
 };
 
+/// Only a lesson with several heads names these keys on its bottom line and in its help.
+pub static HEAD: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('<', NoControl, |_| Action::PreviousHead)],
+        &[ch('>', NoControl, |_| Action::NextHead)],
+    ],
+    help: &["previous, next head (a lesson with several)"],
+    short: "< >",
+};
+
 pub static SELECT: Entry = Entry {
     places: LESSON,
     keys: &[&[CLICK]],
@@ -561,6 +572,7 @@ pub static KEY_MAP: &[&Entry] = &[
     &FIRST_LAST,
     &MOVE,
     &MATRIX,
+    &HEAD,
     &SELECT,
     &EDIT,
     &UNDO_REDO,
@@ -823,9 +835,55 @@ pub fn footer(app: &App) -> Footer {
     }
 }
 
+/// The hint for changing heads, named only where a lesson has several.
+static HEAD_HINT: Hint = hint(&HEAD, "head");
+
+/// Whether the app shows a lesson with several heads, whose keys change the head.
+fn several_heads(app: &App) -> bool {
+    app.tutor
+        .as_ref()
+        .is_some_and(|tutor| tutor.heads().query > 1)
+}
+
+/// The hints of the app's footer: those of `footer(app)`, with `< > head` after the cell keys
+/// on a lesson with several heads where the learner may change the head.
+pub fn hints_for(app: &App) -> Vec<&'static Hint> {
+    let footer = footer(app);
+    let mut shown: Vec<&'static Hint> = hints(footer).iter().collect();
+    let changes_head = matches!(
+        footer,
+        Footer::Lesson | Footer::StudentLesson | Footer::PresenterLesson
+    );
+    if changes_head && several_heads(app) {
+        let after = shown
+            .iter()
+            .position(|hint| std::ptr::eq(hint.entry, &MOVE))
+            .map_or(0, |index| index + 1);
+        shown.insert(after, &HEAD_HINT);
+    }
+    shown
+}
+
+/// The app's bottom line of key hints (see `hints_for`).
+pub fn app_hint_line(app: &App) -> String {
+    line_of(&hints_for(app))
+}
+
+/// The help's rows for the app's screen: the head keys only for a lesson with several heads.
+pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
+    let heads = several_heads(app);
+    KEYS.iter()
+        .filter(|(_, words)| heads || !HEAD.help.contains(words))
+        .collect()
+}
+
 /// A footer's hints on one line: ` n/p step · ←↓↑→ cell · ? help`.
 pub fn hint_line(footer: Footer) -> String {
-    let told: Vec<String> = hints(footer)
+    line_of(&hints(footer).iter().collect::<Vec<_>>())
+}
+
+fn line_of(hints: &[&Hint]) -> String {
+    let told: Vec<String> = hints
         .iter()
         .map(|hint| match hint.entry.short {
             "" => hint.words.to_string(),
@@ -843,8 +901,9 @@ pub const KEYS: HelpRows = HelpRows;
 #[derive(Debug, Clone, Copy)]
 pub struct HelpRows;
 
+/// Step numbers are typed as one digit, so the help names at most `1 … 9`.
 static HELP_ROWS: LazyLock<Vec<(String, &'static str)>> =
-    LazyLock::new(|| help_rows(Step::ALL.len()));
+    LazyLock::new(|| help_rows(Step::ALL.len().min(9)));
 
 impl HelpRows {
     pub fn iter(&self) -> std::slice::Iter<'static, (String, &'static str)> {

@@ -90,7 +90,7 @@ fn every_step_at(width: u16, height: u16, with_mask: bool) {
         let mut app = open(index);
         let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
         assert!(
-            (5..=9).contains(&steps),
+            (5..=attn_tutor::attention::Step::ALL.len()).contains(&steps),
             "{} has {steps} steps",
             builtin.name
         );
@@ -682,4 +682,62 @@ fn a_long_softmax_breakdown_says_which_keys_it_shows_and_keeps_the_selected_one(
         "twenty_tokens_softmax_row_t13_80x24",
         text_and_mask(&buffer)
     );
+}
+
+/// The screens a lesson of several heads adds, and a step of one head shown for head 2, at
+/// 80×24 (with the highlighting) and 120×40: `LESSON_WxH_STEPKEY` as for the built-ins.
+fn screens_of_heads_at(width: u16, height: u16, with_mask: bool) {
+    for (name, lesson) in [("two-heads", common::TWO_HEADS), ("gqa", common::GQA)] {
+        let mut app = common::lesson_app(name, lesson);
+        let shown = |app: &App| {
+            let buffer = draw(app, &Theme::monochrome(), width, height);
+            if with_mask {
+                text_and_mask(&buffer)
+            } else {
+                text(&buffer)
+            }
+        };
+        for key in ["all_heads", "concat", "output_projection", "circuits"] {
+            common::go_to(&mut app, key);
+            insta::assert_snapshot!(format!("{name}_{width}x{height}_{key}"), shown(&app));
+        }
+        // The circuits' second view, W_OV, for head 2.
+        update(&mut app, Action::NextHead);
+        let tutor = app.tutor.as_mut().unwrap();
+        tutor.focus_on(MatrixName::WOV);
+        insta::assert_snapshot!(
+            format!("{name}_{width}x{height}_circuits_w_ov_head2"),
+            shown(&app)
+        );
+        for key in ["scores", "softmax"] {
+            common::go_to(&mut app, key);
+            insta::assert_snapshot!(format!("{name}_{width}x{height}_{key}_head2"), shown(&app));
+        }
+    }
+}
+
+#[test]
+fn the_screens_of_several_heads_at_80x24_with_their_highlighting() {
+    screens_of_heads_at(80, 24, true);
+}
+
+#[test]
+fn the_screens_of_several_heads_at_120x40() {
+    screens_of_heads_at(120, 40, false);
+}
+
+#[test]
+fn all_heads_pages_eight_heads_at_80x24() {
+    let mut app = common::lesson_app("eight-heads", &common::many_heads(8, 6));
+    common::go_to(&mut app, "all_heads");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("eight-heads_80x24_all_heads", text(&buffer));
+}
+
+#[test]
+fn all_heads_in_color_paints_every_map_as_a_heatmap() {
+    let mut app = common::gqa_lesson();
+    common::go_to(&mut app, "all_heads");
+    let buffer = draw(&app, &Theme::detect(false, Some("truecolor"), None), 80, 24);
+    insta::assert_snapshot!("gqa_80x24_all_heads_color", color_mask(&buffer));
 }

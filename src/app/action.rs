@@ -33,6 +33,10 @@ pub enum Action {
     Move(Direction),
     NextMatrix,
     PreviousMatrix,
+    /// `>`: the next head of a lesson with several (wrapping).
+    NextHead,
+    /// `<`: the previous head.
+    PreviousHead,
     /// A click on a cell (`col: None` is the row's token label).
     Select {
         matrix: MatrixName,
@@ -107,6 +111,8 @@ impl Action {
             | Action::Move(_)
             | Action::NextMatrix
             | Action::PreviousMatrix
+            | Action::NextHead
+            | Action::PreviousHead
             | Action::Select { .. }
             | Action::Pick(_)
             | Action::ScrollNarration(_)

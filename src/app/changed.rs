@@ -4,18 +4,36 @@
 
 use nalgebra::DMatrix;
 
-use crate::attention::{Cell, MatrixName};
+use crate::attention::{Cell, Heads, MatrixName};
+use crate::pipeline::Per;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangedCells {
     matrices: Vec<Marks>,
     count: usize,
+    /// The lesson's heads: a cell of a K/V group's matrix seen from any head of the group is
+    /// the same cell.
+    heads: Heads,
 }
 
-/// The changed cells of one matrix, row by row.
+impl Default for ChangedCells {
+    fn default() -> ChangedCells {
+        ChangedCells {
+            matrices: Vec::new(),
+            count: 0,
+            heads: Heads::ONE,
+        }
+    }
+}
+
+/// The changed cells of one matrix of one head (or group), row by row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Marks {
     name: MatrixName,
+    /// The slot among the lesson's matrices of this name: the head, or the K/V group.
+    slot: usize,
+    /// A query head the slot's matrix is seen from, for naming its cells.
+    head: usize,
     cols: usize,
     bits: Vec<u64>,
 }
@@ -24,6 +42,18 @@ impl ChangedCells {
     pub fn clear(&mut self) {
         self.matrices.clear();
         self.count = 0;
+    }
+
+    /// The heads of the lesson the cells are marked in.
+    pub fn set_heads(&mut self, heads: Heads) {
+        self.heads = heads;
+    }
+
+    fn slot(&self, name: MatrixName, head: usize) -> usize {
+        match name.per() {
+            Per::Lesson => 0,
+            per => self.heads.slot(per, head),
+        }
     }
 
     /// How many cells changed.
@@ -36,9 +66,10 @@ impl ChangedCells {
     }
 
     pub fn contains(&self, cell: &Cell) -> bool {
+        let slot = self.slot(cell.matrix, cell.head);
         self.matrices
             .iter()
-            .find(|marks| marks.name == cell.matrix)
+            .find(|marks| marks.name == cell.matrix && marks.slot == slot)
             .is_some_and(|marks| {
                 cell.col < marks.cols && {
                     let index = cell.row * marks.cols + cell.col;
@@ -63,14 +94,18 @@ impl ChangedCells {
                         .map(move |bit| {
                             let index = word_index * 64 + bit;
                             Cell::new(marks.name, index / marks.cols, index % marks.cols)
+                                .in_head(marks.head)
                         })
                 })
         })
     }
 
-    /// Marks each cell of `name` whose value differs, bit for bit (-inf equals -inf, and any
-    /// change at all is shown), between `old` and `new` of the same shape.
-    pub fn mark_differences(&mut self, name: MatrixName, old: &DMatrix<f64>, new: &DMatrix<f64>) {
+    /// Marks each cell of `of`'s matrix (its name and head; the row and column are not read)
+    /// whose value differs, bit for bit (-inf equals -inf, and any change at all is shown),
+    /// between `old` and `new` of the same shape.
+    pub fn mark_differences(&mut self, of: Cell, old: &DMatrix<f64>, new: &DMatrix<f64>) {
+        let name = of.matrix;
+        let slot = self.slot(name, of.head);
         if old.shape() != new.shape() {
             return;
         }
@@ -87,8 +122,15 @@ impl ChangedCells {
             }
         }
         if count > 0 {
-            self.matrices.retain(|marks| marks.name != name);
-            self.matrices.push(Marks { name, cols, bits });
+            self.matrices
+                .retain(|marks| marks.name != name || marks.slot != slot);
+            self.matrices.push(Marks {
+                name,
+                slot,
+                head: of.head,
+                cols,
+                bits,
+            });
             self.count += count;
         }
     }
@@ -105,7 +147,7 @@ mod tests {
         new[(1, 2)] = 7.0;
         new[(0, 0)] = -1.0;
         let mut changed = ChangedCells::default();
-        changed.mark_differences(MatrixName::Q, &old, &new);
+        changed.mark_differences(Cell::new(MatrixName::Q, 0, 0), &old, &new);
         assert_eq!(changed.len(), 2);
         assert!(changed.contains(&Cell::new(MatrixName::Q, 1, 2)));
         assert!(changed.contains(&Cell::new(MatrixName::Q, 0, 0)));
@@ -125,5 +167,23 @@ mod tests {
         );
         changed.clear();
         assert!(changed.is_empty());
+    }
+
+    #[test]
+    fn a_kv_groups_cell_is_changed_from_every_head_of_the_group_only() {
+        let old = DMatrix::from_row_slice(1, 2, &[1.0, 2.0]);
+        let new = DMatrix::from_row_slice(1, 2, &[1.0, 3.0]);
+        let mut changed = ChangedCells::default();
+        // Four query heads in two groups: heads 3 and 4 (indices 2, 3) share group 2.
+        changed.set_heads(Heads { query: 4, kv: 2 });
+        let k = |head| Cell::new(MatrixName::K, 0, 1).in_head(head);
+        changed.mark_differences(k(2), &old, &new);
+        assert!(changed.contains(&k(2)) && changed.contains(&k(3)));
+        assert!(!changed.contains(&k(0)) && !changed.contains(&k(1)));
+        assert_eq!(changed.len(), 1, "one cell of one group's matrix");
+        // A query head's matrix is that head's alone.
+        changed.mark_differences(Cell::new(MatrixName::Q, 0, 0).in_head(3), &old, &new);
+        assert!(changed.contains(&Cell::new(MatrixName::Q, 0, 1).in_head(3)));
+        assert!(!changed.contains(&Cell::new(MatrixName::Q, 0, 1).in_head(2)));
     }
 }

@@ -185,7 +185,22 @@ fn toggle_follow(app: &mut App) {
 /// pull them off the presenter's screen, so those keys say how to go free instead.
 fn following_student(app: &mut App, action: Action) -> Option<Action> {
     let on_lesson = app.tutor.is_some() && app.overlay == Overlay::None;
+    // On All heads ← → pick the head, which is the presenter's to choose, as the step is.
+    let picks_head = app
+        .tutor
+        .as_ref()
+        .is_some_and(|tutor| tutor.step() == crate::pipeline::Step::AllHeads)
+        && matches!(
+            action,
+            Action::Move(super::Direction::Left | super::Direction::Right)
+        );
     match action {
+        _ if picks_head => {
+            app.status = Some(Status::info(
+                "The presenter picks the head: f goes free to pick your own · Ctrl-c leaves",
+            ));
+            None
+        }
         Action::Move(_)
         | Action::NextMatrix
         | Action::PreviousMatrix

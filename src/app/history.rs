@@ -14,9 +14,43 @@ const DEPTH: usize = 200;
 /// this, 200 re-rolls would keep 1.6 GB. The newest change is always kept.
 const MAX_MATRIX_BYTES: usize = 64 * 1024 * 1024;
 
+/// Where a cell of one head's input matrix is in the lesson's own matrix (row, column): head
+/// (or K/V group) h's block of columns, as the file lays the heads side by side. A matrix the
+/// lesson does not cut into heads is its own.
+pub fn lesson_place(attention: &Attention, cell: Cell) -> (usize, usize) {
+    let heads = attention.heads();
+    let per = cell.matrix.per();
+    if heads.count(per) < 2 {
+        return (cell.row, cell.col);
+    }
+    let width = attention
+        .matrix_in(cell.matrix, cell.head)
+        .map_or(0, DMatrix::ncols);
+    (cell.row, heads.slot(per, cell.head) * width + cell.col)
+}
+
+/// The cell of a head's matrix at (row, column) of the lesson's own matrix: the reverse of
+/// `lesson_place`, named by the first query head that reads it.
+pub fn head_cell(attention: &Attention, matrix: MatrixName, row: usize, col: usize) -> Cell {
+    let heads = attention.heads();
+    let per = matrix.per();
+    let width = attention.matrix_in(matrix, 0).map_or(0, DMatrix::ncols);
+    if heads.count(per) < 2 || width == 0 {
+        return Cell::new(matrix, row, col);
+    }
+    let slot = col / width;
+    let head = match per {
+        crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
+        crate::pipeline::Per::QueryHead | crate::pipeline::Per::Lesson => slot,
+    };
+    Cell::new(matrix, row, col % width).in_head(head)
+}
+
 /// One reversible change to a lesson.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
+    /// One number of an input matrix, at its row and column in the lesson's own matrix (all
+    /// heads side by side).
     Cell {
         matrix: MatrixName,
         row: usize,
@@ -108,7 +142,7 @@ impl Change {
                 after,
             } => {
                 let (from, to) = from_to(forwards, *before, *after);
-                let name = attention.cell_name(Cell::new(*matrix, *row, *col));
+                let name = attention.cell_name(head_cell(attention, *matrix, *row, *col));
                 format!("{name} = {} → {}", number(from), number(to))
             }
             Change::Label { row, before, after } => {

@@ -126,9 +126,9 @@ impl Tutor {
         }
         self.practice_targets()
             .into_iter()
-            .filter_map(|target| Some((target, self.attention.matrix(target)?.shape())))
+            .filter_map(|target| Some((target, self.values(target)?.shape())))
             .flat_map(|(target, (rows, cols))| {
-                (0..rows).flat_map(move |row| (0..cols).map(move |col| Cell::new(target, row, col)))
+                (0..rows).flat_map(move |row| (0..cols).map(move |col| self.cell(target, row, col)))
             })
             .filter(|cell| self.is_hidden(*cell))
             .collect()

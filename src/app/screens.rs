@@ -3,7 +3,7 @@
 
 use crate::attention::{Attention, MatrixName, Step};
 use crate::lesson::Lesson;
-use crate::pipeline::View;
+use crate::pipeline::{Per, View};
 
 /// The steps this lesson walks through, in order.
 pub fn steps(lesson: &Lesson) -> Vec<Step> {
@@ -69,6 +69,12 @@ pub fn choice_for(
         .iter()
         .find(|view| view.panels.contains(&matrix))
         .map_or(current, |view| view.result)
+}
+
+/// Whether a step, turned to `choice`, shows one head's matrices: its result is a head's or a
+/// K/V group's, not one the lesson shares.
+pub fn is_per_head(step: Step, attention: &Attention, choice: MatrixName) -> bool {
+    result(step, attention, choice).per() != Per::Lesson
 }
 
 /// Whether a matrix's rows are tokens (so its row labels can be edited).

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::attention::{Attention, Cell, MatrixName, Step};
+use nalgebra::DMatrix;
+
+use crate::attention::{Attention, Cell, Heads, MatrixName, Step};
 use crate::lesson::limits::MAX_SOURCE_CHARS;
 use crate::lesson::text::{TITLE_ROOM, printable_path};
 use crate::lesson::{Lesson, LoadedLesson, Mask};
@@ -38,6 +40,10 @@ pub struct Tutor {
     pub steps: Vec<Step>,
     /// Position in `steps`.
     pub step_index: usize,
+    /// The query head on screen, 0-based: every per-head matrix shown, the cell under the
+    /// cursor and its working are this head's. Cursors stay per matrix, shared by the heads,
+    /// so that `<` `>` compare the same cell across heads.
+    pub head: usize,
     /// The matrix the cursor is in.
     pub focus: MatrixName,
     /// Which view each step with several is turned to (Q, K or V on the Projection screen).
@@ -71,6 +77,7 @@ impl Tutor {
             attention,
             steps,
             step_index: 0,
+            head: 0,
             focus: MatrixName::Embeddings,
             choices: BTreeMap::new(),
             cursors: BTreeMap::new(),
@@ -103,6 +110,45 @@ impl Tutor {
             .unwrap_or_else(|| screens::result(step, &self.attention, MatrixName::Output))
     }
 
+    /// The query heads and K/V groups of the lesson.
+    pub fn heads(&self) -> Heads {
+        self.attention.heads()
+    }
+
+    /// The matrix with this name as the head on screen sees it (its group's keys and values,
+    /// the lesson's shared matrices), if the lesson has it.
+    pub fn values(&self, name: MatrixName) -> Option<&DMatrix<f64>> {
+        self.attention.matrix_in(name, self.head)
+    }
+
+    /// A cell of `matrix` in the head on screen.
+    pub fn cell(&self, matrix: MatrixName, row: usize, col: usize) -> Cell {
+        Cell::new(matrix, row, col).in_head(self.head)
+    }
+
+    /// Shows head `head` (clamped to the lesson's heads); the cursors stay where they are.
+    pub fn set_head(&mut self, head: usize) {
+        self.head = head.min(self.heads().query.saturating_sub(1));
+        self.clear_marks();
+    }
+
+    /// The next (or previous) head, wrapping around.
+    pub fn cycle_head(&mut self, forwards: bool) {
+        let count = self.heads().query.max(1);
+        let next = if forwards {
+            (self.head + 1) % count
+        } else {
+            (self.head + count - 1) % count
+        };
+        self.set_head(next);
+    }
+
+    /// Whether the step on screen shows one head's matrices: its result is a head's (or a K/V
+    /// group's) and the lesson has several heads.
+    pub fn step_is_per_head(&self) -> bool {
+        self.heads().query > 1 && screens::is_per_head(self.step(), &self.attention, self.choice())
+    }
+
     pub fn has_unsaved_edits(&self) -> bool {
         self.lesson != self.saved
     }
@@ -130,7 +176,7 @@ impl Tutor {
     }
 
     fn clamped(&self, matrix: MatrixName, cursor: Cursor) -> Cursor {
-        let (rows, cols) = self.attention.matrix(matrix).map_or((1, 1), |values| {
+        let (rows, cols) = self.values(matrix).map_or((1, 1), |values| {
             (values.nrows().max(1), values.ncols().max(1))
         });
         Cursor {
@@ -143,12 +189,21 @@ impl Tutor {
     /// The cell under the cursor, or `None` when the cursor is on a token label.
     pub fn selected_cell(&self) -> Option<Cell> {
         let cursor = self.cursor(self.focus);
-        (!cursor.on_label).then(|| Cell::new(self.focus, cursor.row, cursor.col))
+        (!cursor.on_label).then(|| self.cell(self.focus, cursor.row, cursor.col))
     }
 
     pub fn set_cursor(&mut self, matrix: MatrixName, cursor: Cursor) {
         let cursor = self.clamped(matrix, cursor);
         self.cursors.insert(matrix, cursor);
+        // A column of concat is one head's: the head shown follows it, so that the head's
+        // output beside concat is the one the cell is copied from.
+        let heads = self.heads().query;
+        if matrix == MatrixName::Concat && heads > 1 && !cursor.on_label {
+            let width = self.values(MatrixName::Concat).map_or(0, DMatrix::ncols) / heads;
+            if let Some(block) = cursor.col.checked_div(width) {
+                self.head = block.min(heads - 1);
+            }
+        }
     }
 
     pub fn move_cursor(&mut self, direction: Direction) {
@@ -237,12 +292,28 @@ impl Tutor {
     fn recompute(&mut self) {
         let before = std::mem::replace(&mut self.attention, Attention::compute(&self.lesson));
         self.changed.clear();
-        for name in MatrixName::ALL {
-            let (Some(old), Some(new)) = (before.matrix(name), self.attention.matrix(name)) else {
-                continue;
-            };
-            self.changed.mark_differences(name, old, new);
+        let heads = self.heads();
+        self.changed.set_heads(heads);
+        // A head count changed by a reset leaves nothing to compare head by head.
+        if before.heads() == heads {
+            for name in MatrixName::ALL {
+                for slot in 0..heads.count(name.per()) {
+                    let head = match name.per() {
+                        crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
+                        _ => slot,
+                    };
+                    let (Some(old), Some(new)) = (
+                        before.matrix_in(name, head),
+                        self.attention.matrix_in(name, head),
+                    ) else {
+                        continue;
+                    };
+                    self.changed
+                        .mark_differences(Cell::new(name, 0, 0).in_head(head), old, new);
+                }
+            }
         }
+        self.head = self.head.min(heads.query.saturating_sub(1));
         self.changed_label = before
             .tokens
             .iter()

@@ -8,7 +8,7 @@ use crate::lesson::{InputMatrix, Mask, keep_generators, lesson_to_toml, lesson_t
 
 use super::action::{Action, Direction, Effect, SaveFailure};
 use super::classroom::{self, Classroom};
-use super::history::Change;
+use super::history::{Change, lesson_place};
 use super::practice;
 use super::screens;
 use super::tutor::{Cursor, Tutor};
@@ -174,6 +174,22 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
     }
     let last = tutor.steps.len() - 1;
     let mut status = None;
+    // On All heads, ← → and Enter pick a head and open it.
+    let action = match (tutor.step(), action) {
+        (crate::attention::Step::AllHeads, Action::Move(Direction::Left)) => Action::PreviousHead,
+        (crate::attention::Step::AllHeads, Action::Move(Direction::Right)) => Action::NextHead,
+        (crate::attention::Step::AllHeads, Action::Edit | Action::Submit | Action::Open) => {
+            if let Some(softmax) = tutor
+                .steps
+                .iter()
+                .position(|step| *step == crate::attention::Step::Softmax)
+            {
+                tutor.go_to_step(softmax);
+            }
+            return Vec::new();
+        }
+        (_, action) => action,
+    };
     match action {
         Action::NextStep if tutor.step_index == last => {
             status = Some(Status::info(
@@ -200,6 +216,13 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Move(direction) => tutor.move_cursor(direction),
         Action::NextMatrix => tutor.cycle_focus(true),
         Action::PreviousMatrix => tutor.cycle_focus(false),
+        Action::NextHead | Action::PreviousHead if tutor.heads().query < 2 => {
+            status = Some(Status::info(
+                "This lesson has one head; < and > change the head in a lesson with several",
+            ));
+        }
+        Action::NextHead => tutor.cycle_head(true),
+        Action::PreviousHead => tutor.cycle_head(false),
         Action::Select { matrix, row, col } => {
             tutor.focus_on(matrix);
             tutor.set_cursor(
@@ -279,7 +302,7 @@ fn begin_edit(app: &mut App) {
         });
         return;
     }
-    let cell = Cell::new(tutor.focus, cursor.row, cursor.col);
+    let cell = tutor.cell(tutor.focus, cursor.row, cursor.col);
     if tutor.is_hidden(cell) {
         app.overlay = Overlay::Prompt(Prompt {
             purpose: PromptFor::Answer(cell),
@@ -478,10 +501,7 @@ fn save_effect(tutor: &Tutor, path: PathBuf, replace: bool) -> Effect {
 fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, String> {
     let name = tutor.attention.cell_name(cell);
     let value = cell_value(cell.matrix, typed).map_err(|problem| format!("{name}: {problem}"))?;
-    let before = tutor
-        .attention
-        .matrix(cell.matrix)
-        .map_or(0.0, |values| values[(cell.row, cell.col)]);
+    let before = tutor.attention.value(cell).unwrap_or(0.0);
     if before.to_bits() == value.to_bits() {
         return Ok(format!("{name} is already {}", exact(value)));
     }
@@ -499,14 +519,19 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
                 after: Mask::Matrix(matrix),
             }
         }
-        _ => Change::Cell {
-            matrix: cell.matrix,
-            row: cell.row,
-            col: cell.col,
-            before,
-            after: value,
-        },
+        _ => {
+            // A head's block of W_q (or of given Q, K, V) is a block of the lesson's matrix.
+            let (row, col) = lesson_place(&tutor.attention, cell);
+            Change::Cell {
+                matrix: cell.matrix,
+                row,
+                col,
+                before,
+                after: value,
+            }
+        }
     };
+    let in_file = file_place(tutor, cell);
     tutor.change(change);
     let downstream = tutor.changed.len().saturating_sub(1);
     let shown = exact(value);
@@ -514,6 +539,7 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
         "{name} is now {shown}; {downstream} computed {} changed (u undoes)",
         if downstream == 1 { "cell" } else { "cells" }
     );
+    message.push_str(&in_file);
     if cell.matrix == MatrixName::Mask
         && tutor
             .attention
@@ -523,6 +549,21 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
         message.push_str("; this row now hides every key, so its weights are all 0");
     }
     Ok(message)
+}
+
+/// `; it is w_q row 1 column 4 in the file` for a cell of one head's block of a lesson's
+/// matrix of several heads, whose place in the file differs from its place on screen.
+fn file_place(tutor: &Tutor, cell: Cell) -> String {
+    let (row, col) = lesson_place(&tutor.attention, cell);
+    if col == cell.col {
+        return String::new();
+    }
+    format!(
+        "; it is {} row {} column {} in the file",
+        cell.matrix.key(),
+        row + 1,
+        col + 1
+    )
 }
 
 /// A number as the learner would write it, however small: 1e-7, not "0".
@@ -584,7 +625,14 @@ fn reroll(tutor: &mut Tutor) -> Status {
         before: Box::new(input.clone()),
         after: Box::new(after),
     });
-    Status::info(format!("{symbol} re-rolled with seed {seed} (u undoes)"))
+    let blocks = if tutor.heads().count(matrix.per()) > 1 {
+        " (every head's block: the file has one generator for the whole matrix)"
+    } else {
+        ""
+    };
+    Status::info(format!(
+        "{symbol} re-rolled with seed {seed}{blocks} (u undoes)"
+    ))
 }
 
 /// Largest seed a re-roll gives: a teacher reads seeds aloud and types them, so they stay short.
@@ -724,6 +772,10 @@ fn jump_to(tutor: &mut Tutor, cell: Cell) {
         }
     }
     tutor.focus_on(cell.matrix);
+    // A cell of a head's matrix is shown in its head; one the lesson shares keeps the head.
+    if cell.matrix.per() != crate::pipeline::Per::Lesson {
+        tutor.set_head(cell.head);
+    }
     tutor.set_cursor(
         cell.matrix,
         Cursor {

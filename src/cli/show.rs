@@ -6,13 +6,14 @@ use nalgebra::DMatrix;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
-use super::table::{markdown_text, write_markdown_table, write_text_table};
+use super::table::{markdown_text, write_markdown_table_in, write_text_table_in};
 use super::{Format, status};
 use crate::app::screens;
 use crate::attention::number::format_number;
 use crate::attention::{Attention, Cell, MatrixName, Step};
 use crate::lesson::{Lesson, LoadedLesson, Mask, load};
 use crate::pipeline::Per;
+use crate::ui::formula::caption_in;
 
 /// Derivations written out per step when no `--cell` narrows them down.
 const MAX_CELLS_PER_STEP: usize = 8;
@@ -41,13 +42,27 @@ pub fn run(
         Some(step) => vec![step],
         None => lesson_steps.clone(),
     };
+    // A step of one head has a section per head in a lesson of several.
+    let heads = attention.heads().query;
     let sections: Result<Vec<Section>, String> = steps
         .iter()
-        .map(|step| {
-            let mut section = Section::build(&loaded, &attention, *step, cell, only.is_none())?;
+        .flat_map(|step| {
+            let per_head = heads > 1
+                && lesson_steps.contains(step)
+                && crate::app::screens::is_per_head(*step, &attention, MatrixName::Output);
+            let shown_heads: Vec<Option<usize>> = if per_head {
+                (0..heads).map(Some).collect()
+            } else {
+                vec![None]
+            };
+            shown_heads.into_iter().map(move |head| (*step, head))
+        })
+        .map(|(step, head)| {
+            let mut section =
+                Section::build(&loaded, &attention, step, head, cell, only.is_none())?;
             section.number = lesson_steps
                 .iter()
-                .position(|known| known == step)
+                .position(|known| *known == step)
                 .map(|index| (index + 1, lesson_steps.len()));
             Ok(section)
         })
@@ -98,6 +113,9 @@ struct Section {
     note: Option<String>,
     matrices: Vec<MatrixName>,
     derivations: Vec<(Option<Cell>, String)>,
+    /// The head this section shows, and how many the lesson has: a step of one head has a
+    /// section per head in a lesson of several.
+    head: Option<(usize, usize)>,
 }
 
 /// Why a step has nothing to show, or what is special about it in this lesson.
@@ -149,23 +167,73 @@ fn note(step: Step, attention: &Attention, lesson: &Lesson, shown: bool) -> Opti
                 )
             })
         }
+        Step::AllHeads if !shown => {
+            Some("This lesson has one head: its weights are the Softmax step's.".into())
+        }
+        Step::AllHeads => Some(format!(
+            "The weights of each of the {} heads are printed in the Softmax section, one part \
+             per head; the tutor shows them side by side.",
+            attention.heads().query
+        )),
+        Step::Concat if !shown => Some(
+            "This lesson has one head: there is nothing to lay side by side (concat is its \
+             output)."
+                .into(),
+        ),
+        Step::OutputProjection | Step::Circuits if !shown => {
+            Some("This lesson has no output weights (w_o): the head's output is the answer.".into())
+        }
+        Step::Concat => Some(format!(
+            "{} heads × d_v {} = {} columns, head 1's first.",
+            attention.heads().query,
+            attention.matrix(MatrixName::V).map_or(0, |v| v.ncols()),
+            attention
+                .matrix(MatrixName::Concat)
+                .map_or(0, |c| c.ncols())
+        )),
+        Step::OutputProjection if attention.heads().query > 1 => Some(
+            "Each cell's terms fall into one part per head: what that head contributes.".into(),
+        ),
+        Step::Circuits if attention.has(MatrixName::QRope) => Some(
+            "W_QK leaves out the rotation (rope): x_i · W_QK · x_jᵀ / √d_k is not the Scaling \
+             step's score in this lesson."
+                .into(),
+        ),
         Step::Embedding
         | Step::Positions
         | Step::Projection
         | Step::Rotation
         | Step::Scores
         | Step::Masking
-        | Step::Output => None,
+        | Step::Output
+        | Step::OutputProjection
+        | Step::Circuits => None,
     }
 }
 
 impl Section {
     /// "Step 5/6 · Softmax", or "Masking (not a step of this lesson)".
     fn heading(&self) -> String {
+        let head = self.head.map_or(String::new(), |(head, heads)| {
+            format!(" — head {}/{heads}", head + 1)
+        });
         match self.number {
-            Some((number, count)) => format!("Step {number}/{count} · {}", self.step.title()),
+            Some((number, count)) => {
+                format!("Step {number}/{count} · {}{head}", self.step.title())
+            }
             None => format!("{} (not a step of this lesson)", self.step.title()),
         }
+    }
+
+    /// The head whose matrices this section shows (0 for a step every head shares).
+    fn head_index(&self) -> usize {
+        self.head.map_or(0, |(head, _)| head)
+    }
+
+    /// A table of this section: every matrix of a step shared by the heads, and on a head's
+    /// section after the first, only the head's own (the shared ones are printed once).
+    fn shows(&self, name: MatrixName) -> bool {
+        self.head_index() == 0 || name.per() != Per::Lesson
     }
 
     /// `lenient`: when every step is shown, a cell that does not fit one step's matrix (a column
@@ -174,9 +242,11 @@ impl Section {
         loaded: &LoadedLesson,
         attention: &Attention,
         step: Step,
+        head: Option<usize>,
         cell: Option<&str>,
         lenient: bool,
     ) -> Result<Section, String> {
+        let in_head = head.unwrap_or(0);
         let lesson = &loaded.lesson;
         let direct = lesson.d_model().is_none();
         // The default Projection text explains X·W, which a lesson without embeddings does not
@@ -201,7 +271,7 @@ impl Section {
         for name in &derived {
             let cells: Vec<Cell> = match cell {
                 Some(spec) => match resolve_cell(attention, *name, spec) {
-                    Ok(found) => vec![found],
+                    Ok(found) => vec![found.in_head(in_head)],
                     // A cell of the scores is not always a cell of Q: skip matrices it does not fit.
                     Err(_) if lenient || derived.len() > 1 => vec![],
                     Err(message) => {
@@ -210,9 +280,9 @@ impl Section {
                 },
                 None => {
                     let row = lesson.focus.unwrap_or(0);
-                    let cols = attention.matrix(*name).map_or(0, |m| m.ncols());
+                    let cols = attention.matrix_in(*name, in_head).map_or(0, |m| m.ncols());
                     (0..cols.min(MAX_CELLS_PER_STEP))
-                        .map(|col| Cell::new(*name, row, col))
+                        .map(|col| Cell::new(*name, row, col).in_head(in_head))
                         .collect()
                 }
             };
@@ -234,6 +304,12 @@ impl Section {
                 }
             }
         }
+        // The narration and the note are the step's: said once, in the first head's section.
+        let (narration, note) = if in_head == 0 {
+            (narration, note)
+        } else {
+            (String::new(), None)
+        };
         Ok(Section {
             step,
             number: None,
@@ -241,6 +317,7 @@ impl Section {
             note,
             matrices,
             derivations,
+            head: head.map(|head| (head, attention.heads().query)),
         })
     }
 }
@@ -330,9 +407,10 @@ fn write_text(
         if let Some(note) = &section.note {
             write!(out, "\nNote: {note}\n")?;
         }
-        for name in &section.matrices {
-            write!(out, "\n{}\n", attention.plan.caption(*name))?;
-            write_text_table(out, attention, *name, lesson.decimals)?;
+        let head = section.head_index();
+        for name in section.matrices.iter().filter(|name| section.shows(**name)) {
+            write!(out, "\n{}\n", caption_in(attention, *name, head))?;
+            write_text_table_in(out, attention, *name, head, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {
             writeln!(out, "\nHow each cell is computed:")?;
@@ -367,9 +445,10 @@ fn write_markdown(
         if let Some(note) = &section.note {
             write!(out, "\n> {}\n", markdown_text(note))?;
         }
-        for name in &section.matrices {
-            write!(out, "\n**{}**\n\n", attention.plan.caption(*name))?;
-            write_markdown_table(out, attention, *name, lesson.decimals)?;
+        let head = section.head_index();
+        for name in section.matrices.iter().filter(|name| section.shows(**name)) {
+            write!(out, "\n**{}**\n\n", caption_in(attention, *name, head))?;
+            write_markdown_table_in(out, attention, *name, head, lesson.decimals)?;
         }
         if !section.derivations.is_empty() {
             write!(out, "\nHow each cell is computed:\n\n")?;
@@ -391,8 +470,11 @@ fn write_json(
     sections: &[Section],
 ) -> io::Result<()> {
     let lesson = &loaded.lesson;
+    // The JSON keeps the derivations it always had: the first head's (the others' sections
+    // are the text's and the handout's).
     let derivations: Vec<DerivationJson> = sections
         .iter()
+        .filter(|section| section.head_index() == 0)
         .flat_map(|section| &section.derivations)
         .filter_map(|(cell, _)| attention.derive((*cell)?))
         .map(|derivation| DerivationJson {

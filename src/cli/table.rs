@@ -8,14 +8,16 @@ use unicode_width::UnicodeWidthStr;
 use crate::attention::number::format_fixed;
 use crate::attention::{Attention, MatrixName};
 
-/// A matrix as a plain-text table: row labels left, numbers right-aligned.
-pub fn write_text_table(
+/// Head `head`'s matrix (its group's for keys and values; head 0 with one head) as a
+/// plain-text table: row labels left, numbers right-aligned.
+pub fn write_text_table_in(
     out: &mut dyn Write,
     attention: &Attention,
     name: MatrixName,
+    head: usize,
     decimals: usize,
 ) -> io::Result<()> {
-    let Some(matrix) = attention.matrix(name) else {
+    let Some(matrix) = attention.matrix_in(name, head) else {
         return Ok(());
     };
     let label_width = (0..matrix.nrows())
@@ -90,13 +92,15 @@ pub fn markdown_text(text: &str) -> String {
     out
 }
 
-pub fn write_markdown_table(
+/// Head `head`'s matrix as a GitHub-flavoured Markdown table.
+pub fn write_markdown_table_in(
     out: &mut dyn Write,
     attention: &Attention,
     name: MatrixName,
+    head: usize,
     decimals: usize,
 ) -> io::Result<()> {
-    let Some(matrix) = attention.matrix(name) else {
+    let Some(matrix) = attention.matrix_in(name, head) else {
         return Ok(());
     };
     let escape = markdown_text;

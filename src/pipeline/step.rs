@@ -16,7 +16,15 @@ pub enum Step {
     Scaling,
     Masking,
     Softmax,
+    /// Every head's weights side by side (a lesson with several heads).
+    AllHeads,
     Output,
+    /// The heads' outputs side by side (several heads with W_o).
+    Concat,
+    /// concat · W_o (a lesson with W_o).
+    OutputProjection,
+    /// Each head's W_QK and W_OV (embeddings and W_o).
+    Circuits,
 }
 
 /// What a screen shows when it is turned to one of its results: the result, where the cursor
@@ -56,7 +64,7 @@ pub struct StepEntry {
 }
 
 /// The one table, in the order the steps are taken.
-const STEPS: [&StepEntry; 9] = [
+const STEPS: [&StepEntry; 13] = [
     &steps::embedding::ENTRY,
     &steps::positions::ENTRY,
     &steps::projection::ENTRY,
@@ -65,12 +73,16 @@ const STEPS: [&StepEntry; 9] = [
     &steps::scaling::ENTRY,
     &steps::masking::ENTRY,
     &steps::softmax::ENTRY,
+    &steps::all_heads::ENTRY,
     &steps::output::ENTRY,
+    &steps::concat::ENTRY,
+    &steps::output_projection::ENTRY,
+    &steps::circuits::ENTRY,
 ];
 
 impl Step {
     /// All steps in order; the one place that decides the step order.
-    pub const ALL: [Step; 9] = [
+    pub const ALL: [Step; 13] = [
         Step::Embedding,
         Step::Positions,
         Step::Projection,
@@ -79,7 +91,11 @@ impl Step {
         Step::Scaling,
         Step::Masking,
         Step::Softmax,
+        Step::AllHeads,
         Step::Output,
+        Step::Concat,
+        Step::OutputProjection,
+        Step::Circuits,
     ];
 
     pub fn entry(self) -> &'static StepEntry {

@@ -10,16 +10,18 @@ use crate::app::Tutor;
 use crate::attention::{MatrixName, Step};
 use crate::lesson::text::columns;
 
+use super::formula::formula_in;
 use super::text::fit;
 use super::theme::Theme;
 
 pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let step = tutor.step();
     let position = format!(
-        "Step {}/{} · {} ",
+        "Step {}/{} · {}{} ",
         tutor.step_index + 1,
         tutor.steps.len(),
-        step.title()
+        step.title(),
+        head_of(tutor)
     );
     let unsaved = if tutor.has_unsaved_edits() {
         " · edited"
@@ -46,6 +48,11 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         }
     };
     let plan = &tutor.attention.plan;
+    if tutor.heads().query > 1 {
+        let formula = with_output_weights(tutor, theme);
+        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        return;
+    }
     let rotated = plan.has(MatrixName::QRope);
     let mut formula = vec![
         Span::raw(" "),
@@ -72,6 +79,13 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     }
     formula.push(lit(step == Step::Softmax, ")"));
     formula.push(lit(step == Step::Output, "V"));
+    // One head projected by W_o: the output is the head's, times W_o.
+    if plan.has(MatrixName::WO) {
+        formula.push(lit(
+            matches!(step, Step::OutputProjection | Step::Circuits),
+            "·W_o",
+        ));
+    }
     // Said before the definitions, so that a narrow terminal, which cuts the line's end, keeps it.
     if !plan.has(MatrixName::Scaled) {
         formula.push(Span::styled(" (no scaling)", theme.muted()));
@@ -94,4 +108,80 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         ));
     }
     Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+}
+
+/// ` · head 2/4` on a step that shows one head of several, with its K/V group under
+/// grouped-query attention (` · head 3/4 · K/V group 2/2`); empty otherwise.
+pub fn head_of(tutor: &Tutor) -> String {
+    if !tutor.step_is_per_head() {
+        return String::new();
+    }
+    let heads = tutor.heads();
+    let mut text = format!(" · head {}/{}", tutor.head + 1, heads.query);
+    if heads.kv < heads.query {
+        text.push_str(&format!(
+            " · K/V group {}/{}",
+            heads.group_of(tutor.head) + 1,
+            heads.kv
+        ));
+    }
+    text
+}
+
+/// The formula line of a lesson of several heads. A step
+/// that shows one head writes its result's formula in that head's symbols, then the formulas
+/// of what it is computed from (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ  where Q⁽²⁾ = X·W_q⁽²⁾, …`); the
+/// others write multi-head attention as a whole, their part lit.
+fn with_output_weights(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
+    let attention = &tutor.attention;
+    let step = tutor.step();
+    let head = tutor.head;
+    let result = tutor.panels().last().copied().unwrap_or(MatrixName::Output);
+    let mut line = vec![Span::raw(" ")];
+    if tutor.step_is_per_head() && step != Step::AllHeads {
+        let Some(formula) = formula_in(attention, tutor.choice(), head) else {
+            line.push(Span::styled(attention.symbol_in(result, head), theme.lit()));
+            return line;
+        };
+        line.push(Span::styled(formula, theme.lit()));
+        let operands: Vec<String> = attention
+            .plan
+            .origin(tutor.choice())
+            .map(|origin| origin.operands())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|operand| formula_in(attention, operand, head))
+            .collect();
+        if !operands.is_empty() {
+            line.push(Span::styled("    where ", theme.muted()));
+            line.push(Span::raw(operands.join(", ")));
+        }
+        return line;
+    }
+    let lit = |on: bool, text: String| {
+        if on {
+            Span::styled(text, theme.lit())
+        } else {
+            Span::raw(text)
+        }
+    };
+    let heads = tutor.heads().query;
+    let last = crate::attention::head_superscript(heads.saturating_sub(1));
+    line.push(lit(
+        step == Step::OutputProjection,
+        "output = concat·W_o".into(),
+    ));
+    line.push(Span::styled(",  ", theme.muted()));
+    let blocks = if heads == 2 {
+        format!("[head⁽¹⁾ | head{last}]")
+    } else {
+        format!("[head⁽¹⁾ | … | head{last}]")
+    };
+    line.push(lit(step == Step::Concat, format!("concat = {blocks}")));
+    line.push(Span::styled(",  ", theme.muted()));
+    line.push(lit(
+        step == Step::AllHeads,
+        "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".into(),
+    ));
+    line
 }

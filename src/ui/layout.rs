@@ -39,6 +39,26 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     let status = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
     let body_height = area.height.saturating_sub(3);
     let top = area.y + 2;
+    if tutor.step() == Step::AllHeads && tutor.practice.is_none() {
+        // Every head's map in the working's place; the narration below. Four lines are kept
+        // for the narration.
+        let height = super::all_heads::height(tutor, area.width, body_height.saturating_sub(4));
+        let maps = Rect::new(area.x, top, area.width, height);
+        return TutorLayout {
+            header,
+            panels: Vec::new(),
+            working: maps,
+            narration: Rect::new(
+                area.x,
+                maps.bottom(),
+                area.width,
+                status.y.saturating_sub(maps.bottom()),
+            ),
+            status,
+            operands: HashSet::new(),
+            note: None,
+        };
+    }
     let names = tutor.panels();
     let shapes: Vec<Shape> = names.iter().map(|name| Shape::new(tutor, *name)).collect();
     let selected = tutor.selected_cell();
@@ -55,8 +75,18 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     .len() as u16
         + 1;
 
-    let note_rows = u16::from(super::tutor_screen::matrices_note(tutor).is_some());
+    let note_rows = super::tutor_screen::matrices_note(tutor).map_or(0, |note| {
+        super::tutor_screen::note_lines(&note, usize::from(area.width.saturating_sub(2))).len()
+            as u16
+    });
     let mut note = None;
+    // The steps of W_o show three matrices of every head's width: where showing them whole
+    // would cut their working short (concat · W_o at 80×24), they are paged instead, so the
+    // working, grouped by head, reads whole.
+    let paged_for_working = matches!(
+        tutor.step(),
+        Step::Concat | Step::OutputProjection | Step::Circuits
+    );
     let (panels, working, matrices_bottom) = match whole_plan(
         tutor,
         &shapes,
@@ -64,7 +94,9 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         body_height.saturating_sub(note_rows),
         working_below,
         narration_need,
-    ) {
+    )
+    .filter(|plan| plan.working_complete || !paged_for_working)
+    {
         Some(plan) => {
             let mut y = top;
             let mut panels = Vec::new();
@@ -178,8 +210,7 @@ const STEADY_CELLS: usize = 144;
 /// "… more lines". Larger matrices, and practice, measure the cell under the cursor.
 fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     let (rows, cols) = tutor
-        .attention
-        .matrix(tutor.focus)
+        .values(tutor.focus)
         .map_or((0, 0), |values| (values.nrows(), values.ncols()));
     if tutor.practice.is_some() || rows * cols > STEADY_CELLS || rows * cols == 0 {
         return working_need(tutor, width);
@@ -187,7 +218,7 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     let labels = rows_are_tokens(tutor.focus);
     let mut counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
     for row in 0..rows {
-        let cells = (0..cols).map(|col| Some(Cell::new(tutor.focus, row, col)));
+        let cells = (0..cols).map(|col| Some(tutor.cell(tutor.focus, row, col)));
         for selected in cells.chain(labels.then_some(None)) {
             *counts
                 .entry(working_need_at(tutor, selected, row, width))
@@ -221,6 +252,8 @@ struct WholePlan {
     groups: Vec<Vec<usize>>,
     cap: usize,
     beside: Option<u16>,
+    /// Whether the working gets every line it needs.
+    working_complete: bool,
 }
 
 /// How good a whole arrangement is, best highest: the working complete, the narration's rows
@@ -336,6 +369,7 @@ fn whole_plan(
                         groups: groups.clone(),
                         cap,
                         beside,
+                        working_complete,
                     },
                 ));
             }
@@ -391,8 +425,30 @@ fn paged(
         let table = working_need.min(9);
         matrices_height = matrices_height.min(body_height.saturating_sub(table + 4).max(8));
     }
-    let working_height =
-        working_need.clamp(4, body_height.saturating_sub(matrices_height + 4).max(4));
+    // Paged for their working (see `tutor_layout`): the matrices give it up to thirteen lines,
+    // so that concat · W_o of four heads shows each head's part and what each contributes.
+    if matches!(
+        tutor.step(),
+        Step::Concat | Step::OutputProjection | Step::Circuits
+    ) {
+        let working = working_need.min(13);
+        matrices_height = matrices_height.min(body_height.saturating_sub(working + 3).max(6));
+    }
+    // The narration keeps four rows, or two on the steps paged for their working.
+    let narration_rows = if matches!(
+        tutor.step(),
+        Step::Concat | Step::OutputProjection | Step::Circuits
+    ) {
+        2
+    } else {
+        4
+    };
+    let working_height = working_need.clamp(
+        4,
+        body_height
+            .saturating_sub(matrices_height + narration_rows)
+            .max(4),
+    );
     let top = area.y + 2;
     let matrices = Rect::new(area.x, top, area.width, matrices_height);
     let working = Rect::new(area.x, top + matrices_height, area.width, working_height);
@@ -423,7 +479,7 @@ fn anchor(tutor: &Tutor, matrix: MatrixName, operands: &HashSet<Cell>) -> (usize
     if matrix != tutor.focus
         && let Some(first) = operands
             .iter()
-            .filter(|cell| cell.matrix == matrix)
+            .filter(|cell| cell.matrix == matrix && cell.head == tutor.cell(matrix, 0, 0).head)
             .min_by_key(|cell| (cell.row, cell.col))
     {
         return (first.row, first.col);

@@ -20,9 +20,35 @@ use crate::lesson::text::columns;
 use super::text::{fit, pad_left, pad_right};
 use super::theme::Theme;
 
-/// A matrix's caption in this lesson, as its plan says how the matrix is made.
+/// A matrix's caption in this lesson, as its plan says how the matrix is made; with several
+/// heads, in the symbols of the head on screen (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ`).
 pub fn caption(tutor: &Tutor, matrix: MatrixName) -> String {
-    tutor.attention.plan.caption(matrix)
+    super::formula::caption_in(&tutor.attention, matrix, tutor.head)
+}
+
+/// The label of a row or column of `matrix` as the panel shows it: a token or a dimension, and
+/// in a lesson of several heads, for an axis of every head's d_v side by side, the head and its
+/// dimension (`h2.1`: head 2's first), so that concat's blocks and W_o's rows say whose they are.
+pub fn label(tutor: &Tutor, matrix: MatrixName, index: usize, row: bool) -> String {
+    let entry = matrix.entry();
+    let axis = if row { entry.rows } else { entry.cols };
+    let heads = tutor.heads().query;
+    if axis == crate::pipeline::Axis::HeadsDV && heads > 1 {
+        let total =
+            tutor.values(matrix).map_or(
+                0,
+                |values| {
+                    if row { values.nrows() } else { values.ncols() }
+                },
+            );
+        let width = (total / heads).max(1);
+        return format!("h{}.{}", index / width + 1, index % width + 1);
+    }
+    if row {
+        tutor.attention.row_label(matrix, index)
+    } else {
+        tutor.attention.column_label(matrix, index)
+    }
 }
 
 /// Rows of a panel above its numbers: the caption and the column headers.
@@ -50,15 +76,15 @@ pub struct Shape {
 
 impl Shape {
     pub fn new(tutor: &Tutor, matrix: MatrixName) -> Shape {
-        let values = tutor.attention.matrix(matrix);
+        let values = tutor.values(matrix);
         let (total_rows, total_cols) = values.map_or((0, 0), |v| (v.nrows(), v.ncols()));
         let label_width = (0..total_rows)
-            .map(|row| columns(&tutor.attention.row_label(matrix, row)))
+            .map(|row| columns(&label(tutor, matrix, row, true)))
             .max()
             .unwrap_or(1)
             .max(1);
         let header_width = (0..total_cols)
-            .map(|col| columns(&tutor.attention.column_label(matrix, col)))
+            .map(|col| columns(&label(tutor, matrix, col, false)))
             .max()
             .unwrap_or(1);
         let exact_decimals =
@@ -287,7 +313,7 @@ impl Widget for MatrixPanel<'_> {
         let geometry = self.geometry;
         let area = geometry.area;
         let matrix = geometry.matrix;
-        let Some(values) = self.tutor.attention.matrix(matrix) else {
+        let Some(values) = self.tutor.values(matrix) else {
             return;
         };
         let theme = self.theme;
@@ -308,12 +334,11 @@ impl Widget for MatrixPanel<'_> {
             position = position.replace("rows ", "").replace("cols ", "");
         }
         // Too narrow for where the window is: still a sign that the matrix is cut.
-        if !position.is_empty()
-            && columns(self.tutor.attention.symbol(matrix)) + 2 + columns(&position) > room
-        {
+        let symbol = attention.symbol_in(matrix, self.tutor.head);
+        if !position.is_empty() && columns(&symbol) + 2 + columns(&position) > room {
             position = " (part)".to_string();
         }
-        if columns(self.tutor.attention.symbol(matrix)) + columns(&position) > room {
+        if columns(&symbol) + columns(&position) > room {
             position.clear();
         }
         let caption_room = room.saturating_sub(columns(&position));
@@ -332,7 +357,7 @@ impl Widget for MatrixPanel<'_> {
         // Column headers.
         let width = usize::from(geometry.cell_width);
         for col in geometry.cols.clone() {
-            let label = pad_left(&attention.column_label(matrix, col), width);
+            let label = pad_left(&label(self.tutor, matrix, col, false), width);
             let style = if self.focused && col == cursor.col && !cursor.on_label {
                 theme.title()
             } else {
@@ -344,7 +369,7 @@ impl Widget for MatrixPanel<'_> {
         for row in geometry.rows.clone() {
             let y = geometry.row_y(row);
             let label = pad_right(
-                &attention.row_label(matrix, row),
+                &label(self.tutor, matrix, row, true),
                 usize::from(geometry.label_width),
             );
             let label_style = if self.focused && cursor.on_label && cursor.row == row {
@@ -365,7 +390,7 @@ impl Widget for MatrixPanel<'_> {
             );
             for col in geometry.cols.clone() {
                 let value = values[(row, col)];
-                let cell = Cell::new(matrix, row, col);
+                let cell = self.tutor.cell(matrix, row, col);
                 // A cell the learner is predicting shows nothing of its value, not even color.
                 let hidden = self.tutor.is_hidden(cell);
                 let style =

@@ -1,6 +1,8 @@
 //! The view: a pure function from the app's state to a frame. It draws; it never computes a
 //! number (the engine does) and never changes the state.
 
+mod all_heads;
+pub mod formula;
 mod header;
 pub mod layout;
 mod matrix;
@@ -19,7 +21,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question};
-use crate::keymap::{self, Footer, KEYS};
+use crate::keymap::{self, Footer};
 use crate::lesson::text::{columns, is_hidden, printable_path};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
@@ -154,11 +156,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             }
             let question = match &prompt.purpose {
                 PromptFor::Cell(cell) => {
-                    let now = tutor
-                        .attention
-                        .matrix(cell.matrix)
-                        .map(|values| values[(cell.row, cell.col)])
-                        .unwrap_or_default();
+                    let now = tutor.attention.value(*cell).unwrap_or_default();
                     format!(
                         "{} (now {}) = ",
                         tutor.attention.cell_name(*cell),
@@ -253,7 +251,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             }
             None => {
                 let hints = fit_hints(
-                    &keymap::hint_line(keymap::footer(app)),
+                    &keymap::app_hint_line(app),
                     width.saturating_sub(usize::from(badge)),
                 );
                 buf.set_stringn(
@@ -323,14 +321,14 @@ fn draw_lines(
 }
 
 fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    let rows = KEYS;
+    let rows = keymap::help_rows_for(app);
     let key_width = rows
         .iter()
         .map(|(keys, _)| columns(keys))
         .max()
         .unwrap_or(10);
     let width = (area.width - 4).min(96);
-    let height = (rows.iter().len() as u16 + 4).min(area.height - 2);
+    let height = (rows.len() as u16 + 4).min(area.height - 2);
     let popup = Rect::new(
         area.x + (area.width - width) / 2,
         area.y + (area.height - height) / 2,

@@ -168,6 +168,22 @@ impl Theme {
         Style::new().bg(self.rgb((r, g, b))).fg(text)
     }
 
+    /// A weight as a shade of a small heatmap too narrow for its number: in color the cell's
+    /// background (`heat`) tells it and the glyph is blank; without color, a block glyph as
+    /// dark as the weight is large, in fifths.
+    pub fn shade(&self, weight: f64) -> char {
+        if !self.is_monochrome() {
+            return ' ';
+        }
+        match weight {
+            w if !w.is_finite() || w < 0.2 => ' ',
+            w if w < 0.4 => '░',
+            w if w < 0.6 => '▒',
+            w if w < 0.8 => '▓',
+            _ => '█',
+        }
+    }
+
     /// The bars of the softmax chart.
     pub fn bar(&self) -> Style {
         if self.is_monochrome() {

@@ -15,6 +15,11 @@ use super::{header, working};
 
 pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buffer) {
     header::render(tutor, theme, layout.header, buf);
+    if tutor.step() == Step::AllHeads && tutor.practice.is_none() {
+        super::all_heads::render(tutor, theme, layout.working, buf);
+        narration(tutor, theme, layout.narration, buf);
+        return;
+    }
     let heatmap_step = matches!(tutor.step(), Step::Softmax | Step::Output);
     for geometry in &layout.panels {
         MatrixPanel {
@@ -28,13 +33,20 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
         .render(geometry.area, buf);
     }
     if let (Some(area), Some(note)) = (layout.note, matrices_note(tutor)) {
-        buf.set_stringn(
-            area.x + 1,
-            area.y,
-            super::text::fit(&note, usize::from(area.width.saturating_sub(2))),
-            usize::from(area.width.saturating_sub(2)),
-            theme.muted(),
-        );
+        let width = usize::from(area.width.saturating_sub(2));
+        for (offset, line) in note_lines(&note, width)
+            .iter()
+            .take(usize::from(area.height))
+            .enumerate()
+        {
+            buf.set_stringn(
+                area.x + 1,
+                area.y + offset as u16,
+                super::text::fit(line, width),
+                width,
+                theme.muted(),
+            );
+        }
     }
     working::render(tutor, theme, layout.working, buf);
     narration(tutor, theme, layout.narration, buf);
@@ -45,17 +57,19 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
 /// the others are.
 pub fn matrices_note(tutor: &Tutor) -> Option<String> {
     let views = tutor.step().views(&tutor.attention.plan);
+    let circuit = (tutor.step() == Step::Circuits)
+        .then(|| circuit_line(tutor))
+        .flatten();
     if views.len() < 2 {
-        return None;
+        return circuit;
     }
     let choice = tutor.choice();
     let shown = views.iter().position(|view| view.result == choice)?;
-    let plan = &tutor.attention.plan;
     let others: Vec<String> = views
         .iter()
         .filter(|view| view.result != choice)
         .map(|view| {
-            let caption = plan.caption(view.result);
+            let caption = super::matrix::caption(tutor, view.result);
             caption.split(" (").next().unwrap_or(&caption).to_string()
         })
         .collect();
@@ -70,7 +84,83 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
         let (last, rest) = others.split_last()?;
         (format!("{} and {last}", rest.join(", ")), keys.to_string())
     };
-    Some(format!("Also computed on this step: {them} ({keys})."))
+    let also = format!("Also computed on this step: {them} ({keys}).");
+    Some(match circuit {
+        Some(circuit) => format!("{circuit} {also}"),
+        None => also,
+    })
+}
+
+/// The note's lines at a width: at most three, the words kept whole.
+pub fn note_lines(note: &str, width: usize) -> Vec<String> {
+    let mut lines = wrap_words(note, width);
+    lines.truncate(3);
+    lines
+}
+
+/// What the circuit on screen means with the lesson's numbers. Under W_QK: the score of the
+/// pair of tokens under the cursor on the Scaling step, read through the circuit
+/// (x_i · W_QK · x_jᵀ / √d_k, the engine's `circuit_score`), beside that step's cell; with
+/// rope the two differ, and the line says why. Under W_OV: which rows of W_o are the head's.
+fn circuit_line(tutor: &Tutor) -> Option<String> {
+    let attention = &tutor.attention;
+    let head = tutor.head;
+    let number = |value: f64| crate::attention::number::format_number(value, tutor.lesson.decimals);
+    if tutor.choice() == MatrixName::WOV {
+        let width = tutor.values(MatrixName::WV)?.ncols();
+        let first = head * width;
+        return Some(format!(
+            "W_OV{mark} = W_v{mark} · W_o{mark}, and W_o{mark} is rows {}–{} of W_o (h{}.1–h{}.{width}): \
+             the rows that multiply head {}'s output in concat · W_o.",
+            first + 1,
+            first + width,
+            head + 1,
+            head + 1,
+            head + 1,
+            mark = attention.head_mark(MatrixName::WQK, head),
+        ));
+    }
+    let scaled = if attention.has(MatrixName::Scaled) {
+        MatrixName::Scaled
+    } else {
+        MatrixName::Scores
+    };
+    let cursor = tutor.cursor(scaled);
+    let (query, key) = (cursor.row, cursor.col);
+    let through = attention.circuit_score(head, query, key)?;
+    let cell = tutor.cell(scaled, query, key);
+    let actual = attention.value(cell)?;
+    let input = attention.plan.projected_input()?;
+    let divided = if scaled == MatrixName::Scaled {
+        " / √d_k"
+    } else {
+        ""
+    };
+    let read = format!(
+        "{} · {} · {}ᵀ{divided} = {}",
+        attention.row_name(input, head, query),
+        attention.symbol_in(MatrixName::WQK, head),
+        attention.row_name(input, head, key),
+        number(through),
+    );
+    let name = attention.cell_name(cell);
+    Some(if attention.has(MatrixName::QRope) {
+        format!(
+            "{read}, but {name} is {}: the circuit leaves out the rotation (rope), which \
+             turns Q and K by their positions, so the numbers differ.",
+            number(actual)
+        )
+    } else {
+        format!(
+            "{read}, and {name} on the {} step is {}: the same score, without computing Q or K.",
+            if scaled == MatrixName::Scaled {
+                "Scaling"
+            } else {
+                "Scores"
+            },
+            number(actual)
+        )
+    })
 }
 
 /// Lesson files shown to copy at the most: a larger one would scroll for ever.

@@ -334,7 +334,7 @@ fn table_number_width(tutor: &Tutor) -> usize {
     let input = tutor.attention.softmax_input();
     // Only the extremes can be the widest: the largest exp, the largest and the most negative
     // score. Formatting every cell would cost more than drawing the frame.
-    let (low, high) = tutor.attention.matrix(input).map_or((0.0, 0.0), |values| {
+    let (low, high) = tutor.values(input).map_or((0.0, 0.0), |values| {
         values
             .iter()
             .filter(|value| value.is_finite())
@@ -380,7 +380,7 @@ fn softmax_table(
 ) {
     let attention = &tutor.attention;
     let input = attention.softmax_input();
-    let cell = Cell::new(MatrixName::Weights, row, 0);
+    let cell = tutor.cell(MatrixName::Weights, row, 0);
     let Some(derivation) = attention.derive(cell) else {
         return;
     };
@@ -434,7 +434,7 @@ fn softmax_table(
         if y >= bottom {
             break;
         }
-        let weight = attention.weights()[(row, key)];
+        let weight = attention.weights_of(tutor.head)[(row, key)];
         let label = pad_right(
             &attention.column_label(MatrixName::Weights, key),
             label_width,
@@ -510,7 +510,7 @@ fn stable_softmax_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
     let attention = &tutor.attention;
     let decimals = tutor.lesson.decimals;
     let text = match attention
-        .derive(Cell::new(MatrixName::Weights, row, 0))
+        .derive(tutor.cell(MatrixName::Weights, row, 0))
         .map(|d| d.rule)
     {
         Some(Rule::Softmax { row_max, .. }) => {

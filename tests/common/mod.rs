@@ -150,3 +150,116 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A lesson of two heads with W_o, typed out: head 1 looks at the previous token's pattern,
+/// head 2 at the token itself, so that the heads' weights differ.
+pub const TWO_HEADS: &str = r#"
+format = 2
+title = "Two heads"
+tokens = ["The", "cat", "sat", "on", "the", "mat"]
+embeddings = [
+  [1, 0, 0, 1],
+  [0, 1, 0, 1],
+  [1, 1, 0, 0],
+  [0, 0, 1, 1],
+  [1, 0, 1, 0],
+  [0, 1, 1, 0],
+]
+heads = 2
+w_q = [
+  [1, 0, 2, 0],
+  [0, 1, 0, 2],
+  [1, 1, 0, 0],
+  [0, 0, 1, 1],
+]
+w_k = [
+  [0, 1, 2, 0],
+  [1, 0, 0, 2],
+  [0, 0, 1, 0],
+  [1, 1, 0, 1],
+]
+w_v = [
+  [1, 0, 0, 1],
+  [0, 1, 1, 0],
+  [1, 1, 0, 0],
+  [0, 0, 1, 1],
+]
+w_o = [
+  [1, 0, 0, 0],
+  [0, 1, 0, 0],
+  [0, 0, 1, 0],
+  [0, 0, 0, 1],
+]
+"#;
+
+/// Grouped-query attention: four query heads sharing two K/V groups, six tokens, generated
+/// weights.
+pub const GQA: &str = r#"
+format = 2
+title = "Four heads, two K/V groups"
+tokens = ["The", "cat", "sat", "on", "the", "mat"]
+embeddings = { random = "normal", seed = 1, shape = [6, 4] }
+heads = 4
+kv_heads = 2
+w_q = { random = "normal", seed = 2, shape = [4, 8] }
+w_k = { random = "normal", seed = 3, shape = [4, 4] }
+w_v = { random = "normal", seed = 4, shape = [4, 4] }
+w_o = { random = "normal", seed = 5, shape = [8, 4] }
+"#;
+
+/// `heads` query heads of 2 dimensions each over `tokens` generated tokens (d_model 8): the
+/// All heads screen's paging and the benchmarks' large lessons.
+pub fn many_heads(heads: usize, tokens: usize) -> String {
+    let names: Vec<String> = (0..tokens)
+        .map(|token| format!("\"w{token:02}\""))
+        .collect();
+    format!(
+        r#"
+format = 2
+title = "{heads} heads"
+tokens = [{}]
+embeddings = {{ random = "normal", seed = 1, shape = [{tokens}, 8] }}
+heads = {heads}
+w_q = {{ random = "normal", seed = 2, shape = [8, {w}] }}
+w_k = {{ random = "normal", seed = 3, shape = [8, {w}] }}
+w_v = {{ random = "normal", seed = 4, shape = [8, {w}] }}
+w_o = {{ random = "normal", seed = 5, shape = [{w}, 8] }}
+"#,
+        names.join(", "),
+        w = heads * 2
+    )
+}
+
+/// The tutor opened on a lesson given as text (named `name`, as a file stem would be).
+pub fn lesson_app(name: &str, text: &str) -> attn_tutor::app::App {
+    let loaded = attn_tutor::lesson::load_text(name, None, text.to_string())
+        .unwrap_or_else(|error| panic!("{name} loads: {}", error.first_line()));
+    attn_tutor::app::App::new(
+        vec![attn_tutor::app::PickerEntry {
+            name: name.to_string(),
+            lesson: Ok(loaded),
+        }],
+        Some(0),
+    )
+}
+
+/// The tutor on the two-head lesson.
+pub fn two_head_lesson() -> attn_tutor::app::App {
+    lesson_app("two-heads", TWO_HEADS)
+}
+
+/// The tutor on the grouped-query lesson.
+pub fn gqa_lesson() -> attn_tutor::app::App {
+    lesson_app("gqa", GQA)
+}
+
+/// Goes to the step with this key, by its number.
+pub fn go_to(app: &mut attn_tutor::app::App, key: &str) {
+    let tutor = app.tutor.as_mut().expect("a lesson is open");
+    let index = tutor
+        .steps
+        .iter()
+        .position(|step| step.key() == key)
+        .unwrap_or_else(|| panic!("the lesson has a {key} step"));
+    tutor.go_to_step(index);
+}

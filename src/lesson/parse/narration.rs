@@ -86,6 +86,9 @@ impl Reader<'_> {
                         Step::Positions => "add `positions = \"sinusoidal\"` (or a matrix) with `format = 2`, or remove this narration",
                         Step::Rotation => "add `positions = \"rope\"` with `format = 2`, or remove this narration",
                         Step::Embedding => "this lesson gives q, k, v directly: give embeddings with w_q, w_k, w_v, or remove this narration",
+                        Step::AllHeads | Step::Concat => "give the lesson several heads (`heads` with `w_o`, format 2), or remove this narration",
+                        Step::OutputProjection => "give the lesson output weights (`w_o`, format 2), or remove this narration",
+                        Step::Circuits => "give the lesson embeddings and output weights (`w_o`, format 2), or remove this narration",
                         Step::Projection
                         | Step::Scores
                         | Step::Scaling

@@ -1,8 +1,12 @@
 //! One file per step: its entry in the step table.
 
+pub mod all_heads;
+pub mod circuits;
+pub mod concat;
 pub mod embedding;
 pub mod masking;
 pub mod output;
+pub mod output_projection;
 pub mod positions;
 pub mod projection;
 pub mod rotation;

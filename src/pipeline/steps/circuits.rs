@@ -1,0 +1,26 @@
+//! Circuits: each head read as two matrices of the model's width (Elhage et al. 2021): W_QK,
+//! which decides where the head looks, and W_OV, which decides what it moves.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub const ENTRY: StepEntry = StepEntry {
+    step: Step::Circuits,
+    key: "circuits",
+    title: "Circuits",
+    narration: |_| {
+        "A head does two separate things, and each can be read as one matrix of the model's \
+         width (Elhage et al. 2021, \"A Mathematical Framework for Transformer Circuits\"). \
+         W_QK = W_q · W_kᵀ decides where the head looks: the scaled score of a query token i \
+         and a key token j is x_i · W_QK · x_jᵀ / √d_k, without computing Q or K at all. \
+         W_OV = W_v · W_o, with the head's own rows of W_o, decides what the head moves: a \
+         token attended to with weight 1 adds its x · W_OV to the output. [ and ] turn \
+         between the two."
+    },
+    shown: |plan| plan.has(MatrixName::WQK),
+    views: |plan| {
+        vec![
+            View::computed(plan, MatrixName::WQK),
+            View::computed(plan, MatrixName::WOV),
+        ]
+    },
+};

@@ -1,0 +1,58 @@
+//! `show` and its Markdown handout for a lesson of several heads: a section per head for each
+//! step of one head, the shared matrices printed once, and the JSON's derivations as before.
+
+mod common;
+
+use std::io::Write;
+
+/// The lesson written to a scratch file, and `show` run on it with `args`.
+fn show_lesson(text: &str, args: &[&str]) -> String {
+    let mut file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+    common::show(file.path().to_str().unwrap(), args)
+}
+
+#[test]
+fn a_step_of_one_head_has_a_section_per_head() {
+    let text = show_lesson(common::GQA, &[]);
+    for head in 1..=4 {
+        assert!(
+            text.contains(&format!("== Step 3/10 · Scores — head {head}/4 ==")),
+            "{text}"
+        );
+    }
+    assert!(text.contains("scores⁽³⁾ = Q⁽³⁾·K⁽³⁾ᵀ"), "{text}");
+    assert!(
+        text.contains("scores⁽³⁾[The, The] = q⁽³⁾_The · k⁽³⁾_The"),
+        "{text}"
+    );
+    // Steps every head shares have one section.
+    assert_eq!(text.matches("· Concat").count(), 1, "{text}");
+    assert_eq!(text.matches("· Output projection").count(), 1, "{text}");
+}
+
+#[test]
+fn the_handout_has_a_section_per_head_too() {
+    let markdown = show_lesson(common::TWO_HEADS, &["--format", "markdown"]);
+    assert!(
+        markdown.contains("## Step 5/10 · Softmax — head 2/2"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("**weights⁽²⁾ = softmax(rows)**"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn a_matrix_every_head_shares_is_printed_once() {
+    let text = show_lesson(common::TWO_HEADS, &["--step", "masking"]);
+    let text_all = show_lesson(common::TWO_HEADS, &[]);
+    assert!(text.contains("not a step of this lesson"), "{text}");
+    // X is printed on the Embedding step only, not again with each head's projection.
+    assert_eq!(
+        text_all.matches("\nX (embeddings)\n").count(),
+        1,
+        "{text_all}"
+    );
+}
