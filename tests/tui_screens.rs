@@ -687,7 +687,10 @@ fn a_long_softmax_breakdown_says_which_keys_it_shows_and_keeps_the_selected_one(
 /// The screens a lesson of several heads adds, and a step of one head shown for head 2, at
 /// 80×24 (with the highlighting) and 120×40: `LESSON_WxH_STEPKEY` as for the built-ins.
 fn screens_of_heads_at(width: u16, height: u16, with_mask: bool) {
-    for (name, lesson) in [("two-heads", common::TWO_HEADS), ("gqa", common::GQA)] {
+    for (name, lesson) in [
+        ("typed-heads", common::TWO_HEADS),
+        ("generated-gqa", common::GQA),
+    ] {
         let mut app = common::lesson_app(name, lesson);
         let shown = |app: &App| {
             let buffer = draw(app, &Theme::monochrome(), width, height);
@@ -739,5 +742,5 @@ fn all_heads_in_color_paints_every_map_as_a_heatmap() {
     let mut app = common::gqa_lesson();
     common::go_to(&mut app, "all_heads");
     let buffer = draw(&app, &Theme::detect(false, Some("truecolor"), None), 80, 24);
-    insta::assert_snapshot!("gqa_80x24_all_heads_color", color_mask(&buffer));
+    insta::assert_snapshot!("generated-gqa_80x24_all_heads_color", color_mask(&buffer));
 }

@@ -59,7 +59,7 @@ impl Op {
     }
 
     /// The right-hand side of `name = …`, with each operand written by `symbol`.
-    pub fn formula(self, symbol: impl Fn(MatrixName) -> &'static str) -> Option<String> {
+    pub fn formula(self, symbol: impl Fn(MatrixName) -> String) -> Option<String> {
         Some(match self {
             // The sinusoid's formula is too long for a caption; its working gives it per cell.
             Op::Input | Op::Given | Op::Sinusoid => return None,
@@ -80,7 +80,7 @@ impl Op {
             Op::RowSoftmax { .. } => "softmax(rows)".to_string(),
             Op::Concat { of } => format!("concat(every head's {})", symbol(of)),
             Op::HeadRows { left, right } => {
-                format!("{}·{} (the head's rows)", symbol(left), symbol(right))
+                format!("{}·{}[the head's rows]", symbol(left), symbol(right))
             }
         })
     }

@@ -335,7 +335,19 @@ impl Plan {
 
     /// A caption for a table of this matrix: its symbol, its formula, and what it is.
     pub fn caption(&self, name: MatrixName) -> String {
+        let formula = self
+            .origin(name)
+            .and_then(|origin| origin.formula(|operand| self.symbol(operand).to_string()));
         let symbol = self.symbol(name);
+        match formula {
+            Some(formula) => self.captioned(format!("{symbol} = {formula}"), name),
+            None => self.captioned(symbol.to_string(), name),
+        }
+    }
+
+    /// `equation` (a symbol, or `symbol = formula`) followed by what the matrix is, in
+    /// parentheses, when it has words: the caption of a table of it.
+    pub fn captioned(&self, equation: String, name: MatrixName) -> String {
         let origin = self.origin(name).unwrap_or(Op::Input);
         let gloss = name.entry().gloss.map(|gloss| match origin {
             Op::Given => format!("{gloss}, given"),
@@ -346,12 +358,9 @@ impl Plan {
             (MatrixName::Positions, _) => Some("sinusoidal positions".to_string()),
             _ => gloss,
         };
-        let formula = origin.formula(|operand| self.symbol(operand));
-        match (formula, gloss) {
-            (Some(formula), Some(gloss)) => format!("{symbol} = {formula} ({gloss})"),
-            (Some(formula), None) => format!("{symbol} = {formula}"),
-            (None, Some(gloss)) => format!("{symbol} ({gloss})"),
-            (None, None) => symbol.to_string(),
+        match gloss {
+            Some(gloss) => format!("{equation} ({gloss})"),
+            None => equation,
         }
     }
 }

@@ -245,12 +245,12 @@ pub fn lesson_app(name: &str, text: &str) -> attn_tutor::app::App {
 
 /// The tutor on the two-head lesson.
 pub fn two_head_lesson() -> attn_tutor::app::App {
-    lesson_app("two-heads", TWO_HEADS)
+    lesson_app("typed-heads", TWO_HEADS)
 }
 
 /// The tutor on the grouped-query lesson.
 pub fn gqa_lesson() -> attn_tutor::app::App {
-    lesson_app("gqa", GQA)
+    lesson_app("generated-gqa", GQA)
 }
 
 /// Goes to the step with this key, by its number.
