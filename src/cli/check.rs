@@ -7,7 +7,11 @@ use super::status;
 use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Attention, Cell, Step};
 use crate::lesson::text::printable;
-use crate::lesson::{BUILTIN, ExpectedFigure, LoadedLesson, PrintedNumber, load, load_text};
+use crate::lesson::{
+    BUILTIN, ExpectedFigure, Lesson, LoadedLesson, PrintedNumber, load, load_text,
+};
+use crate::pipeline::Per;
+use nalgebra::DMatrix;
 
 /// Drift notes listed per figure before the rest are counted.
 const MAX_NOTES: usize = 8;
@@ -118,21 +122,21 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
         text.push_str("  valid; no printed figures to compare\n");
     }
     for figure in &lesson.expected.figures {
-        let outcome = compare(&attention, figure, tolerance);
+        let outcome = compare(lesson, &attention, figure, tolerance);
         let verdict = if outcome.within { "ok  " } else { "FAIL" };
         let worst = match outcome.worst {
             Some((cell, deviation)) if deviation > 0.0 => {
                 format!(
                     "largest deviation {} at {}",
                     short(deviation),
-                    attention.cell_name(cell)
+                    cell_name(&attention, figure, cell)
                 )
             }
             _ => "matches exactly".to_string(),
         };
         text.push_str(&format!(
             "  {verdict}  {:<8} {worst} (tolerance {})\n",
-            figure.matrix.key(),
+            figure_name(&attention, figure),
             short(tolerance)
         ));
         if !outcome.within {
@@ -190,20 +194,82 @@ struct Comparison {
     notes: Vec<String>,
 }
 
-fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Comparison {
+/// A figure as the report names it: its key, with its head when the lesson has several
+/// ("head 2's weights").
+fn figure_name(attention: &Attention, figure: &ExpectedFigure) -> String {
+    match figure.head {
+        Some(head) if attention.heads().query > 1 => {
+            format!("head {}'s {}", head + 1, figure.matrix.key())
+        }
+        _ => figure.matrix.key().to_string(),
+    }
+}
+
+/// The matrix a figure is compared with, and the cell that names its (row, col): a head's own
+/// matrix for a figure under `[expected.heads.N]`; the lesson's input whole, as the file has
+/// it, for a figure of an input (all heads' columns of `w_q`); else the lesson's matrix
+/// (`output` the final output).
+fn figure_matrix<'a>(
+    lesson: &'a Lesson,
+    attention: &'a Attention,
+    figure: &ExpectedFigure,
+) -> Option<(&'a DMatrix<f64>, Cell)> {
+    let name = figure.matrix;
+    match figure.head {
+        Some(head) => {
+            // `x` is never a head's; `output` under a head is that head's output.
+            let matrix = attention.matrix_in(name, head)?;
+            Some((matrix, Cell::new(name, 0, 0).in_head(head)))
+        }
+        None => match lesson.input(name) {
+            Some(input) => Some((&*input.values, Cell::new(name, 0, 0))),
+            None => {
+                let source = attention.figure_source(name);
+                Some((attention.matrix(source)?, Cell::new(source, 0, 0)))
+            }
+        },
+    }
+}
+
+/// A cell as the report names it: `weights⁽²⁾[cat, sat]` in head 2's figure, and an input's
+/// cell without a head, since its figure is the whole matrix (`W_q[1, 5]`).
+fn cell_name(attention: &Attention, figure: &ExpectedFigure, cell: Cell) -> String {
+    if figure.head.is_none() && cell.matrix.per() != Per::Lesson {
+        format!(
+            "{}[{}, {}]",
+            attention.symbol(cell.matrix),
+            attention.row_label(cell.matrix, cell.row),
+            attention.column_label(cell.matrix, cell.col)
+        )
+    } else {
+        attention.cell_name(cell)
+    }
+}
+
+fn compare(
+    lesson: &Lesson,
+    attention: &Attention,
+    figure: &ExpectedFigure,
+    tolerance: f64,
+) -> Comparison {
     let mut comparison = Comparison {
         within: true,
         worst: None,
         notes: Vec::new(),
     };
-    let source = attention.figure_source(figure.matrix);
-    let Some(matrix) = attention.matrix(source) else {
+    let Some((matrix, at)) = figure_matrix(lesson, attention, figure) else {
         return comparison;
     };
     for row in &figure.rows {
         for (col, printed) in row.values.iter().enumerate() {
-            let cell = Cell::new(source, row.row, col);
-            let exact = matrix[(row.row, col)];
+            let cell = Cell {
+                row: row.row,
+                col,
+                ..at
+            };
+            let Some(&exact) = matrix.get((row.row, col)) else {
+                continue;
+            };
             let deviation = (exact - printed.value).abs();
             if comparison.worst.is_none_or(|(_, worst)| deviation > worst) {
                 comparison.worst = Some((cell, deviation));
@@ -240,7 +306,7 @@ fn compare(attention: &Attention, figure: &ExpectedFigure, tolerance: f64) -> Co
                     } else {
                         "drift"
                     },
-                    attention.cell_name(cell),
+                    cell_name(attention, figure, cell),
                     printed.text,
                     format_number(exact, decimals + 3),
                     short(deviation)

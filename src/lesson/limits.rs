@@ -42,3 +42,6 @@ pub const TAB_WIDTH: usize = 4;
 /// numbers); the TOML parser recurses once per level on malformed input, so the text is
 /// checked for this before it is parsed.
 pub const MAX_NESTING: usize = 8;
+/// Most attention heads (`heads`): every head is a full set of matrices on screen and in JSON,
+/// and no lesson needs more than a real model's 64 to show what several heads do.
+pub const MAX_HEADS: usize = 64;

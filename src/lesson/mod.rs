@@ -208,6 +208,10 @@ pub struct Expected {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExpectedFigure {
     pub matrix: MatrixName,
+    /// The 0-based head of a figure given under `[expected.heads.N]` (N = head + 1); `None`
+    /// for a figure of the whole lesson, or of the one head given in `[expected]` itself.
+    /// `output` with no head is the final output (concat·W_o when the lesson has W_o).
+    pub head: Option<usize>,
     pub rows: Vec<ExpectedRow>,
 }
 

@@ -111,6 +111,14 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     writeln!(out, "summary = {}", toml_string(&lesson.summary))?;
     let tokens: Vec<String> = lesson.tokens.iter().map(|t| toml_string(t)).collect();
     writeln!(out, "\ntokens = [{}]", tokens.join(", "))?;
+    // Heads are written only when there are several, or fewer K/V groups than heads: a lesson
+    // of one head says nothing of heads (and stays a valid format 1 file when it was one).
+    if lesson.heads.query > 1 {
+        writeln!(out, "heads = {}", lesson.heads.query)?;
+    }
+    if lesson.heads.kv != lesson.heads.query {
+        writeln!(out, "kv_heads = {}", lesson.heads.kv)?;
+    }
     for (name, input) in lesson.inputs() {
         write!(out, "{} = ", name.key())?;
         write_input(out, input)?;
@@ -170,7 +178,15 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
             writeln!(out, "]")?;
         }
         for figure in &lesson.expected.figures {
-            writeln!(out, "\n[expected.{}]", figure.matrix.key())?;
+            match figure.head {
+                Some(head) => writeln!(
+                    out,
+                    "\n[expected.heads.{}.{}]",
+                    head + 1,
+                    figure.matrix.key()
+                )?,
+                None => writeln!(out, "\n[expected.{}]", figure.matrix.key())?,
+            }
             for row in &figure.rows {
                 let printed: Vec<&str> = row.values.iter().map(|n| n.text.as_str()).collect();
                 writeln!(out, "\"{}\" = [{}]", row.row + 1, printed.join(", "))?;

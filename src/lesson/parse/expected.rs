@@ -1,5 +1,7 @@
 //! `[expected]`: figures as a source document printed them, for `attn-tutor check` to compare,
-//! with the `tolerance` of that comparison and the `slips` no figure can show.
+//! with the `tolerance` of that comparison and the `slips` no figure can show. Each head's
+//! figures are under `[expected.heads.N]`, N counted from 1 as the screen counts heads; a
+//! lesson of one head may give them in `[expected]` itself.
 
 use std::ops::Range;
 
@@ -11,14 +13,30 @@ use super::{Entry, Reader, Value};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::{MAX_SLIP_CHARS, MAX_SLIPS};
 use crate::lesson::text::printable;
-use crate::lesson::{Expected, ExpectedFigure, ExpectedRow, Inputs, PrintedNumber};
-use crate::pipeline::MatrixName;
-use crate::pipeline::{Axis as PipelineAxis, Plan};
+use crate::lesson::{Expected, ExpectedFigure, ExpectedRow, InputMatrix, Inputs, PrintedNumber};
+use crate::pipeline::{Axis as PipelineAxis, Heads, MatrixName, Plan};
 
-/// The matrices a lesson may give printed figures of.
-const EXPECTED_FIGURES: [MatrixName; 11] = [
+/// The matrices a lesson may give printed figures of for the whole lesson, in a top-level
+/// `[expected]`: its inputs whole as the file has them, what is added to the embeddings, W_o,
+/// the heads' outputs side by side and the final output (`output`: concat·W_o with W_o).
+const LESSON_FIGURES: [MatrixName; 12] = [
+    MatrixName::Embeddings,
     MatrixName::Positions,
     MatrixName::X,
+    MatrixName::WQ,
+    MatrixName::WK,
+    MatrixName::WV,
+    MatrixName::Q,
+    MatrixName::K,
+    MatrixName::V,
+    MatrixName::WO,
+    MatrixName::Concat,
+    MatrixName::Output,
+];
+
+/// The matrices of one head a lesson may give printed figures of, in `[expected.heads.N]` (or
+/// in `[expected]` itself when the lesson has one head). `output` there is the head's output.
+const HEAD_FIGURES: [MatrixName; 12] = [
     MatrixName::Q,
     MatrixName::K,
     MatrixName::V,
@@ -26,14 +44,81 @@ const EXPECTED_FIGURES: [MatrixName; 11] = [
     MatrixName::KRope,
     MatrixName::Scores,
     MatrixName::Scaled,
+    MatrixName::Masked,
     MatrixName::Weights,
     MatrixName::Output,
+    MatrixName::WQK,
+    MatrixName::WOV,
+];
+
+/// Keys that are only ever a lesson's own inputs: below an `[expected]` header, without the
+/// lesson key at the top, they are the lesson key written in the wrong place.
+const INPUT_ONLY: [MatrixName; 5] = [
+    MatrixName::Embeddings,
+    MatrixName::WQ,
+    MatrixName::WK,
+    MatrixName::WV,
+    MatrixName::WO,
 ];
 
 /// Whether `key` is one of `[expected]`'s own keys, rather than a lesson key written below the
-/// header by mistake (`q`, `k` and `v` are both: under `[expected]` they are figures).
+/// header by mistake (`q`, `k` and `v` are both: under `[expected]` they are figures; `heads`
+/// is both: under `[expected]` it is the table of each head's figures).
 pub(super) fn is_expected_key(key: &str) -> bool {
-    key == "tolerance" || MatrixName::from_key(key).is_some_and(|m| EXPECTED_FIGURES.contains(&m))
+    key == "tolerance"
+        || key == "heads"
+        || MatrixName::from_key(key).is_some_and(|m| {
+            (LESSON_FIGURES.contains(&m) || HEAD_FIGURES.contains(&m)) && !INPUT_ONLY.contains(&m)
+        })
+}
+
+/// What a figure's shape and meaning depend on: the lesson's parts that could be read.
+pub(super) struct Lengths<'a> {
+    pub tokens: Option<&'a [String]>,
+    pub inputs: Option<&'a Inputs>,
+    pub heads: Option<Heads>,
+    pub w_o: Option<&'a InputMatrix>,
+    pub scale: bool,
+    pub plan: Option<&'a Plan>,
+}
+
+impl Lengths<'_> {
+    /// Whether a figure of `matrix` for the whole lesson is one of the lesson's own inputs,
+    /// compared whole as the file has it (all heads' blocks of `w_q`, or the given `q`).
+    fn is_input(&self, matrix: MatrixName) -> bool {
+        let given = match self.inputs {
+            Some(Inputs::Projected { .. }) => {
+                matches!(matrix, MatrixName::Embeddings | MatrixName::WQ | MatrixName::WK | MatrixName::WV)
+            }
+            Some(Inputs::Direct { .. }) => {
+                matches!(matrix, MatrixName::Q | MatrixName::K | MatrixName::V)
+            }
+            None => false,
+        };
+        given || matrix == MatrixName::WO
+    }
+
+    /// How many rows or columns a figure of `matrix` has along `axis`: one head's d_k or d_v
+    /// for a head's figure, the whole width for an input, H·d_v for concat, d_out for the final
+    /// output. `None` when the lesson's parts it depends on could not be read.
+    fn along(&self, axis: PipelineAxis, matrix: MatrixName, head: Option<usize>) -> Option<usize> {
+        let inputs = self.inputs?;
+        let heads = self.heads?;
+        let whole = head.is_none() && self.is_input(matrix);
+        let blocks = if whole { heads.count(matrix.per()) } else { 1 };
+        let d_v = inputs.all_groups_d_v() / heads.kv;
+        let d_out = self.w_o.map_or(d_v, |w_o| w_o.values.ncols());
+        match axis {
+            PipelineAxis::Queries | PipelineAxis::Keys => self.tokens.map(<[String]>::len),
+            PipelineAxis::DModel => inputs.d_model(),
+            PipelineAxis::DK => Some(inputs.all_groups_d_k() / heads.kv * blocks),
+            // `output` for the whole lesson is the final output: W_o's width, with W_o.
+            PipelineAxis::DV if matrix == MatrixName::Output && head.is_none() => Some(d_out),
+            PipelineAxis::DV => Some(d_v * blocks),
+            PipelineAxis::HeadsDV => Some(heads.query * d_v),
+            PipelineAxis::DOut => Some(d_out),
+        }
+    }
 }
 
 impl Reader<'_> {
@@ -41,10 +126,7 @@ impl Reader<'_> {
         &mut self,
         entry: Entry<'_, '_>,
         misplaced: &[String],
-        tokens: Option<&[String]>,
-        inputs: Option<&Inputs>,
-        scale: bool,
-        plan: Option<&Plan>,
+        lengths: &Lengths<'_>,
     ) -> Option<Expected> {
         let mut expected = Expected::default();
         let Some((_, value)) = entry else {
@@ -59,8 +141,9 @@ impl Reader<'_> {
             );
             return None;
         };
-        let mut keys: Vec<&str> = vec!["tolerance", "slips"];
-        keys.extend(EXPECTED_FIGURES.iter().map(|name| name.key()));
+        let mut keys: Vec<&str> = vec!["tolerance", "slips", "heads"];
+        keys.extend(LESSON_FIGURES.iter().map(|name| name.key()));
+        keys.extend(HEAD_FIGURES.iter().map(|name| name.key()));
         let mut ok = true;
         for (name, figure) in table.iter() {
             if misplaced.iter().any(|key| key == name.get_ref()) {
@@ -94,45 +177,206 @@ impl Reader<'_> {
                 }
                 continue;
             }
-            let Some(matrix) =
-                MatrixName::from_key(name.get_ref()).filter(|m| EXPECTED_FIGURES.contains(m))
+            if name.get_ref() == "heads" {
+                match self.head_figures(figure, lengths) {
+                    Some(figures) => expected.figures.extend(figures),
+                    None => ok = false,
+                }
+                continue;
+            }
+            let Some(matrix) = MatrixName::from_key(name.get_ref())
+                .filter(|m| LESSON_FIGURES.contains(m) || HEAD_FIGURES.contains(m))
             else {
                 self.unknown_key(name.get_ref(), name.span(), &keys, "not a figure");
                 ok = false;
                 continue;
             };
-            if matrix == MatrixName::Scaled && !scale {
+            // With several heads, a head's matrix is given under the head it belongs to; with
+            // one, where it always was.
+            let several = lengths.heads.is_some_and(|heads| heads.query > 1);
+            if several && !LESSON_FIGURES.contains(&matrix)
+                || several && matches!(matrix, MatrixName::Q | MatrixName::K | MatrixName::V)
+                    && !lengths.is_input(matrix)
+            {
                 ok = false;
+                let heads = lengths.heads.map_or(1, |heads| heads.query);
                 self.error(
-                    Diagnostic::error(name.span(), "this lesson does not scale (scale = false), so there is no `scaled` figure")
-                        .label("no such figure")
-                        .help("compare `scores` instead, or set scale = true"),
+                    Diagnostic::error(
+                        name.span(),
+                        format!(
+                            "`{}` is one head's matrix, and this lesson has {heads} heads",
+                            matrix.key()
+                        ),
+                    )
+                    .label("which head's?")
+                    .help(format!(
+                        "give each head's figure under its number: [expected.heads.1] {} = [...] for the first head, up to [expected.heads.{heads}]",
+                        matrix.key()
+                    )),
                 );
                 continue;
             }
-            // A figure of a matrix the lesson's positions do not make (`q_rope` without RoPE).
-            if let Some(plan) = plan {
-                // `x` is the matrix that is projected: the embeddings when nothing is added.
-                let projected = matrix == MatrixName::X && plan.has(MatrixName::Embeddings);
-                if !plan.has(matrix) && matrix != MatrixName::Scaled && !projected {
-                    ok = false;
-                    let kind = plan.shape.positions.key().unwrap_or("a matrix");
-                    self.error(
-                        Diagnostic::error(name.span(), format!("this lesson has no `{}` (its positions are {kind})", matrix.key()))
-                            .label("no such figure")
-                            .help("`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\""),
-                    );
-                    continue;
-                }
-            }
-            match self.figure(matrix, figure, tokens, inputs) {
+            match self.expected_figure(matrix, name.span(), figure, None, lengths) {
                 Some(figure) => expected.figures.push(figure),
                 None => ok = false,
             }
         }
-        // Pipeline order reads better in `check` than the file's (alphabetical) table order.
-        expected.figures.sort_by_key(|figure| figure.matrix);
+        // Pipeline order reads better in `check` than the file's (alphabetical) table order:
+        // the inputs, each head's figures, then what brings the heads together.
+        expected.figures.sort_by_key(figure_order);
         ok.then_some(expected)
+    }
+
+    /// `[expected.heads.N]`: head N's figures, N counted from 1 as the screen counts heads.
+    fn head_figures(
+        &mut self,
+        value: &Value<'_>,
+        lengths: &Lengths<'_>,
+    ) -> Option<Vec<ExpectedFigure>> {
+        let DeValue::Table(table) = value.get_ref() else {
+            self.wrong_type(
+                value,
+                "`expected.heads`",
+                "a table of heads by number",
+                "[expected.heads.1]\nweights = [[0.5, 0.5]]",
+            );
+            return None;
+        };
+        let keys: Vec<&str> = HEAD_FIGURES.iter().map(|name| name.key()).collect();
+        let count = lengths.heads.map(|heads| heads.query);
+        let mut figures = Vec::new();
+        let mut ok = true;
+        for (number, figures_of_head) in table.iter() {
+            let text = number.get_ref().as_ref();
+            let head = text
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1 && count.is_none_or(|count| *n <= count));
+            let Some(head) = head else {
+                ok = false;
+                let (range, help) = match count {
+                    Some(1) => (
+                        "this lesson has one head: it is head 1".to_string(),
+                        "write [expected.heads.1], or give the figures in [expected] itself"
+                            .to_string(),
+                    ),
+                    Some(count) => (
+                        format!("heads are numbered 1 to {count}"),
+                        format!("write [expected.heads.1] for the first head, up to [expected.heads.{count}] for the last"),
+                    ),
+                    None => (
+                        "heads are numbered from 1".to_string(),
+                        "write [expected.heads.1] for the first head".to_string(),
+                    ),
+                };
+                self.error(
+                    Diagnostic::error(
+                        number.span(),
+                        format!("`expected.heads.{}` names no head: {range}", printable(text)),
+                    )
+                    .label("no such head")
+                    .help(help),
+                );
+                continue;
+            };
+            let DeValue::Table(inner) = figures_of_head.get_ref() else {
+                ok = false;
+                self.wrong_type(
+                    figures_of_head,
+                    &format!("`expected.heads.{head}`"),
+                    "a table of figures",
+                    &format!("[expected.heads.{head}]\nweights = [[0.5, 0.5]]"),
+                );
+                continue;
+            };
+            for (name, figure) in inner.iter() {
+                let key = name.get_ref().as_ref();
+                let matrix = MatrixName::from_key(key);
+                match matrix {
+                    Some(matrix) if HEAD_FIGURES.contains(&matrix) => {
+                        match self.expected_figure(matrix, name.span(), figure, Some(head - 1), lengths) {
+                            Some(figure) => figures.push(figure),
+                            None => ok = false,
+                        }
+                    }
+                    Some(matrix) if LESSON_FIGURES.contains(&matrix) => {
+                        ok = false;
+                        self.error(
+                            Diagnostic::error(
+                                name.span(),
+                                format!("`{key}` is one matrix for the whole lesson, not one head's"),
+                            )
+                            .label("not a head's figure")
+                            .help(format!("give it in [expected] itself: {key} = [...]")),
+                        );
+                    }
+                    _ => {
+                        ok = false;
+                        self.unknown_key(key, name.span(), &keys, "not a head's figure");
+                    }
+                }
+            }
+        }
+        ok.then_some(figures)
+    }
+
+    /// One figure, checked against the lesson's plan: `head` is the 0-based head of a figure
+    /// under `[expected.heads.N]`.
+    fn expected_figure(
+        &mut self,
+        matrix: MatrixName,
+        name_span: Range<usize>,
+        figure: &Value<'_>,
+        head: Option<usize>,
+        lengths: &Lengths<'_>,
+    ) -> Option<ExpectedFigure> {
+        if matrix == MatrixName::Scaled && !lengths.scale {
+            self.error(
+                Diagnostic::error(name_span, "this lesson does not scale (scale = false), so there is no `scaled` figure")
+                    .label("no such figure")
+                    .help("compare `scores` instead, or set scale = true"),
+            );
+            return None;
+        }
+        // A figure of a matrix the lesson does not make (`q_rope` without RoPE).
+        if let Some(plan) = lengths.plan {
+            // `x` is the matrix that is projected: the embeddings when nothing is added.
+            let projected = matrix == MatrixName::X && plan.has(MatrixName::Embeddings);
+            if !plan.has(matrix) && matrix != MatrixName::Scaled && !projected {
+                let (why, help) = match matrix {
+                    MatrixName::WO | MatrixName::Concat => (
+                        "it has no `w_o`".to_string(),
+                        "`w_o` and `concat` go with a lesson that gives w_o",
+                    ),
+                    MatrixName::WQK | MatrixName::WOV => (
+                        "the circuits need embeddings and `w_o`".to_string(),
+                        "`w_qk` and `w_ov` go with a lesson that has embeddings, w_q, w_k, w_v and w_o",
+                    ),
+                    MatrixName::Masked => (
+                        "it has no mask".to_string(),
+                        "`masked` goes with a lesson that has a mask",
+                    ),
+                    MatrixName::Embeddings | MatrixName::WQ | MatrixName::WK | MatrixName::WV => (
+                        "it gives q, k, v directly".to_string(),
+                        "the figures of a lesson's inputs go with a lesson that has them",
+                    ),
+                    _ => (
+                        format!(
+                            "its positions are {}",
+                            plan.shape.positions.key().unwrap_or("a matrix")
+                        ),
+                        "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+                    ),
+                };
+                self.error(
+                    Diagnostic::error(name_span, format!("this lesson has no `{}` ({why})", matrix.key()))
+                        .label("no such figure")
+                        .help(help),
+                );
+                return None;
+            }
+        }
+        self.figure(matrix, figure, head, lengths)
     }
 
     /// `slips = ["…", …]`: the document's mistakes that no printed figure shows, each a line of
@@ -182,18 +426,26 @@ impl Reader<'_> {
         Some(slips)
     }
 
-    /// One printed figure: a full matrix, or a table of rows keyed by token label or position.
+    /// One printed figure: a full matrix, or a table of rows keyed by token label or position
+    /// (rows that are not tokens, like W_o's, by position only). `head` is the 0-based head of
+    /// a figure under `[expected.heads.N]`.
     fn figure(
         &mut self,
         matrix: MatrixName,
         value: &Value<'_>,
-        tokens: Option<&[String]>,
-        inputs: Option<&Inputs>,
+        head: Option<usize>,
+        lengths: &Lengths<'_>,
     ) -> Option<ExpectedFigure> {
-        let key = matrix.key();
-        let seq_len = tokens.map(<[String]>::len);
-        let rows = self.figure_rows(key, value, tokens)?;
-        let mut seen = vec![false; seq_len.unwrap_or(0)];
+        let key = match head {
+            Some(head) => format!("heads.{}.{}", head + 1, matrix.key()),
+            None => matrix.key().to_string(),
+        };
+        let entry = matrix.entry();
+        let row_count = lengths.along(entry.rows, matrix, head);
+        // Rows are named by token label only when they are tokens.
+        let labels = lengths.tokens.filter(|_| entry.rows.is_tokens());
+        let rows = self.figure_rows(&key, value, row_count, labels, entry.rows.is_tokens())?;
+        let mut seen = vec![false; row_count.unwrap_or(0)];
         for (index, row) in &rows {
             if let Some(already) = seen.get_mut(*index) {
                 if *already {
@@ -210,14 +462,15 @@ impl Reader<'_> {
                 *already = true;
             }
         }
-        let width = inputs.and_then(|inputs| figure_width(matrix, inputs, seq_len));
+        let width = lengths.along(entry.cols, matrix, head);
         let mut figure = ExpectedFigure {
             matrix,
+            head,
             rows: Vec::new(),
         };
         let mut ok = true;
         for (index, row) in rows {
-            match self.figure_row(key, index, row, width) {
+            match self.figure_row(&key, index, row, width) {
                 Some(read) => figure.rows.push(read),
                 None => ok = false,
             }
@@ -226,33 +479,52 @@ impl Reader<'_> {
     }
 
     /// The rows a figure gives, with the 0-based row of the matrix each one is: all of them in
-    /// order (an array), or some by token label or position (a table).
+    /// order (an array), or some by token label or position (a table). `row_count` is how many
+    /// rows the matrix has and `tokens` the labels of its rows when they are tokens.
     fn figure_rows<'v, 'i>(
         &mut self,
         key: &str,
         value: &'v Value<'i>,
+        row_count: Option<usize>,
         tokens: Option<&[String]>,
+        token_rows: bool,
     ) -> Option<Vec<(usize, &'v Value<'i>)>> {
         match value.get_ref() {
             DeValue::Array(items) => {
-                if let Some(seq_len) = tokens.map(<[String]>::len)
-                    && items.len() != seq_len
+                if let Some(count) = row_count
+                    && items.len() != count
                 {
+                    let (message, like) = if token_rows {
+                        (
+                            format!("expected `{key}` has {}, but there are {count} tokens", plural(items.len(), "row")),
+                            "cat = [0.1, 0.9]",
+                        )
+                    } else {
+                        (
+                            format!("expected `{key}` has {}, but the matrix has {count}", plural(items.len(), "row")),
+                            "\"2\" = [0.1, 0.9]",
+                        )
+                    };
                     self.error(
-                        Diagnostic::error(value.span(), format!("expected `{key}` has {}, but there are {seq_len} tokens", plural(items.len(), "row")))
+                        Diagnostic::error(value.span(), message)
                             .label(plural(items.len(), "row"))
-                            .help(format!("give all {seq_len} rows, or only some as a table: [expected.{key}] with one line per row, like cat = [0.1, 0.9]")),
+                            .help(format!("give all {count} rows, or only some as a table: [expected.{key}] with one line per row, like {like}")),
                     );
                     return None;
                 }
                 Some(items.iter().enumerate().collect())
             }
             DeValue::Table(table) => {
-                let tokens = tokens?;
+                let count = row_count?;
                 let mut rows = Vec::new();
                 let mut ok = true;
                 for (label, row) in table.iter() {
-                    match self.named_row(key, label.get_ref().as_ref(), label.span(), tokens) {
+                    let text = label.get_ref().as_ref();
+                    let index = match tokens {
+                        Some(tokens) => self.named_row(key, text, label.span(), tokens),
+                        None => self.numbered_row(key, text, label.span(), count),
+                    };
+                    match index {
                         Some(index) => rows.push((index, row)),
                         None => ok = false,
                     }
@@ -269,6 +541,33 @@ impl Reader<'_> {
                 None
             }
         }
+    }
+
+    /// The 0-based row of a matrix whose rows are not tokens (W_o's, a circuit's), named by its
+    /// 1-based position.
+    fn numbered_row(
+        &mut self,
+        key: &str,
+        text: &str,
+        span: Range<usize>,
+        count: usize,
+    ) -> Option<usize> {
+        let position = text
+            .parse::<usize>()
+            .ok()
+            .filter(|p| (1..=count).contains(p));
+        if let Some(position) = position {
+            return Some(position - 1);
+        }
+        self.error(
+            Diagnostic::error(
+                span,
+                format!("expected `{key}` names row \"{}\", which it does not have", printable(text)),
+            )
+            .label("no such row")
+            .help(format!("the rows of `{key}` are not tokens: name them by position from 1 to {count}")),
+        );
+        None
     }
 
     /// The 0-based row a figure's row label names: a token label, unless several tokens have
@@ -370,20 +669,21 @@ impl Reader<'_> {
     }
 }
 
-/// How many columns a figure of `matrix` has, by the lesson's inputs.
-fn figure_width(matrix: MatrixName, inputs: &Inputs, seq_len: Option<usize>) -> Option<usize> {
-    let (d_model, d_k, d_v) = (
-        inputs.d_model(),
-        inputs.all_groups_d_k(),
-        inputs.all_groups_d_v(),
-    );
-    // The width follows from what the matrix's columns are.
-    match matrix.entry().cols {
-        PipelineAxis::Queries | PipelineAxis::Keys => seq_len,
-        PipelineAxis::DModel => d_model,
-        PipelineAxis::DK => Some(d_k),
-        PipelineAxis::DV => Some(d_v),
-        // Heads are read in issue 14's parser work: one head, no W_o, until then.
-        PipelineAxis::HeadsDV | PipelineAxis::DOut => Some(d_v),
+/// Where a figure comes in `check`'s report: the lesson's inputs and what is added to them,
+/// then each head's figures in pipeline order, then what brings the heads together (W_o,
+/// concat and, last, the final output).
+fn figure_order(figure: &ExpectedFigure) -> (u8, usize, usize) {
+    let matrix = figure.matrix;
+    let after_heads = figure.head.is_none()
+        && matches!(matrix, MatrixName::WO | MatrixName::Concat | MatrixName::Output);
+    if after_heads {
+        // The final output after concat, though `Output` comes before it in the table.
+        let rank = match matrix {
+            MatrixName::Output => MatrixName::ALL.len(),
+            _ => matrix.index(),
+        };
+        return (2, 0, rank);
     }
+    let phase = u8::from(figure.head.is_some() || HEAD_FIGURES.contains(&matrix));
+    (phase, figure.head.unwrap_or(0), matrix.index())
 }

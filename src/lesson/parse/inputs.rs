@@ -1,6 +1,9 @@
-//! The input matrices: embeddings with w_q, w_k, w_v, or q, k, v directly. Each matrix's axes
-//! come from the registry (`crate::pipeline`); which keys go together, the shape named in a
-//! "missing" help, the row limit and every shape check follow from them.
+//! The input matrices: embeddings with w_q, w_k, w_v, or q, k, v directly, and W_o beside
+//! either. Each matrix's axes come from the registry (`crate::pipeline`); which keys go together,
+//! the shape named in a "missing" help, the row limit and every shape check follow from them,
+//! and so does how a matrix is cut into heads: the registry's `Per` says whether its d_k or d_v
+//! columns are H blocks (one per query head) or G blocks (one per K/V group), and W_o's rows,
+//! `HeadsDV`, are H blocks of d_v.
 
 use std::ops::Range;
 
@@ -9,7 +12,7 @@ use super::{Entries, Reader};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::{MAX_DIMENSION, MAX_TOKENS};
 use crate::lesson::{InputMatrix, Inputs};
-use crate::pipeline::{Axis as RegistryAxis, MatrixName};
+use crate::pipeline::{Axis as RegistryAxis, Heads, MatrixName, Per};
 
 /// A length the attention arithmetic names; an input matrix's shape is two of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +21,8 @@ pub(super) enum Axis {
     DModel,
     DK,
     DV,
+    /// W_o's columns: the width of the output, which nothing else has to agree with.
+    DOut,
 }
 
 impl Axis {
@@ -28,9 +33,9 @@ impl Axis {
             RegistryAxis::Queries | RegistryAxis::Keys => Axis::SeqLen,
             RegistryAxis::DModel => Axis::DModel,
             RegistryAxis::DK => Axis::DK,
-            RegistryAxis::DV => Axis::DV,
-            // Heads are read in issue 14's parser work (W_o's axes); until then, d_v.
-            RegistryAxis::HeadsDV | RegistryAxis::DOut => Axis::DV,
+            // H blocks of d_v side by side: each block is compared along d_v (`blocks`).
+            RegistryAxis::DV | RegistryAxis::HeadsDV => Axis::DV,
+            RegistryAxis::DOut => Axis::DOut,
         }
     }
 
@@ -40,6 +45,7 @@ impl Axis {
             Axis::DModel => "d_model",
             Axis::DK => "d_k",
             Axis::DV => "d_v",
+            Axis::DOut => "d_out",
         }
     }
 
@@ -57,11 +63,14 @@ impl Axis {
 enum Route {
     Projected,
     Direct,
+    /// Optional beside either route: W_o projects the heads' outputs however Q, K, V came.
+    Either,
 }
 
 /// A matrix a lesson file may give, and the axes its rows and columns run along.
 #[derive(Debug)]
 struct InputShape {
+    name: MatrixName,
     key: &'static str,
     route: Route,
     rows: Axis,
@@ -73,10 +82,36 @@ impl InputShape {
     const fn of(name: MatrixName, route: Route) -> InputShape {
         let entry = name.entry();
         InputShape {
+            name,
             key: entry.key,
             route,
             rows: Axis::of(entry.rows),
             cols: Axis::of(entry.cols),
+        }
+    }
+
+    /// How many head blocks the matrix's rows or columns are cut into: a d_k or d_v side is one
+    /// block per query head or per K/V group (the registry's `Per`), W_o's rows (H·d_v) one per
+    /// query head, any other side is whole.
+    fn blocks(&self, dimension: Dimension, heads: Heads) -> usize {
+        let entry = self.name.entry();
+        let axis = match dimension {
+            Dimension::Rows => entry.rows,
+            Dimension::Columns => entry.cols,
+        };
+        match axis {
+            RegistryAxis::DK | RegistryAxis::DV => heads.count(entry.per),
+            RegistryAxis::HeadsDV => heads.query,
+            _ => 1,
+        }
+    }
+
+    /// What one block of this matrix belongs to: "head" or "K/V group" (a group is a head when
+    /// there are as many as heads).
+    fn block_noun(&self, heads: Heads) -> &'static str {
+        match self.name.per() {
+            Per::KvGroup if heads.kv < heads.query => "K/V group",
+            _ => "head",
         }
     }
 }
@@ -87,7 +122,7 @@ impl InputShape {
 /// given with the others of its route, the shape its "missing" help names, its row limit and
 /// the agreement of its dimensions with the others all follow from its axes. (Building the
 /// `Inputs` value from it is `assemble`'s, since `Inputs` names each matrix.)
-const INPUT_SHAPES: [InputShape; 7] = [
+const INPUT_SHAPES: [InputShape; 8] = [
     InputShape::of(MatrixName::Embeddings, Route::Projected),
     InputShape::of(MatrixName::WQ, Route::Projected),
     InputShape::of(MatrixName::WK, Route::Projected),
@@ -95,6 +130,7 @@ const INPUT_SHAPES: [InputShape; 7] = [
     InputShape::of(MatrixName::Q, Route::Direct),
     InputShape::of(MatrixName::K, Route::Direct),
     InputShape::of(MatrixName::V, Route::Direct),
+    InputShape::of(MatrixName::WO, Route::Either),
 ];
 
 /// Which way a dimension of a matrix runs.
@@ -120,7 +156,23 @@ struct Mismatch<'a> {
     found: usize,
     /// What set the axis's length: a matrix's key (the tokens have their own words).
     set_by: &'a str,
+    /// The length this matrix should have: `per_block` for each of its `blocks`.
     expected: usize,
+    /// The axis's length in one head block (d_k, d_v), as `set_by` gives it.
+    per_block: usize,
+    /// How many head blocks this matrix has along the axis, and what each belongs to.
+    blocks: usize,
+    noun: &'static str,
+    /// How many head blocks `set_by` has along the axis, and what each belongs to.
+    set_blocks: usize,
+    set_noun: &'static str,
+}
+
+impl Mismatch<'_> {
+    /// Whether heads come into it: either matrix is cut into more than one block.
+    fn in_blocks(&self) -> bool {
+        self.blocks > 1 || self.set_blocks > 1
+    }
 }
 
 /// How one axis is checked: what sets its length, and what a matrix that disagrees is told.
@@ -134,9 +186,10 @@ struct AxisRule {
 }
 
 /// The shape rules, in the order they are checked (so a matrix wrong in two ways is told in
-/// this order). d_v has no rule: each route has one matrix along it, nothing to compare;
-/// `every_shared_axis_has_a_rule` fails when a new matrix changes that.
-const AXIS_RULES: [AxisRule; 3] = [
+/// this order). d_out has no rule: only W_o runs along it; `every_shared_axis_has_a_rule` fails
+/// when a new matrix changes that. Along d_k and d_v the lengths compared are those of one head
+/// block (`InputShape::blocks`).
+const AXIS_RULES: [AxisRule; 4] = [
     AxisRule {
         axis: Axis::SeqLen,
         set_by_tokens: true,
@@ -182,16 +235,83 @@ const AXIS_RULES: [AxisRule; 3] = [
         axis: Axis::DK,
         set_by_tokens: false,
         message: |m| {
-            format!(
-                "`{}` has {} {}s, but `{}` has {}",
-                m.key,
-                m.found,
-                m.dimension.noun(),
-                m.set_by,
-                m.expected
-            )
+            if m.in_blocks() {
+                format!(
+                    "each of `{}`'s {} has {} columns, but each of `{}`'s {} has {} (d_k must agree)",
+                    m.key,
+                    plural(m.blocks, m.noun),
+                    m.found / m.blocks,
+                    m.set_by,
+                    plural(m.set_blocks, m.set_noun),
+                    m.per_block
+                )
+            } else {
+                format!(
+                    "`{}` has {} {}s, but `{}` has {}",
+                    m.key,
+                    m.found,
+                    m.dimension.noun(),
+                    m.set_by,
+                    m.expected
+                )
+            }
         },
-        help: |_| "queries and keys have the same width d_k, so that q · k is defined".to_string(),
+        help: |m| {
+            let why = "queries and keys have the same width d_k, so that q · k is defined";
+            if m.in_blocks() {
+                format!(
+                    "{why}: give `{}` {} × {} = {} columns",
+                    m.key, m.blocks, m.per_block, m.expected
+                )
+            } else {
+                why.to_string()
+            }
+        },
+    },
+    AxisRule {
+        axis: Axis::DV,
+        set_by_tokens: false,
+        message: |m| match m.dimension {
+            // W_o's rows: every head's output side by side.
+            Dimension::Rows if m.blocks == 1 => format!(
+                "`{}` has {}, but the head's output is {} wide (d_v, as `{}` gives it)",
+                m.key,
+                plural(m.found, "row"),
+                m.expected,
+                m.set_by
+            ),
+            Dimension::Rows => format!(
+                "`{}` has {}, but the {} heads' outputs side by side are {} wide ({} × d_v {})",
+                m.key,
+                plural(m.found, "row"),
+                m.blocks,
+                m.expected,
+                m.blocks,
+                m.per_block
+            ),
+            Dimension::Columns => format!(
+                "each of `{}`'s {} has {} columns, but each of `{}`'s {} has {} (d_v must agree)",
+                m.key,
+                plural(m.blocks, m.noun),
+                m.found / m.blocks.max(1),
+                m.set_by,
+                plural(m.set_blocks, m.set_noun),
+                m.per_block
+            ),
+        },
+        help: |m| match m.dimension {
+            Dimension::Rows => format!(
+                "concat·{key} needs one row of `{key}` per column of concat: give it H·d_v = {} × {} = {} rows",
+                m.blocks,
+                m.per_block,
+                m.expected,
+                key = m.key
+            ),
+            Dimension::Columns => format!(
+                "give `{}` {} × {} = {} columns",
+                m.key, m.blocks, m.per_block, m.expected
+            ),
+        },
     },
 ];
 
@@ -203,6 +323,14 @@ struct Given {
 }
 
 impl Given {
+    fn shape_text(&self) -> String {
+        format!(
+            "{} × {}",
+            self.len(Dimension::Rows),
+            self.len(Dimension::Columns)
+        )
+    }
+
     fn len(&self, dimension: Dimension) -> usize {
         match dimension {
             Dimension::Rows => self.matrix.values.nrows(),
@@ -223,13 +351,15 @@ impl Given {
 }
 
 impl Reader<'_> {
-    /// Either embeddings with W_q, W_k, W_v, or Q, K, V directly; all shapes agreeing.
-    /// `tokens` is how many tokens the lesson has, when they could be read.
+    /// Either embeddings with W_q, W_k, W_v, or Q, K, V directly, and W_o when given; all
+    /// shapes agreeing. `tokens` is how many tokens the lesson has and `heads` its heads, when
+    /// they could be read.
     pub(super) fn inputs(
         &mut self,
         entries: &Entries<'_, '_>,
         tokens: Option<usize>,
-    ) -> Option<Inputs> {
+        heads: Option<Heads>,
+    ) -> Option<(Inputs, Option<InputMatrix>)> {
         // Every matrix written is read, whichever route it belongs to, so that its own
         // problems are reported along with a mix of routes.
         let written: Vec<(&'static InputShape, Option<Given>)> = INPUT_SHAPES
@@ -267,7 +397,7 @@ impl Reader<'_> {
             .into_iter()
             .map(|(_, given)| given)
             .collect::<Option<_>>()?;
-        if !self.shapes_agree(&given, tokens) {
+        if !self.shapes_agree(&given, tokens, heads) {
             return None;
         }
         assemble(route, given)
@@ -318,23 +448,61 @@ impl Reader<'_> {
     }
 
     /// Applies `AXIS_RULES`: along each axis, every matrix has the length the tokens or the
-    /// first matrix along it set. Reports each one that does not.
-    fn shapes_agree(&mut self, given: &[Given], tokens: Option<usize>) -> bool {
+    /// first matrix along it set, one head block at a time along d_k and d_v. Reports each one
+    /// that does not. Without `heads` (they could not be read) the blocks are unknown, so d_k
+    /// and d_v are not compared.
+    fn shapes_agree(
+        &mut self,
+        given: &[Given],
+        tokens: Option<usize>,
+        heads: Option<Heads>,
+    ) -> bool {
         let mut ok = true;
+        // A side that its heads cannot share evenly has no width per head to compare.
+        let mut uneven = vec![false; given.len()];
+        if let Some(heads) = heads {
+            for (index, matrix) in given.iter().enumerate() {
+                for dimension in [Dimension::Rows, Dimension::Columns] {
+                    if !self.blocks_fit(matrix, dimension, heads) {
+                        uneven[index] = true;
+                        ok = false;
+                    }
+                }
+            }
+        }
         for rule in &AXIS_RULES {
-            let mut along = given.iter().flat_map(|matrix| matrix.along(rule.axis));
-            let set = if rule.set_by_tokens {
-                tokens.map(|count| ("tokens", count))
-            } else {
-                along
-                    .next()
-                    .map(|(matrix, dimension)| (matrix.shape.key, matrix.len(dimension)))
+            let in_blocks = matches!(rule.axis, Axis::DK | Axis::DV);
+            let heads = match heads {
+                Some(heads) => heads,
+                None if in_blocks => continue,
+                None => Heads::ONE,
             };
-            let Some((set_by, expected)) = set else {
+            let mut along = given
+                .iter()
+                .zip(&uneven)
+                .filter(|(_, uneven)| !**uneven)
+                .flat_map(|(matrix, _)| matrix.along(rule.axis));
+            // What sets the length: (its name, the length of one block, its blocks, their noun).
+            let set = if rule.set_by_tokens {
+                tokens.map(|count| ("tokens", count, 1, "head"))
+            } else {
+                along.next().map(|(matrix, dimension)| {
+                    let blocks = matrix.shape.blocks(dimension, heads);
+                    (
+                        matrix.shape.key,
+                        matrix.len(dimension) / blocks,
+                        blocks,
+                        matrix.shape.block_noun(heads),
+                    )
+                })
+            };
+            let Some((set_by, per_block, set_blocks, set_noun)) = set else {
                 continue;
             };
             for (matrix, dimension) in along {
+                let blocks = matrix.shape.blocks(dimension, heads);
                 let found = matrix.len(dimension);
+                let expected = per_block * blocks;
                 if found == expected {
                     continue;
                 }
@@ -345,24 +513,62 @@ impl Reader<'_> {
                     found,
                     set_by,
                     expected,
+                    per_block,
+                    blocks,
+                    noun: matrix.shape.block_noun(heads),
+                    set_blocks,
+                    set_noun,
                 };
                 self.error(
                     Diagnostic::error(matrix.value_span.clone(), (rule.message)(&mismatch))
-                        .label(format!(
-                            "{} × {}",
-                            matrix.len(Dimension::Rows),
-                            matrix.len(Dimension::Columns)
-                        ))
+                        .label(matrix.shape_text())
                         .help((rule.help)(&mismatch)),
                 );
             }
         }
         ok
     }
+
+    /// Whether a side of d_k or d_v blocks (one per head or group) can be cut into them evenly;
+    /// says so when it cannot. W_o's rows are compared whole, with H·d_v, by the d_v rule.
+    fn blocks_fit(&mut self, matrix: &Given, dimension: Dimension, heads: Heads) -> bool {
+        let blocks = matrix.shape.blocks(dimension, heads);
+        let found = matrix.len(dimension);
+        let axis = match dimension {
+            Dimension::Rows => matrix.shape.rows,
+            Dimension::Columns => matrix.shape.cols,
+        };
+        if blocks == 1 || found % blocks == 0 || matrix.shape.name == MatrixName::WO {
+            return true;
+        }
+        let noun = matrix.shape.block_noun(heads);
+        let count = if noun == "head" { "H" } else { "G" };
+        let example = found.div_ceil(blocks) * blocks;
+        self.error(
+            Diagnostic::error(
+                matrix.value_span.clone(),
+                format!(
+                    "`{}` has {}, which {} cannot share",
+                    matrix.shape.key,
+                    plural(found, dimension.noun()),
+                    plural(blocks, noun)
+                ),
+            )
+            .label(matrix.shape_text())
+            .help(format!(
+                "each {noun} takes its own block of {} {}s side by side: give {count}·{} {}s, e.g. {example}",
+                axis.name(),
+                dimension.noun(),
+                axis.name(),
+                dimension.noun()
+            )),
+        );
+        false
+    }
 }
 
-/// The lesson's `Inputs` from the matrices of its route, all given and agreeing.
-fn assemble(route: Route, given: Vec<Given>) -> Option<Inputs> {
+/// The lesson's `Inputs` from the matrices of its route, all given and agreeing, and W_o.
+fn assemble(route: Route, given: Vec<Given>) -> Option<(Inputs, Option<InputMatrix>)> {
     let mut matrices: Vec<(&str, InputMatrix)> = given
         .into_iter()
         .map(|given| (given.shape.key, given.matrix))
@@ -371,7 +577,7 @@ fn assemble(route: Route, given: Vec<Given>) -> Option<Inputs> {
         let index = matrices.iter().position(|(given, _)| *given == key)?;
         Some(matrices.swap_remove(index).1)
     };
-    Some(match route {
+    let inputs = match route {
         Route::Projected => Inputs::Projected {
             embeddings: take("embeddings")?,
             w_q: take("w_q")?,
@@ -383,7 +589,9 @@ fn assemble(route: Route, given: Vec<Given>) -> Option<Inputs> {
             k: take("k")?,
             v: take("v")?,
         },
-    })
+        Route::Either => return None,
+    };
+    Some((inputs, take("w_o")))
 }
 
 #[cfg(test)]
@@ -423,10 +631,10 @@ mod tests {
     #[test]
     fn every_axis_two_matrices_share_has_a_rule() {
         for route in [Route::Projected, Route::Direct] {
-            for axis in [Axis::SeqLen, Axis::DModel, Axis::DK, Axis::DV] {
+            for axis in [Axis::SeqLen, Axis::DModel, Axis::DK, Axis::DV, Axis::DOut] {
                 let along: usize = INPUT_SHAPES
                     .iter()
-                    .filter(|shape| shape.route == route)
+                    .filter(|shape| shape.route == route || shape.route == Route::Either)
                     .map(|shape| usize::from(shape.rows == axis) + usize::from(shape.cols == axis))
                     .sum();
                 // The tokens count as one more along seq_len.
@@ -449,7 +657,7 @@ mod tests {
             diagnostics: Vec::new(),
         };
         let matrices = [given(&INPUT_SHAPES[0], 3, 4), given(&EXTRA, 2, 5)];
-        assert!(!reader.shapes_agree(&matrices, Some(3)));
+        assert!(!reader.shapes_agree(&matrices, Some(3), Some(Heads::ONE)));
         let said: Vec<(&str, &str)> = reader
             .diagnostics
             .iter()
@@ -470,7 +678,7 @@ mod tests {
             diagnostics: Vec::new(),
         };
         let matrices = [given(&INPUT_SHAPES[0], 3, 4), given(&EXTRA, 3, 4)];
-        assert!(reader.shapes_agree(&matrices, Some(3)));
+        assert!(reader.shapes_agree(&matrices, Some(3), Some(Heads::ONE)));
         assert!(reader.diagnostics.is_empty());
     }
 

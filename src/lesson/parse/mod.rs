@@ -10,6 +10,7 @@
 //! `report` and `values`.
 
 mod expected;
+mod heads;
 mod inputs;
 mod matrices;
 mod narration;
@@ -47,7 +48,7 @@ impl Parsed {
     }
 }
 
-const TOP_KEYS: [&str; 19] = [
+const TOP_KEYS: [&str; 22] = [
     "format",
     "title",
     "source",
@@ -60,6 +61,9 @@ const TOP_KEYS: [&str; 19] = [
     "q",
     "k",
     "v",
+    "w_o",
+    "heads",
+    "kv_heads",
     "positions",
     "scale",
     "mask",
@@ -261,31 +265,39 @@ impl<'s> Reader<'s> {
         );
         let tokens = self.tokens(find("tokens"));
         let token_labels = tokens.as_deref();
-        let inputs = self.inputs(&entries, token_labels.map(<[String]>::len));
+        let heads = self.heads(&entries, format);
+        let (inputs, w_o) = match self.inputs(&entries, token_labels.map(<[String]>::len), heads)
+        {
+            Some((inputs, w_o)) => (Some(inputs), w_o),
+            None => (None, None),
+        };
+        let w_o_needed = heads.is_none_or(|heads| {
+            let d_v = inputs.as_ref().map(|inputs| inputs.all_groups_d_v() / heads.kv);
+            self.w_o_needed(&entries, heads, d_v)
+        });
 
         let positions = self.positions(
             find("positions"),
             format,
             token_labels.map(<[String]>::len),
             inputs.as_ref(),
+            heads,
         );
         let scale = self.boolean(find("scale"), "scale").unwrap_or(true);
         let mask = self.mask(find("mask"), token_labels.map(<[String]>::len));
         let decimals = self.decimals(find("decimals"));
         let focus = self.focus(find("focus"), token_labels);
-        // The steps this lesson has, when its inputs and positions could be read: narration
-        // for a step it lacks is never shown.
-        // The lesson's plan, when its inputs and positions could be read: narration for a step
-        // it lacks is never shown, and a figure of a matrix it does not make cannot be checked.
-        let plan = match (&inputs, &positions) {
-            (Some(inputs), Some(positions)) => Some(Plan::new(Shape {
+        // The lesson's plan, when its inputs, heads and positions could be read: narration for
+        // a step it lacks is never shown, and a figure of a matrix it does not make cannot be
+        // checked.
+        let plan = match (&inputs, &positions, heads) {
+            (Some(inputs), Some(positions), Some(heads)) if w_o_needed => Some(Plan::new(Shape {
                 projected: inputs.is_projected(),
                 positions: positions.kind(),
                 scale,
                 mask: !matches!(mask, Some(super::Mask::None)),
-                // Heads are read in issue 14's parser work; until then every lesson has one.
-                heads: crate::pipeline::Heads::ONE,
-                output_weights: false,
+                heads,
+                output_weights: w_o.is_some(),
             })),
             _ => None,
         };
@@ -294,10 +306,14 @@ impl<'s> Reader<'s> {
         let expected = self.expected(
             find("expected"),
             &misplaced,
-            token_labels,
-            inputs.as_ref(),
-            scale,
-            plan.as_ref(),
+            &expected::Lengths {
+                tokens: token_labels,
+                inputs: inputs.as_ref(),
+                heads,
+                w_o: w_o.as_ref(),
+                scale,
+                plan: plan.as_ref(),
+            },
         );
 
         let has_error = self.diagnostics.iter().any(Diagnostic::is_error);
@@ -314,8 +330,8 @@ impl<'s> Reader<'s> {
             mask: mask?,
             positions: positions?,
             format: format?,
-            heads: crate::pipeline::Heads::ONE,
-            w_o: None,
+            heads: heads?,
+            w_o,
             focus: focus?,
             decimals,
             narration,

@@ -9,6 +9,7 @@ use super::report::unknown_name;
 use super::{Entry, Reader};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::{Inputs, PositionInputs};
+use crate::pipeline::Heads;
 
 /// The names `positions` may have; a matrix is the fourth kind.
 const KINDS: [&str; 3] = ["none", "sinusoidal", "rope"];
@@ -22,6 +23,7 @@ impl Reader<'_> {
         format: Option<u32>,
         tokens: Option<usize>,
         inputs: Option<&Inputs>,
+        heads: Option<Heads>,
     ) -> Option<PositionInputs> {
         let Some((key_span, value)) = entry else {
             return Some(PositionInputs::None);
@@ -91,21 +93,31 @@ impl Reader<'_> {
             }
             _ => {}
         }
-        let d_k = inputs.all_groups_d_k();
+        // Each head's d_k columns are turned as a vector of their own, so one head's d_k must be
+        // even (the whole width of several heads may be even when each is odd).
+        let heads = heads?;
+        let d_k = inputs.all_groups_d_k() / heads.kv;
         if positions == PositionInputs::Rope && d_k % 2 == 1 {
+            let matrices = if inputs.is_projected() {
+                "w_q and w_k"
+            } else {
+                "q and k"
+            };
+            let (message, help) = if heads.query == 1 {
+                (
+                    format!("RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"),
+                    format!("give {matrices} {} or {} columns (or use other positions)", d_k - 1, d_k + 1),
+                )
+            } else {
+                (
+                    format!("RoPE turns the columns of each head's queries and keys in pairs, and one head's d_k is {d_k}, an odd number"),
+                    format!("give {matrices} {} or {} columns for each head (or use other positions)", d_k - 1, d_k + 1),
+                )
+            };
             self.error(
-                Diagnostic::error(value.span(), format!("RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"))
+                Diagnostic::error(value.span(), message)
                     .label("needs an even d_k")
-                    .help(format!(
-                        "give {} {} or {} columns (or use other positions)",
-                        if inputs.is_projected() {
-                            "w_q and w_k"
-                        } else {
-                            "q and k"
-                        },
-                        d_k - 1,
-                        d_k + 1
-                    )),
+                    .help(help),
             );
             return None;
         }
