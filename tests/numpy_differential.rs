@@ -254,7 +254,7 @@ fn draw_lesson(index: u64) -> Drawn {
     // heads and optional with one.
     let (heads, kv_heads) = if format == 2 && !draw.chance(1.0 / 3.0) {
         let heads = 1 + draw.below(16);
-        let divisors: Vec<usize> = (1..=heads).filter(|g| heads % g == 0).collect();
+        let divisors: Vec<usize> = (1..=heads).filter(|g| heads.is_multiple_of(*g)).collect();
         (heads, divisors[draw.below(divisors.len())])
     } else {
         (1, 1)
