@@ -88,7 +88,10 @@ impl Lengths<'_> {
     fn is_input(&self, matrix: MatrixName) -> bool {
         let given = match self.inputs {
             Some(Inputs::Projected { .. }) => {
-                matches!(matrix, MatrixName::Embeddings | MatrixName::WQ | MatrixName::WK | MatrixName::WV)
+                matches!(
+                    matrix,
+                    MatrixName::Embeddings | MatrixName::WQ | MatrixName::WK | MatrixName::WV
+                )
             }
             Some(Inputs::Direct { .. }) => {
                 matches!(matrix, MatrixName::Q | MatrixName::K | MatrixName::V)
@@ -195,7 +198,8 @@ impl Reader<'_> {
             // one, where it always was.
             let several = lengths.heads.is_some_and(|heads| heads.query > 1);
             if several && !LESSON_FIGURES.contains(&matrix)
-                || several && matches!(matrix, MatrixName::Q | MatrixName::K | MatrixName::V)
+                || several
+                    && matches!(matrix, MatrixName::Q | MatrixName::K | MatrixName::V)
                     && !lengths.is_input(matrix)
             {
                 ok = false;
@@ -262,7 +266,9 @@ impl Reader<'_> {
                     ),
                     Some(count) => (
                         format!("heads are numbered 1 to {count}"),
-                        format!("write [expected.heads.1] for the first head, up to [expected.heads.{count}] for the last"),
+                        format!(
+                            "write [expected.heads.1] for the first head, up to [expected.heads.{count}] for the last"
+                        ),
                     ),
                     None => (
                         "heads are numbered from 1".to_string(),
@@ -272,7 +278,10 @@ impl Reader<'_> {
                 self.error(
                     Diagnostic::error(
                         number.span(),
-                        format!("`expected.heads.{}` names no head: {range}", printable(text)),
+                        format!(
+                            "`expected.heads.{}` names no head: {range}",
+                            printable(text)
+                        ),
                     )
                     .label("no such head")
                     .help(help),
@@ -294,7 +303,13 @@ impl Reader<'_> {
                 let matrix = MatrixName::from_key(key);
                 match matrix {
                     Some(matrix) if HEAD_FIGURES.contains(&matrix) => {
-                        match self.expected_figure(matrix, name.span(), figure, Some(head - 1), lengths) {
+                        match self.expected_figure(
+                            matrix,
+                            name.span(),
+                            figure,
+                            Some(head - 1),
+                            lengths,
+                        ) {
                             Some(figure) => figures.push(figure),
                             None => ok = false,
                         }
@@ -304,7 +319,9 @@ impl Reader<'_> {
                         self.error(
                             Diagnostic::error(
                                 name.span(),
-                                format!("`{key}` is one matrix for the whole lesson, not one head's"),
+                                format!(
+                                    "`{key}` is one matrix for the whole lesson, not one head's"
+                                ),
                             )
                             .label("not a head's figure")
                             .help(format!("give it in [expected] itself: {key} = [...]")),
@@ -332,9 +349,12 @@ impl Reader<'_> {
     ) -> Option<ExpectedFigure> {
         if matrix == MatrixName::Scaled && !lengths.scale {
             self.error(
-                Diagnostic::error(name_span, "this lesson does not scale (scale = false), so there is no `scaled` figure")
-                    .label("no such figure")
-                    .help("compare `scores` instead, or set scale = true"),
+                Diagnostic::error(
+                    name_span,
+                    "this lesson does not scale (scale = false), so there is no `scaled` figure",
+                )
+                .label("no such figure")
+                .help("compare `scores` instead, or set scale = true"),
             );
             return None;
         }
@@ -369,9 +389,12 @@ impl Reader<'_> {
                     ),
                 };
                 self.error(
-                    Diagnostic::error(name_span, format!("this lesson has no `{}` ({why})", matrix.key()))
-                        .label("no such figure")
-                        .help(help),
+                    Diagnostic::error(
+                        name_span,
+                        format!("this lesson has no `{}` ({why})", matrix.key()),
+                    )
+                    .label("no such figure")
+                    .help(help),
                 );
                 return None;
             }
@@ -496,12 +519,18 @@ impl Reader<'_> {
                 {
                     let (message, like) = if token_rows {
                         (
-                            format!("expected `{key}` has {}, but there are {count} tokens", plural(items.len(), "row")),
+                            format!(
+                                "expected `{key}` has {}, but there are {count} tokens",
+                                plural(items.len(), "row")
+                            ),
                             "cat = [0.1, 0.9]",
                         )
                     } else {
                         (
-                            format!("expected `{key}` has {}, but the matrix has {count}", plural(items.len(), "row")),
+                            format!(
+                                "expected `{key}` has {}, but the matrix has {count}",
+                                plural(items.len(), "row")
+                            ),
                             "\"2\" = [0.1, 0.9]",
                         )
                     };
@@ -562,10 +591,15 @@ impl Reader<'_> {
         self.error(
             Diagnostic::error(
                 span,
-                format!("expected `{key}` names row \"{}\", which it does not have", printable(text)),
+                format!(
+                    "expected `{key}` names row \"{}\", which it does not have",
+                    printable(text)
+                ),
             )
             .label("no such row")
-            .help(format!("the rows of `{key}` are not tokens: name them by position from 1 to {count}")),
+            .help(format!(
+                "the rows of `{key}` are not tokens: name them by position from 1 to {count}"
+            )),
         );
         None
     }
@@ -675,7 +709,10 @@ impl Reader<'_> {
 fn figure_order(figure: &ExpectedFigure) -> (u8, usize, usize) {
     let matrix = figure.matrix;
     let after_heads = figure.head.is_none()
-        && matches!(matrix, MatrixName::WO | MatrixName::Concat | MatrixName::Output);
+        && matches!(
+            matrix,
+            MatrixName::WO | MatrixName::Concat | MatrixName::Output
+        );
     if after_heads {
         // The final output after concat, though `Output` comes before it in the table.
         let rank = match matrix {

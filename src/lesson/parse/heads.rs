@@ -19,7 +19,11 @@ impl Reader<'_> {
     /// H and G: one head by default, as many groups as heads by default. `None` (said) when a
     /// count is not a positive integer within the limit, or G does not divide H, or the keys
     /// are in a format 1 file.
-    pub(super) fn heads(&mut self, entries: &Entries<'_, '_>, format: Option<u32>) -> Option<Heads> {
+    pub(super) fn heads(
+        &mut self,
+        entries: &Entries<'_, '_>,
+        format: Option<u32>,
+    ) -> Option<Heads> {
         let mut ok = true;
         if format == Some(1) {
             for key in HEADS_KEYS {
@@ -45,7 +49,7 @@ impl Reader<'_> {
         };
         let (query, (kv, kv_span)) = (query?, kv?);
         if let Some(span) = kv_span
-            && query % kv != 0
+            && !query.is_multiple_of(kv)
         {
             let heads_said = if entries.get("heads").is_some() {
                 format!("heads = {query}")
@@ -145,7 +149,7 @@ impl Reader<'_> {
 /// "1, 2, 4": the divisors of `n`, the group counts its heads can share.
 fn divisors(n: usize) -> String {
     let list: Vec<String> = (1..=n)
-        .filter(|d| n % d == 0)
+        .filter(|d| n.is_multiple_of(*d))
         .map(|d| d.to_string())
         .collect();
     list.join(", ")

@@ -538,7 +538,7 @@ impl Reader<'_> {
             Dimension::Rows => matrix.shape.rows,
             Dimension::Columns => matrix.shape.cols,
         };
-        if blocks == 1 || found % blocks == 0 || matrix.shape.name == MatrixName::WO {
+        if blocks == 1 || found.is_multiple_of(blocks) || matrix.shape.name == MatrixName::WO {
             return true;
         }
         let noun = matrix.shape.block_noun(heads);

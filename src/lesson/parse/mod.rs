@@ -266,13 +266,14 @@ impl<'s> Reader<'s> {
         let tokens = self.tokens(find("tokens"));
         let token_labels = tokens.as_deref();
         let heads = self.heads(&entries, format);
-        let (inputs, w_o) = match self.inputs(&entries, token_labels.map(<[String]>::len), heads)
-        {
+        let (inputs, w_o) = match self.inputs(&entries, token_labels.map(<[String]>::len), heads) {
             Some((inputs, w_o)) => (Some(inputs), w_o),
             None => (None, None),
         };
         let w_o_needed = heads.is_none_or(|heads| {
-            let d_v = inputs.as_ref().map(|inputs| inputs.all_groups_d_v() / heads.kv);
+            let d_v = inputs
+                .as_ref()
+                .map(|inputs| inputs.all_groups_d_v() / heads.kv);
             self.w_o_needed(&entries, heads, d_v)
         });
 

@@ -105,13 +105,25 @@ impl Reader<'_> {
             };
             let (message, help) = if heads.query == 1 {
                 (
-                    format!("RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"),
-                    format!("give {matrices} {} or {} columns (or use other positions)", d_k - 1, d_k + 1),
+                    format!(
+                        "RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"
+                    ),
+                    format!(
+                        "give {matrices} {} or {} columns (or use other positions)",
+                        d_k - 1,
+                        d_k + 1
+                    ),
                 )
             } else {
                 (
-                    format!("RoPE turns the columns of each head's queries and keys in pairs, and one head's d_k is {d_k}, an odd number"),
-                    format!("give {matrices} {} or {} columns for each head (or use other positions)", d_k - 1, d_k + 1),
+                    format!(
+                        "RoPE turns the columns of each head's queries and keys in pairs, and one head's d_k is {d_k}, an odd number"
+                    ),
+                    format!(
+                        "give {matrices} {} or {} columns for each head (or use other positions)",
+                        d_k - 1,
+                        d_k + 1
+                    ),
                 )
             };
             self.error(
