@@ -1,4 +1,4 @@
-//! Benchmarks of the engine: loading a large lesson, and explaining a single cell.
+//! Benchmarks of the engine: loading a large lesson, computing it, and explaining a single cell.
 //!
 //! Run with `cargo bench --bench engine`; the README quotes the figures.
 
@@ -51,6 +51,61 @@ fn rope_lesson_text() -> String {
         );
     }
     text
+}
+
+/// A 256-token lesson with 1024-dimensional generated embeddings and 16 heads of d_k = d_v = 64
+/// over `kv_heads` K/V groups: W_q and W_o 1024 × 1024, W_k and W_v 1024 × (kv_heads · 64), all
+/// generated (format 2). The size issue 14 asks to load and compute in < 150 ms.
+fn heads_lesson_text(kv_heads: usize) -> String {
+    let (tokens, d_model, heads, d_head) = (256, 1024, 16, 64);
+    let mut text = format!(
+        "format = 2\ntitle = \"Large, {heads} heads, {kv_heads} K/V groups\"\n\
+         heads = {heads}\nkv_heads = {kv_heads}\nmask = \"causal\"\n"
+    );
+    let labels: Vec<String> = (0..tokens).map(|i| format!("\"t{i}\"")).collect();
+    let _ = writeln!(text, "tokens = [{}]", labels.join(", "));
+    let _ = writeln!(
+        text,
+        "embeddings = {{ random = \"normal\", seed = 9, shape = [{tokens}, {d_model}] }}"
+    );
+    for (key, seed, rows, cols) in [
+        ("w_q", 1, d_model, heads * d_head),
+        ("w_k", 2, d_model, kv_heads * d_head),
+        ("w_v", 3, d_model, kv_heads * d_head),
+        ("w_o", 4, heads * d_head, d_model),
+    ] {
+        let _ = writeln!(
+            text,
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [{rows}, {cols}] }}"
+        );
+    }
+    text
+}
+
+/// Issue 14's size, with every head its own K/V group and with grouped queries (4 groups):
+/// loading (parsing, validating and generating the matrices) and computing apart, then both.
+fn heads_benchmarks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("16 heads");
+    // One pass takes tens of milliseconds: 10 samples keep a run within a minute.
+    group.sample_size(10);
+    for kv_heads in [16, 4] {
+        let text = heads_lesson_text(kv_heads);
+        let what = format!("256 tokens x 1024 dims, 16 heads, {kv_heads} K/V groups");
+        group.bench_function(format!("load {what}"), |b| {
+            b.iter(|| black_box(parse(black_box(&text)).lesson.expect("valid lesson")))
+        });
+        let lesson = parse(&text).lesson.expect("valid lesson");
+        group.bench_function(format!("compute {what}"), |b| {
+            b.iter(|| black_box(Attention::compute(black_box(&lesson))))
+        });
+        group.bench_function(format!("load+compute {what}"), |b| {
+            b.iter(|| {
+                let lesson = parse(black_box(&text)).lesson.expect("valid lesson");
+                black_box(Attention::compute(&lesson))
+            })
+        });
+    }
+    group.finish();
 }
 
 fn benchmarks(c: &mut Criterion) {
@@ -110,5 +165,5 @@ fn benchmarks(c: &mut Criterion) {
     });
 }
 
-criterion_group!(engine, benchmarks);
+criterion_group!(engine, benchmarks, heads_benchmarks);
 criterion_main!(engine);
