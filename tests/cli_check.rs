@@ -140,6 +140,72 @@ fn check_does_not_flag_the_correct_row_of_a_failing_figure() {
         .stdout(predicate::str::contains("weights[x2, ").not());
 }
 
+// --- heads ----------------------------------------------------------------------------------
+
+#[test]
+fn check_compares_each_heads_printed_figures_with_that_heads_matrices() {
+    // Figures of head 1 and head 2 (different weights), concat and the final output, computed by
+    // tests/fixtures/two-heads-reference.py.
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir)
+        .arg("check")
+        .arg(fixture("two-heads-figures.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    for line in [
+        "(3 tokens × 4 → d_k 2, 2 heads sharing 1 K/V group)",
+        "ok    head 1's weights",
+        "ok    head 2's weights",
+        "ok    head 2's output",
+        "ok    concat",
+        "ok    output",
+    ] {
+        assert!(stdout.contains(line), "no `{line}` in:\n{stdout}");
+    }
+}
+
+#[test]
+fn check_names_the_head_whose_printed_figure_is_off() {
+    // Head 1's first row of weights printed as head 2's: right for head 1, wrong for head 2.
+    let dir = TempDir::new().unwrap();
+    let text = std::fs::read_to_string(fixture("two-heads-figures.toml"))
+        .unwrap()
+        .replace(
+            "the = [0.2840, 0.1400, 0.5760]",
+            "the = [0.4856, 0.0287, 0.4856]",
+        );
+    let path = dir.path().join("off.toml");
+    std::fs::write(&path, text).unwrap();
+    let output = attn_tutor(&dir).arg("check").arg(&path).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL  head 2's weights"), "{stdout}");
+    assert!(
+        stdout.contains("outside tolerance: weights⁽²⁾[the, the] printed 0.4856"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ok    head 1's weights"), "{stdout}");
+}
+
+#[test]
+fn check_of_a_one_head_lesson_with_its_figures_under_head_1_passes() {
+    let dir = TempDir::new().unwrap();
+    let text = std::fs::read_to_string(fixture("direct-qkv.toml")).unwrap();
+    let text = text.replacen("[expected]", "[expected.heads.1]", 1);
+    let path = dir.path().join("one-head.toml");
+    std::fs::write(&path, text).unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("the lesson passes"))
+        // One head is not named.
+        .stdout(predicate::str::contains("head 1").not());
+}
+
 #[test]
 fn check_exits_1_when_a_figure_is_off_even_if_other_lessons_pass() {
     let dir = TempDir::new().unwrap();
@@ -506,4 +572,28 @@ fn no_built_in_narration_quotes_a_number_its_lesson_does_not_have() {
         .arg("check")
         .assert()
         .stdout(predicate::str::contains("note  narration").not());
+}
+
+#[test]
+fn the_heads_example_of_the_lesson_format_reference_is_real_check_output() {
+    let dir = TempDir::new().unwrap();
+    let output = attn_tutor(&dir)
+        .args(["--no-color", "check"])
+        .arg(fixture("two-heads-figures.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let reference = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/lesson-format.md"
+    ))
+    .unwrap();
+    let shown = format!(
+        "$ attn-tutor check two-heads-figures.toml\n{}\n```",
+        stdout.trim_end()
+    );
+    assert!(
+        reference.contains(&shown),
+        "docs/lesson-format.md does not show:\n{shown}"
+    );
 }

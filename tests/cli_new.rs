@@ -179,3 +179,29 @@ fn new_writes_a_template_that_explains_itself_in_comments() {
     assert!(text.starts_with('#'), "no opening comment:\n{text}");
     assert!(text.contains("attn-tutor check"), "{text}");
 }
+
+#[test]
+fn new_writes_a_template_that_shows_where_heads_kv_heads_and_w_o_go() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["new", "lesson.toml"])
+        .assert()
+        .code(0);
+    let text = std::fs::read_to_string(dir.path().join("lesson.toml")).unwrap();
+    for key in ["heads =", "kv_heads", "w_o =", "[expected.heads.1]"] {
+        assert!(text.contains(key), "no `{key}` in:\n{text}");
+    }
+    // The heads it suggests work when their lines are uncommented: three heads and W_o.
+    let tried = text
+        .replace("# heads = 3", "heads = 3")
+        .replace("# w_o = ", "w_o = ");
+    assert_ne!(tried, text, "nothing to uncomment in:\n{text}");
+    std::fs::write(dir.path().join("heads.toml"), tried).unwrap();
+    attn_tutor(&dir)
+        .args(["check", "heads.toml"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::is_empty());
+    let json = show_json(&dir, "heads.toml");
+    assert_eq!(json["heads"].as_array().map(Vec::len), Some(3), "{json}");
+}

@@ -121,6 +121,15 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
     if lesson.expected.figures.is_empty() {
         text.push_str("  valid; no printed figures to compare\n");
     }
+    // The names line up; a head's ("head 2's weights") are wider than a key.
+    let name_width = lesson
+        .expected
+        .figures
+        .iter()
+        .map(|figure| figure_name(&attention, figure).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     for figure in &lesson.expected.figures {
         let outcome = compare(lesson, &attention, figure, tolerance);
         let verdict = if outcome.within { "ok  " } else { "FAIL" };
@@ -135,7 +144,7 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
             _ => "matches exactly".to_string(),
         };
         text.push_str(&format!(
-            "  {verdict}  {:<8} {worst} (tolerance {})\n",
+            "  {verdict}  {:<name_width$} {worst} (tolerance {})\n",
             figure_name(&attention, figure),
             short(tolerance)
         ));

@@ -45,3 +45,18 @@ pub const MAX_NESTING: usize = 8;
 /// Most attention heads (`heads`): every head is a full set of matrices on screen and in JSON,
 /// and no lesson needs more than a real model's 64 to show what several heads do.
 pub const MAX_HEADS: usize = 64;
+/// Most numbers the matrices of all heads together may hold, as `head_numbers` counts them.
+/// Every head has its own seq_len × seq_len scores, scaled, masked and weights (and the
+/// softmax's working), and with embeddings and W_o its own d_model × d_model and
+/// d_model × d_out circuits: 64 heads of the largest one-head lesson would need over a
+/// gigabyte. 8 Mi numbers (64 MB) keeps a lesson of many heads within the memory of the
+/// largest one-head lesson, which needs 2.5 Mi of them.
+pub const MAX_HEAD_NUMBERS: usize = 8 * 1024 * 1024;
+
+/// The numbers the matrices of `heads` heads hold: per head, 6 seq_len × seq_len matrices
+/// (scores, scaled, masked, weights and the softmax's exponentials and their sums, rounded
+/// up), and the two circuits when the lesson has them (`circuit_widths` = (d_model, d_out)).
+pub fn head_numbers(heads: usize, seq_len: usize, circuit_widths: Option<(usize, usize)>) -> usize {
+    let circuits = circuit_widths.map_or(0, |(d_model, d_out)| d_model * (d_model + d_out));
+    heads.saturating_mul(6 * seq_len * seq_len + circuits)
+}

@@ -345,7 +345,8 @@ impl Lesson {
             .map_or_else(|| self.d_v(), |w_o| w_o.values.ncols())
     }
 
-    /// "3 tokens × 4 → 4", the shape shown in lists and the picker.
+    /// "3 tokens × 4 → d_k 4", the shape shown in lists, the picker and `check` ("…, 4 heads in
+    /// 2 K/V groups" with several heads).
     pub fn shape_text(&self) -> String {
         let positions = match self.positions {
             PositionInputs::None => "",
@@ -353,14 +354,21 @@ impl Lesson {
             PositionInputs::Learned(_) => ", learned positions",
             PositionInputs::Rope => ", RoPE",
         };
+        // d_k is one head's; the heads are said after it.
+        let heads = match self.heads {
+            Heads { query: 1, .. } => String::new(),
+            Heads { query, kv } if kv == query => format!(", {query} heads"),
+            Heads { query, kv: 1 } => format!(", {query} heads sharing 1 K/V group"),
+            Heads { query, kv } => format!(", {query} heads in {kv} K/V groups"),
+        };
         match self.d_model() {
             Some(d_model) => format!(
-                "{} tokens × {d_model} → d_k {}{positions}",
+                "{} tokens × {d_model} → d_k {}{heads}{positions}",
                 self.seq_len(),
                 self.d_k()
             ),
             None => format!(
-                "{} tokens, Q/K/V given, d_k {}{positions}",
+                "{} tokens, Q/K/V given, d_k {}{heads}{positions}",
                 self.seq_len(),
                 self.d_k()
             ),

@@ -285,6 +285,14 @@ w_v = { random = "normal", seed = 7, shape = [4, 3] }
 # of learned positions added to the embeddings.
 positions = "none"
 
+# Several heads: heads = H cuts the columns of w_q into H blocks side by side, one per head
+# (head 1 takes the first d_k columns); kv_heads = G (dividing H; H by default, 1 for
+# multi-query attention) cuts w_k and w_v into G blocks that the heads share, H/G heads each.
+# With more than one head, w_o ((H*d_v) x d_out) projects the heads' outputs side by side.
+# To try it, remove the # of the next two lines: three heads, each 1 column wide.
+# heads = 3
+# w_o = { random = "normal", seed = 3, shape = [3, 4] }
+
 scale = true       # divide the scores by sqrt(d_k)
 mask = "none"      # or "causal", or a 3 x 3 matrix of biases: 0 keeps, -inf hides
 focus = "like"     # the row the tutor opens on
@@ -298,6 +306,9 @@ scores = "Each query meets every key: the dot product grows with how well they a
 # [expected]
 # Figures as your source printed them; `attn-tutor check` compares them with the exact values.
 # tolerance = 0.0005
+# weights = [[...], [...], [...]]
+# With several heads, each head's figures go under its number, counted from 1:
+# [expected.heads.1]
 # weights = [[...], [...], [...]]
 "#;
 

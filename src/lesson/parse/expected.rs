@@ -676,12 +676,13 @@ impl Reader<'_> {
                 Diagnostic::error(
                     row.span(),
                     format!(
-                        "this row of expected `{key}` has {}, but `{key}` has {width} columns",
-                        plural(cells.len(), "number")
+                        "this row of expected `{key}` has {}, but `{key}` has {}",
+                        plural(cells.len(), "number"),
+                        plural(width, "column")
                     ),
                 )
                 .label(plural(cells.len(), "number"))
-                .help(format!("give all {width} numbers of the row")),
+                .help(format!("give all {} of the row", plural(width, "number"))),
             );
             return None;
         }
@@ -723,4 +724,158 @@ fn figure_order(figure: &ExpectedFigure) -> (u8, usize, usize) {
     }
     let phase = u8::from(figure.head.is_some() || HEAD_FIGURES.contains(&matrix));
     (phase, figure.head.unwrap_or(0), matrix.index())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lesson::parse::parse;
+    use crate::lesson::{ExpectedFigure, Lesson};
+    use crate::pipeline::MatrixName;
+
+    /// 2 tokens, 2 heads of d_k 2 and d_v 1 (one K/V group each), W_o 2 × 3.
+    const TWO_HEADS: &str = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\n\
+        embeddings = [[1, 0], [0, 1]]\nheads = 2\n\
+        w_q = [[1, 0, 1, 0], [0, 1, 0, 1]]\nw_k = [[1, 0, 1, 0], [0, 1, 0, 1]]\n\
+        w_v = [[1, 2], [3, 4]]\nw_o = [[1, 0, 1], [0, 1, 1]]\n";
+
+    /// The same inputs with one head and no W_o.
+    const ONE_HEAD: &str = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\n\
+        embeddings = [[1, 0], [0, 1]]\n\
+        w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 2], [3, 4]]\n";
+
+    fn lesson(text: &str) -> Lesson {
+        let parsed = parse(text);
+        let errors: Vec<&str> = parsed.errors().map(|d| d.message.as_str()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        parsed.lesson.expect("a lesson")
+    }
+
+    fn errors(text: &str) -> Vec<String> {
+        parse(text).errors().map(|d| d.message.clone()).collect()
+    }
+
+    fn figures(lesson: &Lesson) -> Vec<(MatrixName, Option<usize>, usize)> {
+        lesson
+            .expected
+            .figures
+            .iter()
+            .map(|ExpectedFigure { matrix, head, rows }| (*matrix, *head, rows.len()))
+            .collect()
+    }
+
+    #[test]
+    fn a_heads_figures_are_numbered_from_1_and_kept_0_based() {
+        let lesson = lesson(&format!(
+            "{TWO_HEADS}\n[expected.heads.2]\nweights = [[0.5, 0.5], [0.5, 0.5]]\n\
+             [expected.heads.1.scores]\nb = [1, 1]\n"
+        ));
+        assert_eq!(
+            figures(&lesson),
+            [
+                (MatrixName::Scores, Some(0), 1),
+                (MatrixName::Weights, Some(1), 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_lessons_figures_come_before_and_after_the_heads_in_check_order() {
+        let lesson = lesson(&format!(
+            "{TWO_HEADS}\n[expected]\noutput = [[1, 2, 3], [4, 5, 6]]\nconcat = [[1, 2], [3, 4]]\n\
+             w_q = [[1, 0, 1, 0], [0, 1, 0, 1]]\n\
+             [expected.heads.1]\noutput = [[1], [2]]\n"
+        ));
+        assert_eq!(
+            figures(&lesson),
+            [
+                (MatrixName::WQ, None, 2),
+                (MatrixName::Output, Some(0), 2),
+                (MatrixName::Concat, None, 2),
+                (MatrixName::Output, None, 2),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_lessons_output_is_the_final_output_as_wide_as_w_o() {
+        let said = errors(&format!(
+            "{TWO_HEADS}\n[expected]\noutput = [[1, 2], [3, 4]]\n"
+        ));
+        assert_eq!(
+            said[0],
+            "this row of expected `output` has 2 numbers, but `output` has 3 columns"
+        );
+        // A head's output is d_v wide.
+        let said = errors(&format!(
+            "{TWO_HEADS}\n[expected.heads.1]\noutput = [[1, 2, 3], [3, 4, 5]]\n"
+        ));
+        assert_eq!(
+            said[0],
+            "this row of expected `heads.1.output` has 3 numbers, but `heads.1.output` has 1 column"
+        );
+    }
+
+    #[test]
+    fn an_input_figure_is_the_whole_matrix_of_every_head() {
+        let said = errors(&format!(
+            "{TWO_HEADS}\n[expected]\nw_q = [[1, 0], [0, 1]]\n"
+        ));
+        assert_eq!(
+            said[0],
+            "this row of expected `w_q` has 2 numbers, but `w_q` has 4 columns"
+        );
+    }
+
+    #[test]
+    fn given_q_k_v_are_the_lessons_inputs_but_projected_ones_are_a_heads() {
+        let direct = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nheads = 2\n\
+            q = [[1, 0, 1, 0], [0, 1, 0, 1]]\nk = [[1, 0, 1, 0], [0, 1, 0, 1]]\n\
+            v = [[1, 2], [3, 4]]\nw_o = [[1], [1]]\n";
+        let given = lesson(&format!(
+            "{direct}\n[expected]\nq = [[1, 0, 1, 0], [0, 1, 0, 1]]\n"
+        ));
+        assert_eq!(figures(&given), [(MatrixName::Q, None, 2)]);
+        assert_eq!(
+            errors(&format!("{TWO_HEADS}\n[expected]\nq = [[1, 0], [0, 1]]\n")),
+            ["`q` is one head's matrix, and this lesson has 2 heads"]
+        );
+    }
+
+    #[test]
+    fn a_one_head_lesson_gives_its_heads_figures_in_expected_or_under_head_1() {
+        let top = lesson(&format!(
+            "{ONE_HEAD}\n[expected]\nscores = [[1, 0], [0, 1]]\n"
+        ));
+        assert_eq!(figures(&top), [(MatrixName::Scores, None, 2)]);
+        let under = lesson(&format!(
+            "{ONE_HEAD}\n[expected.heads.1]\nscores = [[1, 0], [0, 1]]\n"
+        ));
+        assert_eq!(figures(&under), [(MatrixName::Scores, Some(0), 2)]);
+        assert_eq!(
+            errors(&format!(
+                "{ONE_HEAD}\n[expected.heads.2]\nscores = [[1, 0], [0, 1]]\n"
+            )),
+            ["`expected.heads.2` names no head: this lesson has one head: it is head 1"]
+        );
+    }
+
+    #[test]
+    fn w_o_rows_are_named_by_position_not_by_token() {
+        let lesson = lesson(&format!("{TWO_HEADS}\n[expected.w_o]\n\"2\" = [0, 1, 1]\n"));
+        assert_eq!(lesson.expected.figures[0].rows[0].row, 1);
+        assert_eq!(
+            errors(&format!("{TWO_HEADS}\n[expected.w_o]\n\"3\" = [0, 1, 1]\n")),
+            ["expected `w_o` names row \"3\", which it does not have"]
+        );
+    }
+
+    #[test]
+    fn an_input_written_below_expected_without_the_lesson_key_is_the_misplaced_lesson_key() {
+        let text = ONE_HEAD.replace("w_v = [[1, 2], [3, 4]]\n", "")
+            + "\n[expected]\nw_v = [[1, 2], [3, 4]]\n";
+        assert_eq!(
+            errors(&text),
+            ["`w_v` is inside the [expected] table because it comes after that header"]
+        );
+    }
 }

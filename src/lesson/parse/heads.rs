@@ -6,10 +6,12 @@ use std::ops::Range;
 
 use toml::de::DeValue;
 
+use super::report::plural;
 use super::values::{integer_value, type_name};
 use super::{Entries, Reader};
 use crate::lesson::diagnostic::Diagnostic;
-use crate::lesson::limits::MAX_HEADS;
+use crate::lesson::limits::{MAX_HEAD_NUMBERS, MAX_HEADS, head_numbers};
+use crate::lesson::{InputMatrix, Inputs};
 use crate::pipeline::Heads;
 
 /// The keys of format 2 that heads bring.
@@ -56,16 +58,28 @@ impl Reader<'_> {
             } else {
                 "heads = 1 (the default)".to_string()
             };
+            let help = if query == 1 {
+                format!(
+                    "each K/V group serves H/G query heads: set heads to a multiple of {kv} (heads = {}), or remove kv_heads",
+                    2 * kv
+                )
+            } else {
+                format!(
+                    "each K/V group serves H/G query heads: use a kv_heads that divides {query} ({}), or set heads to a multiple of {kv}",
+                    divisors(query)
+                )
+            };
             self.error(
                 Diagnostic::error(
                     span,
                     format!("kv_heads = {kv} does not divide {heads_said}"),
                 )
-                .label(format!("{query} heads cannot share {kv} groups evenly"))
-                .help(format!(
-                    "each K/V group serves H/G query heads: use a kv_heads that divides {query} ({}), or set heads to a multiple of {kv}",
-                    divisors(query)
-                )),
+                .label(format!(
+                    "{} cannot share {} evenly",
+                    plural(query, "head"),
+                    plural(kv, "group")
+                ))
+                .help(help),
             );
             return None;
         }
@@ -146,6 +160,50 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// Whether the matrices of all heads fit `MAX_HEAD_NUMBERS`; said at `heads` when not.
+    pub(super) fn heads_fit(
+        &mut self,
+        entries: &Entries<'_, '_>,
+        heads: Heads,
+        seq_len: usize,
+        inputs: &Inputs,
+        w_o: Option<&InputMatrix>,
+    ) -> bool {
+        let circuits = match (inputs.d_model(), w_o) {
+            (Some(d_model), Some(w_o)) => Some((d_model, w_o.values.ncols())),
+            _ => None,
+        };
+        let numbers = head_numbers(heads.query, seq_len, circuits);
+        if numbers <= MAX_HEAD_NUMBERS {
+            return true;
+        }
+        let Some((_, value)) = entries.get("heads") else {
+            return true;
+        };
+        let sizes = match circuits {
+            Some((d_model, d_out)) => format!(
+                "{seq_len} × {seq_len} scores and weights and {d_model} × {d_model} and {d_model} × {d_out} circuits"
+            ),
+            None => format!("{seq_len} × {seq_len} scores and weights"),
+        };
+        self.error(
+            Diagnostic::error(
+                value.span(),
+                format!(
+                    "{} heads with {sizes} each need {:.1} million numbers; the limit for all heads together is {:.1} million",
+                    heads.query,
+                    numbers as f64 / 1e6,
+                    MAX_HEAD_NUMBERS as f64 / 1e6
+                ),
+            )
+            .label("too many heads for this size")
+            .help("use fewer heads, fewer tokens or a smaller d_model: several heads are best shown on a few tokens"),
+        );
+        false
+    }
+}
+
 /// "1, 2, 4": the divisors of `n`, the group counts its heads can share.
 fn divisors(n: usize) -> String {
     let list: Vec<String> = (1..=n)
@@ -153,4 +211,181 @@ fn divisors(n: usize) -> String {
         .map(|d| d.to_string())
         .collect();
     list.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::attention::Attention;
+    use crate::lesson::parse::parse;
+    use crate::lesson::{Lesson, MatrixName};
+    use crate::pipeline::Heads;
+
+    /// The two-heads fixture: 3 tokens, d_model 4, H = 2 sharing G = 1, d_k = d_v = 2,
+    /// W_o 4 × 3.
+    const TWO_HEADS: &str = include_str!("../../../tests/fixtures/two-heads.toml");
+
+    fn lesson(text: &str) -> Lesson {
+        let parsed = parse(text);
+        let errors: Vec<&str> = parsed.errors().map(|d| d.message.as_str()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        parsed.lesson.expect("a lesson")
+    }
+
+    fn first_error(text: &str) -> String {
+        parse(text)
+            .errors()
+            .next()
+            .map(|d| format!("{} | {}", d.message, d.help.clone().unwrap_or_default()))
+            .unwrap_or_default()
+    }
+
+    const HEADER: &str = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\n";
+
+    #[test]
+    fn a_lesson_without_heads_has_one_head_and_no_w_o() {
+        let lesson = lesson(&format!(
+            "{HEADER}embeddings = [[1, 0], [0, 1]]\nw_q = [[1, 0], [0, 1]]\n\
+             w_k = [[1, 0], [0, 1]]\nw_v = [[1, 2], [3, 4]]\n"
+        ));
+        assert_eq!(lesson.heads, Heads::ONE);
+        assert!(lesson.w_o.is_none());
+        assert!(!lesson.shape().output_weights);
+    }
+
+    #[test]
+    fn heads_kv_heads_and_w_o_are_read_into_the_lesson_and_its_shape() {
+        let lesson = lesson(TWO_HEADS);
+        assert_eq!(lesson.heads, Heads { query: 2, kv: 1 });
+        assert_eq!(
+            lesson.w_o.as_ref().map(|w_o| w_o.values.shape()),
+            Some((4, 3))
+        );
+        let shape = lesson.shape();
+        assert_eq!(shape.heads, Heads { query: 2, kv: 1 });
+        assert!(shape.output_weights);
+        // One head's widths: w_q's 4 columns are 2 heads of d_k 2, w_v's 2 are 1 group of 2.
+        assert_eq!((lesson.d_k(), lesson.d_v(), lesson.d_out()), (2, 2, 3));
+    }
+
+    #[test]
+    fn kv_heads_defaults_to_heads() {
+        let lesson = lesson(&format!(
+            "{HEADER}heads = 2\nq = [[1, 0, 1, 0], [0, 1, 0, 1]]\nk = [[1, 0, 1, 0], [0, 1, 0, 1]]\n\
+             v = [[1, 2], [3, 4]]\nw_o = [[1], [1]]\n"
+        ));
+        assert_eq!(lesson.heads, Heads { query: 2, kv: 2 });
+    }
+
+    #[test]
+    fn w_o_is_allowed_with_direct_q_k_v_and_one_head() {
+        let lesson = lesson(&format!(
+            "{HEADER}q = [[1, 0], [0, 1]]\nk = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n\
+             w_o = [[1, 0, 1], [0, 1, 1]]\n"
+        ));
+        assert_eq!(lesson.heads, Heads::ONE);
+        assert_eq!(lesson.d_out(), 3);
+        assert!(lesson.shape().output_weights);
+    }
+
+    #[test]
+    fn w_k_is_compared_with_w_q_one_head_block_at_a_time() {
+        // 4 heads of d_k 2 (8 columns) and 2 groups of d_k 2 (4 columns) agree...
+        let agreeing = format!(
+            "{HEADER}embeddings = [[1, 0], [0, 1]]\nheads = 4\nkv_heads = 2\n\
+             w_q = {{ random = \"normal\", seed = 1, shape = [2, 8] }}\n\
+             w_k = {{ random = \"normal\", seed = 2, shape = [2, 4] }}\n\
+             w_v = {{ random = \"normal\", seed = 3, shape = [2, 2] }}\n\
+             w_o = {{ random = \"normal\", seed = 4, shape = [4, 2] }}\n"
+        );
+        assert_eq!(lesson(&agreeing).heads, Heads { query: 4, kv: 2 });
+        // ...and 2 groups of 3 do not.
+        let disagreeing = agreeing.replace("seed = 2, shape = [2, 4]", "seed = 2, shape = [2, 6]");
+        assert_eq!(
+            first_error(&disagreeing),
+            "each of `w_k`'s 2 K/V groups has 3 columns, but each of `w_q`'s 4 heads has 2 (d_k must agree) \
+             | queries and keys have the same width d_k, so that q · k is defined: give `w_k` 2 × 2 = 4 columns"
+        );
+    }
+
+    #[test]
+    fn w_o_rows_are_every_heads_d_v() {
+        let text = TWO_HEADS.replace("  [1, 1, 1],\n]", "]");
+        assert_eq!(
+            first_error(&text),
+            "`w_o` has 3 rows, but the 2 heads' outputs side by side are 4 wide (2 × d_v 2) \
+             | concat·w_o needs one row of `w_o` per column of concat: give it H·d_v = 2 × 2 = 4 rows"
+        );
+    }
+
+    #[test]
+    fn one_heads_w_o_has_d_v_rows() {
+        let text = format!(
+            "{HEADER}q = [[1, 0], [0, 1]]\nk = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n\
+             w_o = [[1, 0, 1], [0, 1, 1], [1, 1, 1]]\n"
+        );
+        assert_eq!(
+            first_error(&text),
+            "`w_o` has 3 rows, but the head's output is 2 wide (d_v, as `v` gives it) \
+             | concat·w_o needs one row of `w_o` per column of concat: give it H·d_v = 1 × 2 = 2 rows"
+        );
+    }
+
+    #[test]
+    fn rope_needs_an_even_d_k_in_each_head_not_in_all_of_them() {
+        // 2 heads of d_k 2: even; the same 4 columns as 4 heads of 1 are not.
+        let rope = TWO_HEADS.replace("w_o = [", "positions = \"rope\"\nw_o = [");
+        assert_eq!(lesson(&rope).heads.query, 2);
+        // 2 heads of d_k 3: 6 columns in all, even, but each head's 3 are not.
+        let odd = format!(
+            "{HEADER}embeddings = [[1, 0], [0, 1]]\nheads = 2\npositions = \"rope\"\n\
+             w_q = {{ random = \"normal\", seed = 1, shape = [2, 6] }}\n\
+             w_k = {{ random = \"normal\", seed = 2, shape = [2, 6] }}\n\
+             w_v = {{ random = \"normal\", seed = 3, shape = [2, 4] }}\n\
+             w_o = {{ random = \"normal\", seed = 4, shape = [4, 2] }}\n"
+        );
+        assert_eq!(
+            first_error(&odd),
+            "RoPE turns the columns of each head's queries and keys in pairs, and one head's d_k is 3, an odd number \
+             | give w_q and w_k 2 or 4 columns for each head (or use other positions)"
+        );
+    }
+
+    #[test]
+    fn the_engine_gives_the_shapes_of_the_heads_contract() {
+        let lesson = lesson(TWO_HEADS);
+        let attention = Attention::compute(&lesson);
+        let shape =
+            |name: MatrixName, head: usize| attention.matrix_in(name, head).map(|m| m.shape());
+        for head in 0..2 {
+            assert_eq!(shape(MatrixName::Q, head), Some((3, 2)), "head {head}");
+            assert_eq!(shape(MatrixName::K, head), Some((3, 2)), "head {head}");
+            assert_eq!(shape(MatrixName::V, head), Some((3, 2)), "head {head}");
+            assert_eq!(shape(MatrixName::Scores, head), Some((3, 3)), "head {head}");
+            assert_eq!(
+                shape(MatrixName::Weights, head),
+                Some((3, 3)),
+                "head {head}"
+            );
+            assert_eq!(shape(MatrixName::Output, head), Some((3, 2)), "head {head}");
+            assert_eq!(shape(MatrixName::WQK, head), Some((4, 4)), "head {head}");
+            assert_eq!(shape(MatrixName::WOV, head), Some((4, 3)), "head {head}");
+        }
+        assert_eq!(shape(MatrixName::WO, 0), Some((4, 3)));
+        assert_eq!(shape(MatrixName::Concat, 0), Some((3, 4)));
+        assert_eq!(shape(MatrixName::Projected, 0), Some((3, 3)));
+        // Both query heads use the one group's keys.
+        assert_eq!(
+            attention.matrix_in(MatrixName::K, 0),
+            attention.matrix_in(MatrixName::K, 1)
+        );
+        // Head 2's queries are X times w_q's columns 3 and 4.
+        let crate::lesson::Inputs::Projected {
+            embeddings, w_q, ..
+        } = &lesson.inputs
+        else {
+            panic!("the fixture projects its embeddings");
+        };
+        let x = &*embeddings.values * w_q.values.columns(2, 2);
+        assert_eq!(attention.matrix_in(MatrixName::Q, 1), Some(&x));
+    }
 }

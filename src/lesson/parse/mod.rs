@@ -276,6 +276,12 @@ impl<'s> Reader<'s> {
                 .map(|inputs| inputs.all_groups_d_v() / heads.kv);
             self.w_o_needed(&entries, heads, d_v)
         });
+        let heads_fit = match (heads, token_labels, &inputs) {
+            (Some(heads), Some(tokens), Some(inputs)) => {
+                self.heads_fit(&entries, heads, tokens.len(), inputs, w_o.as_ref())
+            }
+            _ => true,
+        };
 
         let positions = self.positions(
             find("positions"),
@@ -292,14 +298,16 @@ impl<'s> Reader<'s> {
         // a step it lacks is never shown, and a figure of a matrix it does not make cannot be
         // checked.
         let plan = match (&inputs, &positions, heads) {
-            (Some(inputs), Some(positions), Some(heads)) if w_o_needed => Some(Plan::new(Shape {
-                projected: inputs.is_projected(),
-                positions: positions.kind(),
-                scale,
-                mask: !matches!(mask, Some(super::Mask::None)),
-                heads,
-                output_weights: w_o.is_some(),
-            })),
+            (Some(inputs), Some(positions), Some(heads)) if w_o_needed && heads_fit => {
+                Some(Plan::new(Shape {
+                    projected: inputs.is_projected(),
+                    positions: positions.kind(),
+                    scale,
+                    mask: !matches!(mask, Some(super::Mask::None)),
+                    heads,
+                    output_weights: w_o.is_some(),
+                }))
+            }
             _ => None,
         };
         let steps = plan.as_ref().map(Step::all_in);
