@@ -47,12 +47,12 @@ const BUILT_INS: [(&str, &str, &str); 10] = [
     (
         "two-heads",
         "Two heads: the word before, and the word itself",
-        "(5 tokens × 5 → d_k 2, learned positions)",
+        "(5 tokens × 5 → d_k 2, 2 heads, learned positions)",
     ),
     (
         "gqa",
         "Grouped-query attention: 4 heads share 2 K/V groups",
-        "(4 tokens × 5 → d_k 2)",
+        "(4 tokens × 5 → d_k 2, 4 heads in 2 K/V groups)",
     ),
 ];
 
