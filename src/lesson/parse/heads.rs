@@ -351,6 +351,20 @@ mod tests {
     }
 
     #[test]
+    fn the_heads_limit_never_refuses_a_lesson_of_one_head() {
+        use crate::lesson::limits::{MAX_DIMENSION, MAX_HEAD_NUMBERS, MAX_TOKENS, head_numbers};
+        let largest = head_numbers(1, MAX_TOKENS, Some((MAX_DIMENSION, MAX_DIMENSION)));
+        assert!(largest <= MAX_HEAD_NUMBERS, "{largest}");
+        // Two heads of the largest size fit too; eight do not.
+        assert!(
+            head_numbers(2, MAX_TOKENS, Some((MAX_DIMENSION, MAX_DIMENSION))) <= MAX_HEAD_NUMBERS
+        );
+        assert!(
+            head_numbers(8, MAX_TOKENS, Some((MAX_DIMENSION, MAX_DIMENSION))) > MAX_HEAD_NUMBERS
+        );
+    }
+
+    #[test]
     fn the_engine_gives_the_shapes_of_the_heads_contract() {
         let lesson = lesson(TWO_HEADS);
         let attention = Attention::compute(&lesson);
