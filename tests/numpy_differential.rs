@@ -601,3 +601,24 @@ fn built_in_lessons_with_literal_numbers_agree_with_numpy() {
     println!("{report}");
     assert!(agree, "{report}");
 }
+
+#[test]
+fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
+    let Some(python) = python() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/reference/heads.py");
+    let output = Command::new(&python)
+        .arg(script)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{report}");
+    assert!(
+        report.contains("claims of both lessons check out"),
+        "{report}"
+    );
+}
