@@ -176,6 +176,9 @@ def main():
     i, j = np.arange(seq_len)[:, None], np.arange(seq_len)[None, :]
     assert np.array_equal(heads[0]["scores"], 4 * ((i - 1) ** 2 - (j - (i - 1)) ** 2))
     assert np.array_equal(heads[1]["scores"], np.broadcast_to(4 * j, (seq_len, seq_len)))
+    # Unmasked, head 1 already peaks at the word before; head 2 at home, the last word.
+    assert [int(np.argmax(row)) for row in heads[0]["scores"][1:]] == list(range(seq_len - 1))
+    assert (np.argmax(heads[1]["scores"], axis=1) == seq_len - 1).all()
     # Neither head looks at a word's content: the same scores whatever the embeddings say.
     for a in heads:
         assert not a["w_qk"][:2].any() and not a["w_qk"][:, :2].any()
