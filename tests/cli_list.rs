@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use tempfile::TempDir;
 
 /// Every built-in lesson as `list` should show it: name, title, shape.
-const BUILT_INS: [(&str, &str, &str); 8] = [
+const BUILT_INS: [(&str, &str, &str); 10] = [
     ("cat-sleeps", "The cat sleeps", "(3 tokens × 4 → d_k 4)"),
     (
         "numpy-walkthrough",
@@ -43,6 +43,16 @@ const BUILT_INS: [(&str, &str, &str); 8] = [
         "rope-same-distance",
         "the cat met the cat: rotary positions",
         "(5 tokens × 2 → d_k 2, RoPE)",
+    ),
+    (
+        "two-heads",
+        "Two heads: the word before, and the word itself",
+        "(5 tokens × 5 → d_k 2, 2 heads, learned positions)",
+    ),
+    (
+        "gqa",
+        "Grouped-query attention: 4 heads share 2 K/V groups",
+        "(4 tokens × 5 → d_k 2, 4 heads in 2 K/V groups)",
     ),
 ];
 

@@ -354,12 +354,15 @@ fn show_json_gives_masked_keys_zero_weight_in_the_causal_lesson() {
 fn show_json_weight_rows_sum_to_1_in_every_built_in_lesson() {
     for lesson in BUILT_INS {
         let json = show_json(lesson);
-        for (row, weights) in numbers(&json["weights"]).iter().enumerate() {
-            let sum: f64 = weights.iter().sum();
-            assert!(
-                (sum - 1.0).abs() <= 1e-12,
-                "{lesson}: weights row {row} sums to {sum}"
-            );
+        // Every head's weights (the top-level `weights` is null when there are several).
+        for (head, fields) in json["heads"].as_array().expect("heads").iter().enumerate() {
+            for (row, weights) in numbers(&fields["weights"]).iter().enumerate() {
+                let sum: f64 = weights.iter().sum();
+                assert!(
+                    (sum - 1.0).abs() <= 1e-12,
+                    "{lesson}: head {head}'s weights row {row} sums to {sum}"
+                );
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Random lessons of every kind agree with an independent numpy reference to 1e-9 of each value.
 //!
 //! The lessons (positions sinusoidal, learned, rope or none; causal and written masks with -inf
-//! and finite biases; scale off; Q, K and V given directly) are drawn from a fixed seed, shown
+//! and finite biases; scale off; Q, K and V given directly; 1 to 16 heads in any number of K/V
+//! groups that divides them, with W_o) are drawn from a fixed seed, shown
 //! by the binary as JSON, and compared in one run of `tests/reference/attention.py`, which
 //! reads the same files with Python's tomllib and computes every matrix with numpy.
 //!
@@ -201,6 +202,12 @@ struct Drawn {
     tokens: usize,
     d_model: usize,
     d_k: usize,
+    /// Query heads H and K/V groups G (G divides H; both 1 in format 1).
+    heads: usize,
+    kv_heads: usize,
+    /// Whether `kv_heads` is written (unsaid, it is H).
+    kv_said: bool,
+    w_o: bool,
 }
 
 /// Lesson `index`: positions, mask and scale cycle so every combination comes up; sizes,
@@ -242,6 +249,19 @@ fn draw_lesson(index: u64) -> Drawn {
         1 + draw.below(8)
     };
     let d_v = 1 + draw.below(8);
+    // Heads come with format 2: H from 1 to 16 in two thirds of those lessons, G any divisor
+    // of H (1 is multi-query attention, H plain multi-head). W_o is required with several
+    // heads and optional with one.
+    let (heads, kv_heads) = if format == 2 && !draw.chance(1.0 / 3.0) {
+        let heads = 1 + draw.below(16);
+        let divisors: Vec<usize> = (1..=heads).filter(|g| heads.is_multiple_of(*g)).collect();
+        (heads, divisors[draw.below(divisors.len())])
+    } else {
+        (1, 1)
+    };
+    let w_o = heads > 1 || (format == 2 && draw.chance(0.3));
+    let kv_said = kv_heads != heads || (format == 2 && draw.chance(0.5));
+    let heads_said = heads > 1 || kv_said || (format == 2 && draw.chance(0.3));
 
     let mut text = format!(
         "# Random lesson {index} of tests/numpy_differential.rs\nformat = {format}\n\
@@ -254,12 +274,21 @@ fn draw_lesson(index: u64) -> Drawn {
     );
     // |Q| and |K| bound every |q·k|; rotation can add the two coordinates of a pair.
     let score_terms = |q: f64, k: f64| d_k as f64 * q * k * if rope { 2.0 } else { 1.0 };
+    if heads_said {
+        writeln!(text, "heads = {heads}").unwrap();
+    }
+    if kv_said {
+        writeln!(text, "kv_heads = {kv_heads}").unwrap();
+    }
+    // The largest |value| a head's output may have (a weighted average of V's rows).
+    let largest_value;
     if direct {
         let (mut q, mut k, v) = (
-            matrix(&mut draw, tokens, d_k),
-            matrix(&mut draw, tokens, d_k),
-            matrix(&mut draw, tokens, d_v),
+            matrix(&mut draw, tokens, heads * d_k),
+            matrix(&mut draw, tokens, kv_heads * d_k),
+            matrix(&mut draw, tokens, kv_heads * d_v),
         );
+        largest_value = largest(&v);
         while score_terms(largest(&q), largest(&k)) > MAX_SCORE_TERMS {
             divide(&mut q, 10.0);
             divide(&mut k, 10.0);
@@ -271,12 +300,13 @@ fn draw_lesson(index: u64) -> Drawn {
         let embeddings = matrix(&mut draw, tokens, d_model);
         let learned = (positions == Positions::Learned).then(|| matrix(&mut draw, tokens, d_model));
         let (mut w_q, mut w_k, w_v) = (
-            matrix(&mut draw, d_model, d_k),
-            matrix(&mut draw, d_model, d_k),
-            matrix(&mut draw, d_model, d_v),
+            matrix(&mut draw, d_model, heads * d_k),
+            matrix(&mut draw, d_model, kv_heads * d_k),
+            matrix(&mut draw, d_model, kv_heads * d_v),
         );
         // Sinusoids add at most 1 to a cell.
         let x = largest(&embeddings) + learned.as_ref().map_or(1.0, largest);
+        largest_value = d_model as f64 * x * largest(&w_v);
         while score_terms(
             d_model as f64 * x * largest(&w_q),
             d_model as f64 * x * largest(&w_k),
@@ -293,6 +323,15 @@ fn draw_lesson(index: u64) -> Drawn {
             writeln!(text, "{key} = {}", toml_matrix(values)).unwrap();
         }
     }
+    if w_o {
+        // concat · W_o adds H · d_v terms: bounded like the scores' terms.
+        let d_out = 1 + draw.below(8);
+        let mut w_o = matrix(&mut draw, heads * d_v, d_out);
+        while (heads * d_v) as f64 * largest_value * largest(&w_o) > MAX_SCORE_TERMS {
+            divide(&mut w_o, 10.0);
+        }
+        writeln!(text, "w_o = {}", toml_matrix(&w_o)).unwrap();
+    }
     match positions {
         Positions::None => text.push_str("positions = \"none\"\n"),
         Positions::Sinusoidal => text.push_str("positions = \"sinusoidal\"\n"),
@@ -308,6 +347,9 @@ fn draw_lesson(index: u64) -> Drawn {
         MaskKind::None => text.push_str("mask = \"none\"\n"),
         MaskKind::Causal => text.push_str("mask = \"causal\"\n"),
         MaskKind::Written => {
+            // A stream of its own, so that how many numbers the matrices above took (more
+            // with more heads) does not change which masks come up.
+            let mut draw = Draw(index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 17);
             let mut cells: Matrix = (0..tokens)
                 .map(|_| {
                     (0..tokens)
@@ -341,6 +383,10 @@ fn draw_lesson(index: u64) -> Drawn {
         tokens,
         d_model,
         d_k,
+        heads,
+        kv_heads,
+        kv_said,
+        w_o,
     }
 }
 
@@ -427,6 +473,53 @@ fn the_random_lessons_cover_every_kind_of_lesson() {
             "sinusoidal without scaling",
             count(&|l| l.positions == Positions::Sinusoidal && l.scale == Some(false)),
         );
+        let several = |l: &Drawn| l.heads > 1;
+        need("16 heads", count(&|l| l.heads == 16));
+        need(
+            "several heads, one K/V group (multi-query)",
+            count(&|l| several(l) && l.kv_heads == 1),
+        );
+        need(
+            "grouped queries (1 < G < H)",
+            count(&|l| l.kv_heads > 1 && l.kv_heads < l.heads),
+        );
+        need(
+            "several heads, a group each",
+            count(&|l| several(l) && l.kv_heads == l.heads),
+        );
+        need(
+            "kv_heads unsaid with several heads",
+            count(&|l| several(l) && !l.kv_said),
+        );
+        need("one head with W_o", count(&|l| l.heads == 1 && l.w_o));
+        need(
+            "several heads with rope",
+            count(&|l| several(l) && l.positions == Positions::Rope),
+        );
+        need(
+            "several heads with sinusoidal positions",
+            count(&|l| several(l) && l.positions == Positions::Sinusoidal),
+        );
+        need(
+            "several heads with learned positions",
+            count(&|l| several(l) && l.positions == Positions::Learned),
+        );
+        need(
+            "several heads given Q, K, V directly",
+            count(&|l| several(l) && l.direct),
+        );
+        need(
+            "several heads with a causal mask",
+            count(&|l| several(l) && l.mask == MaskKind::Causal),
+        );
+        need(
+            "several heads with a written mask",
+            count(&|l| several(l) && l.mask == MaskKind::Written),
+        );
+        need(
+            "several heads, scale = false",
+            count(&|l| several(l) && l.scale == Some(false)),
+        );
     }
     assert!(
         missing.is_empty(),
@@ -507,4 +600,25 @@ fn built_in_lessons_with_literal_numbers_agree_with_numpy() {
     let (agree, report) = run_reference(&python, &pairs);
     println!("{report}");
     assert!(agree, "{report}");
+}
+
+#[test]
+fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
+    let Some(python) = python() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/reference/heads.py");
+    let output = Command::new(&python)
+        .arg(script)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{report}");
+    assert!(
+        report.contains("claims of both lessons check out"),
+        "{report}"
+    );
 }

@@ -15,9 +15,15 @@ fn number(text: &str) -> f64 {
 /// What the written arithmetic of a side gives, for the rules whose arithmetic is one side.
 fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
     match rule {
+        // "(a × b)" terms, or with several heads "[(a × b) + (c × d)]", one group per head.
         Rule::Dot { .. } => Some(
             sides[1]
                 .iter()
+                .flat_map(|term| {
+                    term.trim_start_matches('[')
+                        .trim_end_matches(']')
+                        .split(" + ")
+                })
                 .map(|product| {
                     let inner = product.trim_start_matches('(').trim_end_matches(')');
                     let (a, b) = inner.split_once(" × ").unwrap();

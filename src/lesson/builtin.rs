@@ -9,8 +9,8 @@ pub struct Builtin {
 }
 
 /// In the order of the source documents, then our own lessons: the causal mask, then positions
-/// (format 2).
-pub const BUILTIN: [Builtin; 8] = [
+/// (format 2), then heads (format 2).
+pub const BUILTIN: [Builtin; 10] = [
     Builtin {
         name: "cat-sleeps",
         text: include_str!("../../lessons/cat-sleeps.toml"),
@@ -42,6 +42,14 @@ pub const BUILTIN: [Builtin; 8] = [
     Builtin {
         name: "rope-same-distance",
         text: include_str!("../../lessons/rope-same-distance.toml"),
+    },
+    Builtin {
+        name: "two-heads",
+        text: include_str!("../../lessons/two-heads.toml"),
+    },
+    Builtin {
+        name: "gqa",
+        text: include_str!("../../lessons/gqa.toml"),
     },
 ];
 

@@ -36,6 +36,8 @@ FORMAT1_MATRICES = [
 HEAD_MATRICES = [
     "q", "k", "v", "q_rope", "k_rope", "scores", "scaled", "masked", "weights", "output",
 ]
+# A head's circuits, in lessons with embeddings and W_o.
+CIRCUITS = ["w_qk", "w_ov"]
 
 
 class LessonError(Exception):
@@ -167,15 +169,49 @@ def attend(weights, v):
     return weights @ v
 
 
+# --- Heads ---------------------------------------------------------------------------------
+
+
+def group_of(head, heads, kv_heads):
+    """The K/V group query head `head` (0-based) reads: floor(h / (H / G)), PyTorch's
+    repeat_interleave order (heads 0 .. H/G - 1 share group 0, and so on)."""
+    if heads % kv_heads:
+        raise LessonError(f"kv_heads = {kv_heads} does not divide heads = {heads}")
+    return head // (heads // kv_heads)
+
+
+def block(m, index, width):
+    """Columns index*width .. (index+1)*width - 1 of m: one head's (or group's) columns."""
+    return m[:, index * width:(index + 1) * width]
+
+
+def head_pass(q, k, v, rope, scale, mask):
+    """One head, from its Q, K and V: rotation, scores, scaling, mask, softmax, output."""
+    q_rope = rope_rotate(q) if rope else None
+    k_rope = rope_rotate(k) if rope else None
+    scores = attention_scores(q_rope if rope else q, k_rope if rope else k)
+    # Scaling divides by sqrt(d_k) of ONE head, never of all heads together.
+    scaled = scale_scores(scores, k.shape[1]) if scale else None
+    before_mask = scores if scaled is None else scaled
+    masked = None if mask is None else apply_mask(before_mask, mask)
+    weights = softmax_rows(before_mask if masked is None else masked)
+    return {"q": q, "k": k, "v": v, "q_rope": q_rope, "k_rope": k_rope, "scores": scores,
+            "scaled": scaled, "masked": masked, "weights": weights,
+            "output": attend(weights, v)}
+
+
 # --- The whole pass -------------------------------------------------------------------------
 
 
 def forward(lesson):
-    """Every matrix of the lesson's forward pass, by the JSON's names (None where absent)."""
+    """Every matrix of the lesson's forward pass, by the JSON's names (None where absent), with
+    one dict of matrices per query head under "heads"."""
     tokens = lesson["tokens"]
     seq_len = len(tokens)
+    n_heads = lesson.get("heads", 1)
+    kv_heads = lesson.get("kv_heads", n_heads)
     embeddings = literal_matrix(lesson, "embeddings")
-    w_q, w_k, w_v = (literal_matrix(lesson, key) for key in ("w_q", "w_k", "w_v"))
+    w_q, w_k, w_v, w_o = (literal_matrix(lesson, key) for key in ("w_q", "w_k", "w_v", "w_o"))
     kind = lesson.get("positions", "none")
     rope = kind == "rope"
 
@@ -187,49 +223,74 @@ def forward(lesson):
     elif kind not in ("none", "rope"):
         raise LessonError(f"unknown positions {kind!r}")
 
+    # Q is seq x (H d_k); K and V are seq x (G d_k) and seq x (G d_v): every head's or group's
+    # columns side by side.
     if embeddings is not None:
         x = add_positions(embeddings, positions)
         q, k, v = project(x, w_q), project(x, w_k), project(x, w_v)
     else:
         x = None
         q, k, v = (literal_matrix(lesson, key) for key in ("q", "k", "v"))
+    if q.shape[1] % n_heads or k.shape[1] % kv_heads or v.shape[1] % kv_heads:
+        raise LessonError("a width is not divisible by its number of heads")
+    d_k, d_v = k.shape[1] // kv_heads, v.shape[1] // kv_heads
+    if q.shape[1] // n_heads != d_k:
+        raise LessonError("queries and keys of a head differ in width")
 
-    q_rope = rope_rotate(q) if rope else None
-    k_rope = rope_rotate(k) if rope else None
-    scores = attention_scores(q_rope if rope else q, k_rope if rope else k)
-    d_k = k.shape[1]
-    scaled = scale_scores(scores, d_k) if lesson.get("scale", True) else None
     mask = lesson_mask(lesson, seq_len)
-    before_mask = scores if scaled is None else scaled
-    masked = None if mask is None else apply_mask(before_mask, mask)
-    weights = softmax_rows(before_mask if masked is None else masked)
-    output = attend(weights, v)
-    # Rows whose every key is hidden: only a mask can make a score -inf.
+    heads = []
+    for h in range(n_heads):
+        g = group_of(h, n_heads, kv_heads)
+        head = head_pass(block(q, h, d_k), block(k, g, d_k), block(v, g, d_v), rope,
+                         lesson.get("scale", True), mask)
+        # The circuits (Elhage et al. 2021): W_QK = W_q^h W_k^hT, W_OV = W_v^h W_o^h, where
+        # W_o^h is rows h d_v .. (h+1) d_v - 1 of W_o.
+        if w_o is not None and embeddings is not None:
+            head["w_qk"] = block(w_q, h, d_k) @ block(w_k, g, d_k).T
+            head["w_ov"] = block(w_v, g, d_v) @ w_o[h * d_v:(h + 1) * d_v]
+        heads.append(head)
+    concat = np.concatenate([head["output"] for head in heads], axis=1)
+    output = concat if w_o is None else concat @ w_o
+
+    first = heads[0]
+    masked = first["masked"]
+    # Rows whose every key is hidden: only a mask can make a score -inf (one mask for all
+    # heads, so the rows are the same in every head).
     fully_masked = [] if masked is None else [
         i for i, row in enumerate(masked) if np.all(row == -np.inf)]
+
+    def one_head(key):
+        """A head's matrix at the top level: the head's with one head, null with several."""
+        return first[key] if n_heads == 1 else None
+
+    given = embeddings is None
     return {
         "tokens": list(tokens), "d_k": d_k, "fully_masked_rows": fully_masked,
         "title": lesson["title"],
-        "embeddings": embeddings, "w_q": w_q, "w_k": w_k, "w_v": w_v,
+        "embeddings": embeddings, "w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o,
         "positions": positions, "x": x,
-        "q": q, "k": k, "v": v, "q_rope": q_rope, "k_rope": k_rope,
-        "scores": scores, "scaled": scaled, "mask": mask, "masked": masked,
-        "weights": weights, "output": output,
+        # Q, K, V given whole stay at the top level as the file has them.
+        "q": q if given else one_head("q"), "k": k if given else one_head("k"),
+        "v": v if given else one_head("v"),
+        "q_rope": one_head("q_rope"), "k_rope": one_head("k_rope"),
+        "scores": one_head("scores"), "scaled": one_head("scaled"), "mask": mask,
+        "masked": one_head("masked"), "weights": one_head("weights"),
+        "output": output, "concat": concat, "heads": heads,
     }
 
 
 def expected_values(ours, format1_only):
     """What the JSON document must hold, path by path: format 1's top-level keys (`output`
-    among them), and unless `format1_only` also format 2's `x`, `positions`, `heads[0].*` and
-    `concat`."""
+    among them, the final output), and unless `format1_only` also format 2's `x`, `positions`,
+    `w_o`, `concat` and every key of every head, `heads[h].*`."""
     expected = {key: ours[key] for key in FORMAT1_MATRICES}
     if not format1_only:
-        expected["x"] = ours["x"]
-        expected["positions"] = ours["positions"]
-        for key in HEAD_MATRICES:
-            expected[f"heads[0].{key}"] = ours[key]
-        # One head and no W_O: the concatenation of the heads is that head's output.
-        expected["concat"] = ours["output"]
+        for key in ("x", "positions", "w_o", "concat"):
+            expected[key] = ours[key]
+        for h, head in enumerate(ours["heads"]):
+            for key in HEAD_MATRICES + CIRCUITS:
+                if key in head:
+                    expected[f"heads[{h}].{key}"] = head[key]
     return expected
 
 
@@ -253,14 +314,23 @@ def deviation(ours, numpy):
     return np.where(np.isnan(scaled), np.inf, scaled)
 
 
-def lookup(document, path):
-    """The value at `path` ("key" or "heads[0].key"); raises KeyError when it is missing."""
-    if path.startswith("heads[0]."):
-        heads = document["heads"]
-        if not isinstance(heads, list) or len(heads) != 1:
-            raise KeyError("heads (an array of exactly one head)")
-        return heads[0][path[len("heads[0]."):]]
-    return document[path]
+def split_head_path(path):
+    """("heads[2].weights") -> (2, "weights"); (None, path) for a top-level key."""
+    if not path.startswith("heads["):
+        return None, path
+    index, key = path[len("heads["):].split("].", 1)
+    return int(index), key
+
+
+def lookup(document, path, n_heads):
+    """The value at `path` ("key" or "heads[h].key"); raises KeyError when it is missing."""
+    head, key = split_head_path(path)
+    if head is None:
+        return document[key]
+    heads = document["heads"]
+    if not isinstance(heads, list) or len(heads) != n_heads:
+        raise KeyError(f"heads (an array of exactly {n_heads} heads)")
+    return heads[head][key]
 
 
 class Comparison:
@@ -314,7 +384,24 @@ class Comparison:
         """Every explained cell's value is the value of that cell."""
         for derivation in document.get("derivations") or []:
             key, row, col = derivation["matrix"], derivation["row"], derivation["col"]
-            matrix = ours.get(key)
+            head = derivation.get("head")
+            heads = ours["heads"]
+            if head is not None and not (isinstance(head, int) and 0 <= head < len(heads)):
+                self.problem(lesson, "derivations", f"{key}[{row}][{col}] names head {head!r}, "
+                             f"but there are {len(heads)}")
+                continue
+            if key in HEAD_MATRICES + CIRCUITS:
+                # A head's matrix: the derivation names its head when there are several.
+                if head is None and len(heads) > 1:
+                    self.problem(lesson, "derivations", f"{key}[{row}][{col}] names no head")
+                    continue
+                matrix = heads[head or 0].get(key)
+            elif key == "projected":
+                matrix = ours["output"]  # concat W_o, the final output
+            else:
+                matrix = ours.get(key)
+            if head is not None:
+                key = f"heads[{head}].{key}"
             if matrix is None:
                 self.problem(lesson, "derivations", f"a derivation of `{key}`, which numpy "
                              "does not have")
@@ -358,15 +445,18 @@ def compare_lesson(comparison, lesson_path, json_path, format1_only):
 def compare_document(comparison, lesson_path, ours, document, format1_only):
     """Compares a JSON document with the reference's matrices `ours`."""
     missing_heads = False
+    n_heads = len(ours["heads"])
     for key, numpy in expected_values(ours, format1_only).items():
         try:
-            value = lookup(document, key)
+            value = lookup(document, key, n_heads)
         except (KeyError, TypeError, IndexError) as error:
-            if key.startswith("heads[0].") and not isinstance(document.get("heads"), list):
-                # Said once for the whole array, not once for each of its ten keys.
+            heads = document.get("heads")
+            if key.startswith("heads[") and not (isinstance(heads, list)
+                                                 and len(heads) == n_heads):
+                # Said once for the whole array, not once for each of its keys.
                 if not missing_heads:
-                    comparison.problem(lesson_path, "heads", "missing from the JSON, or not "
-                                       "an array")
+                    comparison.problem(lesson_path, "heads", "missing from the JSON, or "
+                                       f"not an array of {n_heads} heads")
                 missing_heads = True
                 continue
             comparison.problem(lesson_path, key, f"missing from the JSON ({error})")
@@ -389,12 +479,17 @@ def written_document(ours):
         words = {-np.inf: "-inf", np.inf: "inf"}
         return [[words.get(cell, float(cell)) for cell in row] for row in matrix]
 
-    document = {key: rows(ours[key]) for key in FORMAT1_MATRICES + ["x", "positions"]}
-    document["heads"] = [{key: rows(ours[key]) for key in HEAD_MATRICES}]
-    document["concat"] = rows(ours["output"])
+    top = FORMAT1_MATRICES + ["x", "positions", "w_o", "concat"]
+    document = {key: rows(ours[key]) for key in top}
+    document["heads"] = [{key: rows(value) for key, value in head.items()}
+                         for head in ours["heads"]]
     document.update({key: ours[key] for key in ("tokens", "d_k", "fully_masked_rows", "title")})
-    document["derivations"] = [{"matrix": "weights", "row": 0, "col": 1,
-                                "value": float(ours["weights"][0, 1])}]
+    last = len(ours["heads"]) - 1
+    derivation = {"matrix": "weights", "row": 0, "col": 1,
+                  "value": float(ours["heads"][last]["weights"][0, 1])}
+    if last:
+        derivation["head"] = last
+    document["derivations"] = [derivation]
     return document
 
 
@@ -533,6 +628,101 @@ def self_test():
     comparison = Comparison()
     compare_document(comparison, "hand", result, document, True)
     check("format 1 keys alone ignore heads", comparison.problems == [])
+
+    # Two heads worked by hand: X = I, W_q = I (head 1 asks with column 1, head 2 with column
+    # 2), one K/V group (multi-query) with k = [2, 0] and v = [1, 3], unscaled, no mask.
+    # Head 1's scores: row a [2, 0], row b [0, 0]; head 2's: row a [0, 0], row b [2, 0].
+    # W_o = [[1, 0], [0, 10]].
+    lesson = {"title": "t", "tokens": ["a", "b"], "embeddings": [[1, 0], [0, 1]],
+              "heads": 2, "kv_heads": 1, "w_q": [[1, 0], [0, 1]], "w_k": [[2], [0]],
+              "w_v": [[1], [3]], "w_o": [[1, 0], [0, 10]], "scale": False}
+    result = forward(lesson)
+    heads = result["heads"]
+    e2 = math.e ** 2
+    a = (e2 * 1 + 1 * 3) / (e2 + 1)  # weights e^2/(1+e^2), 1/(1+e^2) on v = [1, 3]
+    check("two heads: two heads", len(heads) == 2)
+    check("two heads: head 1 scores", np.array_equal(heads[0]["scores"], [[2, 0], [0, 0]]))
+    check("two heads: head 2 scores", np.array_equal(heads[1]["scores"], [[0, 0], [2, 0]]))
+    check("two heads: both read the one group's keys and values",
+          np.array_equal(heads[0]["k"], [[2], [0]]) and np.array_equal(heads[1]["v"], [[1], [3]]))
+    check("two heads: head 1 weights", np.allclose(
+        heads[0]["weights"], [[e2 / (1 + e2), 1 / (1 + e2)], [0.5, 0.5]], rtol=0, atol=1e-15))
+    check("two heads: head 2 weights", np.allclose(
+        heads[1]["weights"], [[0.5, 0.5], [e2 / (1 + e2), 1 / (1 + e2)]], rtol=0, atol=1e-15))
+    check("two heads: concat is head 1 then head 2", np.allclose(
+        result["concat"], [[a, 2], [2, a]], rtol=0, atol=1e-15))
+    check("two heads: output is concat W_o", np.allclose(
+        result["output"], [[a, 20], [2, 10 * a]], rtol=0, atol=1e-14))
+    check("two heads: W_QK per head", np.array_equal(heads[0]["w_qk"], [[2, 0], [0, 0]])
+          and np.array_equal(heads[1]["w_qk"], [[0, 0], [2, 0]]))
+    check("two heads: W_OV per head uses its rows of W_o",
+          np.array_equal(heads[0]["w_ov"], [[1, 0], [3, 0]])
+          and np.array_equal(heads[1]["w_ov"], [[0, 10], [0, 30]]))
+    check("two heads: the top level has no single head's weights", result["weights"] is None
+          and result["q"] is None and result["scores"] is None)
+    check("two heads: d_k is one head's", result["d_k"] == 1)
+    check("groups: 4 heads in 2 groups read 0, 0, 1, 1 (repeat_interleave), not 0, 1, 0, 1",
+          [group_of(h, 4, 2) for h in range(4)] == [0, 0, 1, 1])
+    check("groups: 6 heads in 3 groups", [group_of(h, 6, 3) for h in range(6)]
+          == [0, 0, 1, 1, 2, 2])
+    try:
+        group_of(0, 4, 3)
+        check("groups: 3 groups cannot share 4 heads", False)
+    except LessonError:
+        pass
+    # RoPE turns each head's d_k columns as its own vector: a 1 in the first column of head
+    # 2 (column 3 of 4) at position 1 turns by 1 radian (i = 0 of d_k = 2), not by 0.01 (pair
+    # i = 1 of a 4-wide vector).
+    lesson = {"title": "t", "tokens": ["a", "b"], "heads": 2, "positions": "rope",
+              "q": [[0, 0, 0, 0], [0, 0, 1, 0]], "k": [[0, 0, 0, 0], [0, 0, 0, 0]],
+              "v": [[1, 1], [1, 1]], "w_o": [[1], [1]]}
+    result = forward(lesson)
+    check("rope per head: head 2 turns by 1 radian at position 1", np.allclose(
+        result["heads"][1]["q_rope"][1], [math.cos(1), math.sin(1)], rtol=0, atol=1e-15))
+    check("rope per head: given Q stays whole at the top level",
+          np.array_equal(result["q"], [[0, 0, 0, 0], [0, 0, 1, 0]]))
+    check("rope per head: no circuits without embeddings", "w_qk" not in result["heads"][0])
+    # Scaling by one head's d_k: 2 heads of d_k 2 divide by sqrt 2, not by sqrt 4.
+    lesson = {"title": "t", "tokens": ["a"], "heads": 2, "q": [[1, 1, 2, 2]],
+              "k": [[1, 1, 1, 1]], "v": [[1, 2]], "w_o": [[1], [1]]}
+    result = forward(lesson)
+    check("scaling: by sqrt of one head's d_k", np.allclose(
+        [head["scaled"][0, 0] for head in result["heads"]], [2 / math.sqrt(2), 4 / math.sqrt(2)],
+        rtol=0, atol=1e-15))
+    check("one token: concat [1, 2], output 3", np.array_equal(result["output"], [[3.0]]))
+
+    # Whole documents with several heads: the right one agrees; heads swapped, a missing
+    # head, a wrong circuit or a derivation without its head do not.
+    lesson = {"title": "t", "tokens": ["a", "b", "c"], "embeddings": m[:3, :3].tolist(),
+              "heads": 4, "kv_heads": 2, "w_q": m[:3, :4].tolist(), "w_k": m[2:5, :2].tolist(),
+              "w_v": m[1:4, 2:4].tolist(), "w_o": m[:4, :3].tolist(), "mask": "causal",
+              "positions": "sinusoidal"}
+    result = forward(lesson)
+    document = json.loads(json.dumps(written_document(result)))
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("a right 4-head document agrees", comparison.problems == [])
+    swapped = json.loads(json.dumps(document))
+    swapped["heads"][0], swapped["heads"][1] = swapped["heads"][1], swapped["heads"][0]
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, swapped, False)
+    check("heads in the wrong order are reported", len(comparison.problems) >= 1)
+    shorter = json.loads(json.dumps(document))
+    shorter["heads"].pop()
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, shorter, False)
+    check("a missing head is reported once", len(comparison.problems) == 1)
+    wrong = json.loads(json.dumps(document))
+    wrong["heads"][3]["w_ov"][0][0] += 1e-6
+    wrong["derivations"][0].pop("head")
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, wrong, False)
+    check("a wrong W_OV cell and a derivation naming no head are reported",
+          len(comparison.problems) == 2)
+    # A binary that gave every query head group (h mod G), not floor(h / (H/G)), would have
+    # other keys in heads 1 and 2: the reference must tell.
+    check("the other grouping order gives other keys", not np.array_equal(
+        result["heads"][1]["k"], block(project(result["x"], result["w_k"]), 1, 1)))
 
     # The comparison itself: it must reject a wrong cell and accept the tolerance.
     numpy = np.array([[1.0, 100.0, -np.inf]])
