@@ -474,9 +474,9 @@ fn on_concat_the_head_shown_follows_the_block_under_the_cursor() {
     }
     assert_eq!(head(&app), 1);
     let screen = common::screen(&app, 80, 24);
-    assert!(screen.contains("output⁽²⁾"), "{screen}");
+    assert!(screen.contains("head⁽²⁾"), "{screen}");
     assert!(
-        screen.contains("concat[The, 3] = output⁽²⁾[The, 1]"),
+        screen.contains("concat[The, 3] = head⁽²⁾[The, 1]"),
         "{screen}"
     );
 }

@@ -47,7 +47,9 @@ pub fn run(
     let sections: Result<Vec<Section>, String> = steps
         .iter()
         .flat_map(|step| {
+            // All heads is about every head at once: one section, whose note points to them.
             let per_head = heads > 1
+                && *step != Step::AllHeads
                 && lesson_steps.contains(step)
                 && crate::app::screens::is_per_head(*step, &attention, MatrixName::Output);
             let shown_heads: Vec<Option<usize>> = if per_head {
