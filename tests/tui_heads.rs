@@ -549,3 +549,34 @@ fn a_lesson_of_one_head_with_w_o_projects_its_output_and_names_no_head() {
         header(&app)
     );
 }
+
+#[test]
+fn arriving_on_concat_from_head_2_shows_the_head_the_cursors_cell_comes_from() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "softmax");
+    update(&mut app, Action::NextHead);
+    assert_eq!(head(&app), 1);
+    common::go_to(&mut app, "concat");
+    // The cursor starts on concat's column 1, head 1's: head 1's output is the one beside it.
+    assert_eq!(head(&app), 0);
+    let screen = common::screen(&app, 80, 24);
+    assert!(
+        screen.contains("concat[The, 1] = head⁽¹⁾[The, 1]"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn changing_the_head_on_concat_moves_the_cursor_to_that_heads_block() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "concat");
+    update(&mut app, Action::Move(attn_tutor::app::Direction::Right));
+    update(&mut app, Action::NextHead);
+    assert_eq!(head(&app), 1);
+    let screen = common::screen(&app, 80, 24);
+    // Column 2 of head 1's block becomes column 2 of head 2's: concat column 4.
+    assert!(
+        screen.contains("concat[The, 4] = head⁽²⁾[The, 2]"),
+        "{screen}"
+    );
+}

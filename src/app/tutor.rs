@@ -129,6 +129,18 @@ impl Tutor {
     /// Shows head `head` (clamped to the lesson's heads); the cursors stay where they are.
     pub fn set_head(&mut self, head: usize) {
         self.head = head.min(self.heads().query.saturating_sub(1));
+        // On concat the cursor goes to the same place in the new head's block, so that the
+        // head's output beside concat is still the one the cursor's cell is copied from.
+        if self.focus == MatrixName::Concat {
+            let mut cursor = self.cursor(MatrixName::Concat);
+            let width = self.values(MatrixName::Concat).map_or(0, DMatrix::ncols)
+                / self.heads().query.max(1);
+            if width > 0 && !cursor.on_label {
+                cursor.col = self.head * width + cursor.col % width;
+                self.cursors
+                    .insert(MatrixName::Concat, self.clamped(MatrixName::Concat, cursor));
+            }
+        }
         self.clear_marks();
     }
 
@@ -158,6 +170,10 @@ impl Tutor {
         self.step_index = index.min(self.steps.len() - 1);
         self.focus = screens::result(self.step(), &self.attention, self.choice());
         self.narration_scroll = 0;
+        // Concat's cursor decides the head shown beside it (see `set_cursor`).
+        if self.focus == MatrixName::Concat {
+            self.set_cursor(MatrixName::Concat, self.cursor(MatrixName::Concat));
+        }
         self.clear_marks();
     }
 
