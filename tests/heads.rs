@@ -431,3 +431,30 @@ fn a_narrow_lesson_with_w_o_has_circuits() {
     let attention = Attention::compute(&loaded.lesson);
     assert!(attention.has(MatrixName::WQK) && attention.has(MatrixName::WOV));
 }
+
+#[test]
+fn dividing_by_the_square_root_of_every_heads_width_is_named() {
+    // two-heads: d_model 5, two heads of d_k 2, so √(H·d_k) = 2 is neither √d_k nor √d_model.
+    let builtin = attn_tutor::lesson::BUILTIN
+        .iter()
+        .find(|lesson| lesson.name == "two-heads")
+        .unwrap();
+    let loaded = attn_tutor::lesson::load_text("two-heads", None, builtin.text.to_string())
+        .unwrap_or_else(|error| panic!("{}", error.render(false)));
+    let attention = Attention::compute(&loaded.lesson);
+    let fox = attention
+        .tokens
+        .iter()
+        .position(|token| token == "fox")
+        .unwrap();
+    let score = attention.matrix_in(MatrixName::Scores, 1).unwrap()[(fox, fox)];
+    let cell = Cell::new(MatrixName::Scaled, fox, fox).in_head(1);
+    assert_eq!(
+        slip_of(&attention, cell, score / 2.0),
+        Some(SlipKind::ScaledByAllHeadsWidth)
+    );
+    assert_eq!(
+        slip_of(&attention, cell, score / 5f64.sqrt()),
+        Some(SlipKind::ScaledByModelWidth)
+    );
+}

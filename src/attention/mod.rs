@@ -531,6 +531,9 @@ fn evaluate(
         Op::Scale { of } => match variant {
             Some(Variant::SkipScale) => get(of).clone(),
             Some(Variant::ScaleByModelWidth) => get(of) / (operands.model_width as f64).sqrt(),
+            Some(Variant::ScaleByAllHeadsWidth) => {
+                get(of) / (scale_divisor * (operands.heads.query as f64).sqrt())
+            }
             _ => get(of) / scale_divisor,
         },
         Op::Mask { of, mask } => match variant {

@@ -30,6 +30,8 @@ pub enum Variant {
     RotatedBackwards,
     /// Scores divided by √d_model (every head's width together) instead of one head's √d_k.
     ScaleByModelWidth,
+    /// Scores divided by √(H·d_k), every head's queries together, instead of one head's √d_k.
+    ScaleByAllHeadsWidth,
     /// Every head's weights averaged into one, instead of each head its own softmax.
     AveragedHeads,
     /// Another K/V group's keys or values (or their weights): the next group's, or the next
@@ -67,7 +69,11 @@ impl Variant {
                 Variant::PositionsFromOne,
                 Variant::ExponentByColumn,
             ],
-            Op::Scale { .. } => &[Variant::SkipScale, Variant::ScaleByModelWidth],
+            Op::Scale { .. } => &[
+                Variant::SkipScale,
+                Variant::ScaleByModelWidth,
+                Variant::ScaleByAllHeadsWidth,
+            ],
             Op::Mask { .. } => &[Variant::SkipMask],
             Op::RowSoftmax { .. } => &[
                 Variant::ExpOnly,

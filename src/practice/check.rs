@@ -96,6 +96,8 @@ pub enum SlipKind {
     RotatedBackwards,
     /// Scores divided by √d_model instead of one head's √d_k.
     ScaledByModelWidth,
+    /// Scores divided by √(H·d_k), every head's width together, instead of one head's √d_k.
+    ScaledByAllHeadsWidth,
     /// The heads' weights averaged instead of this head's own softmax.
     AveragedHeads,
     /// Another K/V group's keys or values (or another head's).
@@ -125,6 +127,7 @@ impl SlipKind {
             Variant::ExponentByColumn => SlipKind::WrongExponent,
             Variant::RotatedBackwards => SlipKind::RotatedBackwards,
             Variant::ScaleByModelWidth => SlipKind::ScaledByModelWidth,
+            Variant::ScaleByAllHeadsWidth => SlipKind::ScaledByAllHeadsWidth,
             Variant::AveragedHeads => SlipKind::AveragedHeads,
             Variant::WrongGroup => SlipKind::WrongGroup,
             Variant::ConcatReversed | Variant::ConcatInterleaved => SlipKind::ConcatOrder,
@@ -139,7 +142,10 @@ impl SlipKind {
     fn carries(self, source: MatrixName, target: MatrixName) -> bool {
         match self {
             // Dividing by √d_model is the learner's idea of the formula, like forgetting to scale.
-            SlipKind::ForgotScaling | SlipKind::ForgotMask | SlipKind::ScaledByModelWidth => true,
+            SlipKind::ForgotScaling
+            | SlipKind::ForgotMask
+            | SlipKind::ScaledByModelWidth
+            | SlipKind::ScaledByAllHeadsWidth => true,
             SlipKind::SwappedQueryKey
             | SlipKind::SinCosSwapped
             | SlipKind::PositionsFromOne
@@ -237,6 +243,12 @@ impl Slip {
             }
             (S::ScaledByModelWidth, _) => {
                 "That comes from scores divided by √d_model: each head divides by its own √d_k."
+            }
+            (S::ScaledByAllHeadsWidth, M::Scaled) => {
+                "That divides by √(H·d_k), all heads' width: each head divides by its own √d_k."
+            }
+            (S::ScaledByAllHeadsWidth, _) => {
+                "That comes from scores divided by √(H·d_k): each head divides by its own √d_k."
             }
             (S::AveragedHeads, _) => {
                 "That is every head's weights averaged: each head takes its own softmax."
