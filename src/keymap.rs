@@ -242,7 +242,8 @@ pub static GO_TO_STEP: Entry = Entry {
     keys: &[&[code(Code::StepNumber, NoControl, |digit| {
         Action::GoToStep(digit.to_digit(10).unwrap_or(1) as usize)
     })]],
-    help: &["go to step (numbered in the header)"],
+    // A lesson of heads has up to 13 steps; one digit reaches the first nine.
+    help: &["go to step 1 … 9 (later ones: n, End)"],
     // No bottom line names it: how many steps there are is the header's to say.
     short: "",
 };
