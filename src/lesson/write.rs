@@ -300,7 +300,8 @@ decimals = 3       # digits shown after the point
 
 [narration]
 # Optional: your own words for each step (embedding, positions, projection, rotation, scores,
-# scaling, masking, softmax, output). Steps without narration get a default text.
+# scaling, masking, softmax, all_heads, output, concat, output_projection, circuits). Steps
+# without narration get a default text.
 scores = "Each query meets every key: the dot product grows with how well they align and with how long they are."
 
 # [expected]
