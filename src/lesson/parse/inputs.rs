@@ -173,6 +173,29 @@ impl Mismatch<'_> {
     fn in_blocks(&self) -> bool {
         self.blocks > 1 || self.set_blocks > 1
     }
+
+    /// "1 column", "3 columns": one block's width as found.
+    fn block_width(&self) -> String {
+        plural(self.found / self.blocks.max(1), "column")
+    }
+
+    /// When the width found is a whole number of K/V groups that divides the heads, the
+    /// mistake may be `kv_heads` rather than the matrix: said as another way out.
+    fn other_group_count(&self) -> String {
+        let groups = self.found.checked_div(self.per_block).unwrap_or(0);
+        let fits = groups > 0
+            && self.found.is_multiple_of(self.per_block)
+            && groups != self.blocks
+            && self.set_blocks.is_multiple_of(groups);
+        if fits {
+            format!(
+                ", or, if it holds {}, set `kv_heads = {groups}`",
+                plural(groups, "K/V group")
+            )
+        } else {
+            String::new()
+        }
+    }
 }
 
 /// How one axis is checked: what sets its length, and what a matrix that disagrees is told.
@@ -237,10 +260,10 @@ const AXIS_RULES: [AxisRule; 4] = [
         message: |m| {
             if m.in_blocks() {
                 format!(
-                    "each of `{}`'s {} has {} columns, but each of `{}`'s {} has {} (d_k must agree)",
+                    "each of `{}`'s {} has {}, but each of `{}`'s {} has {} (d_k must agree)",
                     m.key,
                     plural(m.blocks, m.noun),
-                    m.found / m.blocks,
+                    m.block_width(),
                     m.set_by,
                     plural(m.set_blocks, m.set_noun),
                     m.per_block
@@ -260,8 +283,12 @@ const AXIS_RULES: [AxisRule; 4] = [
             let why = "queries and keys have the same width d_k, so that q · k is defined";
             if m.in_blocks() {
                 format!(
-                    "{why}: give `{}` {} × {} = {} columns",
-                    m.key, m.blocks, m.per_block, m.expected
+                    "{why}: give `{}` {} × {} = {} columns{}",
+                    m.key,
+                    m.blocks,
+                    m.per_block,
+                    m.expected,
+                    m.other_group_count()
                 )
             } else {
                 why.to_string()
@@ -290,10 +317,10 @@ const AXIS_RULES: [AxisRule; 4] = [
                 m.per_block
             ),
             Dimension::Columns => format!(
-                "each of `{}`'s {} has {} columns, but each of `{}`'s {} has {} (d_v must agree)",
+                "each of `{}`'s {} has {}, but each of `{}`'s {} has {} (d_v must agree)",
                 m.key,
                 plural(m.blocks, m.noun),
-                m.found / m.blocks.max(1),
+                m.block_width(),
                 m.set_by,
                 plural(m.set_blocks, m.set_noun),
                 m.per_block
@@ -308,8 +335,12 @@ const AXIS_RULES: [AxisRule; 4] = [
                 key = m.key
             ),
             Dimension::Columns => format!(
-                "give `{}` {} × {} = {} columns",
-                m.key, m.blocks, m.per_block, m.expected
+                "give `{}` {} × {} = {} columns{}",
+                m.key,
+                m.blocks,
+                m.per_block,
+                m.expected,
+                m.other_group_count()
             ),
         },
     },
