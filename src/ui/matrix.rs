@@ -54,6 +54,9 @@ pub fn label(tutor: &Tutor, matrix: MatrixName, index: usize, row: bool) -> Stri
 /// Rows of a panel above its numbers: the caption and the column headers.
 const HEAD_ROWS: u16 = 2;
 
+/// The columns a cell may take for its column label when its numbers are narrower.
+const LABEL_ROOM: usize = 5;
+
 /// What a matrix needs on screen, measured once per frame: its size, its widest labels and
 /// numbers. The layout tries number formats and arrangements against it without rescanning.
 #[derive(Debug, Clone)]
@@ -119,10 +122,11 @@ impl Shape {
         }
     }
 
-    /// Columns of each cell: the widest number, or a little more for a longer column label.
+    /// Columns of each cell: the widest number, or a little more for a longer column label
+    /// (up to a short word's 5 columns, so that `rain` over numbers of one digit is read whole).
     fn cell_width(&self, cap: usize) -> usize {
         let natural = self.number_width(self.decimals(cap));
-        natural.max(self.header_width.min(natural + 2))
+        natural.max(self.header_width.min((natural + 2).max(LABEL_ROOM)))
     }
 
     /// The width that shows every column at `cap` decimals, with room for at least the
