@@ -339,6 +339,7 @@ const MATRICES: [MatrixEntry; 22] = [
         on_demand: true,
     },
 ];
+
 impl MatrixName {
     /// Every matrix, in table order.
     pub const ALL: [MatrixName; 22] = [

@@ -174,6 +174,20 @@ impl Mismatch<'_> {
         self.blocks > 1 || self.set_blocks > 1
     }
 
+    /// Each head block of this matrix is not as wide as each of `set_by`'s: `width` (d_k, d_v)
+    /// must agree.
+    fn blocks_disagree(&self, width: &str) -> String {
+        format!(
+            "each of `{}`'s {} has {}, but each of `{}`'s {} has {} ({width} must agree)",
+            self.key,
+            plural(self.blocks, self.noun),
+            self.block_width(),
+            self.set_by,
+            plural(self.set_blocks, self.set_noun),
+            self.per_block
+        )
+    }
+
     /// "1 column", "3 columns": one block's width as found.
     fn block_width(&self) -> String {
         plural(self.found / self.blocks.max(1), "column")
@@ -259,15 +273,7 @@ const AXIS_RULES: [AxisRule; 4] = [
         set_by_tokens: false,
         message: |m| {
             if m.in_blocks() {
-                format!(
-                    "each of `{}`'s {} has {}, but each of `{}`'s {} has {} (d_k must agree)",
-                    m.key,
-                    plural(m.blocks, m.noun),
-                    m.block_width(),
-                    m.set_by,
-                    plural(m.set_blocks, m.set_noun),
-                    m.per_block
-                )
+                m.blocks_disagree("d_k")
             } else {
                 format!(
                     "`{}` has {} {}s, but `{}` has {}",
@@ -316,15 +322,7 @@ const AXIS_RULES: [AxisRule; 4] = [
                 m.blocks,
                 m.per_block
             ),
-            Dimension::Columns => format!(
-                "each of `{}`'s {} has {}, but each of `{}`'s {} has {} (d_v must agree)",
-                m.key,
-                plural(m.blocks, m.noun),
-                m.block_width(),
-                m.set_by,
-                plural(m.set_blocks, m.set_noun),
-                m.per_block
-            ),
+            Dimension::Columns => m.blocks_disagree("d_v"),
         },
         help: |m| match m.dimension {
             Dimension::Rows => format!(
