@@ -56,3 +56,16 @@ fn a_matrix_every_head_shares_is_printed_once() {
         "{text_all}"
     );
 }
+
+#[test]
+fn json_derivations_name_every_head_they_come_from() {
+    let json: serde_json::Value =
+        serde_json::from_str(&common::show("gqa", &["--format", "json"])).unwrap();
+    let heads: std::collections::BTreeSet<u64> = json["derivations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|derivation| derivation["head"].as_u64())
+        .collect();
+    assert_eq!(heads.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+}

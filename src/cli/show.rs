@@ -472,11 +472,9 @@ fn write_json(
     sections: &[Section],
 ) -> io::Result<()> {
     let lesson = &loaded.lesson;
-    // The JSON keeps the derivations it always had: the first head's (the others' sections
-    // are the text's and the handout's).
+    // Every section's derivations: with several heads, each head's, told apart by `head`.
     let derivations: Vec<DerivationJson> = sections
         .iter()
-        .filter(|section| section.head_index() == 0)
         .flat_map(|section| &section.derivations)
         .filter_map(|(cell, _)| attention.derive((*cell)?))
         .map(|derivation| DerivationJson {
