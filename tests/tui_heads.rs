@@ -580,3 +580,21 @@ fn changing_the_head_on_concat_moves_the_cursor_to_that_heads_block() {
         "{screen}"
     );
 }
+
+#[test]
+fn all_heads_at_80x24_shows_the_picked_rows_every_weight() {
+    let text = common::many_heads(4, 6).replace(
+        r#""w00", "w01", "w02", "w03", "w04", "w05""#,
+        r#""alpha", "beta", "gamma", "delta", "eps", "zeta""#,
+    );
+    assert!(text.contains("zeta"));
+    let mut app = common::lesson_app("six", &text);
+    common::go_to(&mut app, "all_heads");
+    let screen = common::screen(&app, 80, 24);
+    for key in ["alpha", "beta", "gamma", "delta", "eps", "zeta"] {
+        assert!(
+            screen.contains(&format!("{key} 0.")) || screen.contains(&format!("{key} 1.")),
+            "no weight of {key}:\n{screen}"
+        );
+    }
+}

@@ -170,9 +170,38 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let rows_of_maps = grid.heads.len().div_ceil(grid.across) as u16;
     let first = area.y + rows_of_maps * (map_height + 1) - 1;
     let width = usize::from(area.width.saturating_sub(1));
-    for (y, (text, style)) in (first..area.bottom()).zip(foot(tutor, theme, &grid)) {
+    let lines = foot(tutor, theme, &grid)
+        .into_iter()
+        .flat_map(|(text, style)| {
+            wrap_at_dots(&text, width)
+                .into_iter()
+                .map(move |line| (line, style))
+        });
+    for (y, (text, style)) in (first..area.bottom()).zip(lines) {
         buf.set_stringn(area.x + 1, y, fit(&text, width), width, style);
     }
+}
+
+/// A line too wide for `width` broken where its parts meet (` · `), the parts after the first
+/// line indented by two columns: a row of weights is read whole, key by key.
+fn wrap_at_dots(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for part in text.split(" · ") {
+        let joined = if current.is_empty() {
+            part.to_string()
+        } else {
+            format!("{current} · {part}")
+        };
+        if columns(&joined) <= width || current.is_empty() {
+            current = joined;
+        } else {
+            lines.push(current);
+            current = format!("  {part}");
+        }
+    }
+    lines.push(current);
+    lines
 }
 
 /// One head's map: its title (the picked head marked), key labels, and a row per query.
