@@ -598,3 +598,16 @@ fn all_heads_at_80x24_shows_the_picked_rows_every_weight() {
         );
     }
 }
+
+#[test]
+fn practice_names_the_heads_matrix_it_hides() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "output");
+    update(&mut app, Action::NextHead);
+    update(&mut app, Action::TogglePractice);
+    assert!(
+        status(&app).contains("predict each hidden cell of head⁽²⁾"),
+        "{}",
+        status(&app)
+    );
+}

@@ -169,7 +169,7 @@ pub fn toggle(tutor: &mut Tutor) -> Status {
             tutor.focus_on(target);
             Status::info(format!(
                 "Practice: predict each hidden cell of {}. Type your answer · t hint · x stop",
-                symbols(&targets)
+                symbols(tutor, &targets)
             ))
         }
         None => Status::info("Practice: nothing to predict on this step; n goes on · x stops"),
@@ -195,11 +195,15 @@ pub fn toggle_row(tutor: &mut Tutor) -> Status {
     })
 }
 
-/// "Q", "Q and K", "Q, K and V".
-pub fn symbols(matrices: &[MatrixName]) -> String {
-    let names: Vec<&str> = matrices.iter().map(|matrix| matrix.symbol()).collect();
+/// "Q", "Q and K", "Q, K and V", each as the screen names it: in the head on screen
+/// (`head⁽²⁾`, `scores⁽²⁾`) when the lesson has several.
+pub fn symbols(tutor: &Tutor, matrices: &[MatrixName]) -> String {
+    let names: Vec<String> = matrices
+        .iter()
+        .map(|matrix| tutor.attention.symbol_in(*matrix, tutor.head))
+        .collect();
     match names.split_last() {
-        Some((last, [])) => (*last).to_string(),
+        Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
         None => String::new(),
     }

@@ -167,14 +167,14 @@ pub fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
         }
         _ => lines.extend(plain(&format!(
             "Move to a ? in {} to predict it; [ ] change matrix.",
-            practice_symbols(&targets)
+            practice_symbols(tutor, &targets)
         ))),
     }
     let left = tutor.hidden_cells().len();
     let step = tutor.step_score();
     // Where the step predicts more than one matrix (Q, K and V), say so: only one is on screen.
     let place = if targets.len() > 1 {
-        format!(" in {}", practice_symbols(&targets))
+        format!(" in {}", practice_symbols(tutor, &targets))
     } else {
         String::new()
     };
