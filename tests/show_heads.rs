@@ -69,3 +69,31 @@ fn json_derivations_name_every_head_they_come_from() {
         .collect();
     assert_eq!(heads.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
 }
+
+#[test]
+fn concat_of_one_head_is_captioned_as_the_blocks_it_holds() {
+    let text = common::TWO_HEADS
+        .replace("heads = 2\n", "")
+        .replace(
+            "w_q = [\n  [1, 0, 2, 0],\n  [0, 1, 0, 2],\n  [1, 1, 0, 0],\n  [0, 0, 1, 1],\n]",
+            "w_q = [[1, 0], [0, 1], [1, 1], [0, 0]]",
+        )
+        .replace(
+            "w_k = [\n  [0, 1, 2, 0],\n  [1, 0, 0, 2],\n  [0, 0, 1, 0],\n  [1, 1, 0, 1],\n]",
+            "w_k = [[0, 1], [1, 0], [0, 0], [1, 1]]",
+        )
+        .replace(
+            "w_v = [\n  [1, 0, 0, 1],\n  [0, 1, 1, 0],\n  [1, 1, 0, 0],\n  [0, 0, 1, 1],\n]",
+            "w_v = [[1, 0], [0, 1], [1, 1], [0, 0]]",
+        )
+        .replace(
+            "w_o = [\n  [1, 0, 0, 0],\n  [0, 1, 0, 0],\n  [0, 0, 1, 0],\n  [0, 0, 0, 1],\n]",
+            "w_o = [[1, 2], [3, 4]]",
+        );
+    assert!(!text.contains("heads = 2"), "{text}");
+    let shown = show_lesson(&text, &["--step", "output_projection"]);
+    assert!(
+        shown.contains("concat = [head] (every head's output side by side)"),
+        "{shown}"
+    );
+}

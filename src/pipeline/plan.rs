@@ -333,18 +333,6 @@ impl Plan {
         }
     }
 
-    /// A caption for a table of this matrix: its symbol, its formula, and what it is.
-    pub fn caption(&self, name: MatrixName) -> String {
-        let formula = self
-            .origin(name)
-            .and_then(|origin| origin.formula(|operand| self.symbol(operand).to_string()));
-        let symbol = self.symbol(name);
-        match formula {
-            Some(formula) => self.captioned(format!("{symbol} = {formula}"), name),
-            None => self.captioned(symbol.to_string(), name),
-        }
-    }
-
     /// `equation` (a symbol, or `symbol = formula`) followed by what the matrix is, in
     /// parentheses, when it has words: the caption of a table of it.
     pub fn captioned(&self, equation: String, name: MatrixName) -> String {

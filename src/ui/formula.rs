@@ -27,9 +27,6 @@ pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Optio
 /// symbols when the lesson has several heads (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ`): the tutor's panels
 /// and `show`'s tables say the same.
 pub fn caption_in(attention: &Attention, matrix: MatrixName, head: usize) -> String {
-    if attention.heads().query < 2 {
-        return attention.plan.caption(matrix);
-    }
     let equation =
         formula_in(attention, matrix, head).unwrap_or_else(|| attention.symbol_in(matrix, head));
     attention.plan.captioned(equation, matrix)
