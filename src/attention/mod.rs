@@ -192,9 +192,7 @@ impl Attention {
 
     /// The attention weights of one query head.
     pub fn weights_of(&self, head: usize) -> &DMatrix<f64> {
-        static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
-            std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
-        self.softmax.get(head).map_or(&EMPTY, |rows| &rows.weights)
+        self.softmax.get(head).map_or(empty(), |rows| &rows.weights)
     }
 
     /// A query head's softmax with its working.
@@ -376,6 +374,13 @@ fn each_slot<T: Send>(count: usize, parallel: bool, value: impl Fn(usize) -> T +
     results.iter_mut().filter_map(Option::take).collect()
 }
 
+/// The matrix a lesson does not have, for a getter that returns a matrix either way.
+fn empty() -> &'static DMatrix<f64> {
+    static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
+        std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
+    &EMPTY
+}
+
 /// `⁽²⁾` for head index 1: the head counted from 1, in superscript digits.
 pub fn head_superscript(head: usize) -> String {
     const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
@@ -455,11 +460,9 @@ impl Operands<'_> {
     }
 
     fn of_head(&self, name: MatrixName, head: usize) -> &DMatrix<f64> {
-        static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
-            std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
         self.matrices[name.index()]
             .get(self.heads.slot(name.per(), head))
-            .map_or(&EMPTY, |matrix| &**matrix)
+            .map_or(empty(), |matrix| &**matrix)
     }
 
     /// The operand as another K/V group has it: the next group's, or with one group per head
