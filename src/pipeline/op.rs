@@ -78,7 +78,8 @@ impl Op {
             Op::Scale { of } => format!("{} / √d_k", symbol(of)),
             Op::Mask { of, mask } => format!("{} + {}", symbol(of), symbol(mask)),
             Op::RowSoftmax { .. } => "softmax(rows)".to_string(),
-            Op::Concat { of } => format!("concat(every head's {})", symbol(of)),
+            // Block by block, one per head; `ui::formula` writes it with the lesson's heads.
+            Op::Concat { of } => format!("[{} | …]", symbol(of)),
             Op::HeadRows { left, right } => {
                 format!("{}·{}[the head's rows]", symbol(left), symbol(right))
             }
