@@ -10,6 +10,7 @@ pub mod data;
 pub mod input;
 pub mod keymap;
 pub mod lesson;
+pub mod parallel;
 pub mod pipeline;
 pub mod practice;
 pub mod serve;

@@ -3,9 +3,11 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
+use nalgebra::DMatrix;
+
 use super::number::{format_magnitude, format_number};
 use super::positions::{rope_angle, sinusoid_angle};
-use super::{Attention, Cell, MatrixName};
+use super::{Attention, Cell, MatrixName, shifted_exp};
 use crate::pipeline::Op;
 
 /// One number that went into a cell, and where it sits.
@@ -122,19 +124,34 @@ impl Attention {
                 left,
                 right,
                 transpose_right,
-            } => Rule::Dot {
-                transpose_right,
-                terms: (0..self.matrix_in(left, head)?.ncols())
-                    .map(|m| {
-                        let right = if transpose_right {
-                            operand(right, col, m)?
-                        } else {
-                            operand(right, m, col)?
-                        };
-                        Some((operand(left, row, m)?, right))
+            } => {
+                // Both operands looked up once: a 1024-wide dot product has 2048 of them.
+                let (left_cell, right_cell) = (
+                    Cell::new(left, row, 0).in_head(head),
+                    Cell::new(right, 0, col).in_head(head),
+                );
+                let left_matrix = self.matrix_in(left, left_cell.head)?;
+                let right_matrix = self.matrix_in(right, right_cell.head)?;
+                let at = |matrix: &DMatrix<f64>, cell: Cell, row: usize, col: usize| {
+                    (row < matrix.nrows() && col < matrix.ncols()).then(|| Operand {
+                        cell: Cell { row, col, ..cell },
+                        value: matrix[(row, col)],
                     })
-                    .collect::<Option<_>>()?,
-            },
+                };
+                Rule::Dot {
+                    transpose_right,
+                    terms: (0..left_matrix.ncols())
+                        .map(|m| {
+                            let right = if transpose_right {
+                                at(right_matrix, right_cell, col, m)?
+                            } else {
+                                at(right_matrix, right_cell, m, col)?
+                            };
+                            Some((at(left_matrix, left_cell, row, m)?, right))
+                        })
+                        .collect::<Option<_>>()?,
+                }
+            }
             Op::Rotate { of } => {
                 let pair = col / 2;
                 let d_k = matrix.ncols();
@@ -166,11 +183,15 @@ impl Attention {
                 if *softmax.fully_masked.get(row)? {
                     Rule::FullyMasked { row: row_operands }
                 } else {
+                    let row_max = softmax.row_max[row];
                     Rule::Softmax {
+                        shifted_exps: row_operands
+                            .iter()
+                            .map(|operand| shifted_exp(operand.value, row_max))
+                            .collect(),
                         row: row_operands,
                         selected: col,
-                        row_max: softmax.row_max[row],
-                        shifted_exps: softmax.shifted_exps.row(row).iter().copied().collect(),
+                        row_max,
                         shifted_sum: softmax.shifted_sums[row],
                     }
                 }

@@ -5,6 +5,7 @@
 //! Nothing here knows about terminals or files.
 
 mod derivation;
+mod held;
 pub mod number;
 mod positions;
 pub mod quotes;
@@ -12,16 +13,17 @@ mod softmax;
 mod variant;
 
 pub use derivation::{Derivation, Explanation, Operand, Rule};
+pub use held::Held;
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 use positions::{rotate_rows_as, sinusoidal_as};
-pub use softmax::{RowSoftmax, softmax_rows};
+pub use softmax::{RowSoftmax, shifted_exp, softmax_rows};
 pub use variant::Variant;
 
 pub use crate::pipeline::{Cell, Heads, MatrixName, Step};
 
 use std::sync::{Arc, OnceLock};
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DMatrixView};
 
 use crate::lesson::{Lesson, Mask};
 use crate::pipeline::{Op, Plan};
@@ -29,7 +31,7 @@ use crate::pipeline::{Op, Plan};
 /// The matrices of one lesson: one list per entry of the table, holding one matrix for the
 /// lesson, or one per query head, or one per K/V group (`crate::pipeline::Per`); empty for a
 /// matrix the lesson does not have.
-pub type Matrices = Vec<Vec<Arc<DMatrix<f64>>>>;
+pub type Matrices = Vec<Vec<Arc<Held>>>;
 
 /// Every matrix of one forward pass of attention, every head, kept so that each cell can
 /// explain itself.
@@ -42,8 +44,8 @@ pub struct Attention {
     /// The labels rows and columns are shown with: the tokens, with a repeated token told
     /// apart by its position as a subscript (`the₁`, `the₄`).
     labels: Vec<String>,
-    /// The lesson's own matrices are shared with it, not copied: W_q alone may be 8 MB; a
-    /// head's block of W_q is copied out of it only when there is more than one head.
+    /// The lesson's own matrices are shared with it, not copied: W_q alone may be 8 MB, and a
+    /// head's block of it is read in place (`Held`).
     matrices: Matrices,
     /// The matrices computed when first looked at (`MatrixEntry::on_demand`), one cell per
     /// matrix of `matrices`' shape; `matrices` leaves their lists empty.
@@ -78,26 +80,26 @@ impl Attention {
                 on_demand[name.index()] = vec![OnceLock::new(); count];
                 continue;
             }
-            let slot_value = |slot: usize| -> (Arc<DMatrix<f64>>, Option<RowSoftmax>) {
+            let slot_value = |slot: usize| -> (Arc<Held>, Option<RowSoftmax>) {
                 match origin {
                     Op::Input | Op::Given => (
                         match name {
-                            MatrixName::Mask => Arc::new(
+                            MatrixName::Mask => Held::computed(
                                 lesson
                                     .mask
                                     .additive(lesson.seq_len())
                                     .unwrap_or_else(|| DMatrix::zeros(0, 0)),
                             ),
                             _ => lesson.input(name).map_or_else(
-                                || Arc::new(DMatrix::zeros(0, 0)),
-                                |input| block_of(&input.values, slot, count),
+                                || Held::computed(DMatrix::zeros(0, 0)),
+                                |input| Held::block(&input.values, slot, count),
                             ),
                         },
                         None,
                     ),
                     Op::RowSoftmax { of } => {
-                        let rows = softmax_rows(&matrices[of.index()][slot]);
-                        (Arc::new(rows.weights.clone()), Some(rows))
+                        let rows = softmax_rows(matrices[of.index()][slot].matrix());
+                        (Held::shared(Arc::clone(&rows.weights)), Some(rows))
                     }
                     _ => {
                         let size = (lesson.seq_len(), lesson.d_model().unwrap_or(0));
@@ -106,14 +108,15 @@ impl Attention {
                             heads,
                             head: head_of_slot(heads, name, slot),
                             model_width,
+                            every_core: parallel && count == 1,
                         };
                         let value = evaluate(origin, size, scale_divisor, None, &operands);
-                        (Arc::new(value), None)
+                        (Held::computed(value), None)
                     }
                 }
             };
             let mut slots = Vec::with_capacity(count);
-            for (value, rows) in each_slot(count, parallel, slot_value) {
+            for (value, rows) in crate::parallel::each(count, parallel, slot_value) {
                 slots.push(value);
                 softmax.extend(rows);
             }
@@ -158,23 +161,24 @@ impl Attention {
             let count = heads.count(name.per());
             if matrices[name.index()].len() < count {
                 // A matrix computed on demand: only the variant's own slot is made here.
-                let empty = Arc::new(DMatrix::zeros(0, 0));
+                let empty = Held::computed(DMatrix::zeros(0, 0));
                 matrices[name.index()].resize(count, empty);
             }
             for slot in 0..count {
                 if name == at && slot != at_slot {
                     continue;
                 }
-                let size = matrices[name.index()][slot].shape();
+                let size = matrices[name.index()][slot].matrix().shape();
                 let chosen = (name == at).then_some(variant);
                 let operands = Operands {
                     matrices: &matrices,
                     heads,
                     head: head_of_slot(heads, name, slot),
                     model_width: self.model_width,
+                    every_core: false,
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
-                matrices[name.index()][slot] = Arc::new(value);
+                matrices[name.index()][slot] = Held::computed(value);
             }
         }
         Some(matrices)
@@ -192,7 +196,9 @@ impl Attention {
 
     /// The attention weights of one query head.
     pub fn weights_of(&self, head: usize) -> &DMatrix<f64> {
-        self.softmax.get(head).map_or(empty(), |rows| &rows.weights)
+        self.softmax
+            .get(head)
+            .map_or(empty(), |rows| &*rows.weights)
     }
 
     /// A query head's softmax with its working.
@@ -222,6 +228,7 @@ impl Attention {
                 heads: self.heads(),
                 head: head_of_slot(self.heads(), name, slot),
                 model_width: self.model_width,
+                every_core: false,
             };
             let value = lazy.get_or_init(|| {
                 Arc::new(evaluate(
@@ -236,7 +243,7 @@ impl Attention {
         }
         self.matrices[name.index()]
             .get(slot)
-            .map(|matrix| &**matrix)
+            .map(|held| held.matrix())
     }
 
     /// The value of one cell, if the lesson has it.
@@ -340,40 +347,6 @@ impl Attention {
 /// threads costs more than it saves (a lesson a learner edits cell by cell is far below).
 const PARALLEL_WORK: usize = 64 * 1024;
 
-/// `value(slot)` for every slot, in order: on every core when `parallel` and there are several.
-fn each_slot<T: Send>(count: usize, parallel: bool, value: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if !parallel || count < 2 || threads < 2 {
-        return (0..count).map(value).collect();
-    }
-    let threads = threads.min(count);
-    let value = &value;
-    let mut results: Vec<Option<T>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|first| {
-                scope.spawn(move || {
-                    (first..count)
-                        .step_by(threads)
-                        .map(|slot| (slot, value(slot)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
-        for worker in workers {
-            // A head's panic is the engine's bug: passed on as if it had happened here.
-            let done = worker
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            for (slot, result) in done {
-                results[slot] = Some(result);
-            }
-        }
-        results
-    });
-    results.iter_mut().filter_map(Option::take).collect()
-}
-
 /// The matrix a lesson does not have, for a getter that returns a matrix either way.
 fn empty() -> &'static DMatrix<f64> {
     static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
@@ -394,7 +367,9 @@ pub fn head_superscript(head: usize) -> String {
 
 /// The value of one cell among `matrices` (the engine's, or a variant's).
 pub fn value_in(matrices: &Matrices, heads: Heads, cell: Cell) -> Option<f64> {
-    let matrix = matrices[cell.matrix.index()].get(heads.slot(cell.matrix.per(), cell.head))?;
+    let matrix = matrices[cell.matrix.index()]
+        .get(heads.slot(cell.matrix.per(), cell.head))?
+        .matrix();
     (cell.row < matrix.nrows() && cell.col < matrix.ncols()).then(|| matrix[(cell.row, cell.col)])
 }
 
@@ -405,16 +380,6 @@ fn head_of_slot(heads: Heads, name: MatrixName, slot: usize) -> usize {
         crate::pipeline::Per::QueryHead => slot,
         crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
     }
-}
-
-/// Block `slot` of `count` equal column blocks of a lesson's matrix: head h's columns of W_q.
-/// With one block it is the matrix itself, shared.
-fn block_of(values: &Arc<DMatrix<f64>>, slot: usize, count: usize) -> Arc<DMatrix<f64>> {
-    if count <= 1 {
-        return Arc::clone(values);
-    }
-    let width = values.ncols() / count;
-    Arc::new(values.columns(slot * width, width).into_owned())
 }
 
 /// Each token as a label, a repeated one with its 1-based position as a subscript so that
@@ -442,6 +407,31 @@ fn distinct_labels(tokens: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// left · right, on every core when `every_core`: each core computes a band of the result's
+/// columns (left · a band of right's columns), which gives the same numbers as one product.
+fn product(
+    left: DMatrixView<'_, f64>,
+    right: DMatrixView<'_, f64>,
+    every_core: bool,
+) -> DMatrix<f64> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let width = right.ncols().div_ceil(threads.max(1));
+    if !every_core || threads < 2 || width == 0 {
+        return left * right;
+    }
+    let bands = crate::parallel::each(right.ncols().div_ceil(width), true, |band| {
+        let start = band * width;
+        left * right.columns(start, width.min(right.ncols() - start))
+    });
+    let mut result = DMatrix::zeros(left.nrows(), right.ncols());
+    for (band, values) in bands.iter().enumerate() {
+        result
+            .columns_mut(band * width, values.ncols())
+            .copy_from(values);
+    }
+    result
+}
+
 /// The operands of one head's operation: matrices already computed (the plan computes every
 /// operand before the matrices made from it), seen from query head `head`.
 struct Operands<'a> {
@@ -451,6 +441,9 @@ struct Operands<'a> {
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
     /// learner who divides by √d_model divides by.
     model_width: usize,
+    /// Whether a product may take every core: a large lesson's one-of-a-kind product
+    /// (concat · W_o), not one head's, which already shares the cores with the other heads.
+    every_core: bool,
 }
 
 impl Operands<'_> {
@@ -462,7 +455,15 @@ impl Operands<'_> {
     fn of_head(&self, name: MatrixName, head: usize) -> &DMatrix<f64> {
         self.matrices[name.index()]
             .get(self.heads.slot(name.per(), head))
-            .map_or(empty(), |matrix| &**matrix)
+            .map_or(empty(), |held| held.matrix())
+    }
+
+    /// The operand for this head read in place, for a product: a head's block of W_q is not
+    /// copied out.
+    fn view(&self, name: MatrixName) -> DMatrixView<'_, f64> {
+        self.matrices[name.index()]
+            .get(self.heads.slot(name.per(), self.head))
+            .map_or_else(|| empty().as_view(), |held| held.view())
     }
 
     /// The operand as another K/V group has it: the next group's, or with one group per head
@@ -519,8 +520,12 @@ fn evaluate(
             }
             // Query and key swapped: the transposed scores.
             (Some(Variant::Swapped), true) => (get(left) * get(right).transpose()).transpose(),
-            (_, true) => get(left) * get(right).transpose(),
-            (_, false) => get(left) * get(right),
+            (_, true) => operands.view(left) * operands.view(right).transpose(),
+            (_, false) => product(
+                operands.view(left),
+                operands.view(right),
+                operands.every_core,
+            ),
         },
         Op::HeadRows { left, right } => {
             let (left, right) = (get(left), get(right));
@@ -545,19 +550,19 @@ fn evaluate(
         },
         Op::RowSoftmax { of } => match variant {
             Some(Variant::ExpOnly) => get(of).map(f64::exp),
-            Some(Variant::ShiftedExpOnly) => softmax_rows(get(of)).shifted_exps,
+            Some(Variant::ShiftedExpOnly) => softmax::shifted_exps(get(of)),
             Some(Variant::ColumnSoftmax) => softmax_rows(&get(of).transpose()).weights.transpose(),
             Some(Variant::AveragedHeads) => {
                 let every = operands.every_head(of);
                 let mut sum = DMatrix::zeros(get(of).nrows(), get(of).ncols());
                 for input in &every {
                     if input.shape() == sum.shape() {
-                        sum += softmax_rows(input).weights;
+                        sum += &*softmax_rows(input).weights;
                     }
                 }
                 sum / every.len().max(1) as f64
             }
-            _ => softmax_rows(get(of)).weights,
+            _ => Arc::unwrap_or_clone(softmax_rows(get(of)).weights),
         },
         Op::Concat { of } => {
             let mut blocks = operands.every_head(of);
@@ -604,5 +609,23 @@ impl Mask {
             })),
             Mask::Matrix(matrix) => Some(matrix.clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_product_on_every_core_gives_the_same_numbers_as_on_one() {
+        let left = DMatrix::from_fn(37, 300, |row, col| {
+            ((row * 31 + col * 17) % 23) as f64 / 7.0 - 1.5
+        });
+        let right = DMatrix::from_fn(300, 53, |row, col| {
+            ((row * 13 + col * 29) % 19) as f64 / 3.0 - 2.5
+        });
+        let one = product(left.as_view(), right.as_view(), false);
+        assert_eq!(product(left.as_view(), right.as_view(), true), one);
+        assert_eq!(one, &left * &right);
     }
 }

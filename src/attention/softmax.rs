@@ -1,21 +1,32 @@
 //! Row softmax, computed stably and with its working kept for the learner.
 
+use std::sync::Arc;
+
 use nalgebra::DMatrix;
 
 /// The softmax of each row, with everything needed to explain it.
 #[derive(Debug, Clone)]
 pub struct RowSoftmax {
     /// The result: each row sums to 1, or is all zero when every key of that row is masked.
-    pub weights: DMatrix<f64>,
+    pub weights: Arc<DMatrix<f64>>,
     /// The largest value of each row, subtracted before exp so that exp never overflows.
     /// -inf for a fully masked row.
     pub row_max: Vec<f64>,
-    /// exp(x - row max) for each cell: the numerators.
-    pub shifted_exps: DMatrix<f64>,
-    /// Σ exp(x - row max) for each row: the denominators.
+    /// Σ exp(x - row max) for each row: the denominators. Each numerator is `shifted_exp` of
+    /// its cell, made again when a cell is explained rather than kept for every cell.
     pub shifted_sums: Vec<f64>,
     /// Rows whose every value is -inf (every key masked): weights are zero, not NaN.
     pub fully_masked: Vec<bool>,
+}
+
+/// exp(x - row max), a softmax numerator. A hidden key's exp(-inf) is exactly 0 and is not
+/// computed; neither is a row whose every key is hidden, where exp(-inf - -inf) would be NaN.
+pub fn shifted_exp(value: f64, row_max: f64) -> f64 {
+    if value == f64::NEG_INFINITY {
+        0.0
+    } else {
+        (value - row_max).exp()
+    }
 }
 
 /// Softmax over each row of `input`.
@@ -24,43 +35,47 @@ pub struct RowSoftmax {
 /// keeps exp() in range: exp(1000) overflows to infinity, exp(1000 - 1000) = 1 does not.
 pub fn softmax_rows(input: &DMatrix<f64>) -> RowSoftmax {
     let (rows, cols) = input.shape();
+    // The matrix is stored column by column, so every pass walks a column and keeps one running
+    // figure per row; each row still meets its cells left to right, as a learner adds them.
+    let mut row_max = vec![f64::NEG_INFINITY; rows];
+    for column in input.column_iter() {
+        for (max, &value) in row_max.iter_mut().zip(column.iter()) {
+            *max = max.max(value);
+        }
+    }
+    // The numerators are written where the weights go, then divided in place.
     let mut weights = DMatrix::zeros(rows, cols);
-    let mut shifted_exps = DMatrix::zeros(rows, cols);
-    let mut row_max = Vec::with_capacity(rows);
-    let mut shifted_sums = Vec::with_capacity(rows);
-    let mut fully_masked = Vec::with_capacity(rows);
-    for row in 0..rows {
-        let max = input
-            .row(row)
-            .iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max);
-        row_max.push(max);
-        if max == f64::NEG_INFINITY {
-            // Every key is hidden: there is nothing to attend to. A zero row is the honest answer;
-            // exp(-inf - -inf) would be NaN.
-            shifted_sums.push(0.0);
-            fully_masked.push(true);
-            continue;
+    let mut shifted_sums = vec![0.0; rows];
+    for (column, mut numerators) in input.column_iter().zip(weights.column_iter_mut()) {
+        for row in 0..rows {
+            let exp = shifted_exp(column[row], row_max[row]);
+            numerators[row] = exp;
+            shifted_sums[row] += exp;
         }
-        let mut sum = 0.0;
-        for col in 0..cols {
-            let exp = (input[(row, col)] - max).exp();
-            shifted_exps[(row, col)] = exp;
-            sum += exp;
+    }
+    for mut column in weights.column_iter_mut() {
+        for (weight, &sum) in column.iter_mut().zip(&shifted_sums) {
+            // sum >= 1 when the row has a visible key (its maximum's own term is exp(0) = 1).
+            if sum > 0.0 {
+                *weight /= sum;
+            }
         }
-        // sum >= 1 because the maximum's own term is exp(0) = 1, so the division is always safe.
-        for col in 0..cols {
-            weights[(row, col)] = shifted_exps[(row, col)] / sum;
-        }
-        shifted_sums.push(sum);
-        fully_masked.push(false);
     }
     RowSoftmax {
-        weights,
+        weights: Arc::new(weights),
+        fully_masked: row_max
+            .iter()
+            .map(|&max| max == f64::NEG_INFINITY)
+            .collect(),
         row_max,
-        shifted_exps,
         shifted_sums,
-        fully_masked,
     }
+}
+
+/// exp(x - row max) of every cell: the numerators, as a learner who stops before dividing has them.
+pub fn shifted_exps(input: &DMatrix<f64>) -> DMatrix<f64> {
+    let row_max = softmax_rows(input).row_max;
+    DMatrix::from_fn(input.nrows(), input.ncols(), |row, col| {
+        shifted_exp(input[(row, col)], row_max[row])
+    })
 }

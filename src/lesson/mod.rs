@@ -33,6 +33,10 @@ use std::collections::BTreeMap;
 
 use crate::pipeline::{Heads, MatrixName, Positions, Shape, Step};
 
+/// Numbers in a lesson's generators from which they are drawn on every core: below it, starting
+/// threads costs more than it saves.
+const PARALLEL_NUMBERS: usize = 64 * 1024;
+
 /// A validated lesson: every shape fits, every number is finite and in range, every text is safe.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lesson {
@@ -140,6 +144,17 @@ impl InputMatrix {
     pub fn generated(generator: Generator) -> InputMatrix {
         InputMatrix {
             values: Arc::new(generator.generate()),
+            generator: Some(generator),
+        }
+    }
+
+    /// A generated matrix whose numbers are not drawn yet: zeros of its shape (never written, so
+    /// they cost no memory) until `Lesson::draw_numbers` replaces them. The reader makes these
+    /// so that a lesson's generators are drawn together, on every core, and only once the file
+    /// has been found valid.
+    pub(crate) fn to_draw(generator: Generator) -> InputMatrix {
+        InputMatrix {
+            values: Arc::new(DMatrix::zeros(generator.rows, generator.cols)),
             generator: Some(generator),
         }
     }
@@ -259,6 +274,23 @@ impl Lesson {
                 _ if name == MatrixName::WO => self.w_o.as_ref(),
                 _ => None,
             },
+        }
+    }
+
+    /// Draws the numbers of every generated input, the larger lessons' on every core.
+    pub(crate) fn draw_numbers(&mut self) {
+        let generated: Vec<(MatrixName, Generator)> = MatrixName::ALL
+            .into_iter()
+            .filter_map(|name| Some((name, self.input(name)?.generator?)))
+            .collect();
+        let numbers: usize = generated.iter().map(|(_, g)| g.rows * g.cols).sum();
+        let drawn = crate::parallel::each(generated.len(), numbers >= PARALLEL_NUMBERS, |index| {
+            generated[index].1.generate()
+        });
+        for ((name, _), values) in generated.iter().zip(drawn) {
+            if let Some(input) = self.input_mut(*name) {
+                input.values = Arc::new(values);
+            }
         }
     }
 

@@ -25,7 +25,7 @@ impl Reader<'_> {
         value: &Value<'_>,
     ) -> Option<InputMatrix> {
         match value.get_ref() {
-            DeValue::Table(table) => Some(InputMatrix::generated(
+            DeValue::Table(table) => Some(InputMatrix::to_draw(
                 self.generator(key, row_limit, table, value)?,
             )),
             DeValue::Array(_) => Some(InputMatrix::literal(
@@ -386,6 +386,39 @@ impl Reader<'_> {
                 );
                 None
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lesson::parse;
+    use crate::pipeline::MatrixName;
+
+    #[test]
+    fn a_read_lesson_holds_its_generators_numbers_drawn() {
+        // Large enough for the numbers to be drawn on every core.
+        let text = "format = 2\ntitle = \"Drawn\"\ntokens = [\"a\", \"b\", \"c\"]\n\
+                    embeddings = { random = \"normal\", seed = 1, shape = [3, 512] }\n\
+                    w_q = { random = \"uniform\", seed = 2, shape = [512, 64] }\n\
+                    w_k = { random = \"normal\", seed = 3, shape = [512, 64] }\n\
+                    w_v = { random = \"normal\", seed = 4, shape = [512, 2] }\n";
+        let parsed = parse(text);
+        let why: Vec<_> = parsed.errors().map(|error| error.message.clone()).collect();
+        let lesson = parsed.lesson.unwrap_or_else(|| panic!("{why:?}"));
+        for name in [
+            MatrixName::Embeddings,
+            MatrixName::WQ,
+            MatrixName::WK,
+            MatrixName::WV,
+        ] {
+            let input = lesson.input(name).expect("an input");
+            let generator = input.generator.expect("a generator");
+            assert_eq!(*input.values, generator.generate(), "{name:?}");
+            assert!(
+                input.values.iter().any(|&value| value != 0.0),
+                "{name:?} drawn"
+            );
         }
     }
 }

@@ -98,8 +98,12 @@ pub fn parse(source: &str) -> Parsed {
         );
     }
     let has_error = diagnostics.iter().any(Diagnostic::is_error);
+    let lesson = lesson.filter(|_| !has_error).map(|mut lesson| {
+        lesson.draw_numbers();
+        lesson
+    });
     Parsed {
-        lesson: if has_error { None } else { lesson },
+        lesson,
         diagnostics,
     }
 }
