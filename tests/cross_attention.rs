@@ -347,3 +347,26 @@ fn self_attention_json_says_it_has_no_source() {
     assert!(document["source_tokens"].is_null());
     assert!(document["source_x"].is_null());
 }
+
+#[test]
+fn a_saved_cross_attention_lesson_reads_back_the_same() {
+    for text in [
+        CROSS.to_string(),
+        with(
+            CROSS,
+            "w_q =",
+            "positions = \"sinusoidal\"\nmask = [[0, -inf, 0], [0, 0, 1.5]]\nw_q =",
+        ),
+    ] {
+        let original = lesson(&text);
+        let saved = attn_tutor::lesson::lesson_to_toml(&original);
+        let again = lesson(&saved);
+        assert_eq!(again.source_tokens, original.source_tokens, "{saved}");
+        assert_eq!(again.source_embeddings, original.source_embeddings);
+        assert_eq!(again.mask, original.mask);
+        assert_eq!(
+            Attention::compute(&again).weights(),
+            Attention::compute(&original).weights()
+        );
+    }
+}

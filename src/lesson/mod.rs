@@ -424,23 +424,20 @@ impl Lesson {
             Heads { query, kv: 1 } => format!(", {query} heads sharing 1 K/V group"),
             Heads { query, kv } => format!(", {query} heads in {kv} K/V groups"),
         };
-        // Cross-attention names both sequences: "3 tokens attending to 4 source tokens".
-        let tokens = if self.is_cross() {
-            format!(
-                "{} tokens attending to {} source tokens",
-                self.seq_len(),
-                self.key_len()
-            )
+        // Cross-attention names the second sequence: "…, attending to 4 source tokens".
+        let source = if self.is_cross() {
+            format!(", attending to {} source tokens", self.key_len())
         } else {
-            format!("{} tokens", self.seq_len())
+            String::new()
         };
+        let tokens = self.seq_len();
         match self.d_model() {
             Some(d_model) => format!(
-                "{tokens} × {d_model} → d_k {}{heads}{positions}",
+                "{tokens} tokens × {d_model} → d_k {}{source}{heads}{positions}",
                 self.d_k()
             ),
             None => format!(
-                "{tokens}, Q/K/V given, d_k {}{heads}{positions}",
+                "{tokens} tokens, Q/K/V given, d_k {}{source}{heads}{positions}",
                 self.d_k()
             ),
         }

@@ -111,6 +111,14 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     writeln!(out, "summary = {}", toml_string(&lesson.summary))?;
     let tokens: Vec<String> = lesson.tokens.iter().map(|t| toml_string(t)).collect();
     writeln!(out, "\ntokens = [{}]", tokens.join(", "))?;
+    if lesson.is_cross() {
+        let source: Vec<String> = lesson
+            .source_tokens
+            .iter()
+            .map(|t| toml_string(t))
+            .collect();
+        writeln!(out, "source_tokens = [{}]", source.join(", "))?;
+    }
     // Heads are written only when there are several, or fewer K/V groups than heads: a lesson
     // of one head says nothing of heads (and stays a valid format 1 file when it was one).
     if lesson.heads.query > 1 {
