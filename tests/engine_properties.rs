@@ -12,6 +12,8 @@ fn direct_lesson(q: DMatrix<f64>, k: DMatrix<f64>, v: DMatrix<f64>, mask: Mask) 
         source: String::new(),
         summary: String::new(),
         tokens: (0..q.nrows()).map(|i| format!("t{i}")).collect(),
+        source_tokens: Vec::new(),
+        source_embeddings: None,
         inputs: Inputs::Direct {
             q: InputMatrix::literal(q),
             k: InputMatrix::literal(k),

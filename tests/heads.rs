@@ -15,6 +15,8 @@ fn lesson(tokens: usize, inputs: Inputs, heads: Heads, w_o: Option<DMatrix<f64>>
         source: String::new(),
         summary: String::new(),
         tokens: (0..tokens).map(|i| format!("t{i}")).collect(),
+        source_tokens: Vec::new(),
+        source_embeddings: None,
         inputs,
         scale: true,
         mask: Mask::None,

@@ -19,7 +19,7 @@ use positions::{rotate_rows_as, sinusoidal_as};
 pub use softmax::{RowSoftmax, shifted_exp, softmax_rows};
 pub use variant::Variant;
 
-pub use crate::pipeline::{Cell, Heads, MatrixName, Step};
+pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step};
 
 use std::sync::{Arc, OnceLock};
 
@@ -39,11 +39,17 @@ pub type Matrices = Vec<Vec<Arc<Held>>>;
 pub struct Attention {
     /// Which matrices this lesson has and how each is made.
     pub plan: Plan,
-    /// Token labels: the row labels of X, Q, K, V, scores, weights and output.
+    /// Token labels: the row labels of X, Q, scores, weights and output (and of K and V in
+    /// self-attention).
     pub tokens: Vec<String>,
+    /// Cross-attention's source tokens, the labels of K's and V's rows and of the scores'
+    /// columns; empty in self-attention.
+    pub source_tokens: Vec<String>,
     /// The labels rows and columns are shown with: the tokens, with a repeated token told
     /// apart by its position as a subscript (`the₁`, `the₄`).
     labels: Vec<String>,
+    /// The same for the keys: `labels` again in self-attention, the source's in cross-attention.
+    key_labels: Vec<String>,
     /// The lesson's own matrices are shared with it, not copied: W_q alone may be 8 MB, and a
     /// head's block of it is read in place (`Held`).
     matrices: Matrices,
@@ -87,7 +93,7 @@ impl Attention {
                             MatrixName::Mask => Held::computed(
                                 lesson
                                     .mask
-                                    .additive(lesson.seq_len())
+                                    .additive(lesson.seq_len(), lesson.key_len())
                                     .unwrap_or_else(|| DMatrix::zeros(0, 0)),
                             ),
                             _ => lesson.input(name).map_or_else(
@@ -102,7 +108,12 @@ impl Attention {
                         (Held::shared(Arc::clone(&rows.weights)), Some(rows))
                     }
                     _ => {
-                        let size = (lesson.seq_len(), lesson.d_model().unwrap_or(0));
+                        // Only the sinusoid needs its size: the source's has a row per source token.
+                        let rows = match name.entry().rows {
+                            Axis::Keys => lesson.key_len(),
+                            _ => lesson.seq_len(),
+                        };
+                        let size = (rows, lesson.d_model().unwrap_or(0));
                         let operands = Operands {
                             matrices: &matrices,
                             heads,
@@ -126,6 +137,12 @@ impl Attention {
             plan,
             tokens: lesson.tokens.clone(),
             labels: distinct_labels(&lesson.tokens),
+            key_labels: distinct_labels(if lesson.is_cross() {
+                &lesson.source_tokens
+            } else {
+                &lesson.tokens
+            }),
+            source_tokens: lesson.source_tokens.clone(),
             matrices,
             on_demand,
             model_width,
@@ -141,6 +158,11 @@ impl Attention {
     pub fn with_variant(&self, at: MatrixName, head: usize, variant: Variant) -> Option<Matrices> {
         let origin = self.plan.origin(at)?;
         if !variant.applies_to(origin) {
+            return None;
+        }
+        // Swapping queries and keys transposes the scores, which only fits the mask and the
+        // values when there are as many keys as queries: never in cross-attention.
+        if variant == Variant::Swapped && self.plan.shape.cross {
             return None;
         }
         let heads = self.heads();
@@ -259,7 +281,9 @@ impl Attention {
     pub fn circuit_score(&self, head: usize, query: usize, key: usize) -> Option<f64> {
         let circuit = self.matrix_in(MatrixName::WQK, head)?;
         let x = self.matrix(self.plan.projected_input()?)?;
-        if query >= x.nrows() || key >= x.nrows() || circuit.nrows() != x.ncols() {
+        // The key's row is the source's in cross-attention.
+        let source = self.matrix(self.plan.projected_source()?)?;
+        if query >= x.nrows() || key >= source.nrows() || circuit.nrows() != x.ncols() {
             return None;
         }
         let through = x.row(query) * circuit;
@@ -268,7 +292,7 @@ impl Attention {
         } else {
             1.0
         };
-        Some(through.dot(&x.row(key)) / divisor)
+        Some(through.dot(&source.row(key)) / divisor)
     }
 
     /// The matrix a printed figure of `name` is compared with: `x`, the matrix that is projected,
@@ -277,6 +301,7 @@ impl Attention {
     pub fn figure_source(&self, name: MatrixName) -> MatrixName {
         match name {
             MatrixName::X => self.plan.projected_input().unwrap_or(name),
+            MatrixName::SourceX => self.plan.projected_source().unwrap_or(name),
             MatrixName::Output => self.plan.final_output(),
             _ => name,
         }
@@ -325,20 +350,36 @@ impl Attention {
             .filter_map(|(row, hidden)| hidden.then_some(row))
     }
 
-    /// The label of a row of a matrix, in the learner's words: a token, or a 1-based dimension.
+    /// The label of a row of a matrix, in the learner's words: a token (the source's for a
+    /// key's row in cross-attention), or a 1-based dimension.
     pub fn row_label(&self, name: MatrixName, row: usize) -> String {
-        self.label(name.entry().rows.is_tokens(), row)
+        self.label(name.entry().rows, row)
     }
 
-    /// Column labels: keys (tokens) for the seq_len × seq_len matrices, dimensions for the rest.
+    /// Column labels: keys (tokens) for the queries × keys matrices, dimensions for the rest.
     pub fn column_label(&self, name: MatrixName, col: usize) -> String {
-        self.label(name.entry().cols.is_tokens(), col)
+        self.label(name.entry().cols, col)
     }
 
-    fn label(&self, tokens: bool, index: usize) -> String {
-        match self.labels.get(index) {
-            Some(token) if tokens => token.clone(),
-            _ => (index + 1).to_string(),
+    /// The label of position `index` along `axis`.
+    pub fn label(&self, axis: Axis, index: usize) -> String {
+        let labels = match axis {
+            Axis::Queries => &self.labels,
+            Axis::Keys => &self.key_labels,
+            _ => return (index + 1).to_string(),
+        };
+        labels
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| (index + 1).to_string())
+    }
+
+    /// The keys' tokens: the source's in cross-attention, else the tokens.
+    pub fn key_tokens(&self) -> &[String] {
+        if self.source_tokens.is_empty() {
+            &self.tokens
+        } else {
+            &self.source_tokens
         }
     }
 }
@@ -601,10 +642,10 @@ fn evaluate(
 impl Mask {
     /// The additive mask as a matrix: 0 where a query may look at a key, -inf where it may not,
     /// and for a written mask whatever biases it holds.
-    pub fn additive(&self, seq_len: usize) -> Option<DMatrix<f64>> {
+    pub fn additive(&self, queries: usize, keys: usize) -> Option<DMatrix<f64>> {
         match self {
             Mask::None => None,
-            Mask::Causal => Some(DMatrix::from_fn(seq_len, seq_len, |row, col| {
+            Mask::Causal => Some(DMatrix::from_fn(queries, keys, |row, col| {
                 if col > row { f64::NEG_INFINITY } else { 0.0 }
             })),
             Mask::Matrix(matrix) => Some(matrix.clone()),

@@ -10,7 +10,7 @@ use super::table::{markdown_text, write_markdown_table_in, write_text_table_in};
 use super::{Format, status};
 use crate::app::screens;
 use crate::attention::number::format_number;
-use crate::attention::{Attention, Cell, MatrixName, Step};
+use crate::attention::{Attention, Axis, Cell, MatrixName, Step};
 use crate::lesson::{Lesson, LoadedLesson, Mask, load};
 use crate::pipeline::Per;
 use crate::ui::formula::caption_in;
@@ -281,7 +281,11 @@ impl Section {
                     }
                 },
                 None => {
-                    let row = lesson.focus.unwrap_or(0);
+                    // The focus is a query token; a key's row (the source's) starts at the first.
+                    let row = match name.entry().rows {
+                        Axis::Keys if lesson.is_cross() => 0,
+                        _ => lesson.focus.unwrap_or(0),
+                    };
                     let cols = attention.matrix_in(*name, in_head).map_or(0, |m| m.ncols());
                     (0..cols.min(MAX_CELLS_PER_STEP))
                         .map(|col| Cell::new(*name, row, col).in_head(in_head))
@@ -329,10 +333,17 @@ impl Section {
 fn resolve_cell(attention: &Attention, name: MatrixName, spec: &str) -> Result<Cell, String> {
     let matrix = attention.matrix(name).ok_or("no such matrix")?;
     let (rows, cols) = matrix.shape();
+    // A key's row or column is named by the source's tokens in cross-attention.
+    let labels_along = |axis: Axis| -> &[String] {
+        match axis {
+            Axis::Queries => &attention.tokens,
+            Axis::Keys => attention.key_tokens(),
+            _ => &[],
+        }
+    };
     let row_of = |text: &str| -> Option<usize> {
         let text = text.trim();
-        attention
-            .tokens
+        labels_along(name.entry().rows)
             .iter()
             .position(|token| token == text)
             .or_else(|| {
@@ -344,10 +355,9 @@ fn resolve_cell(attention: &Attention, name: MatrixName, spec: &str) -> Result<C
     };
     let col_of = |text: &str| -> Option<usize> {
         let text = text.trim();
-        let by_label = name
-            .is_token_by_token()
-            .then(|| attention.tokens.iter().position(|token| token == text))
-            .flatten();
+        let by_label = labels_along(name.entry().cols)
+            .iter()
+            .position(|token| token == text);
         by_label.or_else(|| {
             text.parse::<usize>()
                 .ok()
@@ -491,6 +501,11 @@ fn write_json(
         ("name", Field::Text(&loaded.name)),
         ("title", Field::Text(&lesson.title)),
         ("tokens", Field::Texts(&lesson.tokens)),
+        // Cross-attention's source (null in self-attention, where the tokens are the keys).
+        (
+            "source_tokens",
+            Field::OptionalTexts(lesson.is_cross().then_some(&lesson.source_tokens[..])),
+        ),
         ("d_k", Field::Count(attention.d_k())),
         (
             "fully_masked_rows",
@@ -506,7 +521,11 @@ fn write_json(
     let one_head = attention.heads().query == 1;
     for name in MatrixName::ALL {
         let matrix = match name {
-            MatrixName::X | MatrixName::QRope | MatrixName::KRope => continue,
+            MatrixName::X | MatrixName::SourceX | MatrixName::QRope | MatrixName::KRope => continue,
+            // The source's own matrices only in cross-attention, where the source is.
+            MatrixName::SourceEmbeddings | MatrixName::SourcePositions if !lesson.is_cross() => {
+                continue;
+            }
             MatrixName::Concat | MatrixName::Projected | MatrixName::WQK | MatrixName::WOV => {
                 continue;
             }
@@ -524,6 +543,14 @@ fn write_json(
         .projected_input()
         .and_then(|name| attention.matrix(name));
     fields.push(("x", Field::Matrix(projected)));
+    // The matrix K and V are projected from in cross-attention: the source, with its
+    // positions when they are added.
+    let source = attention
+        .plan
+        .projected_source()
+        .filter(|_| lesson.is_cross())
+        .and_then(|name| attention.matrix(name));
+    fields.push(("source_x", Field::Matrix(source)));
     // Each query head's matrices (a head's keys and values are its K/V group's), and the
     // heads' outputs side by side, which with one head and no W_o is that head's output.
     let heads = (0..attention.heads().query)
@@ -578,6 +605,8 @@ struct Document<'a>(Vec<(&'a str, Field<'a>)>);
 enum Field<'a> {
     Text(&'a str),
     Texts(&'a [String]),
+    /// Texts, or `null`.
+    OptionalTexts(Option<&'a [String]>),
     Count(usize),
     Counts(Vec<usize>),
     /// Rows of numbers, `null` for a matrix this lesson does not have.
@@ -626,6 +655,8 @@ impl Serialize for Field<'_> {
         match self {
             Field::Text(text) => serializer.serialize_str(text),
             Field::Texts(texts) => serializer.collect_seq(texts.iter()),
+            Field::OptionalTexts(None) => serializer.serialize_unit(),
+            Field::OptionalTexts(Some(texts)) => serializer.collect_seq(texts.iter()),
             Field::Count(count) => serializer.serialize_u64(*count as u64),
             Field::Counts(counts) => serializer.collect_seq(counts.iter()),
             Field::Matrix(None) => serializer.serialize_unit(),

@@ -64,10 +64,16 @@ pub fn has_circuits(d_model: Option<usize>, has_w_o: bool) -> bool {
     has_w_o && d_model.is_some_and(|d_model| d_model <= MAX_CIRCUIT_WIDTH)
 }
 
-/// The numbers the matrices of `heads` heads hold: per head, 6 seq_len × seq_len matrices
+/// The numbers the matrices of `heads` heads hold: per head, 6 queries × keys matrices
 /// (scores, scaled, masked, weights and the softmax's exponentials and their sums, rounded
 /// up), and the two circuits when the lesson has them (`circuit_widths` = (d_model, d_out)).
-pub fn head_numbers(heads: usize, seq_len: usize, circuit_widths: Option<(usize, usize)>) -> usize {
+/// The keys are the queries' tokens, or the source's in cross-attention.
+pub fn head_numbers(
+    heads: usize,
+    queries: usize,
+    keys: usize,
+    circuit_widths: Option<(usize, usize)>,
+) -> usize {
     let circuits = circuit_widths.map_or(0, |(d_model, d_out)| d_model * (d_model + d_out));
-    heads.saturating_mul(6 * seq_len * seq_len + circuits)
+    heads.saturating_mul(6 * queries * keys + circuits)
 }

@@ -44,7 +44,13 @@ pub struct Lesson {
     pub source: String,
     pub summary: String,
     pub tokens: Vec<String>,
+    /// Cross-attention's source tokens, which the keys and values come from; empty in
+    /// self-attention, where the tokens are both the queries and the keys.
+    pub source_tokens: Vec<String>,
     pub inputs: Inputs,
+    /// S, src_len × d_model: the source's embeddings, which W_k and W_v project in
+    /// cross-attention (the projected route; the direct route gives K and V with src_len rows).
+    pub source_embeddings: Option<InputMatrix>,
     /// Divide scores by √d_k (the default), or not.
     pub scale: bool,
     pub mask: Mask,
@@ -272,6 +278,7 @@ impl Lesson {
             _ => match (&self.positions, name) {
                 (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
                 _ if name == MatrixName::WO => self.w_o.as_ref(),
+                _ if name == MatrixName::SourceEmbeddings => self.source_embeddings.as_ref(),
                 _ => None,
             },
         }
@@ -306,6 +313,7 @@ impl Lesson {
             _ => match (&mut self.positions, name) {
                 (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
                 _ if name == MatrixName::WO => self.w_o.as_mut(),
+                _ if name == MatrixName::SourceEmbeddings => self.source_embeddings.as_mut(),
                 _ => None,
             },
         }
@@ -332,6 +340,13 @@ impl Lesson {
         if let PositionInputs::Learned(positions) = &self.positions {
             inputs.insert(1, (MatrixName::Positions, positions));
         }
+        if let Some(source) = &self.source_embeddings {
+            let after_embeddings = inputs
+                .iter()
+                .position(|(name, _)| *name == MatrixName::Embeddings)
+                .map_or(0, |index| index + 1);
+            inputs.insert(after_embeddings, (MatrixName::SourceEmbeddings, source));
+        }
         if let Some(w_o) = &self.w_o {
             inputs.push((MatrixName::WO, w_o));
         }
@@ -348,6 +363,21 @@ impl Lesson {
             heads: self.heads,
             output_weights: self.w_o.is_some(),
             circuits: limits::has_circuits(self.d_model(), self.w_o.is_some()),
+            cross: self.is_cross(),
+        }
+    }
+
+    /// Whether this is cross-attention: keys and values from `source_tokens`.
+    pub fn is_cross(&self) -> bool {
+        !self.source_tokens.is_empty()
+    }
+
+    /// The number of keys: the source's tokens in cross-attention, else the tokens.
+    pub fn key_len(&self) -> usize {
+        if self.is_cross() {
+            self.source_tokens.len()
+        } else {
+            self.seq_len()
         }
     }
 
@@ -394,15 +424,23 @@ impl Lesson {
             Heads { query, kv: 1 } => format!(", {query} heads sharing 1 K/V group"),
             Heads { query, kv } => format!(", {query} heads in {kv} K/V groups"),
         };
+        // Cross-attention names both sequences: "3 tokens attending to 4 source tokens".
+        let tokens = if self.is_cross() {
+            format!(
+                "{} tokens attending to {} source tokens",
+                self.seq_len(),
+                self.key_len()
+            )
+        } else {
+            format!("{} tokens", self.seq_len())
+        };
         match self.d_model() {
             Some(d_model) => format!(
-                "{} tokens × {d_model} → d_k {}{heads}{positions}",
-                self.seq_len(),
+                "{tokens} × {d_model} → d_k {}{heads}{positions}",
                 self.d_k()
             ),
             None => format!(
-                "{} tokens, Q/K/V given, d_k {}{heads}{positions}",
-                self.seq_len(),
+                "{tokens}, Q/K/V given, d_k {}{heads}{positions}",
                 self.d_k()
             ),
         }

@@ -50,6 +50,9 @@ pub enum MatrixName {
     Embeddings,
     Positions,
     X,
+    SourceEmbeddings,
+    SourcePositions,
+    SourceX,
     WQ,
     WK,
     WV,
@@ -95,7 +98,7 @@ pub struct MatrixEntry {
 }
 
 /// The one table. Its order is the order of `MatrixName`, which a test checks.
-const MATRICES: [MatrixEntry; 22] = [
+const MATRICES: [MatrixEntry; 25] = [
     MatrixEntry {
         name: MatrixName::Embeddings,
         key: "embeddings",
@@ -126,6 +129,41 @@ const MATRICES: [MatrixEntry; 22] = [
         rows: Axis::Queries,
         cols: Axis::DModel,
         row_vector: Some("x"),
+        per: Per::Lesson,
+        on_demand: false,
+    },
+    // Cross-attention's source, which the keys and values are projected from: S, or with
+    // positions S = E_S + P_S, each sequence's positions counted from 0.
+    MatrixEntry {
+        name: MatrixName::SourceEmbeddings,
+        key: "source_embeddings",
+        symbol: "S",
+        gloss: Some("source embeddings"),
+        rows: Axis::Keys,
+        cols: Axis::DModel,
+        row_vector: Some("s"),
+        per: Per::Lesson,
+        on_demand: false,
+    },
+    MatrixEntry {
+        name: MatrixName::SourcePositions,
+        key: "source_positions",
+        symbol: "P_S",
+        gloss: Some("the source's positions"),
+        rows: Axis::Keys,
+        cols: Axis::DModel,
+        row_vector: Some("p"),
+        per: Per::Lesson,
+        on_demand: false,
+    },
+    MatrixEntry {
+        name: MatrixName::SourceX,
+        key: "source_x",
+        symbol: "S",
+        gloss: Some("source embeddings + positions"),
+        rows: Axis::Keys,
+        cols: Axis::DModel,
+        row_vector: Some("s"),
         per: Per::Lesson,
         on_demand: false,
     },
@@ -342,10 +380,13 @@ const MATRICES: [MatrixEntry; 22] = [
 
 impl MatrixName {
     /// Every matrix, in table order.
-    pub const ALL: [MatrixName; 22] = [
+    pub const ALL: [MatrixName; 25] = [
         MatrixName::Embeddings,
         MatrixName::Positions,
         MatrixName::X,
+        MatrixName::SourceEmbeddings,
+        MatrixName::SourcePositions,
+        MatrixName::SourceX,
         MatrixName::WQ,
         MatrixName::WK,
         MatrixName::WV,

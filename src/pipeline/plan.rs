@@ -47,6 +47,9 @@ pub struct Shape {
     /// Each head's circuits W_QK and W_OV are taught: the lesson has embeddings, W_o, and a
     /// d_model small enough for a d_model × d_model matrix to be read.
     pub circuits: bool,
+    /// Cross-attention: the keys and values come from a source sequence (projected from its
+    /// own embeddings when Q is projected), not from the queries' tokens.
+    pub cross: bool,
 }
 
 /// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
@@ -113,15 +116,22 @@ impl Shape {
                             (Heads { query: 2, kv: 2 }, true, projected),
                             (Heads { query: 2, kv: 1 }, true, projected),
                         ] {
-                            shapes.push(Shape {
-                                projected,
-                                positions,
-                                scale,
-                                mask,
-                                heads,
-                                output_weights,
-                                circuits,
-                            });
+                            for cross in [false, true] {
+                                // A learned table is one sequence's: cross-attention has none.
+                                if cross && positions == Positions::Learned {
+                                    continue;
+                                }
+                                shapes.push(Shape {
+                                    projected,
+                                    positions,
+                                    scale,
+                                    mask,
+                                    heads,
+                                    output_weights,
+                                    circuits,
+                                    cross,
+                                });
+                            }
                         }
                     }
                 }
@@ -167,16 +177,36 @@ impl Plan {
                 }
                 None => MatrixName::Embeddings,
             };
-            for (weights, result) in [
-                (MatrixName::WQ, MatrixName::Q),
-                (MatrixName::WK, MatrixName::K),
-                (MatrixName::WV, MatrixName::V),
+            // Cross-attention's keys and values come from the source, which gets the same
+            // sinusoid as the target, counted from its own first token.
+            let source = if shape.cross {
+                plan.add(MatrixName::SourceEmbeddings, Op::Input);
+                if shape.positions == Positions::Sinusoidal {
+                    plan.add(MatrixName::SourcePositions, Op::Sinusoid);
+                    plan.add(
+                        MatrixName::SourceX,
+                        Op::Add {
+                            left: MatrixName::SourceEmbeddings,
+                            right: MatrixName::SourcePositions,
+                        },
+                    );
+                    MatrixName::SourceX
+                } else {
+                    MatrixName::SourceEmbeddings
+                }
+            } else {
+                projected
+            };
+            for (weights, result, from) in [
+                (MatrixName::WQ, MatrixName::Q, projected),
+                (MatrixName::WK, MatrixName::K, source),
+                (MatrixName::WV, MatrixName::V, source),
             ] {
                 plan.add(weights, Op::Input);
                 plan.add(
                     result,
                     Op::Product {
-                        left: projected,
+                        left: from,
                         right: weights,
                         transpose_right: false,
                     },
@@ -295,6 +325,17 @@ impl Plan {
             .find(|name| self.has(*name))
     }
 
+    /// The matrix projected into K and V: the source (with its positions) in cross-attention,
+    /// else the same as `projected_input`.
+    pub fn projected_source(&self) -> Option<MatrixName> {
+        if !self.shape.cross {
+            return self.projected_input();
+        }
+        [MatrixName::SourceX, MatrixName::SourceEmbeddings]
+            .into_iter()
+            .find(|name| self.has(*name))
+    }
+
     /// The matrix a lesson's answer is: the heads' outputs projected by W_o, or the one head's
     /// output.
     pub fn final_output(&self) -> MatrixName {
@@ -319,6 +360,7 @@ impl Plan {
     pub fn symbol(&self, name: MatrixName) -> &'static str {
         match name {
             MatrixName::Embeddings if self.has(MatrixName::X) => "E",
+            MatrixName::SourceEmbeddings if self.has(MatrixName::SourceX) => "E_S",
             MatrixName::Output if self.has(MatrixName::Projected) => "head",
             _ => name.symbol(),
         }
@@ -326,7 +368,9 @@ impl Plan {
 
     /// How a row of a matrix is named in a dot product (`q_cat`), if it has such a name.
     pub fn row_vector(&self, name: MatrixName) -> Option<&'static str> {
-        if name == MatrixName::Embeddings && self.has(MatrixName::X) {
+        if (name == MatrixName::Embeddings && self.has(MatrixName::X))
+            || (name == MatrixName::SourceEmbeddings && self.has(MatrixName::SourceX))
+        {
             Some("e")
         } else {
             name.entry().row_vector

@@ -19,10 +19,12 @@ use crate::pipeline::{Axis as PipelineAxis, Heads, MatrixName, Plan};
 /// The matrices a lesson may give printed figures of for the whole lesson, in a top-level
 /// `[expected]`: its inputs whole as the file has them, what is added to the embeddings, W_o,
 /// the heads' outputs side by side and the final output (`output`: concat·W_o with W_o).
-const LESSON_FIGURES: [MatrixName; 12] = [
+const LESSON_FIGURES: [MatrixName; 14] = [
     MatrixName::Embeddings,
     MatrixName::Positions,
     MatrixName::X,
+    MatrixName::SourceEmbeddings,
+    MatrixName::SourceX,
     MatrixName::WQ,
     MatrixName::WK,
     MatrixName::WV,
@@ -53,8 +55,9 @@ const HEAD_FIGURES: [MatrixName; 12] = [
 
 /// Keys that are only ever a lesson's own inputs: below an `[expected]` header, without the
 /// lesson key at the top, they are the lesson key written in the wrong place.
-const INPUT_ONLY: [MatrixName; 5] = [
+const INPUT_ONLY: [MatrixName; 6] = [
     MatrixName::Embeddings,
+    MatrixName::SourceEmbeddings,
     MatrixName::WQ,
     MatrixName::WK,
     MatrixName::WV,
@@ -75,6 +78,9 @@ pub(super) fn is_expected_key(key: &str) -> bool {
 /// What a figure's shape and meaning depend on: the lesson's parts that could be read.
 pub(super) struct Lengths<'a> {
     pub tokens: Option<&'a [String]>,
+    /// The keys' tokens: the source's in cross-attention, else `tokens`.
+    pub source_tokens: Option<&'a [String]>,
+    pub cross: bool,
     pub inputs: Option<&'a Inputs>,
     pub heads: Option<Heads>,
     pub w_o: Option<&'a InputMatrix>,
@@ -98,7 +104,16 @@ impl Lengths<'_> {
             }
             None => false,
         };
-        given || matrix == MatrixName::WO
+        given || matrix == MatrixName::WO || matrix == MatrixName::SourceEmbeddings
+    }
+
+    /// The labels of a matrix's rows along `axis` when they are tokens.
+    fn labels(&self, axis: PipelineAxis) -> Option<&[String]> {
+        match axis {
+            PipelineAxis::Queries => self.tokens,
+            PipelineAxis::Keys => self.source_tokens,
+            _ => None,
+        }
     }
 
     /// How many rows or columns a figure of `matrix` has along `axis`: one head's d_k or d_v
@@ -112,7 +127,7 @@ impl Lengths<'_> {
         let d_v = inputs.all_groups_d_v() / heads.kv;
         let d_out = self.w_o.map_or(d_v, |w_o| w_o.values.ncols());
         match axis {
-            PipelineAxis::Queries | PipelineAxis::Keys => self.tokens.map(<[String]>::len),
+            PipelineAxis::Queries | PipelineAxis::Keys => self.labels(axis).map(<[String]>::len),
             PipelineAxis::DModel => inputs.d_model(),
             PipelineAxis::DK => Some(inputs.all_groups_d_k() / heads.kv * blocks),
             // `output` for the whole lesson is the final output: W_o's width, with W_o.
@@ -466,8 +481,13 @@ impl Reader<'_> {
         let entry = matrix.entry();
         let row_count = lengths.along(entry.rows, matrix, head);
         // Rows are named by token label only when they are tokens.
-        let labels = lengths.tokens.filter(|_| entry.rows.is_tokens());
-        let rows = self.figure_rows(&key, value, row_count, labels, entry.rows.is_tokens())?;
+        let labels = lengths.labels(entry.rows);
+        let rows_are = match entry.rows {
+            PipelineAxis::Keys if lengths.cross => Some("source tokens"),
+            axis if axis.is_tokens() => Some("tokens"),
+            _ => None,
+        };
+        let rows = self.figure_rows(&key, value, row_count, labels, rows_are)?;
         let mut seen = vec![false; row_count.unwrap_or(0)];
         for (index, row) in &rows {
             if let Some(already) = seen.get_mut(*index) {
@@ -510,17 +530,17 @@ impl Reader<'_> {
         value: &'v Value<'i>,
         row_count: Option<usize>,
         tokens: Option<&[String]>,
-        token_rows: bool,
+        rows_are: Option<&str>,
     ) -> Option<Vec<(usize, &'v Value<'i>)>> {
         match value.get_ref() {
             DeValue::Array(items) => {
                 if let Some(count) = row_count
                     && items.len() != count
                 {
-                    let (message, like) = if token_rows {
+                    let (message, like) = if let Some(tokens) = rows_are {
                         (
                             format!(
-                                "expected `{key}` has {}, but there are {count} tokens",
+                                "expected `{key}` has {}, but there are {count} {tokens}",
                                 plural(items.len(), "row")
                             ),
                             "cat = [0.1, 0.9]",

@@ -166,7 +166,7 @@ impl Reader<'_> {
         &mut self,
         entries: &Entries<'_, '_>,
         heads: Heads,
-        seq_len: usize,
+        (seq_len, keys): (usize, usize),
         inputs: &Inputs,
         w_o: Option<&InputMatrix>,
     ) -> bool {
@@ -176,7 +176,7 @@ impl Reader<'_> {
             }
             _ => None,
         };
-        let numbers = head_numbers(heads.query, seq_len, circuits);
+        let numbers = head_numbers(heads.query, seq_len, keys, circuits);
         if numbers <= MAX_HEAD_NUMBERS {
             return true;
         }
@@ -185,9 +185,9 @@ impl Reader<'_> {
         };
         let sizes = match circuits {
             Some((d_model, d_out)) => format!(
-                "{seq_len} × {seq_len} scores and weights and {d_model} × {d_model} and {d_model} × {d_out} circuits"
+                "{seq_len} × {keys} scores and weights and {d_model} × {d_model} and {d_model} × {d_out} circuits"
             ),
-            None => format!("{seq_len} × {seq_len} scores and weights"),
+            None => format!("{seq_len} × {keys} scores and weights"),
         };
         self.error(
             Diagnostic::error(
@@ -355,14 +355,29 @@ mod tests {
     #[test]
     fn the_heads_limit_never_refuses_a_lesson_of_one_head() {
         use crate::lesson::limits::{MAX_DIMENSION, MAX_HEAD_NUMBERS, MAX_TOKENS, head_numbers};
-        let largest = head_numbers(1, MAX_TOKENS, Some((MAX_DIMENSION, MAX_DIMENSION)));
+        let largest = head_numbers(
+            1,
+            MAX_TOKENS,
+            MAX_TOKENS,
+            Some((MAX_DIMENSION, MAX_DIMENSION)),
+        );
         assert!(largest <= MAX_HEAD_NUMBERS, "{largest}");
         // Two heads of the largest size fit too; eight do not.
         assert!(
-            head_numbers(2, MAX_TOKENS, Some((MAX_DIMENSION, MAX_DIMENSION))) <= MAX_HEAD_NUMBERS
+            head_numbers(
+                2,
+                MAX_TOKENS,
+                MAX_TOKENS,
+                Some((MAX_DIMENSION, MAX_DIMENSION))
+            ) <= MAX_HEAD_NUMBERS
         );
         assert!(
-            head_numbers(8, MAX_TOKENS, Some((MAX_DIMENSION, MAX_DIMENSION))) > MAX_HEAD_NUMBERS
+            head_numbers(
+                8,
+                MAX_TOKENS,
+                MAX_TOKENS,
+                Some((MAX_DIMENSION, MAX_DIMENSION))
+            ) > MAX_HEAD_NUMBERS
         );
     }
 

@@ -17,7 +17,10 @@ use crate::pipeline::{Axis as RegistryAxis, Heads, MatrixName, Per};
 /// A length the attention arithmetic names; an input matrix's shape is two of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Axis {
+    /// The queries' tokens.
     SeqLen,
+    /// The keys' tokens: the same tokens in self-attention, the source's in cross-attention.
+    KeyLen,
     DModel,
     DK,
     DV,
@@ -26,11 +29,11 @@ pub(super) enum Axis {
 }
 
 impl Axis {
-    /// The length a registry axis has in a lesson file: the queries and the keys of
-    /// self-attention are both the tokens.
+    /// The length a registry axis has in a lesson file.
     const fn of(axis: RegistryAxis) -> Axis {
         match axis {
-            RegistryAxis::Queries | RegistryAxis::Keys => Axis::SeqLen,
+            RegistryAxis::Queries => Axis::SeqLen,
+            RegistryAxis::Keys => Axis::KeyLen,
             RegistryAxis::DModel => Axis::DModel,
             RegistryAxis::DK => Axis::DK,
             // H blocks of d_v side by side: each block is compared along d_v (`blocks`).
@@ -39,9 +42,12 @@ impl Axis {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The axis's name in a help; the keys are counted by `src_len` in cross-attention.
+    fn name(self, cross: bool) -> &'static str {
         match self {
             Axis::SeqLen => "seq_len",
+            Axis::KeyLen if cross => "src_len",
+            Axis::KeyLen => "seq_len",
             Axis::DModel => "d_model",
             Axis::DK => "d_k",
             Axis::DV => "d_v",
@@ -52,7 +58,7 @@ impl Axis {
     /// The most rows (or columns) along this axis: one per token, or a model dimension.
     pub(super) fn limit(self) -> usize {
         match self {
-            Axis::SeqLen => MAX_TOKENS,
+            Axis::SeqLen | Axis::KeyLen => MAX_TOKENS,
             _ => MAX_DIMENSION,
         }
     }
@@ -65,6 +71,9 @@ enum Route {
     Direct,
     /// Optional beside either route: W_o projects the heads' outputs however Q, K, V came.
     Either,
+    /// With the projected route, required in cross-attention (with `source_tokens`) and
+    /// refused in self-attention: the source's embeddings.
+    Source,
 }
 
 /// A matrix a lesson file may give, and the axes its rows and columns run along.
@@ -122,8 +131,9 @@ impl InputShape {
 /// given with the others of its route, the shape its "missing" help names, its row limit and
 /// the agreement of its dimensions with the others all follow from its axes. (Building the
 /// `Inputs` value from it is `assemble`'s, since `Inputs` names each matrix.)
-const INPUT_SHAPES: [InputShape; 8] = [
+const INPUT_SHAPES: [InputShape; 9] = [
     InputShape::of(MatrixName::Embeddings, Route::Projected),
+    InputShape::of(MatrixName::SourceEmbeddings, Route::Source),
     InputShape::of(MatrixName::WQ, Route::Projected),
     InputShape::of(MatrixName::WK, Route::Projected),
     InputShape::of(MatrixName::WV, Route::Projected),
@@ -215,21 +225,45 @@ impl Mismatch<'_> {
 /// How one axis is checked: what sets its length, and what a matrix that disagrees is told.
 struct AxisRule {
     axis: Axis,
-    /// The number of tokens sets the length; otherwise the first matrix in `INPUT_SHAPES`
-    /// (of the lesson's route) that runs along the axis sets it.
-    set_by_tokens: bool,
+    /// What sets the length: the number of tokens (or of source tokens), or else the first
+    /// matrix in `INPUT_SHAPES` (of the lesson's route) that runs along the axis.
+    set_by: SetBy,
     message: fn(&Mismatch) -> String,
     help: fn(&Mismatch) -> String,
+}
+
+/// What sets an axis's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SetBy {
+    /// `tokens`: one query per token.
+    Tokens,
+    /// `source_tokens` in cross-attention, else `tokens`: one key per token.
+    KeyTokens,
+    /// The first matrix along the axis.
+    FirstMatrix,
+}
+
+/// "give one row per token, in the order of `tokens`", or per source token.
+fn one_per_token(m: &Mismatch) -> String {
+    let (noun, key) = if m.set_by == "source tokens" {
+        ("source token", "source_tokens")
+    } else {
+        ("token", "tokens")
+    };
+    format!(
+        "give one {} per {noun}, in the order of `{key}`",
+        m.dimension.noun()
+    )
 }
 
 /// The shape rules, in the order they are checked (so a matrix wrong in two ways is told in
 /// this order). d_out has no rule: only W_o runs along it; `every_shared_axis_has_a_rule` fails
 /// when a new matrix changes that. Along d_k and d_v the lengths compared are those of one head
 /// block (`InputShape::blocks`).
-const AXIS_RULES: [AxisRule; 4] = [
+const AXIS_RULES: [AxisRule; 5] = [
     AxisRule {
         axis: Axis::SeqLen,
-        set_by_tokens: true,
+        set_by: SetBy::Tokens,
         message: |m| {
             format!(
                 "`{}` has {}, but there are {} tokens",
@@ -238,16 +272,25 @@ const AXIS_RULES: [AxisRule; 4] = [
                 m.expected
             )
         },
-        help: |m| {
+        help: one_per_token,
+    },
+    AxisRule {
+        axis: Axis::KeyLen,
+        set_by: SetBy::KeyTokens,
+        message: |m| {
             format!(
-                "give one {} per token, in the order of `tokens`",
-                m.dimension.noun()
+                "`{}` has {}, but there are {} {}",
+                m.key,
+                plural(m.found, m.dimension.noun()),
+                m.expected,
+                m.set_by
             )
         },
+        help: one_per_token,
     },
     AxisRule {
         axis: Axis::DModel,
-        set_by_tokens: false,
+        set_by: SetBy::FirstMatrix,
         message: |m| {
             format!(
                 "`{}` has {}, but the embeddings have {} columns (d_model)",
@@ -270,7 +313,7 @@ const AXIS_RULES: [AxisRule; 4] = [
     },
     AxisRule {
         axis: Axis::DK,
-        set_by_tokens: false,
+        set_by: SetBy::FirstMatrix,
         message: |m| {
             if m.in_blocks() {
                 m.blocks_disagree("d_k")
@@ -303,7 +346,7 @@ const AXIS_RULES: [AxisRule; 4] = [
     },
     AxisRule {
         axis: Axis::DV,
-        set_by_tokens: false,
+        set_by: SetBy::FirstMatrix,
         message: |m| match m.dimension {
             // W_o's rows: every head's output side by side.
             Dimension::Rows if m.blocks == 1 => format!(
@@ -380,15 +423,17 @@ impl Given {
 }
 
 impl Reader<'_> {
-    /// Either embeddings with W_q, W_k, W_v, or Q, K, V directly, and W_o when given; all
-    /// shapes agreeing. `tokens` is how many tokens the lesson has and `heads` its heads, when
-    /// they could be read.
+    /// Either embeddings with W_q, W_k, W_v, or Q, K, V directly, and W_o when given, and in
+    /// cross-attention the source's embeddings with the projected route; all shapes agreeing.
+    /// `tokens` is how many tokens the lesson has, `source_tokens` how many source tokens
+    /// (`None` in self-attention) and `heads` its heads, when they could be read.
     pub(super) fn inputs(
         &mut self,
         entries: &Entries<'_, '_>,
         tokens: Option<usize>,
+        source_tokens: Option<usize>,
         heads: Option<Heads>,
-    ) -> Option<(Inputs, Option<InputMatrix>)> {
+    ) -> Option<ReadInputs> {
         // Every matrix written is read, whichever route it belongs to, so that its own
         // problems are reported along with a mix of routes.
         let written: Vec<(&'static InputShape, Option<Given>)> = INPUT_SHAPES
@@ -406,17 +451,25 @@ impl Reader<'_> {
             })
             .collect();
         let route = self.route(&written, entries)?;
+        let cross = source_tokens.is_some();
+        if !self.source_fits(route, cross, entries) {
+            return None;
+        }
         let anchor = written
             .first()
             .and_then(|(shape, _)| entries.get(shape.key))
             .map(|(span, _)| span);
+        let required = |shape: &&InputShape| {
+            shape.route == route
+                || (shape.route == Route::Source && route == Route::Projected && cross)
+        };
         let missing: Vec<&InputShape> = INPUT_SHAPES
             .iter()
-            .filter(|shape| shape.route == route)
+            .filter(required)
             .filter(|shape| written.iter().all(|(given, _)| given.key != shape.key))
             .collect();
         for shape in &missing {
-            self.missing_input(shape, anchor.clone());
+            self.missing_input(shape, anchor.clone(), cross);
         }
         if !missing.is_empty() {
             return None;
@@ -426,10 +479,30 @@ impl Reader<'_> {
             .into_iter()
             .map(|(_, given)| given)
             .collect::<Option<_>>()?;
-        if !self.shapes_agree(&given, tokens, heads) {
+        let keys = if cross { source_tokens } else { tokens };
+        if !self.shapes_agree(&given, (tokens, keys, cross), heads) {
             return None;
         }
         assemble(route, given)
+    }
+
+    /// `source_embeddings` goes with `source_tokens` and the projected route: said when it is
+    /// written without them.
+    fn source_fits(&mut self, route: Route, cross: bool, entries: &Entries<'_, '_>) -> bool {
+        let Some((span, _)) = entries.get("source_embeddings") else {
+            return true;
+        };
+        let problem = match (cross, route) {
+            (false, _) => Diagnostic::error(span, "`source_embeddings` without `source_tokens`")
+                .label("the source of cross-attention")
+                .help("cross-attention needs the source's tokens too: add `source_tokens = [\"the\", \"cat\"]`, one per row of `source_embeddings`; or remove `source_embeddings` for self-attention"),
+            (true, Route::Direct) => Diagnostic::error(span, "`source_embeddings` with q, k, v given")
+                .label("nothing projects these")
+                .help("when the lesson gives q, k and v, the source's keys and values are `k` and `v` themselves (one row per source token): remove `source_embeddings`, or give embeddings with w_q, w_k, w_v instead of q, k, v"),
+            (true, _) => return true,
+        };
+        self.error(problem);
+        false
     }
 
     /// The route of the matrices written: `None` (said) when they mix both.
@@ -461,14 +534,14 @@ impl Reader<'_> {
     }
 
     /// A matrix of the lesson's route that is not there, said next to the first one that is.
-    fn missing_input(&mut self, shape: &InputShape, anchor: Option<Range<usize>>) {
+    fn missing_input(&mut self, shape: &InputShape, anchor: Option<Range<usize>>, cross: bool) {
         let key = shape.key;
         let label = if anchor.is_some() {
             format!("`{key}` goes with this")
         } else {
             "no inputs in this lesson".to_string()
         };
-        let dimensions = format!("{} × {}", shape.rows.name(), shape.cols.name());
+        let dimensions = format!("{} × {}", shape.rows.name(cross), shape.cols.name(cross));
         self.error(
             Diagnostic::error(anchor.unwrap_or(0..0), format!("missing `{key}`"))
                 .label(label)
@@ -483,7 +556,7 @@ impl Reader<'_> {
     fn shapes_agree(
         &mut self,
         given: &[Given],
-        tokens: Option<usize>,
+        (tokens, keys, cross): (Option<usize>, Option<usize>, bool),
         heads: Option<Heads>,
     ) -> bool {
         let mut ok = true;
@@ -512,10 +585,13 @@ impl Reader<'_> {
                 .filter(|(_, uneven)| !**uneven)
                 .flat_map(|(matrix, _)| matrix.along(rule.axis));
             // What sets the length: (its name, the length of one block, its blocks, their noun).
-            let set = if rule.set_by_tokens {
-                tokens.map(|count| ("tokens", count, 1, "head"))
-            } else {
-                along.next().map(|(matrix, dimension)| {
+            let set = match rule.set_by {
+                SetBy::Tokens => tokens.map(|count| ("tokens", count, 1, "head")),
+                SetBy::KeyTokens => {
+                    let noun = if cross { "source tokens" } else { "tokens" };
+                    keys.map(|count| (noun, count, 1, "head"))
+                }
+                SetBy::FirstMatrix => along.next().map(|(matrix, dimension)| {
                     let blocks = matrix.shape.blocks(dimension, heads);
                     (
                         matrix.shape.key,
@@ -523,7 +599,7 @@ impl Reader<'_> {
                         blocks,
                         matrix.shape.block_noun(heads),
                     )
-                })
+                }),
             };
             let Some((set_by, per_block, set_blocks, set_noun)) = set else {
                 continue;
@@ -586,9 +662,9 @@ impl Reader<'_> {
             .label(matrix.shape_text())
             .help(format!(
                 "each {noun} takes its own block of {} {}s side by side: give {count}·{} {}s, e.g. {example}",
-                axis.name(),
+                axis.name(false),
                 dimension.noun(),
-                axis.name(),
+                axis.name(false),
                 dimension.noun()
             )),
         );
@@ -596,8 +672,17 @@ impl Reader<'_> {
     }
 }
 
-/// The lesson's `Inputs` from the matrices of its route, all given and agreeing, and W_o.
-fn assemble(route: Route, given: Vec<Given>) -> Option<(Inputs, Option<InputMatrix>)> {
+/// The input matrices as read: Q, K, V's inputs, and beside them W_o and the source's
+/// embeddings when the lesson has them.
+pub(super) struct ReadInputs {
+    pub inputs: Inputs,
+    pub w_o: Option<InputMatrix>,
+    pub source_embeddings: Option<InputMatrix>,
+}
+
+/// The lesson's `Inputs` from the matrices of its route, all given and agreeing, and W_o and
+/// the source's embeddings.
+fn assemble(route: Route, given: Vec<Given>) -> Option<ReadInputs> {
     let mut matrices: Vec<(&str, InputMatrix)> = given
         .into_iter()
         .map(|given| (given.shape.key, given.matrix))
@@ -618,9 +703,13 @@ fn assemble(route: Route, given: Vec<Given>) -> Option<(Inputs, Option<InputMatr
             k: take("k")?,
             v: take("v")?,
         },
-        Route::Either => return None,
+        Route::Either | Route::Source => return None,
     };
-    Some((inputs, take("w_o")))
+    Some(ReadInputs {
+        inputs,
+        w_o: take("w_o"),
+        source_embeddings: take("source_embeddings"),
+    })
 }
 
 #[cfg(test)]
@@ -660,18 +749,26 @@ mod tests {
     #[test]
     fn every_axis_two_matrices_share_has_a_rule() {
         for route in [Route::Projected, Route::Direct] {
-            for axis in [Axis::SeqLen, Axis::DModel, Axis::DK, Axis::DV, Axis::DOut] {
+            let axes = [
+                Axis::SeqLen,
+                Axis::KeyLen,
+                Axis::DModel,
+                Axis::DK,
+                Axis::DV,
+                Axis::DOut,
+            ];
+            for axis in axes {
                 let along: usize = INPUT_SHAPES
                     .iter()
-                    .filter(|shape| shape.route == route || shape.route == Route::Either)
+                    .filter(|shape| [route, Route::Either, Route::Source].contains(&shape.route))
                     .map(|shape| usize::from(shape.rows == axis) + usize::from(shape.cols == axis))
                     .sum();
-                // The tokens count as one more along seq_len.
-                let along = along + usize::from(axis == Axis::SeqLen);
+                // The tokens (the source's for the keys) count as one more along each.
+                let along = along + usize::from(matches!(axis, Axis::SeqLen | Axis::KeyLen));
                 assert!(
                     along < 2 || AXIS_RULES.iter().any(|rule| rule.axis == axis),
                     "{route:?} has {along} lengths along {} and no rule compares them",
-                    axis.name()
+                    axis.name(false)
                 );
             }
         }
@@ -686,7 +783,7 @@ mod tests {
             diagnostics: Vec::new(),
         };
         let matrices = [given(&INPUT_SHAPES[0], 3, 4), given(&EXTRA, 2, 5)];
-        assert!(!reader.shapes_agree(&matrices, Some(3), Some(Heads::ONE)));
+        assert!(!reader.shapes_agree(&matrices, (Some(3), Some(3), false), Some(Heads::ONE)));
         let said: Vec<(&str, &str)> = reader
             .diagnostics
             .iter()
@@ -707,7 +804,7 @@ mod tests {
             diagnostics: Vec::new(),
         };
         let matrices = [given(&INPUT_SHAPES[0], 3, 4), given(&EXTRA, 3, 4)];
-        assert!(reader.shapes_agree(&matrices, Some(3), Some(Heads::ONE)));
+        assert!(reader.shapes_agree(&matrices, (Some(3), Some(3), false), Some(Heads::ONE)));
         assert!(reader.diagnostics.is_empty());
     }
 

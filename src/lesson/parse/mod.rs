@@ -48,13 +48,15 @@ impl Parsed {
     }
 }
 
-const TOP_KEYS: [&str; 22] = [
+const TOP_KEYS: [&str; 24] = [
     "format",
     "title",
     "source",
     "summary",
     "tokens",
+    "source_tokens",
     "embeddings",
+    "source_embeddings",
     "w_q",
     "w_k",
     "w_v",
@@ -269,10 +271,31 @@ impl<'s> Reader<'s> {
         );
         let tokens = self.tokens(find("tokens"));
         let token_labels = tokens.as_deref();
+        let source_tokens = self.source_tokens(find("source_tokens"));
+        let cross = find("source_tokens").is_some();
+        if let (true, Some(1), Some((span, _))) = (cross, format, find("source_tokens")) {
+            self.error(
+                Diagnostic::error(span, "`source_tokens` needs `format = 2`")
+                    .label("a format 1 lesson is self-attention")
+                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
+            );
+        }
+        let source_len = source_tokens.as_ref().map(Vec::len);
         let heads = self.heads(&entries, format);
-        let (inputs, w_o) = match self.inputs(&entries, token_labels.map(<[String]>::len), heads) {
-            Some((inputs, w_o)) => (Some(inputs), w_o),
-            None => (None, None),
+        let (inputs, w_o, source_embeddings) = match self.inputs(
+            &entries,
+            token_labels.map(<[String]>::len),
+            source_len,
+            heads,
+        ) {
+            Some(read) => (Some(read.inputs), read.w_o, read.source_embeddings),
+            None => (None, None, None),
+        };
+        // The keys' tokens: the source's in cross-attention.
+        let key_len = if cross {
+            source_len
+        } else {
+            token_labels.map(<[String]>::len)
         };
         let w_o_needed = heads.is_none_or(|heads| {
             let d_v = inputs
@@ -280,9 +303,9 @@ impl<'s> Reader<'s> {
                 .map(|inputs| inputs.all_groups_d_v() / heads.kv);
             self.w_o_needed(&entries, heads, d_v)
         });
-        let heads_fit = match (heads, token_labels, &inputs) {
-            (Some(heads), Some(tokens), Some(inputs)) => {
-                self.heads_fit(&entries, heads, tokens.len(), inputs, w_o.as_ref())
+        let heads_fit = match (heads, token_labels, key_len, &inputs) {
+            (Some(heads), Some(tokens), Some(keys), Some(inputs)) => {
+                self.heads_fit(&entries, heads, (tokens.len(), keys), inputs, w_o.as_ref())
             }
             _ => true,
         };
@@ -293,9 +316,14 @@ impl<'s> Reader<'s> {
             token_labels.map(<[String]>::len),
             inputs.as_ref(),
             heads,
+            cross,
         );
         let scale = self.boolean(find("scale"), "scale").unwrap_or(true);
-        let mask = self.mask(find("mask"), token_labels.map(<[String]>::len));
+        let mask = self.mask(
+            find("mask"),
+            token_labels.map(<[String]>::len),
+            (cross, source_len),
+        );
         let decimals = self.decimals(find("decimals"));
         let focus = self.focus(find("focus"), token_labels);
         // The lesson's plan, when its inputs, heads and positions could be read: narration for
@@ -311,6 +339,7 @@ impl<'s> Reader<'s> {
                     heads,
                     output_weights: w_o.is_some(),
                     circuits: super::limits::has_circuits(inputs.d_model(), w_o.is_some()),
+                    cross,
                 }))
             }
             _ => None,
@@ -322,6 +351,12 @@ impl<'s> Reader<'s> {
             &misplaced,
             &expected::Lengths {
                 tokens: token_labels,
+                source_tokens: if cross {
+                    source_tokens.as_deref()
+                } else {
+                    token_labels
+                },
+                cross,
                 inputs: inputs.as_ref(),
                 heads,
                 w_o: w_o.as_ref(),
@@ -339,7 +374,9 @@ impl<'s> Reader<'s> {
             source: source.unwrap_or_default(),
             summary: summary.unwrap_or_default(),
             tokens: tokens?,
+            source_tokens: if cross { source_tokens? } else { Vec::new() },
             inputs: inputs?,
+            source_embeddings,
             scale,
             mask: mask?,
             positions: positions?,

@@ -58,13 +58,28 @@ impl Reader<'_> {
         }
     }
 
-    pub(super) fn mask(&mut self, entry: Entry<'_, '_>, seq_len: Option<usize>) -> Option<Mask> {
+    /// The mask: seq_len × seq_len in self-attention; in cross-attention (`cross`, with
+    /// `source_len` source tokens when they could be read) seq_len × src_len, and never causal.
+    pub(super) fn mask(
+        &mut self,
+        entry: Entry<'_, '_>,
+        seq_len: Option<usize>,
+        (cross, source_len): (bool, Option<usize>),
+    ) -> Option<Mask> {
         let Some((_, value)) = entry else {
             return Some(Mask::None);
         };
         match value.get_ref() {
             DeValue::String(text) => match text.as_ref() {
                 "none" => Some(Mask::None),
+                "causal" if cross => {
+                    self.error(
+                        Diagnostic::error(value.span(), "a causal mask means nothing in cross-attention")
+                            .label("the keys are the source's tokens")
+                            .help("\"causal\" hides the tokens that come after a query in the same sequence; the source is another sequence, already whole before the target is made, so every target token may look at every source token: remove `mask`, or give a seq_len × src_len matrix of biases"),
+                    );
+                    None
+                }
                 "causal" => Some(Mask::Causal),
                 other => {
                     self.error(unknown_name(
@@ -72,7 +87,7 @@ impl Reader<'_> {
                         "mask",
                         other,
                         &["none", "causal"],
-                        "a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of biases (0 keeps, -inf hides)",
+                        "a mask is \"none\", \"causal\", or a seq_len × seq_len matrix of biases (0 keeps, -inf hides; seq_len × src_len in cross-attention)",
                     ));
                     None
                 }
@@ -81,18 +96,31 @@ impl Reader<'_> {
                 // One row per query token; the columns (one per key token) are compared just below.
                 let matrix = self.literal_matrix("mask", Axis::SeqLen.limit(), value, true)?;
                 let seq_len = seq_len?;
-                if matrix.nrows() != seq_len || matrix.ncols() != seq_len {
+                let keys = if cross { source_len? } else { seq_len };
+                if matrix.nrows() != seq_len || matrix.ncols() != keys {
+                    let there_are = match source_len {
+                        Some(source_len) => {
+                            format!("there are {seq_len} tokens and {source_len} source tokens")
+                        }
+                        None => format!("there are {seq_len} tokens"),
+                    };
+                    let help = match source_len {
+                        Some(_) => {
+                            "a mask has one row per query (token) and one column per key (source token)"
+                        }
+                        None => "a mask has one row per query and one column per key",
+                    };
                     self.error(
                         Diagnostic::error(
                             value.span(),
                             format!(
-                                "the mask is {} × {}, but there are {seq_len} tokens",
+                                "the mask is {} × {}, but {there_are}",
                                 matrix.nrows(),
                                 matrix.ncols()
                             ),
                         )
-                        .label(format!("expected {seq_len} × {seq_len}"))
-                        .help("a mask has one row per query and one column per key"),
+                        .label(format!("expected {seq_len} × {keys}"))
+                        .help(help),
                     );
                     return None;
                 }

@@ -24,6 +24,7 @@ impl Reader<'_> {
         tokens: Option<usize>,
         inputs: Option<&Inputs>,
         heads: Option<Heads>,
+        cross: bool,
     ) -> Option<PositionInputs> {
         let Some((key_span, value)) = entry else {
             return Some(PositionInputs::None);
@@ -52,6 +53,14 @@ impl Reader<'_> {
                     return None;
                 }
             },
+            DeValue::Array(_) | DeValue::Table(_) if cross => {
+                self.error(
+                    Diagnostic::error(value.span(), "learned positions are not supported in cross-attention yet")
+                        .label("a learned table of the target's positions")
+                        .help("a learned table belongs to one sequence and the source would need its own: use \"sinusoidal\" or \"rope\", which count each sequence from position 0, or add the source's positions into `source_embeddings` yourself"),
+                );
+                return None;
+            }
             DeValue::Array(_) | DeValue::Table(_) => {
                 PositionInputs::Learned(self.matrix("positions", Axis::SeqLen.limit(), value)?)
             }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use toml::de::DeValue;
 
 use super::report::too_long;
-use super::{Entry, Reader};
+use super::{Entry, Reader, Value};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::MAX_TOKENS;
 use crate::lesson::text::{LABEL_ROOM, Room, TooLarge, clean_text};
@@ -119,18 +119,30 @@ impl Reader<'_> {
             );
             return None;
         };
+        self.token_list(value, "tokens", "token")
+    }
+
+    /// The source tokens of cross-attention, which the keys and values come from; `None`
+    /// without them (self-attention) or when they cannot be read (said).
+    pub(super) fn source_tokens(&mut self, entry: Entry<'_, '_>) -> Option<Vec<String>> {
+        let (_, value) = entry?;
+        self.token_list(value, "source_tokens", "source token")
+    }
+
+    /// An array of token labels under `key`; `noun` names one of them in messages.
+    fn token_list(&mut self, value: &Value<'_>, key: &str, noun: &str) -> Option<Vec<String>> {
         let DeValue::Array(items) = value.get_ref() else {
             self.wrong_type(
                 value,
-                "`tokens`",
+                &format!("`{key}`"),
                 "an array of strings",
-                "tokens = [\"The\", \"cat\"]",
+                &format!("{key} = [\"The\", \"cat\"]"),
             );
             return None;
         };
         if items.is_empty() {
             self.error(
-                Diagnostic::error(value.span(), "`tokens` is empty")
+                Diagnostic::error(value.span(), format!("`{key}` is empty"))
                     .label("no tokens")
                     .help("give at least one token label"),
             );
@@ -140,7 +152,7 @@ impl Reader<'_> {
             self.error(
                 Diagnostic::error(
                     value.span(),
-                    format!("{} tokens; the limit is {MAX_TOKENS}", items.len()),
+                    format!("{} {noun}s; the limit is {MAX_TOKENS}", items.len()),
                 )
                 .label("too many tokens"),
             );
@@ -149,7 +161,7 @@ impl Reader<'_> {
         let mut tokens = Vec::with_capacity(items.len());
         let mut ok = true;
         for (position, item) in items.iter().enumerate() {
-            let what = format!("token {}", position + 1);
+            let what = format!("{noun} {}", position + 1);
             let DeValue::String(text) = item.get_ref() else {
                 self.wrong_type(item, &what, "a string", "\"cat\"");
                 ok = false;

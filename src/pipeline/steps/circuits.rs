@@ -7,7 +7,17 @@ pub const ENTRY: StepEntry = StepEntry {
     step: Step::Circuits,
     key: "circuits",
     title: "Circuits",
-    narration: |_| {
+    narration: |plan| {
+        if plan.shape.cross {
+            return "A head does two separate things, and each can be read as one matrix of \
+                    the model's width (Elhage et al. 2021, \"A Mathematical Framework for \
+                    Transformer Circuits\"). W_QK = W_q · W_kᵀ decides where the head looks: \
+                    the scaled score of target token i and source token j is \
+                    x_i · W_QK · s_jᵀ / √d_k, without computing Q or K at all. W_OV = W_v · \
+                    W_o, with the head's own rows of W_o, decides what the head moves: a \
+                    source token attended to with weight 1 adds its s · W_OV to the output. \
+                    [ and ] turn between the two.";
+        }
         "A head does two separate things, and each can be read as one matrix of the model's \
          width (Elhage et al. 2021, \"A Mathematical Framework for Transformer Circuits\"). \
          W_QK = W_q · W_kᵀ decides where the head looks: the scaled score of a query token i \

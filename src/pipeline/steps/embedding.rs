@@ -7,7 +7,12 @@ pub const ENTRY: StepEntry = StepEntry {
     key: "embedding",
     title: "Embedding",
     narration: |plan| {
-        if plan.has(MatrixName::X) {
+        if plan.shape.cross {
+            "Each token starts as a vector of numbers, its embedding. Here there are two \
+             sequences: the target's tokens, one row each in X, will ask the questions (the \
+             queries); the source's tokens, one row each in S, will be looked at (the keys) and \
+             read from (the values). ] shows the source."
+        } else if plan.has(MatrixName::X) {
             "Each token starts as a vector of numbers, its embedding. Stacked one row per \
              token, they form the matrix E. Everything attention does, it does to these \
              numbers, once their positions are added to them."
@@ -18,10 +23,15 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     // A lesson that gives Q, K and V itself has no embeddings: it starts at Projection.
     shown: |plan| plan.has(MatrixName::Embeddings),
-    views: |_| {
-        vec![View {
-            result: MatrixName::Embeddings,
-            panels: vec![MatrixName::Embeddings],
-        }]
+    // Cross-attention's source has its own embeddings, a second view.
+    views: |plan| {
+        [MatrixName::Embeddings, MatrixName::SourceEmbeddings]
+            .into_iter()
+            .filter(|name| plan.has(*name))
+            .map(|name| View {
+                result: name,
+                panels: vec![name],
+            })
+            .collect()
     },
 };

@@ -8,16 +8,33 @@ pub const ENTRY: StepEntry = StepEntry {
     title: "Positions",
     narration,
     shown: |plan| plan.has(MatrixName::X),
-    // The cursor starts on the positions; `]` goes on to their sum with the embeddings.
+    // The cursor starts on the positions; `]` goes on to their sum with the embeddings, and
+    // in cross-attention to the source's.
     views: |plan| {
-        vec![View {
-            result: MatrixName::Positions,
-            ..View::computed(plan, MatrixName::X)
-        }]
+        [
+            (MatrixName::Positions, MatrixName::X),
+            (MatrixName::SourcePositions, MatrixName::SourceX),
+        ]
+        .into_iter()
+        .filter(|(_, sum)| plan.has(*sum))
+        .map(|(positions, sum)| View {
+            result: positions,
+            ..View::computed(plan, sum)
+        })
+        .collect()
     },
 };
 
 fn narration(plan: &Plan) -> &'static str {
+    if plan.shape.cross {
+        return "Attention alone has no sense of order: a query meets every key the same way \
+                wherever it stands. The sinusoidal encoding (Vaswani et al., 2017) gives \
+                position p, in columns 2i and 2i+1, sin and cos of the angle \
+                p / 10000^(2i/d_model), so every position gets its own pattern. It is added to \
+                the target's embeddings, X = E + P, and the source gets the same encoding \
+                counted from its own first token, S = E_S + P_S: position 0 of each sentence \
+                gets the same vector. ] shows the source.";
+    }
     match plan.shape.positions {
         Positions::Learned => {
             "Attention alone has no sense of order: a query meets every key the same way \

@@ -6,7 +6,17 @@ pub const ENTRY: StepEntry = StepEntry {
     step: Step::Rotation,
     key: "rotation",
     title: "Rotation",
-    narration: |_| {
+    narration: |plan| {
+        if plan.shape.cross {
+            return "Rotary position embedding (RoPE; Su et al., 2021) adds nothing to the \
+                    embeddings. Instead, after projection, each query and key is turned pair by \
+                    pair by its position p: columns 2i and 2i+1 are rotated by the angle \
+                    φ = p · 10000^(−2i/d_k). Here the queries count the target's positions and \
+                    the keys the source's, each from 0, so q_m · k_n depends on m − n, which \
+                    compares places in two different sentences; a source and its translation \
+                    need not line up word for word, which is why models usually leave \
+                    positions out of cross-attention. The values are not rotated.";
+        }
         "Rotary position embedding (RoPE; Su et al., 2021) adds nothing to the embeddings. \
          Instead, after projection, the query and the key of the token at position p are turned \
          pair by pair: columns 2i and 2i+1 are rotated by the angle φ = p · 10000^(−2i/d_k), \

@@ -6,7 +6,16 @@ pub const ENTRY: StepEntry = StepEntry {
     step: Step::Scores,
     key: "scores",
     title: "Scores",
-    narration: |_| {
+    narration: |plan| {
+        if plan.shape.cross {
+            return "Every query of the target meets every key of the source. The score of row \
+                    i, column j is the dot product of query i (target token i) with key j \
+                    (source token j): the cosine of the angle between them times both their \
+                    lengths, so it grows with how closely they point the same way and with how \
+                    long they are, and is negative when they point apart. Together the scores \
+                    form QKᵀ, one row per target token and one column per source token: it \
+                    need not be square.";
+        }
         "Every query meets every key. The score of row i, column j is the dot product of query \
          i with key j: the cosine of the angle between them times both their lengths, so it \
          grows with how closely they point the same way and with how long they are, and is \
