@@ -124,6 +124,11 @@ def main():
         assert np.allclose(sorted(row), sorted(w[0])) and np.isclose(row.sum(), 1)
     assert np.round(w.max(), 3) == 0.847 and np.round(w.min(), 3) == 0.003
     assert np.round(np.exp(a["scaled"]).sum(axis=1), 3).tolist() == [19.978] * 4
+    # Every query and every key but that of "is" has length 2: only the direction decides.
+    assert np.allclose(np.linalg.norm(a["q"], axis=1), 2)
+    lengths = np.linalg.norm(a["k"], axis=1)
+    assert np.allclose(np.delete(lengths, source.index("is")), 2)
+    assert lengths[source.index("is")] == 0
     # The queries of a French word and the key of its translation are the same vector.
     for i, j in enumerate(columns):
         assert np.array_equal(a["q"][i], a["k"][j])
