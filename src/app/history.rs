@@ -6,6 +6,8 @@ use crate::attention::{Attention, Cell, MatrixName};
 use crate::lesson::text::printable;
 use crate::lesson::{InputMatrix, Lesson, Mask};
 
+use super::Tokens;
+
 /// How many edits can be undone; old ones are forgotten first.
 const DEPTH: usize = 200;
 
@@ -59,6 +61,7 @@ pub enum Change {
         after: f64,
     },
     Label {
+        tokens: Tokens,
         row: usize,
         before: String,
         after: String,
@@ -108,8 +111,17 @@ impl Change {
                 before,
                 after,
             } => set_cell(lesson, *matrix, *row, *col, *pick(forwards, before, after)),
-            Change::Label { row, before, after } => {
-                if let Some(token) = lesson.tokens.get_mut(*row) {
+            Change::Label {
+                tokens,
+                row,
+                before,
+                after,
+            } => {
+                let labels = match tokens {
+                    Tokens::Target => &mut lesson.tokens,
+                    Tokens::Source => &mut lesson.source_tokens,
+                };
+                if let Some(token) = labels.get_mut(*row) {
                     token.clone_from(pick(forwards, before, after));
                 }
             }
@@ -145,10 +157,16 @@ impl Change {
                 let name = attention.cell_name(head_cell(attention, *matrix, *row, *col));
                 format!("{name} = {} → {}", number(from), number(to))
             }
-            Change::Label { row, before, after } => {
+            Change::Label {
+                tokens,
+                row,
+                before,
+                after,
+            } => {
                 let (from, to) = from_to(forwards, before, after);
                 format!(
-                    "token {} = {} → {}",
+                    "{} {} = {} → {}",
+                    tokens.noun(),
                     row + 1,
                     printable(from),
                     printable(to)
@@ -170,7 +188,8 @@ impl Change {
             }
             Change::Mask { before, after } => {
                 let (from, to) = from_to(forwards, before, after);
-                match first_difference(from, to, attention.tokens.len()) {
+                let size = (attention.tokens.len(), attention.key_tokens().len());
+                match first_difference(from, to, size) {
                     Some((row, col, was, now)) => {
                         let name = attention.cell_name(Cell::new(MatrixName::Mask, row, col));
                         format!("{name} = {} → {}", number(was), number(now))
@@ -202,15 +221,19 @@ fn number(value: f64) -> String {
 }
 
 /// The first cell where two masks differ, with its value in each. A causal mask is -inf above
-/// the diagonal and 0 elsewhere; `tokens` is its size.
-fn first_difference(from: &Mask, to: &Mask, tokens: usize) -> Option<(usize, usize, f64, f64)> {
+/// the diagonal and 0 elsewhere; `(queries, keys)` is its size.
+fn first_difference(
+    from: &Mask,
+    to: &Mask,
+    (queries, keys): (usize, usize),
+) -> Option<(usize, usize, f64, f64)> {
     let value = |mask: &Mask, row: usize, col: usize| match mask {
         Mask::Matrix(values) => values.get((row, col)).copied().unwrap_or(0.0),
         Mask::Causal if col > row => f64::NEG_INFINITY,
         Mask::Causal | Mask::None => 0.0,
     };
-    (0..tokens)
-        .flat_map(|row| (0..tokens).map(move |col| (row, col)))
+    (0..queries)
+        .flat_map(|row| (0..keys).map(move |col| (row, col)))
         .map(|(row, col)| (row, col, value(from, row, col), value(to, row, col)))
         .find(|(_, _, was, now)| was.to_bits() != now.to_bits())
 }

@@ -82,10 +82,46 @@ pub struct Prompt {
     pub input: String,
 }
 
+/// Which tokens a row label names: the lesson's (the queries'), or cross-attention's source
+/// (the keys').
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokens {
+    Target,
+    Source,
+}
+
+impl Tokens {
+    /// The tokens that label the rows of `matrix` in `lesson`, when its rows are tokens.
+    pub fn of_rows(lesson: &crate::lesson::Lesson, matrix: MatrixName) -> Option<Tokens> {
+        match matrix.entry().rows {
+            crate::pipeline::Axis::Keys if lesson.is_cross() => Some(Tokens::Source),
+            axis if axis.is_tokens() => Some(Tokens::Target),
+            _ => None,
+        }
+    }
+
+    /// The labels themselves.
+    pub fn in_lesson(self, lesson: &crate::lesson::Lesson) -> &[String] {
+        match self {
+            Tokens::Target => &lesson.tokens,
+            Tokens::Source => &lesson.source_tokens,
+        }
+    }
+
+    /// "token" or "source token", as a label is named in a prompt or a message.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Tokens::Target => "token",
+            Tokens::Source => "source token",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum PromptFor {
     Cell(Cell),
-    Label(usize),
+    /// The label of a token: the source's in cross-attention when `Tokens::Source`.
+    Label(Tokens, usize),
     SavePath,
     /// The learner's prediction of a hidden cell.
     Answer(Cell),

@@ -8,9 +8,9 @@ use crate::attention::number::format_number;
 use crate::attention::{Cell, MatrixName, Step};
 use crate::practice::{Answer, CellAttempt, HintLevel, LessonScore, StepScore, Verdict};
 
-use super::Status;
 use super::screens;
 use super::tutor::Tutor;
+use super::{Status, Tokens};
 use crate::lesson::text::printable;
 
 /// The learner's practice in the lesson on screen.
@@ -115,7 +115,11 @@ impl Tutor {
         self.practice.as_ref().is_some_and(|practice| {
             self.practice_targets().contains(&cell.matrix)
                 && !practice.is_done(cell)
-                && (!practice.focus_row_only || cell.row == self.focus_row())
+                && (!practice.focus_row_only
+                    || cell.row == self.focus_row()
+                    // The focus is a target token, and its row of scores needs every key: in
+                    // cross-attention the source's rows stay hidden whole.
+                    || Tokens::of_rows(&self.lesson, cell.matrix) == Some(Tokens::Source))
         })
     }
 

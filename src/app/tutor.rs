@@ -11,6 +11,7 @@ use crate::lesson::limits::MAX_SOURCE_CHARS;
 use crate::lesson::text::{TITLE_ROOM, printable_path};
 use crate::lesson::{Lesson, LoadedLesson, Mask};
 
+use super::Tokens;
 use super::action::Direction;
 use super::changed::ChangedCells;
 use super::history::{Change, History};
@@ -52,7 +53,7 @@ pub struct Tutor {
     /// Cells whose value changed with the last edit, marked until the next move.
     pub changed: ChangedCells,
     /// A token label changed with the last edit.
-    pub changed_label: Option<usize>,
+    pub changed_label: Option<(Tokens, usize)>,
     pub history: History,
     /// Lines the narration is scrolled by.
     pub narration_scroll: u16,
@@ -180,7 +181,8 @@ impl Tutor {
     /// The cursor of a matrix; a matrix not visited yet starts on the lesson's focus row.
     pub fn cursor(&self, matrix: MatrixName) -> Cursor {
         let start = Cursor {
-            row: if screens::rows_are_tokens(matrix) {
+            // The focus is a query token: a source's rows start at its first token.
+            row: if Tokens::of_rows(&self.lesson, matrix) == Some(Tokens::Target) {
                 self.lesson.focus.unwrap_or(0)
             } else {
                 0
@@ -330,11 +332,18 @@ impl Tutor {
             }
         }
         self.head = self.head.min(heads.query.saturating_sub(1));
-        self.changed_label = before
-            .tokens
-            .iter()
-            .zip(&self.attention.tokens)
-            .position(|(old, new)| old != new);
+        let changed = |tokens: Tokens, old: &[String], new: &[String]| {
+            let row = old.iter().zip(new).position(|(old, new)| old != new)?;
+            Some((tokens, row))
+        };
+        self.changed_label = changed(Tokens::Target, &before.tokens, &self.attention.tokens)
+            .or_else(|| {
+                changed(
+                    Tokens::Source,
+                    &before.source_tokens,
+                    &self.attention.source_tokens,
+                )
+            });
     }
 
     /// Whether the learner changed what the lesson's own words describe: its numbers, mask,
@@ -346,6 +355,9 @@ impl Tutor {
             || self.lesson.mask != self.original.mask
             || self.lesson.scale != self.original.scale
             || self.lesson.tokens != self.original.tokens
+            || self.lesson.w_o != self.original.w_o
+            || self.lesson.source_tokens != self.original.source_tokens
+            || self.lesson.source_embeddings != self.original.source_embeddings
     }
 
     /// The lesson as it would be saved. Once the numbers differ from the original, what was

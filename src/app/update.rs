@@ -13,7 +13,7 @@ use super::practice;
 use super::screens;
 use super::tutor::{Cursor, Tutor};
 use super::typed::{cell_value, token_label};
-use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status};
+use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status, Tokens};
 use crate::lesson::text::printable_path;
 
 /// Why an edit is refused while practising: the hidden answers would change.
@@ -295,9 +295,10 @@ fn begin_edit(app: &mut App) {
         return;
     };
     let cursor = tutor.cursor(tutor.focus);
-    if cursor.on_label && tutor.practice.is_none() {
+    let tokens = Tokens::of_rows(&tutor.lesson, tutor.focus);
+    if let (true, None, Some(tokens)) = (cursor.on_label, &tutor.practice, tokens) {
         app.overlay = Overlay::Prompt(Prompt {
-            purpose: PromptFor::Label(cursor.row),
+            purpose: PromptFor::Label(tokens, cursor.row),
             input: String::new(),
         });
         return;
@@ -391,7 +392,7 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         // Right or wrong, the cursor goes on to the next ?; the verdict stays in the panel.
         PromptFor::Answer(cell) => practice::answer(tutor, *cell, &prompt.input).map(|s| s.text),
         PromptFor::Cell(cell) => edit_cell(tutor, *cell, &prompt.input),
-        PromptFor::Label(row) => edit_label(tutor, *row, &prompt.input),
+        PromptFor::Label(tokens, row) => edit_label(tutor, *tokens, *row, &prompt.input),
         PromptFor::SavePath => {
             let typed = prompt.input.trim();
             if typed.is_empty() {
@@ -575,30 +576,40 @@ fn exact(value: f64) -> String {
     }
 }
 
-fn edit_label(tutor: &mut Tutor, row: usize, typed: &str) -> Result<String, String> {
-    let label = token_label(typed).map_err(|problem| format!("token {}: {problem}", row + 1))?;
-    let before = tutor.lesson.tokens[row].clone();
+fn edit_label(
+    tutor: &mut Tutor,
+    tokens: Tokens,
+    row: usize,
+    typed: &str,
+) -> Result<String, String> {
+    let noun = tokens.noun();
+    let label = token_label(typed).map_err(|problem| format!("{noun} {}: {problem}", row + 1))?;
+    let before = tokens
+        .in_lesson(&tutor.lesson)
+        .get(row)
+        .cloned()
+        .ok_or_else(|| format!("there is no {noun} {}", row + 1))?;
     if before == label {
-        return Ok(format!("token {} is already {label}", row + 1));
+        return Ok(format!("{noun} {} is already {label}", row + 1));
     }
     tutor.change(Change::Label {
+        tokens,
         row,
         before: before.clone(),
         after: label.clone(),
     });
-    let twin = tutor
-        .lesson
-        .tokens
+    let twin = tokens
+        .in_lesson(&tutor.lesson)
         .iter()
         .enumerate()
         .any(|(other, token)| other != row && *token == label);
     let note = if twin {
-        "; another token has the same label, so rows will look alike"
+        format!("; another {noun} has the same label, so rows will look alike")
     } else {
-        ""
+        String::new()
     };
     Ok(format!(
-        "token {} is now {label} (was {before}){note}",
+        "{noun} {} is now {label} (was {before}){note}",
         row + 1
     ))
 }

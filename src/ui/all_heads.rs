@@ -48,7 +48,9 @@ pub struct Grid {
 impl Grid {
     /// The grid for `width` columns and at most `height` rows of maps and their foot.
     pub fn new(tutor: &Tutor, width: u16, height: u16) -> Grid {
+        // A row per query and a column per key: the source's tokens in cross-attention.
         let tokens = tutor.lesson.seq_len().max(1);
+        let keys = tutor.lesson.key_len().max(1);
         let count = tutor.heads().query.max(1);
         let label = (0..tokens)
             .map(|token| columns(&tutor.attention.row_label(MatrixName::Weights, token)))
@@ -61,7 +63,7 @@ impl Grid {
             label + 1 + shown as u16 * cell + (shown as u16 - 1) * u16::from(numbers)
         };
         let fits = |cell: u16, numbers: bool| {
-            let one = map_width(cell, tokens, numbers);
+            let one = map_width(cell, keys, numbers);
             usize::from((width + GAP) / (one + GAP))
         };
         let with_numbers = fits(NUMBER_CELL, true);
@@ -91,7 +93,7 @@ impl Grid {
             (wanted, room.max(MOST_ACROSS))
         };
         let across = across.clamp(1, count);
-        let cols = page(cursor.col, room.max(1), tokens);
+        let cols = page(cursor.col, room.max(1), keys);
         let down = rows_fit.clamp(1, count.div_ceil(across));
         let per_page = across * down;
         let start = (tutor.head / per_page) * per_page;
@@ -299,10 +301,16 @@ fn foot(tutor: &Tutor, theme: &Theme, grid: &Grid) -> Vec<(String, Style)> {
     } else {
         format!("all {count} heads")
     };
-    let tokens = tutor.lesson.seq_len();
-    let window = if grid.rows.len() < tokens || grid.cols.len() < tokens {
+    let (tokens, keys) = (tutor.lesson.seq_len(), tutor.lesson.key_len());
+    let window = if grid.rows.len() < tokens || grid.cols.len() < keys {
+        // The two counts differ only in cross-attention.
+        let of = if tokens == keys {
+            format!("of {tokens}")
+        } else {
+            format!("of {tokens} and {keys}")
+        };
         format!(
-            " · queries {}–{}, keys {}–{} of {tokens} (↑↓ move the query)",
+            " · queries {}–{}, keys {}–{} {of} (↑↓ move the query)",
             grid.rows.start + 1,
             grid.rows.end,
             grid.cols.start + 1,

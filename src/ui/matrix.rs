@@ -12,7 +12,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::app::{Tutor, rows_are_tokens};
+use crate::app::{Tokens, Tutor, rows_are_tokens};
 use crate::attention::number::format_fixed;
 use crate::attention::{Cell, MatrixName};
 use crate::lesson::text::columns;
@@ -378,7 +378,10 @@ impl Widget for MatrixPanel<'_> {
             );
             let label_style = if self.focused && cursor.on_label && cursor.row == row {
                 theme.cursor()
-            } else if self.tutor.changed_label == Some(row) && rows_are_tokens(matrix) {
+            } else if self.tutor.changed_label.is_some_and(|changed| {
+                Some(changed)
+                    == Tokens::of_rows(&self.tutor.lesson, matrix).map(|tokens| (tokens, row))
+            }) {
                 theme.changed()
             } else if self.focused && cursor.row == row {
                 theme.title()

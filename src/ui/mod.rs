@@ -20,7 +20,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question};
+use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question, Tokens};
 use crate::keymap::{self, Footer};
 use crate::lesson::text::{columns, is_hidden, printable_path};
 
@@ -163,8 +163,16 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                         crate::attention::number::format_number(now, 6)
                     )
                 }
-                PromptFor::Label(row) => {
-                    format!("Token {} (now {}) = ", row + 1, tutor.lesson.tokens[*row])
+                PromptFor::Label(tokens, row) => {
+                    let now = tokens
+                        .in_lesson(&tutor.lesson)
+                        .get(*row)
+                        .map_or("", String::as_str);
+                    let noun = match tokens {
+                        Tokens::Target => "Token",
+                        Tokens::Source => "Source token",
+                    };
+                    format!("{noun} {} (now {now}) = ", row + 1)
                 }
                 PromptFor::SavePath => "Save as: ".to_string(),
                 PromptFor::Answer(cell) => {

@@ -131,6 +131,8 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
     let cell = tutor.cell(scaled, query, key);
     let actual = attention.value(cell)?;
     let input = attention.plan.projected_input()?;
+    // The key's row is the source's in cross-attention.
+    let source = attention.plan.projected_source()?;
     let divided = if scaled == MatrixName::Scaled {
         " / √d_k"
     } else {
@@ -140,7 +142,7 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
         "{} · {} · {}ᵀ{divided} = {}",
         attention.row_name(input, head, query),
         attention.symbol_in(MatrixName::WQK, head),
-        attention.row_name(input, head, key),
+        attention.row_name(source, head, key),
         number(through),
     );
     let name = attention.cell_name(cell);

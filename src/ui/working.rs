@@ -7,10 +7,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::app::{Tutor, rows_are_tokens};
+use crate::app::{Tokens, Tutor, rows_are_tokens};
 use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Cell, MatrixName, Rule, Step};
-use crate::lesson::text::columns;
+use crate::lesson::text::{columns, printable};
 
 use super::text::{fit, pad_right, wrap_pieces, wrap_words};
 use super::theme::Theme;
@@ -63,7 +63,8 @@ impl SoftmaxPlan {
 
     /// Rows the working needs, its title included.
     pub fn height(&self, tutor: &Tutor) -> u16 {
-        let table = tutor.lesson.seq_len() as u16 + 2;
+        // A line per key: the source's tokens in cross-attention.
+        let table = tutor.lesson.key_len() as u16 + 2;
         let aside = self.aside.len() as u16;
         1 + match self.aside_width {
             Some(_) => table.max(aside),
@@ -91,14 +92,17 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if !softmax {
         let title = match tutor.selected_cell() {
             Some(cell) => format!("How {} is computed", tutor.attention.cell_name(cell)),
-            None => format!("Token {}", cursor.row + 1),
+            None => match Tokens::of_rows(&tutor.lesson, tutor.focus) {
+                Some(Tokens::Source) => format!("Source token {}", cursor.row + 1),
+                _ => format!("Token {}", cursor.row + 1),
+            },
         };
         rule_line(&title, theme, area, buf);
         draw_lines(&derivation_lines(tutor, body.width), body, theme, buf);
         return;
     }
     let plan = SoftmaxPlan::new(tutor, body.width);
-    let table_height = (tutor.lesson.seq_len() as u16 + 2).min(body.height);
+    let table_height = (tutor.lesson.key_len() as u16 + 2).min(body.height);
     let (table, aside) = match plan.aside_width {
         Some(aside_width) => (
             Rect::new(body.x, body.y, plan.table_width, body.height),
@@ -122,7 +126,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     // Keys beyond the table's height: it shows the page that holds the selected key, and the
     // title says which page that is.
-    let keys = tutor.lesson.seq_len();
+    let keys = tutor.lesson.key_len();
     let visible = usize::from(table.height.saturating_sub(2)).max(1);
     let selected_key = tutor.selected_cell().map(|cell| cell.col);
     let shown = key_page(selected_key, visible, keys);
@@ -239,17 +243,27 @@ pub fn derivation_lines_at(
     let width = usize::from(width).max(20);
     let attention = &tutor.attention;
     let Some(cell) = selected else {
-        let token = &tutor.lesson.tokens[row];
-        return wrap_words(
-            &format!(
-                "Token {} is “{token}”: the label of row {} of X, Q, K, V, the scores and the \
-                 weights, and of column {} of the scores. Press e to rename it.",
-                row + 1,
-                row + 1,
-                row + 1
+        let tokens = Tokens::of_rows(&tutor.lesson, tutor.focus).unwrap_or(Tokens::Target);
+        let token = tokens
+            .in_lesson(&tutor.lesson)
+            .get(row)
+            .map_or("", String::as_str);
+        let (n, token) = (row + 1, printable(token));
+        let text = match (tokens, tutor.lesson.is_cross()) {
+            (Tokens::Source, _) => format!(
+                "Source token {n} is “{token}”: the label of row {n} of S, K and V, and of \
+                 column {n} of the scores and the weights. Press e to rename it."
             ),
-            width,
-        );
+            (Tokens::Target, true) => format!(
+                "Token {n} is “{token}”: the label of row {n} of X, Q, the scores, the weights \
+                 and the output. Press e to rename it."
+            ),
+            (Tokens::Target, false) => format!(
+                "Token {n} is “{token}”: the label of row {n} of X, Q, K, V, the scores and the \
+                 weights, and of column {n} of the scores. Press e to rename it."
+            ),
+        };
+        return wrap_words(&text, width);
     };
     let Some(derivation) = attention.derive(cell) else {
         return Vec::new();
@@ -356,7 +370,7 @@ const BAR_WIDTH: usize = 12;
 /// Columns of the softmax table's key labels: the widest label as shown (a repeated token
 /// with its position, `the₄`), at least "key".
 fn table_label_width(tutor: &Tutor) -> usize {
-    (0..tutor.lesson.tokens.len())
+    (0..tutor.lesson.key_len())
         .map(|key| columns(&tutor.attention.column_label(MatrixName::Weights, key)))
         .max()
         .unwrap_or(3)
