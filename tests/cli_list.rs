@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use tempfile::TempDir;
 
 /// Every built-in lesson as `list` should show it: name, title, shape.
-const BUILT_INS: [(&str, &str, &str); 10] = [
+const BUILT_INS: [(&str, &str, &str); 11] = [
     ("cat-sleeps", "The cat sleeps", "(3 tokens × 4 → d_k 4)"),
     (
         "numpy-walkthrough",
@@ -53,6 +53,11 @@ const BUILT_INS: [(&str, &str, &str); 10] = [
         "gqa",
         "Grouped-query attention: 4 heads share 2 K/V groups",
         "(4 tokens × 5 → d_k 2, 4 heads in 2 K/V groups)",
+    ),
+    (
+        "translation",
+        "Translation: le chat noir dort reads the English",
+        "(4 tokens attending to 5 source tokens × 4 → d_k 2)",
     ),
 ];
 

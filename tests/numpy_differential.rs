@@ -2,14 +2,16 @@
 //!
 //! The lessons (positions sinusoidal, learned, rope or none; causal and written masks with -inf
 //! and finite biases; scale off; Q, K and V given directly; 1 to 16 heads in any number of K/V
-//! groups that divides them, with W_o) are drawn from a fixed seed, shown
-//! by the binary as JSON, and compared in one run of `tests/reference/attention.py`, which
-//! reads the same files with Python's tomllib and computes every matrix with numpy.
+//! groups that divides them, with W_o; and cross-attention: a target of seq_len tokens reading a
+//! source of another length, with 1 to 8 heads and each divisor of them as K/V groups) are drawn
+//! from a fixed seed, shown by the binary as JSON, and compared in one run of
+//! `tests/reference/attention.py`, which reads the same files with Python's tomllib and computes
+//! every matrix with numpy.
 //!
 //! The interpreter is `ATTN_PYTHON`, else the first of `python3` and `/usr/bin/python3` that
 //! imports numpy; without one the tests are skipped, except under CI where they fail.
-//! `ATTN_NUMPY_FORMAT1_ONLY=1` draws format 1 lessons only and compares only the keys format 1
-//! has always had, for a binary that predates format 2.
+//! `ATTN_NUMPY_FORMAT1_ONLY=1` draws format 1 lessons only (no cross-attention) and compares only
+//! the keys format 1 has always had, for a binary that predates format 2.
 
 mod common;
 
@@ -20,8 +22,20 @@ use std::process::{Command, Stdio};
 
 use tempfile::TempDir;
 
-/// How many random lessons one run compares.
-const LESSONS: u64 = 200;
+/// How many random self-attention lessons one run compares.
+const SELF_LESSONS: u64 = 200;
+
+/// How many random cross-attention lessons follow them (lessons 200 to 319).
+const CROSS_LESSONS: u64 = 120;
+
+/// The lessons of one run: the cross-attention ones need format 2.
+fn lesson_count() -> u64 {
+    if format1_only() {
+        SELF_LESSONS
+    } else {
+        SELF_LESSONS + CROSS_LESSONS
+    }
+}
 
 /// The largest Σ|q·k| a score may gather. Two correct programs may add the terms of a dot
 /// product in different orders, which moves the result by up to a few ulps of that sum; kept
@@ -148,6 +162,14 @@ fn number(value: f64) -> String {
     }
 }
 
+/// `"t0", "t1", …`: token labels with a prefix (t for the target, s for the source).
+fn labels(prefix: &str, count: usize) -> String {
+    (0..count)
+        .map(|token| format!("\"{prefix}{token}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn toml_matrix(matrix: &Matrix) -> String {
     let rows: Vec<String> = matrix
         .iter()
@@ -197,9 +219,13 @@ struct Drawn {
     direct: bool,
     mask: MaskKind,
     fully_masked_row: bool,
+    /// Whether a written mask hides any key (-inf).
+    hides_a_key: bool,
     finite_bias: bool,
     scale: Option<bool>,
     tokens: usize,
+    /// The number of source tokens in a cross-attention lesson.
+    source: Option<usize>,
     d_model: usize,
     d_k: usize,
     /// Query heads H and K/V groups G (G divides H; both 1 in format 1).
@@ -211,36 +237,71 @@ struct Drawn {
 }
 
 /// Lesson `index`: positions, mask and scale cycle so every combination comes up; sizes,
-/// numbers and direct Q, K, V are drawn from the index's seed.
+/// numbers and direct Q, K, V are drawn from the index's seed. Lessons from `SELF_LESSONS` on
+/// are cross-attention.
 fn draw_lesson(index: u64) -> Drawn {
     let mut draw = Draw(index.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 13);
-    let position_kinds = [
-        Positions::Unsaid,
-        Positions::None,
-        Positions::Sinusoidal,
-        Positions::Learned,
-        Positions::Rope,
-    ];
-    let mask_kinds = [
-        MaskKind::Unsaid,
-        MaskKind::None,
-        MaskKind::Causal,
-        MaskKind::Written,
-    ];
-    let mut positions = position_kinds[(index % 5) as usize];
-    let mask = mask_kinds[(index / 5 % 4) as usize];
-    let scale = [None, Some(true), Some(false)][(index / 20 % 3) as usize];
-    let format = if format1_only() || (positions == Positions::Unsaid && draw.chance(0.5)) {
-        positions = Positions::Unsaid;
-        1
+    let cross = index >= SELF_LESSONS;
+    let scales = [None, Some(true), Some(false)];
+    let (mut positions, mask, scale) = if cross {
+        // Cross-attention takes neither learned positions nor a causal mask: the format
+        // refuses both.
+        let n = index - SELF_LESSONS;
+        let position_kinds = [
+            Positions::Unsaid,
+            Positions::None,
+            Positions::Sinusoidal,
+            Positions::Rope,
+        ];
+        let mask_kinds = [MaskKind::Unsaid, MaskKind::None, MaskKind::Written];
+        (
+            position_kinds[(n % 4) as usize],
+            mask_kinds[(n / 4 % 3) as usize],
+            scales[(n / 12 % 3) as usize],
+        )
     } else {
-        2
+        let position_kinds = [
+            Positions::Unsaid,
+            Positions::None,
+            Positions::Sinusoidal,
+            Positions::Learned,
+            Positions::Rope,
+        ];
+        let mask_kinds = [
+            MaskKind::Unsaid,
+            MaskKind::None,
+            MaskKind::Causal,
+            MaskKind::Written,
+        ];
+        (
+            position_kinds[(index % 5) as usize],
+            mask_kinds[(index / 5 % 4) as usize],
+            scales[(index / 20 % 3) as usize],
+        )
     };
+    let format =
+        if !cross && (format1_only() || (positions == Positions::Unsaid && draw.chance(0.5))) {
+            positions = Positions::Unsaid;
+            1
+        } else {
+            2
+        };
     // Sinusoidal and learned positions are added to embeddings, so they need them.
     let direct =
         !matches!(positions, Positions::Sinusoidal | Positions::Learned) && draw.chance(0.4);
     let rope = positions == Positions::Rope;
     let tokens = 1 + draw.below(8);
+    // A source longer than the target in about half the lessons, shorter in the others, never
+    // as long: a square matrix could hide rows and columns swapped.
+    let source = cross.then(|| {
+        if tokens == 1 || (tokens < 8 && draw.chance(0.5)) {
+            tokens + 1 + draw.below(8 - tokens)
+        } else {
+            1 + draw.below(tokens - 1)
+        }
+    });
+    // K and V have a row per source token in cross-attention, per token otherwise.
+    let key_rows = source.unwrap_or(tokens);
     let d_model = 1 + draw.below(8);
     // RoPE turns pairs of coordinates, so it needs an even d_k.
     let d_k = if rope {
@@ -249,11 +310,11 @@ fn draw_lesson(index: u64) -> Drawn {
         1 + draw.below(8)
     };
     let d_v = 1 + draw.below(8);
-    // Heads come with format 2: H from 1 to 16 in two thirds of those lessons, G any divisor
-    // of H (1 is multi-query attention, H plain multi-head). W_o is required with several
-    // heads and optional with one.
-    let (heads, kv_heads) = if format == 2 && !draw.chance(1.0 / 3.0) {
-        let heads = 1 + draw.below(16);
+    // Heads come with format 2: H from 1 to 16 in two thirds of the self-attention lessons,
+    // from 1 to 8 in every cross-attention one; G any divisor of H (1 is multi-query attention,
+    // H plain multi-head). W_o is required with several heads and optional with one.
+    let (heads, kv_heads) = if cross || (format == 2 && !draw.chance(1.0 / 3.0)) {
+        let heads = 1 + draw.below(if cross { 8 } else { 16 });
         let divisors: Vec<usize> = (1..=heads).filter(|g| heads.is_multiple_of(*g)).collect();
         (heads, divisors[draw.below(divisors.len())])
     } else {
@@ -266,12 +327,12 @@ fn draw_lesson(index: u64) -> Drawn {
     let mut text = format!(
         "# Random lesson {index} of tests/numpy_differential.rs\nformat = {format}\n\
          title = \"Random {index}\"\ntokens = [{}]\ndecimals = {}\n",
-        (0..tokens)
-            .map(|token| format!("\"t{token}\""))
-            .collect::<Vec<_>>()
-            .join(", "),
+        labels("t", tokens),
         1 + draw.below(8)
     );
+    if let Some(source) = source {
+        writeln!(text, "source_tokens = [{}]", labels("s", source)).unwrap();
+    }
     // |Q| and |K| bound every |q·k|; rotation can add the two coordinates of a pair.
     let score_terms = |q: f64, k: f64| d_k as f64 * q * k * if rope { 2.0 } else { 1.0 };
     if heads_said {
@@ -285,8 +346,8 @@ fn draw_lesson(index: u64) -> Drawn {
     if direct {
         let (mut q, mut k, v) = (
             matrix(&mut draw, tokens, heads * d_k),
-            matrix(&mut draw, tokens, kv_heads * d_k),
-            matrix(&mut draw, tokens, kv_heads * d_v),
+            matrix(&mut draw, key_rows, kv_heads * d_k),
+            matrix(&mut draw, key_rows, kv_heads * d_v),
         );
         largest_value = largest(&v);
         while score_terms(largest(&q), largest(&k)) > MAX_SCORE_TERMS {
@@ -298,14 +359,20 @@ fn draw_lesson(index: u64) -> Drawn {
         }
     } else {
         let embeddings = matrix(&mut draw, tokens, d_model);
+        let source_embeddings = source.map(|source| matrix(&mut draw, source, d_model));
         let learned = (positions == Positions::Learned).then(|| matrix(&mut draw, tokens, d_model));
         let (mut w_q, mut w_k, w_v) = (
             matrix(&mut draw, d_model, heads * d_k),
             matrix(&mut draw, d_model, kv_heads * d_k),
             matrix(&mut draw, d_model, kv_heads * d_v),
         );
-        // Sinusoids add at most 1 to a cell.
-        let x = largest(&embeddings) + learned.as_ref().map_or(1.0, largest);
+        // Sinusoids add at most 1 to a cell; K and V read the source in cross-attention.
+        let embedded = source_embeddings
+            .as_ref()
+            .map_or(largest(&embeddings), |source| {
+                largest(source).max(largest(&embeddings))
+            });
+        let x = embedded + learned.as_ref().map_or(1.0, largest);
         largest_value = d_model as f64 * x * largest(&w_v);
         while score_terms(
             d_model as f64 * x * largest(&w_q),
@@ -316,6 +383,14 @@ fn draw_lesson(index: u64) -> Drawn {
             divide(&mut w_k, 10.0);
         }
         writeln!(text, "embeddings = {}", toml_matrix(&embeddings)).unwrap();
+        if let Some(source_embeddings) = &source_embeddings {
+            writeln!(
+                text,
+                "source_embeddings = {}",
+                toml_matrix(source_embeddings)
+            )
+            .unwrap();
+        }
         if let Some(learned) = &learned {
             writeln!(text, "positions = {}", toml_matrix(learned)).unwrap();
         }
@@ -341,7 +416,7 @@ fn draw_lesson(index: u64) -> Drawn {
     if let Some(scale) = scale {
         writeln!(text, "scale = {scale}").unwrap();
     }
-    let (mut fully_masked_row, mut finite_bias) = (false, false);
+    let (mut fully_masked_row, mut hides_a_key, mut finite_bias) = (false, false, false);
     match mask {
         MaskKind::Unsaid => {}
         MaskKind::None => text.push_str("mask = \"none\"\n"),
@@ -350,9 +425,10 @@ fn draw_lesson(index: u64) -> Drawn {
             // A stream of its own, so that how many numbers the matrices above took (more
             // with more heads) does not change which masks come up.
             let mut draw = Draw(index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 17);
+            // One row per query, one column per key: seq_len x src_len in cross-attention.
             let mut cells: Matrix = (0..tokens)
                 .map(|_| {
-                    (0..tokens)
+                    (0..key_rows)
                         .map(|_| match draw.below(8) {
                             0..=3 => 0.0,
                             4 | 5 => f64::NEG_INFINITY,
@@ -367,6 +443,7 @@ fn draw_lesson(index: u64) -> Drawn {
                 cells[hidden].fill(f64::NEG_INFINITY);
             }
             fully_masked_row = cells.iter().any(|row| row.iter().all(|v| v.is_infinite()));
+            hides_a_key = cells.iter().flatten().any(|v| v.is_infinite());
             finite_bias = cells.iter().flatten().any(|v| v.is_finite() && *v != 0.0);
             writeln!(text, "mask = {}", toml_matrix(&cells)).unwrap();
         }
@@ -378,9 +455,11 @@ fn draw_lesson(index: u64) -> Drawn {
         direct,
         mask,
         fully_masked_row,
+        hides_a_key,
         finite_bias,
         scale,
         tokens,
+        source,
         d_model,
         d_k,
         heads,
@@ -410,7 +489,7 @@ fn the_numpy_reference_passes_its_hand_computed_checks() {
 
 #[test]
 fn the_random_lessons_cover_every_kind_of_lesson() {
-    let lessons: Vec<Drawn> = (0..LESSONS).map(draw_lesson).collect();
+    let lessons: Vec<Drawn> = (0..lesson_count()).map(draw_lesson).collect();
     let count = |covered: &dyn Fn(&Drawn) -> bool| lessons.iter().filter(|l| covered(l)).count();
     let mut missing = Vec::new();
     let mut need = |what: &str, found: usize| {
@@ -520,6 +599,87 @@ fn the_random_lessons_cover_every_kind_of_lesson() {
             "several heads, scale = false",
             count(&|l| several(l) && l.scale == Some(false)),
         );
+        let cross = |l: &Drawn| l.source.is_some();
+        need("cross-attention", count(&cross));
+        need(
+            "cross, a longer source",
+            count(&|l| l.source.is_some_and(|source| source > l.tokens)),
+        );
+        need(
+            "cross, a shorter source",
+            count(&|l| l.source.is_some_and(|source| source < l.tokens)),
+        );
+        need(
+            "cross, 1 target token",
+            count(&|l| cross(l) && l.tokens == 1),
+        );
+        need("cross, 1 source token", count(&|l| l.source == Some(1)));
+        need("cross, 8 source tokens", count(&|l| l.source == Some(8)));
+        need(
+            "cross, no positions",
+            count(&|l| cross(l) && matches!(l.positions, Positions::Unsaid | Positions::None)),
+        );
+        need(
+            "cross, sinusoidal",
+            count(&|l| cross(l) && l.positions == Positions::Sinusoidal),
+        );
+        need(
+            "cross, rope with embeddings",
+            count(&|l| cross(l) && l.positions == Positions::Rope && !l.direct),
+        );
+        need(
+            "cross, rope with Q, K, V given",
+            count(&|l| cross(l) && l.positions == Positions::Rope && l.direct),
+        );
+        need(
+            "cross, Q, K, V given",
+            count(&|l| cross(l) && l.direct && l.positions != Positions::Rope),
+        );
+        need(
+            "cross, no mask",
+            count(&|l| cross(l) && matches!(l.mask, MaskKind::None | MaskKind::Unsaid)),
+        );
+        need(
+            "cross, a mask hiding keys",
+            count(&|l| cross(l) && l.hides_a_key && !l.fully_masked_row),
+        );
+        need(
+            "cross, a fully masked row",
+            count(&|l| cross(l) && l.fully_masked_row),
+        );
+        need(
+            "cross, a finite bias",
+            count(&|l| cross(l) && l.finite_bias),
+        );
+        need(
+            "cross, scale = false",
+            count(&|l| cross(l) && l.scale == Some(false)),
+        );
+        need(
+            "cross, several heads with rope",
+            count(&|l| cross(l) && several(l) && l.positions == Positions::Rope),
+        );
+        need(
+            "cross, several heads with sinusoidal positions",
+            count(&|l| cross(l) && several(l) && l.positions == Positions::Sinusoidal),
+        );
+        need(
+            "cross, several heads with a written mask",
+            count(&|l| cross(l) && several(l) && l.mask == MaskKind::Written),
+        );
+        need(
+            "cross, several heads given Q, K, V",
+            count(&|l| cross(l) && several(l) && l.direct),
+        );
+        // Every H from 1 to 8 with every divisor of it as G.
+        for heads in 1..=8 {
+            for kv_heads in (1..=heads).filter(|g: &usize| heads.is_multiple_of(*g)) {
+                let found = count(&|l| cross(l) && l.heads == heads && l.kv_heads == kv_heads);
+                if found == 0 {
+                    missing.push(format!("cross, {heads} heads in {kv_heads} K/V groups: 0"));
+                }
+            }
+        }
     }
     assert!(
         missing.is_empty(),
@@ -533,7 +693,7 @@ fn random_lessons_of_every_kind_agree_with_numpy_to_1e_9() {
     let dir = TempDir::new().unwrap();
     let mut pairs = Vec::new();
     let mut refused = Vec::new();
-    for index in 0..LESSONS {
+    for index in 0..lesson_count() {
         let lesson = dir.path().join(format!("lesson-{index:03}.toml"));
         let json = dir.path().join(format!("lesson-{index:03}.json"));
         std::fs::write(&lesson, draw_lesson(index).text).unwrap();
@@ -564,9 +724,10 @@ fn random_lessons_of_every_kind_agree_with_numpy_to_1e_9() {
         // Kept for a look by hand: the lessons, their JSON, and the command that compares them.
         let kept = dir.keep();
         panic!(
-            "{} of {LESSONS} lessons refused by show (first: {}); the reference says:\n{report}\n\
+            "{} of {} lessons refused by show (first: {}); the reference says:\n{report}\n\
              lessons kept in {}",
             refused.len(),
+            lesson_count(),
             refused.first().map_or("none", String::as_str),
             kept.display()
         );
@@ -619,6 +780,27 @@ fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
     assert!(output.status.success(), "{report}");
     assert!(
         report.contains("claims of both lessons check out"),
+        "{report}"
+    );
+}
+
+#[test]
+fn the_translation_lessons_figures_quotes_and_claims_check_out_in_numpy() {
+    let Some(python) = python() else { return };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/reference/translation.py");
+    let output = Command::new(&python)
+        .arg(script)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{report}");
+    assert!(
+        report.contains("claims of the lesson check out"),
         "{report}"
     );
 }

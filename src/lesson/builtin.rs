@@ -9,8 +9,8 @@ pub struct Builtin {
 }
 
 /// In the order of the source documents, then our own lessons: the causal mask, then positions
-/// (format 2), then heads (format 2).
-pub const BUILTIN: [Builtin; 10] = [
+/// (format 2), then heads (format 2), then cross-attention (format 2).
+pub const BUILTIN: [Builtin; 11] = [
     Builtin {
         name: "cat-sleeps",
         text: include_str!("../../lessons/cat-sleeps.toml"),
@@ -50,6 +50,10 @@ pub const BUILTIN: [Builtin; 10] = [
     Builtin {
         name: "gqa",
         text: include_str!("../../lessons/gqa.toml"),
+    },
+    Builtin {
+        name: "translation",
+        text: include_str!("../../lessons/translation.toml"),
     },
 ];
 

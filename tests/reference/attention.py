@@ -3,7 +3,9 @@
 
 It reads lesson files (TOML, literal matrices only) with Python's own tomllib, computes every
 matrix of one forward pass in float64 with plain numpy, and compares them with the JSON that
-`attn-tutor show LESSON --format json` wrote for the same lesson.
+`attn-tutor show LESSON --format json` wrote for the same lesson. Self-attention and
+cross-attention (`source_tokens`: queries from the target, keys and values from the source)
+alike.
 
     attention.py [--format1-only] LESSON.toml SHOW.json [LESSON.toml SHOW.json ...]
     attention.py --self-test
@@ -131,15 +133,23 @@ def causal_mask(seq_len):
     return mask
 
 
-def lesson_mask(lesson, seq_len):
+def lesson_mask(lesson, seq_len, src_len, cross):
     """The additive mask of a lesson: None, the causal one, or its written matrix of
-    0 (keep), -inf (hide) and finite biases (added to the score)."""
+    0 (keep), -inf (hide) and finite biases (added to the score), seq_len x src_len: one row
+    per query, one column per key (a source token in cross-attention)."""
     written = lesson.get("mask", "none")
     if written == "none":
         return None
     if written == "causal":
+        # "Later" compares positions of one sequence; the source is another sequence, complete
+        # before the first query, so the lesson format refuses it.
+        if cross:
+            raise LessonError("a causal mask with source_tokens is refused by the format")
         return causal_mask(seq_len)
-    return literal_matrix(lesson, "mask")
+    mask = literal_matrix(lesson, "mask")
+    if mask.shape != (seq_len, src_len):
+        raise LessonError(f"the mask is {mask.shape}, not {seq_len} x {src_len}")
+    return mask
 
 
 def apply_mask(scores, mask):
@@ -205,42 +215,67 @@ def head_pass(q, k, v, rope, scale, mask):
 
 def forward(lesson):
     """Every matrix of the lesson's forward pass, by the JSON's names (None where absent), with
-    one dict of matrices per query head under "heads"."""
+    one dict of matrices per query head under "heads".
+
+    With `source_tokens` the lesson is cross-attention: Q comes from the target (`embeddings`,
+    or `q`), K and V from the source S (`source_embeddings`, or `k` and `v`), so every matrix
+    from the scores on is seq_len x src_len."""
     tokens = lesson["tokens"]
     seq_len = len(tokens)
+    source_tokens = lesson.get("source_tokens")
+    cross = source_tokens is not None
+    src_len = len(source_tokens) if cross else seq_len
     n_heads = lesson.get("heads", 1)
     kv_heads = lesson.get("kv_heads", n_heads)
     embeddings = literal_matrix(lesson, "embeddings")
+    source_embeddings = literal_matrix(lesson, "source_embeddings")
     w_q, w_k, w_v, w_o = (literal_matrix(lesson, key) for key in ("w_q", "w_k", "w_v", "w_o"))
     kind = lesson.get("positions", "none")
     rope = kind == "rope"
+    if cross and embeddings is not None and source_embeddings is None:
+        raise LessonError("source_tokens with embeddings needs source_embeddings")
+    if not cross and source_embeddings is not None:
+        raise LessonError("source_embeddings without source_tokens")
 
-    positions = None
+    positions = source_positions = None
     if kind == "sinusoidal":
         positions = sinusoidal_positions(seq_len, embeddings.shape[1])
+        # The source counts its own positions from 0: S = source_embeddings + PE[0 .. src_len).
+        source_positions = sinusoidal_positions(src_len, embeddings.shape[1])
     elif not isinstance(kind, str):
+        if cross:
+            raise LessonError("learned positions with source_tokens are refused by the format")
         positions = literal_matrix(lesson, "positions")
     elif kind not in ("none", "rope"):
         raise LessonError(f"unknown positions {kind!r}")
 
-    # Q is seq x (H d_k); K and V are seq x (G d_k) and seq x (G d_v): every head's or group's
-    # columns side by side.
+    # Q is seq x (H d_k); K and V are src x (G d_k) and src x (G d_v) (src = seq in
+    # self-attention): every head's or group's columns side by side.
+    source_x = None
     if embeddings is not None:
         x = add_positions(embeddings, positions)
-        q, k, v = project(x, w_q), project(x, w_k), project(x, w_v)
+        if cross:
+            source_x = add_positions(source_embeddings, source_positions)
+        keys_from = x if source_x is None else source_x
+        q, k, v = project(x, w_q), project(keys_from, w_k), project(keys_from, w_v)
     else:
         x = None
         q, k, v = (literal_matrix(lesson, key) for key in ("q", "k", "v"))
+    if q.shape[0] != seq_len or k.shape[0] != src_len or v.shape[0] != src_len:
+        raise LessonError(f"Q has {q.shape[0]} rows (want {seq_len}), K {k.shape[0]} and V "
+                          f"{v.shape[0]} (want {src_len})")
     if q.shape[1] % n_heads or k.shape[1] % kv_heads or v.shape[1] % kv_heads:
         raise LessonError("a width is not divisible by its number of heads")
     d_k, d_v = k.shape[1] // kv_heads, v.shape[1] // kv_heads
     if q.shape[1] // n_heads != d_k:
         raise LessonError("queries and keys of a head differ in width")
 
-    mask = lesson_mask(lesson, seq_len)
+    mask = lesson_mask(lesson, seq_len, src_len, cross)
     heads = []
     for h in range(n_heads):
         g = group_of(h, n_heads, kv_heads)
+        # RoPE turns each row by its own index: Q's rows are target positions 0 .. seq_len - 1,
+        # K's source positions 0 .. src_len - 1.
         head = head_pass(block(q, h, d_k), block(k, g, d_k), block(v, g, d_v), rope,
                          lesson.get("scale", True), mask)
         # The circuits (Elhage et al. 2021): W_QK = W_q^h W_k^hT, W_OV = W_v^h W_o^h, where
@@ -269,6 +304,12 @@ def forward(lesson):
         "title": lesson["title"],
         "embeddings": embeddings, "w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o,
         "positions": positions, "x": x,
+        "source_tokens": None if source_tokens is None else list(source_tokens),
+        "source_x": source_x,
+        # Cross-attention's own inputs and the source's sinusoid (null with Q, K, V given, or
+        # without sinusoidal positions).
+        "source_embeddings": source_embeddings if cross else None,
+        "source_positions": source_positions if cross else None,
         # Q, K, V given whole stay at the top level as the file has them.
         "q": q if given else one_head("q"), "k": k if given else one_head("k"),
         "v": v if given else one_head("v"),
@@ -285,8 +326,13 @@ def expected_values(ours, format1_only):
     `w_o`, `concat` and every key of every head, `heads[h].*`."""
     expected = {key: ours[key] for key in FORMAT1_MATRICES}
     if not format1_only:
-        for key in ("x", "positions", "w_o", "concat"):
+        for key in ("x", "positions", "w_o", "concat", "source_x"):
             expected[key] = ours[key]
+        if ours["source_tokens"] is not None:
+            # Written by the binary for cross-attention only (self-attention's JSON leaves
+            # them out).
+            for key in ("source_embeddings", "source_positions"):
+                expected[key] = ours[key]
         for h, head in enumerate(ours["heads"]):
             for key in HEAD_MATRICES + CIRCUITS:
                 if key in head:
@@ -462,7 +508,10 @@ def compare_document(comparison, lesson_path, ours, document, format1_only):
             comparison.problem(lesson_path, key, f"missing from the JSON ({error})")
             continue
         comparison.matrix(lesson_path, key, numpy, value)
-    for key in ("tokens", "d_k", "fully_masked_rows", "title"):
+    exact = ["tokens", "d_k", "fully_masked_rows", "title"]
+    if not format1_only:
+        exact.append("source_tokens")
+    for key in exact:
         if key not in document:
             comparison.problem(lesson_path, key, "missing from the JSON")
         else:
@@ -479,11 +528,14 @@ def written_document(ours):
         words = {-np.inf: "-inf", np.inf: "inf"}
         return [[words.get(cell, float(cell)) for cell in row] for row in matrix]
 
-    top = FORMAT1_MATRICES + ["x", "positions", "w_o", "concat"]
+    top = FORMAT1_MATRICES + ["x", "positions", "w_o", "concat", "source_x"]
+    if ours["source_tokens"] is not None:
+        top += ["source_embeddings", "source_positions"]
     document = {key: rows(ours[key]) for key in top}
     document["heads"] = [{key: rows(value) for key, value in head.items()}
                          for head in ours["heads"]]
-    document.update({key: ours[key] for key in ("tokens", "d_k", "fully_masked_rows", "title")})
+    document.update({key: ours[key] for key in ("tokens", "d_k", "fully_masked_rows", "title",
+                                                "source_tokens")})
     last = len(ours["heads"]) - 1
     derivation = {"matrix": "weights", "row": 0, "col": 1,
                   "value": float(ours["heads"][last]["weights"][0, 1])}
@@ -723,6 +775,103 @@ def self_test():
     # other keys in heads 1 and 2: the reference must tell.
     check("the other grouping order gives other keys", not np.array_equal(
         result["heads"][1]["k"], block(project(result["x"], result["w_k"]), 1, 1)))
+
+    # Cross-attention worked by hand. Sinusoidal positions, one target token and two source
+    # tokens, all embeddings 0, so X = PE[0] = [0, 1] and S = PE[0..2] = [[0, 1], [sin 1,
+    # cos 1]]: the source counts from 0, not on from the target's last position. W = I,
+    # unscaled: scores [1, cos 1], weights softmax of that, output weights S.
+    lesson = {"title": "t", "tokens": ["a"], "source_tokens": ["x", "y"], "scale": False,
+              "positions": "sinusoidal", "embeddings": [[0, 0]],
+              "source_embeddings": [[0, 0], [0, 0]], "w_q": [[1, 0], [0, 1]],
+              "w_k": [[1, 0], [0, 1]], "w_v": [[1, 0], [0, 1]]}
+    result = forward(lesson)
+    s1, c1 = math.sin(1), math.cos(1)
+    w1 = [math.e / (math.e + math.exp(c1)), math.exp(c1) / (math.e + math.exp(c1))]
+    check("cross: source_tokens kept", result["source_tokens"] == ["x", "y"])
+    check("cross: x is the target's", np.array_equal(result["x"], [[0, 1]]))
+    check("cross: the source's sinusoid counts from 0", np.allclose(
+        result["source_x"], [[0, 1], [s1, c1]], rtol=0, atol=1e-15)
+          and np.allclose(result["source_positions"], [[0, 1], [s1, c1]], rtol=0, atol=1e-15))
+    check("cross: K and V come from the source", np.allclose(result["k"], [[0, 1], [s1, c1]],
+                                                              rtol=0, atol=1e-15)
+          and np.allclose(result["v"], result["source_x"], rtol=0, atol=0))
+    check("cross: scores are 1 x 2, [1, cos 1]", result["scores"].shape == (1, 2)
+          and np.allclose(result["scores"], [[1, c1]], rtol=0, atol=1e-15))
+    check("cross: weights", np.allclose(result["weights"], [w1], rtol=0, atol=1e-15))
+    check("cross: output is weights times the source's values", np.allclose(
+        result["output"], [[w1[1] * s1, w1[0] + w1[1] * c1]], rtol=0, atol=1e-15))
+    check("self-attention has no source", forward(dict(
+        lesson, source_tokens=None, source_embeddings=None, embeddings=[[0, 0], [0, 0]],
+        tokens=["a", "b"]))["source_x"] is None)
+
+    # RoPE in cross-attention, Q, K, V given: Q (2 target rows) turns by target positions 0, 1,
+    # K (3 source rows) by source positions 0, 1, 2. Every row is [1, 0], so q_i . k_j =
+    # cos(j - i): row 0 [1, cos 1, cos 2], row 1 [cos 1, 1, cos 1].
+    lesson = {"title": "t", "tokens": ["a", "b"], "source_tokens": ["x", "y", "z"],
+              "positions": "rope", "scale": False, "q": [[1, 0], [1, 0]],
+              "k": [[1, 0], [1, 0], [1, 0]], "v": [[1], [2], [3]]}
+    result = forward(lesson)
+    c2 = math.cos(2)
+    check("cross rope: K turns by source positions 0, 1, 2", np.allclose(
+        result["k_rope"], [[1, 0], [c1, s1], [c2, math.sin(2)]], rtol=0, atol=1e-15))
+    check("cross rope: scores are cos(j - i), 2 x 3", np.allclose(
+        result["scores"], [[1, c1, c2], [c1, 1, c1]], rtol=0, atol=1e-15))
+    check("cross rope: no source_x in the direct form", result["source_x"] is None)
+    check("cross rope: given K stays src_len rows", result["k"].shape == (3, 2))
+
+    # A written seq x src mask: row a sees x and, tilted by 0.5, z; row b sees nothing.
+    lesson = {"title": "t", "tokens": ["a", "b"], "source_tokens": ["x", "y", "z"],
+              "scale": False, "q": [[1], [1]], "k": [[0], [0], [0]], "v": [[1], [2], [4]],
+              "mask": [[0, -np.inf, 0.5], [-np.inf, -np.inf, -np.inf]]}
+    result = forward(lesson)
+    h = math.exp(0.5)
+    check("cross mask: weights", np.allclose(result["weights"], [[1 / (1 + h), 0, h / (1 + h)],
+                                                                 [0, 0, 0]], rtol=0, atol=1e-15))
+    check("cross mask: output", np.allclose(result["output"], [[(1 + 4 * h) / (1 + h)], [0]],
+                                            rtol=0, atol=1e-15))
+    check("cross mask: the fully masked row", result["fully_masked_rows"] == [1])
+    for name, bad in [("a causal mask", {"mask": "causal"}),
+                      ("a seq x seq mask", {"mask": [[0, 0], [0, 0]]}),
+                      ("K with seq_len rows", {"k": [[0], [0]], "v": [[1], [2]]}),
+                      ("learned positions", {"positions": [[0]] * 2})]:
+        try:
+            forward(dict(lesson, **bad))
+            check(f"cross: {name} is refused", False)
+        except LessonError:
+            pass
+
+    # Whole cross-attention documents, 4 heads in 2 groups: the right one agrees; a source_x
+    # of null, source_tokens missing, or K with seq_len rows do not.
+    drawn = {key: generator.normal(size=shape).tolist() for key, shape in (
+        ("embeddings", (2, 3)), ("source_embeddings", (3, 3)), ("w_q", (3, 8)),
+        ("w_k", (3, 4)), ("w_v", (3, 4)), ("w_o", (8, 3)))}
+    lesson = dict(drawn, title="t", tokens=["a", "b"], source_tokens=["x", "y", "z"], heads=4,
+                  kv_heads=2, positions="rope", mask=[[0, 1.5, -np.inf], [0, 0, 0]])
+    result = forward(lesson)
+    check("cross heads: weights are 2 x 3", all(head["weights"].shape == (2, 3)
+                                                for head in result["heads"]))
+    check("cross heads: head 2 reads group 1's keys, projected from the source", np.array_equal(
+        result["heads"][1]["k"], project(result["source_x"], result["w_k"])[:, :2]))
+    check("cross heads: head 3's keys turn by source positions", np.allclose(
+        result["heads"][2]["k_rope"], rope_rotate(result["heads"][2]["k"]), rtol=0, atol=0))
+    document = json.loads(json.dumps(written_document(result)))
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("a right cross-attention document agrees", comparison.problems == [])
+    check("a rope cross-attention lesson has no source_positions",
+          "source_positions" in document and document["source_positions"] is None)
+    wrong = json.loads(json.dumps(document))
+    wrong["source_x"] = None
+    del wrong["source_tokens"]
+    wrong["heads"][2]["k"] = wrong["heads"][2]["k"][:2]
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, wrong, False)
+    check("a null source_x, no source_tokens and a K of seq_len rows are reported",
+          len(comparison.problems) == 3)
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, wrong, True)
+    check("format 1 keys alone ignore source_x, source_tokens and heads",
+          comparison.problems == [])
 
     # The comparison itself: it must reject a wrong cell and accept the tolerance.
     numpy = np.array([[1.0, 100.0, -np.inf]])
