@@ -57,7 +57,7 @@ const BUILT_INS: [(&str, &str, &str); 11] = [
     (
         "translation",
         "Translation: le chat noir dort reads the English",
-        "(4 tokens attending to 5 source tokens × 4 → d_k 2)",
+        "(4 tokens × 4 → d_k 2, attending to 5 source tokens)",
     ),
 ];
 

@@ -285,6 +285,20 @@ fn source_tokens_follow_the_rules_of_tokens() {
         found.iter().any(|error| error.contains("source token 2")),
         "{found:?}"
     );
+    // Source tokens that cannot be read are that one problem, not also a missing source or a
+    // K of the wrong height.
+    assert_eq!(found.len(), 1, "{found:?}");
+    let direct = r#"
+format = 2
+title = "Given"
+tokens = ["le", "chat"]
+source_tokens = ["the", "bl\u202eack", "cat"]
+q = [[1, 0], [0, 1]]
+k = [[1, 0], [0, 1], [1, 1]]
+v = [[1], [2], [3]]
+"#;
+    let found = errors(direct);
+    assert_eq!(found.len(), 1, "{found:?}");
 }
 
 #[test]
@@ -369,4 +383,35 @@ fn a_saved_cross_attention_lesson_reads_back_the_same() {
             Attention::compute(&original).weights()
         );
     }
+}
+
+#[test]
+fn a_source_rows_working_says_it_counts_the_source_positions() {
+    let sinusoid = with(CROSS, "w_q =", "positions = \"sinusoidal\"\nw_q =");
+    let attention = Attention::compute(&lesson(&sinusoid));
+    let source = attention
+        .derive(Cell::new(MatrixName::SourcePositions, 2, 0))
+        .expect("a cell of P_S")
+        .explain(&attention, 3);
+    assert!(
+        source.contains(
+            "row 3 is source position p = 2 (positions count from 0, from the source's first token)"
+        ),
+        "{source}"
+    );
+    let target = attention
+        .derive(Cell::new(MatrixName::Positions, 1, 0))
+        .expect("a cell of P")
+        .explain(&attention, 3);
+    assert!(
+        target.contains("row 2 is position p = 1 (positions count from 0)"),
+        "{target}"
+    );
+    let rope = with(CROSS, "w_q =", "positions = \"rope\"\nw_q =");
+    let attention = Attention::compute(&lesson(&rope));
+    let key = attention
+        .derive(Cell::new(MatrixName::KRope, 2, 0))
+        .expect("a cell of K rotated")
+        .explain(&attention, 3);
+    assert!(key.contains("row 3 is source position p = 2"), "{key}");
 }

@@ -121,6 +121,11 @@ fn a_target_token_is_renamed_from_a_query_row_label() {
     let tutor = app.tutor.as_ref().unwrap();
     assert_eq!(tutor.lesson.tokens[1], "chien");
     assert_eq!(tutor.lesson.source_tokens[1], "black");
+    assert!(
+        status(&app).contains("target token 2 is now chien (was chat)"),
+        "{}",
+        status(&app)
+    );
 }
 
 #[test]

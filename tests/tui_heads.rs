@@ -457,6 +457,16 @@ fn with_rope_the_circuit_line_says_the_rotation_is_left_out() {
     let text = common::TWO_HEADS.replace("heads = 2", "heads = 2\npositions = \"rope\"");
     let mut app = common::lesson_app("two-heads-rope", &text);
     common::go_to(&mut app, "circuits");
+    // A query and a key at the same position: rope's turns cancel, and the numbers agree.
+    let screen = common::screen(&app, 120, 40);
+    assert!(
+        screen.contains("the same here because the query and the key"),
+        "{screen}"
+    );
+    // At different positions they differ.
+    common::go_to(&mut app, "scaling");
+    update(&mut app, Action::Move(attn_tutor::app::Direction::Down));
+    common::go_to(&mut app, "circuits");
     let screen = common::screen(&app, 120, 40);
     assert!(
         screen.contains("the circuit leaves out the rotation (rope)"),

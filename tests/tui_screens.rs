@@ -749,3 +749,15 @@ fn all_heads_in_color_paints_every_map_as_a_heatmap() {
     let buffer = draw(&app, &Theme::detect(false, Some("truecolor"), None), 80, 24);
     insta::assert_snapshot!("generated-gqa_80x24_all_heads_color", color_mask(&buffer));
 }
+
+#[test]
+fn cross_attention_shows_the_source_on_the_embedding_step() {
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut app = open(lesson_index("translation"));
+        update(&mut app, Action::GoToStep(1));
+        update(&mut app, Action::NextMatrix);
+        let buffer = draw(&app, &Theme::monochrome(), width, height);
+        let name = format!("translation_{width}x{height}_embedding_source");
+        insta::assert_snapshot!(name, text_and_mask(&buffer));
+    }
+}

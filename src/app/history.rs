@@ -166,7 +166,7 @@ impl Change {
                 let (from, to) = from_to(forwards, before, after);
                 format!(
                     "{} {} = {} → {}",
-                    tokens.noun(),
+                    tokens.noun(!attention.source_tokens.is_empty()),
                     row + 1,
                     printable(from),
                     printable(to)

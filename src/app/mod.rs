@@ -108,11 +108,13 @@ impl Tokens {
         }
     }
 
-    /// "token" or "source token", as a label is named in a prompt or a message.
-    pub fn noun(self) -> &'static str {
-        match self {
-            Tokens::Target => "token",
-            Tokens::Source => "source token",
+    /// "token", or in cross-attention (`cross`) "target token" or "source token", as a label
+    /// is named in a prompt or a message.
+    pub fn noun(self, cross: bool) -> &'static str {
+        match (self, cross) {
+            (Tokens::Target, false) => "token",
+            (Tokens::Target, true) => "target token",
+            (Tokens::Source, _) => "source token",
         }
     }
 }

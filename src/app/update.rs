@@ -582,7 +582,7 @@ fn edit_label(
     row: usize,
     typed: &str,
 ) -> Result<String, String> {
-    let noun = tokens.noun();
+    let noun = tokens.noun(tutor.lesson.is_cross());
     let label = token_label(typed).map_err(|problem| format!("{noun} {}: {problem}", row + 1))?;
     let before = tokens
         .in_lesson(&tutor.lesson)

@@ -437,10 +437,12 @@ impl Derivation {
                         one(result),
                     ],
                     Some(format!(
-                        "row {} is position p = {position} (positions count from 0), and \
+                        "row {} is {} (positions count from 0{}), and \
                          column {} is c = {} (the formula counts columns from 0), so \
                          i = ⌊c/2⌋ = {pair}, and an {} c takes {function}",
                         self.cell.row + 1,
+                        position_words(attention, self.cell.matrix, *position),
+                        counted_from(attention, self.cell.matrix),
                         self.cell.col + 1,
                         self.cell.col,
                         if *cosine { "odd" } else { "even" }
@@ -487,10 +489,12 @@ impl Derivation {
                     ],
                     Some(format!(
                         "the angle φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) \
-                         = {} rad: row {} is position p = {position} (positions count from 0), and \
+                         = {} rad: row {} is {} (positions count from 0{}), and \
                          this is pair i = {pair}",
                         format_number(*angle, decimals + 2),
-                        position + 1
+                        position + 1,
+                        position_words(attention, self.cell.matrix, *position),
+                        counted_from(attention, self.cell.matrix),
                     )),
                 )
             }
@@ -684,4 +688,28 @@ pub struct Explanation {
     pub name: String,
     pub sides: Vec<Vec<String>>,
     pub note: Option<String>,
+}
+
+/// "position p = 3", or in cross-attention, for a row of the source's, "source position p = 3".
+fn position_words(attention: &Attention, matrix: MatrixName, position: usize) -> String {
+    if is_source_row(attention, matrix) {
+        format!("source position p = {position}")
+    } else {
+        format!("position p = {position}")
+    }
+}
+
+/// ", in the source" for a row of cross-attention's source, whose positions count from its own
+/// first token: empty otherwise.
+fn counted_from(attention: &Attention, matrix: MatrixName) -> &'static str {
+    if is_source_row(attention, matrix) {
+        ", from the source's first token"
+    } else {
+        ""
+    }
+}
+
+/// Whether a matrix's rows are cross-attention's source tokens.
+fn is_source_row(attention: &Attention, matrix: MatrixName) -> bool {
+    attention.plan.shape.cross && matrix.entry().rows == crate::pipeline::Axis::Keys
 }

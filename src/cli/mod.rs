@@ -20,11 +20,12 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::attention::Step;
 
-/// A step-through tutor for the self-attention mechanism of Transformers.
+/// A step-through tutor for the attention mechanism of Transformers.
 ///
 /// Walk through embedding → (positions) → Q, K, V → (rotation) → scores QKᵀ → ÷√d_k → mask →
-/// softmax → output, with every number explained. Lessons are TOML files; eight built-in
-/// lessons reproduce well-known worked examples and show what positions do.
+/// softmax → output, with every number explained. Lessons are TOML files; the built-in lessons
+/// (`attn-tutor list`) reproduce well-known worked examples and show what positions, several
+/// heads and cross-attention do.
 #[derive(Debug, Parser)]
 #[command(name = "attn-tutor", version)]
 pub struct Cli {

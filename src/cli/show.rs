@@ -196,11 +196,23 @@ fn note(step: Step, attention: &Attention, lesson: &Lesson, shown: bool) -> Opti
         Step::OutputProjection if attention.heads().query > 1 => Some(
             "Each cell's terms fall into one part per head: what that head contributes.".into(),
         ),
-        Step::Circuits if attention.has(MatrixName::QRope) => Some(
-            "W_QK leaves out the rotation (rope): x_i · W_QK · x_jᵀ / √d_k is not the Scaling \
-             step's score in this lesson."
-                .into(),
-        ),
+        Step::Circuits if attention.has(MatrixName::QRope) => {
+            // The key's row is the source's in cross-attention; without scaling, no division.
+            let key = if attention.plan.shape.cross {
+                "s_j"
+            } else {
+                "x_j"
+            };
+            let (divided, step) = if attention.has(MatrixName::Scaled) {
+                (" / √d_k", "Scaling")
+            } else {
+                ("", "Scores")
+            };
+            Some(format!(
+                "W_QK leaves out the rotation (rope): x_i · W_QK · {key}ᵀ{divided} is the {step} \
+                 step's score only where the query and the key stand at the same position."
+            ))
+        }
         Step::Embedding
         | Step::Positions
         | Step::Projection
@@ -396,7 +408,13 @@ fn header_line(loaded: &LoadedLesson, attention: &Attention) -> String {
         Mask::Causal => "causal mask",
         Mask::Matrix(_) => "mask matrix",
     };
-    format!("{} · {scaling} · {mask}", lesson.shape_text())
+    // Cross-attention's tables are not square: which sequence runs down and which across.
+    let layout = if lesson.is_cross() {
+        " · rows: the tokens (queries), columns of the scores: the source tokens (keys)"
+    } else {
+        ""
+    };
+    format!("{} · {scaling} · {mask}{layout}", lesson.shape_text())
 }
 
 fn write_text(

@@ -94,7 +94,18 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if plan.has(MatrixName::X) {
         formula.push(lit(step == Step::Positions, "X = E + P; "));
     }
-    if plan.has(MatrixName::WQ) {
+    if plan.has(MatrixName::SourceX) {
+        formula.push(lit(step == Step::Positions, "S = E_S + P_S; "));
+    }
+    let inputs = matches!(step, Step::Embedding | Step::Positions | Step::Projection);
+    if plan.shape.cross && plan.has(MatrixName::WQ) {
+        // Queries from the target, keys and values from the source.
+        formula.push(lit(step == Step::Projection, "Q = "));
+        formula.push(lit(inputs, "X"));
+        formula.push(lit(step == Step::Projection, "·W_q; K, V = "));
+        formula.push(lit(inputs, "S"));
+        formula.push(lit(step == Step::Projection, "·W_k, S·W_v"));
+    } else if plan.has(MatrixName::WQ) {
         formula.push(lit(step == Step::Projection, "Q, K, V = "));
         formula.push(lit(
             matches!(step, Step::Embedding | Step::Positions | Step::Projection),

@@ -168,9 +168,10 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                         .in_lesson(&tutor.lesson)
                         .get(*row)
                         .map_or("", String::as_str);
-                    let noun = match tokens {
-                        Tokens::Target => "Token",
-                        Tokens::Source => "Source token",
+                    let noun = match (tokens, tutor.lesson.is_cross()) {
+                        (Tokens::Target, false) => "Token",
+                        (Tokens::Target, true) => "Target token",
+                        (Tokens::Source, _) => "Source token",
                     };
                     format!("{noun} {} (now {now}) = ", row + 1)
                 }

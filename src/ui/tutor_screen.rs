@@ -146,7 +146,17 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
         number(through),
     );
     let name = attention.cell_name(cell);
-    Some(if attention.has(MatrixName::QRope) {
+    // Rope turns q_m and k_n by their positions: their dot product changes only by m − n, so
+    // the circuit, which leaves the rotation out, agrees where the two positions are equal.
+    let same_position = query == key;
+    Some(if attention.has(MatrixName::QRope) && same_position {
+        format!(
+            "{read}, and {name} is {}: the same here because the query and the key stand at \
+             the same position, where rope's two turns cancel; elsewhere the circuit, which \
+             leaves the rotation out, differs.",
+            number(actual)
+        )
+    } else if attention.has(MatrixName::QRope) {
         format!(
             "{read}, but {name} is {}: the circuit leaves out the rotation (rope), which \
              turns Q and K by their positions, so the numbers differ.",
@@ -206,7 +216,13 @@ pub fn narration_text(tutor: &Tutor) -> String {
              numbers and words; R resets them. A saved copy leaves this text out.)\n",
         );
     }
-    if !projected && step == Step::Projection {
+    if !projected && step == Step::Projection && tutor.lesson.is_cross() {
+        text.push_str(
+            "This lesson gives Q, K and V directly, as if the projections had already been \
+             done: each row of Q is a target token's query, each row of K and V a source \
+             token's key and value.\n",
+        );
+    } else if !projected && step == Step::Projection {
         text.push_str(
             "This lesson gives Q, K and V directly, as if the projection from embeddings had \
              already been done: each row is one token's query, key and value.\n",

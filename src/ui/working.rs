@@ -94,6 +94,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
             Some(cell) => format!("How {} is computed", tutor.attention.cell_name(cell)),
             None => match Tokens::of_rows(&tutor.lesson, tutor.focus) {
                 Some(Tokens::Source) => format!("Source token {}", cursor.row + 1),
+                _ if tutor.lesson.is_cross() => format!("Target token {}", cursor.row + 1),
                 _ => format!("Token {}", cursor.row + 1),
             },
         };
@@ -255,7 +256,7 @@ pub fn derivation_lines_at(
                  column {n} of the scores and the weights. Press e to rename it."
             ),
             (Tokens::Target, true) => format!(
-                "Token {n} is “{token}”: the label of row {n} of X, Q, the scores, the weights \
+                "Target token {n} is “{token}”: the label of row {n} of X, Q, the scores, the weights \
                  and the output. Press e to rename it."
             ),
             (Tokens::Target, false) => format!(

@@ -425,13 +425,14 @@ impl Given {
 impl Reader<'_> {
     /// Either embeddings with W_q, W_k, W_v, or Q, K, V directly, and W_o when given, and in
     /// cross-attention the source's embeddings with the projected route; all shapes agreeing.
-    /// `tokens` is how many tokens the lesson has, `source_tokens` how many source tokens
-    /// (`None` in self-attention) and `heads` its heads, when they could be read.
+    /// `tokens` is how many tokens the lesson has, `cross` whether it has `source_tokens` and
+    /// `source_tokens` how many (`None` when they could not be read, so that nothing is
+    /// measured against them), and `heads` its heads, when they could be read.
     pub(super) fn inputs(
         &mut self,
         entries: &Entries<'_, '_>,
         tokens: Option<usize>,
-        source_tokens: Option<usize>,
+        (cross, source_tokens): (bool, Option<usize>),
         heads: Option<Heads>,
     ) -> Option<ReadInputs> {
         // Every matrix written is read, whichever route it belongs to, so that its own
@@ -451,7 +452,6 @@ impl Reader<'_> {
             })
             .collect();
         let route = self.route(&written, entries)?;
-        let cross = source_tokens.is_some();
         if !self.source_fits(route, cross, entries) {
             return None;
         }

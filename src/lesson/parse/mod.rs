@@ -285,7 +285,7 @@ impl<'s> Reader<'s> {
         let (inputs, w_o, source_embeddings) = match self.inputs(
             &entries,
             token_labels.map(<[String]>::len),
-            source_len,
+            (cross, source_len),
             heads,
         ) {
             Some(read) => (Some(read.inputs), read.w_o, read.source_embeddings),

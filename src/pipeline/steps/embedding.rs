@@ -11,7 +11,7 @@ pub const ENTRY: StepEntry = StepEntry {
             "Each token starts as a vector of numbers, its embedding. Here there are two \
              sequences: the target's tokens, one row each in X, will ask the questions (the \
              queries); the source's tokens, one row each in S, will be looked at (the keys) and \
-             read from (the values). ] shows the source."
+             read from (the values)."
         } else if plan.has(MatrixName::X) {
             "Each token starts as a vector of numbers, its embedding. Stacked one row per \
              token, they form the matrix E. Everything attention does, it does to these \

@@ -33,7 +33,7 @@ fn narration(plan: &Plan) -> &'static str {
                 p / 10000^(2i/d_model), so every position gets its own pattern. It is added to \
                 the target's embeddings, X = E + P, and the source gets the same encoding \
                 counted from its own first token, S = E_S + P_S: position 0 of each sentence \
-                gets the same vector. ] shows the source.";
+                gets the same vector.";
     }
     match plan.shape.positions {
         Positions::Learned => {
