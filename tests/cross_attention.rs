@@ -415,3 +415,35 @@ fn a_source_rows_working_says_it_counts_the_source_positions() {
         .explain(&attention, 3);
     assert!(key.contains("row 3 is source position p = 2"), "{key}");
 }
+
+#[test]
+fn a_focus_on_a_source_token_says_the_focus_is_a_query() {
+    let found = errors(&with(CROSS, "w_q =", "focus = \"cat\"\nw_q ="));
+    assert!(
+        found.iter().any(
+            |error| error.starts_with("`focus` names \"cat\", a source token")
+                && error.contains("one of `tokens` (le, chat)")
+        ),
+        "{found:?}"
+    );
+    assert_eq!(
+        lesson(&with(CROSS, "w_q =", "focus = \"chat\"\nw_q =")).focus,
+        Some(1)
+    );
+}
+
+#[test]
+fn a_cell_named_the_wrong_way_round_is_told_which_side_is_which() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let path = dir.path().join("cross.toml");
+    std::fs::write(&path, CROSS).expect("write");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_attn-tutor"))
+        .args(["show", path.to_str().expect("utf-8"), "--step", "softmax", "--cell", "cat,chat"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("(or a target token: le, chat) and a column from 1 to 3 (or a source token: the, black, cat)"),
+        "{stderr}"
+    );
+}

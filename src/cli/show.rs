@@ -382,13 +382,31 @@ fn resolve_cell(attention: &Attention, name: MatrixName, spec: &str) -> Result<C
             return Ok(Cell::new(name, row, col));
         }
     }
-    Err(format!(
-        "expected ROW,COL with a row from 1 to {rows} (or a token label) and a column from 1 to {cols}{}",
-        if name.is_token_by_token() {
-            " (or a token label)"
-        } else {
-            ""
+    // What may name a row or a column: in cross-attention, the target's tokens down and the
+    // source's across, said with the labels so that a swapped pair is seen at once.
+    let cross = !attention.source_tokens.is_empty();
+    let some = |tokens: &[String]| -> String {
+        const SHOWN: usize = 8;
+        let mut named = tokens[..tokens.len().min(SHOWN)].join(", ");
+        if tokens.len() > SHOWN {
+            named.push_str(", …");
         }
+        named
+    };
+    let or_label = |axis: Axis| -> String {
+        match axis {
+            Axis::Queries if cross => format!(" (or a target token: {})", some(&attention.tokens)),
+            Axis::Keys if cross => {
+                format!(" (or a source token: {})", some(attention.key_tokens()))
+            }
+            axis if axis.is_tokens() => " (or a token label)".to_string(),
+            _ => String::new(),
+        }
+    };
+    Err(format!(
+        "expected ROW,COL with a row from 1 to {rows}{} and a column from 1 to {cols}{}",
+        or_label(name.entry().rows),
+        or_label(name.entry().cols),
     ))
 }
 

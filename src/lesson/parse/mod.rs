@@ -325,7 +325,7 @@ impl<'s> Reader<'s> {
             (cross, source_len),
         );
         let decimals = self.decimals(find("decimals"));
-        let focus = self.focus(find("focus"), token_labels);
+        let focus = self.focus(find("focus"), token_labels, source_tokens.as_deref());
         // The lesson's plan, when its inputs, heads and positions could be read: narration for
         // a step it lacks is never shown, and a figure of a matrix it does not make cannot be
         // checked.

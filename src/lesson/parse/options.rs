@@ -176,10 +176,13 @@ impl Reader<'_> {
     }
 
     /// `Some(None)` when there is no focus, `None` after an error.
+    /// The row the tutor opens on: a token (of the target, in cross-attention, whose
+    /// `source_tokens` are given to say so when one of them is named).
     pub(super) fn focus(
         &mut self,
         entry: Entry<'_, '_>,
         tokens: Option<&[String]>,
+        source_tokens: Option<&[String]>,
     ) -> Option<Option<usize>> {
         let Some((_, value)) = entry else {
             return Some(None);
@@ -189,6 +192,25 @@ impl Reader<'_> {
             DeValue::String(text) => {
                 if let Some(row) = tokens.iter().position(|token| token == text.as_ref()) {
                     return Some(Some(row));
+                }
+                if source_tokens
+                    .is_some_and(|source| source.iter().any(|token| token == text.as_ref()))
+                {
+                    let targets: Vec<String> =
+                        tokens.iter().map(|token| printable(token)).collect();
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!("`focus` names \"{}\", a source token", printable(text)),
+                        )
+                        .label("a key, not a query")
+                        .help(format!(
+                            "the focus is the query whose row is explained: one of `tokens` ({}), or a position from 1 to {}",
+                            targets.join(", "),
+                            tokens.len()
+                        )),
+                    );
+                    return None;
                 }
                 self.error(not_a_token(
                     value.span(),
