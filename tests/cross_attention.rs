@@ -438,7 +438,14 @@ fn a_cell_named_the_wrong_way_round_is_told_which_side_is_which() {
     let path = dir.path().join("cross.toml");
     std::fs::write(&path, CROSS).expect("write");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_attn-tutor"))
-        .args(["show", path.to_str().expect("utf-8"), "--step", "softmax", "--cell", "cat,chat"])
+        .args([
+            "show",
+            path.to_str().expect("utf-8"),
+            "--step",
+            "softmax",
+            "--cell",
+            "cat,chat",
+        ])
         .output()
         .expect("runs");
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -761,3 +761,30 @@ fn cross_attention_shows_the_source_on_the_embedding_step() {
         insta::assert_snapshot!(name, text_and_mask(&buffer));
     }
 }
+
+#[test]
+fn cross_attention_adds_the_sinusoid_to_the_source_from_its_first_token() {
+    let text = r#"
+format = 2
+title = "Cross with positions"
+tokens = ["le", "chat"]
+source_tokens = ["the", "black", "cat"]
+positions = "sinusoidal"
+embeddings = [[1, 0], [0, 1]]
+source_embeddings = [[1, 0], [0.5, 0.5], [0, 2]]
+w_q = [[1, 0], [0, 1]]
+w_k = [[2, 0], [0, 1]]
+w_v = [[1, 2], [3, 4]]
+"#;
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut app = common::lesson_app("cross-positions", text);
+        update(&mut app, Action::GoToStep(2));
+        // The target's view, then the source's.
+        for _ in 0..3 {
+            update(&mut app, Action::NextMatrix);
+        }
+        let buffer = draw(&app, &Theme::monochrome(), width, height);
+        let name = format!("cross-positions_{width}x{height}_positions_source");
+        insta::assert_snapshot!(name, text_and_mask(&buffer));
+    }
+}
