@@ -5,7 +5,7 @@ mod common;
 
 use attn_tutor::attention::{Attention, Cell, MatrixName, rotate_rows, sinusoidal};
 use attn_tutor::lesson::{Lesson, parse};
-use attn_tutor::practice::{Verdict, check};
+use attn_tutor::practice::{Slip, SlipKind, Verdict, check};
 use nalgebra::{DMatrix, dmatrix};
 
 /// Two target tokens attending to three source tokens.
@@ -452,5 +452,45 @@ fn a_cell_named_the_wrong_way_round_is_told_which_side_is_which() {
     assert!(
         stderr.contains("(or a target token: le, chat) and a column from 1 to 3 (or a source token: the, black, cat)"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_key_made_from_a_target_row_is_named_as_that_slip() {
+    let attention = Attention::compute(&lesson(CROSS));
+    // K[black, 1] = s_black · W_k[:, 1] = 0.5 × 2 = 1; chat's row of X gives 0.
+    let cell = Cell::new(MatrixName::K, 1, 0);
+    let Some(Verdict::Wrong {
+        slip: Some(slip), ..
+    }) = check(&attention, cell, 0.0, 3)
+    else {
+        panic!("no slip named for the target's row");
+    };
+    assert_eq!(slip.kind, SlipKind::TargetNotSource);
+    assert!(
+        slip.describe()
+            .contains("the keys come from the source's rows"),
+        "{}",
+        slip.describe()
+    );
+    // Self-attention has no such slip: its keys are the tokens' own rows.
+    let own = Attention::compute(&lesson(&with(
+        &with(CROSS, "source_tokens = [\"the\", \"black\", \"cat\"]\n", ""),
+        "source_embeddings = [[1, 0], [0.5, 0.5], [0, 2]]\n",
+        "",
+    )));
+    let verdict = check(&own, Cell::new(MatrixName::K, 1, 0), 5.0, 3).expect("a verdict");
+    assert!(
+        !matches!(
+            verdict,
+            Verdict::Wrong {
+                slip: Some(Slip {
+                    kind: SlipKind::TargetNotSource,
+                    ..
+                }),
+                ..
+            }
+        ),
+        "{verdict:?}"
     );
 }

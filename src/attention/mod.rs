@@ -165,6 +165,18 @@ impl Attention {
         if variant == Variant::Swapped && self.plan.shape.cross {
             return None;
         }
+        // The target's rows for the source's: only where there is a source, and only for the
+        // products made from it (K and V).
+        let from_source = matches!(
+            origin,
+            Op::Product {
+                left: MatrixName::SourceX | MatrixName::SourceEmbeddings,
+                ..
+            }
+        );
+        if variant == Variant::TargetNotSource && !from_source {
+            return None;
+        }
         let heads = self.heads();
         let at_slot = heads.slot(at.per(), head);
         let mut matrices = self.matrices.clone();
@@ -200,7 +212,13 @@ impl Attention {
                     every_core: false,
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
+                // A slip that changes the matrix's shape (the target's rows for the source's) is
+                // looked for in that matrix only: what is made from it would not fit together.
+                let reshaped = name == at && size != (0, 0) && value.shape() != size;
                 matrices[name.index()][slot] = Held::computed(value);
+                if reshaped {
+                    return Some(matrices);
+                }
             }
         }
         Some(matrices)
@@ -455,6 +473,10 @@ fn product(
     right: DMatrixView<'_, f64>,
     every_core: bool,
 ) -> DMatrix<f64> {
+    // Operands that do not fit (only a slip's can) give no matrix rather than a panic.
+    if left.ncols() != right.nrows() {
+        return DMatrix::zeros(0, 0);
+    }
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let width = right.ncols().div_ceil(threads.max(1));
     if !every_core || threads < 2 || width == 0 {
@@ -555,6 +577,18 @@ fn evaluate(
                 get(left) * operands.other_group(right).transpose()
             }
             (Some(Variant::WrongGroup), false) => get(left) * operands.other_group(right),
+            // The target's rows, with the positions added the same way, where the source's go.
+            (Some(Variant::TargetNotSource), false) => {
+                let target = match left {
+                    MatrixName::SourceX => MatrixName::X,
+                    _ => MatrixName::Embeddings,
+                };
+                if get(target).ncols() == get(right).nrows() {
+                    get(target) * get(right)
+                } else {
+                    DMatrix::zeros(0, 0)
+                }
+            }
             // Row not column: x · W row c, which fits only a square W.
             (Some(Variant::RowNotColumn), false) if get(right).is_square() => {
                 get(left) * get(right).transpose()

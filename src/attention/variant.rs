@@ -39,6 +39,9 @@ pub enum Variant {
     WrongGroup,
     /// The heads' outputs concatenated last head first.
     ConcatReversed,
+    /// Cross-attention's keys or values made from the target's rows (X) instead of the
+    /// source's (S): self-attention's habit.
+    TargetNotSource,
     /// The heads' outputs interleaved column by column (head 1's first column, head 2's first
     /// column, …), as a reshape without the transpose gives.
     ConcatInterleaved,
@@ -58,7 +61,11 @@ impl Variant {
             Op::Product {
                 transpose_right: false,
                 ..
-            } => &[Variant::RowNotColumn, Variant::WrongGroup],
+            } => &[
+                Variant::RowNotColumn,
+                Variant::WrongGroup,
+                Variant::TargetNotSource,
+            ],
             Op::Product {
                 transpose_right: true,
                 ..

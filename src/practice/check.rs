@@ -104,6 +104,8 @@ pub enum SlipKind {
     WrongGroup,
     /// The heads' outputs concatenated in the wrong order.
     ConcatOrder,
+    /// Cross-attention's keys or values made from the target's rows instead of the source's.
+    TargetNotSource,
 }
 
 impl SlipKind {
@@ -131,6 +133,7 @@ impl SlipKind {
             Variant::AveragedHeads => SlipKind::AveragedHeads,
             Variant::WrongGroup => SlipKind::WrongGroup,
             Variant::ConcatReversed | Variant::ConcatInterleaved => SlipKind::ConcatOrder,
+            Variant::TargetNotSource => SlipKind::TargetNotSource,
         }
     }
 
@@ -160,7 +163,8 @@ impl SlipKind {
             | SlipKind::WRowNotColumn
             | SlipKind::AveragedHeads
             | SlipKind::WrongGroup
-            | SlipKind::ConcatOrder => source == target,
+            | SlipKind::ConcatOrder
+            | SlipKind::TargetNotSource => source == target,
         }
     }
 }
@@ -264,6 +268,12 @@ impl Slip {
             }
             (S::ConcatOrder, _) => {
                 "That puts heads in the wrong place: concat is head 1's columns, then head 2's, …"
+            }
+            (S::TargetNotSource, M::V) => {
+                "That is a target token's row: the values come from the source's rows, S·W_v."
+            }
+            (S::TargetNotSource, _) => {
+                "That is a target token's row: the keys come from the source's rows, S·W_k."
             }
         }
     }
