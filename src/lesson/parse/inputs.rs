@@ -1,9 +1,10 @@
 //! The input matrices: embeddings with w_q, w_k, w_v, or q, k, v directly, and W_o beside
-//! either. Each matrix's axes come from the registry (`crate::pipeline`); which keys go together,
-//! the shape named in a "missing" help, the row limit and every shape check follow from them,
-//! and so does how a matrix is cut into heads: the registry's `Per` says whether its d_k or d_v
-//! columns are H blocks (one per query head) or G blocks (one per K/V group), and W_o's rows,
-//! `HeadsDV`, are H blocks of d_v.
+//! either; in cross-attention also the source's embeddings, whose rows (like K's and V's) run
+//! along the source's tokens. Each matrix's axes come from the registry (`crate::pipeline`);
+//! which keys go together, the shape named in a "missing" help, the row limit and every shape
+//! check follow from them, and so does how a matrix is cut into heads: the registry's `Per`
+//! says whether its d_k or d_v columns are H blocks (one per query head) or G blocks (one per
+//! K/V group), and W_o's rows, `HeadsDV`, are H blocks of d_v.
 
 use std::ops::Range;
 
