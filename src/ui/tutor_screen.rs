@@ -84,7 +84,14 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
         let (last, rest) = others.split_last()?;
         (format!("{} and {last}", rest.join(", ")), keys.to_string())
     };
-    let also = format!("Also computed on this step: {them} ({keys}).");
+    // The Embedding step's other view (cross-attention's source, or the target) is the
+    // lesson's own numbers, not computed.
+    let verb = if tutor.step() == Step::Embedding {
+        "Also on this step"
+    } else {
+        "Also computed on this step"
+    };
+    let also = format!("{verb}: {them} ({keys}).");
     Some(match circuit {
         Some(circuit) => format!("{circuit} {also}"),
         None => also,
