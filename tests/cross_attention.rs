@@ -494,3 +494,37 @@ fn a_key_made_from_a_target_row_is_named_as_that_slip() {
         "{verdict:?}"
     );
 }
+
+#[test]
+fn a_key_row_of_a_printed_figure_is_named_by_a_source_token() {
+    let text = format!("{CROSS}\n[expected.k]\nchat = [1, 0]\n");
+    let found = errors(&text);
+    assert!(
+        found
+            .iter()
+            .any(|error| error.contains("names row \"chat\", which is not a source token")),
+        "{found:?}"
+    );
+    let right = format!("{CROSS}\n[expected.k]\nblack = [1, 0.5]\n");
+    assert!(errors(&right).is_empty(), "{:?}", errors(&right));
+}
+
+#[test]
+fn one_source_token_is_said_in_the_singular() {
+    let text = r#"
+format = 2
+title = "One"
+tokens = ["le", "chat"]
+source_tokens = ["cat"]
+q = [[1, 0], [0, 1]]
+k = [[1, 0]]
+v = [[2]]
+"#;
+    assert!(
+        lesson(text)
+            .shape_text()
+            .ends_with("attending to 1 source token"),
+        "{}",
+        lesson(text).shape_text()
+    );
+}

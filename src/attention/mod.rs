@@ -466,6 +466,13 @@ fn distinct_labels(tokens: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The narrowest band of columns worth a core of its own (and far wider than nalgebra's small
+/// products, see `product`).
+const MIN_BAND: usize = 64;
+
+/// nalgebra's `SMALL_DIM`: a product with a side this short or shorter is not matrixmultiply's.
+const NALGEBRA_SMALL: usize = 5;
+
 /// left · right, on every core when `every_core`: each core computes a band of the result's
 /// columns (left · a band of right's columns), which gives the same numbers as one product.
 fn product(
@@ -479,7 +486,15 @@ fn product(
     }
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let width = right.ncols().div_ceil(threads.max(1));
-    if !every_core || threads < 2 || width == 0 {
+    // nalgebra hands a product to matrixmultiply only when every side is longer than 5, and
+    // adds a narrower one column by column, which rounds differently: every band, and the
+    // whole, must take the same road for the numbers to be the same on any number of cores.
+    let banded = every_core
+        && threads >= 2
+        && width >= MIN_BAND
+        && left.nrows() > NALGEBRA_SMALL
+        && left.ncols() > NALGEBRA_SMALL;
+    if !banded {
         return left * right;
     }
     let bands = crate::parallel::each(right.ncols().div_ceil(width), true, |band| {
@@ -696,11 +711,19 @@ mod tests {
         let left = DMatrix::from_fn(37, 300, |row, col| {
             ((row * 31 + col * 17) % 23) as f64 / 7.0 - 1.5
         });
-        let right = DMatrix::from_fn(300, 53, |row, col| {
-            ((row * 13 + col * 29) % 19) as f64 / 3.0 - 2.5
-        });
-        let one = product(left.as_view(), right.as_view(), false);
-        assert_eq!(product(left.as_view(), right.as_view(), true), one);
-        assert_eq!(one, &left * &right);
+        // Wide enough for bands on two cores; and narrow enough that bands of 5 columns or
+        // fewer would leave matrixmultiply for nalgebra's own loop, which rounds otherwise.
+        for columns in [300, 9] {
+            let right = DMatrix::from_fn(300, columns, |row, col| {
+                ((row * 13 + col * 29) % 19) as f64 / 3.0 - 2.5 + (row as f64).sqrt() / 7.0
+            });
+            let one = product(left.as_view(), right.as_view(), false);
+            assert_eq!(
+                product(left.as_view(), right.as_view(), true),
+                one,
+                "{columns}"
+            );
+            assert_eq!(one, &left * &right);
+        }
     }
 }

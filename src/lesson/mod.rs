@@ -426,7 +426,10 @@ impl Lesson {
         };
         // Cross-attention names the second sequence: "…, attending to 4 source tokens".
         let source = if self.is_cross() {
-            format!(", attending to {} source tokens", self.key_len())
+            match self.key_len() {
+                1 => ", attending to 1 source token".to_string(),
+                keys => format!(", attending to {keys} source tokens"),
+            }
         } else {
             String::new()
         };

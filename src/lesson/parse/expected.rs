@@ -570,7 +570,13 @@ impl Reader<'_> {
                 for (label, row) in table.iter() {
                     let text = label.get_ref().as_ref();
                     let index = match tokens {
-                        Some(tokens) => self.named_row(key, text, label.span(), tokens),
+                        Some(tokens) => {
+                            let noun = match rows_are {
+                                Some("source tokens") => "source token",
+                                _ => "token",
+                            };
+                            self.named_row(key, text, label.span(), (tokens, noun))
+                        }
                         None => self.numbered_row(key, text, label.span(), count),
                     };
                     match index {
@@ -631,7 +637,7 @@ impl Reader<'_> {
         key: &str,
         text: &str,
         span: Range<usize>,
-        tokens: &[String],
+        (tokens, noun): (&[String], &str),
     ) -> Option<usize> {
         let matches = tokens.iter().filter(|token| token.as_str() == text).count();
         if matches > 1 {
@@ -658,13 +664,13 @@ impl Reader<'_> {
         self.error(not_a_token(
             span,
             format!(
-                "expected `{key}` names row \"{}\", which is not a token",
+                "expected `{key}` names row \"{}\", which is not a {noun}",
                 printable(text)
             ),
             text,
             tokens,
             format!(
-                "rows are named by token label or by position from 1 to {}",
+                "rows are named by {noun} label or by position from 1 to {}",
                 tokens.len()
             ),
         ));
