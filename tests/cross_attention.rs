@@ -528,3 +528,22 @@ v = [[2]]
         lesson(text).shape_text()
     );
 }
+
+#[test]
+fn a_missing_source_embeddings_is_said_at_the_source_tokens() {
+    let text = with(
+        CROSS,
+        "source_embeddings = [[1, 0], [0.5, 0.5], [0, 2]]\n",
+        "",
+    );
+    let parsed = parse(&text);
+    let missing = parsed
+        .errors()
+        .find(|error| error.message == "missing `source_embeddings`")
+        .expect("the missing source is said");
+    assert!(
+        text[missing.span.clone()].starts_with("source_tokens"),
+        "said at {:?}",
+        &text[missing.span.clone()]
+    );
+}

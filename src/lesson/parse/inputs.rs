@@ -470,7 +470,12 @@ impl Reader<'_> {
             .filter(|shape| written.iter().all(|(given, _)| given.key != shape.key))
             .collect();
         for shape in &missing {
-            self.missing_input(shape, anchor.clone(), cross);
+            // The source's embeddings go with the source's tokens: said there.
+            let anchor = match shape.route {
+                Route::Source => entries.get("source_tokens").map(|(span, _)| span),
+                _ => anchor.clone(),
+            };
+            self.missing_input(shape, anchor, cross);
         }
         if !missing.is_empty() {
             return None;
