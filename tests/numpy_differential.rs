@@ -763,11 +763,13 @@ fn built_in_lessons_with_literal_numbers_agree_with_numpy() {
     assert!(agree, "{report}");
 }
 
-#[test]
-fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
-    let Some(python) = python() else { return };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/reference/heads.py");
-    let output = Command::new(&python)
+/// Runs `lessons/reference/NAME.py`, which recomputes a built-in lesson's printed figures and
+/// quoted numbers and checks its claims; its output must end on `done` having succeeded.
+fn lesson_reference(python: &OsString, name: &str, done: &str) {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("lessons/reference")
+        .join(format!("{name}.py"));
+    let output = Command::new(python)
         .arg(script)
         .stdin(Stdio::null())
         .output()
@@ -778,29 +780,17 @@ fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(output.status.success(), "{report}");
-    assert!(
-        report.contains("claims of both lessons check out"),
-        "{report}"
-    );
+    assert!(report.contains(done), "{report}");
+}
+
+#[test]
+fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
+    let Some(python) = python() else { return };
+    lesson_reference(&python, "heads", "claims of both lessons check out");
 }
 
 #[test]
 fn the_translation_lessons_figures_quotes_and_claims_check_out_in_numpy() {
     let Some(python) = python() else { return };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/reference/translation.py");
-    let output = Command::new(&python)
-        .arg(script)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "{report}");
-    assert!(
-        report.contains("claims of the lesson check out"),
-        "{report}"
-    );
+    lesson_reference(&python, "translation", "claims of the lesson check out");
 }

@@ -10,11 +10,11 @@ claims the narration makes in words (which token each head attends to, how much 
 holds). It stops at the first wrong figure or claim.
 """
 
-import re
 import tomllib
 from pathlib import Path
 
 import numpy as np
+from quotes import check_quotes
 
 HERE = Path(__file__).resolve().parent
 
@@ -114,16 +114,7 @@ def quotable(top, heads):
 
 
 def check_narration(lesson, top, heads):
-    values = quotable(top, heads)
-    count = 0
-    for step, text in lesson["narration"].items():
-        assert len(text) <= 2000, f"{step}: {len(text)} characters"
-        for quoted in re.findall(r"(?<![\w.])-?\d+\.\d+(?![\w])", text):
-            decimals = len(quoted.split(".")[1])
-            half = 0.5 * 10.0**-decimals * (1 + 1e-9)
-            assert np.any(np.abs(values - float(quoted)) <= half), f"{step} quotes {quoted}"
-            count += 1
-    return count
+    return check_quotes(lesson["narration"], quotable(top, heads))
 
 
 def show(name, lesson, top, heads):

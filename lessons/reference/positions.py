@@ -10,11 +10,11 @@ same distance). Last, it checks the rotate-half note of the docs. It stops at th
 figure or claim.
 """
 
-import re
 import tomllib
 from pathlib import Path
 
 import numpy as np
+from quotes import check_quotes
 
 HERE = Path(__file__).resolve().parent
 
@@ -103,18 +103,7 @@ def quotable(lesson, a):
 
 
 def check_narration(lesson, a):
-    values = quotable(lesson, a)
-    count = 0
-    for step, text in lesson["narration"].items():
-        assert len(text) <= 2000, f"{step}: {len(text)} characters"
-        # Signed decimals not glued to a word, as attention::quotes::quoted_numbers reads them.
-        for quoted in re.findall(r"(?<![\w.])-?\d+\.\d+(?![\w])", text):
-            decimals = len(quoted.split(".")[1])
-            half = 0.5 * 10.0**-decimals * (1 + 1e-9)
-            assert np.any(np.abs(values - float(quoted)) <= half), f"{step} quotes {quoted}"
-            assert decimals == lesson["decimals"], f"{step}: {quoted} is not at the lesson's decimals"
-            count += 1
-    return count
+    return check_quotes(lesson["narration"], quotable(lesson, a), lesson["decimals"])
 
 
 def show(name, lesson, a):
