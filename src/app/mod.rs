@@ -117,6 +117,15 @@ impl Tokens {
             (Tokens::Source, _) => "source token",
         }
     }
+
+    /// The same at the head of a prompt or a title: "Token", "Target token", "Source token".
+    pub fn title(self, cross: bool) -> &'static str {
+        match (self, cross) {
+            (Tokens::Target, false) => "Token",
+            (Tokens::Target, true) => "Target token",
+            (Tokens::Source, _) => "Source token",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

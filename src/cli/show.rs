@@ -395,9 +395,9 @@ fn resolve_cell(attention: &Attention, name: MatrixName, spec: &str) -> Result<C
     };
     let or_label = |axis: Axis| -> String {
         match axis {
-            Axis::Queries if cross => format!(" (or a target token: {})", some(&attention.tokens)),
+            Axis::Queries if cross => format!(" (or a target token: {})", some(labels_along(axis))),
             Axis::Keys if cross => {
-                format!(" (or a source token: {})", some(attention.key_tokens()))
+                format!(" (or a source token: {})", some(labels_along(axis)))
             }
             axis if axis.is_tokens() => " (or a token label)".to_string(),
             _ => String::new(),

@@ -20,7 +20,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question, Tokens};
+use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question};
 use crate::keymap::{self, Footer};
 use crate::lesson::text::{columns, is_hidden, printable_path};
 
@@ -168,11 +168,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                         .in_lesson(&tutor.lesson)
                         .get(*row)
                         .map_or("", String::as_str);
-                    let noun = match (tokens, tutor.lesson.is_cross()) {
-                        (Tokens::Target, false) => "Token",
-                        (Tokens::Target, true) => "Target token",
-                        (Tokens::Source, _) => "Source token",
-                    };
+                    let noun = tokens.title(tutor.lesson.is_cross());
                     format!("{noun} {} (now {now}) = ", row + 1)
                 }
                 PromptFor::SavePath => "Save as: ".to_string(),

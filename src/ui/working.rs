@@ -92,11 +92,14 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if !softmax {
         let title = match tutor.selected_cell() {
             Some(cell) => format!("How {} is computed", tutor.attention.cell_name(cell)),
-            None => match Tokens::of_rows(&tutor.lesson, tutor.focus) {
-                Some(Tokens::Source) => format!("Source token {}", cursor.row + 1),
-                _ if tutor.lesson.is_cross() => format!("Target token {}", cursor.row + 1),
-                _ => format!("Token {}", cursor.row + 1),
-            },
+            None => {
+                let tokens = Tokens::of_rows(&tutor.lesson, tutor.focus).unwrap_or(Tokens::Target);
+                format!(
+                    "{} {}",
+                    tokens.title(tutor.lesson.is_cross()),
+                    cursor.row + 1
+                )
+            }
         };
         rule_line(&title, theme, area, buf);
         draw_lines(&derivation_lines(tutor, body.width), body, theme, buf);
