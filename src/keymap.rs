@@ -306,6 +306,17 @@ pub static HEAD: Entry = Entry {
     short: "< >",
 };
 
+/// Only a lesson with generation steps names these keys on its bottom line and in its help.
+pub static TOKEN: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('(', NoControl, |_| Action::PreviousToken)],
+        &[ch(')', NoControl, |_| Action::NextToken)],
+    ],
+    help: &["previous, next token (the generation steps)"],
+    short: "( )",
+};
+
 pub static SELECT: Entry = Entry {
     places: LESSON,
     keys: &[&[CLICK]],
@@ -574,6 +585,7 @@ pub static KEY_MAP: &[&Entry] = &[
     &MOVE,
     &MATRIX,
     &HEAD,
+    &TOKEN,
     &SELECT,
     &EDIT,
     &UNDO_REDO,
@@ -839,6 +851,14 @@ pub fn footer(app: &App) -> Footer {
 /// The hint for changing heads, named only where a lesson has several.
 static HEAD_HINT: Hint = hint(&HEAD, "head");
 
+/// The hint for changing the token, named only on a generation step.
+static TOKEN_HINT: Hint = hint(&TOKEN, "token");
+
+/// Whether the app shows a lesson with generation steps, whose keys change the token.
+fn decodes(app: &App) -> bool {
+    app.tutor.as_ref().is_some_and(|tutor| tutor.lesson.decode)
+}
+
 /// Whether the app shows a lesson with several heads, whose keys change the head.
 fn several_heads(app: &App) -> bool {
     app.tutor
@@ -862,6 +882,17 @@ pub fn hints_for(app: &App) -> Vec<&'static Hint> {
             .map_or(0, |index| index + 1);
         shown.insert(after, &HEAD_HINT);
     }
+    let on_generation = app
+        .tutor
+        .as_ref()
+        .is_some_and(|tutor| tutor.step_is_per_token());
+    if changes_head && on_generation {
+        let after = shown
+            .iter()
+            .position(|hint| std::ptr::eq(hint.entry, &MOVE))
+            .map_or(0, |index| index + 1);
+        shown.insert(after, &TOKEN_HINT);
+    }
     shown
 }
 
@@ -872,9 +903,10 @@ pub fn app_hint_line(app: &App) -> String {
 
 /// The help's rows for the app's screen: the head keys only for a lesson with several heads.
 pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
-    let heads = several_heads(app);
+    let (heads, tokens) = (several_heads(app), decodes(app));
     KEYS.iter()
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
+        .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
         .collect()
 }
 

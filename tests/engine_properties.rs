@@ -21,6 +21,7 @@ fn direct_lesson(q: DMatrix<f64>, k: DMatrix<f64>, v: DMatrix<f64>, mask: Mask) 
         },
         scale: true,
         mask,
+        decode: false,
         positions: PositionInputs::None,
         format: 1,
         heads: attn_tutor::pipeline::Heads::ONE,
@@ -166,5 +167,103 @@ proptest! {
         let scores = DMatrix::from_fn(seq_len, seq_len, |r, c| sign * 1e6 * ((r + c) % 3) as f64);
         let softmax = softmax_rows(&scores);
         prop_assert!(softmax.weights.iter().all(|w| w.is_finite()));
+    }
+}
+
+/// A lesson that generates its tokens one at a time with a K/V cache: projected from
+/// embeddings, with `heads` query heads sharing `kv` groups, W_o, and positions.
+fn decoding_lesson(
+    [embeddings, w_q, w_k, w_v, w_o]: [DMatrix<f64>; 5],
+    (query, kv): (usize, usize),
+    positions: PositionInputs,
+    scale: bool,
+) -> Lesson {
+    Lesson {
+        title: "decoding property".into(),
+        source: String::new(),
+        summary: String::new(),
+        tokens: (0..embeddings.nrows()).map(|i| format!("t{i}")).collect(),
+        source_tokens: Vec::new(),
+        source_embeddings: None,
+        inputs: Inputs::Projected {
+            embeddings: InputMatrix::literal(embeddings),
+            w_q: InputMatrix::literal(w_q),
+            w_k: InputMatrix::literal(w_k),
+            w_v: InputMatrix::literal(w_v),
+        },
+        scale,
+        mask: Mask::Causal,
+        decode: true,
+        positions,
+        format: 2,
+        heads: attn_tutor::pipeline::Heads { query, kv },
+        w_o: Some(InputMatrix::literal(w_o)),
+        focus: None,
+        decimals: 3,
+        narration: Narration::default(),
+        expected: Expected::default(),
+    }
+}
+
+/// Decoding lessons of 1–7 tokens, 1–4 heads over every divisor of them as K/V groups, with
+/// no positions, sinusoidal ones or rope, scaled or not.
+fn decoding() -> impl Strategy<Value = Lesson> {
+    (
+        1usize..8,
+        prop::sample::select(vec![(1, 1), (2, 1), (2, 2), (4, 1), (4, 2), (4, 4)]),
+        1usize..3,
+        prop::sample::select(vec![0, 1, 2]),
+        any::<bool>(),
+    )
+        .prop_flat_map(|(seq_len, (query, kv), half_d_k, positions, scale)| {
+            let d_k = 2 * half_d_k;
+            let d_model = 4;
+            let small = || -3.0..3.0f64;
+            let of = move |rows: usize, cols: usize| {
+                proptest::collection::vec(small(), rows * cols)
+                    .prop_map(move |values| DMatrix::from_row_slice(rows, cols, &values))
+            };
+            (
+                of(seq_len, d_model),
+                of(d_model, query * d_k),
+                of(d_model, kv * d_k),
+                of(d_model, kv * d_k),
+                of(query * d_k, 3),
+            )
+                .prop_map(move |(embeddings, w_q, w_k, w_v, w_o)| {
+                    let positions = match positions {
+                        0 => PositionInputs::None,
+                        1 => PositionInputs::Sinusoidal,
+                        _ => PositionInputs::Rope,
+                    };
+                    let matrices = [embeddings, w_q, w_k, w_v, w_o];
+                    decoding_lesson(matrices, (query, kv), positions, scale)
+                })
+        })
+}
+
+proptest! {
+    #[test]
+    fn every_step_of_generation_gives_the_causal_passs_row(lesson in decoding()) {
+        let attention = Attention::compute(&lesson);
+        for token in 0..lesson.tokens.len() {
+            let check = attention.decode_check(token).expect("a decoding lesson checks each step");
+            prop_assert!(check.agrees, "token {token}: {check:?}");
+            prop_assert!(check.largest_difference <= 1e-9, "token {token}: {check:?}");
+        }
+    }
+
+    #[test]
+    fn the_cache_after_step_t_holds_t_rows_of_every_groups_keys_and_values(lesson in decoding()) {
+        let attention = Attention::compute(&lesson);
+        let heads = lesson.heads;
+        for token in 0..lesson.tokens.len() {
+            let d_k = attention.d_k();
+            prop_assert_eq!(attention.cache_numbers(token), (token + 1) * heads.kv * 2 * d_k);
+            for head in 0..heads.query {
+                let cache = attention.matrix_at(MatrixName::KCache, head, token).unwrap();
+                prop_assert_eq!(cache.nrows(), token + 1);
+            }
+        }
     }
 }

@@ -20,6 +20,7 @@ fn lesson(tokens: usize, inputs: Inputs, heads: Heads, w_o: Option<DMatrix<f64>>
         inputs,
         scale: true,
         mask: Mask::None,
+        decode: false,
         positions: PositionInputs::None,
         format: 2,
         heads,

@@ -37,6 +37,10 @@ pub enum Action {
     NextHead,
     /// `<`: the previous head.
     PreviousHead,
+    /// `)`: the generation steps at the next token.
+    NextToken,
+    /// `(`: at the token before.
+    PreviousToken,
     /// A click on a cell (`col: None` is the row's token label).
     Select {
         matrix: MatrixName,
@@ -113,6 +117,8 @@ impl Action {
             | Action::PreviousMatrix
             | Action::NextHead
             | Action::PreviousHead
+            | Action::NextToken
+            | Action::PreviousToken
             | Action::Select { .. }
             | Action::Pick(_)
             | Action::ScrollNarration(_)

@@ -45,6 +45,9 @@ pub struct Tutor {
     /// cursor and its working are this head's. Cursors stay per matrix, shared by the heads,
     /// so that `<` `>` compare the same cell across heads.
     pub head: usize,
+    /// The token the generation steps are at, 0-based (position t): their matrices are that
+    /// step's, and `(` `)` change it. The cursors stay per matrix, as with the heads.
+    pub token: usize,
     /// The matrix the cursor is in.
     pub focus: MatrixName,
     /// Which view each step with several is turned to (Q, K or V on the Projection screen).
@@ -79,6 +82,7 @@ impl Tutor {
             steps,
             step_index: 0,
             head: 0,
+            token: 0,
             focus: MatrixName::Embeddings,
             choices: BTreeMap::new(),
             cursors: BTreeMap::new(),
@@ -119,12 +123,37 @@ impl Tutor {
     /// The matrix with this name as the head on screen sees it (its group's keys and values,
     /// the lesson's shared matrices), if the lesson has it.
     pub fn values(&self, name: MatrixName) -> Option<&DMatrix<f64>> {
-        self.attention.matrix_in(name, self.head)
+        self.attention.matrix_at(name, self.head, self.token)
     }
 
-    /// A cell of `matrix` in the head on screen.
+    /// A cell of `matrix` in the head on screen (and at the token on screen, for a generation
+    /// step's matrix).
     pub fn cell(&self, matrix: MatrixName, row: usize, col: usize) -> Cell {
-        Cell::new(matrix, row, col).in_head(self.head)
+        Cell::new(matrix, row, col)
+            .in_head(self.head)
+            .at_token(self.token)
+    }
+
+    /// Whether the step on screen is one of generation's, shown at one token.
+    pub fn step_is_per_token(&self) -> bool {
+        screens::panels(self.step(), &self.attention, self.choice())
+            .iter()
+            .any(|name| name.per_token())
+    }
+
+    /// Shows the generation steps at token `token` (clamped to the lesson's tokens). The
+    /// cursor of a cache stays on the new token's row when it was on the old one.
+    pub fn set_token(&mut self, token: usize) {
+        let token = token.min(self.attention.seq_len().saturating_sub(1));
+        for cache in [MatrixName::KCache, MatrixName::VCache] {
+            if let Some(cursor) = self.cursors.get_mut(&cache)
+                && cursor.row == self.token
+            {
+                cursor.row = token;
+            }
+        }
+        self.token = token;
+        self.clear_marks();
     }
 
     /// Shows head `head` (clamped to the lesson's heads); the cursors stay where they are.
@@ -181,8 +210,11 @@ impl Tutor {
     /// The cursor of a matrix; a matrix not visited yet starts on the lesson's focus row.
     pub fn cursor(&self, matrix: MatrixName) -> Cursor {
         let start = Cursor {
-            // The focus is a query token: a source's rows start at its first token.
-            row: if Tokens::of_rows(&self.lesson, matrix) == Some(Tokens::Target) {
+            // The focus is a query token: a source's rows start at its first token; a
+            // cache's at the new token's row.
+            row: if matches!(matrix, MatrixName::KCache | MatrixName::VCache) {
+                self.token
+            } else if Tokens::of_rows(&self.lesson, matrix) == Some(Tokens::Target) {
                 self.lesson.focus.unwrap_or(0)
             } else {
                 0

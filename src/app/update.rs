@@ -223,6 +223,26 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::NextHead => tutor.cycle_head(true),
         Action::PreviousHead => tutor.cycle_head(false),
+        Action::NextToken | Action::PreviousToken if !tutor.lesson.decode => {
+            status = Some(Status::info(
+                "( and ) change the token on the generation steps of a lesson with decode = true",
+            ));
+        }
+        Action::NextToken | Action::PreviousToken if !tutor.step_is_per_token() => {
+            status = Some(Status::info(
+                "( and ) change the token on the generation steps (the last steps)",
+            ));
+        }
+        Action::NextToken if tutor.token + 1 >= tutor.attention.seq_len() => {
+            status = Some(Status::info(
+                "This is the last token: the cache holds the whole sequence; ( goes back",
+            ));
+        }
+        Action::NextToken => tutor.set_token(tutor.token + 1),
+        Action::PreviousToken if tutor.token == 0 => {
+            status = Some(Status::info("This is the first token: ) goes on"));
+        }
+        Action::PreviousToken => tutor.set_token(tutor.token - 1),
         Action::Select { matrix, row, col } => {
             tutor.focus_on(matrix);
             tutor.set_cursor(

@@ -74,6 +74,12 @@ pub enum Rule {
     /// A head's number set in its place among every head's: concat[i, h·d_v + c] is head h's
     /// output[i, c].
     Concat { from: Operand },
+    /// A step of generation's row of a matrix of the whole pass: the new token's row of X (or
+    /// of the given Q, K, V).
+    TokenRow { from: Operand },
+    /// A row of the K/V cache: the new token's key or value (`new`), or an earlier token's,
+    /// kept from the step that made it.
+    Cached { from: Operand, new: bool },
 }
 
 /// A cell, its value, and how it was computed.
@@ -88,8 +94,9 @@ impl Attention {
     /// Explains one cell of any matrix of this lesson; `None` when the matrix is absent or the
     /// cell is out of range.
     pub fn derive(&self, cell: Cell) -> Option<Derivation> {
-        let cell = cell.in_head(cell.head);
-        let matrix = self.matrix_in(cell.matrix, cell.head)?;
+        let cell = cell.in_head(cell.head).at_token(cell.token);
+        let token = cell.token;
+        let matrix = self.matrix_at(cell.matrix, cell.head, token)?;
         if cell.row >= matrix.nrows() || cell.col >= matrix.ncols() {
             return None;
         }
@@ -98,7 +105,7 @@ impl Attention {
         // An operand of head h's matrix is head h's (its group's for keys and values), or the
         // lesson's when every head shares it.
         let operand_of = |matrix: MatrixName, head: usize, row: usize, col: usize| {
-            let cell = Cell::new(matrix, row, col).in_head(head);
+            let cell = Cell::new(matrix, row, col).in_head(head).at_token(token);
             self.value(cell).map(|value| Operand { cell, value })
         };
         let operand =
@@ -127,11 +134,11 @@ impl Attention {
             } => {
                 // Both operands looked up once: a 1024-wide dot product has 2048 of them.
                 let (left_cell, right_cell) = (
-                    Cell::new(left, row, 0).in_head(head),
-                    Cell::new(right, 0, col).in_head(head),
+                    Cell::new(left, row, 0).in_head(head).at_token(token),
+                    Cell::new(right, 0, col).in_head(head).at_token(token),
                 );
-                let left_matrix = self.matrix_in(left, left_cell.head)?;
-                let right_matrix = self.matrix_in(right, right_cell.head)?;
+                let left_matrix = self.matrix_at(left, left_cell.head, token)?;
+                let right_matrix = self.matrix_at(right, right_cell.head, token)?;
                 let at = |matrix: &DMatrix<f64>, cell: Cell, row: usize, col: usize| {
                     (row < matrix.nrows() && col < matrix.ncols()).then(|| Operand {
                         cell: Cell { row, col, ..cell },
@@ -155,13 +162,15 @@ impl Attention {
             Op::Rotate { of } => {
                 let pair = col / 2;
                 let d_k = matrix.ncols();
+                // A step of generation's one row is at its token's position.
+                let position = if cell.matrix.per_token() { token } else { row };
                 Rule::Rotate {
                     first: operand(of, row, 2 * pair)?,
                     second: operand(of, row, 2 * pair + 1)?,
-                    position: row,
+                    position,
                     pair,
                     d_k,
-                    angle: rope_angle(row, pair, d_k),
+                    angle: rope_angle(position, pair, d_k),
                     lower: col % 2 == 0,
                 }
             }
@@ -175,11 +184,20 @@ impl Attention {
                 mask: operand(mask, row, col)?,
             },
             Op::RowSoftmax { of } => {
-                let width = self.matrix_in(of, head)?.ncols();
+                let input = self.matrix_at(of, head, token)?;
+                let width = input.ncols();
                 let row_operands = (0..width)
                     .map(|col| operand(of, row, col))
                     .collect::<Option<Vec<_>>>()?;
-                let softmax = self.softmax_of(head)?;
+                // A step of generation's one row is worked out here; the whole pass keeps its
+                // working.
+                let own;
+                let softmax = if cell.matrix.per_token() {
+                    own = super::softmax_rows(input);
+                    &own
+                } else {
+                    self.softmax_of(head)?
+                };
                 if *softmax.fully_masked.get(row)? {
                     Rule::FullyMasked { row: row_operands }
                 } else {
@@ -197,7 +215,7 @@ impl Attention {
                 }
             }
             Op::Concat { of } => {
-                let width = self.matrix_in(of, 0)?.ncols().max(1);
+                let width = self.matrix_at(of, 0, token)?.ncols().max(1);
                 Rule::Concat {
                     from: operand_of(of, col / width, row, col % width)?,
                 }
@@ -216,6 +234,20 @@ impl Attention {
                         .collect::<Option<_>>()?,
                 }
             }
+            Op::TokenRow { of } => Rule::TokenRow {
+                from: operand(of, token, col)?,
+            },
+            Op::Append { of } => {
+                // Row j of the cache is the new row of step j.
+                let from = Cell::new(of, 0, col).in_head(head).at_token(row);
+                Rule::Cached {
+                    from: Operand {
+                        cell: from,
+                        value: self.value(from)?,
+                    },
+                    new: row == token,
+                }
+            }
         };
         Some(Derivation { cell, value, rule })
     }
@@ -225,15 +257,16 @@ impl Attention {
         format!(
             "{}[{}, {}]",
             self.symbol_in(cell.matrix, cell.head),
-            self.row_label(cell.matrix, cell.row),
+            self.row_label_at(cell.matrix, cell.row, cell.token),
             self.column_label(cell.matrix, cell.col)
         )
     }
 
     /// How one row of a matrix is named in a dot product: `q_cat`, or `weights[cat, :]`; a
-    /// head's row carries its head when the lesson has several (`q⁽²⁾_cat`).
-    pub fn row_name(&self, matrix: MatrixName, head: usize, row: usize) -> String {
-        let label = self.row_label(matrix, row);
+    /// head's row carries its head when the lesson has several (`q⁽²⁾_cat`). `token` is the
+    /// position of the step of generation a one-row matrix of it is.
+    pub fn row_name(&self, matrix: MatrixName, head: usize, row: usize, token: usize) -> String {
+        let label = self.row_label_at(matrix, row, token);
         match self.plan.row_vector(matrix) {
             Some(vector) => format!("{vector}{}_{label}", self.head_mark(matrix, head)),
             None => format!("{}[{label}, :]", self.symbol_in(matrix, head)),
@@ -255,7 +288,9 @@ impl Derivation {
             Rule::Softmax { row, .. } | Rule::FullyMasked { row } => {
                 row.iter().map(|operand| operand.cell).collect()
             }
-            Rule::Concat { from } => vec![from.cell],
+            Rule::Concat { from } | Rule::TokenRow { from } | Rule::Cached { from, .. } => {
+                vec![from.cell]
+            }
         }
     }
 
@@ -279,7 +314,9 @@ impl Derivation {
                 .iter()
                 .find(|operand| operand.cell.col == self.cell.col)
                 .map(|operand| operand.cell),
-            Rule::Concat { from } => Some(from.cell),
+            Rule::Concat { from } | Rule::TokenRow { from } | Rule::Cached { from, .. } => {
+                Some(from.cell)
+            }
         }
     }
 
@@ -317,7 +354,7 @@ impl Derivation {
         let shown =
             |value: f64, d: usize| -> f64 { format_number(value, d).parse().unwrap_or(value) };
         let name = attention.cell_name(self.cell);
-        let row_token = attention.row_label(self.cell.matrix, self.cell.row);
+        let row_token = attention.row_label_at(self.cell.matrix, self.cell.row, self.cell.token);
         let one = |text: String| vec![text];
         let (sides, note) = match &self.rule {
             Rule::Input => (
@@ -331,9 +368,19 @@ impl Derivation {
                 let operands = match terms.first() {
                     Some((left, right)) => format!(
                         "{} · {}",
-                        attention.row_name(left.cell.matrix, left.cell.head, self.cell.row),
+                        attention.row_name(
+                            left.cell.matrix,
+                            left.cell.head,
+                            self.cell.row,
+                            left.cell.token
+                        ),
                         if *transpose_right {
-                            attention.row_name(right.cell.matrix, right.cell.head, self.cell.col)
+                            attention.row_name(
+                                right.cell.matrix,
+                                right.cell.head,
+                                self.cell.col,
+                                right.cell.token,
+                            )
                         } else {
                             format!(
                                 "{}[{}, {}]",
@@ -607,6 +654,29 @@ impl Derivation {
                     from.cell.head + 1
                 )),
             ),
+            Rule::TokenRow { from } => (
+                vec![one(attention.cell_name(from.cell)), one(num(from.value))],
+                Some(format!(
+                    "the row of {} for the token being generated, {}",
+                    attention.symbol(from.cell.matrix),
+                    token_words(attention, self.cell.token)
+                )),
+            ),
+            Rule::Cached { from, new } => (
+                vec![one(attention.cell_name(from.cell)), one(num(from.value))],
+                Some(if *new {
+                    format!(
+                        "new: computed at this step, for {}, and added to the cache",
+                        token_words(attention, self.cell.token)
+                    )
+                } else {
+                    format!(
+                        "kept in the cache since it was computed at the step for {}; not \
+                         computed again",
+                        token_words(attention, from.cell.token)
+                    )
+                }),
+            ),
         };
         Explanation { name, sides, note }
     }
@@ -618,7 +688,7 @@ fn head_rows(attention: &Attention, terms: &[(Operand, Operand)]) -> String {
     match (terms.first(), terms.last()) {
         (Some((_, first)), Some((_, last)))
             if attention
-                .matrix_in(first.cell.matrix, first.cell.head)
+                .matrix_at(first.cell.matrix, first.cell.head, first.cell.token)
                 .is_some_and(|matrix| matrix.nrows() != terms.len()) =>
         {
             format!("{}:{}", first.cell.row + 1, last.cell.row + 1)
@@ -633,10 +703,18 @@ fn head_blocks<'a>(
     terms: &'a [(Operand, Operand)],
 ) -> Option<Vec<&'a [(Operand, Operand)]>> {
     let (left, _) = terms.first()?;
-    if left.cell.matrix != MatrixName::Concat || attention.heads().query < 2 {
+    let output = match left.cell.matrix {
+        MatrixName::Concat => MatrixName::Output,
+        MatrixName::DecodeConcat => MatrixName::DecodeOutput,
+        _ => return None,
+    };
+    if attention.heads().query < 2 {
         return None;
     }
-    let width = attention.matrix_in(MatrixName::Output, 0)?.ncols().max(1);
+    let width = attention
+        .matrix_at(output, 0, left.cell.token)?
+        .ncols()
+        .max(1);
     Some(terms.chunks(width).collect())
 }
 
@@ -688,6 +766,16 @@ pub struct Explanation {
     pub name: String,
     pub sides: Vec<Vec<String>>,
     pub note: Option<String>,
+}
+
+/// "“sat”, token 3 of 6": a token by its label and its 1-based position.
+pub fn token_words(attention: &Attention, token: usize) -> String {
+    format!(
+        "“{}”, token {} of {}",
+        attention.label(crate::pipeline::Axis::Queries, token),
+        token + 1,
+        attention.seq_len()
+    )
 }
 
 /// "position p = 3", or in cross-attention, for a row of the source's, "source position p = 3".

@@ -4,6 +4,7 @@
 //!
 //! Nothing here knows about terminals or files.
 
+mod decode;
 mod derivation;
 mod held;
 pub mod number;
@@ -12,7 +13,8 @@ pub mod quotes;
 mod softmax;
 mod variant;
 
-pub use derivation::{Derivation, Explanation, Operand, Rule};
+pub use decode::{DecodeCheck, MultiplyAdds};
+pub use derivation::{Derivation, Explanation, Operand, Rule, token_words};
 pub use held::Held;
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 use positions::{rotate_rows_as, sinusoidal_as};
@@ -32,6 +34,10 @@ use crate::pipeline::{Op, Plan};
 /// lesson, or one per query head, or one per K/V group (`crate::pipeline::Per`); empty for a
 /// matrix the lesson does not have.
 pub type Matrices = Vec<Vec<Arc<Held>>>;
+
+/// One slot of a step of generation's matrix: one cell per token position, each filled when
+/// first looked at.
+type TokenSlots = Vec<OnceLock<Arc<DMatrix<f64>>>>;
 
 /// Every matrix of one forward pass of attention, every head, kept so that each cell can
 /// explain itself.
@@ -56,6 +62,10 @@ pub struct Attention {
     /// The matrices computed when first looked at (`MatrixEntry::on_demand`), one cell per
     /// matrix of `matrices`' shape; `matrices` leaves their lists empty.
     on_demand: Vec<Vec<OnceLock<Arc<DMatrix<f64>>>>>,
+    /// The steps of generation's matrices (`MatrixEntry::per_token`), one cell per matrix,
+    /// slot and token position t, each made when first looked at from the cells of the same t
+    /// (and the cache from the new rows of every t before it).
+    per_token: Vec<Vec<TokenSlots>>,
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
     /// learner who divides by √d_model divides by.
     model_width: usize,
@@ -74,6 +84,7 @@ impl Attention {
         let heads = plan.shape.heads;
         let mut matrices: Matrices = vec![Vec::new(); MatrixName::ALL.len()];
         let mut on_demand = vec![Vec::new(); MatrixName::ALL.len()];
+        let mut per_token = vec![Vec::new(); MatrixName::ALL.len()];
         let mut softmax = Vec::new();
         let scale_divisor = (lesson.d_k() as f64).sqrt();
         let model_width = lesson.d_model().unwrap_or(heads.query * lesson.d_k());
@@ -84,6 +95,10 @@ impl Attention {
             let count = heads.count(name.per());
             if name.entry().on_demand {
                 on_demand[name.index()] = vec![OnceLock::new(); count];
+                continue;
+            }
+            if name.per_token() {
+                per_token[name.index()] = vec![vec![OnceLock::new(); lesson.seq_len()]; count];
                 continue;
             }
             let slot_value = |slot: usize| -> (Arc<Held>, Option<RowSoftmax>) {
@@ -120,6 +135,7 @@ impl Attention {
                             head: head_of_slot(heads, name, slot),
                             model_width,
                             every_core: parallel && count == 1,
+                            token: None,
                         };
                         let value = evaluate(origin, size, scale_divisor, None, &operands);
                         (Held::computed(value), None)
@@ -145,6 +161,7 @@ impl Attention {
             source_tokens: lesson.source_tokens.clone(),
             matrices,
             on_demand,
+            per_token,
             model_width,
             causal: matches!(lesson.mask, Mask::Causal),
             softmax,
@@ -156,9 +173,32 @@ impl Attention {
     /// right way of computing `at` in head `head`: that matrix and everything computed from it
     /// are made anew, the rest shared. `None` when the variant does not apply to that operation.
     pub fn with_variant(&self, at: MatrixName, head: usize, variant: Variant) -> Option<Matrices> {
+        self.with_variant_at(Cell::new(at, 0, 0).in_head(head), variant)
+    }
+
+    /// `with_variant` for the matrix of `at` (its head, and its token for a step of
+    /// generation's: that step's matrix alone is made anew, in the slot the variant's
+    /// matrices hold it in).
+    pub fn with_variant_at(&self, at: Cell, variant: Variant) -> Option<Matrices> {
+        let (head, token) = (at.head, at.token);
+        let at = at.matrix;
         let origin = self.plan.origin(at)?;
         if !variant.applies_to(origin) {
             return None;
+        }
+        if at.per_token() {
+            let heads = self.heads();
+            let slot = heads.slot(at.per(), head);
+            let operands = self.token_operands(at, slot, token);
+            let value = evaluate(origin, (0, 0), self.scale_divisor, Some(variant), &operands);
+            if value.is_empty() {
+                return None;
+            }
+            let mut matrices = self.matrices.clone();
+            let empty = Held::computed(DMatrix::zeros(0, 0));
+            matrices[at.index()].resize(heads.count(at.per()), empty);
+            matrices[at.index()][slot] = Held::computed(value);
+            return Some(matrices);
         }
         // Swapping queries and keys transposes the scores, which only fits the mask and the
         // values when there are as many keys as queries: never in cross-attention.
@@ -210,6 +250,7 @@ impl Attention {
                     head: head_of_slot(heads, name, slot),
                     model_width: self.model_width,
                     every_core: false,
+                    token: None,
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
                 // A slip that changes the matrix's shape (the target's rows for the source's) is
@@ -258,9 +299,20 @@ impl Attention {
     }
 
     /// Head `head`'s matrix with this name: a matrix of its K/V group for keys and values, the
-    /// lesson's one for a matrix every head shares.
+    /// lesson's one for a matrix every head shares. A step of generation's matrix is that of
+    /// the first step (see `matrix_at`).
     pub fn matrix_in(&self, name: MatrixName, head: usize) -> Option<&DMatrix<f64>> {
+        self.matrix_at(name, head, 0)
+    }
+
+    /// `matrix_in`, for a step of generation's matrix the one of the step that generates the
+    /// token at position `token`.
+    pub fn matrix_at(&self, name: MatrixName, head: usize, token: usize) -> Option<&DMatrix<f64>> {
         let slot = self.heads().slot(name.per(), head);
+        if name.per_token() {
+            self.plan.origin(name)?;
+            return self.token_matrix(name, slot, token);
+        }
         if let Some(lazy) = self.on_demand[name.index()].get(slot) {
             let origin = self.plan.origin(name)?;
             let operands = Operands {
@@ -269,6 +321,7 @@ impl Attention {
                 head: head_of_slot(self.heads(), name, slot),
                 model_width: self.model_width,
                 every_core: false,
+                token: None,
             };
             let value = lazy.get_or_init(|| {
                 Arc::new(evaluate(
@@ -286,9 +339,43 @@ impl Attention {
             .map(|held| held.matrix())
     }
 
+    /// Slot `slot` of a step of generation's matrix at position `token`, made the first time.
+    fn token_matrix(&self, name: MatrixName, slot: usize, token: usize) -> Option<&DMatrix<f64>> {
+        let lazy = self.per_token[name.index()].get(slot)?.get(token)?;
+        let origin = self.plan.origin(name)?;
+        let value = lazy.get_or_init(|| {
+            let operands = self.token_operands(name, slot, token);
+            Arc::new(evaluate(
+                origin,
+                (0, 0),
+                self.scale_divisor,
+                None,
+                &operands,
+            ))
+        });
+        Some(value)
+    }
+
+    /// The operands of slot `slot` of `name` at generation step `token`.
+    fn token_operands(&self, name: MatrixName, slot: usize, token: usize) -> Operands<'_> {
+        Operands {
+            matrices: &self.matrices,
+            heads: self.heads(),
+            head: head_of_slot(self.heads(), name, slot),
+            model_width: self.model_width,
+            every_core: false,
+            token: Some((self, token)),
+        }
+    }
+
+    /// How many tokens there are, and so steps of generation.
+    pub fn seq_len(&self) -> usize {
+        self.tokens.len()
+    }
+
     /// The value of one cell, if the lesson has it.
     pub fn value(&self, cell: Cell) -> Option<f64> {
-        let matrix = self.matrix_in(cell.matrix, cell.head)?;
+        let matrix = self.matrix_at(cell.matrix, cell.head, cell.token)?;
         (cell.row < matrix.nrows() && cell.col < matrix.ncols())
             .then(|| matrix[(cell.row, cell.col)])
     }
@@ -371,7 +458,16 @@ impl Attention {
     /// The label of a row of a matrix, in the learner's words: a token (the source's for a
     /// key's row in cross-attention), or a 1-based dimension.
     pub fn row_label(&self, name: MatrixName, row: usize) -> String {
-        self.label(name.entry().rows, row)
+        self.row_label_at(name, row, 0)
+    }
+
+    /// `row_label` for the matrix of the step of generation at position `token`, whose one
+    /// row is that token.
+    pub fn row_label_at(&self, name: MatrixName, row: usize, token: usize) -> String {
+        match name.entry().rows {
+            Axis::NewToken => self.label(Axis::Queries, token),
+            rows => self.label(rows, row),
+        }
     }
 
     /// Column labels: keys (tokens) for the queries × keys matrices, dimensions for the rest.
@@ -522,6 +618,9 @@ struct Operands<'a> {
     /// Whether a product may take every core: a large lesson's one-of-a-kind product
     /// (concat · W_o), not one head's, which already shares the cores with the other heads.
     every_core: bool,
+    /// For a step of generation's matrix: the engine that holds the steps' matrices, and the
+    /// position t of the step.
+    token: Option<(&'a Attention, usize)>,
 }
 
 impl Operands<'_> {
@@ -531,14 +630,35 @@ impl Operands<'_> {
     }
 
     fn of_head(&self, name: MatrixName, head: usize) -> &DMatrix<f64> {
+        if name.per_token() {
+            let token = self.token.map_or(0, |(_, token)| token);
+            return self.at_token(name, head, token);
+        }
         self.matrices[name.index()]
             .get(self.heads.slot(name.per(), head))
             .map_or(empty(), |held| held.matrix())
     }
 
+    /// A step of generation's matrix at position `token`, for head `head`.
+    fn at_token(&self, name: MatrixName, head: usize, token: usize) -> &DMatrix<f64> {
+        self.token
+            .and_then(|(attention, _)| {
+                attention.token_matrix(name, self.heads.slot(name.per(), head), token)
+            })
+            .unwrap_or(empty())
+    }
+
+    /// The position t of the step of generation this operation is part of.
+    fn position(&self) -> usize {
+        self.token.map_or(0, |(_, token)| token)
+    }
+
     /// The operand for this head read in place, for a product: a head's block of W_q is not
     /// copied out.
     fn view(&self, name: MatrixName) -> DMatrixView<'_, f64> {
+        if name.per_token() {
+            return self.get(name).as_view();
+        }
         self.matrices[name.index()]
             .get(self.heads.slot(name.per(), self.head))
             .map_or_else(|| empty().as_view(), |held| held.view())
@@ -625,7 +745,38 @@ fn evaluate(
             }
             left * right.rows(start, left.ncols())
         }
-        Op::Rotate { of } => rotate_rows_as(get(of), variant),
+        // A step of generation's row is at its token's position, not at 0.
+        Op::Rotate { of } => {
+            let first = if of.per_token() {
+                operands.position()
+            } else {
+                0
+            };
+            rotate_rows_as(get(of), first, variant)
+        }
+        Op::TokenRow { of } => {
+            let (whole, token) = (get(of), operands.position());
+            if token < whole.nrows() {
+                whole.rows(token, 1).into_owned()
+            } else {
+                DMatrix::zeros(0, 0)
+            }
+        }
+        Op::Append { of } => {
+            // Each row as its own step made it: the cache is what generation kept, not a
+            // slice of the whole pass.
+            let rows: Vec<&DMatrix<f64>> = (0..=operands.position())
+                .map(|token| operands.at_token(of, operands.head, token))
+                .collect();
+            let width = rows.last().map_or(0, |row| row.ncols());
+            let mut cache = DMatrix::zeros(rows.len(), width);
+            for (index, row) in rows.iter().enumerate() {
+                if row.shape() == (1, width) {
+                    cache.row_mut(index).copy_from(&row.row(0));
+                }
+            }
+            cache
+        }
         Op::Scale { of } => match variant {
             Some(Variant::SkipScale) => get(of).clone(),
             Some(Variant::ScaleByModelWidth) => get(of) / (operands.model_width as f64).sqrt(),
@@ -639,6 +790,7 @@ fn evaluate(
             _ => get(of) + get(mask),
         },
         Op::RowSoftmax { of } => match variant {
+            Some(Variant::FutureToken) => future_token_weights(operands, get(of).ncols()),
             Some(Variant::ExpOnly) => get(of).map(f64::exp),
             Some(Variant::ShiftedExpOnly) => softmax::shifted_exps(get(of)),
             Some(Variant::ColumnSoftmax) => softmax_rows(&get(of).transpose()).weights.transpose(),
@@ -686,6 +838,25 @@ fn evaluate(
             concat
         }
     }
+}
+
+/// A step of generation's weights as a learner who lets the new token look one token ahead
+/// makes them: the softmax over the cache and the next token's key (the whole pass's unmasked
+/// scores), of which the cache's `keys` are kept. No matrix for the last token, which has no
+/// next one.
+fn future_token_weights(operands: &Operands, keys: usize) -> DMatrix<f64> {
+    let unmasked = if operands.matrices[MatrixName::Scaled.index()].is_empty() {
+        MatrixName::Scores
+    } else {
+        MatrixName::Scaled
+    };
+    let scores = operands.get(unmasked);
+    let token = operands.position();
+    if token + 1 >= scores.nrows() || keys + 1 > scores.ncols() {
+        return DMatrix::zeros(0, 0);
+    }
+    let ahead = scores.view((token, 0), (1, keys + 1)).into_owned();
+    softmax_rows(&ahead).weights.columns(0, keys).into_owned()
 }
 
 impl Mask {

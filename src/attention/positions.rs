@@ -34,16 +34,21 @@ pub fn rope_angle(position: usize, pair: usize, d_k: usize) -> f64 {
 /// (x₂ᵢ, x₂ᵢ₊₁) → (x₂ᵢ cos φ − x₂ᵢ₊₁ sin φ, x₂ᵢ sin φ + x₂ᵢ₊₁ cos φ). A lesson's d_k is even;
 /// were it odd, the last column would have no partner and is left as it is.
 pub fn rotate_rows(matrix: &DMatrix<f64>) -> DMatrix<f64> {
-    rotate_rows_as(matrix, None)
+    rotate_rows_as(matrix, 0, None)
 }
 
-/// The rotation made the right way, or as a learner's `slip` makes it.
-pub(super) fn rotate_rows_as(matrix: &DMatrix<f64>, slip: Option<Variant>) -> DMatrix<f64> {
+/// The rotation made the right way, or as a learner's `slip` makes it, of rows whose first is
+/// at position `first` (a step of generation's one row is at its token's position).
+pub(super) fn rotate_rows_as(
+    matrix: &DMatrix<f64>,
+    first: usize,
+    slip: Option<Variant>,
+) -> DMatrix<f64> {
     let d_k = matrix.ncols();
     let mut rotated = matrix.clone();
     for row in 0..matrix.nrows() {
         for pair in 0..d_k / 2 {
-            let (position, exponent) = read(slip, row, 2 * pair);
+            let (position, exponent) = read(slip, first + row, 2 * pair);
             let (mut sin, mut cos) = rope_angle(position, exponent, d_k).sin_cos();
             if slip == Some(Variant::RotatedBackwards) {
                 sin = -sin;

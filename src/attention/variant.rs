@@ -1,7 +1,7 @@
 //! The wrong ways a learner may compute an operation: each a variant the engine can run in the
 //! right way's place, so practice can tell which slip gives a learner's number.
 
-use crate::pipeline::Op;
+use crate::pipeline::{MatrixName, Op};
 
 /// One common slip in one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,13 +45,21 @@ pub enum Variant {
     /// The heads' outputs interleaved column by column (head 1's first column, head 2's first
     /// column, …), as a reshape without the transpose gives.
     ConcatInterleaved,
+    /// A step of generation's weights spread over the next token too, which is not in the
+    /// cache yet: what the causal mask is there to stop.
+    FutureToken,
 }
 
 impl Variant {
     /// The variants of an operation, its own slips nearest first.
     pub fn of(op: Op) -> &'static [Variant] {
         match op {
-            Op::Input | Op::Given | Op::Add { .. } | Op::HeadRows { .. } => &[],
+            Op::Input
+            | Op::Given
+            | Op::Add { .. }
+            | Op::HeadRows { .. }
+            | Op::TokenRow { .. }
+            | Op::Append { .. } => &[],
             Op::Concat { .. } => &[Variant::ConcatReversed, Variant::ConcatInterleaved],
             Op::Sinusoid => &[
                 Variant::SinCosSwapped,
@@ -82,6 +90,15 @@ impl Variant {
                 Variant::ScaleByAllHeadsWidth,
             ],
             Op::Mask { .. } => &[Variant::SkipMask],
+            // One row over the cache: a column softmax of one row is no slip anyone makes.
+            Op::RowSoftmax {
+                of: MatrixName::DecodeScores | MatrixName::DecodeScaled,
+            } => &[
+                Variant::FutureToken,
+                Variant::ExpOnly,
+                Variant::ShiftedExpOnly,
+                Variant::AveragedHeads,
+            ],
             Op::RowSoftmax { .. } => &[
                 Variant::ExpOnly,
                 Variant::ShiftedExpOnly,

@@ -59,6 +59,10 @@ pub enum Command {
         /// like `cat,sat` or `2,3`. Without it, the focus row is explained.
         #[arg(long, value_name = "ROW,COL")]
         cell: Option<String>,
+        /// The generation steps (a lesson with `decode = true`) at this token: a 1-based
+        /// position or a token label. Without it, the last token, whose cache is fullest.
+        #[arg(long, value_name = "T")]
+        token: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -365,8 +369,20 @@ pub fn run_command(
             lesson,
             step,
             cell,
+            token,
             format,
-        }) => show::run(&lesson, step, cell.as_deref(), format, color, out, err),
+        }) => show::run(
+            &lesson,
+            show::Asked {
+                step,
+                cell: cell.as_deref(),
+                token: token.as_deref(),
+            },
+            format,
+            color,
+            out,
+            err,
+        ),
         Some(Command::Check { lessons }) => check::run(&lessons, color, out, err),
         Some(Command::New { path, title }) => write::new(&path, &title, out, err),
         Some(Command::Freeze { lesson, output }) => {

@@ -18,15 +18,23 @@ use crate::ui::formula::caption_in;
 /// Derivations written out per step when no `--cell` narrows them down.
 const MAX_CELLS_PER_STEP: usize = 8;
 
+/// What `show` is asked for beyond the lesson: one step, one cell, one token's generation step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'a> {
+    pub step: Option<Step>,
+    pub cell: Option<&'a str>,
+    pub token: Option<&'a str>,
+}
+
 pub fn run(
     spec: &str,
-    only: Option<Step>,
-    cell: Option<&str>,
+    asked: Asked<'_>,
     format: Format,
     color: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
+    let (only, cell) = (asked.step, asked.cell);
     let loaded = match load(spec) {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -35,6 +43,13 @@ pub fn run(
         }
     };
     let attention = Attention::compute(&loaded.lesson);
+    let token = match resolve_token(&attention, asked.token) {
+        Ok(token) => token,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return status::INVALID;
+        }
+    };
     // Numbered as the tutor numbers them: the steps this lesson has, so "Step 5/6" and the key
     // 5 mean the same step in the tutor, here and in the handout.
     let lesson_steps = crate::app::steps(&loaded.lesson);
@@ -60,8 +75,13 @@ pub fn run(
             shown_heads.into_iter().map(move |head| (*step, head))
         })
         .map(|(step, head)| {
-            let mut section =
-                Section::build(&loaded, &attention, step, head, cell, only.is_none())?;
+            let mut section = Section::build(
+                &loaded,
+                &attention,
+                (step, head, token),
+                cell,
+                only.is_none(),
+            )?;
             section.number = lesson_steps
                 .iter()
                 .position(|known| *known == step)
@@ -83,7 +103,7 @@ pub fn run(
             .iter()
             .all(|section| section.derivations.is_empty())
     {
-        let why = resolve_cell(&attention, MatrixName::Scores, spec)
+        let why = resolve_cell(&attention, MatrixName::Scores, spec, 0)
             .err()
             .map_or(String::new(), |message| format!(": {message}"));
         let _ = writeln!(
@@ -118,10 +138,46 @@ struct Section {
     /// The head this section shows, and how many the lesson has: a step of one head has a
     /// section per head in a lesson of several.
     head: Option<(usize, usize)>,
+    /// The position t a generation step is shown at (0 for the other steps).
+    token: usize,
 }
 
-/// Why a step has nothing to show, or what is special about it in this lesson.
-fn note(step: Step, attention: &Attention, lesson: &Lesson, shown: bool) -> Option<String> {
+/// The token `--token` names, 1-based or by its label; the last without it.
+fn resolve_token(attention: &Attention, asked: Option<&str>) -> Result<usize, String> {
+    let count = attention.seq_len();
+    let Some(text) = asked else {
+        return Ok(count.saturating_sub(1));
+    };
+    if !attention.plan.shape.decode {
+        return Err(format!(
+            "--token {text}: this lesson has no generation steps (they come with `decode = true`)"
+        ));
+    }
+    let text = text.trim();
+    attention
+        .tokens
+        .iter()
+        .position(|token| token == text)
+        .or_else(|| {
+            text.parse::<usize>()
+                .ok()
+                .filter(|n| (1..=count).contains(n))
+                .map(|n| n - 1)
+        })
+        .ok_or_else(|| {
+            format!("--token {text}: expected a position from 1 to {count} or a token label")
+        })
+}
+
+/// Why a step has nothing to show, or what is special about it in this lesson; a generation
+/// step is said at position `token`.
+fn note(
+    step: Step,
+    attention: &Attention,
+    lesson: &Lesson,
+    shown: bool,
+    token: usize,
+) -> Option<String> {
     let direct = lesson.d_model().is_none();
     match step {
         Step::Embedding if direct => {
@@ -213,6 +269,26 @@ fn note(step: Step, attention: &Attention, lesson: &Lesson, shown: bool) -> Opti
                  step's score only where the query and the key stand at the same position."
             ))
         }
+        Step::NewToken | Step::KvCache | Step::DecodeWeights | Step::DecodeOutput if !shown => {
+            Some("This lesson has no generation steps (`decode = true`).".into())
+        }
+        Step::KvCache => {
+            let counts = attention.decode_multiply_adds(token);
+            Some(format!(
+                "Step t for {}. {}",
+                crate::attention::token_words(attention, token),
+                crate::ui::generation::cache_words(attention, token, counts)
+            ))
+        }
+        Step::DecodeOutput => Some(format!(
+            "Step t for {}. {}",
+            crate::attention::token_words(attention, token),
+            crate::ui::generation::check_words(attention, token)
+        )),
+        Step::NewToken | Step::DecodeWeights => Some(format!(
+            "Step t for {} (--token picks another).",
+            crate::attention::token_words(attention, token)
+        )),
         Step::Embedding
         | Step::Positions
         | Step::Projection
@@ -255,12 +331,13 @@ impl Section {
     fn build(
         loaded: &LoadedLesson,
         attention: &Attention,
-        step: Step,
-        head: Option<usize>,
+        (step, head, token): (Step, Option<usize>, usize),
         cell: Option<&str>,
         lenient: bool,
     ) -> Result<Section, String> {
         let in_head = head.unwrap_or(0);
+        // Only a generation step's matrices are one token's.
+        let token = if generation(step) { token } else { 0 };
         let lesson = &loaded.lesson;
         let direct = lesson.d_model().is_none();
         // The default Projection text explains X·W, which a lesson without embeddings does not
@@ -280,12 +357,17 @@ impl Section {
         } else {
             (Vec::new(), Vec::new())
         };
-        let note = note(step, attention, lesson, shown);
+        let note = note(step, attention, lesson, shown, token);
         let mut derivations = Vec::new();
+        // What the heads share is explained once, in the first head's section.
+        let derived: Vec<MatrixName> = derived
+            .into_iter()
+            .filter(|name| in_head == 0 || name.per() != Per::Lesson)
+            .collect();
         for name in &derived {
             let cells: Vec<Cell> = match cell {
-                Some(spec) => match resolve_cell(attention, *name, spec) {
-                    Ok(found) => vec![found.in_head(in_head)],
+                Some(spec) => match resolve_cell(attention, *name, spec, token) {
+                    Ok(found) => vec![found.in_head(in_head).at_token(token)],
                     // A cell of the scores is not always a cell of Q: skip matrices it does not fit.
                     Err(_) if lenient || derived.len() > 1 => vec![],
                     Err(message) => {
@@ -294,13 +376,18 @@ impl Section {
                 },
                 None => {
                     // The focus is a query token; a key's row (the source's) starts at the first.
+                    // A cache's row to explain is the new token's, the one this step adds.
                     let row = match name.entry().rows {
                         Axis::Keys if lesson.is_cross() => 0,
+                        Axis::Keys if name.per_token() => token,
+                        Axis::NewToken => 0,
                         _ => lesson.focus.unwrap_or(0),
                     };
-                    let cols = attention.matrix_in(*name, in_head).map_or(0, |m| m.ncols());
+                    let cols = attention
+                        .matrix_at(*name, in_head, token)
+                        .map_or(0, |m| m.ncols());
                     (0..cols.min(MAX_CELLS_PER_STEP))
-                        .map(|col| Cell::new(*name, row, col).in_head(in_head))
+                        .map(|col| Cell::new(*name, row, col).in_head(in_head).at_token(token))
                         .collect()
                 }
             };
@@ -310,7 +397,9 @@ impl Section {
                 }
             }
             if cell.is_none() {
-                let cols = attention.matrix(*name).map_or(0, |m| m.ncols());
+                let cols = attention
+                    .matrix_at(*name, in_head, token)
+                    .map_or(0, |m| m.ncols());
                 if cols > MAX_CELLS_PER_STEP {
                     derivations.push((
                         None,
@@ -336,20 +425,38 @@ impl Section {
             matrices,
             derivations,
             head: head.map(|head| (head, attention.heads().query)),
+            token,
         })
     }
 }
 
+/// Whether a step is one of generation's, shown at one token.
+fn generation(step: Step) -> bool {
+    matches!(
+        step,
+        Step::NewToken | Step::KvCache | Step::DecodeWeights | Step::DecodeOutput
+    )
+}
+
 /// Reads ROW,COL where each part is a token label or a 1-based number. Labels may contain
 /// commas, so every comma is tried as the separator.
-fn resolve_cell(attention: &Attention, name: MatrixName, spec: &str) -> Result<Cell, String> {
-    let matrix = attention.matrix(name).ok_or("no such matrix")?;
+fn resolve_cell(
+    attention: &Attention,
+    name: MatrixName,
+    spec: &str,
+    token: usize,
+) -> Result<Cell, String> {
+    let matrix = attention
+        .matrix_at(name, 0, token)
+        .ok_or("no such matrix")?;
     let (rows, cols) = matrix.shape();
     // A key's row or column is named by the source's tokens in cross-attention.
     let labels_along = |axis: Axis| -> &[String] {
         match axis {
             Axis::Queries => &attention.tokens,
             Axis::Keys => attention.key_tokens(),
+            // A generation step's one row is its token's.
+            Axis::NewToken => attention.tokens.get(token..=token).unwrap_or_default(),
             _ => &[],
         }
     };
@@ -458,7 +565,13 @@ fn write_text(
         let head = section.head_index();
         for name in section.matrices.iter().filter(|name| section.shows(**name)) {
             write!(out, "\n{}\n", caption_in(attention, *name, head))?;
-            write_text_table_in(out, attention, *name, head, lesson.decimals)?;
+            write_text_table_in(
+                out,
+                attention,
+                *name,
+                (head, section.token),
+                lesson.decimals,
+            )?;
         }
         if !section.derivations.is_empty() {
             writeln!(out, "\nHow each cell is computed:")?;
@@ -496,7 +609,13 @@ fn write_markdown(
         let head = section.head_index();
         for name in section.matrices.iter().filter(|name| section.shows(**name)) {
             write!(out, "\n**{}**\n\n", caption_in(attention, *name, head))?;
-            write_markdown_table_in(out, attention, *name, head, lesson.decimals)?;
+            write_markdown_table_in(
+                out,
+                attention,
+                *name,
+                (head, section.token),
+                lesson.decimals,
+            )?;
         }
         if !section.derivations.is_empty() {
             write!(out, "\nHow each cell is computed:\n\n")?;
@@ -558,6 +677,8 @@ fn write_json(
     for name in MatrixName::ALL {
         let matrix = match name {
             MatrixName::X | MatrixName::SourceX | MatrixName::QRope | MatrixName::KRope => continue,
+            // A generation step's matrices are under `decode`, one object per token.
+            name if name.per_token() => continue,
             // The source's own matrices only in cross-attention, where the source is.
             MatrixName::SourceEmbeddings | MatrixName::SourcePositions if !lesson.is_cross() => {
                 continue;
@@ -601,9 +722,63 @@ fn write_json(
                 .or_else(|| attention.matrix(MatrixName::Output)),
         ),
     ));
+    fields.push((
+        "decode",
+        Field::Objects(attention.plan.shape.decode.then(|| {
+            (0..attention.seq_len())
+                .map(|token| decode_fields(attention, token))
+                .collect()
+        })),
+    ));
     fields.sort_by_key(|(key, _)| *key);
     serde_json::to_writer_pretty(&mut *out, &Document(fields)).map_err(io::Error::from)?;
     writeln!(out)
+}
+
+/// One step of generation in the JSON: the new query (rotated with rope: as it meets the
+/// cache), the caches after the step, the new weights, and the final output row. With several
+/// heads the query and weights are per head and the caches per K/V group.
+fn decode_fields(attention: &Attention, token: usize) -> Document<'_> {
+    let heads = attention.heads();
+    let query = if attention.has(MatrixName::QNewRope) {
+        MatrixName::QNewRope
+    } else {
+        MatrixName::QNew
+    };
+    let per_head = |name: MatrixName| -> Field<'_> {
+        if heads.query == 1 {
+            Field::Row(attention.matrix_at(name, 0, token))
+        } else {
+            Field::List(
+                (0..heads.query)
+                    .map(|head| Field::Row(attention.matrix_at(name, head, token)))
+                    .collect(),
+            )
+        }
+    };
+    let per_group = |name: MatrixName| -> Field<'_> {
+        if heads.query == 1 {
+            Field::Matrix(attention.matrix_at(name, 0, token))
+        } else {
+            Field::List(
+                (0..heads.kv)
+                    .map(|group| {
+                        Field::Matrix(attention.matrix_at(name, heads.first_of_group(group), token))
+                    })
+                    .collect(),
+            )
+        }
+    };
+    Document(vec![
+        ("k_cache", per_group(MatrixName::KCache)),
+        (
+            "output",
+            Field::Row(attention.matrix_at(attention.plan.final_decode_output(), 0, token)),
+        ),
+        ("q", per_head(query)),
+        ("v_cache", per_group(MatrixName::VCache)),
+        ("weights", per_head(MatrixName::DecodeWeights)),
+    ])
 }
 
 /// The keys of one head in the JSON, in alphabetical order.
@@ -650,6 +825,12 @@ enum Field<'a> {
     Derivations(Vec<DerivationJson>),
     /// One object per head.
     Heads(Vec<Document<'a>>),
+    /// The one row of a one-row matrix, `null` for a matrix this lesson does not have.
+    Row(Option<&'a DMatrix<f64>>),
+    /// A list of fields (one per head, or per K/V group).
+    List(Vec<Field<'a>>),
+    /// A list of objects (one per step of generation), or `null`.
+    Objects(Option<Vec<Document<'a>>>),
 }
 
 /// One explained cell; fields in alphabetical order, as the JSON has them.
@@ -705,6 +886,11 @@ impl Serialize for Field<'_> {
             }
             Field::Derivations(derivations) => serializer.collect_seq(derivations.iter()),
             Field::Heads(heads) => serializer.collect_seq(heads.iter()),
+            Field::Row(None) | Field::Objects(None) => serializer.serialize_unit(),
+            Field::Row(Some(matrix)) if matrix.nrows() == 0 => serializer.serialize_unit(),
+            Field::Row(Some(matrix)) => MatrixRow { matrix, row: 0 }.serialize(serializer),
+            Field::List(fields) => serializer.collect_seq(fields.iter()),
+            Field::Objects(Some(objects)) => serializer.collect_seq(objects.iter()),
         }
     }
 }

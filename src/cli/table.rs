@@ -14,14 +14,14 @@ pub fn write_text_table_in(
     out: &mut dyn Write,
     attention: &Attention,
     name: MatrixName,
-    head: usize,
+    (head, token): (usize, usize),
     decimals: usize,
 ) -> io::Result<()> {
-    let Some(matrix) = attention.matrix_in(name, head) else {
+    let Some(matrix) = attention.matrix_at(name, head, token) else {
         return Ok(());
     };
     let label_width = (0..matrix.nrows())
-        .map(|r| attention.row_label(name, r).width())
+        .map(|r| attention.row_label_at(name, r, token).width())
         .max()
         .unwrap_or(0);
     // A first pass for the column widths, formatting each number and dropping it, so the
@@ -50,7 +50,7 @@ pub fn write_text_table_in(
         write!(
             out,
             "{}",
-            pad_right(&attention.row_label(name, r), label_width)
+            pad_right(&attention.row_label_at(name, r, token), label_width)
         )?;
         for (value, width) in row.iter().zip(&widths) {
             write!(
@@ -97,10 +97,10 @@ pub fn write_markdown_table_in(
     out: &mut dyn Write,
     attention: &Attention,
     name: MatrixName,
-    head: usize,
+    (head, token): (usize, usize),
     decimals: usize,
 ) -> io::Result<()> {
-    let Some(matrix) = attention.matrix_in(name, head) else {
+    let Some(matrix) = attention.matrix_at(name, head, token) else {
         return Ok(());
     };
     let escape = markdown_text;
@@ -114,7 +114,11 @@ pub fn write_markdown_table_in(
     }
     writeln!(out)?;
     for (r, row) in matrix.row_iter().enumerate() {
-        write!(out, "| **{}** |", escape(&attention.row_label(name, r)))?;
+        write!(
+            out,
+            "| **{}** |",
+            escape(&attention.row_label_at(name, r, token))
+        )?;
         for value in row.iter() {
             write!(out, " {} |", format_fixed(*value, decimals))?;
         }

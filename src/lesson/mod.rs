@@ -54,6 +54,9 @@ pub struct Lesson {
     /// Divide scores by √d_k (the default), or not.
     pub scale: bool,
     pub mask: Mask,
+    /// Generation with a K/V cache (`decode = true`): the output made again one token at a
+    /// time, each step reusing the keys and values of the steps before.
+    pub decode: bool,
     /// Position information (format 2): none, sinusoidal, learned (a matrix) or RoPE.
     pub positions: PositionInputs,
     /// The file format the lesson is written in: 1, or 2 for positions and heads.
@@ -364,6 +367,7 @@ impl Lesson {
             output_weights: self.w_o.is_some(),
             circuits: limits::has_circuits(self.d_model(), self.w_o.is_some()),
             cross: self.is_cross(),
+            decode: self.decode,
         }
     }
 

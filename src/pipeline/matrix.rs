@@ -20,6 +20,9 @@ pub enum Axis {
     HeadsDV,
     /// The width of the output after W_O.
     DOut,
+    /// The one token being generated: a step of generation's single row, the token at its
+    /// position t.
+    NewToken,
 }
 
 /// How many of a matrix a lesson has: one, one per query head, or one per K/V group.
@@ -40,7 +43,7 @@ pub enum Per {
 impl Axis {
     /// Whether this axis counts tokens (labelled by the token) rather than dimensions (1, 2, …).
     pub fn is_tokens(self) -> bool {
-        matches!(self, Axis::Queries | Axis::Keys)
+        matches!(self, Axis::Queries | Axis::Keys | Axis::NewToken)
     }
 }
 
@@ -72,6 +75,20 @@ pub enum MatrixName {
     Projected,
     WQK,
     WOV,
+    XNew,
+    QNew,
+    KNew,
+    VNew,
+    QNewRope,
+    KNewRope,
+    KCache,
+    VCache,
+    DecodeScores,
+    DecodeScaled,
+    DecodeWeights,
+    DecodeOutput,
+    DecodeConcat,
+    DecodeProjected,
 }
 
 /// The table entry of one matrix.
@@ -95,10 +112,13 @@ pub struct MatrixEntry {
     /// is large (a circuit is d_model × d_model per head: 8 MB and 67 million multiplications
     /// at d_model 1024, where the whole forward pass of 16 heads is a few hundred million).
     pub on_demand: bool,
+    /// One for each step of generation (`decode = true`): the matrix as it stands when the
+    /// token at position t is generated, kept apart for each t and made when first looked at.
+    pub per_token: bool,
 }
 
 /// The one table. Its order is the order of `MatrixName`, which a test checks.
-const MATRICES: [MatrixEntry; 25] = [
+const MATRICES: [MatrixEntry; 39] = [
     MatrixEntry {
         name: MatrixName::Embeddings,
         key: "embeddings",
@@ -109,6 +129,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("x"),
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Positions,
@@ -120,6 +141,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("p"),
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::X,
@@ -131,6 +153,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("x"),
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     // Cross-attention's source, which the keys and values are projected from: S, or with
     // positions S = E_S + P_S, each sequence's positions counted from 0.
@@ -144,6 +167,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("s"),
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::SourcePositions,
@@ -155,6 +179,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("p"),
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::SourceX,
@@ -166,6 +191,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("s"),
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::WQ,
@@ -177,6 +203,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::WK,
@@ -188,6 +215,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::KvGroup,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::WV,
@@ -199,6 +227,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::KvGroup,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Q,
@@ -210,6 +239,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("q"),
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::K,
@@ -221,6 +251,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("k"),
         per: Per::KvGroup,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::V,
@@ -232,6 +263,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("v"),
         per: Per::KvGroup,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::QRope,
@@ -243,6 +275,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("q_rope"),
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::KRope,
@@ -254,6 +287,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: Some("k_rope"),
         per: Per::KvGroup,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Scores,
@@ -265,6 +299,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Scaled,
@@ -276,6 +311,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Mask,
@@ -287,6 +323,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Masked,
@@ -298,6 +335,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Weights,
@@ -309,6 +347,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Output,
@@ -320,6 +359,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::WO,
@@ -331,6 +371,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Concat,
@@ -342,6 +383,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::Projected,
@@ -353,6 +395,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::Lesson,
         on_demand: false,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::WQK,
@@ -364,6 +407,7 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: true,
+        per_token: false,
     },
     MatrixEntry {
         name: MatrixName::WOV,
@@ -375,12 +419,183 @@ const MATRICES: [MatrixEntry; 25] = [
         row_vector: None,
         per: Per::QueryHead,
         on_demand: true,
+        per_token: false,
+    },
+    // Generation with a K/V cache: what each step t computes for the one new token, and the
+    // caches as they stand after it. Each is made for one t at a time (`per_token`).
+    MatrixEntry {
+        name: MatrixName::XNew,
+        key: "x_t",
+        symbol: "x_t",
+        gloss: Some("the new token's row of X"),
+        rows: Axis::NewToken,
+        cols: Axis::DModel,
+        row_vector: Some("x"),
+        per: Per::Lesson,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::QNew,
+        key: "q_t",
+        symbol: "q_t",
+        gloss: Some("the new token's query"),
+        rows: Axis::NewToken,
+        cols: Axis::DK,
+        row_vector: Some("q"),
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::KNew,
+        key: "k_t",
+        symbol: "k_t",
+        gloss: Some("the new token's key"),
+        rows: Axis::NewToken,
+        cols: Axis::DK,
+        row_vector: Some("k"),
+        per: Per::KvGroup,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::VNew,
+        key: "v_t",
+        symbol: "v_t",
+        gloss: Some("the new token's value"),
+        rows: Axis::NewToken,
+        cols: Axis::DV,
+        row_vector: Some("v"),
+        per: Per::KvGroup,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::QNewRope,
+        key: "q_rope_t",
+        symbol: "q_rope_t",
+        gloss: Some("the new query, rotated"),
+        rows: Axis::NewToken,
+        cols: Axis::DK,
+        row_vector: Some("q_rope"),
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::KNewRope,
+        key: "k_rope_t",
+        symbol: "k_rope_t",
+        gloss: Some("the new key, rotated"),
+        rows: Axis::NewToken,
+        cols: Axis::DK,
+        row_vector: Some("k_rope"),
+        per: Per::KvGroup,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::KCache,
+        key: "k_cache",
+        symbol: "K_cache",
+        gloss: Some("every key so far"),
+        rows: Axis::Keys,
+        cols: Axis::DK,
+        row_vector: Some("k"),
+        per: Per::KvGroup,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::VCache,
+        key: "v_cache",
+        symbol: "V_cache",
+        gloss: Some("every value so far"),
+        rows: Axis::Keys,
+        cols: Axis::DV,
+        row_vector: Some("v"),
+        per: Per::KvGroup,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::DecodeScores,
+        key: "scores_t",
+        symbol: "scores_t",
+        gloss: Some("the new token's scores"),
+        rows: Axis::NewToken,
+        cols: Axis::Keys,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::DecodeScaled,
+        key: "scaled_t",
+        symbol: "scaled_t",
+        gloss: None,
+        rows: Axis::NewToken,
+        cols: Axis::Keys,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::DecodeWeights,
+        key: "weights_t",
+        symbol: "weights_t",
+        gloss: Some("the new token's weights"),
+        rows: Axis::NewToken,
+        cols: Axis::Keys,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::DecodeOutput,
+        key: "output_t",
+        symbol: "output_t",
+        gloss: Some("the new token's output"),
+        rows: Axis::NewToken,
+        cols: Axis::DV,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::DecodeConcat,
+        key: "concat_t",
+        symbol: "concat_t",
+        gloss: Some("every head's new output side by side"),
+        rows: Axis::NewToken,
+        cols: Axis::HeadsDV,
+        row_vector: None,
+        per: Per::Lesson,
+        on_demand: false,
+        per_token: true,
+    },
+    MatrixEntry {
+        name: MatrixName::DecodeProjected,
+        key: "projected_t",
+        symbol: "output_t",
+        gloss: None,
+        rows: Axis::NewToken,
+        cols: Axis::DOut,
+        row_vector: None,
+        per: Per::Lesson,
+        on_demand: false,
+        per_token: true,
     },
 ];
 
 impl MatrixName {
     /// Every matrix, in table order.
-    pub const ALL: [MatrixName; 25] = [
+    pub const ALL: [MatrixName; 39] = [
         MatrixName::Embeddings,
         MatrixName::Positions,
         MatrixName::X,
@@ -406,6 +621,20 @@ impl MatrixName {
         MatrixName::Projected,
         MatrixName::WQK,
         MatrixName::WOV,
+        MatrixName::XNew,
+        MatrixName::QNew,
+        MatrixName::KNew,
+        MatrixName::VNew,
+        MatrixName::QNewRope,
+        MatrixName::KNewRope,
+        MatrixName::KCache,
+        MatrixName::VCache,
+        MatrixName::DecodeScores,
+        MatrixName::DecodeScaled,
+        MatrixName::DecodeWeights,
+        MatrixName::DecodeOutput,
+        MatrixName::DecodeConcat,
+        MatrixName::DecodeProjected,
     ];
 
     pub const fn entry(self) -> &'static MatrixEntry {
@@ -448,6 +677,11 @@ impl MatrixName {
     pub fn rows_are_tokens(self) -> bool {
         self.entry().rows.is_tokens()
     }
+
+    /// Whether this is one step of generation's matrix, kept apart for each position t.
+    pub const fn per_token(self) -> bool {
+        self.entry().per_token
+    }
 }
 
 impl fmt::Display for MatrixName {
@@ -458,13 +692,15 @@ impl fmt::Display for MatrixName {
 
 /// One cell of one matrix, 0-based. `head` is the query head whose matrix it is (0 for a
 /// matrix the whole lesson shares, and in a one-head lesson); a K/V group's matrix is named by
-/// a query head of the group, the head on screen.
+/// a query head of the group, the head on screen. `token` is the position t of the step of
+/// generation a `per_token` matrix belongs to, and 0 for every other matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cell {
     pub matrix: MatrixName,
     pub head: usize,
     pub row: usize,
     pub col: usize,
+    pub token: usize,
 }
 
 impl Cell {
@@ -475,6 +711,20 @@ impl Cell {
             head: 0,
             row,
             col,
+            token: 0,
+        }
+    }
+
+    /// The same place in the matrix of generation step `token`; a matrix that is not one
+    /// step's stays at 0, so that one cell has one name whichever step it is seen from.
+    pub fn at_token(self, token: usize) -> Cell {
+        Cell {
+            token: if self.matrix.entry().per_token {
+                token
+            } else {
+                0
+            },
+            ..self
         }
     }
 

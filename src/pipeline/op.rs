@@ -33,6 +33,11 @@ pub enum Op {
     /// One head's values weights times that head's rows of W_o (the output-value circuit,
     /// W_OV = W_v^h · W_o^h): the head's block of W_o's rows, not all of it.
     HeadRows { left: MatrixName, right: MatrixName },
+    /// Generation: the row of `of` for the token at position t, the one being generated.
+    TokenRow { of: MatrixName },
+    /// Generation: the cache after step t, the one-row `of` of every step 0 … t stacked, the
+    /// earlier ones kept from their own steps and the last one new.
+    Append { of: MatrixName },
 }
 
 impl Op {
@@ -47,9 +52,12 @@ impl Op {
                 of: left,
                 mask: right,
             } => vec![left, right],
-            Op::Rotate { of } | Op::Scale { of } | Op::RowSoftmax { of } | Op::Concat { of } => {
-                vec![of]
-            }
+            Op::Rotate { of }
+            | Op::Scale { of }
+            | Op::RowSoftmax { of }
+            | Op::Concat { of }
+            | Op::TokenRow { of }
+            | Op::Append { of } => vec![of],
         }
     }
 
@@ -83,6 +91,8 @@ impl Op {
             Op::HeadRows { left, right } => {
                 format!("{}·{}[the head's rows]", symbol(left), symbol(right))
             }
+            Op::TokenRow { of } => format!("{}[t, :]", symbol(of)),
+            Op::Append { of } => format!("[earlier rows; {}]", symbol(of)),
         })
     }
 }

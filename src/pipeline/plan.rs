@@ -50,6 +50,10 @@ pub struct Shape {
     /// Cross-attention: the keys and values come from a source sequence (projected from its
     /// own embeddings when Q is projected), not from the queries' tokens.
     pub cross: bool,
+    /// Generation with a K/V cache: after the whole pass, the output is made again one token
+    /// at a time, each step reusing the keys and values of the steps before (self-attention
+    /// with the causal mask only).
+    pub decode: bool,
 }
 
 /// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
@@ -121,16 +125,25 @@ impl Shape {
                                 if cross && positions == Positions::Learned {
                                     continue;
                                 }
-                                shapes.push(Shape {
-                                    projected,
-                                    positions,
-                                    scale,
-                                    mask,
-                                    heads,
-                                    output_weights,
-                                    circuits,
-                                    cross,
-                                });
+                                // Generation needs the causal mask, which cross-attention has not.
+                                let decodes: &[bool] = if mask && !cross {
+                                    &[false, true]
+                                } else {
+                                    &[false]
+                                };
+                                for &decode in decodes {
+                                    shapes.push(Shape {
+                                        projected,
+                                        positions,
+                                        scale,
+                                        mask,
+                                        heads,
+                                        output_weights,
+                                        circuits,
+                                        cross,
+                                        decode,
+                                    });
+                                }
                             }
                         }
                     }
@@ -295,7 +308,113 @@ impl Plan {
                 },
             );
         }
+        if shape.decode {
+            plan.add_generation();
+        }
         plan
+    }
+
+    /// Generation with a K/V cache, step t: the new token's q, k and v (projected from its
+    /// row of X, or the rows of the given Q, K, V), the caches with its key and value added,
+    /// its one row of scores and weights over the cache, and its output row. No mask: the
+    /// cache holds only the tokens up to t, which is what the causal mask let through.
+    fn add_generation(&mut self) {
+        let shape = self.shape;
+        let (q, k, v) = match self.projected_input() {
+            Some(x) => {
+                self.add(MatrixName::XNew, Op::TokenRow { of: x });
+                for (result, weights) in [
+                    (MatrixName::QNew, MatrixName::WQ),
+                    (MatrixName::KNew, MatrixName::WK),
+                    (MatrixName::VNew, MatrixName::WV),
+                ] {
+                    self.add(
+                        result,
+                        Op::Product {
+                            left: MatrixName::XNew,
+                            right: weights,
+                            transpose_right: false,
+                        },
+                    );
+                }
+                (MatrixName::QNew, MatrixName::KNew, MatrixName::VNew)
+            }
+            None => {
+                for (result, given) in [
+                    (MatrixName::QNew, MatrixName::Q),
+                    (MatrixName::KNew, MatrixName::K),
+                    (MatrixName::VNew, MatrixName::V),
+                ] {
+                    self.add(result, Op::TokenRow { of: given });
+                }
+                (MatrixName::QNew, MatrixName::KNew, MatrixName::VNew)
+            }
+        };
+        let (q, k) = if shape.positions == Positions::Rope {
+            self.add(MatrixName::QNewRope, Op::Rotate { of: q });
+            self.add(MatrixName::KNewRope, Op::Rotate { of: k });
+            (MatrixName::QNewRope, MatrixName::KNewRope)
+        } else {
+            (q, k)
+        };
+        self.add(MatrixName::KCache, Op::Append { of: k });
+        self.add(MatrixName::VCache, Op::Append { of: v });
+        self.add(
+            MatrixName::DecodeScores,
+            Op::Product {
+                left: q,
+                right: MatrixName::KCache,
+                transpose_right: true,
+            },
+        );
+        let mut last = MatrixName::DecodeScores;
+        if shape.scale {
+            self.add(MatrixName::DecodeScaled, Op::Scale { of: last });
+            last = MatrixName::DecodeScaled;
+        }
+        self.add(MatrixName::DecodeWeights, Op::RowSoftmax { of: last });
+        self.add(
+            MatrixName::DecodeOutput,
+            Op::Product {
+                left: MatrixName::DecodeWeights,
+                right: MatrixName::VCache,
+                transpose_right: false,
+            },
+        );
+        if self.has(MatrixName::WO) {
+            self.add(
+                MatrixName::DecodeConcat,
+                Op::Concat {
+                    of: MatrixName::DecodeOutput,
+                },
+            );
+            self.add(
+                MatrixName::DecodeProjected,
+                Op::Product {
+                    left: MatrixName::DecodeConcat,
+                    right: MatrixName::WO,
+                    transpose_right: false,
+                },
+            );
+        }
+    }
+
+    /// The matrix a step of generation's answer is: the new output row after W_o, or the one
+    /// head's.
+    pub fn final_decode_output(&self) -> MatrixName {
+        if self.has(MatrixName::DecodeProjected) {
+            MatrixName::DecodeProjected
+        } else {
+            MatrixName::DecodeOutput
+        }
+    }
+
+    /// The matrix a step of generation's softmax is taken over.
+    pub fn decode_softmax_input(&self) -> MatrixName {
+        match self.origin(MatrixName::DecodeWeights) {
+            Some(Op::RowSoftmax { of }) => of,
+            _ => MatrixName::DecodeScores,
+        }
     }
 
     fn add(&mut self, name: MatrixName, origin: Op) {
@@ -362,6 +481,7 @@ impl Plan {
             MatrixName::Embeddings if self.has(MatrixName::X) => "E",
             MatrixName::SourceEmbeddings if self.has(MatrixName::SourceX) => "E_S",
             MatrixName::Output if self.has(MatrixName::Projected) => "head",
+            MatrixName::DecodeOutput if self.has(MatrixName::DecodeProjected) => "head_t",
             _ => name.symbol(),
         }
     }

@@ -25,6 +25,14 @@ pub enum Step {
     OutputProjection,
     /// Each head's W_QK and W_OV (embeddings and W_o).
     Circuits,
+    /// Generation with a K/V cache (`decode = true`), step t: the new token's q, k and v.
+    NewToken,
+    /// The K and V caches with the new token's row added.
+    KvCache,
+    /// The new token's one row of scores and weights over the cache.
+    DecodeWeights,
+    /// The new token's output row, checked against the whole pass's.
+    DecodeOutput,
 }
 
 /// What a screen shows when it is turned to one of its results: the result, where the cursor
@@ -64,7 +72,7 @@ pub struct StepEntry {
 }
 
 /// The one table, in the order the steps are taken.
-const STEPS: [&StepEntry; 13] = [
+const STEPS: [&StepEntry; 17] = [
     &steps::embedding::ENTRY,
     &steps::positions::ENTRY,
     &steps::projection::ENTRY,
@@ -78,11 +86,15 @@ const STEPS: [&StepEntry; 13] = [
     &steps::concat::ENTRY,
     &steps::output_projection::ENTRY,
     &steps::circuits::ENTRY,
+    &steps::new_token::ENTRY,
+    &steps::kv_cache::ENTRY,
+    &steps::decode_weights::ENTRY,
+    &steps::decode_output::ENTRY,
 ];
 
 impl Step {
     /// All steps in order; the one place that decides the step order.
-    pub const ALL: [Step; 13] = [
+    pub const ALL: [Step; 17] = [
         Step::Embedding,
         Step::Positions,
         Step::Projection,
@@ -96,6 +108,10 @@ impl Step {
         Step::Concat,
         Step::OutputProjection,
         Step::Circuits,
+        Step::NewToken,
+        Step::KvCache,
+        Step::DecodeWeights,
+        Step::DecodeOutput,
     ];
 
     pub fn entry(self) -> &'static StepEntry {

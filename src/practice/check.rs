@@ -106,6 +106,8 @@ pub enum SlipKind {
     ConcatOrder,
     /// Cross-attention's keys or values made from the target's rows instead of the source's.
     TargetNotSource,
+    /// A step of generation's weights spread over the next token, which is not cached yet.
+    FutureToken,
 }
 
 impl SlipKind {
@@ -134,6 +136,7 @@ impl SlipKind {
             Variant::WrongGroup => SlipKind::WrongGroup,
             Variant::ConcatReversed | Variant::ConcatInterleaved => SlipKind::ConcatOrder,
             Variant::TargetNotSource => SlipKind::TargetNotSource,
+            Variant::FutureToken => SlipKind::FutureToken,
         }
     }
 
@@ -164,7 +167,8 @@ impl SlipKind {
             | SlipKind::AveragedHeads
             | SlipKind::WrongGroup
             | SlipKind::ConcatOrder
-            | SlipKind::TargetNotSource => source == target,
+            | SlipKind::TargetNotSource
+            | SlipKind::FutureToken => source == target,
         }
     }
 }
@@ -275,6 +279,9 @@ impl Slip {
             (S::TargetNotSource, _) => {
                 "That is a target token's row: the keys come from the source's rows, S·W_k."
             }
+            (S::FutureToken, _) => {
+                "That also attends to the next token, which is not generated yet: softmax over the cache only."
+            }
         }
     }
 }
@@ -357,7 +364,12 @@ fn slips(attention: &Attention, cell: Cell) -> Vec<(SlipKind, f64)> {
             if !kind.carries(source, target) {
                 continue;
             }
-            let Some(matrices) = attention.with_variant(source, cell.head, *variant) else {
+            let at = Cell {
+                matrix: source,
+                ..cell
+            };
+            let Some(matrices) = attention.with_variant_at(at.at_token(cell.token), *variant)
+            else {
                 continue;
             };
             if let Some(value) = value_in(&matrices, attention.heads(), cell) {

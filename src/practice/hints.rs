@@ -66,7 +66,9 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
         | Rule::Add { .. }
         | Rule::Sinusoid { .. }
         | Rule::Rotate { .. }
-        | Rule::Concat { .. } => {
+        | Rule::Concat { .. }
+        | Rule::TokenRow { .. }
+        | Rule::Cached { .. } => {
             // Every side but the last is working; the last is the result. A position's formula
             // needs its angle, which the note gives: it comes with the first hint.
             let working_sides = explanation.sides.len().saturating_sub(1).max(1);

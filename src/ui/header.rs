@@ -21,7 +21,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         tutor.step_index + 1,
         tutor.steps.len(),
         step.title(),
-        head_of(tutor)
+        token_of(tutor) + &head_of(tutor)
     );
     let unsaved = if tutor.has_unsaved_edits() {
         " · edited"
@@ -48,6 +48,11 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         }
     };
     let plan = &tutor.attention.plan;
+    if tutor.step_is_per_token() {
+        let formula = generation_formula(tutor, theme);
+        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        return;
+    }
     if tutor.heads().query > 1 {
         let formula = with_output_weights(tutor, theme);
         Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
@@ -119,6 +124,71 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         ));
     }
     Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+}
+
+/// ` · token 3 of 6` on a generation step: the position t it is at.
+pub fn token_of(tutor: &Tutor) -> String {
+    if !tutor.step_is_per_token() {
+        return String::new();
+    }
+    format!(
+        " · token {} of {}",
+        tutor.token + 1,
+        tutor.attention.seq_len()
+    )
+}
+
+/// One step of generation's formula, the part of this screen lit:
+/// `output_t = softmax(q_t·K_cacheᵀ / √d_k)·V_cache   where K_cache = [K_cache; k_t], …`.
+fn generation_formula(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
+    let step = tutor.step();
+    let plan = &tutor.attention.plan;
+    let lit = |on: bool, text: &str| {
+        if on {
+            Span::styled(text.to_string(), theme.lit())
+        } else {
+            Span::raw(text.to_string())
+        }
+    };
+    let weights = step == Step::DecodeWeights;
+    let rotated = plan.has(MatrixName::QNewRope);
+    let mut formula = vec![
+        Span::raw(" "),
+        lit(step == Step::DecodeOutput, "output_t = "),
+        lit(weights, "softmax("),
+        lit(
+            weights || step == Step::NewToken,
+            if rotated { "rot(q_t)" } else { "q_t" },
+        ),
+        lit(weights || step == Step::KvCache, "·K_cacheᵀ"),
+    ];
+    if plan.has(MatrixName::DecodeScaled) {
+        formula.push(lit(weights, " / √d_k"));
+    }
+    formula.push(lit(weights, ")"));
+    formula.push(lit(
+        matches!(step, Step::DecodeOutput | Step::KvCache),
+        "·V_cache",
+    ));
+    if plan.has(MatrixName::DecodeProjected) {
+        formula.push(lit(step == Step::DecodeOutput, " …·W_o"));
+    }
+    formula.push(Span::styled("    where ", theme.muted()));
+    let new = step == Step::NewToken;
+    formula.push(lit(
+        step == Step::KvCache,
+        if rotated {
+            "K_cache gains rot(k_t), V_cache v_t; "
+        } else {
+            "K_cache gains k_t, V_cache v_t; "
+        },
+    ));
+    if plan.has(MatrixName::XNew) {
+        formula.push(lit(new, "q_t, k_t, v_t = x_t·W_q, x_t·W_k, x_t·W_v"));
+    } else {
+        formula.push(lit(new, "q_t, k_t, v_t = row t of Q, K, V"));
+    }
+    formula
 }
 
 /// ` · head 2/4` on a step that shows one head of several, with its K/V group under

@@ -45,10 +45,25 @@ pub fn label(tutor: &Tutor, matrix: MatrixName, index: usize, row: bool) -> Stri
         return format!("h{}.{}", index / width + 1, index % width + 1);
     }
     if row {
-        tutor.attention.row_label(matrix, index)
+        let label = tutor.attention.row_label_at(matrix, index, tutor.token);
+        // A cache's last row is the one this step of generation adds, said on the cache's
+        // own step (where the cache is an operand, its rows are just the keys).
+        if is_cache(matrix)
+            && index == tutor.token
+            && tutor.step() == crate::attention::Step::KvCache
+        {
+            format!("{label} (new)")
+        } else {
+            label
+        }
     } else {
         tutor.attention.column_label(matrix, index)
     }
+}
+
+/// Whether a matrix is a K/V cache, whose rows are kept from earlier steps but the new one.
+fn is_cache(matrix: MatrixName) -> bool {
+    matches!(matrix, MatrixName::KCache | MatrixName::VCache)
 }
 
 /// Rows of a panel above its numbers: the caption and the column headers.
@@ -409,6 +424,9 @@ impl Widget for MatrixPanel<'_> {
                         theme.changed()
                     } else if self.heatmap && !hidden {
                         theme.heat(value)
+                    } else if is_cache(matrix) && row < self.tutor.token {
+                        // Kept from an earlier step, not computed on this one.
+                        theme.muted()
                     } else {
                         Style::new()
                     };

@@ -3,6 +3,7 @@
 
 mod all_heads;
 pub mod formula;
+pub mod generation;
 mod header;
 pub mod layout;
 mod matrix;

@@ -20,7 +20,10 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
         narration(tutor, theme, layout.narration, buf);
         return;
     }
-    let heatmap_step = matches!(tutor.step(), Step::Softmax | Step::Output);
+    let heatmap_step = matches!(
+        tutor.step(),
+        Step::Softmax | Step::Output | Step::DecodeWeights | Step::DecodeOutput
+    );
     for geometry in &layout.panels {
         MatrixPanel {
             tutor,
@@ -28,7 +31,11 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
             theme,
             focused: geometry.matrix == tutor.focus,
             operands: &layout.operands,
-            heatmap: heatmap_step && geometry.matrix == MatrixName::Weights,
+            heatmap: heatmap_step
+                && matches!(
+                    geometry.matrix,
+                    MatrixName::Weights | MatrixName::DecodeWeights
+                ),
         }
         .render(geometry.area, buf);
     }
@@ -57,9 +64,19 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
 /// the others are.
 pub fn matrices_note(tutor: &Tutor) -> Option<String> {
     let views = tutor.step().views(&tutor.attention.plan);
-    let circuit = (tutor.step() == Step::Circuits)
-        .then(|| circuit_line(tutor))
-        .flatten();
+    let circuit = match tutor.step() {
+        Step::Circuits => circuit_line(tutor),
+        // What generation's cache holds and saved, and its check against the whole pass.
+        Step::KvCache => Some(crate::ui::generation::cache_line(
+            &tutor.attention,
+            tutor.token,
+        )),
+        Step::DecodeOutput => Some(crate::ui::generation::check_words(
+            &tutor.attention,
+            tutor.token,
+        )),
+        _ => None,
+    };
     if views.len() < 2 {
         return circuit;
     }
@@ -147,9 +164,9 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
     };
     let read = format!(
         "{} · {} · {}ᵀ{divided} = {}",
-        attention.row_name(input, head, query),
+        attention.row_name(input, head, query, 0),
         attention.symbol_in(MatrixName::WQK, head),
-        attention.row_name(source, head, key),
+        attention.row_name(source, head, key, 0),
         number(through),
     );
     let name = attention.cell_name(cell);

@@ -128,6 +128,8 @@ impl Lengths<'_> {
         let d_out = self.w_o.map_or(d_v, |w_o| w_o.values.ncols());
         match axis {
             PipelineAxis::Queries | PipelineAxis::Keys => self.labels(axis).map(<[String]>::len),
+            // A step of generation's matrices are not figures a lesson prints.
+            PipelineAxis::NewToken => Some(1),
             PipelineAxis::DModel => inputs.d_model(),
             PipelineAxis::DK => Some(inputs.all_groups_d_k() / heads.kv * blocks),
             // `output` for the whole lesson is the final output: W_o's width, with W_o.

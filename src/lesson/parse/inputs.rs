@@ -33,7 +33,8 @@ impl Axis {
     /// The length a registry axis has in a lesson file.
     const fn of(axis: RegistryAxis) -> Axis {
         match axis {
-            RegistryAxis::Queries => Axis::SeqLen,
+            // A step of generation's one row is a query token's; no input has such a row.
+            RegistryAxis::Queries | RegistryAxis::NewToken => Axis::SeqLen,
             RegistryAxis::Keys => Axis::KeyLen,
             RegistryAxis::DModel => Axis::DModel,
             RegistryAxis::DK => Axis::DK,

@@ -48,7 +48,7 @@ impl Parsed {
     }
 }
 
-const TOP_KEYS: [&str; 24] = [
+const TOP_KEYS: [&str; 25] = [
     "format",
     "title",
     "source",
@@ -69,6 +69,7 @@ const TOP_KEYS: [&str; 24] = [
     "positions",
     "scale",
     "mask",
+    "decode",
     "focus",
     "decimals",
     "narration",
@@ -324,6 +325,7 @@ impl<'s> Reader<'s> {
             token_labels.map(<[String]>::len),
             (cross, source_len),
         );
+        let decode = self.decode(find("decode"), format, mask.as_ref(), cross);
         let decimals = self.decimals(find("decimals"));
         let focus = self.focus(find("focus"), token_labels, source_tokens.as_deref());
         // The lesson's plan, when its inputs, heads and positions could be read: narration for
@@ -340,6 +342,7 @@ impl<'s> Reader<'s> {
                     output_weights: w_o.is_some(),
                     circuits: super::limits::has_circuits(inputs.d_model(), w_o.is_some()),
                     cross,
+                    decode: decode.unwrap_or(false),
                 }))
             }
             _ => None,
@@ -379,6 +382,7 @@ impl<'s> Reader<'s> {
             source_embeddings,
             scale,
             mask: mask?,
+            decode: decode?,
             positions: positions?,
             format: format?,
             heads: heads?,

@@ -89,6 +89,10 @@ impl Reader<'_> {
                         Step::AllHeads | Step::Concat => "give the lesson several heads (`heads` with `w_o`, format 2), or remove this narration",
                         Step::OutputProjection => "give the lesson output weights (`w_o`, format 2), or remove this narration",
                         Step::Circuits => "give the lesson embeddings and output weights (`w_o`, format 2), or remove this narration",
+                        Step::NewToken
+                        | Step::KvCache
+                        | Step::DecodeWeights
+                        | Step::DecodeOutput => "add `decode = true` (with `mask = \"causal\"`, format 2), or remove this narration",
                         Step::Projection
                         | Step::Scores
                         | Step::Scaling

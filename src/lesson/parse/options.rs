@@ -58,6 +58,51 @@ impl Reader<'_> {
         }
     }
 
+    /// `decode = true`: generation with a K/V cache, which only self-attention with the causal
+    /// mask has (format 2). False when absent; `None` when it is given but cannot be.
+    pub(super) fn decode(
+        &mut self,
+        entry: Entry<'_, '_>,
+        format: Option<u32>,
+        mask: Option<&Mask>,
+        cross: bool,
+    ) -> Option<bool> {
+        let Some((key, value)) = entry.clone() else {
+            return Some(false);
+        };
+        let decode = self.boolean(entry, "decode")?;
+        if !decode {
+            return Some(false);
+        }
+        if format == Some(1) {
+            self.error(
+                Diagnostic::error(key, "`decode` needs `format = 2`")
+                    .label("a format 1 lesson has no generation steps")
+                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
+            );
+            return None;
+        }
+        if cross {
+            self.error(
+                Diagnostic::error(value.span(), "generation with a K/V cache is self-attention's")
+                    .label("this lesson is cross-attention")
+                    .help("a decoder's cross-attention reads a source that is whole before generation starts, so nothing about it is cached token by token: remove `decode`, or `source_tokens` and `source_embeddings` for a self-attention lesson"),
+            );
+            return None;
+        }
+        match mask {
+            Some(Mask::Causal) | None => Some(true),
+            Some(_) => {
+                self.error(
+                    Diagnostic::error(value.span(), "generation needs `mask = \"causal\"`")
+                        .label("decode = true with another mask")
+                        .help("a model that generates one token at a time has only the tokens before it, which is what the causal mask says: write `mask = \"causal\"`, or remove `decode`"),
+                );
+                None
+            }
+        }
+    }
+
     /// The mask: seq_len × seq_len in self-attention; in cross-attention (`cross`, with
     /// `source_len` source tokens when they could be read) seq_len × src_len, and never causal.
     pub(super) fn mask(

@@ -3,8 +3,12 @@
 pub mod all_heads;
 pub mod circuits;
 pub mod concat;
+pub mod decode_output;
+pub mod decode_weights;
 pub mod embedding;
+pub mod kv_cache;
 pub mod masking;
+pub mod new_token;
 pub mod output;
 pub mod output_projection;
 pub mod positions;

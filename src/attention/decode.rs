@@ -1,0 +1,151 @@
+//! Generation with a K/V cache, checked and counted: each step's output row against the whole
+//! causal pass's, the numbers the cache holds, and the multiply-adds reusing it saved.
+
+use super::{Attention, Axis, MatrixName};
+use crate::pipeline::Op;
+
+/// One step of generation compared with the whole pass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DecodeCheck {
+    /// The largest difference between the step's output row and row t of the whole pass's
+    /// output (and between their weights, every head): 0, or a rounding's worth.
+    pub largest_difference: f64,
+    /// Whether they agree: within a billionth of the largest number compared (rounding of
+    /// sums taken in another order, never a different computation).
+    pub agrees: bool,
+}
+
+/// Multiply-adds of one step of generation, with the cache and without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MultiplyAdds {
+    /// What the step does: the new token's projections, one row of scores and of outputs per
+    /// head, and its row through W_o.
+    pub with_cache: usize,
+    /// What the whole pass over the t tokens so far does (every token's projections, every
+    /// head's t × t scores and outputs, every row through W_o): what a model without a cache
+    /// recomputes to generate token t.
+    pub without_cache: usize,
+}
+
+impl MultiplyAdds {
+    pub fn saved(self) -> usize {
+        self.without_cache.saturating_sub(self.with_cache)
+    }
+}
+
+impl Attention {
+    /// Step `token`'s output row and weights compared with row `token` of the whole pass's;
+    /// `None` without generation steps or past the last token.
+    pub fn decode_check(&self, token: usize) -> Option<DecodeCheck> {
+        if !self.plan.shape.decode || token >= self.seq_len() {
+            return None;
+        }
+        let mut pairs = vec![(
+            self.matrix_at(self.plan.final_decode_output(), 0, token)?,
+            self.plan.final_output(),
+            0,
+        )];
+        for head in 0..self.heads().query {
+            pairs.push((
+                self.matrix_at(MatrixName::DecodeWeights, head, token)?,
+                MatrixName::Weights,
+                head,
+            ));
+        }
+        let (mut largest_difference, mut largest) = (0.0f64, 0.0f64);
+        for (row, whole, head) in pairs {
+            let whole = self.matrix_in(whole, head)?;
+            for (col, value) in row.row(0).iter().enumerate() {
+                let other = *whole.get((token, col))?;
+                largest_difference = largest_difference.max((value - other).abs());
+                largest = largest.max(value.abs()).max(other.abs());
+            }
+            // The whole pass's weights past the cache are the masked keys': exactly 0.
+            for col in row.ncols()..whole.ncols() {
+                largest_difference = largest_difference.max(whole[(token, col)].abs());
+            }
+        }
+        Some(DecodeCheck {
+            largest_difference,
+            agrees: largest_difference <= 1e-9 * largest.max(1.0),
+        })
+    }
+
+    /// The numbers the K and V caches hold after step `token`: every group's keys and values.
+    pub fn cache_numbers(&self, token: usize) -> usize {
+        (0..self.heads().kv)
+            .map(|group| self.heads().first_of_group(group))
+            .map(|head| {
+                [MatrixName::KCache, MatrixName::VCache]
+                    .into_iter()
+                    .filter_map(|name| self.matrix_at(name, head, token))
+                    .map(|cache| cache.len())
+                    .sum::<usize>()
+            })
+            .sum()
+    }
+
+    /// The multiply-adds of step `token`, counted product by product from the plan: the
+    /// step's own, and those of the whole pass over its `token + 1` tokens.
+    pub fn decode_multiply_adds(&self, token: usize) -> MultiplyAdds {
+        let tokens = token + 1;
+        let mut counts = MultiplyAdds {
+            with_cache: 0,
+            without_cache: 0,
+        };
+        let heads = self.heads();
+        for &name in self.plan.order() {
+            let Some(Op::Product {
+                left,
+                right,
+                transpose_right,
+            }) = self.plan.origin(name)
+            else {
+                continue;
+            };
+            // The circuits are a lesson's reading aid, not part of a forward pass.
+            if matches!(name, MatrixName::WQK | MatrixName::WOV) {
+                continue;
+            }
+            for slot in 0..heads.count(name.per()) {
+                let head = match name.per() {
+                    crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
+                    _ => slot,
+                };
+                let (Some(left_matrix), Some(right_matrix)) = (
+                    self.matrix_at(left, head, token),
+                    self.matrix_at(right, head, token),
+                ) else {
+                    continue;
+                };
+                let (rows, inner) = left_matrix.shape();
+                let cols = if transpose_right {
+                    right_matrix.nrows()
+                } else {
+                    right_matrix.ncols()
+                };
+                if name.per_token() {
+                    counts.with_cache += rows * inner * cols;
+                } else {
+                    // The whole pass over the tokens so far: every token axis t long.
+                    let along = |axis: Axis, length: usize| {
+                        if matches!(axis, Axis::Queries | Axis::Keys) {
+                            tokens
+                        } else {
+                            length
+                        }
+                    };
+                    let right_rows = right.entry().rows;
+                    counts.without_cache += along(left.entry().rows, rows)
+                        * along(left.entry().cols, inner)
+                        * if transpose_right {
+                            along(right_rows, cols)
+                        } else {
+                            cols
+                        };
+                }
+            }
+        }
+        counts
+    }
+}

@@ -1,0 +1,35 @@
+//! Generation, the output row: the new weights times the cached values, checked against the
+//! whole pass's row.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub const ENTRY: StepEntry = StepEntry {
+    step: Step::DecodeOutput,
+    key: "decode_output",
+    title: "Generation: the output row",
+    narration: |plan| {
+        if plan.has(MatrixName::DecodeProjected) {
+            "The new token's output is its weights times the cached values, one row per head, \
+             then the heads side by side times W_o. Below, the engine compares it with row t \
+             of the whole causal pass: they agree, because the causal mask let row t see \
+             exactly the tokens the cache holds."
+        } else {
+            "The new token's output is its weights times the cached values: \
+             output_t = weights_t·V_cache. Below, the engine compares it with row t of the \
+             whole causal pass: they agree, because the causal mask let row t see exactly the \
+             tokens the cache holds."
+        }
+    },
+    shown: |plan| plan.has(MatrixName::DecodeOutput),
+    views: |plan| {
+        [
+            MatrixName::DecodeOutput,
+            MatrixName::DecodeConcat,
+            MatrixName::DecodeProjected,
+        ]
+        .into_iter()
+        .filter(|name| plan.has(*name))
+        .map(|name| View::computed(plan, name))
+        .collect()
+    },
+};
