@@ -59,22 +59,23 @@ pub fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) ->
     )
 }
 
-/// The cache step's line under its matrices, short enough for three lines at 80 columns:
-/// "Grey rows are kept from earlier steps. The cache holds 24 numbers; this step took 100
-/// multiply-adds, a whole pass over the 3 tokens so far 300: 200 saved."
+/// The cache step's line under its matrices, short enough to leave room at 80 columns for the
+/// note on the other view: "Rows before (new): kept from earlier steps. Cache: 24 numbers.
+/// This step: 100 multiply-adds; a whole pass over 3 tokens: 300 (200 saved)."
 pub fn cache_line(attention: &Attention, token: usize) -> String {
     let counts = attention.decode_multiply_adds(token);
     let kept = if token == 0 {
         "The first token: the cache starts with its row."
     } else {
-        "Rows above (new) are kept from earlier steps."
+        "Rows before (new): kept from earlier steps."
     };
     format!(
-        "{kept} The cache holds {} numbers; this step \
-         took {} multiply-adds, a whole pass over the {} tokens so far {}: {} saved.",
+        "{kept} Cache: {} numbers. This step: {} multiply-adds; a whole pass over {} \
+         token{}: {} ({} saved).",
         grouped(attention.cache_numbers(token)),
         grouped(counts.with_cache),
         token + 1,
+        if token == 0 { "" } else { "s" },
         grouped(counts.without_cache),
         grouped(counts.saved()),
     )

@@ -10,13 +10,13 @@ pub const ENTRY: StepEntry = StepEntry {
         if !plan.has(MatrixName::XNew) {
             return "A model that generates text makes one token at a time, and each step \
                     sees only the tokens made so far. Now the same attention is worked out \
-                    that way, step t for the token at position t: its query, key and value \
+                    that way, step t for token t: its query, key and value \
                     are its own rows of the given Q, K and V (a model projects them from the \
                     new token's embedding alone). Keys ( ) change t.";
         }
         "A model that generates text makes one token at a time, and each step sees only the \
-         tokens made so far. Now the same attention is worked out that way, step t for the \
-         token at position t. Only the new token's row of X is projected: q_t = x_t·W_q, \
+         tokens made so far. Now the same attention is worked out that way, step t for token t. \
+         Only the new token's row of X is projected: q_t = x_t·W_q, \
          k_t = x_t·W_k, v_t = x_t·W_v, one row each. No other token's query is needed, and \
          the earlier tokens' keys and values were made at their own steps. Keys ( ) change t."
     },

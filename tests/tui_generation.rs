@@ -1,0 +1,172 @@
+//! Generation in the tutor: ( ) change the token of the generation steps, the header says
+//! which, the cache marks its new row, the output step says it agrees with the whole pass,
+//! practice hides the new row of weights, a follower in a classroom follows the token, and
+//! every generation screen at 80×24 and 120×40 (snapshots, at token 3 of 5).
+
+mod common;
+
+use std::sync::Arc;
+
+use attn_tutor::app::{Action, App, Audience, Classroom, Follow, Presented, update};
+
+const FIXTURE: &str = include_str!("fixtures/decode-two-heads.toml");
+
+fn app() -> App {
+    common::lesson_app("decode-two-heads", FIXTURE)
+}
+
+fn status(app: &App) -> String {
+    app.status
+        .as_ref()
+        .map(|status| status.text.clone())
+        .unwrap_or_default()
+}
+
+fn token(app: &App) -> usize {
+    app.tutor.as_ref().unwrap().token
+}
+
+#[test]
+fn the_token_keys_change_the_token_on_a_generation_step_and_the_header_says_which() {
+    let mut app = app();
+    common::go_to(&mut app, "kv_cache");
+    assert!(common::screen(&app, 120, 40).contains("token 1 of 5"));
+    update(&mut app, Action::NextToken);
+    update(&mut app, Action::NextToken);
+    assert_eq!(token(&app), 2);
+    let screen = common::screen(&app, 120, 40);
+    assert!(
+        screen.contains("Generation: the K/V cache · token 3 of 5"),
+        "{screen}"
+    );
+    assert!(screen.contains("fox (new)"), "{screen}");
+    update(&mut app, Action::PreviousToken);
+    assert_eq!(token(&app), 1);
+}
+
+#[test]
+fn the_token_keys_stop_at_the_ends_and_say_so() {
+    let mut app = app();
+    common::go_to(&mut app, "new_token");
+    update(&mut app, Action::PreviousToken);
+    assert_eq!(token(&app), 0);
+    assert!(status(&app).contains("first token"), "{}", status(&app));
+    for _ in 0..10 {
+        update(&mut app, Action::NextToken);
+    }
+    assert_eq!(token(&app), 4);
+    assert!(status(&app).contains("last token"), "{}", status(&app));
+}
+
+#[test]
+fn the_token_keys_elsewhere_say_where_they_work() {
+    let mut app = app();
+    common::go_to(&mut app, "scores");
+    update(&mut app, Action::NextToken);
+    assert_eq!(token(&app), 0);
+    assert!(
+        status(&app).contains("generation steps"),
+        "{}",
+        status(&app)
+    );
+    let mut plain = common::two_head_lesson();
+    update(&mut plain, Action::NextToken);
+    assert!(
+        status(&plain).contains("decode = true"),
+        "{}",
+        status(&plain)
+    );
+}
+
+#[test]
+fn the_output_step_says_the_row_equals_the_whole_passs() {
+    let mut app = app();
+    common::go_to(&mut app, "decode_output");
+    update(&mut app, Action::NextToken);
+    let screen = common::screen(&app, 120, 40);
+    assert!(
+        screen.contains("Checked: this row and these weights equal row red of the whole"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn the_cache_step_counts_what_the_cache_holds_and_saved() {
+    let mut app = app();
+    common::go_to(&mut app, "kv_cache");
+    update(&mut app, Action::NextToken);
+    let screen = common::screen(&app, 120, 40);
+    assert!(screen.contains("Cache: 16 numbers"), "{screen}");
+    assert!(screen.contains("saved"), "{screen}");
+}
+
+#[test]
+fn the_help_and_the_bottom_line_name_the_token_keys_on_a_decoding_lesson() {
+    let mut app = app();
+    common::go_to(&mut app, "decode_weights");
+    let screen = common::screen(&app, 120, 40);
+    assert!(screen.contains("( ) token"), "{screen}");
+    update(&mut app, Action::ToggleHelp);
+    let help = common::screen(&app, 120, 40);
+    assert!(help.contains("previous, next token"), "{help}");
+    let mut plain = common::two_head_lesson();
+    update(&mut plain, Action::ToggleHelp);
+    assert!(!common::screen(&plain, 120, 40).contains("previous, next token"));
+}
+
+#[test]
+fn practice_on_the_weights_step_hides_the_new_row() {
+    let mut app = app();
+    common::go_to(&mut app, "decode_weights");
+    update(&mut app, Action::NextToken);
+    update(&mut app, Action::TogglePractice);
+    let screen = common::screen(&app, 120, 40);
+    assert!(
+        screen.contains("Practice: predict scores_t⁽¹⁾[red, the]"),
+        "{screen}"
+    );
+    assert!(screen.contains("red   ?   ?"), "{screen}");
+}
+
+#[test]
+fn a_following_student_follows_the_presenters_token() {
+    let mut teacher = app();
+    teacher.classroom = Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+    });
+    common::go_to(&mut teacher, "decode_weights");
+    update(&mut teacher, Action::NextToken);
+    update(&mut teacher, Action::NextToken);
+    let mut student = App::new(App::builtin_entries(), None);
+    student.classroom = Some(Classroom::Student {
+        follow: Follow::Following,
+        latest: None,
+    });
+    update(
+        &mut student,
+        Action::Presenter(Arc::new(Presented::of(&teacher, 1))),
+    );
+    assert_eq!(token(&student), 2);
+    assert!(common::screen(&student, 120, 40).contains("token 3 of 5"));
+    // The token is the presenter's to change, as the step is.
+    update(&mut student, Action::NextToken);
+    assert_eq!(token(&student), 2);
+    assert!(status(&student).contains("following the presenter"));
+}
+
+#[test]
+fn every_generation_screen_at_80x24_and_120x40() {
+    for key in ["new_token", "kv_cache", "decode_weights", "decode_output"] {
+        let mut app = app();
+        common::go_to(&mut app, key);
+        update(&mut app, Action::NextToken);
+        update(&mut app, Action::NextToken);
+        for (width, height) in [(80, 24), (120, 40)] {
+            insta::assert_snapshot!(
+                format!("generation_{key}_{width}x{height}"),
+                common::screen(&app, width, height)
+            );
+        }
+    }
+}
