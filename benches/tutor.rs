@@ -508,7 +508,76 @@ fn heads_benchmarks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(tutor, key_benchmarks, heads_benchmarks);
+/// A 256-token lesson that generates its tokens with a K/V cache: 64-dimensional embeddings, 4
+/// heads of d_k 16 sharing 2 K/V groups, W_o and rope, all generated.
+fn decoding_lesson_text() -> String {
+    let mut text = String::from(
+        "format = 2\ntitle = \"256 tokens generated\"\nheads = 4\nkv_heads = 2\n\
+         positions = \"rope\"\nmask = \"causal\"\ndecode = true\n",
+    );
+    let labels: Vec<String> = (1..=256).map(|i| format!("\"t{i}\"")).collect();
+    let _ = writeln!(text, "tokens = [{}]", labels.join(", "));
+    for (key, seed, shape) in [
+        ("embeddings", 1, [256, 64]),
+        ("w_q", 2, [64, 64]),
+        ("w_k", 3, [64, 32]),
+        ("w_v", 4, [64, 32]),
+        ("w_o", 5, [64, 64]),
+    ] {
+        let _ = writeln!(
+            text,
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [{}, {}] }}",
+            shape[0], shape[1]
+        );
+    }
+    text
+}
+
+/// Walking the 256 tokens of generation one key at a time on each generation step: every key
+/// makes the new token's matrices (the first time a token is shown) and draws the frame. One
+/// iteration is the whole walk from a freshly computed lesson; the time per step is the
+/// iteration's over 256 (Criterion's throughput line gives the steps per second).
+fn decoding_benchmarks(c: &mut Criterion) {
+    let theme = theme();
+    let mut group = c.benchmark_group("decode walk 256 tokens 120x40");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(8));
+    group.throughput(criterion::Throughput::Elements(256));
+    let lesson = app_for("decoding", decoding_lesson_text());
+    for step in [
+        Step::NewToken,
+        Step::KvCache,
+        Step::DecodeWeights,
+        Step::DecodeOutput,
+    ] {
+        let mut terminal = test_terminal(120, 40);
+        let number = step_number(&lesson, step);
+        group.bench_function(format!("256 steps of ) on {}", step.title()), |b| {
+            b.iter_batched(
+                || {
+                    let mut app = lesson.clone();
+                    let tutor = app.tutor.as_mut().expect("a lesson is open");
+                    // A fresh engine: no token's matrices made yet.
+                    tutor.attention = Attention::compute(&tutor.lesson);
+                    update(&mut app, Action::GoToStep(number));
+                    app
+                },
+                |mut app| {
+                    for _ in 0..256 {
+                        update(&mut app, Action::NextToken);
+                        render(&mut terminal, &app, &theme);
+                    }
+                    app
+                },
+                criterion::BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(tutor, key_benchmarks, heads_benchmarks, decoding_benchmarks);
 
 fn main() {
     // `--list` (used by test runners to discover benchmarks) wants nothing but the list.
