@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use tempfile::TempDir;
 
 /// Every built-in lesson as `list` should show it: name, title, shape.
-const BUILT_INS: [(&str, &str, &str); 11] = [
+const BUILT_INS: [(&str, &str, &str); 12] = [
     ("cat-sleeps", "The cat sleeps", "(3 tokens × 4 → d_k 4)"),
     (
         "numpy-walkthrough",
@@ -58,6 +58,11 @@ const BUILT_INS: [(&str, &str, &str); 11] = [
         "translation",
         "Translation: le chat noir dort reads the English",
         "(4 tokens × 4 → d_k 2, attending to 5 source tokens)",
+    ),
+    (
+        "generation",
+        "The cat sat on the mat, one word at a time",
+        "(6 tokens × 4 → d_k 2)",
     ),
 ];
 

@@ -9,8 +9,9 @@ pub struct Builtin {
 }
 
 /// In the order of the source documents, then our own lessons: the causal mask, then positions
-/// (format 2), then heads (format 2), then cross-attention (format 2).
-pub const BUILTIN: [Builtin; 11] = [
+/// (format 2), then heads (format 2), then cross-attention (format 2), then generation with a
+/// K/V cache (format 2).
+pub const BUILTIN: [Builtin; 12] = [
     Builtin {
         name: "cat-sleeps",
         text: include_str!("../../lessons/cat-sleeps.toml"),
@@ -54,6 +55,10 @@ pub const BUILTIN: [Builtin; 11] = [
     Builtin {
         name: "translation",
         text: include_str!("../../lessons/translation.toml"),
+    },
+    Builtin {
+        name: "generation",
+        text: include_str!("../../lessons/generation.toml"),
     },
 ];
 
