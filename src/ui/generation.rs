@@ -47,13 +47,14 @@ pub fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) ->
     };
     format!(
         "The cache holds {} numbers{groups}: {} token{} of keys and values. This step took {} \
-         multiply-adds; recomputing the whole pass over the {} tokens so far would take {}: \
+         multiply-adds; recomputing the whole pass over the {} token{} so far would take {}: \
          the cache saved {}.",
         grouped(attention.cache_numbers(token)),
         token + 1,
         if token == 0 { "" } else { "s" },
         grouped(counts.with_cache),
         token + 1,
+        if token == 0 { "" } else { "s" },
         grouped(counts.without_cache),
         grouped(counts.saved()),
     )

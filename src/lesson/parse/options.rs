@@ -95,7 +95,7 @@ impl Reader<'_> {
             Some(_) => {
                 self.error(
                     Diagnostic::error(value.span(), "generation needs `mask = \"causal\"`")
-                        .label("decode = true with another mask")
+                        .label("decode = true without the causal mask")
                         .help("a model that generates one token at a time has only the tokens before it, which is what the causal mask says: write `mask = \"causal\"`, or remove `decode`"),
                 );
                 None

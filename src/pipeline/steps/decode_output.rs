@@ -10,13 +10,13 @@ pub const ENTRY: StepEntry = StepEntry {
     narration: |plan| {
         if plan.has(MatrixName::DecodeProjected) {
             "The new token's output is its weights times the cached values, one row per head, \
-             then the heads side by side times W_o. Below, the engine compares it with row t \
-             of the whole causal pass: they agree, because the causal mask let row t see \
+             then the heads side by side times W_o. The engine compares it with row t of the \
+             whole causal pass (the note by the matrices): they agree, because the causal mask let row t see \
              exactly the tokens the cache holds."
         } else {
             "The new token's output is its weights times the cached values: \
-             output_t = weights_t·V_cache. Below, the engine compares it with row t of the \
-             whole causal pass: they agree, because the causal mask let row t see exactly the \
+             output_t = weights_t·V_cache. The engine compares it with row t of the \
+             whole causal pass (the note by the matrices): they agree, because the causal mask let row t see exactly the \
              tokens the cache holds."
         }
     },

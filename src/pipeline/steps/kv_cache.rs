@@ -12,13 +12,14 @@ pub const ENTRY: StepEntry = StepEntry {
                     rows of earlier tokens are kept from their own steps, and only the new \
                     token's row is added. With grouped-query attention each K/V group has one \
                     cache, shared by its query heads, so the cache is smaller than with a \
-                    group per head. Below: the numbers held, and what reusing them saved.";
+                    group per head. The note by the matrices counts the numbers held and \
+                    what reusing them saved.";
         }
         "The cache keeps every key and value made so far, one row per token: the rows of \
          earlier tokens are kept from their own steps, and only the new token's row is added, \
          so nothing is projected twice. It grows by one row a step, and holds no future token: \
-         that is why generation needs no mask. Below: the numbers held, and what reusing them \
-         saved."
+         that is why generation needs no mask. The note by the matrices counts \
+         the numbers held and what reusing them saved."
     },
     shown: |plan| plan.has(MatrixName::KCache),
     views: |plan| {
