@@ -3,10 +3,11 @@
 //! The lessons (positions sinusoidal, learned, rope or none; causal and written masks with -inf
 //! and finite biases; scale off; Q, K and V given directly; 1 to 16 heads in any number of K/V
 //! groups that divides them, with W_o; and cross-attention: a target of seq_len tokens reading a
-//! source of another length, with 1 to 8 heads and each divisor of them as K/V groups) are drawn
-//! from a fixed seed, shown by the binary as JSON, and compared in one run of
-//! `tests/reference/attention.py`, which reads the same files with Python's tomllib and computes
-//! every matrix with numpy.
+//! source of another length, with 1 to 8 heads and each divisor of them as K/V groups; and
+//! generation with a K/V cache, `decode = true`, whose every step the reference makes again one
+//! token at a time as a decoder does) are drawn from a fixed seed, shown by the binary as JSON,
+//! and compared in one run of `tests/reference/attention.py`, which reads the same files with
+//! Python's tomllib and computes every matrix with numpy.
 //!
 //! The interpreter is `ATTN_PYTHON`, else the first of `python3` and `/usr/bin/python3` that
 //! imports numpy; without one the tests are skipped, except under CI where they fail.
@@ -28,12 +29,20 @@ const SELF_LESSONS: u64 = 200;
 /// How many random cross-attention lessons follow them (lessons 200 to 319).
 const CROSS_LESSONS: u64 = 120;
 
-/// The lessons of one run: the cross-attention ones need format 2.
+/// How many random lessons with `decode = true` follow those (lessons 320 to 399):
+/// self-attention with the causal mask, 1 to 8 heads in every number of K/V groups that
+/// divides them.
+const DECODE_LESSONS: u64 = 80;
+
+/// The first decoding lesson.
+const FIRST_DECODE: u64 = SELF_LESSONS + CROSS_LESSONS;
+
+/// The lessons of one run: the cross-attention and decoding ones need format 2.
 fn lesson_count() -> u64 {
     if format1_only() {
         SELF_LESSONS
     } else {
-        SELF_LESSONS + CROSS_LESSONS
+        SELF_LESSONS + CROSS_LESSONS + DECODE_LESSONS
     }
 }
 
@@ -203,6 +212,15 @@ enum Positions {
     Rope,
 }
 
+/// Self-attention's kinds of positions, in the order the lessons cycle through them.
+const SELF_POSITIONS: [Positions; 5] = [
+    Positions::Unsaid,
+    Positions::None,
+    Positions::Sinusoidal,
+    Positions::Learned,
+    Positions::Rope,
+];
+
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum MaskKind {
     Unsaid,
@@ -234,16 +252,44 @@ struct Drawn {
     /// Whether `kv_heads` is written (unsaid, it is H).
     kv_said: bool,
     w_o: bool,
+    /// `decode` as written: `Some(true)` generates with a K/V cache, `Some(false)` says it
+    /// does not, `None` leaves it unsaid (it does not).
+    decode: Option<bool>,
+}
+
+/// The heads H, K/V groups G and whether W_o is given that the decoding lessons take in turn:
+/// one head without W_o, then every H from 1 to 8 with every divisor of it as G, with W_o (which
+/// several heads need). Their number, 21, has no factor in common with the 5 kinds of
+/// positions, so over the 80 lessons every shape comes 3 or 4 times, each time with another
+/// kind of positions (and with at least two of the three scales).
+fn decoding_shapes() -> Vec<(usize, usize, bool)> {
+    let mut shapes = vec![(1, 1, false)];
+    for heads in 1..=8 {
+        for kv_heads in (1..=heads).filter(|g: &usize| heads.is_multiple_of(*g)) {
+            shapes.push((heads, kv_heads, true));
+        }
+    }
+    shapes
 }
 
 /// Lesson `index`: positions, mask and scale cycle so every combination comes up; sizes,
 /// numbers and direct Q, K, V are drawn from the index's seed. Lessons from `SELF_LESSONS` on
-/// are cross-attention.
+/// are cross-attention, and from `FIRST_DECODE` on self-attention with `decode = true`.
 fn draw_lesson(index: u64) -> Drawn {
     let mut draw = Draw(index.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 13);
-    let cross = index >= SELF_LESSONS;
+    let decode = index >= FIRST_DECODE;
+    let cross = index >= SELF_LESSONS && !decode;
     let scales = [None, Some(true), Some(false)];
-    let (mut positions, mask, scale) = if cross {
+    let (mut positions, mask, scale) = if decode {
+        // Generation needs the causal mask; every kind of positions comes with it, each
+        // kind with each scale once in 15 lessons.
+        let n = index - FIRST_DECODE;
+        (
+            SELF_POSITIONS[(n % 5) as usize],
+            MaskKind::Causal,
+            scales[(n / 5 % 3) as usize],
+        )
+    } else if cross {
         // Cross-attention takes neither learned positions nor a causal mask: the format
         // refuses both.
         let n = index - SELF_LESSONS;
@@ -260,13 +306,6 @@ fn draw_lesson(index: u64) -> Drawn {
             scales[(n / 12 % 3) as usize],
         )
     } else {
-        let position_kinds = [
-            Positions::Unsaid,
-            Positions::None,
-            Positions::Sinusoidal,
-            Positions::Learned,
-            Positions::Rope,
-        ];
         let mask_kinds = [
             MaskKind::Unsaid,
             MaskKind::None,
@@ -274,18 +313,21 @@ fn draw_lesson(index: u64) -> Drawn {
             MaskKind::Written,
         ];
         (
-            position_kinds[(index % 5) as usize],
+            SELF_POSITIONS[(index % 5) as usize],
             mask_kinds[(index / 5 % 4) as usize],
             scales[(index / 20 % 3) as usize],
         )
     };
-    let format =
-        if !cross && (format1_only() || (positions == Positions::Unsaid && draw.chance(0.5))) {
-            positions = Positions::Unsaid;
-            1
-        } else {
-            2
-        };
+    // Generation needs format 2, like cross-attention.
+    let format = if !cross
+        && !decode
+        && (format1_only() || (positions == Positions::Unsaid && draw.chance(0.5)))
+    {
+        positions = Positions::Unsaid;
+        1
+    } else {
+        2
+    };
     // Sinusoidal and learned positions are added to embeddings, so they need them.
     let direct =
         !matches!(positions, Positions::Sinusoidal | Positions::Learned) && draw.chance(0.4);
@@ -311,16 +353,26 @@ fn draw_lesson(index: u64) -> Drawn {
     };
     let d_v = 1 + draw.below(8);
     // Heads come with format 2: H from 1 to 16 in two thirds of the self-attention lessons,
-    // from 1 to 8 in every cross-attention one; G any divisor of H (1 is multi-query attention,
-    // H plain multi-head). W_o is required with several heads and optional with one.
-    let (heads, kv_heads) = if cross || (format == 2 && !draw.chance(1.0 / 3.0)) {
+    // from 1 to 8 in every cross-attention one; G any divisor of H (1 is multi-query
+    // attention, H plain multi-head). W_o is required with several heads and optional with
+    // one. The decoding lessons take their heads in turn from `decoding_shapes`.
+    let shape = decode.then(|| {
+        let shapes = decoding_shapes();
+        shapes[((index - FIRST_DECODE) % shapes.len() as u64) as usize]
+    });
+    let (heads, kv_heads) = if let Some((heads, kv_heads, _)) = shape {
+        (heads, kv_heads)
+    } else if cross || (format == 2 && !draw.chance(1.0 / 3.0)) {
         let heads = 1 + draw.below(if cross { 8 } else { 16 });
         let divisors: Vec<usize> = (1..=heads).filter(|g| heads.is_multiple_of(*g)).collect();
         (heads, divisors[draw.below(divisors.len())])
     } else {
         (1, 1)
     };
-    let w_o = heads > 1 || (format == 2 && draw.chance(0.3));
+    let w_o = match shape {
+        Some((_, _, w_o)) => w_o,
+        None => heads > 1 || (format == 2 && draw.chance(0.3)),
+    };
     let kv_said = kv_heads != heads || (format == 2 && draw.chance(0.5));
     let heads_said = heads > 1 || kv_said || (format == 2 && draw.chance(0.3));
 
@@ -448,6 +500,18 @@ fn draw_lesson(index: u64) -> Drawn {
             writeln!(text, "mask = {}", toml_matrix(&cells)).unwrap();
         }
     }
+    // A stream of its own, as the masks have, so that saying `decode = false` in some of the
+    // other format 2 lessons changes none of their numbers: said or unsaid, their JSON's
+    // "decode" must be null.
+    let decode = if decode {
+        Some(true)
+    } else {
+        (format == 2 && Draw(index.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 19).chance(0.2))
+            .then_some(false)
+    };
+    if let Some(decode) = decode {
+        writeln!(text, "decode = {decode}").unwrap();
+    }
     Drawn {
         text,
         format,
@@ -466,6 +530,7 @@ fn draw_lesson(index: u64) -> Drawn {
         kv_heads,
         kv_said,
         w_o,
+        decode,
     }
 }
 
@@ -671,12 +736,98 @@ fn the_random_lessons_cover_every_kind_of_lesson() {
             "cross, several heads given Q, K, V",
             count(&|l| cross(l) && several(l) && l.direct),
         );
-        // Every H from 1 to 8 with every divisor of it as G.
+        let decoding = |l: &Drawn| l.decode == Some(true);
+        need("decoding", count(&decoding));
+        need("decode = false said", count(&|l| l.decode == Some(false)));
+        need(
+            "decoding, one head without W_o",
+            count(&|l| decoding(l) && l.heads == 1 && !l.w_o),
+        );
+        need(
+            "decoding, one head with W_o",
+            count(&|l| decoding(l) && l.heads == 1 && l.w_o),
+        );
+        need(
+            "decoding, several heads",
+            count(&|l| decoding(l) && several(l)),
+        );
+        need(
+            "decoding, fewer K/V groups than heads",
+            count(&|l| decoding(l) && l.kv_heads < l.heads),
+        );
+        need(
+            "decoding, grouped queries (1 < G < H)",
+            count(&|l| decoding(l) && l.kv_heads > 1 && l.kv_heads < l.heads),
+        );
+        need(
+            "decoding, positions none or unsaid",
+            count(&|l| decoding(l) && matches!(l.positions, Positions::Unsaid | Positions::None)),
+        );
+        need(
+            "decoding, sinusoidal",
+            count(&|l| decoding(l) && l.positions == Positions::Sinusoidal),
+        );
+        need(
+            "decoding, learned",
+            count(&|l| decoding(l) && l.positions == Positions::Learned),
+        );
+        need(
+            "decoding, rope with embeddings",
+            count(&|l| decoding(l) && l.positions == Positions::Rope && !l.direct),
+        );
+        need(
+            "decoding, rope with Q, K, V given",
+            count(&|l| decoding(l) && l.positions == Positions::Rope && l.direct),
+        );
+        need(
+            "decoding, several heads with rope",
+            count(&|l| decoding(l) && several(l) && l.positions == Positions::Rope),
+        );
+        need(
+            "decoding, several heads with sinusoidal positions",
+            count(&|l| decoding(l) && several(l) && l.positions == Positions::Sinusoidal),
+        );
+        need(
+            "decoding, fewer K/V groups than heads with rope",
+            count(&|l| decoding(l) && l.kv_heads < l.heads && l.positions == Positions::Rope),
+        );
+        need(
+            "decoding, Q, K, V given",
+            count(&|l| decoding(l) && l.direct && l.positions != Positions::Rope),
+        );
+        need(
+            "decoding, scale = false",
+            count(&|l| decoding(l) && l.scale == Some(false)),
+        );
+        need(
+            "decoding, scale unsaid",
+            count(&|l| decoding(l) && l.scale.is_none()),
+        );
+        need(
+            "decoding, 1 token",
+            count(&|l| decoding(l) && l.tokens == 1),
+        );
+        need(
+            "decoding, 8 tokens",
+            count(&|l| decoding(l) && l.tokens == 8),
+        );
+        // Every H from 1 to 8 with every divisor of it as G, in cross-attention and in
+        // generation.
         for heads in 1..=8 {
             for kv_heads in (1..=heads).filter(|g: &usize| heads.is_multiple_of(*g)) {
                 let found = count(&|l| cross(l) && l.heads == heads && l.kv_heads == kv_heads);
                 if found == 0 {
                     missing.push(format!("cross, {heads} heads in {kv_heads} K/V groups: 0"));
+                }
+            }
+        }
+        for heads in 1..=8 {
+            for kv_heads in (1..=heads).filter(|g: &usize| heads.is_multiple_of(*g)) {
+                let found = count(&|l| decoding(l) && l.heads == heads && l.kv_heads == kv_heads);
+                if found == 0 {
+                    missing.push(format!(
+                        "decoding, {heads} heads in {kv_heads} K/V groups: 0"
+                    ));
                 }
             }
         }

@@ -5,7 +5,8 @@ It reads lesson files (TOML, literal matrices only) with Python's own tomllib, c
 matrix of one forward pass in float64 with plain numpy, and compares them with the JSON that
 `attn-tutor show LESSON --format json` wrote for the same lesson. Self-attention and
 cross-attention (`source_tokens`: queries from the target, keys and values from the source)
-alike.
+alike. For a lesson with `decode = true` it also generates the output again one token at a
+time with a K/V cache, as a decoder does, and compares every step with the JSON's "decode".
 
     attention.py [--format1-only] LESSON.toml SHOW.json [LESSON.toml SHOW.json ...]
     attention.py --self-test
@@ -77,15 +78,23 @@ def literal_matrix(lesson, key):
 # --- The steps ------------------------------------------------------------------------------
 
 
+def sinusoid_at(p, d_model):
+    """Vaswani et al. 2017, section 3.5, the row of position p: PE[p, c] = sin(p /
+    10000^(2i/d_model)) for even c and cos(p / 10000^(2i/d_model)) for odd c, where
+    i = floor(c / 2). A decoder needs only the row of the token it is making."""
+    row = np.zeros(d_model)
+    for c in range(d_model):
+        i = c // 2
+        angle = p / SINUSOID_BASE ** (2 * i / d_model)
+        row[c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+    return row
+
+
 def sinusoidal_positions(seq_len, d_model):
-    """Vaswani et al. 2017, section 3.5: PE[p, c] = sin(p / 10000^(2i/d_model)) for even c and
-    cos(p / 10000^(2i/d_model)) for odd c, where i = floor(c / 2) and p = 0, 1, 2, ..."""
+    """PE for positions p = 0, 1, 2, ..., seq_len - 1, one row each (`sinusoid_at`)."""
     pe = np.zeros((seq_len, d_model))
     for p in range(seq_len):
-        for c in range(d_model):
-            i = c // 2
-            angle = p / SINUSOID_BASE ** (2 * i / d_model)
-            pe[p, c] = math.sin(angle) if c % 2 == 0 else math.cos(angle)
+        pe[p] = sinusoid_at(p, d_model)
     return pe
 
 
@@ -99,20 +108,29 @@ def project(x, w):
     return x @ w
 
 
-def rope_rotate(m):
-    """RoFormer (Su et al. 2021), eq. 34: row p (0-based) of Q or K is rotated pairwise; for
-    i = 0 .. d/2 - 1, phi = p * 10000^(-2i/d) and
+def rope_turn(row, p):
+    """RoFormer (Su et al. 2021), eq. 34: one query or key `row` at position p (0-based) is
+    rotated pairwise; for i = 0 .. d/2 - 1, phi = p * 10000^(-2i/d) and
     (x_2i, x_2i+1) -> (x_2i cos phi - x_2i+1 sin phi, x_2i sin phi + x_2i+1 cos phi)."""
-    seq_len, d = m.shape
+    d = row.shape[0]
     if d % 2:
         raise LessonError(f"RoPE needs an even d_k, found {d}")
+    rotated = np.empty_like(row)
+    for i in range(d // 2):
+        phi = p * ROPE_BASE ** (-2 * i / d)
+        a, b = row[2 * i], row[2 * i + 1]
+        rotated[2 * i] = a * math.cos(phi) - b * math.sin(phi)
+        rotated[2 * i + 1] = a * math.sin(phi) + b * math.cos(phi)
+    return rotated
+
+
+def rope_rotate(m):
+    """Every row of Q or K turned by its own index p (`rope_turn`)."""
+    if m.shape[1] % 2:
+        raise LessonError(f"RoPE needs an even d_k, found {m.shape[1]}")
     rotated = np.empty_like(m)
-    for p in range(seq_len):
-        for i in range(d // 2):
-            phi = p * ROPE_BASE ** (-2 * i / d)
-            a, b = m[p, 2 * i], m[p, 2 * i + 1]
-            rotated[p, 2 * i] = a * math.cos(phi) - b * math.sin(phi)
-            rotated[p, 2 * i + 1] = a * math.sin(phi) + b * math.cos(phi)
+    for p in range(m.shape[0]):
+        rotated[p] = rope_turn(m[p], p)
     return rotated
 
 
@@ -317,7 +335,136 @@ def forward(lesson):
         "scores": one_head("scores"), "scaled": one_head("scaled"), "mask": mask,
         "masked": one_head("masked"), "weights": one_head("weights"),
         "output": output, "concat": concat, "heads": heads,
+        # Worked out again one token at a time by `generate`, from the lesson's own inputs.
+        "decode": generate(lesson) if decodes(lesson) else None,
     }
+
+
+# --- Generation with a K/V cache ------------------------------------------------------------
+
+# A generation step's matrices by the engine's names, and what each is one of: a query head's,
+# a K/V group's, or the lesson's (one for all heads).
+DECODE_HEAD_MATRICES = ["q_t", "q_rope_t", "scores_t", "scaled_t", "weights_t", "output_t"]
+DECODE_GROUP_MATRICES = ["k_t", "v_t", "k_rope_t", "k_cache", "v_cache"]
+DECODE_LESSON_MATRICES = ["x_t", "concat_t", "projected_t"]
+DECODE_MATRICES = DECODE_HEAD_MATRICES + DECODE_GROUP_MATRICES + DECODE_LESSON_MATRICES
+# The keys of each object of the JSON's "decode" array, exactly.
+DECODE_KEYS = {"q", "k_cache", "v_cache", "weights", "output"}
+
+
+def decodes(lesson):
+    """Whether the lesson generates with a K/V cache (`decode = true`), which the format allows
+    in self-attention with the causal mask only (format 2)."""
+    if not lesson.get("decode", False):
+        return False
+    if lesson.get("format") == 1:
+        raise LessonError("decode = true needs format = 2")
+    if lesson.get("source_tokens") is not None:
+        raise LessonError("decode = true in cross-attention is refused by the format")
+    if lesson.get("mask", "none") != "causal":
+        raise LessonError('decode = true needs mask = "causal"')
+    return True
+
+
+def generate(lesson):
+    """Generation with a K/V cache, one token at a time as a decoder runs it. It reads the
+    lesson itself and shares with `forward` only the formulas of one row (`sinusoid_at`,
+    `rope_turn`, `softmax_rows`) and the grouping (`group_of`), so the two can check each other.
+
+    For t = 0 .. seq_len - 1: x_t is the token's embedding plus the position row of t (or the
+    rows t of Q, K and V given); q_t, k_t, v_t = x_t W_q, x_t W_k, x_t W_v; with RoPE q_t and
+    k_t turn by t. Each K/V group appends its columns of k_t and v_t to its own caches. Each
+    query head scores its q_t against its group's K_cache (t + 1 scores, no mask: the cache
+    holds nothing after t), divides by sqrt(d_k) when the lesson scales, takes softmax, and
+    averages its group's V_cache. concat_t is the heads' rows side by side; output_t =
+    concat_t W_o (concat_t without W_o).
+
+    Returns one dict per t by the engine's names (DECODE_MATRICES): a head's or group's matrix
+    is a list with one 2-D array per head or group, a lesson's a 2-D array; None where the
+    lesson has none. "output" is the final row t.
+    """
+    seq_len = len(lesson["tokens"])
+    n_heads = lesson.get("heads", 1)
+    kv_heads = lesson.get("kv_heads", n_heads)
+    scale = lesson.get("scale", True)
+    kind = lesson.get("positions", "none")
+    rope = kind == "rope"
+    w_o = literal_matrix(lesson, "w_o")
+    embeddings = literal_matrix(lesson, "embeddings")
+    if embeddings is not None:
+        w_q, w_k, w_v = (literal_matrix(lesson, key) for key in ("w_q", "w_k", "w_v"))
+        learned = None if isinstance(kind, str) else literal_matrix(lesson, "positions")
+    else:
+        given = {key: literal_matrix(lesson, key) for key in ("q", "k", "v")}
+    k_cache = [[] for _ in range(kv_heads)]
+    v_cache = [[] for _ in range(kv_heads)]
+    steps = []
+    for t in range(seq_len):
+        # Only row t is made: a decoder does not have the tokens after t yet.
+        if embeddings is not None:
+            x_t = embeddings[t].copy()
+            if kind == "sinusoidal":
+                x_t = x_t + sinusoid_at(t, x_t.shape[0])
+            elif learned is not None:
+                x_t = x_t + learned[t]
+            q_t, k_t, v_t = x_t @ w_q, x_t @ w_k, x_t @ w_v
+        else:
+            x_t = None
+            q_t, k_t, v_t = (given[key][t] for key in ("q", "k", "v"))
+        d_k, d_v = k_t.shape[0] // kv_heads, v_t.shape[0] // kv_heads
+        step = {"x_t": None if x_t is None else x_t[None, :],
+                "q_t": [], "k_t": [], "v_t": [], "q_rope_t": [] if rope else None,
+                "k_rope_t": [] if rope else None, "k_cache": [], "v_cache": [],
+                "scores_t": [], "scaled_t": [] if scale else None, "weights_t": [],
+                "output_t": []}
+        for g in range(kv_heads):
+            key, value = k_t[g * d_k:(g + 1) * d_k], v_t[g * d_v:(g + 1) * d_v]
+            step["k_t"].append(key[None, :])
+            step["v_t"].append(value[None, :])
+            if rope:
+                # The key is cached as it will be read: turned by its own position, once.
+                key = rope_turn(key, t)
+                step["k_rope_t"].append(key[None, :])
+            k_cache[g].append(key)
+            v_cache[g].append(value)
+            step["k_cache"].append(np.array(k_cache[g]))
+            step["v_cache"].append(np.array(v_cache[g]))
+        for h in range(n_heads):
+            g = group_of(h, n_heads, kv_heads)
+            query = q_t[h * d_k:(h + 1) * d_k]
+            step["q_t"].append(query[None, :])
+            if rope:
+                query = rope_turn(query, t)
+                step["q_rope_t"].append(query[None, :])
+            # One row of scores: the new query against every key so far.
+            scores = query[None, :] @ step["k_cache"][g].T
+            step["scores_t"].append(scores)
+            if scale:
+                scores = scores / math.sqrt(d_k)
+                step["scaled_t"].append(scores)
+            weights = softmax_rows(scores)
+            step["weights_t"].append(weights)
+            step["output_t"].append(weights @ step["v_cache"][g])
+        step["concat_t"] = np.concatenate(step["output_t"], axis=1)
+        step["projected_t"] = None if w_o is None else step["concat_t"] @ w_o
+        step["output"] = step["concat_t"] if w_o is None else step["projected_t"]
+        steps.append(step)
+    return steps
+
+
+def decode_matrix(ours, key, head):
+    """A generation step's matrix `key` of query head `head` (its group's for a K/V group's
+    matrix) at the token `show` explains without --token, the last; None where there is none."""
+    if not ours["decode"]:
+        return None
+    found = ours["decode"][-1][key]
+    if found is None or key in DECODE_LESSON_MATRICES:
+        return found
+    n_heads = len(ours["heads"])
+    index = head
+    if key in DECODE_GROUP_MATRICES:
+        index = group_of(head, n_heads, len(found))
+    return found[index]
 
 
 def expected_values(ours, format1_only):
@@ -421,6 +568,14 @@ class Comparison:
             self.problem(lesson, key, f"worst deviation {worst:.3e} at [{at[0]}][{at[1]}]: "
                          f"ours {ours[at]!r}, numpy {numpy[at]!r}")
 
+    def row(self, lesson, key, numpy, value):
+        """Compares one row (numpy's 1 x n) with a JSON list of numbers, not a list of rows."""
+        if not (isinstance(value, list)
+                and all(isinstance(cell, (int, float, str)) for cell in value)):
+            self.problem(lesson, key, f"not a row of numbers: {json.dumps(value)[:80]}")
+            return
+        self.matrix(lesson, key, numpy, [value])
+
     def exact(self, lesson, key, numpy, value):
         """Compares a value that must be equal, not near (tokens, d_k, rows, title)."""
         if numpy != value:
@@ -442,6 +597,14 @@ class Comparison:
                     self.problem(lesson, "derivations", f"{key}[{row}][{col}] names no head")
                     continue
                 matrix = heads[head or 0].get(key)
+            elif key in DECODE_MATRICES:
+                # A generation step's: a head's or group's names its head when there are
+                # several, as the whole pass's do.
+                if (head is None and len(heads) > 1
+                        and key not in DECODE_LESSON_MATRICES):
+                    self.problem(lesson, "derivations", f"{key}[{row}][{col}] names no head")
+                    continue
+                matrix = decode_matrix(ours, key, head or 0)
             elif key == "projected":
                 matrix = ours["output"]  # concat W_o, the final output
             else:
@@ -465,6 +628,54 @@ class Comparison:
             if not found <= TOLERANCE:
                 self.problem(lesson, "derivations", f"{key}[{row}][{col}] is {value!r}, "
                              f"numpy {matrix[row, col]!r}")
+
+
+def compare_decode(comparison, lesson_path, ours, document):
+    """The JSON's "decode": null for a lesson without `decode = true`; else one object per
+    token t with exactly DECODE_KEYS, each compared with the reference's generation. With one
+    head "q" and "weights" are rows and the caches matrices; with several, "q" and "weights"
+    are lists of a row per query head and the caches lists of a matrix per K/V group."""
+    steps = ours["decode"]
+    if "decode" not in document:
+        comparison.problem(lesson_path, "decode", "missing from the JSON")
+        return
+    written = document["decode"]
+    if steps is None:
+        if written is not None:
+            comparison.problem(lesson_path, "decode", "the lesson has no decode = true, but "
+                               f"the JSON has {json.dumps(written)[:80]}, not null")
+        return
+    if not isinstance(written, list) or len(written) != len(steps):
+        comparison.problem(lesson_path, "decode", f"not an array of {len(steps)} steps, one "
+                           f"per token: {json.dumps(written)[:80]}")
+        return
+    several = len(ours["heads"]) > 1
+    for t, (step, found) in enumerate(zip(steps, written)):
+        where = f"decode[{t}]"
+        # The reference's own two ways must agree before the JSON is judged by either: row t
+        # of the whole causal pass is what generation makes at t.
+        if deviation(step["output"], ours["output"][t:t + 1]).max() > TOLERANCE:
+            comparison.problem(lesson_path, where, "the reference's generation disagrees with "
+                               "its own whole pass (a bug in the reference)")
+        if not isinstance(found, dict) or set(found) != DECODE_KEYS:
+            keys = sorted(found) if isinstance(found, dict) else found
+            comparison.problem(lesson_path, where, f"keys {keys}, want {sorted(DECODE_KEYS)}")
+            continue
+        comparison.row(lesson_path, f"{where}.output", step["output"], found["output"])
+        for key, ours_key, compare in (("q", "q_rope_t" if step["q_rope_t"] else "q_t",
+                                        comparison.row),
+                                       ("weights", "weights_t", comparison.row),
+                                       ("k_cache", "k_cache", comparison.matrix),
+                                       ("v_cache", "v_cache", comparison.matrix)):
+            numpy = step[ours_key]
+            if not several:
+                compare(lesson_path, f"{where}.{key}", numpy[0], found[key])
+            elif not isinstance(found[key], list) or len(found[key]) != len(numpy):
+                comparison.problem(lesson_path, f"{where}.{key}", f"not a list of {len(numpy)} "
+                                   f"(one per {'K/V group' if 'cache' in key else 'head'})")
+            else:
+                for i, (one, value) in enumerate(zip(numpy, found[key])):
+                    compare(lesson_path, f"{where}.{key}[{i}]", one, value)
 
 
 def describe(value):
@@ -517,6 +728,8 @@ def compare_document(comparison, lesson_path, ours, document, format1_only):
         else:
             comparison.exact(lesson_path, key, ours[key], document[key])
     comparison.derivations(lesson_path, ours, document)
+    if not format1_only:
+        compare_decode(comparison, lesson_path, ours, document)
 
 
 def written_document(ours):
@@ -542,6 +755,20 @@ def written_document(ours):
     if last:
         derivation["head"] = last
     document["derivations"] = [derivation]
+
+    def one_or_each(matrices, shape):
+        """A row or matrix alone with one head; a list of them, one each, with several."""
+        if len(ours["heads"]) == 1:
+            return shape(matrices[0])
+        return [shape(matrix) for matrix in matrices]
+
+    document["decode"] = None if ours["decode"] is None else [{
+        "q": one_or_each(step["q_rope_t"] or step["q_t"], lambda m: rows(m)[0]),
+        "k_cache": one_or_each(step["k_cache"], rows),
+        "v_cache": one_or_each(step["v_cache"], rows),
+        "weights": one_or_each(step["weights_t"], lambda m: rows(m)[0]),
+        "output": rows(step["output"])[0],
+    } for step in ours["decode"]]
     return document
 
 
@@ -872,6 +1099,136 @@ def self_test():
     compare_document(comparison, "hand", result, wrong, True)
     check("format 1 keys alone ignore source_x, source_tokens and heads",
           comparison.problems == [])
+
+    # Generation worked by hand: one head, Q, K, V given, RoPE, unscaled. Every q and k row
+    # is [1, 0]: at t = 1 the query and the new key turn by 1 radian to [cos 1, sin 1], the key
+    # cached at t = 0 stays [1, 0], so the scores are [cos 1, 1] and the output averages the
+    # values 1 and 3 with softmax of them.
+    lesson = {"title": "t", "format": 2, "tokens": ["a", "b"], "q": [[1, 0], [1, 0]],
+              "k": [[1, 0], [1, 0]], "v": [[1], [3]], "positions": "rope", "scale": False,
+              "mask": "causal", "decode": True}
+    steps = forward(lesson)["decode"]
+    check("decode: one step per token", len(steps) == 2)
+    check("decode t=0: the cache holds one row", np.array_equal(steps[0]["k_cache"][0], [[1, 0]])
+          and np.array_equal(steps[0]["v_cache"][0], [[1]]))
+    check("decode t=0: all of the weight on the one key, output v_0",
+          np.array_equal(steps[0]["weights_t"][0], [[1]])
+          and np.array_equal(steps[0]["output"], [[1]]))
+    check("decode t=1: q_t as projected, q_rope_t turned by 1 radian",
+          np.array_equal(steps[1]["q_t"][0], [[1, 0]]) and np.allclose(
+              steps[1]["q_rope_t"][0], [[c1, s1]], rtol=0, atol=1e-15))
+    check("decode t=1: the cache keeps row 0 as cached and adds the turned key", np.allclose(
+        steps[1]["k_cache"][0], [[1, 0], [c1, s1]], rtol=0, atol=1e-15))
+    check("decode t=1: scores [cos 1, 1], no scaled scores", np.allclose(
+        steps[1]["scores_t"][0], [[c1, 1]], rtol=0, atol=1e-15)
+          and steps[1]["scaled_t"] is None)
+    check("decode t=1: output", np.allclose(
+        steps[1]["output"], [[(math.exp(c1) + 3 * math.e) / (math.exp(c1) + math.e)]],
+        rtol=0, atol=1e-15))
+    check("decode t=1: the cache is not the one of t=0 grown in place",
+          steps[0]["k_cache"][0].shape == (1, 2))
+    check("no decode, no generation", forward(dict(lesson, decode=False))["decode"] is None)
+    for name, bad in [("a mask other than causal", {"mask": "none"}),
+                      ("no mask", {"mask": None}),
+                      ("format 1", {"format": 1}),
+                      ("cross-attention", {"source_tokens": ["x", "y"]})]:
+        try:
+            decodes({key: value for key, value in dict(lesson, **bad).items()
+                     if value is not None})
+            check(f"decode: {name} is refused", False)
+        except LessonError:
+            pass
+
+    # Generation made token by token agrees with the whole causal pass, row t at step t, for
+    # every kind of positions, scaled and not, 4 heads in 2 K/V groups with W_o.
+    drawn = {key: generator.normal(size=shape).tolist() for key, shape in (
+        ("embeddings", (4, 3)), ("positions", (4, 3)), ("w_q", (3, 8)), ("w_k", (3, 4)),
+        ("w_v", (3, 6)), ("w_o", (12, 2)))}
+    for kind in ("none", "sinusoidal", "learned", "rope"):
+        for scale in (True, False):
+            lesson = dict(drawn, title="t", format=2, tokens=["a", "b", "c", "d"], heads=4,
+                          kv_heads=2, mask="causal", decode=True, scale=scale,
+                          positions=drawn["positions"] if kind == "learned" else kind)
+            result = forward(lesson)
+            steps = result["decode"]
+            check(f"decode {kind}, scale {scale}: row t of the whole pass at every t",
+                  all(np.allclose(step["output"], result["output"][t:t + 1], rtol=1e-12,
+                                  atol=1e-12) for t, step in enumerate(steps)))
+            # The last step's caches are the whole pass's K and V of each group (turned with
+            # RoPE): heads 1 and 3 read groups 0 and 1.
+            last = steps[-1]
+            for h, g in ((0, 0), (2, 1)):
+                head = result["heads"][h]
+                check(f"decode {kind}: group {g}'s caches at the end are its K and V",
+                      np.allclose(last["k_cache"][g], head["k_rope"] if kind == "rope"
+                                  else head["k"], rtol=0, atol=1e-12)
+                      and np.allclose(last["v_cache"][g], head["v"], rtol=0, atol=1e-12))
+            check(f"decode {kind}: the cache at t has t + 1 rows",
+                  [step["v_cache"][1].shape for step in steps] == [(t + 1, 3) for t in range(4)])
+
+    # Whole documents with generation (the last lesson above: learned positions, unscaled, 4
+    # heads in 2 groups): the right one agrees; a cache with one row too many, queries given
+    # per group, a step with a key too many, and "decode" missing are each reported once.
+    document = json.loads(json.dumps(written_document(result)))
+    check("a decoding document has a row per head in q and a matrix per group in k_cache",
+          len(document["decode"][1]["q"]) == 4 and len(document["decode"][1]["k_cache"]) == 2
+          and len(document["decode"][1]["k_cache"][0]) == 2)
+    document["derivations"] = [
+        {"matrix": "k_cache", "row": 3, "col": 1, "head": 3,
+         "value": float(steps[3]["k_cache"][1][3, 1])},
+        {"matrix": "projected_t", "row": 0, "col": 0, "value": float(steps[3]["output"][0, 0])}]
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("a right decoding document agrees", comparison.problems == [])
+    wrong = json.loads(json.dumps(document))
+    wrong["decode"][2]["k_cache"][1].append(wrong["decode"][2]["k_cache"][1][-1])
+    wrong["decode"][0]["q"] = wrong["decode"][0]["q"][:2]
+    wrong["decode"][3]["scores"] = []
+    wrong["derivations"][0]["head"] = 0
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, wrong, False)
+    check("a cache a row too long, q per group, a key too many and a derivation of another "
+          "group's cache are reported", len(comparison.problems) == 4)
+    del wrong["decode"]
+    wrong["derivations"][0]["head"] = 3
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, wrong, True)
+    check("format 1 keys alone ignore decode", comparison.problems == [])
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, wrong, False)
+    check("decode missing is reported", any("decode: missing" in p for p in comparison.problems))
+    # One head: "q" and "weights" are rows, the caches matrices, not lists of one.
+    lesson = dict(drawn, title="t", format=2, tokens=["a", "b", "c", "d"], mask="causal",
+                  decode=True, w_q=[row[:2] for row in drawn["w_q"]],
+                  w_k=[row[:2] for row in drawn["w_k"]], w_v=[row[:3] for row in drawn["w_v"]],
+                  positions="rope")
+    del lesson["w_o"]
+    result = forward(lesson)
+    document = json.loads(json.dumps(written_document(result)))
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("a right one-head decoding document agrees", comparison.problems == [])
+    check("one head: q is a row of numbers",
+          all(isinstance(cell, float) for cell in document["decode"][1]["q"]))
+    wrong = json.loads(json.dumps(document))
+    wrong["decode"][1]["q"] = [wrong["decode"][1]["q"]]
+    wrong["decode"][2]["k_cache"] = [wrong["decode"][2]["k_cache"]]
+    wrong["decode"][3]["weights"][0] += 1e-6
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, wrong, False)
+    check("one head: q as a list of rows, the cache as a list of matrices and a wrong weight "
+          "are reported", len(comparison.problems) == 3)
+    # Without decode = true the JSON's "decode" is null, and must be there.
+    result = forward(dict(lesson, decode=False))
+    document = json.loads(json.dumps(written_document(result)))
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("decode null without decode = true agrees", comparison.problems == []
+          and document["decode"] is None)
+    document["decode"] = []
+    comparison = Comparison()
+    compare_document(comparison, "hand", result, document, False)
+    check("decode not null without decode = true is reported", len(comparison.problems) == 1)
 
     # The comparison itself: it must reject a wrong cell and accept the tolerance.
     numpy = np.array([[1.0, 100.0, -np.inf]])
