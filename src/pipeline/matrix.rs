@@ -427,7 +427,7 @@ const MATRICES: [MatrixEntry; 39] = [
         name: MatrixName::XNew,
         key: "x_t",
         symbol: "x_t",
-        gloss: Some("the new token's row of X"),
+        gloss: Some("the new token's row"),
         rows: Axis::NewToken,
         cols: Axis::DModel,
         row_vector: Some("x"),
