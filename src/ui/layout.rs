@@ -204,15 +204,30 @@ fn working_need_at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16
 /// Matrices up to this many cells have the working measured for every cell.
 const STEADY_CELLS: usize = 144;
 
+/// ... and only while their workings hold this many operands in all: each is written out and
+/// wrapped to be measured (about a microsecond each with its decimals found), so a row of
+/// 64-term sums, 16 cells of them, would cost more than the rest of the frame.
+const STEADY_OPERANDS: usize = 512;
+
 /// The rows the working needs for most cells of the focused matrix (and its row labels; the
 /// larger on a tie), so that the arrangement chosen with it stays put while the cursor moves.
 /// A rarer, longer working (a masked cell's note) is shortened in place, its middle marked
-/// "… more lines". Larger matrices, and practice, measure the cell under the cursor.
+/// "… more lines". Larger matrices (or cells with many operands), and practice, measure the
+/// cell under the cursor.
 fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     let (rows, cols) = tutor
         .values(tutor.focus)
         .map_or((0, 0), |values| (values.nrows(), values.ncols()));
     if tutor.practice.is_some() || rows * cols > STEADY_CELLS || rows * cols == 0 {
+        return working_need(tutor, width);
+    }
+    // The cell under the cursor stands for the others: a matrix's cells are made the same way.
+    let operands = tutor
+        .selected_cell()
+        .or_else(|| Some(tutor.cell(tutor.focus, 0, 0)))
+        .and_then(|cell| tutor.attention.derive(cell))
+        .map_or(1, |derivation| derivation.operands().len().max(1));
+    if rows * cols * operands > STEADY_OPERANDS {
         return working_need(tutor, width);
     }
     let labels = rows_are_tokens(tutor.focus);
