@@ -49,7 +49,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     let plan = &tutor.attention.plan;
     if tutor.step_is_per_token() {
-        let formula = generation_formula(tutor, theme);
+        let formula = generation_formula(tutor, theme, area.width);
         Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
         return;
     }
@@ -139,8 +139,9 @@ pub fn token_of(tutor: &Tutor) -> String {
 }
 
 /// One step of generation's formula, the part of this screen lit:
-/// `output_t = softmax(q_t·K_cacheᵀ / √d_k)·V_cache   where K_cache = [K_cache; k_t], …`.
-fn generation_formula(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
+/// `output_t = softmax(q_t·K_cacheᵀ / √d_k)·V_cache`, and the definition the step is about when
+/// it fits.
+fn generation_formula(tutor: &Tutor, theme: &Theme, width: u16) -> Vec<Span<'static>> {
     let step = tutor.step();
     let plan = &tutor.attention.plan;
     let lit = |on: bool, text: &str| {
@@ -173,20 +174,24 @@ fn generation_formula(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
     if plan.has(MatrixName::DecodeProjected) {
         formula.push(lit(step == Step::DecodeOutput, " …·W_o"));
     }
-    formula.push(Span::styled("    where ", theme.muted()));
-    let new = step == Step::NewToken;
-    formula.push(lit(
-        step == Step::KvCache,
-        if rotated {
-            "K_cache gains rot(k_t), V_cache v_t; "
-        } else {
-            "K_cache gains k_t, V_cache v_t; "
-        },
-    ));
-    if plan.has(MatrixName::XNew) {
-        formula.push(lit(new, "q_t, k_t, v_t = x_t·W_q, x_t·W_k, x_t·W_v"));
-    } else {
-        formula.push(lit(new, "q_t, k_t, v_t = row t of Q, K, V"));
+    // The definition this step is about, after the formula when the line has room for it
+    // whole: a definition cut in the middle says less than none.
+    let rotated_k = if rotated { "rot(k_t)" } else { "k_t" };
+    let definition = match step {
+        Step::NewToken if plan.has(MatrixName::XNew) => {
+            "q_t, k_t, v_t = x_t·W_q, x_t·W_k, x_t·W_v".to_string()
+        }
+        Step::NewToken => "q_t, k_t, v_t = row t of Q, K, V".to_string(),
+        Step::KvCache => format!("K_cache gains {rotated_k}, V_cache gains v_t"),
+        _ => "the caches hold tokens 1 … t".to_string(),
+    };
+    let used: usize = formula.iter().map(|span| columns(&span.content)).sum();
+    if used + columns("    where ") + columns(&definition) <= usize::from(width) {
+        formula.push(Span::styled("    where ", theme.muted()));
+        formula.push(lit(
+            step != Step::DecodeWeights && step != Step::DecodeOutput,
+            &definition,
+        ));
     }
     formula
 }
