@@ -62,7 +62,7 @@ const BUILT_INS: [(&str, &str, &str); 12] = [
     (
         "generation",
         "The cat sat on the mat, one word at a time",
-        "(6 tokens × 4 → d_k 2)",
+        "(6 tokens × 4 → d_k 2, generated with a K/V cache)",
     ),
 ];
 

@@ -144,7 +144,7 @@ fn the_cache_grows_by_one_row_a_step_and_keeps_the_earlier_rows() {
     assert_eq!((from.cell.matrix, from.cell.token), (MatrixName::KNew, 0));
     let text = kept.explain(&attention, 4);
     assert!(
-        text.contains("kept in the cache since it was computed at the step for “a”, token 1 of 3"),
+        text.contains("kept in the cache since it was computed for “a”, token 1 of 3"),
         "{text}"
     );
 }
@@ -202,7 +202,7 @@ fn attending_to_the_next_token_is_a_slip_the_practice_names() {
         panic!("not named");
     };
     assert_eq!(named.kind, SlipKind::FutureToken);
-    assert!(named.describe().contains("next token"));
+    assert!(named.describe().contains("tokens after this one"));
     // The last token has no next one to slip to.
     let last = Cell {
         token: 4,
@@ -221,16 +221,20 @@ fn attending_to_the_next_token_is_a_slip_the_practice_names() {
 fn show_prints_a_generation_step_at_the_token_asked_for() {
     let fixture = FIXTURE;
     let text = common::show(fixture, &["--step", "kv_cache", "--token", "fox"]);
-    assert!(text.contains("Step t for “fox”, token 3 of 5"), "{text}");
+    assert!(text.contains("At “fox”, token 3 of 5."), "{text}");
     assert!(text.contains("The cache holds 24 numbers"), "{text}");
     let by_number = common::show(fixture, &["--step", "kv_cache", "--token", "3"]);
     assert_eq!(text, by_number);
+    // Without --token, the lesson's focus ("fox"), where the tutor opens too; a label as
+    // shown, with its position's subscript, names a repeated token.
     let output = common::show(fixture, &["--step", "decode_output"]);
+    assert!(output.contains("At “fox”, token 3 of 5."), "{output}");
+    assert!(output.contains("Checked: this row and these weights equal row fox"));
+    let generation = common::show("generation", &["--step", "new_token", "--token", "the₅"]);
     assert!(
-        output.contains("token 5 of 5"),
-        "the last token by default: {output}"
+        generation.contains("At “the₅”, token 5 of 6"),
+        "{generation}"
     );
-    assert!(output.contains("Checked: this row and these weights equal row home"));
 }
 
 #[test]
@@ -285,4 +289,77 @@ fn the_json_has_one_decode_object_per_token_with_heads_and_groups_nested() {
     let plain: serde_json::Value =
         serde_json::from_str(&common::show("cat-sat-mat", &["--format", "json"])).unwrap();
     assert!(plain["decode"].is_null());
+}
+
+/// What the practice names for `answer` in `cell`, if anything.
+fn named(attention: &Attention, cell: Cell, answer: f64) -> Option<SlipKind> {
+    match check(attention, cell, answer, 4) {
+        Some(Verdict::Wrong { slip, .. }) => slip.map(|slip| slip.kind),
+        _ => None,
+    }
+}
+
+/// Head 2's softmax of row `token` of the whole pass's scaled scores over its first `keys`
+/// keys, those `kept` of them.
+fn softmax_over(attention: &Attention, token: usize, keys: usize) -> Vec<f64> {
+    let scaled = attention.matrix_in(MatrixName::Scaled, 1).unwrap();
+    let exps: Vec<f64> = (0..keys).map(|key| scaled[(token, key)].exp()).collect();
+    let sum: f64 = exps.iter().sum();
+    exps.iter().map(|exp| exp / sum).collect()
+}
+
+#[test]
+fn forgetting_the_scale_on_a_generation_step_is_named() {
+    let attention = Attention::compute(&two_heads());
+    let cell = Cell {
+        matrix: MatrixName::DecodeWeights,
+        head: 1,
+        row: 0,
+        col: 1,
+        token: 2,
+    };
+    let raw = attention.matrix_at(MatrixName::DecodeScores, 1, 2).unwrap();
+    let exps: Vec<f64> = raw.row(0).iter().map(|score| score.exp()).collect();
+    let unscaled = exps[1] / exps.iter().sum::<f64>();
+    assert!((unscaled - attention.value(cell).unwrap()).abs() > 0.01);
+    assert_eq!(
+        named(&attention, cell, unscaled),
+        Some(SlipKind::ForgotScaling)
+    );
+}
+
+#[test]
+fn attending_to_every_token_of_the_sentence_is_named_as_looking_ahead() {
+    let attention = Attention::compute(&two_heads());
+    // At "red" (token 2 of 5), weights over all five words, of which red's is typed.
+    let every = softmax_over(&attention, 1, 5);
+    let cell = Cell {
+        matrix: MatrixName::DecodeWeights,
+        head: 1,
+        row: 0,
+        col: 1,
+        token: 1,
+    };
+    assert_eq!(
+        named(&attention, cell, every[1]),
+        Some(SlipKind::FutureToken)
+    );
+}
+
+#[test]
+fn looking_ahead_is_named_in_the_output_row_too() {
+    let attention = Attention::compute(&two_heads());
+    // Head 2's output at "red" from weights that gave "fox", the next word, its share.
+    let ahead = softmax_over(&attention, 1, 3);
+    let values = attention.matrix_at(MatrixName::VCache, 1, 1).unwrap();
+    let output: f64 = (0..2).map(|key| ahead[key] * values[(key, 1)]).sum();
+    let cell = Cell {
+        matrix: MatrixName::DecodeOutput,
+        head: 1,
+        row: 0,
+        col: 1,
+        token: 1,
+    };
+    assert!((output - attention.value(cell).unwrap()).abs() > 0.01);
+    assert_eq!(named(&attention, cell, output), Some(SlipKind::FutureToken));
 }

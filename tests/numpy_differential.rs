@@ -945,3 +945,32 @@ fn the_translation_lessons_figures_quotes_and_claims_check_out_in_numpy() {
     let Some(python) = python() else { return };
     lesson_reference(&python, "translation", "claims of the lesson check out");
 }
+
+#[test]
+fn the_generation_lessons_figures_quotes_claims_and_steps_check_out_in_numpy() {
+    let Some(python) = python() else { return };
+    lesson_reference(&python, "generation", "claims of the lesson check out");
+    // Given the binary's JSON, the script also compares every step of generation with its
+    // own token-by-token computation.
+    let dir = TempDir::new().unwrap();
+    let json = dir.path().join("generation.json");
+    std::fs::write(
+        &json,
+        common::show_bytes("generation", &["--format", "json"]),
+    )
+    .unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("lessons/reference/generation.py");
+    let output = Command::new(&python)
+        .arg(script)
+        .arg(&json)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(report.contains("agree"), "{report}");
+}

@@ -26,10 +26,16 @@ fn token(app: &App) -> usize {
     app.tutor.as_ref().unwrap().token
 }
 
+/// Goes to the generation step with this key, at the first token.
+fn at_first_token(app: &mut App, key: &str) {
+    common::go_to(app, key);
+    app.tutor.as_mut().unwrap().set_token(0);
+}
+
 #[test]
 fn the_token_keys_change_the_token_on_a_generation_step_and_the_header_says_which() {
     let mut app = app();
-    common::go_to(&mut app, "kv_cache");
+    at_first_token(&mut app, "kv_cache");
     assert!(common::screen(&app, 120, 40).contains("token 1 of 5"));
     update(&mut app, Action::NextToken);
     update(&mut app, Action::NextToken);
@@ -47,7 +53,7 @@ fn the_token_keys_change_the_token_on_a_generation_step_and_the_header_says_whic
 #[test]
 fn the_token_keys_stop_at_the_ends_and_say_so() {
     let mut app = app();
-    common::go_to(&mut app, "new_token");
+    at_first_token(&mut app, "new_token");
     update(&mut app, Action::PreviousToken);
     assert_eq!(token(&app), 0);
     assert!(status(&app).contains("first token"), "{}", status(&app));
@@ -62,8 +68,9 @@ fn the_token_keys_stop_at_the_ends_and_say_so() {
 fn the_token_keys_elsewhere_say_where_they_work() {
     let mut app = app();
     common::go_to(&mut app, "scores");
+    let before = token(&app);
     update(&mut app, Action::NextToken);
-    assert_eq!(token(&app), 0);
+    assert_eq!(token(&app), before);
     assert!(
         status(&app).contains("generation steps"),
         "{}",
@@ -81,7 +88,7 @@ fn the_token_keys_elsewhere_say_where_they_work() {
 #[test]
 fn the_output_step_says_the_row_equals_the_whole_passs() {
     let mut app = app();
-    common::go_to(&mut app, "decode_output");
+    at_first_token(&mut app, "decode_output");
     update(&mut app, Action::NextToken);
     let screen = common::screen(&app, 120, 40);
     assert!(
@@ -93,7 +100,7 @@ fn the_output_step_says_the_row_equals_the_whole_passs() {
 #[test]
 fn the_cache_step_counts_what_the_cache_holds_and_saved() {
     let mut app = app();
-    common::go_to(&mut app, "kv_cache");
+    at_first_token(&mut app, "kv_cache");
     update(&mut app, Action::NextToken);
     let screen = common::screen(&app, 120, 40);
     assert!(screen.contains("Cache: 16 numbers"), "{screen}");
@@ -103,7 +110,7 @@ fn the_cache_step_counts_what_the_cache_holds_and_saved() {
 #[test]
 fn the_help_and_the_bottom_line_name_the_token_keys_on_a_decoding_lesson() {
     let mut app = app();
-    common::go_to(&mut app, "decode_weights");
+    at_first_token(&mut app, "decode_weights");
     let screen = common::screen(&app, 120, 40);
     assert!(screen.contains("( ) token"), "{screen}");
     update(&mut app, Action::ToggleHelp);
@@ -117,7 +124,7 @@ fn the_help_and_the_bottom_line_name_the_token_keys_on_a_decoding_lesson() {
 #[test]
 fn practice_on_the_weights_step_hides_the_new_row() {
     let mut app = app();
-    common::go_to(&mut app, "decode_weights");
+    at_first_token(&mut app, "decode_weights");
     update(&mut app, Action::NextToken);
     update(&mut app, Action::TogglePractice);
     let screen = common::screen(&app, 120, 40);
@@ -135,7 +142,7 @@ fn a_following_student_follows_the_presenters_token() {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
     });
-    common::go_to(&mut teacher, "decode_weights");
+    at_first_token(&mut teacher, "decode_weights");
     update(&mut teacher, Action::NextToken);
     update(&mut teacher, Action::NextToken);
     let mut student = App::new(App::builtin_entries(), None);
@@ -153,13 +160,23 @@ fn a_following_student_follows_the_presenters_token() {
     update(&mut student, Action::NextToken);
     assert_eq!(token(&student), 2);
     assert!(status(&student).contains("following the presenter"));
+    // At 80 columns the message does not fit beside the badge: it takes the line above, whole,
+    // and is not split around the badge.
+    let screen = common::screen(&student, 80, 24);
+    let lines: Vec<&str> = screen.lines().collect();
+    let (above, bottom) = (lines[lines.len() - 2], lines[lines.len() - 1]);
+    assert!(
+        above.contains("You are following the presenter: f goes free to explore"),
+        "{screen}"
+    );
+    assert_eq!(bottom.trim(), "following", "{screen}");
 }
 
 #[test]
 fn every_generation_screen_at_80x24_and_120x40() {
     for key in ["new_token", "kv_cache", "decode_weights", "decode_output"] {
         let mut app = app();
-        common::go_to(&mut app, key);
+        at_first_token(&mut app, key);
         update(&mut app, Action::NextToken);
         update(&mut app, Action::NextToken);
         for (width, height) in [(80, 24), (120, 40)] {
@@ -169,4 +186,58 @@ fn every_generation_screen_at_80x24_and_120x40() {
             );
         }
     }
+}
+
+#[test]
+fn generation_opens_at_the_lessons_focus_token() {
+    let mut app = app();
+    common::go_to(&mut app, "decode_weights");
+    // The fixture's focus is "fox", the third token.
+    assert_eq!(token(&app), 2);
+    assert!(common::screen(&app, 120, 40).contains("token 3 of 5"));
+}
+
+#[test]
+fn going_to_a_kept_row_of_the_cache_shows_the_step_that_made_it() {
+    let mut app = app();
+    common::go_to(&mut app, "kv_cache");
+    assert_eq!(token(&app), 2);
+    // The cursor on K_cache's first row ("the"), kept since the first token's step.
+    for _ in 0..4 {
+        update(&mut app, Action::Move(attn_tutor::app::Direction::Up));
+    }
+    update(&mut app, Action::Edit);
+    update(&mut app, Action::Submit);
+    let tutor = app.tutor.as_ref().unwrap();
+    assert_eq!(tutor.token, 0, "the step of the token that made the row");
+    let cell = tutor.selected_cell().unwrap();
+    assert_eq!(
+        (cell.matrix, cell.token),
+        (attn_tutor::attention::MatrixName::KNew, 0)
+    );
+    assert!(common::screen(&app, 120, 40).contains("How k_t⁽¹⁾[the, 1] is computed"));
+}
+
+#[test]
+fn practice_predicts_the_new_row_of_the_cache_and_not_the_copy_of_x() {
+    let mut app = app();
+    common::go_to(&mut app, "kv_cache");
+    update(&mut app, Action::TogglePractice);
+    let tutor = app.tutor.as_ref().unwrap();
+    let hidden = tutor.hidden_cells();
+    assert!(!hidden.is_empty());
+    assert!(
+        hidden.iter().all(|cell| cell.row == tutor.token),
+        "{hidden:?}"
+    );
+    update(&mut app, Action::TogglePractice);
+    common::go_to(&mut app, "new_token");
+    update(&mut app, Action::TogglePractice);
+    let tutor = app.tutor.as_ref().unwrap();
+    let targets = tutor.practice_targets();
+    assert!(
+        !targets.contains(&attn_tutor::attention::MatrixName::XNew),
+        "{targets:?}"
+    );
+    assert!(targets.contains(&attn_tutor::attention::MatrixName::QNew));
 }

@@ -529,7 +529,7 @@ fn the_presenters_join_line_wraps_whole_words_and_keeps_the_command_on_one_line(
         lines.join("\n")
     );
     assert!(
-        lines[1].starts_with(" 0 students · 0 following "),
+        lines[1].starts_with(" 0 students · 0 following"),
         "the badge starts the bottom line:\n{}",
         lines.join("\n")
     );

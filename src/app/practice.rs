@@ -115,6 +115,10 @@ impl Tutor {
         self.practice.as_ref().is_some_and(|practice| {
             self.practice_targets().contains(&cell.matrix)
                 && !practice.is_done(cell)
+                // A cache's earlier rows were the new rows of earlier tokens' steps: only the
+                // row this step adds is predicted.
+                && (!matches!(cell.matrix, MatrixName::KCache | MatrixName::VCache)
+                    || cell.row == self.token)
                 && (!practice.focus_row_only
                     || cell.row == self.focus_row()
                     // The focus is a target token, and its row of scores needs every key: in

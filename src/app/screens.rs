@@ -93,11 +93,11 @@ pub fn computed_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<Mat
     order(step, attention)
         .into_iter()
         .filter(|name| {
-            attention
-                .plan
-                .origin(*name)
-                .is_some_and(|origin| !origin.is_lesson_input())
-                && *name != MatrixName::Mask
+            attention.plan.origin(*name).is_some_and(|origin| {
+                // A generation step's row of X (or of the given Q, K, V) is a copy of
+                // numbers an earlier step showed.
+                !origin.is_lesson_input() && !matches!(origin, crate::pipeline::Op::TokenRow { .. })
+            }) && *name != MatrixName::Mask
                 && !earlier.contains(name)
         })
         .collect()

@@ -82,7 +82,9 @@ impl Tutor {
             steps,
             step_index: 0,
             head: 0,
-            token: 0,
+            // Generation opens at the lesson's focus token, as `show` does: the one its
+            // narration is written about.
+            token: loaded.lesson.focus.unwrap_or(0),
             focus: MatrixName::Embeddings,
             choices: BTreeMap::new(),
             cursors: BTreeMap::new(),

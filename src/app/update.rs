@@ -807,6 +807,10 @@ fn jump_to(tutor: &mut Tutor, cell: Cell) {
     if cell.matrix.per() != crate::pipeline::Per::Lesson {
         tutor.set_head(cell.head);
     }
+    // A kept row of the cache was made at its own token's step: that step is shown.
+    if cell.matrix.per_token() && cell.token != tutor.token {
+        tutor.set_token(cell.token);
+    }
     tutor.set_cursor(
         cell.matrix,
         Cursor {

@@ -666,13 +666,12 @@ impl Derivation {
                 vec![one(attention.cell_name(from.cell)), one(num(from.value))],
                 Some(if *new {
                     format!(
-                        "new: computed at this step, for {}, and added to the cache",
+                        "new: computed for {}, the token being generated, and added to the cache",
                         token_words(attention, self.cell.token)
                     )
                 } else {
                     format!(
-                        "kept in the cache since it was computed at the step for {}; not \
-                         computed again",
+                        "kept in the cache since it was computed for {}; not computed again",
                         token_words(attention, from.cell.token)
                     )
                 }),

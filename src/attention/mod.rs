@@ -186,23 +186,9 @@ impl Attention {
         if !variant.applies_to(origin) {
             return None;
         }
-        if at.per_token() {
-            let heads = self.heads();
-            let slot = heads.slot(at.per(), head);
-            let operands = self.token_operands(at, slot, token);
-            let value = evaluate(origin, (0, 0), self.scale_divisor, Some(variant), &operands);
-            if value.is_empty() {
-                return None;
-            }
-            let mut matrices = self.matrices.clone();
-            let empty = Held::computed(DMatrix::zeros(0, 0));
-            matrices[at.index()].resize(heads.count(at.per()), empty);
-            matrices[at.index()][slot] = Held::computed(value);
-            return Some(matrices);
-        }
         // Swapping queries and keys transposes the scores, which only fits the mask and the
         // values when there are as many keys as queries: never in cross-attention.
-        if variant == Variant::Swapped && self.plan.shape.cross {
+        if variant == Variant::Swapped && (self.plan.shape.cross || at.per_token()) {
             return None;
         }
         // The target's rows for the source's: only where there is a source, and only for the
@@ -244,15 +230,21 @@ impl Attention {
                 }
                 let size = matrices[name.index()][slot].matrix().shape();
                 let chosen = (name == at).then_some(variant);
+                // A generation step's matrix is made at the checked cell's token, from the
+                // variant's matrices where they were made anew, else from this engine's.
                 let operands = Operands {
                     matrices: &matrices,
                     heads,
                     head: head_of_slot(heads, name, slot),
                     model_width: self.model_width,
                     every_core: false,
-                    token: None,
+                    token: name.per_token().then_some((self, token)),
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
+                // A slip that has no numbers here (looking ahead from the last token).
+                if name == at && value.is_empty() {
+                    return None;
+                }
                 // A slip that changes the matrix's shape (the target's rows for the source's) is
                 // looked for in that matrix only: what is made from it would not fit together.
                 let reshaped = name == at && size != (0, 0) && value.shape() != size;
@@ -639,8 +631,16 @@ impl Operands<'_> {
             .map_or(empty(), |held| held.matrix())
     }
 
-    /// A step of generation's matrix at position `token`, for head `head`.
+    /// A step of generation's matrix at position `token`, for head `head`: a variant's own, made
+    /// anew at its token, or the engine's.
     fn at_token(&self, name: MatrixName, head: usize, token: usize) -> &DMatrix<f64> {
+        let slot = self.heads.slot(name.per(), head);
+        if Some(token) == self.token.map(|(_, at)| at)
+            && let Some(made) = self.matrices[name.index()].get(slot)
+            && !made.matrix().is_empty()
+        {
+            return made.matrix();
+        }
         self.token
             .and_then(|(attention, _)| {
                 attention.token_matrix(name, self.heads.slot(name.per(), head), token)
@@ -790,7 +790,10 @@ fn evaluate(
             _ => get(of) + get(mask),
         },
         Op::RowSoftmax { of } => match variant {
-            Some(Variant::FutureToken) => future_token_weights(operands, get(of).ncols()),
+            Some(Variant::FutureToken) => future_token_weights(operands, get(of).ncols(), 1),
+            Some(Variant::EveryToken) => {
+                future_token_weights(operands, get(of).ncols(), usize::MAX)
+            }
             Some(Variant::ExpOnly) => get(of).map(f64::exp),
             Some(Variant::ShiftedExpOnly) => softmax::shifted_exps(get(of)),
             Some(Variant::ColumnSoftmax) => softmax_rows(&get(of).transpose()).weights.transpose(),
@@ -840,11 +843,11 @@ fn evaluate(
     }
 }
 
-/// A step of generation's weights as a learner who lets the new token look one token ahead
-/// makes them: the softmax over the cache and the next token's key (the whole pass's unmasked
-/// scores), of which the cache's `keys` are kept. No matrix for the last token, which has no
-/// next one.
-fn future_token_weights(operands: &Operands, keys: usize) -> DMatrix<f64> {
+/// A step of generation's weights as a learner who lets the new token look `ahead` tokens
+/// further than the cache makes them (one, or every one left): the softmax over the cache and
+/// those tokens' keys (the whole pass's unmasked scores), of which the cache's `keys` are kept.
+/// No matrix for the last token, which has nothing ahead.
+fn future_token_weights(operands: &Operands, keys: usize, ahead: usize) -> DMatrix<f64> {
     let unmasked = if operands.matrices[MatrixName::Scaled.index()].is_empty() {
         MatrixName::Scores
     } else {
@@ -855,8 +858,9 @@ fn future_token_weights(operands: &Operands, keys: usize) -> DMatrix<f64> {
     if token + 1 >= scores.nrows() || keys + 1 > scores.ncols() {
         return DMatrix::zeros(0, 0);
     }
-    let ahead = scores.view((token, 0), (1, keys + 1)).into_owned();
-    softmax_rows(&ahead).weights.columns(0, keys).into_owned()
+    let seen = (keys + ahead.min(scores.ncols() - keys)).min(scores.ncols());
+    let row = scores.view((token, 0), (1, seen)).into_owned();
+    softmax_rows(&row).weights.columns(0, keys).into_owned()
 }
 
 impl Mask {

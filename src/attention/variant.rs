@@ -48,6 +48,9 @@ pub enum Variant {
     /// A step of generation's weights spread over the next token too, which is not in the
     /// cache yet: what the causal mask is there to stop.
     FutureToken,
+    /// A step of generation's weights over every token of the sequence, the later ones too: the
+    /// whole pass without its mask.
+    EveryToken,
 }
 
 impl Variant {
@@ -95,6 +98,7 @@ impl Variant {
                 of: MatrixName::DecodeScores | MatrixName::DecodeScaled,
             } => &[
                 Variant::FutureToken,
+                Variant::EveryToken,
                 Variant::ExpOnly,
                 Variant::ShiftedExpOnly,
                 Variant::AveragedHeads,

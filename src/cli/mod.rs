@@ -60,7 +60,7 @@ pub enum Command {
         #[arg(long, value_name = "ROW,COL")]
         cell: Option<String>,
         /// The generation steps (a lesson with `decode = true`) at this token: a 1-based
-        /// position or a token label. Without it, the last token, whose cache is fullest.
+        /// position or a token label. Without it, the lesson's focus token.
         #[arg(long, value_name = "T")]
         token: Option<String>,
         /// Output format.

@@ -43,7 +43,7 @@ pub fn run(
         }
     };
     let attention = Attention::compute(&loaded.lesson);
-    let token = match resolve_token(&attention, asked.token) {
+    let token = match resolve_token(&attention, loaded.lesson.focus, asked.token) {
         Ok(token) => token,
         Err(message) => {
             let _ = writeln!(err, "error: {message}");
@@ -142,11 +142,16 @@ struct Section {
     token: usize,
 }
 
-/// The token `--token` names, 1-based or by its label; the last without it.
-fn resolve_token(attention: &Attention, asked: Option<&str>) -> Result<usize, String> {
+/// The token `--token` names, 1-based or by its label (as shown, `the₅`, or as written, the
+/// first of that name); without it the lesson's focus, where the tutor opens too.
+fn resolve_token(
+    attention: &Attention,
+    focus: Option<usize>,
+    asked: Option<&str>,
+) -> Result<usize, String> {
     let count = attention.seq_len();
     let Some(text) = asked else {
-        return Ok(count.saturating_sub(1));
+        return Ok(focus.unwrap_or(0).min(count.saturating_sub(1)));
     };
     if !attention.plan.shape.decode {
         return Err(format!(
@@ -154,10 +159,9 @@ fn resolve_token(attention: &Attention, asked: Option<&str>) -> Result<usize, St
         ));
     }
     let text = text.trim();
-    attention
-        .tokens
-        .iter()
-        .position(|token| token == text)
+    let shown = (0..count).position(|index| attention.label(Axis::Queries, index) == text);
+    shown
+        .or_else(|| attention.tokens.iter().position(|token| token == text))
         .or_else(|| {
             text.parse::<usize>()
                 .ok()
@@ -270,23 +274,23 @@ fn note(
             ))
         }
         Step::NewToken | Step::KvCache | Step::DecodeWeights | Step::DecodeOutput if !shown => {
-            Some("This lesson has no generation steps (`decode = true`).".into())
+            Some("This lesson has no generation steps: they come with `decode = true`.".into())
         }
         Step::KvCache => {
             let counts = attention.decode_multiply_adds(token);
             Some(format!(
-                "Step t for {}. {}",
+                "At {}. {}",
                 crate::attention::token_words(attention, token),
                 crate::ui::generation::cache_words(attention, token, counts)
             ))
         }
         Step::DecodeOutput => Some(format!(
-            "Step t for {}. {}",
+            "At {}. {}",
             crate::attention::token_words(attention, token),
             crate::ui::generation::check_words(attention, token)
         )),
         Step::NewToken | Step::DecodeWeights => Some(format!(
-            "Step t for {} (--token picks another).",
+            "At {} (--token picks another).",
             crate::attention::token_words(attention, token)
         )),
         Step::Embedding

@@ -438,13 +438,19 @@ impl Lesson {
             String::new()
         };
         let tokens = self.seq_len();
+        // The generation steps are said last: they come after the whole pass.
+        let generation = if self.decode {
+            ", generated with a K/V cache"
+        } else {
+            ""
+        };
         match self.d_model() {
             Some(d_model) => format!(
-                "{tokens} tokens × {d_model} → d_k {}{source}{heads}{positions}",
+                "{tokens} tokens × {d_model} → d_k {}{source}{heads}{positions}{generation}",
                 self.d_k()
             ),
             None => format!(
-                "{tokens} tokens, Q/K/V given, d_k {}{source}{heads}{positions}",
+                "{tokens} tokens, Q/K/V given, d_k {}{source}{heads}{positions}{generation}",
                 self.d_k()
             ),
         }

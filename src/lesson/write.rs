@@ -303,13 +303,16 @@ positions = "none"
 
 scale = true       # divide the scores by sqrt(d_k)
 mask = "none"      # or "causal", or a 3 x 3 matrix of biases: 0 keeps, -inf hides
+# decode = true    # with mask = "causal": the output made again one token at a time, with a
+#                  # K/V cache (four generation steps at the end)
 focus = "like"     # the row the tutor opens on
 decimals = 3       # digits shown after the point
 
 [narration]
 # Optional: your own words for each step (embedding, positions, projection, rotation, scores,
-# scaling, masking, softmax, all_heads, output, concat, output_projection, circuits). Steps
-# without narration get a default text.
+# scaling, masking, softmax, all_heads, output, concat, output_projection, circuits, and with
+# decode new_token, kv_cache, decode_weights, decode_output). Steps without narration get a
+# default text.
 scores = "Each query meets every key: the dot product grows with how well they align and with how long they are."
 
 # [expected]

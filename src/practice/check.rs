@@ -106,7 +106,8 @@ pub enum SlipKind {
     ConcatOrder,
     /// Cross-attention's keys or values made from the target's rows instead of the source's.
     TargetNotSource,
-    /// A step of generation's weights spread over the next token, which is not cached yet.
+    /// A step of generation's weights spread over later tokens (the next one, or all of them),
+    /// which are not generated yet.
     FutureToken,
 }
 
@@ -116,7 +117,7 @@ impl SlipKind {
         match variant {
             Variant::RowNotColumn => match origin {
                 Op::Product {
-                    right: MatrixName::V,
+                    right: MatrixName::V | MatrixName::VCache,
                     ..
                 } => SlipKind::VRowNotColumn,
                 _ => SlipKind::WRowNotColumn,
@@ -136,7 +137,7 @@ impl SlipKind {
             Variant::WrongGroup => SlipKind::WrongGroup,
             Variant::ConcatReversed | Variant::ConcatInterleaved => SlipKind::ConcatOrder,
             Variant::TargetNotSource => SlipKind::TargetNotSource,
-            Variant::FutureToken => SlipKind::FutureToken,
+            Variant::FutureToken | Variant::EveryToken => SlipKind::FutureToken,
         }
     }
 
@@ -167,8 +168,18 @@ impl SlipKind {
             | SlipKind::AveragedHeads
             | SlipKind::WrongGroup
             | SlipKind::ConcatOrder
-            | SlipKind::TargetNotSource
-            | SlipKind::FutureToken => source == target,
+            | SlipKind::TargetNotSource => source == target,
+            // Looking ahead is the learner's idea of what a new token sees: it is carried into
+            // the output row.
+            SlipKind::FutureToken => {
+                source == target
+                    || matches!(
+                        target,
+                        MatrixName::DecodeOutput
+                            | MatrixName::DecodeConcat
+                            | MatrixName::DecodeProjected
+                    )
+            }
         }
     }
 }
@@ -189,13 +200,21 @@ impl Slip {
         use MatrixName as M;
         use SlipKind as S;
         match (self.kind, self.matrix) {
-            (S::ForgotScaling, M::Scaled) => {
+            (S::ForgotScaling, M::Scaled | M::DecodeScaled) => {
                 "That is the score before dividing by √d_k: remember to scale."
             }
             (S::ForgotScaling, M::Masked) => {
                 "That is the unscaled score: divide by √d_k before adding the mask."
             }
-            (S::ForgotScaling, M::Output) => {
+            (
+                S::ForgotScaling,
+                M::Output
+                | M::Concat
+                | M::Projected
+                | M::DecodeOutput
+                | M::DecodeConcat
+                | M::DecodeProjected,
+            ) => {
                 "That output comes from weights of unscaled scores: divide by √d_k before softmax."
             }
             (S::ForgotScaling, _) => {
@@ -204,7 +223,7 @@ impl Slip {
             (S::ForgotMask, M::Masked) => {
                 "That is the score before masking: this key is hidden, so it becomes -inf."
             }
-            (S::ForgotMask, M::Output) => {
+            (S::ForgotMask, M::Output | M::Concat | M::Projected) => {
                 "That output gives weight to hidden keys: their weights are 0 after the mask."
             }
             (S::ForgotMask, _) => {
@@ -228,7 +247,7 @@ impl Slip {
             (S::SinCosSwapped, M::Positions) => {
                 "That is sin and cos swapped: even columns (counting from 0) take sin, odd ones cos."
             }
-            (S::SinCosSwapped, M::QRope | M::KRope) => {
+            (S::SinCosSwapped, M::QRope | M::KRope | M::QNewRope | M::KNewRope) => {
                 "That swaps sin φ and cos φ: the first of a pair is a·cos φ − b·sin φ."
             }
             (S::SinCosSwapped, _) => {
@@ -246,13 +265,13 @@ impl Slip {
             (S::WRowNotColumn, _) => {
                 "That multiplies by a row of the weight matrix: take its column instead."
             }
-            (S::ScaledByModelWidth, M::Scaled) => {
+            (S::ScaledByModelWidth, M::Scaled | M::DecodeScaled) => {
                 "That divides by √d_model: scale by √d_k, the width of one head's queries."
             }
             (S::ScaledByModelWidth, _) => {
                 "That comes from scores divided by √d_model: each head divides by its own √d_k."
             }
-            (S::ScaledByAllHeadsWidth, M::Scaled) => {
+            (S::ScaledByAllHeadsWidth, M::Scaled | M::DecodeScaled) => {
                 "That divides by √(H·d_k), all heads' width: each head divides by its own √d_k."
             }
             (S::ScaledByAllHeadsWidth, _) => {
@@ -261,10 +280,10 @@ impl Slip {
             (S::AveragedHeads, _) => {
                 "That is every head's weights averaged: each head takes its own softmax."
             }
-            (S::WrongGroup, M::Scores) => {
+            (S::WrongGroup, M::Scores | M::DecodeScores) => {
                 "That uses another group's keys: this head reads its own K/V group's (see the header)."
             }
-            (S::WrongGroup, M::Output) => {
+            (S::WrongGroup, M::Output | M::DecodeOutput) => {
                 "That uses another group's values: this head reads its own K/V group's (see the header)."
             }
             (S::WrongGroup, _) => {
@@ -279,8 +298,11 @@ impl Slip {
             (S::TargetNotSource, _) => {
                 "That is a target token's row: the keys come from the source's rows, S·W_k."
             }
+            (S::FutureToken, M::DecodeWeights) => {
+                "That gives weight to tokens after this one, not generated yet: softmax over the cached keys only."
+            }
             (S::FutureToken, _) => {
-                "That also attends to the next token, which is not generated yet: softmax over the cache only."
+                "That output mixes in tokens after this one, not generated yet: the new token sees only the cache."
             }
         }
     }

@@ -32,7 +32,9 @@ pub fn check_words(attention: &Attention, token: usize) -> String {
     }
 }
 
-/// "The cache holds 24 numbers. This step: 40 multiply-adds; without the cache 156: 116 saved."
+/// "The cache holds 24 numbers (2 K/V groups for 2 query heads): 3 tokens of keys and values.
+/// Generating this token took 100 multiply-adds; recomputing the whole pass over the 3 tokens
+/// so far, as a model without a cache does, would take 300: 200 more."
 pub fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) -> String {
     let heads = attention.heads();
     let groups = if heads.query > 1 {
@@ -45,40 +47,36 @@ pub fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) ->
     } else {
         String::new()
     };
+    let tokens = format!("{} token{}", token + 1, if token == 0 { "" } else { "s" });
     format!(
-        "The cache holds {} numbers{groups}: {} token{} of keys and values. This step took {} \
-         multiply-adds; recomputing the whole pass over the {} token{} so far would take {}: \
-         the cache saved {}.",
+        "The cache holds {} numbers{groups}: {tokens} of keys and values. Generating this \
+         token took {} multiply-adds; recomputing the whole pass over the {tokens} so far, as a \
+         model without a cache does, would take {}: {} more.",
         grouped(attention.cache_numbers(token)),
-        token + 1,
-        if token == 0 { "" } else { "s" },
         grouped(counts.with_cache),
-        token + 1,
-        if token == 0 { "" } else { "s" },
         grouped(counts.without_cache),
         grouped(counts.saved()),
     )
 }
 
 /// The cache step's line under its matrices, short enough to leave room at 80 columns for the
-/// note on the other view: "Rows before (new): kept from earlier steps. Cache: 24 numbers.
-/// This step: 100 multiply-adds; a whole pass over 3 tokens: 300 (200 saved)."
+/// note on the other view: "Rows above (new): kept from earlier steps. Cache: 24 numbers. This
+/// token: 100 multiply-adds; with no cache, a whole pass over 3 tokens: 300."
 pub fn cache_line(attention: &Attention, token: usize) -> String {
     let counts = attention.decode_multiply_adds(token);
     let kept = if token == 0 {
         "The first token: the cache starts with its row."
     } else {
-        "Rows before (new): kept from earlier steps."
+        "Rows above (new): kept from earlier steps."
     };
     format!(
-        "{kept} Cache: {} numbers. This step: {} multiply-adds; a whole pass over {} \
-         token{}: {} ({} saved).",
+        "{kept} Cache: {} numbers. This token: {} multiply-adds; with no cache, a whole pass \
+         over {} token{}: {}.",
         grouped(attention.cache_numbers(token)),
         grouped(counts.with_cache),
         token + 1,
         if token == 0 { "" } else { "s" },
         grouped(counts.without_cache),
-        grouped(counts.saved()),
     )
 }
 

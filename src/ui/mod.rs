@@ -252,8 +252,15 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         _ => match message {
             Some((text, style)) => {
                 let last_room = room.saturating_sub(usize::from(badge));
-                let lines = text::wrap_to_end(text, room, last_room, 3);
-                draw_lines(&lines, style, area.y, area, badge, buf);
+                if badge > 0 && columns(text) > last_room {
+                    // A message that wraps is read from its top line down, so it does not
+                    // go around the badge: it takes the lines above, the badge its own.
+                    let lines = text::wrap_to_end(text, room, room, 3);
+                    draw_lines(&lines, style, area.y.saturating_sub(1), area, 0, buf);
+                } else {
+                    let lines = text::wrap_to_end(text, room, last_room, 3);
+                    draw_lines(&lines, style, area.y, area, badge, buf);
+                }
             }
             None => {
                 let hints = fit_hints(

@@ -337,6 +337,7 @@ def forward(lesson):
         "output": output, "concat": concat, "heads": heads,
         # Worked out again one token at a time by `generate`, from the lesson's own inputs.
         "decode": generate(lesson) if decodes(lesson) else None,
+        "focus": focus_of(lesson),
     }
 
 
@@ -452,12 +453,24 @@ def generate(lesson):
     return steps
 
 
+def focus_of(lesson):
+    """The 0-based token a lesson's `focus` names: a label (its first token of that name) or a
+    1-based position; the first token without one."""
+    focus = lesson.get("focus")
+    if isinstance(focus, str):
+        return lesson["tokens"].index(focus)
+    if isinstance(focus, int):
+        return focus - 1
+    return 0
+
+
 def decode_matrix(ours, key, head):
     """A generation step's matrix `key` of query head `head` (its group's for a K/V group's
-    matrix) at the token `show` explains without --token, the last; None where there is none."""
+    matrix) at the token `show` explains without --token, the lesson's focus; None where there
+    is none."""
     if not ours["decode"]:
         return None
-    found = ours["decode"][-1][key]
+    found = ours["decode"][ours["focus"]][key]
     if found is None or key in DECODE_LESSON_MATRICES:
         return found
     n_heads = len(ours["heads"])
@@ -1146,8 +1159,9 @@ def self_test():
         ("w_v", (3, 6)), ("w_o", (12, 2)))}
     for kind in ("none", "sinusoidal", "learned", "rope"):
         for scale in (True, False):
+            # The focus is the last token, where `show` explains the generation steps.
             lesson = dict(drawn, title="t", format=2, tokens=["a", "b", "c", "d"], heads=4,
-                          kv_heads=2, mask="causal", decode=True, scale=scale,
+                          kv_heads=2, mask="causal", decode=True, scale=scale, focus="d",
                           positions=drawn["positions"] if kind == "learned" else kind)
             result = forward(lesson)
             steps = result["decode"]

@@ -204,9 +204,17 @@ impl Reader<'_> {
         // Written only for a problem: a large lesson has a million cells, nearly all fine.
         let place = || format!("`{key}` row {}, column {}", row + 1, col + 1);
         let number = number_value(cell.get_ref()).map_err(|problem| {
+            // "-inf" in quotes is the mistake of a reader of JSON, where infinity has no
+            // number syntax; TOML has one.
+            let quoted_infinity = matches!(
+                cell.get_ref(),
+                DeValue::String(text) if matches!(text.trim(), "-inf" | "inf" | "+inf" | "-Infinity" | "Infinity")
+            );
             Diagnostic::error(cell.span(), format!("{}: {problem}", place()))
                 .label("expected a number")
-                .help(if allow_neg_inf {
+                .help(if quoted_infinity {
+                    "write -inf without quotes: TOML reads -inf as a number, and a string is not one"
+                } else if allow_neg_inf {
                     "a mask cell is a bias added to the score: 0 keeps it, -inf hides the key, \
                      any number within ±1e6 shifts it"
                 } else {

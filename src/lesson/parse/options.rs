@@ -92,7 +92,17 @@ impl Reader<'_> {
         }
         match mask {
             Some(Mask::Causal) | None => Some(true),
-            Some(_) => {
+            // Generation has no mask to read: the cache is the causal mask, so only the
+            // causal mask can be said, and it is said by name.
+            Some(Mask::Matrix(_)) => {
+                self.error(
+                    Diagnostic::error(value.span(), "generation needs `mask = \"causal\"`")
+                        .label("decode = true with a mask written as a matrix")
+                        .help("generation reads no mask: each token sees the cache, the tokens up to it, which is what the causal mask says. A matrix is not taken, even one that is causal: write `mask = \"causal\"`, or remove `decode`"),
+                );
+                None
+            }
+            Some(Mask::None) => {
                 self.error(
                     Diagnostic::error(value.span(), "generation needs `mask = \"causal\"`")
                         .label("decode = true without the causal mask")
