@@ -235,6 +235,12 @@ fn show_prints_a_generation_step_at_the_token_asked_for() {
         generation.contains("At “the₅”, token 5 of 6"),
         "{generation}"
     );
+    // The new token's one row is named by its position in the sentence too.
+    let cell = common::show(
+        "generation",
+        &["--step", "new_token", "--token", "3", "--cell", "3,1"],
+    );
+    assert!(cell.contains("q_t[sat, 1] = x_sat · W_q[:, 1]"), "{cell}");
 }
 
 #[test]

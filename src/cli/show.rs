@@ -466,14 +466,20 @@ fn resolve_cell(
     };
     let row_of = |text: &str| -> Option<usize> {
         let text = text.trim();
+        // A generation step's one row is also named by its token's position in the sentence,
+        // as --token names it.
+        let new_token = name.entry().rows == Axis::NewToken;
         labels_along(name.entry().rows)
             .iter()
             .position(|token| token == text)
             .or_else(|| {
-                text.parse::<usize>()
-                    .ok()
-                    .filter(|n| (1..=rows).contains(n))
-                    .map(|n| n - 1)
+                text.parse::<usize>().ok().and_then(|n| {
+                    if new_token && n == token + 1 {
+                        Some(0)
+                    } else {
+                        (1..=rows).contains(&n).then(|| n - 1)
+                    }
+                })
             })
     };
     let col_of = |text: &str| -> Option<usize> {

@@ -120,9 +120,10 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 /// (it shares its row with a badge), the ones above it `width`. Lines break only between words,
 /// and they are filled from the end, so what a message ends with (its choices, a command to
 /// type) stays together on the bottom row. A message longer than all the lines keeps its
-/// beginning and its end and gives up words in the middle, marked "…".
+/// beginning and its end and gives up words in the middle, marked "…". A cell's name
+/// (`K_cache[the₁, 1]`) is one word: its space inside brackets is not a place to break.
 pub fn wrap_to_end(text: &str, width: usize, last_width: usize, max_lines: usize) -> Vec<String> {
-    let words: Vec<&str> = text.split(' ').collect();
+    let words = words_outside_brackets(text);
     let mut end = words.len();
     // From the bottom line up: each takes the last words that fit.
     let mut lines: Vec<String> = Vec::new();
@@ -157,9 +158,47 @@ pub fn wrap_to_end(text: &str, width: usize, last_width: usize, max_lines: usize
     lines
 }
 
+/// `text` split at its spaces, except those inside square brackets.
+fn words_outside_brackets(text: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (index, ch) in text.char_indices() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => {
+                words.push(&text[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    words.push(&text[start..]);
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_message_is_not_broken_inside_a_cells_name() {
+        let text =
+            "K_cache[the₁, 1] is computed, not typed in. Enter: go to k_t[the₁, 1] · Esc stay";
+        for width in 17..40 {
+            let lines = wrap_to_end(text, width, width, 8);
+            assert_eq!(lines.join(" "), text, "{width}: {lines:?}");
+            for line in &lines {
+                assert_eq!(
+                    line.matches('[').count(),
+                    line.matches(']').count(),
+                    "{lines:?}"
+                );
+            }
+        }
+        // An unclosed bracket does not swallow the rest of the line's breaks forever.
+        assert_eq!(words_outside_brackets("a] b [c d"), ["a]", "b", "[c d"]);
+    }
 
     #[test]
     fn long_text_ends_in_an_ellipsis() {
