@@ -216,5 +216,17 @@ fn benchmarks(c: &mut Criterion) {
     });
 }
 
-criterion_group!(engine, benchmarks, heads_benchmarks);
+/// The scaling lab's default sweep (d_k = 1 … 1024, 16 keys, 256 rows each): issue 16 asks
+/// for it in < 200 ms.
+fn lab_benchmarks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lab");
+    group.sample_size(10);
+    let settings = attn_tutor::lab::scaling::Settings::default();
+    group.bench_function("scaling sweep d_k 1..1024, 16 keys, 256 rows", |b| {
+        b.iter(|| black_box(attn_tutor::lab::scaling::sweep(&settings)))
+    });
+    group.finish();
+}
+
+criterion_group!(engine, benchmarks, heads_benchmarks, lab_benchmarks);
 criterion_main!(engine);

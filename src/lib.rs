@@ -9,6 +9,7 @@ pub mod cli;
 pub mod data;
 pub mod input;
 pub mod keymap;
+pub mod lab;
 pub mod lesson;
 pub mod parallel;
 pub mod pipeline;

@@ -4,6 +4,7 @@
 //! in-process; `run` wires them to stdout and stderr.
 
 mod check;
+mod lab;
 mod list;
 mod progress;
 mod show;
@@ -109,6 +110,11 @@ pub enum Command {
     /// Students need nothing but ssh: `ssh -p 2222 NAME@HOST`. Choose who may join with
     /// exactly one of --open, --password-file or --authorized-keys.
     Serve(ServeArgs),
+    /// Run a lab: an experiment swept over settings, printed as a table or JSON.
+    Lab {
+        #[command(subcommand)]
+        lab: LabCommand,
+    },
     /// Print a shell completion script, e.g. `attn-tutor completions bash > attn-tutor.bash`.
     Completions {
         #[arg(value_enum)]
@@ -165,6 +171,38 @@ pub struct ServeArgs {
     /// own cursor to look at a cell).
     #[arg(long, requires = "present")]
     pub lock: bool,
+}
+
+/// The labs.
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Why scores are divided by √d_k: for each d_k, random queries and keys from N(0,
+    /// variance), the spread of raw and scaled scores, and what softmax does with each (its
+    /// largest weight, its entropy, its gradient).
+    Scaling {
+        /// The d_k to try, comma-separated.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1,2,4,8,16,32,64,128,256,512,1024"
+        )]
+        dims: Vec<usize>,
+        /// Keys in each row (n).
+        #[arg(long, default_value_t = 16, value_name = "N")]
+        keys: usize,
+        /// Rows (a query against n keys) drawn for each d_k.
+        #[arg(long, default_value_t = 256, value_name = "N")]
+        samples: usize,
+        /// The seed of the random numbers: the same seed gives the same figures.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The variance of every query and key entry.
+        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+        variance: f64,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -389,6 +427,28 @@ pub fn run_command(
             write::freeze(&lesson, &output, color, out, err)
         }
         // Handled above, without holding the stdout and stderr locks.
+        Some(Command::Lab {
+            lab:
+                LabCommand::Scaling {
+                    dims,
+                    keys,
+                    samples,
+                    seed,
+                    variance,
+                    format,
+                },
+        }) => lab::scaling(
+            &crate::lab::scaling::Settings {
+                dims,
+                keys,
+                samples,
+                seed,
+                variance,
+            },
+            format,
+            out,
+            err,
+        ),
         Some(Command::Serve(_)) => status::OK,
         Some(Command::Completions { shell }) => {
             // clap_complete panics when its writer fails (a closed pipe), so it writes to memory.

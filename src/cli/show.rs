@@ -928,7 +928,7 @@ impl Serialize for MatrixRow<'_> {
 }
 
 /// Greedy word wrap for narration in plain text.
-fn wrap(text: &str, width: usize) -> String {
+pub(super) fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     for paragraph in text.lines() {
         let mut line = String::new();
