@@ -18,7 +18,7 @@ pub use derivation::{Derivation, Explanation, Operand, Rule, token_words};
 pub use held::Held;
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 use positions::{rotate_rows_as, sinusoidal_as};
-pub use softmax::{RowSoftmax, shifted_exp, softmax_rows};
+pub use softmax::{RowSoftmax, entropy_bits, shifted_exp, softmax_rows};
 pub use variant::Variant;
 
 pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step};
@@ -272,6 +272,23 @@ impl Attention {
         self.softmax
             .get(head)
             .map_or(empty(), |rows| &*rows.weights)
+    }
+
+    /// How sharp row `row` of head `head`'s weights is: its entropy in bits, and how many keys
+    /// it could spread over (those the mask leaves visible; log₂ of that is the most it can
+    /// be). `None` for a row with no visible key.
+    pub fn row_entropy(&self, head: usize, row: usize) -> Option<(f64, usize)> {
+        let weights = self.weights_of(head);
+        let input = self.matrix_in(self.softmax_input(), head)?;
+        if row >= weights.nrows() || row >= input.nrows() {
+            return None;
+        }
+        let visible = input
+            .row(row)
+            .iter()
+            .filter(|score| **score != f64::NEG_INFINITY)
+            .count();
+        (visible > 0).then(|| (entropy_bits(weights.row(row).iter().copied()), visible))
     }
 
     /// A query head's softmax with its working.

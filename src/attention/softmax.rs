@@ -72,6 +72,19 @@ pub fn softmax_rows(input: &DMatrix<f64>) -> RowSoftmax {
     }
 }
 
+/// The entropy of a row of weights in bits, −Σ p log₂ p: 0 when one key takes everything,
+/// log₂ n when n keys share it evenly. A weight of 0 (a hidden key, or one that underflowed)
+/// adds nothing, as 0 · log 0 is 0.
+pub fn entropy_bits(weights: impl IntoIterator<Item = f64>) -> f64 {
+    let entropy: f64 = weights
+        .into_iter()
+        .filter(|weight| *weight > 0.0)
+        .map(|weight| -weight * weight.log2())
+        .sum();
+    // −0 is written "-0" by format!: a one-hot row's entropy is 0.
+    entropy.max(0.0)
+}
+
 /// exp(x - row max) of every cell: the numerators, as a learner who stops before dividing has them.
 pub fn shifted_exps(input: &DMatrix<f64>) -> DMatrix<f64> {
     let row_max = softmax_rows(input).row_max;

@@ -183,12 +183,7 @@ impl Accumulator {
         self.sum_of_squares += scores.iter().map(|score| score * score).sum::<f64>();
         let weights = softmax(scores);
         self.max_weight += weights.iter().copied().fold(0.0, f64::max);
-        // 0 · log 0 is 0: a weight that underflowed carries no information.
-        self.entropy -= weights
-            .iter()
-            .filter(|weight| **weight > 0.0)
-            .map(|weight| weight * weight.log2())
-            .sum::<f64>();
+        self.entropy += crate::attention::entropy_bits(weights.iter().copied());
         self.gradient += weights
             .iter()
             .map(|weight| weight * (1.0 - weight))

@@ -52,6 +52,7 @@ impl SoftmaxPlan {
             width
         };
         let mut aside = softmax_quotient(tutor, selected, aside_width);
+        aside.extend(entropy_note(tutor, row, aside_width));
         aside.extend(stable_softmax_note(tutor, row, aside_width));
         SoftmaxPlan {
             table_width: table_width.min(width),
@@ -521,6 +522,34 @@ fn bar(weight: f64, width: usize) -> String {
     const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
     let eighths = (weight.clamp(0.0, 1.0) * width as f64 * 8.0).round() as usize;
     format!("{}{}", "█".repeat(eighths / 8), EIGHTHS[eighths % 8])
+}
+
+/// How sharp the row is, as a number: its entropy in bits against the most its visible keys
+/// allow (log₂ of how many there are): "Entropy: 1.52 of log₂ 6 = 2.58 bits (59 %)".
+fn entropy_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
+    let Some((entropy, visible)) = tutor.attention.row_entropy(tutor.head, row) else {
+        return Vec::new();
+    };
+    let text = if visible == 1 {
+        "Entropy: 0 bits: one visible key takes all the weight.".to_string()
+    } else {
+        let most = (visible as f64).log2();
+        let share = entropy / most;
+        let reading = if share >= 0.8 {
+            ": a flat row, attention spread out"
+        } else if share <= 0.3 {
+            ": a sharp row, attention on few keys"
+        } else {
+            ""
+        };
+        format!(
+            "Entropy: {} of log₂ {visible} = {} bits ({:.0} %){reading}.",
+            format_number(entropy, 2),
+            format_number(most, 2),
+            share * 100.0
+        )
+    };
+    wrap_words(&text, usize::from(width))
 }
 
 /// The aside on subtracting the row maximum, with this row's numbers.
