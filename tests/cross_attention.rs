@@ -22,11 +22,7 @@ w_v = [[1, 2], [3, 4]]
 "#;
 
 fn lesson(text: &str) -> Lesson {
-    let parsed = parse(text);
-    let errors: Vec<String> = parsed.errors().map(|error| error.message.clone()).collect();
-    parsed
-        .lesson
-        .unwrap_or_else(|| panic!("the lesson is refused: {errors:?}"))
+    common::valid_lesson(text)
 }
 
 /// The messages and helps of the lesson's errors, one string each.

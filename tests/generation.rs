@@ -22,11 +22,7 @@ decode = true
 "#;
 
 fn lesson(text: &str) -> Lesson {
-    let parsed = parse(text);
-    let errors: Vec<String> = parsed.errors().map(|error| error.message.clone()).collect();
-    parsed
-        .lesson
-        .unwrap_or_else(|| panic!("the lesson is refused: {errors:?}"))
+    common::valid_lesson(text)
 }
 
 /// Each error as `line: message | help`.

@@ -324,14 +324,7 @@ impl Attention {
         }
         if let Some(lazy) = self.on_demand[name.index()].get(slot) {
             let origin = self.plan.origin(name)?;
-            let operands = Operands {
-                matrices: &self.matrices,
-                heads: self.heads(),
-                head: head_of_slot(self.heads(), name, slot),
-                model_width: self.model_width,
-                every_core: false,
-                token: None,
-            };
+            let operands = self.operands_for(name, slot, None);
             let value = lazy.get_or_init(|| {
                 Arc::new(evaluate(
                     origin,
@@ -353,7 +346,7 @@ impl Attention {
         let lazy = self.per_token[name.index()].get(slot)?.get(token)?;
         let origin = self.plan.origin(name)?;
         let value = lazy.get_or_init(|| {
-            let operands = self.token_operands(name, slot, token);
+            let operands = self.operands_for(name, slot, Some(token));
             Arc::new(evaluate(
                 origin,
                 (0, 0),
@@ -365,15 +358,16 @@ impl Attention {
         Some(value)
     }
 
-    /// The operands of slot `slot` of `name` at generation step `token`.
-    fn token_operands(&self, name: MatrixName, slot: usize, token: usize) -> Operands<'_> {
+    /// The operands of slot `slot` of `name`, a matrix made when first looked at: at
+    /// generation step `token` for a step's matrix.
+    fn operands_for(&self, name: MatrixName, slot: usize, token: Option<usize>) -> Operands<'_> {
         Operands {
             matrices: &self.matrices,
             heads: self.heads(),
             head: head_of_slot(self.heads(), name, slot),
             model_width: self.model_width,
             every_core: false,
-            token: Some((self, token)),
+            token: token.map(|token| (self, token)),
         }
     }
 

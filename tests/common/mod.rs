@@ -267,3 +267,12 @@ pub fn go_to(app: &mut attn_tutor::app::App, key: &str) {
         .unwrap_or_else(|| panic!("the lesson has a {key} step"));
     tutor.go_to_step(index);
 }
+
+/// A lesson given as text, which must be valid: the test fails naming its errors otherwise.
+pub fn valid_lesson(text: &str) -> attn_tutor::lesson::Lesson {
+    let parsed = attn_tutor::lesson::parse(text);
+    let errors: Vec<String> = parsed.errors().map(|error| error.message.clone()).collect();
+    parsed
+        .lesson
+        .unwrap_or_else(|| panic!("the lesson is refused: {errors:?}"))
+}
