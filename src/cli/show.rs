@@ -10,7 +10,7 @@ use super::table::{markdown_text, write_markdown_table_in, write_text_table_in};
 use super::{Format, status};
 use crate::app::screens;
 use crate::attention::number::format_number;
-use crate::attention::{Attention, Axis, Cell, MatrixName, Step};
+use crate::attention::{Attention, Axis, Cell, MatrixName, OnlineSoftmax, Step, Tile};
 use crate::lesson::{Lesson, LoadedLesson, Mask, load};
 use crate::pipeline::Per;
 use crate::ui::formula::caption_in;
@@ -721,7 +721,7 @@ fn write_json(
     // Each query head's matrices (a head's keys and values are its K/V group's), and the
     // heads' outputs side by side, which with one head and no W_o is that head's output.
     let heads = (0..attention.heads().query)
-        .map(|head| head_fields(attention, head))
+        .map(|head| head_fields(attention, head, lesson.tile))
         .collect();
     fields.push(("heads", Field::Heads(heads)));
     fields.push((
@@ -805,11 +805,18 @@ const HEAD_MATRICES: [MatrixName; 10] = [
     MatrixName::Weights,
 ];
 
-fn head_fields(attention: &Attention, head: usize) -> Document<'_> {
+fn head_fields(attention: &Attention, head: usize, tile: usize) -> Document<'_> {
     let mut fields: Vec<(&str, Field)> = HEAD_MATRICES
         .into_iter()
         .map(|name| (name.key(), Field::Matrix(attention.matrix_in(name, head))))
         .collect();
+    // The online softmax over the lesson's tile, computed tile by tile as it is written.
+    fields.push((
+        "online",
+        attention
+            .online_softmax(head, tile)
+            .map_or(Field::Matrix(None), Field::Online),
+    ));
     // The circuits are a lesson's with W_o only: one-head lessons of format 1 keep their keys.
     for name in [MatrixName::WOV, MatrixName::WQK] {
         if attention.has(name) {
@@ -841,6 +848,8 @@ enum Field<'a> {
     List(Vec<Field<'a>>),
     /// A list of objects (one per step of generation), or `null`.
     Objects(Option<Vec<Document<'a>>>),
+    /// One head's online softmax: `{"steps": [...], "tile": B}`.
+    Online(OnlineSoftmax<'a>),
 }
 
 /// One explained cell; fields in alphabetical order, as the JSON has them.
@@ -901,6 +910,72 @@ impl Serialize for Field<'_> {
             Field::Row(Some(matrix)) => MatrixRow { matrix, row: 0 }.serialize(serializer),
             Field::List(fields) => serializer.collect_seq(fields.iter()),
             Field::Objects(Some(objects)) => serializer.collect_seq(objects.iter()),
+            Field::Online(online) => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("steps", &OnlineSteps(*online))?;
+                map.serialize_entry("tile", &online.tile)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// The online softmax's state after each tile, each computed as it is written: one tile's
+/// state is held at a time, however many tiles a large lesson makes.
+struct OnlineSteps<'a>(OnlineSoftmax<'a>);
+
+impl Serialize for OnlineSteps<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut steps = serializer.serialize_seq(Some(self.0.tile_count()))?;
+        for tile in self.0.tiles() {
+            steps.serialize_element(&OnlineStep(&tile))?;
+        }
+        steps.end()
+    }
+}
+
+/// One tile's state, keys in alphabetical order: `acc` (one row per query row), `keys`
+/// (0-based, inclusive), `l` and `m` (one per query row; m is `"-inf"` while every key seen
+/// is masked).
+struct OnlineStep<'a>(&'a Tile);
+
+impl Serialize for OnlineStep<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let tile = self.0;
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("acc", &Field::Matrix(Some(&tile.acc)))?;
+        map.serialize_entry("keys", &[tile.first, tile.last])?;
+        map.serialize_entry("l", &Numbers(&tile.sum))?;
+        map.serialize_entry("m", &Numbers(&tile.max))?;
+        map.end()
+    }
+}
+
+/// A list of numbers as JSON, with `"-inf"` and `"inf"` for the infinite, as `MatrixRow`.
+struct Numbers<'a>(&'a [f64]);
+
+impl Serialize for Numbers<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut cells = serializer.serialize_seq(Some(self.0.len()))?;
+        for value in self.0 {
+            cells.serialize_element(&JsonNumber(*value))?;
+        }
+        cells.end()
+    }
+}
+
+/// One number as JSON: itself when finite, else `"-inf"` or `"inf"`.
+struct JsonNumber(f64);
+
+impl Serialize for JsonNumber {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let value = self.0;
+        if value.is_finite() {
+            serializer.serialize_f64(value)
+        } else if value < 0.0 {
+            serializer.serialize_str("-inf")
+        } else {
+            serializer.serialize_str("inf")
         }
     }
 }
@@ -915,13 +990,7 @@ impl Serialize for MatrixRow<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut cells = serializer.serialize_seq(Some(self.matrix.ncols()))?;
         for value in self.matrix.row(self.row).iter() {
-            if value.is_finite() {
-                cells.serialize_element(value)?;
-            } else if *value < 0.0 {
-                cells.serialize_element("-inf")?;
-            } else {
-                cells.serialize_element("inf")?;
-            }
+            cells.serialize_element(&JsonNumber(*value))?;
         }
         cells.end()
     }

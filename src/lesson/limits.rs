@@ -36,6 +36,11 @@ pub const MAX_SLIP_CHARS: usize = 400;
 pub const MAX_DECIMALS: usize = 8;
 /// Decimals shown when a lesson does not say.
 pub const DEFAULT_DECIMALS: usize = 3;
+/// Keys in a tile of the online softmax when a lesson does not say (`tile = B`).
+pub const DEFAULT_TILE: usize = 2;
+/// Largest `tile`: as many keys as a lesson can have, so one tile may always hold every key.
+/// A larger tile would show nothing more, since a tile past the last key is cut at it.
+pub const MAX_TILE: usize = MAX_TOKENS;
 /// Columns a tab expands to in lesson text.
 pub const TAB_WIDTH: usize = 4;
 /// Deepest nesting of arrays and inline tables. A lesson needs 3 (an inline table of rows of

@@ -57,6 +57,9 @@ pub struct Lesson {
     /// Generation with a K/V cache (`decode = true`): the output made again one token at a
     /// time, each step reusing the keys and values of the steps before.
     pub decode: bool,
+    /// Keys the online softmax takes at a time (`tile = B`, format 2; 2 by default): FlashAttention's
+    /// tile of keys, which the engine's `Attention::online_softmax` is asked for.
+    pub tile: usize,
     /// Position information (format 2): none, sinusoidal, learned (a matrix) or RoPE.
     pub positions: PositionInputs,
     /// The file format the lesson is written in: 1, or 2 for positions and heads.

@@ -150,6 +150,10 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
             writeln!(out)?;
         }
     }
+    // Only a lesson that changed it says its tile: a format 1 lesson cannot.
+    if lesson.tile != super::limits::DEFAULT_TILE {
+        writeln!(out, "tile = {}", lesson.tile)?;
+    }
     if let Some(focus) = lesson.focus {
         let label = &lesson.tokens[focus];
         if lesson.tokens.iter().filter(|t| *t == label).count() == 1 {
@@ -305,6 +309,7 @@ scale = true       # divide the scores by sqrt(d_k)
 mask = "none"      # or "causal", or a 3 x 3 matrix of biases: 0 keeps, -inf hides
 # decode = true    # with mask = "causal": the output made again one token at a time, with a
 #                  # K/V cache (four generation steps at the end)
+# tile = 2         # keys the online softmax (FlashAttention's) takes at a time
 focus = "like"     # the row the tutor opens on
 decimals = 3       # digits shown after the point
 

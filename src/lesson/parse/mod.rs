@@ -48,7 +48,7 @@ impl Parsed {
     }
 }
 
-const TOP_KEYS: [&str; 25] = [
+const TOP_KEYS: [&str; 26] = [
     "format",
     "title",
     "source",
@@ -70,6 +70,7 @@ const TOP_KEYS: [&str; 25] = [
     "scale",
     "mask",
     "decode",
+    "tile",
     "focus",
     "decimals",
     "narration",
@@ -326,6 +327,7 @@ impl<'s> Reader<'s> {
             (cross, source_len),
         );
         let decode = self.decode(find("decode"), format, mask.as_ref(), cross);
+        let tile = self.tile(find("tile"), format);
         let decimals = self.decimals(find("decimals"));
         let focus = self.focus(find("focus"), token_labels, source_tokens.as_deref());
         // The lesson's plan, when its inputs, heads and positions could be read: narration for
@@ -383,6 +385,7 @@ impl<'s> Reader<'s> {
             scale,
             mask: mask?,
             decode: decode?,
+            tile: tile?,
             positions: positions?,
             format: format?,
             heads: heads?,

@@ -1,4 +1,4 @@
-//! The lesson's settings: `format`, `scale`, `mask`, `decimals` and `focus`.
+//! The lesson's settings: `format`, `scale`, `mask`, `decode`, `tile`, `decimals` and `focus`.
 
 use toml::de::DeValue;
 
@@ -8,7 +8,7 @@ use super::values::integer_value;
 use super::{Entry, Reader};
 use crate::lesson::Mask;
 use crate::lesson::diagnostic::Diagnostic;
-use crate::lesson::limits::{DEFAULT_DECIMALS, MAX_DECIMALS};
+use crate::lesson::limits::{DEFAULT_DECIMALS, DEFAULT_TILE, MAX_DECIMALS, MAX_TILE};
 use crate::lesson::text::printable;
 
 impl Reader<'_> {
@@ -111,6 +111,54 @@ impl Reader<'_> {
                 None
             }
         }
+    }
+
+    /// `tile = B` (format 2): how many keys the online softmax takes at a time. `DEFAULT_TILE`
+    /// when absent; `None` when it is given but cannot be. A tile larger than the keys is
+    /// taken: it is one tile, as FlashAttention's last tile is cut at the last key.
+    pub(super) fn tile(&mut self, entry: Entry<'_, '_>, format: Option<u32>) -> Option<usize> {
+        let Some((key, value)) = entry else {
+            return Some(DEFAULT_TILE);
+        };
+        if format == Some(1) {
+            self.error(
+                Diagnostic::error(key, "`tile` needs `format = 2`")
+                    .label("a format 1 lesson has no online softmax")
+                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
+            );
+            return None;
+        }
+        let found = match value.get_ref() {
+            DeValue::Integer(integer) => match integer_value(integer) {
+                Ok(tile) if (1..=MAX_TILE as i64).contains(&tile) => return Some(tile as usize),
+                Ok(0) => "found 0: a tile holds at least one key".to_string(),
+                Ok(tile) if tile < 0 => format!("found {tile}"),
+                _ => format!(
+                    "found {}, more keys than a lesson can have",
+                    self.text_at(value.span())
+                ),
+            },
+            DeValue::Float(float) => {
+                let written = self.text_at(value.span());
+                match float.as_str().parse::<f64>() {
+                    // `tile = 2.0`: the number is right, the point makes it a float.
+                    Ok(number) if number.is_finite() && number.fract() == 0.0 => {
+                        format!("found {written}, a number with a point: write it without one")
+                    }
+                    _ => format!("found {written}, which is not a whole number"),
+                }
+            }
+            other => format!("found {}", super::values::type_name(other)),
+        };
+        self.error(
+            Diagnostic::error(
+                value.span(),
+                format!("`tile` must be a whole number of keys from 1 to {MAX_TILE}, {found}"),
+            )
+            .label("not a number of keys")
+            .help(format!("the online softmax takes the keys B at a time: for example `tile = 2` (the default); a tile of {MAX_TILE} or of more keys than the lesson has takes them all at once")),
+        );
+        None
     }
 
     /// The mask: seq_len × seq_len in self-attention; in cross-attention (`cross`, with

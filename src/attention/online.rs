@@ -1,0 +1,211 @@
+//! FlashAttention's online softmax (Dao et al. 2022): a head's output made one tile of keys at a
+//! time, keeping per query row only a running maximum m, a running sum l and an unnormalised
+//! output acc, so the whole row of scores is never held at once.
+//!
+//! Computed when asked, from the matrices the engine already has (the head's softmax input and
+//! V): a lesson that never looks at it pays nothing.
+
+use nalgebra::DMatrix;
+
+use super::{Attention, MatrixName, shifted_exp};
+
+/// The state of every query row after one tile of keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tile {
+    /// The first key of the tile (0-based).
+    pub first: usize,
+    /// The last key of the tile (0-based, inclusive): `first + B - 1`, or the last key.
+    pub last: usize,
+    /// m before this tile, per query row: -inf before the first tile.
+    pub max_before: Vec<f64>,
+    /// m: the largest visible score of the row among the keys seen so far; -inf while every
+    /// one of them is masked.
+    pub max: Vec<f64>,
+    /// The factor the old l and acc were multiplied by, per query row: e^(m_before − m) when
+    /// this tile raised the maximum, `None` when it did not and nothing was multiplied (which
+    /// is also what a row keeps while all its keys so far are masked: m stays -inf, and
+    /// e^(−inf − (−inf)) is never formed). When the first visible key raises m from -inf the
+    /// factor is e^(−inf) = 0, which multiplies the empty l = 0 and acc = 0.
+    pub rescale: Vec<Option<f64>>,
+    /// l: Σ e^(s_j − m) over the keys seen so far, per query row; 0 while all are masked.
+    pub sum: Vec<f64>,
+    /// acc: Σ e^(s_j − m)·v_j over the keys seen so far, one row of d_v per query row.
+    pub acc: DMatrix<f64>,
+}
+
+impl Tile {
+    /// Whether this tile raised query row `row`'s maximum, so its old l and acc were rescaled.
+    pub fn rescaled(&self, row: usize) -> bool {
+        self.rescale.get(row).is_some_and(Option::is_some)
+    }
+
+    /// The keys of the tile (0-based, inclusive).
+    pub fn keys(&self) -> std::ops::RangeInclusive<usize> {
+        self.first..=self.last
+    }
+}
+
+/// One head's online softmax over tiles of `tile` keys: the head's softmax input (masked, else
+/// scaled, else raw scores) and its values.
+#[derive(Debug, Clone, Copy)]
+pub struct OnlineSoftmax<'a> {
+    /// Queries × keys: the same matrix the ordinary softmax reads.
+    pub scores: &'a DMatrix<f64>,
+    /// Keys × d_v: the head's values (its K/V group's).
+    pub values: &'a DMatrix<f64>,
+    /// Keys per tile, at least 1; a tile larger than the keys is one tile.
+    pub tile: usize,
+}
+
+/// The online softmax's final output compared with the head's ordinary output.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OnlineCheck {
+    /// The largest difference between acc / l after the last tile and the head's output.
+    pub largest_difference: f64,
+    /// Whether they agree: within a billionth of the largest number compared (sums taken in
+    /// another order round differently, never a different computation).
+    pub agrees: bool,
+}
+
+impl<'a> OnlineSoftmax<'a> {
+    /// How many tiles the keys make.
+    pub fn tile_count(&self) -> usize {
+        self.scores.ncols().div_ceil(self.tile.max(1))
+    }
+
+    /// The state after each tile, in order, each computed from the one before: only one
+    /// tile's state is held at a time.
+    pub fn tiles(&self) -> Tiles<'a> {
+        let rows = self.scores.nrows();
+        Tiles {
+            online: *self,
+            next_key: 0,
+            max: vec![f64::NEG_INFINITY; rows],
+            sum: vec![0.0; rows],
+            acc: DMatrix::zeros(rows, self.values.ncols()),
+        }
+    }
+
+    /// The state after tile `index` (0-based), or `None` past the last tile.
+    pub fn tile_at(&self, index: usize) -> Option<Tile> {
+        self.tiles().nth(index)
+    }
+
+    /// acc / l after the last tile: each query row's output. A row whose every key is masked
+    /// has l = 0 and acc = 0, and its output is 0, as the ordinary softmax gives it.
+    pub fn output(&self) -> DMatrix<f64> {
+        let (rows, d_v) = (self.scores.nrows(), self.values.ncols());
+        match self.tiles().last() {
+            Some(last) => DMatrix::from_fn(rows, d_v, |row, col| {
+                if last.sum[row] > 0.0 {
+                    last.acc[(row, col)] / last.sum[row]
+                } else {
+                    0.0
+                }
+            }),
+            None => DMatrix::zeros(rows, d_v),
+        }
+    }
+}
+
+/// The online softmax's tiles, one after another (`OnlineSoftmax::tiles`).
+#[derive(Debug, Clone)]
+pub struct Tiles<'a> {
+    online: OnlineSoftmax<'a>,
+    next_key: usize,
+    max: Vec<f64>,
+    sum: Vec<f64>,
+    acc: DMatrix<f64>,
+}
+
+impl Iterator for Tiles<'_> {
+    type Item = Tile;
+
+    fn next(&mut self) -> Option<Tile> {
+        let OnlineSoftmax {
+            scores,
+            values,
+            tile,
+        } = self.online;
+        let keys = scores.ncols();
+        if self.next_key >= keys {
+            return None;
+        }
+        let first = self.next_key;
+        let last = (first + tile.max(1) - 1).min(keys - 1);
+        self.next_key = last + 1;
+        let max_before = self.max.clone();
+        let mut rescale = vec![None; scores.nrows()];
+        for row in 0..scores.nrows() {
+            let old = self.max[row];
+            // A masked key's -inf never raises the maximum.
+            let new = (first..=last).fold(old, |max, key| max.max(scores[(row, key)]));
+            if new > old {
+                // Only when the maximum rises: old may be -inf (factor 0, on l = 0 and
+                // acc = 0), new never is, so e^(−inf − (−inf)) cannot appear.
+                let factor = (old - new).exp();
+                self.sum[row] *= factor;
+                self.acc.row_mut(row).scale_mut(factor);
+                self.max[row] = new;
+                rescale[row] = Some(factor);
+            }
+            for key in first..=last {
+                // A masked key's e^(−inf) is exactly 0 and adds nothing (`shifted_exp`).
+                let weight = shifted_exp(scores[(row, key)], self.max[row]);
+                if weight == 0.0 {
+                    continue;
+                }
+                self.sum[row] += weight;
+                for col in 0..values.ncols() {
+                    self.acc[(row, col)] += weight * values[(key, col)];
+                }
+            }
+        }
+        Some(Tile {
+            first,
+            last,
+            max_before,
+            max: self.max.clone(),
+            rescale,
+            sum: self.sum.clone(),
+            acc: self.acc.clone(),
+        })
+    }
+}
+
+impl Attention {
+    /// Query head `head`'s online softmax over tiles of `tile` keys; `None` past the last head.
+    pub fn online_softmax(&self, head: usize, tile: usize) -> Option<OnlineSoftmax<'_>> {
+        if head >= self.heads().query {
+            return None;
+        }
+        Some(OnlineSoftmax {
+            scores: self.matrix_in(self.softmax_input(), head)?,
+            values: self.matrix_in(MatrixName::V, head)?,
+            tile: tile.max(1),
+        })
+    }
+
+    /// Query head `head`'s acc / l after the last tile of `tile` keys compared with the head's
+    /// output (before W_o); `None` past the last head.
+    pub fn online_check(&self, head: usize, tile: usize) -> Option<OnlineCheck> {
+        let online = self.online_softmax(head, tile)?;
+        let whole = self.matrix_in(MatrixName::Output, head)?;
+        let output = online.output();
+        if output.shape() != whole.shape() {
+            return Some(OnlineCheck {
+                largest_difference: f64::INFINITY,
+                agrees: false,
+            });
+        }
+        let (mut largest_difference, mut largest) = (0.0f64, 0.0f64);
+        for (mine, theirs) in output.iter().zip(whole.iter()) {
+            largest_difference = largest_difference.max((mine - theirs).abs());
+            largest = largest.max(mine.abs()).max(theirs.abs());
+        }
+        Some(OnlineCheck {
+            largest_difference,
+            agrees: largest_difference <= 1e-9 * largest.max(1.0),
+        })
+    }
+}
