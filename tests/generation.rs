@@ -365,3 +365,12 @@ fn looking_ahead_is_named_in_the_output_row_too() {
     assert!((output - attention.value(cell).unwrap()).abs() > 0.01);
     assert_eq!(named(&attention, cell, output), Some(SlipKind::FutureToken));
 }
+
+#[test]
+fn a_saved_lesson_keeps_its_generation_steps() {
+    let text = attn_tutor::lesson::lesson_to_toml(&two_heads());
+    assert!(text.contains("decode = true"), "{text}");
+    let saved = lesson(&text);
+    assert!(saved.decode);
+    assert_eq!(saved.steps(), two_heads().steps());
+}

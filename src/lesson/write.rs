@@ -150,6 +150,10 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
             writeln!(out)?;
         }
     }
+    // Generation comes with the causal mask it needs, said just after it.
+    if lesson.decode {
+        writeln!(out, "decode = true")?;
+    }
     // Only a lesson that changed it says its tile: a format 1 lesson cannot.
     if lesson.tile != super::limits::DEFAULT_TILE {
         writeln!(out, "tile = {}", lesson.tile)?;
