@@ -374,3 +374,14 @@ fn a_saved_lesson_keeps_its_generation_steps() {
     assert!(saved.decode);
     assert_eq!(saved.steps(), two_heads().steps());
 }
+
+#[test]
+fn a_rotated_new_query_says_its_token_is_at_its_position() {
+    let rope = SMALL.replace("format = 2", "format = 2\npositions = \"rope\"");
+    let attention = Attention::compute(&lesson(&rope));
+    let text = attention
+        .derive(Cell::new(MatrixName::QNewRope, 0, 0).at_token(2))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(text.contains("token 3 is position p = 2"), "{text}");
+}

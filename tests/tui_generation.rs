@@ -241,3 +241,74 @@ fn practice_predicts_the_new_row_of_the_cache_and_not_the_copy_of_x() {
     );
     assert!(targets.contains(&attn_tutor::attention::MatrixName::QNew));
 }
+
+#[test]
+fn the_causal_mask_of_a_generating_lesson_is_not_edited() {
+    let mut app = app();
+    common::go_to(&mut app, "masking");
+    {
+        let tutor = app.tutor.as_mut().unwrap();
+        tutor.focus_on(attn_tutor::attention::MatrixName::Mask);
+        tutor.set_cursor(
+            attn_tutor::attention::MatrixName::Mask,
+            attn_tutor::app::Cursor {
+                row: 0,
+                col: 1,
+                on_label: false,
+            },
+        );
+    }
+    update(&mut app, Action::Edit);
+    update(&mut app, Action::ClearInput);
+    update(&mut app, Action::Type('0'));
+    update(&mut app, Action::Submit);
+    let tutor = app.tutor.as_ref().unwrap();
+    assert_eq!(tutor.lesson.mask, attn_tutor::lesson::Mask::Causal);
+    assert!(
+        status(&app).contains("needs the causal mask"),
+        "{}",
+        status(&app)
+    );
+}
+
+#[test]
+fn practice_of_the_focus_row_only_still_asks_a_generation_steps_row() {
+    let mut app = app();
+    common::go_to(&mut app, "decode_weights");
+    update(&mut app, Action::NextToken);
+    update(&mut app, Action::TogglePractice);
+    update(&mut app, Action::TogglePracticeRow);
+    let tutor = app.tutor.as_ref().unwrap();
+    assert!(tutor.practice.as_ref().unwrap().focus_row_only);
+    assert!(!tutor.hidden_cells().is_empty());
+}
+
+#[test]
+fn an_edit_marks_the_generation_cells_it_changed_at_the_token_on_screen() {
+    let mut app = app();
+    common::go_to(&mut app, "embedding");
+    // The cursor on "fox"'s first embedding (the focus, token 3, the token on screen).
+    let tutor = app.tutor.as_mut().unwrap();
+    assert_eq!(tutor.token, 2);
+    tutor.set_cursor(
+        attn_tutor::attention::MatrixName::Embeddings,
+        attn_tutor::app::Cursor {
+            row: 2,
+            col: 0,
+            on_label: false,
+        },
+    );
+    update(&mut app, Action::Edit);
+    update(&mut app, Action::ClearInput);
+    for ch in "5".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    let tutor = app.tutor.as_ref().unwrap();
+    let x_t =
+        attn_tutor::attention::Cell::new(attn_tutor::attention::MatrixName::XNew, 0, 0).at_token(2);
+    assert!(
+        tutor.changed.contains(&x_t),
+        "x_t of fox changed and is marked"
+    );
+}

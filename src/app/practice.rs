@@ -121,6 +121,10 @@ impl Tutor {
                     || cell.row == self.token)
                 && (!practice.focus_row_only
                     || cell.row == self.focus_row()
+                    // A generation step is one token's already: its one row, and the cache's
+                    // new row, are what `X` leaves to predict.
+                    || cell.matrix.entry().rows == crate::pipeline::Axis::NewToken
+                    || matches!(cell.matrix, MatrixName::KCache | MatrixName::VCache)
                     // The focus is a target token, and its row of scores needs every key: in
                     // cross-attention the source's rows stay hidden whole.
                     || Tokens::of_rows(&self.lesson, cell.matrix) == Some(Tokens::Source))

@@ -354,9 +354,11 @@ impl Tutor {
                         crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
                         _ => slot,
                     };
+                    // A generation step's matrices are compared at the token on screen; the
+                    // marks go when the token changes (`set_token`).
                     let (Some(old), Some(new)) = (
-                        before.matrix_in(name, head),
-                        self.attention.matrix_in(name, head),
+                        before.matrix_at(name, head, self.token),
+                        self.attention.matrix_at(name, head, self.token),
                     ) else {
                         continue;
                     };

@@ -527,6 +527,14 @@ fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, Strin
         return Ok(format!("{name} is already {}", exact(value)));
     }
     let change = match (&tutor.lesson.mask, cell.matrix) {
+        // Generation is the causal mask at work: a mask with another cell would leave the
+        // cache and the whole pass disagreeing, and a lesson file that cannot be saved.
+        (Mask::Causal, MatrixName::Mask) if tutor.lesson.decode => {
+            return Err(format!(
+                "{name} stays as it is: this lesson generates its tokens with a K/V cache, which \
+                 needs the causal mask"
+            ));
+        }
         // A causal mask has no cells of its own: editing one turns it into a matrix.
         (Mask::Causal, MatrixName::Mask) => {
             let mut matrix = tutor

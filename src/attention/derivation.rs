@@ -536,9 +536,15 @@ impl Derivation {
                     ],
                     Some(format!(
                         "the angle φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) \
-                         = {} rad: row {} is {} (positions count from 0{}), and \
+                         = {} rad: {} {} is {} (positions count from 0{}), and \
                          this is pair i = {pair}",
                         format_number(*angle, decimals + 2),
+                        // A generation step's one row is its token's.
+                        if self.cell.matrix.per_token() {
+                            "token"
+                        } else {
+                            "row"
+                        },
                         position + 1,
                         position_words(attention, self.cell.matrix, *position),
                         counted_from(attention, self.cell.matrix),

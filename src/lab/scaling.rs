@@ -181,7 +181,12 @@ impl Accumulator {
         self.scores += scores.len();
         self.sum += scores.iter().sum::<f64>();
         self.sum_of_squares += scores.iter().map(|score| score * score).sum::<f64>();
-        let weights = softmax(scores);
+        let weights = crate::attention::softmax_rows(&nalgebra::DMatrix::from_row_slice(
+            1,
+            scores.len(),
+            scores,
+        ))
+        .weights;
         self.max_weight += weights.iter().copied().fold(0.0, f64::max);
         self.entropy += crate::attention::entropy_bits(weights.iter().copied());
         self.gradient += weights
@@ -203,14 +208,6 @@ impl Accumulator {
             gradient: self.gradient / rows,
         }
     }
-}
-
-/// The softmax of one row, its maximum subtracted first so that no exp overflows.
-fn softmax(scores: &[f64]) -> Vec<f64> {
-    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let exps: Vec<f64> = scores.iter().map(|score| (score - max).exp()).collect();
-    let sum: f64 = exps.iter().sum();
-    exps.iter().map(|exp| exp / sum).collect()
 }
 
 #[cfg(test)]

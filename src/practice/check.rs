@@ -302,7 +302,7 @@ impl Slip {
                 "That gives weight to tokens after this one, not generated yet: softmax over the cached keys only."
             }
             (S::FutureToken, _) => {
-                "That output mixes in tokens after this one, not generated yet: the new token sees only the cache."
+                "That output comes from weights that kept a share for tokens after this one: the new token's softmax runs over the cache only."
             }
         }
     }
