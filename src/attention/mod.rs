@@ -325,18 +325,7 @@ impl Attention {
             return self.token_matrix(name, slot, token);
         }
         if let Some(lazy) = self.on_demand[name.index()].get(slot) {
-            let origin = self.plan.origin(name)?;
-            let operands = self.operands_for(name, slot, None);
-            let value = lazy.get_or_init(|| {
-                Arc::new(evaluate(
-                    origin,
-                    (0, 0),
-                    self.scale_divisor,
-                    None,
-                    &operands,
-                ))
-            });
-            return Some(value);
+            return self.made_once(lazy, name, slot, None);
         }
         self.matrices[name.index()]
             .get(slot)
@@ -346,9 +335,21 @@ impl Attention {
     /// Slot `slot` of a step of generation's matrix at position `token`, made the first time.
     fn token_matrix(&self, name: MatrixName, slot: usize, token: usize) -> Option<&DMatrix<f64>> {
         let lazy = self.per_token[name.index()].get(slot)?.get(token)?;
+        self.made_once(lazy, name, slot, Some(token))
+    }
+
+    /// A matrix made when first looked at (a circuit, or a step of generation's at `token`),
+    /// kept in `lazy` for the next look.
+    fn made_once<'a>(
+        &'a self,
+        lazy: &'a OnceLock<Arc<DMatrix<f64>>>,
+        name: MatrixName,
+        slot: usize,
+        token: Option<usize>,
+    ) -> Option<&'a DMatrix<f64>> {
         let origin = self.plan.origin(name)?;
         let value = lazy.get_or_init(|| {
-            let operands = self.operands_for(name, slot, Some(token));
+            let operands = self.operands_for(name, slot, token);
             Arc::new(evaluate(
                 origin,
                 (0, 0),
