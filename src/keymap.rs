@@ -30,6 +30,8 @@ pub enum Place {
     Predicting,
     /// A lesson's screen.
     Lesson,
+    /// The scaling lab's screen.
+    Lab,
 }
 
 /// What is pressed, apart from the modifiers.
@@ -521,6 +523,54 @@ pub static PICK_FOLLOW: Entry = Entry {
     short: "f",
 };
 
+pub static PICK_LAB: Entry = Entry {
+    places: PICKER,
+    keys: &[&[ch('L', Any, |_| Action::OpenLab)]],
+    help: &["the scaling lab (why √d_k)"],
+    short: "L",
+};
+
+const LAB: &[Place] = &[Place::Lab];
+
+pub static LAB_DIM: Entry = Entry {
+    places: LAB,
+    keys: &[
+        &[key(KeyCode::Left, Any, |_| Action::Move(Direction::Left))],
+        &[key(KeyCode::Right, Any, |_| Action::Move(Direction::Right))],
+        &[ch('h', Any, |_| Action::Move(Direction::Left))],
+        &[ch('l', Any, |_| Action::Move(Direction::Right))],
+    ],
+    help: &["choose d_k"],
+    short: "←→",
+};
+
+pub static LAB_KEYS: Entry = Entry {
+    places: LAB,
+    keys: &[
+        &[ch('[', Any, |_| Action::PreviousMatrix)],
+        &[ch(']', Any, |_| Action::NextMatrix)],
+    ],
+    help: &["halve, double the keys in a row"],
+    short: "[ ]",
+};
+
+pub static LAB_SEED: Entry = Entry {
+    places: LAB,
+    keys: &[&[ch('r', Any, |_| Action::Reroll)]],
+    help: &["draw again with the next seed"],
+    short: "r",
+};
+
+pub static LAB_BACK: Entry = Entry {
+    places: LAB,
+    keys: &[
+        &[ch('q', Any, |_| Action::Back)],
+        &[key(KeyCode::Esc, Any, |_| Action::Back)],
+    ],
+    help: &["back to the lessons"],
+    short: "q",
+};
+
 /// On the help overlay: its bottom border names the shown keys.
 pub static CLOSE_HELP: Entry = Entry {
     places: &[Place::Help],
@@ -607,6 +657,11 @@ pub static KEY_MAP: &[&Entry] = &[
     &PICK_QUIT,
     &PICK_HELP,
     &PICK_FOLLOW,
+    &PICK_LAB,
+    &LAB_DIM,
+    &LAB_KEYS,
+    &LAB_SEED,
+    &LAB_BACK,
     &CLOSE_HELP,
     &SUBMIT,
     &CANCEL,
@@ -640,6 +695,9 @@ pub fn places(app: &App) -> &'static [Place] {
             &[Place::Anywhere, Place::Resume, Place::Lesson]
         }
         (Overlay::Question(_), _) => &[Place::Anywhere, Place::Question],
+        (Overlay::None, _) if app.tutor.is_none() && app.lab.is_some() => {
+            &[Place::Anywhere, Place::Lab]
+        }
         (Overlay::None, _) if app.tutor.is_none() => &[Place::Anywhere, Place::Picker],
         (Overlay::None, true) => &[Place::Anywhere, Place::Predicting, Place::Lesson],
         (Overlay::None, false) => &[Place::Anywhere, Place::Lesson],
@@ -709,6 +767,8 @@ pub fn picker_help() -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Footer {
     Picker,
+    /// The scaling lab.
+    Lab,
     /// The lesson list of a student in a classroom.
     StudentPicker,
     Lesson,
@@ -741,8 +801,18 @@ pub fn hints(footer: Footer) -> &'static [Hint] {
             static HINTS: &[Hint] = &[
                 hint(&PICK_MOVE, "choose"),
                 hint(&PICK_OPEN, "open"),
+                hint(&PICK_LAB, "√d_k lab"),
                 hint(&PICK_HELP, "help"),
                 hint(&PICK_QUIT, "quit"),
+            ];
+            HINTS
+        }
+        Footer::Lab => {
+            static HINTS: &[Hint] = &[
+                hint(&LAB_DIM, "d_k"),
+                hint(&LAB_KEYS, "keys"),
+                hint(&LAB_SEED, "seed"),
+                hint(&LAB_BACK, "back"),
             ];
             HINTS
         }
@@ -830,6 +900,9 @@ pub fn hints(footer: Footer) -> &'static [Hint] {
 /// The footer for the app's state when nothing is on top of the screen.
 pub fn footer(app: &App) -> Footer {
     let on_lesson = app.tutor.is_some();
+    if !on_lesson && app.lab.is_some() {
+        return Footer::Lab;
+    }
     match &app.classroom {
         _ if app.follow() == Some(Follow::Locked) => Footer::Locked,
         _ if app.is_following() => Footer::Following,

@@ -85,6 +85,11 @@ fn state_for(place: Place) -> App {
         Place::Resume => question(Question::Resume { step_index: 1 }),
         Place::Picker => picker(),
         Place::Predicting => predicting(),
+        Place::Lab => {
+            let mut app = picker();
+            attn_tutor::app::update(&mut app, attn_tutor::app::Action::OpenLab);
+            app
+        }
     };
     assert_eq!(
         places(&app).iter().find(|found| **found != Place::Anywhere),

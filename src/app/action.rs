@@ -37,6 +37,8 @@ pub enum Action {
     NextHead,
     /// `<`: the previous head.
     PreviousHead,
+    /// `L` in the picker: the scaling lab.
+    OpenLab,
     /// `)`: the generation steps at the next token.
     NextToken,
     /// `(`: at the token before.
@@ -119,6 +121,7 @@ impl Action {
             | Action::PreviousHead
             | Action::NextToken
             | Action::PreviousToken
+            | Action::OpenLab
             | Action::Select { .. }
             | Action::Pick(_)
             | Action::ScrollNarration(_)

@@ -8,6 +8,7 @@ mod action;
 mod changed;
 mod classroom;
 mod history;
+mod lab;
 mod practice;
 pub mod screens;
 mod tutor;
@@ -20,6 +21,7 @@ pub use action::{Action, Direction, Effect, SaveFailure};
 pub use changed::ChangedCells;
 pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::Change;
+pub use lab::LabScreen;
 pub use practice::{Feedback, Practice, practice_steps, symbols as practice_symbols};
 pub use screens::{panels, rows_are_tokens, steps};
 pub use tutor::{Cursor, Tutor};
@@ -45,6 +47,8 @@ pub struct App {
     pub picked: usize,
     /// The lesson being taught; `None` shows the picker.
     pub tutor: Option<Tutor>,
+    /// The scaling lab, opened from the picker; `None` shows the picker (or the lesson).
+    pub lab: Option<LabScreen>,
     pub overlay: Overlay,
     pub status: Option<Status>,
     /// Where to go once a save asked for on the way out has succeeded.
@@ -193,6 +197,7 @@ impl App {
             picker,
             picked: open.unwrap_or(0),
             tutor: None,
+            lab: None,
             overlay: Overlay::None,
             status: None,
             after_save: None,

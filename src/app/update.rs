@@ -66,6 +66,10 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         Overlay::Question(question) => question_update(app, question, action),
         Overlay::None if matches!(action, Action::Saved(_)) => saved(app, action),
         Overlay::None if app.tutor.is_some() => tutor_update(app, action),
+        Overlay::None if app.lab.is_some() => {
+            lab_update(app, action);
+            Vec::new()
+        }
         Overlay::None => {
             picker_update(app, action);
             Vec::new()
@@ -86,6 +90,38 @@ fn picker_update(app: &mut App, action: Action) {
         Action::Open | Action::Submit | Action::Edit | Action::Move(Direction::Right) => open(app),
         Action::Back | Action::Quit => go(app, Leave::Quit),
         Action::ToggleHelp => app.overlay = Overlay::Help,
+        Action::OpenLab => app.lab = Some(super::LabScreen::open()),
+        _ => {}
+    }
+}
+
+/// The scaling lab's keys: ← → the d_k, [ ] the keys in a row, r the seed, q back. The guards
+/// make the change; an arm runs only to say why there was none (an end of the sweep).
+fn lab_update(app: &mut App, action: Action) {
+    let Some(lab) = app.lab.as_mut() else {
+        return;
+    };
+    match action {
+        Action::Move(direction @ (Direction::Left | Direction::Right))
+            if !lab.choose(direction == Direction::Right) =>
+        {
+            app.status = Some(Status::info(if direction == Direction::Right {
+                "This is the sweep's largest d_k: ← goes back"
+            } else {
+                "This is the sweep's smallest d_k: → goes on"
+            }));
+        }
+        Action::NextMatrix | Action::PreviousMatrix
+            if !lab.change_keys(action == Action::NextMatrix) =>
+        {
+            app.status = Some(Status::info(format!(
+                "A row has from 2 to {} keys",
+                crate::lab::scaling::MAX_KEYS
+            )));
+        }
+        Action::Reroll => lab.reseed(),
+        Action::Back => app.lab = None,
+        Action::Quit => go(app, Leave::Quit),
         _ => {}
     }
 }

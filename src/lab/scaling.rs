@@ -163,6 +163,36 @@ pub fn point(settings: &Settings, dim: usize) -> Point {
     }
 }
 
+/// The first row of d_k's sweep, softmaxed: a query against `keys` keys, its weights from the
+/// raw scores and from the scaled ones, as the lab's screen draws them side by side.
+pub fn sample_row(settings: &Settings, dim: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
+    rng.set_stream(dim as u64);
+    let normal = Normal::new(0.0, settings.variance.sqrt())
+        .unwrap_or_else(|_| Normal::new(0.0, 1.0).expect("unit normal"));
+    let query: Vec<f64> = (0..dim).map(|_| normal.sample(&mut rng)).collect();
+    let raw: Vec<f64> = (0..settings.keys)
+        .map(|_| {
+            query
+                .iter()
+                .map(|entry| entry * normal.sample(&mut rng))
+                .sum()
+        })
+        .collect();
+    let scaled: Vec<f64> = raw
+        .iter()
+        .map(|score| score / (dim as f64).sqrt())
+        .collect();
+    let softmax = |scores: &[f64]| -> Vec<f64> {
+        crate::attention::softmax_rows(&nalgebra::DMatrix::from_row_slice(1, scores.len(), scores))
+            .weights
+            .iter()
+            .copied()
+            .collect()
+    };
+    (softmax(&raw), softmax(&scaled))
+}
+
 /// Sums over a d_k's rows, for the means and the standard deviation.
 #[derive(Debug, Default)]
 struct Accumulator {

@@ -5,6 +5,7 @@ mod all_heads;
 pub mod formula;
 pub mod generation;
 mod header;
+mod lab;
 pub mod layout;
 mod matrix;
 pub mod picker;
@@ -74,7 +75,10 @@ fn draw(area: Rect, buf: &mut Buffer, app: &App, theme: &Theme) {
             let layout = layout::tutor_layout(tutor, area);
             tutor_screen::render(tutor, &layout, theme, buf);
         }
-        None => picker::render(app, theme, area, buf),
+        None => match &app.lab {
+            Some(screen) => lab::render(screen, theme, area, buf),
+            None => picker::render(app, theme, area, buf),
+        },
     }
     status_line(app, theme, status, buf);
     if app.overlay == Overlay::Help {

@@ -1,0 +1,203 @@
+//! The scaling lab's screen: four charts of the sweep over d_k (on a log axis), raw scores
+//! against scaled ones, and the chosen d_k's row of weights drawn as bars, raw beside scaled.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Widget};
+
+use crate::app::LabScreen;
+use crate::lab::scaling::{Point, RowFigures};
+
+use super::text::fit;
+use super::theme::Theme;
+
+/// One chart: its title, the figure it plots, and its y range (`None`: from the data).
+struct Figure {
+    title: &'static str,
+    value: fn(&RowFigures) -> f64,
+}
+
+const FIGURES: [Figure; 4] = [
+    Figure {
+        title: "std of the scores",
+        value: |figures| figures.std,
+    },
+    Figure {
+        title: "largest weight",
+        value: |figures| figures.max_weight,
+    },
+    Figure {
+        title: "entropy (bits)",
+        value: |figures| figures.entropy,
+    },
+    Figure {
+        title: "gradient p(1−p)",
+        value: |figures| figures.gradient,
+    },
+];
+
+/// Rows of the bars of one row's weights.
+const BAR_ROWS: u16 = 3;
+
+pub fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let settings = lab.settings();
+    let width = usize::from(area.width);
+    let about = format!(
+        "d_k {} · {} keys · {} rows · seed {} ",
+        lab.dim(),
+        settings.keys,
+        settings.samples,
+        settings.seed
+    );
+    let title = fit(
+        " Why scores are divided by √d_k (the scaling lab)",
+        width.saturating_sub(about.chars().count() + 1),
+    );
+    let pad = width.saturating_sub(title.chars().count() + about.chars().count());
+    Line::from(vec![
+        Span::styled(title, theme.title()),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(about, theme.title()),
+    ])
+    .render(Rect::new(area.x, area.y, area.width, 1), buf);
+    Line::from(vec![
+        Span::styled(" ⣿ raw: q·k", theme.lit()),
+        Span::raw("   • scaled: q·k / √d_k"),
+        Span::styled("   │ the chosen d_k, its row below", theme.muted()),
+    ])
+    .render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+
+    // Two rows of two charts above the bars and the status line.
+    let charts_height = area.height.saturating_sub(2 + BAR_ROWS + 2 + 1);
+    let (half_width, half_height) = (area.width / 2, charts_height / 2);
+    for (index, figure) in FIGURES.iter().enumerate() {
+        let x = area.x + (index as u16 % 2) * half_width;
+        let y = area.y + 2 + (index as u16 / 2) * half_height;
+        chart(
+            lab,
+            figure,
+            theme,
+            Rect::new(x, y, half_width, half_height),
+            buf,
+        );
+    }
+    bars(
+        lab,
+        theme,
+        Rect::new(
+            area.x,
+            area.y + 2 + 2 * half_height,
+            area.width,
+            BAR_ROWS + 2,
+        ),
+        buf,
+    );
+}
+
+/// One figure over the sweep, raw and scaled, with the chosen d_k marked.
+fn chart(lab: &LabScreen, figure: &Figure, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    if area.height < 4 || area.width < 16 {
+        return;
+    }
+    let points = &lab.sweep.points;
+    let at = |point: &Point, raw: bool| {
+        (
+            (point.dim as f64).log2(),
+            (figure.value)(if raw { &point.raw } else { &point.scaled }),
+        )
+    };
+    let raw: Vec<(f64, f64)> = points.iter().map(|point| at(point, true)).collect();
+    let scaled: Vec<(f64, f64)> = points.iter().map(|point| at(point, false)).collect();
+    let top = raw
+        .iter()
+        .chain(&scaled)
+        .map(|(_, value)| *value)
+        .fold(0.0_f64, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let chosen_x = (lab.dim() as f64).log2();
+    let marker = [(chosen_x, 0.0), (chosen_x, top)];
+    let (first, last) = (
+        points.first().map_or(1, |point| point.dim),
+        points.last().map_or(1, |point| point.dim),
+    );
+    let datasets = vec![
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.muted())
+            .data(&marker),
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.lit())
+            .data(&raw),
+        Dataset::default()
+            .marker(Marker::Dot)
+            .graph_type(GraphType::Scatter)
+            .style(Style::new())
+            .data(&scaled),
+    ];
+    let label = |value: f64| {
+        if value >= 10.0 {
+            format!("{value:.0}")
+        } else {
+            format!("{value:.2}")
+        }
+    };
+    Chart::new(datasets)
+        .x_axis(
+            Axis::default()
+                .bounds([(first as f64).log2(), (last as f64).log2()])
+                .labels([first.to_string(), last.to_string()]),
+        )
+        .y_axis(
+            Axis::default()
+                .title(Span::styled(figure.title, theme.title()))
+                .bounds([0.0, top])
+                .labels(["0".to_string(), label(top)]),
+        )
+        .legend_position(None)
+        .render(area, buf);
+}
+
+/// The chosen d_k's first row of weights, each key a column of bars: raw on the left, scaled
+/// on the right.
+fn bars(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let (raw, scaled) = &lab.row;
+    let half = area.width / 2;
+    for (index, (weights, name, style)) in
+        [(raw, "raw", theme.lit()), (scaled, "scaled", Style::new())]
+            .into_iter()
+            .enumerate()
+    {
+        let x = area.x + index as u16 * half;
+        let largest = weights.iter().copied().fold(0.0, f64::max);
+        let caption = format!(
+            " a row at d_k {}, {name}: top weight {largest:.2}",
+            lab.dim()
+        );
+        buf.set_stringn(
+            x,
+            area.y,
+            fit(&caption, usize::from(half)),
+            usize::from(half),
+            theme.title(),
+        );
+        let columns = usize::from(half.saturating_sub(2));
+        for (key, weight) in weights.iter().take(columns).enumerate() {
+            // Eighths of a cell, BAR_ROWS cells high: a weight of 1 fills the column.
+            let eighths = (weight.clamp(0.0, 1.0) * f64::from(BAR_ROWS) * 8.0).round() as u16;
+            for level in 0..BAR_ROWS {
+                let filled = eighths.saturating_sub(level * 8).min(8);
+                const BLOCKS: [&str; 9] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
+                let y = area.y + 1 + BAR_ROWS - 1 - level;
+                buf.set_string(x + 1 + key as u16, y, BLOCKS[usize::from(filled)], style);
+            }
+        }
+        let axis: String = "─".repeat(weights.len().min(columns));
+        buf.set_stringn(x + 1, area.y + 1 + BAR_ROWS, axis, columns, theme.muted());
+    }
+}
