@@ -26,7 +26,7 @@ fn the_lesson_list_offers_the_lab_and_opens_it() {
     let app = lab();
     let screen = common::screen(&app, 120, 40);
     assert!(
-        screen.contains("Why scores are divided by √d_k"),
+        screen.contains("Why divide by √d_k? (the scaling lab)"),
         "{screen}"
     );
     assert!(
@@ -48,7 +48,7 @@ fn arrows_choose_the_d_k_whose_row_is_drawn() {
     let mut app = lab();
     update(&mut app, Action::Move(attn_tutor::app::Direction::Right));
     assert_eq!(app.lab.as_ref().unwrap().dim(), 128);
-    assert!(common::screen(&app, 120, 40).contains("a row at d_k 128"));
+    assert!(common::screen(&app, 120, 40).contains("d_k 128 raw: top"));
     for _ in 0..20 {
         update(&mut app, Action::Move(attn_tutor::app::Direction::Left));
     }
@@ -71,7 +71,11 @@ fn brackets_change_the_keys_and_r_the_seed() {
         update(&mut app, Action::PreviousMatrix);
     }
     assert_eq!(app.lab.as_ref().unwrap().settings().keys, 2);
-    assert!(status(&app).contains("from 2 to"), "{}", status(&app));
+    assert!(
+        status(&app).contains("from 2 to 64 keys"),
+        "{}",
+        status(&app)
+    );
 }
 
 #[test]
@@ -99,7 +103,7 @@ fn the_readme_capture_of_the_lab_is_what_the_tutor_draws() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let start = readme
-        .find(" Why scores are divided by √d_k (the scal")
+        .find(" Why divide by √d_k? (the scaling lab)")
         .expect("the README shows the lab's screen");
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
     let drawn: Vec<String> = common::screen(&lab(), 80, 24)
@@ -107,4 +111,17 @@ fn the_readme_capture_of_the_lab_is_what_the_tutor_draws() {
         .map(|line| line.trim_end().to_string())
         .collect();
     assert_eq!(shown.trim_end(), drawn.join("\n").trim_end());
+}
+
+#[test]
+fn a_row_of_more_keys_than_fit_draws_the_largest_and_says_so() {
+    let mut app = lab();
+    update(&mut app, Action::NextMatrix);
+    update(&mut app, Action::NextMatrix);
+    assert_eq!(app.lab.as_ref().unwrap().settings().keys, 64);
+    let screen = common::screen(&app, 80, 24);
+    assert!(screen.contains("38 of 64 keys"), "{screen}");
+    // The top of the page stops at 64 keys, where a sweep still takes a blink.
+    update(&mut app, Action::NextMatrix);
+    assert_eq!(app.lab.as_ref().unwrap().settings().keys, 64);
 }

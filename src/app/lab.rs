@@ -1,7 +1,11 @@
 //! The scaling lab on screen: the sweep over d_k, the d_k chosen, and one row of that d_k
 //! softmaxed raw and scaled. Keys choose the d_k, halve or double the keys and draw again.
 
-use crate::lab::scaling::{MAX_KEYS, Settings, Sweep, sample_row, sweep};
+use crate::lab::scaling::{Settings, Sweep, sample_row, sweep};
+
+/// The most keys in a row on the screen: its row of bars has a column per key, and a sweep of
+/// more takes seconds (the command line takes up to `scaling::MAX_KEYS`).
+pub const SCREEN_MAX_KEYS: usize = 64;
 
 /// The lab's state.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,11 +59,11 @@ impl LabScreen {
         true
     }
 
-    /// Twice (or half) the keys in a row, from 2 to `MAX_KEYS`; `false` when at the limit.
+    /// Twice (or half) the keys in a row, from 2 to `SCREEN_MAX_KEYS`; `false` at the limit.
     pub fn change_keys(&mut self, more: bool) -> bool {
         let keys = self.settings().keys;
         let next = if more { keys * 2 } else { keys / 2 };
-        if !(2..=MAX_KEYS).contains(&next) {
+        if !(2..=SCREEN_MAX_KEYS).contains(&next) {
             return false;
         }
         let settings = Settings {

@@ -21,7 +21,7 @@ pub use action::{Action, Direction, Effect, SaveFailure};
 pub use changed::ChangedCells;
 pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::Change;
-pub use lab::LabScreen;
+pub use lab::{LabScreen, SCREEN_MAX_KEYS};
 pub use practice::{Feedback, Practice, practice_steps, symbols as practice_symbols};
 pub use screens::{panels, rows_are_tokens, steps};
 pub use tutor::{Cursor, Tutor};

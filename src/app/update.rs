@@ -115,8 +115,8 @@ fn lab_update(app: &mut App, action: Action) {
             if !lab.change_keys(action == Action::NextMatrix) =>
         {
             app.status = Some(Status::info(format!(
-                "A row has from 2 to {} keys",
-                crate::lab::scaling::MAX_KEYS
+                "A row here has from 2 to {} keys (`attn-tutor lab scaling --keys` takes more)",
+                super::SCREEN_MAX_KEYS
             )));
         }
         Action::Reroll => lab.reseed(),

@@ -104,11 +104,11 @@ fn preamble(sweep: &Sweep) -> String {
     let settings = &sweep.settings;
     format!(
         "For each d_k, {samples} rows of one query against {keys} keys, every entry drawn from \
-         N(0, {variance}) (seed {seed}). std: the spread of the scores q·k (raw) and q·k / √d_k \
-         (scaled). max weight: a row's largest softmax weight (1/{keys} = {even:.4} is even, 1 \
-         is one key only). entropy: a row's, in bits (log₂ {keys} = {bits:.3} is even, 0 is one \
-         key only). gradient: the mean of p(1 − p) over a row, how much a weight still moves \
-         when its score does. Each is the mean over the rows.",
+         N(0, {variance}) (seed {seed}). std: the spread of all the scores q·k (raw) and q·k / √d_k \
+         (scaled). max weight: a row's largest softmax weight (1/{keys} = {even:.4} means an \
+         even spread, 1 one key only). entropy: a row's, in bits (log₂ {keys} = {bits:.3} means \
+         an even spread, 0 one key only). gradient: the mean of p(1 − p) over a row, how much a \
+         weight still moves when its score does. The last three are means over the rows.",
         samples = settings.samples,
         keys = settings.keys,
         variance = settings.variance,

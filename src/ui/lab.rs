@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Widget};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Widget};
 
 use crate::app::LabScreen;
 use crate::lab::scaling::{Point, RowFigures};
@@ -53,7 +53,7 @@ pub fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
         settings.seed
     );
     let title = fit(
-        " Why scores are divided by √d_k (the scaling lab)",
+        " Why divide by √d_k? (the scaling lab)",
         width.saturating_sub(about.chars().count() + 1),
     );
     let pad = width.saturating_sub(title.chars().count() + about.chars().count());
@@ -64,7 +64,7 @@ pub fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
     ])
     .render(Rect::new(area.x, area.y, area.width, 1), buf);
     Line::from(vec![
-        Span::styled(" ⣿ raw: q·k", theme.lit()),
+        Span::styled(" ⣿ raw: q·k", raw_style(theme)),
         Span::raw("   • scaled: q·k / √d_k"),
         Span::styled("   │ the chosen d_k, its row below", theme.muted()),
     ])
@@ -76,13 +76,9 @@ pub fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
     for (index, figure) in FIGURES.iter().enumerate() {
         let x = area.x + (index as u16 % 2) * half_width;
         let y = area.y + 2 + (index as u16 / 2) * half_height;
-        chart(
-            lab,
-            figure,
-            theme,
-            Rect::new(x, y, half_width, half_height),
-            buf,
-        );
+        // A column between the charts, so that one's labels never touch the other's lines.
+        let width = half_width.saturating_sub(1);
+        chart(lab, figure, theme, Rect::new(x, y, width, half_height), buf);
     }
     bars(
         lab,
@@ -95,6 +91,12 @@ pub fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
         ),
         buf,
     );
+}
+
+/// The raw scores' line and bars: bold in the terminal's own color, readable on a light or a
+/// dark background and without color; the scaled ones are plain (and dotted in the charts).
+fn raw_style(theme: &Theme) -> Style {
+    theme.title()
 }
 
 /// One figure over the sweep, raw and scaled, with the chosen d_k marked.
@@ -132,7 +134,7 @@ fn chart(lab: &LabScreen, figure: &Figure, theme: &Theme, area: Rect, buf: &mut 
         Dataset::default()
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
-            .style(theme.lit())
+            .style(raw_style(theme))
             .data(&raw),
         Dataset::default()
             .marker(Marker::Dot)
@@ -147,15 +149,16 @@ fn chart(lab: &LabScreen, figure: &Figure, theme: &Theme, area: Rect, buf: &mut 
             format!("{value:.2}")
         }
     };
+    // The title above the plot, not on its top row where the lines start.
     Chart::new(datasets)
+        .block(Block::new().title(Span::styled(figure.title, theme.title())))
         .x_axis(
             Axis::default()
                 .bounds([(first as f64).log2(), (last as f64).log2()])
-                .labels([first.to_string(), last.to_string()]),
+                .labels([format!("d_k {first}"), last.to_string()]),
         )
         .y_axis(
             Axis::default()
-                .title(Span::styled(figure.title, theme.title()))
                 .bounds([0.0, top])
                 .labels(["0".to_string(), label(top)]),
         )
@@ -164,40 +167,47 @@ fn chart(lab: &LabScreen, figure: &Figure, theme: &Theme, area: Rect, buf: &mut 
 }
 
 /// The chosen d_k's first row of weights, each key a column of bars: raw on the left, scaled
-/// on the right.
+/// on the right, the same key in the same column of each. When not every key fits, the keys
+/// with the largest raw weights are drawn, and the caption says how many of how many.
 fn bars(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    const BLOCKS: [&str; 9] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
     let (raw, scaled) = &lab.row;
     let half = area.width / 2;
-    for (index, (weights, name, style)) in
-        [(raw, "raw", theme.lit()), (scaled, "scaled", Style::new())]
-            .into_iter()
-            .enumerate()
+    let columns = usize::from(half.saturating_sub(2));
+    let mut keys: Vec<usize> = (0..raw.len()).collect();
+    if keys.len() > columns {
+        keys.sort_by(|a, b| raw[*b].total_cmp(&raw[*a]));
+        keys.truncate(columns);
+        keys.sort_unstable();
+    }
+    let shown = if keys.len() < raw.len() {
+        format!(", {} of {} keys", keys.len(), raw.len())
+    } else {
+        String::new()
+    };
+    for (index, (weights, name, style)) in [
+        (raw, "raw", raw_style(theme)),
+        (scaled, "scaled", Style::new()),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let x = area.x + index as u16 * half;
         let largest = weights.iter().copied().fold(0.0, f64::max);
-        let caption = format!(
-            " a row at d_k {}, {name}: top weight {largest:.2}",
-            lab.dim()
-        );
-        buf.set_stringn(
-            x,
-            area.y,
-            fit(&caption, usize::from(half)),
-            usize::from(half),
-            theme.title(),
-        );
-        let columns = usize::from(half.saturating_sub(2));
-        for (key, weight) in weights.iter().take(columns).enumerate() {
+        let caption = format!(" d_k {} {name}: top {largest:.2}{shown}", lab.dim());
+        let room = usize::from(half);
+        buf.set_stringn(x, area.y, fit(&caption, room), room, theme.title());
+        for (column, key) in keys.iter().enumerate() {
             // Eighths of a cell, BAR_ROWS cells high: a weight of 1 fills the column.
-            let eighths = (weight.clamp(0.0, 1.0) * f64::from(BAR_ROWS) * 8.0).round() as u16;
+            let eighths =
+                (weights[*key].clamp(0.0, 1.0) * f64::from(BAR_ROWS) * 8.0).round() as u16;
             for level in 0..BAR_ROWS {
                 let filled = eighths.saturating_sub(level * 8).min(8);
-                const BLOCKS: [&str; 9] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
                 let y = area.y + 1 + BAR_ROWS - 1 - level;
-                buf.set_string(x + 1 + key as u16, y, BLOCKS[usize::from(filled)], style);
+                buf.set_string(x + 1 + column as u16, y, BLOCKS[usize::from(filled)], style);
             }
         }
-        let axis: String = "─".repeat(weights.len().min(columns));
+        let axis: String = "─".repeat(keys.len());
         buf.set_stringn(x + 1, area.y + 1 + BAR_ROWS, axis, columns, theme.muted());
     }
 }
