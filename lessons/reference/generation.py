@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
-from quotes import check_quotes
+from quotes import check_expected, check_quotes
 
 HERE = Path(__file__).resolve().parent
 
@@ -89,18 +89,6 @@ def multiply_adds(a, t):
     with_cache = d_model * (2 * d_k + d_v) + d_k * n + n * d_v
     without = n * d_model * (2 * d_k + d_v) + n * d_k * n + n * n * d_v
     return with_cache, without
-
-
-def check_expected(lesson, a):
-    """Every printed figure is the exact value correctly rounded (default tolerance)."""
-    tolerance = 0.5 * 10.0 ** -lesson["decimals"] * (1 + 1e-9)
-    count = 0
-    for name, printed in lesson["expected"].items():
-        printed = np.array(printed, float)
-        assert printed.shape == a[name].shape, (name, printed.shape, a[name].shape)
-        assert np.all(np.abs(a[name] - printed) <= tolerance), (name, a[name], printed)
-        count += printed.size
-    return count
 
 
 def quotable(a):

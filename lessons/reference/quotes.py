@@ -1,6 +1,7 @@
-"""The check every lesson reference shares: each decimal a lesson's text quotes is a value the
+"""The checks lesson references share: each decimal a lesson's text quotes is a value the
 lesson computes, to the decimals quoted (signed decimals not glued to a word, as
-attention::quotes::quoted_numbers in the tutor reads them)."""
+attention::quotes::quoted_numbers in the tutor reads them); and each whole printed figure
+of [expected] is the exact matrix correctly rounded."""
 
 import re
 
@@ -21,4 +22,16 @@ def check_quotes(texts, values, decimals=None):
             if decimals is not None:
                 assert places == decimals, f"{name}: {quoted} is not at the lesson's decimals"
             count += 1
+    return count
+
+
+def check_expected(lesson, a):
+    """Every printed figure is the exact value correctly rounded (default tolerance)."""
+    tolerance = 0.5 * 10.0 ** -lesson["decimals"] * (1 + 1e-9)
+    count = 0
+    for name, printed in lesson["expected"].items():
+        printed = np.array(printed, float)
+        assert printed.shape == a[name].shape, (name, printed.shape, a[name].shape)
+        assert np.all(np.abs(a[name] - printed) <= tolerance), (name, a[name], printed)
+        count += printed.size
     return count

@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
-from quotes import check_quotes
+from quotes import check_expected, check_quotes
 
 HERE = Path(__file__).resolve().parent
 
@@ -46,18 +46,6 @@ def cross_attention(lesson):
     a["weights"] = softmax(a["scaled"])
     a["output"] = a["weights"] @ a["v"]
     return a
-
-
-def check_expected(lesson, a):
-    """Every printed figure is the exact value correctly rounded (default tolerance)."""
-    tolerance = 0.5 * 10.0 ** -lesson["decimals"] * (1 + 1e-9)
-    count = 0
-    for name, printed in lesson["expected"].items():
-        printed = np.array(printed, float)
-        assert printed.shape == a[name].shape, (name, printed.shape, a[name].shape)
-        assert np.all(np.abs(a[name] - printed) <= tolerance), (name, a[name], printed)
-        count += printed.size
-    return count
 
 
 def quotable(a):

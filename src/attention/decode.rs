@@ -1,19 +1,9 @@
 //! Generation with a K/V cache, checked and counted: each step's output row against the whole
 //! causal pass's, the numbers the cache holds, and the multiply-adds reusing it saved.
 
+use super::agreement::{Agreement, Comparison};
 use super::{Attention, Axis, MatrixName};
 use crate::pipeline::Op;
-
-/// One step of generation compared with the whole pass.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DecodeCheck {
-    /// The largest difference between the step's output row and row t of the whole pass's
-    /// output (and between their weights, every head): 0, or a rounding's worth.
-    pub largest_difference: f64,
-    /// Whether they agree: within a billionth of the largest number compared (rounding of
-    /// sums taken in another order, never a different computation).
-    pub agrees: bool,
-}
 
 /// Multiply-adds of one step of generation, with the cache and without it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +26,7 @@ impl MultiplyAdds {
 impl Attention {
     /// Step `token`'s output row and weights compared with row `token` of the whole pass's;
     /// `None` without generation steps or past the last token.
-    pub fn decode_check(&self, token: usize) -> Option<DecodeCheck> {
+    pub fn decode_check(&self, token: usize) -> Option<Agreement> {
         if !self.plan.shape.decode || token >= self.seq_len() {
             return None;
         }
@@ -52,23 +42,18 @@ impl Attention {
                 head,
             ));
         }
-        let (mut largest_difference, mut largest) = (0.0f64, 0.0f64);
+        let mut comparison = Comparison::default();
         for (row, whole, head) in pairs {
             let whole = self.matrix_in(whole, head)?;
             for (col, value) in row.row(0).iter().enumerate() {
-                let other = *whole.get((token, col))?;
-                largest_difference = largest_difference.max((value - other).abs());
-                largest = largest.max(value.abs()).max(other.abs());
+                comparison.pair(*value, *whole.get((token, col))?);
             }
             // The whole pass's weights past the cache are the masked keys': exactly 0.
             for col in row.ncols()..whole.ncols() {
-                largest_difference = largest_difference.max(whole[(token, col)].abs());
+                comparison.pair(0.0, whole[(token, col)]);
             }
         }
-        Some(DecodeCheck {
-            largest_difference,
-            agrees: largest_difference <= 1e-9 * largest.max(1.0),
-        })
+        Some(comparison.agreement())
     }
 
     /// The numbers the K and V caches hold after step `token`: every group's keys and values.

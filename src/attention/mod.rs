@@ -4,6 +4,7 @@
 //!
 //! Nothing here knows about terminals or files.
 
+mod agreement;
 mod decode;
 mod derivation;
 mod held;
@@ -14,10 +15,11 @@ pub mod quotes;
 mod softmax;
 mod variant;
 
-pub use decode::{DecodeCheck, MultiplyAdds};
+pub use agreement::Agreement;
+pub use decode::MultiplyAdds;
 pub use derivation::{Derivation, Explanation, Operand, Rule, token_words};
 pub use held::Held;
-pub use online::{OnlineCheck, OnlineSoftmax, Tile, Tiles};
+pub use online::{OnlineSoftmax, Tile, Tiles};
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 use positions::{rotate_rows_as, sinusoidal_as};
 pub use softmax::{RowSoftmax, entropy_bits, shifted_exp, softmax_rows};

@@ -7,6 +7,7 @@
 
 use nalgebra::DMatrix;
 
+use super::agreement::{Agreement, Comparison};
 use super::{Attention, MatrixName, shifted_exp};
 
 /// The state of every query row after one tile of keys.
@@ -55,16 +56,6 @@ pub struct OnlineSoftmax<'a> {
     pub values: &'a DMatrix<f64>,
     /// Keys per tile, at least 1; a tile larger than the keys is one tile.
     pub tile: usize,
-}
-
-/// The online softmax's final output compared with the head's ordinary output.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct OnlineCheck {
-    /// The largest difference between acc / l after the last tile and the head's output.
-    pub largest_difference: f64,
-    /// Whether they agree: within a billionth of the largest number compared (sums taken in
-    /// another order round differently, never a different computation).
-    pub agrees: bool,
 }
 
 impl<'a> OnlineSoftmax<'a> {
@@ -188,24 +179,17 @@ impl Attention {
 
     /// Query head `head`'s acc / l after the last tile of `tile` keys compared with the head's
     /// output (before W_o); `None` past the last head.
-    pub fn online_check(&self, head: usize, tile: usize) -> Option<OnlineCheck> {
+    pub fn online_check(&self, head: usize, tile: usize) -> Option<Agreement> {
         let online = self.online_softmax(head, tile)?;
         let whole = self.matrix_in(MatrixName::Output, head)?;
         let output = online.output();
         if output.shape() != whole.shape() {
-            return Some(OnlineCheck {
-                largest_difference: f64::INFINITY,
-                agrees: false,
-            });
+            return Some(Agreement::SHAPES_DIFFER);
         }
-        let (mut largest_difference, mut largest) = (0.0f64, 0.0f64);
+        let mut comparison = Comparison::default();
         for (mine, theirs) in output.iter().zip(whole.iter()) {
-            largest_difference = largest_difference.max((mine - theirs).abs());
-            largest = largest.max(mine.abs()).max(theirs.abs());
+            comparison.pair(*mine, *theirs);
         }
-        Some(OnlineCheck {
-            largest_difference,
-            agrees: largest_difference <= 1e-9 * largest.max(1.0),
-        })
+        Some(comparison.agreement())
     }
 }

@@ -426,7 +426,6 @@ pub fn run_command(
         Some(Command::Freeze { lesson, output }) => {
             write::freeze(&lesson, &output, color, out, err)
         }
-        // Handled above, without holding the stdout and stderr locks.
         Some(Command::Lab {
             lab:
                 LabCommand::Scaling {
@@ -449,6 +448,7 @@ pub fn run_command(
             out,
             err,
         ),
+        // Handled above, without holding the stdout and stderr locks.
         Some(Command::Serve(_)) => status::OK,
         Some(Command::Completions { shell }) => {
             // clap_complete panics when its writer fails (a closed pipe), so it writes to memory.
