@@ -138,9 +138,7 @@ impl Tutor {
 
     /// Whether the step on screen is one of generation's, shown at one token.
     pub fn step_is_per_token(&self) -> bool {
-        screens::panels(self.step(), &self.attention, self.choice())
-            .iter()
-            .any(|name| name.per_token())
+        self.step().is_at_a_token(&self.attention.plan)
     }
 
     /// Shows the generation steps at token `token` (clamped to the lesson's tokens). The

@@ -341,7 +341,11 @@ impl Section {
     ) -> Result<Section, String> {
         let in_head = head.unwrap_or(0);
         // Only a generation step's matrices are one token's.
-        let token = if generation(step) { token } else { 0 };
+        let token = if step.is_at_a_token(&attention.plan) {
+            token
+        } else {
+            0
+        };
         let lesson = &loaded.lesson;
         let direct = lesson.d_model().is_none();
         // The default Projection text explains X·W, which a lesson without embeddings does not
@@ -432,14 +436,6 @@ impl Section {
             token,
         })
     }
-}
-
-/// Whether a step is one of generation's, shown at one token.
-fn generation(step: Step) -> bool {
-    matches!(
-        step,
-        Step::NewToken | Step::KvCache | Step::DecodeWeights | Step::DecodeOutput
-    )
 }
 
 /// Reads ROW,COL where each part is a token label or a 1-based number. Labels may contain

@@ -142,6 +142,13 @@ impl Step {
         (self.entry().views)(plan)
     }
 
+    /// Whether the step shows a step of generation's matrices, and so is seen at one token.
+    pub fn is_at_a_token(self, plan: &Plan) -> bool {
+        self.views(plan)
+            .iter()
+            .any(|view| view.panels.iter().any(|name| name.per_token()))
+    }
+
     pub fn narration(self, plan: &Plan) -> &'static str {
         (self.entry().narration)(plan)
     }
