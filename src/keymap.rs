@@ -319,6 +319,17 @@ pub static TOKEN: Entry = Entry {
     short: "( )",
 };
 
+/// `( )` walk the tiles on the online softmax step, and name them so there; `b` `B` size them.
+pub static TILE: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('b', NoControl, |_| Action::LargerTiles)],
+        &[ch('B', NoControl, |_| Action::SmallerTiles)],
+    ],
+    help: &["online softmax: larger, smaller tiles; ( ) walk"],
+    short: "b/B",
+};
+
 pub static SELECT: Entry = Entry {
     places: LESSON,
     keys: &[&[CLICK]],
@@ -332,10 +343,7 @@ pub static EDIT: Entry = Entry {
         &[ch('e', NoControl, |_| Action::Edit)],
         &[key(KeyCode::Enter, NoControl, |_| Action::Edit)],
     ],
-    help: &[
-        "edit the number or token; on a computed",
-        "cell, go to what it is computed from",
-    ],
+    help: &["edit; a computed cell: go to its first operand"],
     short: "e",
 };
 
@@ -636,6 +644,7 @@ pub static KEY_MAP: &[&Entry] = &[
     &MATRIX,
     &HEAD,
     &TOKEN,
+    &TILE,
     &SELECT,
     &EDIT,
     &UNDO_REDO,
@@ -927,6 +936,9 @@ static HEAD_HINT: Hint = hint(&HEAD, "head");
 /// The hint for changing the token, named only on a generation step.
 static TOKEN_HINT: Hint = hint(&TOKEN, "token");
 
+/// The hints for walking and sizing the tiles, named only on the online softmax step.
+static TILE_HINTS: [Hint; 2] = [hint(&TOKEN, "tile"), hint(&TILE, "size")];
+
 /// Whether the app shows a lesson with generation steps, whose keys change the token.
 fn decodes(app: &App) -> bool {
     app.tutor.as_ref().is_some_and(|tutor| tutor.lesson.decode)
@@ -948,24 +960,25 @@ pub fn hints_for(app: &App) -> Vec<&'static Hint> {
         footer,
         Footer::Lesson | Footer::StudentLesson | Footer::PresenterLesson
     );
-    if changes_head && several_heads(app) {
-        let after = shown
-            .iter()
-            .position(|hint| std::ptr::eq(hint.entry, &MOVE))
-            .map_or(0, |index| index + 1);
-        shown.insert(after, &HEAD_HINT);
+    let tutor = app.tutor.as_ref();
+    let on_tiles = tutor.is_some_and(|tutor| tutor.step_is_per_tile());
+    let on_generation = tutor.is_some_and(|tutor| tutor.step_is_per_token());
+    // Right after the cell keys, in this order: the tile's, the token's, the head's.
+    let mut extra: Vec<&'static Hint> = Vec::new();
+    if changes_head && on_tiles {
+        extra.extend(TILE_HINTS.iter());
     }
-    let on_generation = app
-        .tutor
-        .as_ref()
-        .is_some_and(|tutor| tutor.step_is_per_token());
     if changes_head && on_generation {
-        let after = shown
-            .iter()
-            .position(|hint| std::ptr::eq(hint.entry, &MOVE))
-            .map_or(0, |index| index + 1);
-        shown.insert(after, &TOKEN_HINT);
+        extra.push(&TOKEN_HINT);
     }
+    if changes_head && several_heads(app) {
+        extra.push(&HEAD_HINT);
+    }
+    let after = shown
+        .iter()
+        .position(|hint| std::ptr::eq(hint.entry, &MOVE))
+        .map_or(0, |index| index + 1);
+    shown.splice(after..after, extra);
     shown
 }
 

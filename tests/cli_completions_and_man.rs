@@ -208,7 +208,8 @@ fn man_page_lists_the_keys_files_environment_and_exit_status() {
         "COLORTERM",
         "XDG_DATA_HOME",
         "re-roll a generated matrix",
-        "edit the number or token; on a computed cell, go to what it is computed from",
+        "edit; a computed cell: go to its first operand",
+        "online softmax: larger, smaller tiles",
     ] {
         assert!(page.contains(word), "no {word}:\n{page}");
     }

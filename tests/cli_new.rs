@@ -53,7 +53,7 @@ fn new_writes_a_lesson_that_show_opens() {
         .args(["show", "lesson.toml"])
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("== Step 6/6 · Output =="));
+        .stdout(predicate::str::contains("== Step 7/7 · Online softmax =="));
 }
 
 #[test]

@@ -10,13 +10,14 @@ use tempfile::TempDir;
 const CAT_SAT_MAT_TOKENS: [&str; 6] = ["The", "cat", "sat", "on", "the", "mat"];
 
 /// cat-sat-mat's steps, numbered as the tutor numbers them: it has no mask, so no Masking.
-const STEP_HEADINGS: [&str; 6] = [
-    "Step 1/6 · Embedding",
-    "Step 2/6 · Projection",
-    "Step 3/6 · Scores",
-    "Step 4/6 · Scaling",
-    "Step 5/6 · Softmax",
-    "Step 6/6 · Output",
+const STEP_HEADINGS: [&str; 7] = [
+    "Step 1/7 · Embedding",
+    "Step 2/7 · Projection",
+    "Step 3/7 · Scores",
+    "Step 4/7 · Scaling",
+    "Step 5/7 · Softmax",
+    "Step 6/7 · Output",
+    "Step 7/7 · Online softmax",
 ];
 
 fn show_json(lesson: &str) -> Value {
@@ -79,7 +80,7 @@ fn show_text_opens_with_the_title_and_the_lesson_name() {
 #[test]
 fn show_text_labels_the_rows_and_columns_of_the_scores_with_the_tokens() {
     let text = show("cat-sat-mat", &[]);
-    let section = text_section(&text, "Step 3/6 · Scores");
+    let section = text_section(&text, "Step 3/7 · Scores");
     let header = section
         .iter()
         .position(|line| line.split_whitespace().eq(CAT_SAT_MAT_TOKENS))
@@ -118,7 +119,7 @@ fn show_step_softmax_shows_only_the_softmax_step() {
         .lines()
         .filter(|line| line.starts_with("== Step"))
         .collect();
-    assert_eq!(headings, ["== Step 5/6 · Softmax =="]);
+    assert_eq!(headings, ["== Step 5/7 · Softmax =="]);
 }
 
 #[test]
@@ -552,7 +553,7 @@ fn show_accepts_no_color_before_the_subcommand() {
         .args(["--no-color", "show", "cat-sat-mat", "--step", "scores"])
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("== Step 3/6 · Scores =="));
+        .stdout(predicate::str::contains("== Step 3/7 · Scores =="));
 }
 
 #[test]

@@ -241,3 +241,37 @@ weights = [[0.5, 0.5], [0.25, 0.75]]
         assert_eq!(lesson(&saved_text), original);
     }
 }
+
+// --- a tile changed in the tutor, written back -------------------------------------------------
+
+#[test]
+fn a_format_1_lesson_saved_with_a_larger_tile_is_written_as_format_2_and_loads() {
+    let text = format!(
+        "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\", \"c\"]\n{}",
+        "embeddings = [[1, 0], [0, 1], [1, 1]]\nw_q = [[1, 0], [0, 1]]\n\
+         w_k = [[1, 0], [0, 1]]\nw_v = [[1, 2], [3, 4]]\n"
+    );
+    let mut lesson = load_text("lesson", None, text)
+        .unwrap_or_else(|error| panic!("{}", error.render(false)))
+        .lesson;
+    assert_eq!(lesson.format, 1);
+    lesson.tile = 4;
+    let saved = attn_tutor::lesson::lesson_to_toml(&lesson);
+    assert!(saved.contains("format = 2\n"), "{saved}");
+    assert!(saved.contains("tile = 4\n"), "{saved}");
+    let read_back = load_text("saved", None, saved.clone())
+        .unwrap_or_else(|error| panic!("{}\n{saved}", error.render(false)))
+        .lesson;
+    assert_eq!(read_back.tile, 4);
+}
+
+#[test]
+fn a_format_1_lesson_saved_with_its_tile_unchanged_stays_format_1() {
+    let text = format!("format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\n{MATRICES}");
+    let lesson = load_text("lesson", None, text)
+        .unwrap_or_else(|error| panic!("{}", error.render(false)))
+        .lesson;
+    let saved = attn_tutor::lesson::lesson_to_toml(&lesson);
+    assert!(saved.contains("format = 1\n"), "{saved}");
+    assert!(!saved.contains("tile"), "{saved}");
+}

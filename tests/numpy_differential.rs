@@ -255,6 +255,9 @@ struct Drawn {
     /// `decode` as written: `Some(true)` generates with a K/V cache, `Some(false)` says it
     /// does not, `None` leaves it unsaid (it does not).
     decode: Option<bool>,
+    /// `tile` as written (format 2): the keys the online softmax takes at a time, sometimes
+    /// more than the lesson has; unsaid, 2.
+    tile: Option<usize>,
 }
 
 /// The heads H, K/V groups G and whether W_o is given that the decoding lessons take in turn:
@@ -512,6 +515,13 @@ fn draw_lesson(index: u64) -> Drawn {
     if let Some(decode) = decode {
         writeln!(text, "decode = {decode}").unwrap();
     }
+    // A stream of its own too: the tile changes only the "online" JSON and the last step.
+    let keys = source.unwrap_or(tokens);
+    let mut tile_draw = Draw(index.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ 23);
+    let tile = (format == 2 && tile_draw.chance(0.7)).then(|| 1 + tile_draw.below(keys + 1));
+    if let Some(tile) = tile {
+        writeln!(text, "tile = {tile}").unwrap();
+    }
     Drawn {
         text,
         format,
@@ -531,6 +541,7 @@ fn draw_lesson(index: u64) -> Drawn {
         kv_said,
         w_o,
         decode,
+        tile,
     }
 }
 
@@ -739,6 +750,18 @@ fn the_random_lessons_cover_every_kind_of_lesson() {
         let decoding = |l: &Drawn| l.decode == Some(true);
         need("decoding", count(&decoding));
         need("decode = false said", count(&|l| l.decode == Some(false)));
+        need("tile = 1", count(&|l| l.tile == Some(1)));
+        need(
+            "a tile of more keys than the lesson has",
+            count(&|l| {
+                l.tile
+                    .is_some_and(|tile| tile > l.source.unwrap_or(l.tokens))
+            }),
+        );
+        need(
+            "a tile said with a fully masked row",
+            count(&|l| l.tile.is_some() && l.fully_masked_row),
+        );
         need(
             "decoding, one head without W_o",
             count(&|l| decoding(l) && l.heads == 1 && !l.w_o),

@@ -418,6 +418,13 @@ fn a_bad_tile_is_named_at_its_value_with_what_would_be_right() {
 /// the head's `"output"`.
 fn check_json(json: &Value, tile: usize, keys: usize) {
     let tokens = json["tokens"].as_array().unwrap().len();
+    // The tutor's per-tile matrices are in "online" only, never beside the whole-pass ones.
+    for kept_apart in ["m", "rescale", "l", "acc"] {
+        assert!(json.get(kept_apart).is_none(), "top-level {kept_apart:?}");
+        for fields in json["heads"].as_array().unwrap() {
+            assert!(fields.get(kept_apart).is_none(), "a head's {kept_apart:?}");
+        }
+    }
     for (head, fields) in json["heads"].as_array().unwrap().iter().enumerate() {
         let online = fields["online"].as_object().expect("an object");
         let mut names: Vec<&str> = online.keys().map(String::as_str).collect();

@@ -122,18 +122,40 @@ fn a_lesson_walks_through_the_steps_its_positions_need() {
     assert_eq!(
         steps("\"sinusoidal\""),
         [
-            Embedding, Positions, Projection, Scores, Scaling, Softmax, Output
+            Embedding,
+            Positions,
+            Projection,
+            Scores,
+            Scaling,
+            Softmax,
+            Output,
+            OnlineSoftmax
         ]
     );
     assert_eq!(
         steps("\"rope\""),
         [
-            Embedding, Projection, Rotation, Scores, Scaling, Softmax, Output
+            Embedding,
+            Projection,
+            Rotation,
+            Scores,
+            Scaling,
+            Softmax,
+            Output,
+            OnlineSoftmax
         ]
     );
     assert_eq!(
         steps("\"none\""),
-        [Embedding, Projection, Scores, Scaling, Softmax, Output]
+        [
+            Embedding,
+            Projection,
+            Scores,
+            Scaling,
+            Softmax,
+            Output,
+            OnlineSoftmax
+        ]
     );
 }
 

@@ -29,14 +29,14 @@ fn a_student_picks_a_lesson_steps_through_it_and_quits_cleanly() {
     student.wait_for(
         "cat-sleeps at its first step",
         |text| {
-            top_line(text).contains(FIRST_LESSON) && top_line(text).contains("Step 1/6 · Embedding")
+            top_line(text).contains(FIRST_LESSON) && top_line(text).contains("Step 1/7 · Embedding")
         },
         PATIENCE,
     );
     student.press("n");
     student.wait_for(
         "the next step",
-        |text| top_line(text).contains("Step 2/6 · Projection"),
+        |text| top_line(text).contains("Step 2/7 · Projection"),
         PATIENCE,
     );
 
@@ -76,12 +76,12 @@ fn two_students_at_once_each_have_their_own_tutor() {
     bob.press("\r");
     bob.wait_for(
         "Bob's lesson at its first step",
-        |text| top_line(text).contains("Step 1/6 · Embedding"),
+        |text| top_line(text).contains("Step 1/7 · Embedding"),
         PATIENCE,
     );
     let alices = alice.screen_text();
     assert!(
-        top_line(&alices).contains("Step 2/6 · Projection"),
+        top_line(&alices).contains("Step 2/7 · Projection"),
         "Alice's screen changed with Bob's keys:\n{alices}"
     );
 
@@ -92,7 +92,7 @@ fn two_students_at_once_each_have_their_own_tutor() {
     bob.press("n");
     bob.wait_for(
         "Bob's next step after Alice left",
-        |text| top_line(text).contains("Step 2/6 · Projection"),
+        |text| top_line(text).contains("Step 2/7 · Projection"),
         PATIENCE,
     );
     bob.press("q");

@@ -17,7 +17,7 @@ fn a_step_of_one_head_has_a_section_per_head() {
     let text = show_lesson(common::GQA, &[]);
     for head in 1..=4 {
         assert!(
-            text.contains(&format!("== Step 3/10 · Scores — head {head}/4 ==")),
+            text.contains(&format!("== Step 3/11 · Scores — head {head}/4 ==")),
             "{text}"
         );
     }
@@ -35,7 +35,7 @@ fn a_step_of_one_head_has_a_section_per_head() {
 fn the_handout_has_a_section_per_head_too() {
     let markdown = show_lesson(common::TWO_HEADS, &["--format", "markdown"]);
     assert!(
-        markdown.contains("## Step 5/10 · Softmax — head 2/2"),
+        markdown.contains("## Step 5/11 · Softmax — head 2/2"),
         "{markdown}"
     );
     assert!(

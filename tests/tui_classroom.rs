@@ -164,7 +164,7 @@ fn rejoining_takes_the_presenters_latest_screen() {
     update(&mut class, shown(&teacher, 2));
     update(&mut class, Action::ToggleFollow);
     assert_eq!(follow(&class), Follow::Following);
-    assert_eq!(step(&class), Some(Step::Output));
+    assert_eq!(step(&class), Some(Step::OnlineSoftmax));
 }
 
 #[test]

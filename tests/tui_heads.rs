@@ -108,13 +108,13 @@ fn the_header_names_the_head_on_a_step_of_one_head() {
     common::go_to(&mut app, "scores");
     update(&mut app, Action::NextHead);
     assert!(
-        header(&app).ends_with("Step 3/10 · Scores · head 2/2"),
+        header(&app).ends_with("Step 3/11 · Scores · head 2/2"),
         "{}",
         header(&app)
     );
     common::go_to(&mut app, "embedding");
     assert!(
-        header(&app).ends_with("Step 1/10 · Embedding"),
+        header(&app).ends_with("Step 1/11 · Embedding"),
         "{}",
         header(&app)
     );
@@ -542,19 +542,20 @@ fn a_lesson_of_one_head_with_w_o_projects_its_output_and_names_no_head() {
             "softmax",
             "output",
             "output_projection",
-            "circuits"
+            "circuits",
+            "online_softmax"
         ]
     );
     common::go_to(&mut app, "output_projection");
     assert!(
-        header(&app).ends_with("Step 7/8 · Output projection"),
+        header(&app).ends_with("Step 7/9 · Output projection"),
         "{}",
         header(&app)
     );
     assert!(line(&app, 1).contains("V·W_o"), "{}", line(&app, 1));
     common::go_to(&mut app, "scores");
     assert!(
-        header(&app).ends_with("Step 3/8 · Scores"),
+        header(&app).ends_with("Step 3/9 · Scores"),
         "{}",
         header(&app)
     );

@@ -788,3 +788,28 @@ w_v = [[1, 2], [3, 4]]
         insta::assert_snapshot!(name, text_and_mask(&buffer));
     }
 }
+
+#[test]
+fn the_online_softmax_step_in_its_middle_tile_and_on_its_acc_view() {
+    let mut app = open(lesson_index("cat-sat-mat"));
+    common::go_to(&mut app, "online_softmax");
+    update(&mut app, Action::NextToken);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "cat-sat-mat_80x24_online_softmax_tile_2",
+        text_and_mask(&buffer)
+    );
+    // `]` moves on to the panels of acc, the second view.
+    while app.tutor.as_ref().unwrap().focus != MatrixName::OnlineAcc {
+        update(&mut app, Action::NextMatrix);
+    }
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "cat-sat-mat_80x24_online_softmax_acc",
+        text_and_mask(&buffer)
+    );
+    insta::assert_snapshot!(
+        "cat-sat-mat_120x40_online_softmax_acc",
+        screen_text(&app, 120, 40)
+    );
+}

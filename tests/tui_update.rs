@@ -82,14 +82,14 @@ fn steps_go_forwards_backwards_and_by_number() {
     update(&mut app, Action::PreviousStep);
     assert_eq!(step(&app), Step::Scaling);
     update(&mut app, Action::LastStep);
-    assert_eq!(step(&app), Step::Output);
-    update(&mut app, Action::GoToStep(7));
+    assert_eq!(step(&app), Step::OnlineSoftmax);
+    update(&mut app, Action::GoToStep(8));
     assert_eq!(
         step(&app),
-        Step::Output,
-        "cat-sleeps has no mask, so six steps"
+        Step::OnlineSoftmax,
+        "cat-sleeps has no mask, so seven steps"
     );
-    assert!(status(&app).contains("6 steps"));
+    assert!(status(&app).contains("7 steps"));
 }
 
 #[test]

@@ -43,6 +43,10 @@ pub enum Action {
     NextToken,
     /// `(`: at the token before.
     PreviousToken,
+    /// `b`: the online softmax's tiles twice as large.
+    LargerTiles,
+    /// `B`: the online softmax's tiles half as large.
+    SmallerTiles,
     /// A click on a cell (`col: None` is the row's token label).
     Select {
         matrix: MatrixName,
@@ -121,6 +125,8 @@ impl Action {
             | Action::PreviousHead
             | Action::NextToken
             | Action::PreviousToken
+            | Action::LargerTiles
+            | Action::SmallerTiles
             | Action::OpenLab
             | Action::Select { .. }
             | Action::Pick(_)

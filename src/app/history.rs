@@ -74,6 +74,8 @@ pub enum Change {
     },
     /// The mask as a whole: editing a cell of a causal mask turns it into a matrix.
     Mask { before: Mask, after: Mask },
+    /// The keys per tile of the online softmax (`tile`).
+    Tile { before: usize, after: usize },
     /// The whole lesson, as a reset replaces it.
     Lesson {
         before: Box<Lesson>,
@@ -94,7 +96,7 @@ impl Change {
                 + mask_bytes(&lesson.mask)
         };
         match self {
-            Change::Cell { .. } | Change::Label { .. } => 0,
+            Change::Cell { .. } | Change::Label { .. } | Change::Tile { .. } => 0,
             Change::Matrix { before, after, .. } => matrix(&before.values) + matrix(&after.values),
             Change::Mask { before, after } => mask_bytes(before) + mask_bytes(after),
             Change::Lesson { before, after } => lesson(before) + lesson(after),
@@ -135,6 +137,7 @@ impl Change {
                 }
             }
             Change::Mask { before, after } => lesson.mask = pick(forwards, before, after).clone(),
+            Change::Tile { before, after } => lesson.tile = *pick(forwards, before, after),
             Change::Lesson { before, after } => *lesson = (**pick(forwards, before, after)).clone(),
         }
     }
@@ -196,6 +199,10 @@ impl Change {
                     }
                     None => "the change of the mask".to_string(),
                 }
+            }
+            Change::Tile { before, after } => {
+                let (from, to) = from_to(forwards, before, after);
+                format!("the tile size B = {from} → {to}")
             }
             Change::Lesson { .. } => "the reset to the lesson's own numbers".to_string(),
         }

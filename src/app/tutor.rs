@@ -48,6 +48,9 @@ pub struct Tutor {
     /// The token the generation steps are at, 0-based (position t): their matrices are that
     /// step's, and `(` `)` change it. The cursors stay per matrix, as with the heads.
     pub token: usize,
+    /// The tile of keys the online softmax step is after, 0-based: its m, l and acc are the
+    /// state after that tile, and `(` `)` change it there.
+    pub tile: usize,
     /// The matrix the cursor is in.
     pub focus: MatrixName,
     /// Which view each step with several is turned to (Q, K or V on the Projection screen).
@@ -85,6 +88,7 @@ impl Tutor {
             // Generation opens at the lesson's focus token, as `show` does: the one its
             // narration is written about.
             token: loaded.lesson.focus.unwrap_or(0),
+            tile: 0,
             focus: MatrixName::Embeddings,
             choices: BTreeMap::new(),
             cursors: BTreeMap::new(),
@@ -125,7 +129,18 @@ impl Tutor {
     /// The matrix with this name as the head on screen sees it (its group's keys and values,
     /// the lesson's shared matrices), if the lesson has it.
     pub fn values(&self, name: MatrixName) -> Option<&DMatrix<f64>> {
-        self.attention.matrix_at(name, self.head, self.token)
+        self.attention
+            .matrix_at(name, self.head, self.index_of(name))
+    }
+
+    /// Which of a matrix kept apart is on screen: the tile's for the online softmax's state,
+    /// the token's for a generation step's (0 for every other matrix).
+    fn index_of(&self, name: MatrixName) -> usize {
+        if name.per_tile() {
+            self.tile
+        } else {
+            self.token
+        }
     }
 
     /// A cell of `matrix` in the head on screen (and at the token on screen, for a generation
@@ -134,6 +149,33 @@ impl Tutor {
         Cell::new(matrix, row, col)
             .in_head(self.head)
             .at_token(self.token)
+            .at_tile(self.tile)
+    }
+
+    /// Whether the step on screen is the online softmax's, shown after one tile.
+    pub fn step_is_per_tile(&self) -> bool {
+        self.step().is_at_a_tile(&self.attention.plan)
+    }
+
+    /// Shows the online softmax after tile `tile` (clamped to the lesson's tiles).
+    pub fn set_tile(&mut self, tile: usize) {
+        self.tile = tile.min(self.attention.tile_count().saturating_sub(1));
+        self.clear_marks();
+    }
+
+    /// Makes the online softmax's tiles `size` keys each (an undoable change of the lesson's
+    /// `tile`), staying at the tile that holds the first key of the one on screen.
+    pub fn set_tile_size(&mut self, size: usize) {
+        let before = self.lesson.tile;
+        if size == before {
+            return;
+        }
+        let first_key = self.tile * self.attention.tile.max(1);
+        self.change(super::history::Change::Tile {
+            before,
+            after: size,
+        });
+        self.set_tile(first_key / size.max(1));
     }
 
     /// Whether the step on screen is one of generation's, shown at one token.
@@ -354,9 +396,10 @@ impl Tutor {
                     };
                     // A generation step's matrices are compared at the token on screen; the
                     // marks go when the token changes (`set_token`).
+                    let index = self.index_of(name);
                     let (Some(old), Some(new)) = (
-                        before.matrix_at(name, head, self.token),
-                        self.attention.matrix_at(name, head, self.token),
+                        before.matrix_at(name, head, index),
+                        self.attention.matrix_at(name, head, index),
                     ) else {
                         continue;
                     };
@@ -366,6 +409,7 @@ impl Tutor {
             }
         }
         self.head = self.head.min(heads.query.saturating_sub(1));
+        self.tile = self.tile.min(self.attention.tile_count().saturating_sub(1));
         let changed = |tokens: Tokens, old: &[String], new: &[String]| {
             let row = old.iter().zip(new).position(|(old, new)| old != new)?;
             Some((tokens, row))

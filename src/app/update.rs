@@ -14,6 +14,7 @@ use super::screens;
 use super::tutor::{Cursor, Tutor};
 use super::typed::{cell_value, token_label};
 use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status, Tokens};
+use crate::lesson::limits::MAX_TILE;
 use crate::lesson::text::printable_path;
 
 /// Why an edit is refused while practising: the hidden answers would change.
@@ -259,9 +260,60 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::NextHead => tutor.cycle_head(true),
         Action::PreviousHead => tutor.cycle_head(false),
+        // On the online softmax step ( ) walk the tiles.
+        Action::NextToken if tutor.step_is_per_tile() => {
+            if tutor.tile + 1 >= tutor.attention.tile_count() {
+                status = Some(Status::info(
+                    "This is the last tile: acc / l is the output; ( goes back",
+                ));
+            } else {
+                tutor.set_tile(tutor.tile + 1);
+            }
+        }
+        Action::PreviousToken if tutor.step_is_per_tile() => {
+            if tutor.tile == 0 {
+                status = Some(Status::info("This is the first tile: ) goes on"));
+            } else {
+                tutor.set_tile(tutor.tile - 1);
+            }
+        }
+        Action::LargerTiles | Action::SmallerTiles if !tutor.step_is_per_tile() => {
+            status = Some(Status::info(
+                "b and B change the size of the tiles on the Online softmax step",
+            ));
+        }
+        Action::LargerTiles | Action::SmallerTiles if tutor.practice.is_some() => {
+            status = Some(Status::info(
+                "The tiles keep their size in practice: x leaves practice, then b or B",
+            ));
+        }
+        Action::LargerTiles => {
+            let (size, keys) = (tutor.attention.tile, tutor.attention.key_tokens().len());
+            if size >= keys || size >= MAX_TILE {
+                status = Some(Status::info(format!(
+                    "B = {size}: one tile already holds all {keys} keys, as the ordinary softmax \
+                     reads them; B makes the tiles smaller"
+                )));
+            } else {
+                tutor.set_tile_size((size * 2).min(MAX_TILE));
+                status = Some(Status::info(tile_size_words(tutor)));
+            }
+        }
+        Action::SmallerTiles => {
+            let size = tutor.attention.tile;
+            if size <= 1 {
+                status = Some(Status::info(
+                    "B = 1: one key per tile, the smallest; b makes the tiles larger",
+                ));
+            } else {
+                tutor.set_tile_size(size / 2);
+                status = Some(Status::info(tile_size_words(tutor)));
+            }
+        }
         Action::NextToken | Action::PreviousToken if !tutor.lesson.decode => {
             status = Some(Status::info(
-                "( and ) change the token on the generation steps of a lesson with decode = true",
+                "( and ) change the tile on the Online softmax step, and the token on the \
+                 generation steps of a lesson with decode = true",
             ));
         }
         Action::NextToken | Action::PreviousToken if !tutor.step_is_per_token() => {
@@ -931,6 +983,17 @@ fn saved(app: &mut App, action: Action) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// "Tiles of B = 4 keys: 2 tiles (u undoes)", after `b` or `B`.
+fn tile_size_words(tutor: &super::Tutor) -> String {
+    let count = tutor.attention.tile_count();
+    format!(
+        "Tiles of B = {} key{}: {count} tile{} (u undoes)",
+        tutor.attention.tile,
+        if tutor.attention.tile == 1 { "" } else { "s" },
+        if count == 1 { "" } else { "s" }
+    )
 }
 
 #[cfg(test)]

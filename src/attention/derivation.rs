@@ -80,6 +80,8 @@ pub enum Rule {
     /// A row of the K/V cache: the new token's key or value (`new`), or an earlier token's,
     /// kept from the step that made it.
     Cached { from: Operand, new: bool },
+    /// One number of the online softmax's state after a tile (`super::online_derivation`).
+    Online(super::online_derivation::OnlineRule),
 }
 
 /// A cell, its value, and how it was computed.
@@ -113,6 +115,11 @@ impl Attention {
         let (row, col) = (cell.row, cell.col);
         let rule = match self.plan.origin(cell.matrix)? {
             Op::Input | Op::Given => Rule::Input,
+            Op::Online {
+                part,
+                scores,
+                values,
+            } => Rule::Online(self.online_rule(cell, part, scores, values)?),
             Op::Sinusoid => {
                 let pair = col / 2;
                 Rule::Sinusoid {
@@ -254,6 +261,14 @@ impl Attention {
 
     /// How a cell is named to a learner: `scores[cat, sat]`, `Q[cat, 2]`, `W_q[3, 1]`.
     pub fn cell_name(&self, cell: Cell) -> String {
+        // One number per row (the online softmax's m, l, rescale): `m[cat]`.
+        if cell.matrix.entry().cols == crate::pipeline::Axis::Single {
+            return format!(
+                "{}[{}]",
+                self.symbol_in(cell.matrix, cell.head),
+                self.row_label_at(cell.matrix, cell.row, cell.token)
+            );
+        }
         format!(
             "{}[{}, {}]",
             self.symbol_in(cell.matrix, cell.head),
@@ -291,6 +306,7 @@ impl Derivation {
             Rule::Concat { from } | Rule::TokenRow { from } | Rule::Cached { from, .. } => {
                 vec![from.cell]
             }
+            Rule::Online(online) => online.operands(),
         }
     }
 
@@ -317,6 +333,7 @@ impl Derivation {
             Rule::Concat { from } | Rule::TokenRow { from } | Rule::Cached { from, .. } => {
                 Some(from.cell)
             }
+            Rule::Online(online) => online.source(),
         }
     }
 
@@ -357,6 +374,9 @@ impl Derivation {
         let row_token = attention.row_label_at(self.cell.matrix, self.cell.row, self.cell.token);
         let one = |text: String| vec![text];
         let (sides, note) = match &self.rule {
+            Rule::Online(online) => {
+                online.explanation(attention, self.cell, self.value, decimals, &result)
+            }
             Rule::Input => (
                 vec![one(num(self.value))],
                 Some("a number of the lesson".to_string()),
@@ -724,12 +744,12 @@ fn head_blocks<'a>(
 }
 
 /// Decimals an operand may be given beyond the lesson's, for its arithmetic to land.
-const EXTRA_OPERAND_DECIMALS: usize = 6;
+pub(super) const EXTRA_OPERAND_DECIMALS: usize = 6;
 
 /// The operands' decimals and the result as written: with `found` decimals the arithmetic lands
 /// on the result; when no number of decimals makes it land (a sum of many rounded terms), the
 /// most are shown and the result is marked ≈.
-fn written(found: Option<usize>, decimals: usize, result: &str) -> (usize, String) {
+pub(super) fn written(found: Option<usize>, decimals: usize, result: &str) -> (usize, String) {
     match found {
         Some(d) => (d, result.to_string()),
         None => (decimals + EXTRA_OPERAND_DECIMALS, format!("≈ {result}")),

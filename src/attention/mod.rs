@@ -10,6 +10,7 @@ mod derivation;
 mod held;
 pub mod number;
 mod online;
+mod online_derivation;
 mod positions;
 pub mod quotes;
 mod softmax;
@@ -68,8 +69,11 @@ pub struct Attention {
     on_demand: Vec<Vec<OnceLock<Arc<DMatrix<f64>>>>>,
     /// The steps of generation's matrices (`MatrixEntry::per_token`), one cell per matrix,
     /// slot and token position t, each made when first looked at from the cells of the same t
-    /// (and the cache from the new rows of every t before it).
+    /// (and the cache from the new rows of every t before it); and the same for the online
+    /// softmax's state after each tile (`MatrixEntry::per_tile`), one cell per tile.
     per_token: Vec<Vec<TokenSlots>>,
+    /// Keys per tile of the online softmax (the lesson's `tile`).
+    pub tile: usize,
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
     /// learner who divides by √d_model divides by.
     model_width: usize,
@@ -101,8 +105,14 @@ impl Attention {
                 on_demand[name.index()] = vec![OnceLock::new(); count];
                 continue;
             }
-            if name.per_token() {
-                per_token[name.index()] = vec![vec![OnceLock::new(); lesson.seq_len()]; count];
+            if name.kept_apart() {
+                // One per token generated, or one per tile of keys.
+                let instances = if name.per_tile() {
+                    lesson.key_len().div_ceil(lesson.tile.max(1))
+                } else {
+                    lesson.seq_len()
+                };
+                per_token[name.index()] = vec![vec![OnceLock::new(); instances]; count];
                 continue;
             }
             let slot_value = |slot: usize| -> (Arc<Held>, Option<RowSoftmax>) {
@@ -170,6 +180,7 @@ impl Attention {
             causal: matches!(lesson.mask, Mask::Causal),
             softmax,
             scale_divisor,
+            tile: lesson.tile.max(1),
         }
     }
 
@@ -242,7 +253,7 @@ impl Attention {
                     head: head_of_slot(heads, name, slot),
                     model_width: self.model_width,
                     every_core: false,
-                    token: name.per_token().then_some((self, token)),
+                    token: name.kept_apart().then_some((self, token)),
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
                 // A slip that has no numbers here (looking ahead from the last token).
@@ -322,7 +333,7 @@ impl Attention {
     /// token at position `token`.
     pub fn matrix_at(&self, name: MatrixName, head: usize, token: usize) -> Option<&DMatrix<f64>> {
         let slot = self.heads().slot(name.per(), head);
-        if name.per_token() {
+        if name.kept_apart() {
             self.plan.origin(name)?;
             return self.token_matrix(name, slot, token);
         }
@@ -334,7 +345,8 @@ impl Attention {
             .map(|held| held.matrix())
     }
 
-    /// Slot `slot` of a step of generation's matrix at position `token`, made the first time.
+    /// Slot `slot` of a step of generation's matrix at position `token` (of the online
+    /// softmax's state after tile `token`), made the first time.
     fn token_matrix(&self, name: MatrixName, slot: usize, token: usize) -> Option<&DMatrix<f64>> {
         let lazy = self.per_token[name.index()].get(slot)?.get(token)?;
         self.made_once(lazy, name, slot, Some(token))
@@ -480,7 +492,12 @@ impl Attention {
 
     /// Column labels: keys (tokens) for the queries × keys matrices, dimensions for the rest.
     pub fn column_label(&self, name: MatrixName, col: usize) -> String {
-        self.label(name.entry().cols, col)
+        match name.entry().cols {
+            // The online softmax's m, l and rescale: one number per row, named by the caption
+            // above it.
+            Axis::Single => String::new(),
+            cols => self.label(cols, col),
+        }
     }
 
     /// The label of position `index` along `axis`.
@@ -792,6 +809,23 @@ fn evaluate(
                 }
             }
             cache
+        }
+        Op::Online {
+            part,
+            scores,
+            values,
+        } => {
+            let (tile, index) = operands
+                .token
+                .map_or((1, 0), |(attention, index)| (attention.tile, index));
+            let online = OnlineSoftmax {
+                scores: get(scores),
+                values: get(values),
+                tile,
+            };
+            online
+                .tile_at(index)
+                .map_or_else(|| DMatrix::zeros(0, 0), |state| state.part(part))
         }
         Op::Scale { of } => match variant {
             Some(Variant::SkipScale) => get(of).clone(),

@@ -9,6 +9,7 @@ use nalgebra::DMatrix;
 
 use super::agreement::{Agreement, Comparison};
 use super::{Attention, MatrixName, shifted_exp};
+use crate::pipeline::OnlinePart;
 
 /// The state of every query row after one tile of keys.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +44,21 @@ impl Tile {
     /// The keys of the tile (0-based, inclusive).
     pub fn keys(&self) -> std::ops::RangeInclusive<usize> {
         self.first..=self.last
+    }
+
+    /// One part of the state as a matrix, one row per query row: m, l and the rescale factor
+    /// a column each (the factor 1 where nothing was rescaled), acc d_v columns.
+    pub fn part(&self, part: OnlinePart) -> DMatrix<f64> {
+        let column = |values: &[f64]| DMatrix::from_column_slice(values.len(), 1, values);
+        match part {
+            OnlinePart::Max => column(&self.max),
+            OnlinePart::Sum => column(&self.sum),
+            OnlinePart::Rescale => {
+                let factors: Vec<f64> = self.rescale.iter().map(|f| f.unwrap_or(1.0)).collect();
+                column(&factors)
+            }
+            OnlinePart::Acc => self.acc.clone(),
+        }
     }
 }
 
@@ -165,6 +181,20 @@ impl Iterator for Tiles<'_> {
 }
 
 impl Attention {
+    /// How many tiles of the lesson's `tile` keys the keys make: the online softmax step's.
+    pub fn tile_count(&self) -> usize {
+        self.key_tokens().len().div_ceil(self.tile.max(1))
+    }
+
+    /// The keys of tile `index` (0-based, inclusive), or `None` past the last tile.
+    pub fn tile_keys(&self, index: usize) -> Option<std::ops::RangeInclusive<usize>> {
+        let keys = self.key_tokens().len();
+        let first = index
+            .checked_mul(self.tile.max(1))
+            .filter(|first| *first < keys)?;
+        Some(first..=(first + self.tile.max(1) - 1).min(keys - 1))
+    }
+
     /// Query head `head`'s online softmax over tiles of `tile` keys; `None` past the last head.
     pub fn online_softmax(&self, head: usize, tile: usize) -> Option<OnlineSoftmax<'_>> {
         if head >= self.heads().query {

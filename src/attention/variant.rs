@@ -62,7 +62,8 @@ impl Variant {
             | Op::Add { .. }
             | Op::HeadRows { .. }
             | Op::TokenRow { .. }
-            | Op::Append { .. } => &[],
+            | Op::Append { .. }
+            | Op::Online { .. } => &[],
             Op::Concat { .. } => &[Variant::ConcatReversed, Variant::ConcatInterleaved],
             Op::Sinusoid => &[
                 Variant::SinCosSwapped,

@@ -293,6 +293,7 @@ fn note(
             "At {} (--token picks another).",
             crate::attention::token_words(attention, token)
         )),
+        Step::OnlineSoftmax => Some(crate::ui::online::tile_line(attention, 0, token)),
         Step::Embedding
         | Step::Positions
         | Step::Projection
@@ -340,9 +341,12 @@ impl Section {
         lenient: bool,
     ) -> Result<Section, String> {
         let in_head = head.unwrap_or(0);
-        // Only a generation step's matrices are one token's.
+        // Only a generation step's matrices are one token's; the online softmax is shown after
+        // its last tile, where acc / l is the output.
         let token = if step.is_at_a_token(&attention.plan) {
             token
+        } else if step.is_at_a_tile(&attention.plan) {
+            attention.tile_count().saturating_sub(1)
         } else {
             0
         };
@@ -375,7 +379,7 @@ impl Section {
         for name in &derived {
             let cells: Vec<Cell> = match cell {
                 Some(spec) => match resolve_cell(attention, *name, spec, token) {
-                    Ok(found) => vec![found.in_head(in_head).at_token(token)],
+                    Ok(found) => vec![found.in_head(in_head).at_token(token).at_tile(token)],
                     // A cell of the scores is not always a cell of Q: skip matrices it does not fit.
                     Err(_) if lenient || derived.len() > 1 => vec![],
                     Err(message) => {
@@ -395,7 +399,12 @@ impl Section {
                         .matrix_at(*name, in_head, token)
                         .map_or(0, |m| m.ncols());
                     (0..cols.min(MAX_CELLS_PER_STEP))
-                        .map(|col| Cell::new(*name, row, col).in_head(in_head).at_token(token))
+                        .map(|col| {
+                            Cell::new(*name, row, col)
+                                .in_head(in_head)
+                                .at_token(token)
+                                .at_tile(token)
+                        })
                         .collect()
                 }
             };
@@ -683,8 +692,9 @@ fn write_json(
     for name in MatrixName::ALL {
         let matrix = match name {
             MatrixName::X | MatrixName::SourceX | MatrixName::QRope | MatrixName::KRope => continue,
-            // A generation step's matrices are under `decode`, one object per token.
-            name if name.per_token() => continue,
+            // A generation step's matrices are under `decode`, one object per token, and the
+            // online softmax's under each head's `online`, one object per tile.
+            name if name.kept_apart() => continue,
             // The source's own matrices only in cross-attention, where the source is.
             MatrixName::SourceEmbeddings | MatrixName::SourcePositions if !lesson.is_cross() => {
                 continue;

@@ -80,18 +80,8 @@ pub fn run(
         }
     }
     if let Some(warning) = warning {
-        // Two lines of status at 80 columns: the new name first, so it is never cut off.
-        let text = match &warning {
-            ProgressWarning::SetAside {
-                moved_to, reason, ..
-            } => format!(
-                "warning: the practice progress file was damaged and is kept as {}; progress                  starts afresh ({reason})",
-                crate::lesson::text::printable(&moved_to.display().to_string())
-            ),
-            other => format!("warning: {other}"),
-        };
         tracing::warn!(%warning, "progress file");
-        app.status = Some(Status::error(text));
+        app.status = Some(Status::error(progress_warning_words(&warning)));
     }
     match term::local::run(app, Theme::from_env(no_color)) {
         Ok(None) => status::OK,
@@ -217,4 +207,38 @@ fn start_log(path: &Path) -> std::io::Result<()> {
         .with_max_level(tracing::Level::DEBUG)
         .try_init();
     Ok(())
+}
+
+/// The status line for a progress file that could not be read. Two lines of status at 80
+/// columns: the new name first, so it is never cut off.
+fn progress_warning_words(warning: &ProgressWarning) -> String {
+    match warning {
+        ProgressWarning::SetAside {
+            moved_to, reason, ..
+        } => format!(
+            "warning: the practice progress file was damaged and is kept as {}; progress \
+             starts afresh ({reason})",
+            crate::lesson::text::printable(&moved_to.display().to_string())
+        ),
+        other => format!("warning: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_damaged_progress_warning_reads_as_one_sentence_without_runs_of_spaces() {
+        let words = progress_warning_words(&ProgressWarning::SetAside {
+            path: "progress.toml".into(),
+            moved_to: "progress.toml.damaged-1".into(),
+            reason: "line 1: expected `=`".into(),
+        });
+        assert_eq!(
+            words,
+            "warning: the practice progress file was damaged and is kept as \
+             progress.toml.damaged-1; progress starts afresh (line 1: expected `=`)"
+        );
+    }
 }

@@ -105,7 +105,14 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
         out,
         "# Written by attn-tutor. The lesson format is described in docs/lesson-format.md."
     )?;
-    writeln!(out, "format = {}", lesson.format)?;
+    // A tile changed in the tutor (`b`, `B`) is a format 2 key: a format 1 lesson saved with it
+    // becomes format 2 (everything of format 1 reads the same there), or it would not load.
+    let format = if lesson.tile == super::limits::DEFAULT_TILE {
+        lesson.format
+    } else {
+        lesson.format.max(2)
+    };
+    writeln!(out, "format = {format}")?;
     writeln!(out, "title = {}", toml_string(&lesson.title))?;
     writeln!(out, "source = {}", toml_string(&lesson.source))?;
     writeln!(out, "summary = {}", toml_string(&lesson.summary))?;
@@ -154,7 +161,7 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     if lesson.decode {
         writeln!(out, "decode = true")?;
     }
-    // Only a lesson that changed it says its tile: a format 1 lesson cannot.
+    // Only a lesson that changed it says its tile (and is written as format 2, above).
     if lesson.tile != super::limits::DEFAULT_TILE {
         writeln!(out, "tile = {}", lesson.tile)?;
     }

@@ -23,6 +23,9 @@ pub enum Axis {
     /// The one token being generated: a step of generation's single row, the token at its
     /// position t.
     NewToken,
+    /// One number per row, in a column of its own: the online softmax's running maximum m,
+    /// running sum l and rescale factor of each query row.
+    Single,
 }
 
 /// How many of a matrix a lesson has: one, one per query head, or one per K/V group.
@@ -89,6 +92,10 @@ pub enum MatrixName {
     DecodeOutput,
     DecodeConcat,
     DecodeProjected,
+    OnlineMax,
+    OnlineRescale,
+    OnlineSum,
+    OnlineAcc,
 }
 
 /// The table entry of one matrix.
@@ -115,10 +122,13 @@ pub struct MatrixEntry {
     /// One for each step of generation (`decode = true`): the matrix as it stands when the
     /// token at position t is generated, kept apart for each t and made when first looked at.
     pub per_token: bool,
+    /// One for each tile of keys of the online softmax: the matrix as it stands after tile i,
+    /// kept apart for each i and made when first looked at. `Cell.token` holds i.
+    pub per_tile: bool,
 }
 
 /// The one table. Its order is the order of `MatrixName`, which a test checks.
-const MATRICES: [MatrixEntry; 39] = [
+const MATRICES: [MatrixEntry; 43] = [
     MatrixEntry {
         name: MatrixName::Embeddings,
         key: "embeddings",
@@ -130,6 +140,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Positions,
@@ -142,6 +153,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::X,
@@ -154,6 +166,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     // Cross-attention's source, which the keys and values are projected from: S, or with
     // positions S = E_S + P_S, each sequence's positions counted from 0.
@@ -168,6 +181,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::SourcePositions,
@@ -180,6 +194,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::SourceX,
@@ -192,6 +207,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::WQ,
@@ -204,6 +220,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::WK,
@@ -216,6 +233,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::WV,
@@ -228,6 +246,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Q,
@@ -240,6 +259,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::K,
@@ -252,6 +272,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::V,
@@ -264,6 +285,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::QRope,
@@ -276,6 +298,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::KRope,
@@ -288,6 +311,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Scores,
@@ -300,6 +324,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Scaled,
@@ -312,6 +337,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Mask,
@@ -324,6 +350,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Masked,
@@ -336,6 +363,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Weights,
@@ -348,6 +376,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Output,
@@ -360,6 +389,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::WO,
@@ -372,6 +402,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Concat,
@@ -384,6 +415,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::Projected,
@@ -396,6 +428,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::WQK,
@@ -408,6 +441,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: true,
         per_token: false,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::WOV,
@@ -420,6 +454,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: true,
         per_token: false,
+        per_tile: false,
     },
     // Generation with a K/V cache: what each step t computes for the one new token, and the
     // caches as they stand after it. Each is made for one t at a time (`per_token`).
@@ -434,6 +469,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::QNew,
@@ -446,6 +482,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::KNew,
@@ -458,6 +495,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::VNew,
@@ -470,6 +508,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::QNewRope,
@@ -482,6 +521,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::KNewRope,
@@ -494,6 +534,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::KCache,
@@ -506,6 +547,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::VCache,
@@ -518,6 +560,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::KvGroup,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::DecodeScores,
@@ -530,6 +573,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::DecodeScaled,
@@ -542,6 +586,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::DecodeWeights,
@@ -554,6 +599,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::DecodeOutput,
@@ -566,6 +612,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::QueryHead,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::DecodeConcat,
@@ -578,6 +625,7 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: true,
+        per_tile: false,
     },
     MatrixEntry {
         name: MatrixName::DecodeProjected,
@@ -590,12 +638,67 @@ const MATRICES: [MatrixEntry; 39] = [
         per: Per::Lesson,
         on_demand: false,
         per_token: true,
+        per_tile: false,
+    },
+    // The online softmax (FlashAttention's): each query row's state after one tile of keys,
+    // kept apart for each tile (`per_tile`).
+    MatrixEntry {
+        name: MatrixName::OnlineMax,
+        key: "m",
+        symbol: "m",
+        gloss: Some("the largest score so far"),
+        rows: Axis::Queries,
+        cols: Axis::Single,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: false,
+        per_tile: true,
+    },
+    MatrixEntry {
+        name: MatrixName::OnlineRescale,
+        key: "rescale",
+        symbol: "rescale",
+        gloss: Some("what l and acc so far are multiplied by"),
+        rows: Axis::Queries,
+        cols: Axis::Single,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: false,
+        per_tile: true,
+    },
+    MatrixEntry {
+        name: MatrixName::OnlineSum,
+        key: "l",
+        symbol: "l",
+        gloss: Some("the sum of exps so far"),
+        rows: Axis::Queries,
+        cols: Axis::Single,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: false,
+        per_tile: true,
+    },
+    MatrixEntry {
+        name: MatrixName::OnlineAcc,
+        key: "acc",
+        symbol: "acc",
+        gloss: Some("the output so far, not yet divided by l"),
+        rows: Axis::Queries,
+        cols: Axis::DV,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: false,
+        per_tile: true,
     },
 ];
 
 impl MatrixName {
     /// Every matrix, in table order.
-    pub const ALL: [MatrixName; 39] = [
+    pub const ALL: [MatrixName; 43] = [
         MatrixName::Embeddings,
         MatrixName::Positions,
         MatrixName::X,
@@ -635,6 +738,10 @@ impl MatrixName {
         MatrixName::DecodeOutput,
         MatrixName::DecodeConcat,
         MatrixName::DecodeProjected,
+        MatrixName::OnlineMax,
+        MatrixName::OnlineRescale,
+        MatrixName::OnlineSum,
+        MatrixName::OnlineAcc,
     ];
 
     pub const fn entry(self) -> &'static MatrixEntry {
@@ -682,6 +789,17 @@ impl MatrixName {
     pub const fn per_token(self) -> bool {
         self.entry().per_token
     }
+
+    /// Whether this is the online softmax's state after one tile, kept apart for each tile.
+    pub const fn per_tile(self) -> bool {
+        self.entry().per_tile
+    }
+
+    /// Whether one of this matrix is kept for each token (generation) or each tile (the online
+    /// softmax), `Cell.token` saying which.
+    pub const fn kept_apart(self) -> bool {
+        self.per_token() || self.per_tile()
+    }
 }
 
 impl fmt::Display for MatrixName {
@@ -693,7 +811,8 @@ impl fmt::Display for MatrixName {
 /// One cell of one matrix, 0-based. `head` is the query head whose matrix it is (0 for a
 /// matrix the whole lesson shares, and in a one-head lesson); a K/V group's matrix is named by
 /// a query head of the group, the head on screen. `token` is the position t of the step of
-/// generation a `per_token` matrix belongs to, and 0 for every other matrix.
+/// generation a `per_token` matrix belongs to, the tile (0-based) a `per_tile` matrix of the
+/// online softmax belongs to, and 0 for every other matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cell {
     pub matrix: MatrixName,
@@ -719,10 +838,25 @@ impl Cell {
     /// step's stays at 0, so that one cell has one name whichever step it is seen from.
     pub fn at_token(self, token: usize) -> Cell {
         Cell {
-            token: if self.matrix.entry().per_token {
+            token: if self.matrix.per_token() {
                 token
+            } else if self.matrix.per_tile() {
+                self.token
             } else {
                 0
+            },
+            ..self
+        }
+    }
+
+    /// The same place in the online softmax's state after tile `tile`; any other matrix keeps
+    /// its own index (`at_token` is the generation steps').
+    pub fn at_tile(self, tile: usize) -> Cell {
+        Cell {
+            token: if self.matrix.per_tile() {
+                tile
+            } else {
+                self.token
             },
             ..self
         }

@@ -8,6 +8,6 @@ mod step;
 mod steps;
 
 pub use matrix::{Axis, Cell, MatrixEntry, MatrixName, Per};
-pub use op::Op;
+pub use op::{OnlinePart, Op};
 pub use plan::{Heads, Plan, Positions, Shape};
 pub use step::{Step, StepEntry, View};

@@ -38,6 +38,26 @@ pub enum Op {
     /// Generation: the cache after step t, the one-row `of` of every step 0 … t stacked, the
     /// earlier ones kept from their own steps and the last one new.
     Append { of: MatrixName },
+    /// The online softmax after tile i of the keys: one part of each query row's state, from
+    /// the softmax's input (`scores`) and the values.
+    Online {
+        part: OnlinePart,
+        scores: MatrixName,
+        values: MatrixName,
+    },
+}
+
+/// The parts of the online softmax's state after a tile (FlashAttention's m, l and O).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlinePart {
+    /// m = max(m_old, the tile's scores).
+    Max,
+    /// e^(m_old − m): 1 when the maximum did not rise.
+    Rescale,
+    /// l = rescale·l_old + Σ e^(s − m) over the tile.
+    Sum,
+    /// acc = rescale·acc_old + Σ e^(s − m)·v over the tile.
+    Acc,
 }
 
 impl Op {
@@ -51,6 +71,11 @@ impl Op {
             | Op::Mask {
                 of: left,
                 mask: right,
+            }
+            | Op::Online {
+                scores: left,
+                values: right,
+                ..
             } => vec![left, right],
             Op::Rotate { of }
             | Op::Scale { of }
@@ -93,6 +118,33 @@ impl Op {
             }
             Op::TokenRow { of } => format!("{}[t, :]", symbol(of)),
             Op::Append { of } => format!("[earlier rows; {}]", symbol(of)),
+            Op::Online {
+                part,
+                scores,
+                values,
+            } => {
+                let (s, v) = (symbol(scores), symbol(values));
+                match part {
+                    OnlinePart::Max => format!("max(m_old, {s}[:, tile])"),
+                    OnlinePart::Rescale => "e^(m_old − m)".to_string(),
+                    OnlinePart::Sum => format!("rescale·l_old + Σ e^({s}[:, tile] − m)"),
+                    OnlinePart::Acc => {
+                        format!("rescale·acc_old + Σ e^({s}[:, tile] − m)·{v}[tile, :]")
+                    }
+                }
+            }
         })
+    }
+}
+
+impl OnlinePart {
+    /// The matrix that holds this part of the state.
+    pub const fn matrix(self) -> MatrixName {
+        match self {
+            OnlinePart::Max => MatrixName::OnlineMax,
+            OnlinePart::Rescale => MatrixName::OnlineRescale,
+            OnlinePart::Sum => MatrixName::OnlineSum,
+            OnlinePart::Acc => MatrixName::OnlineAcc,
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! they are computed. Built from a few facts about the lesson, so lesson, engine and screens
 //! agree on it.
 
-use super::{MatrixName, Op};
+use super::{MatrixName, OnlinePart, Op};
 
 /// How positions enter the lesson (format 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -305,6 +305,23 @@ impl Plan {
                 Op::HeadRows {
                     left: MatrixName::WV,
                     right: MatrixName::WO,
+                },
+            );
+        }
+        // Every lesson's softmax is worked out again tile by tile, as FlashAttention does it,
+        // from the same input and values.
+        for part in [
+            OnlinePart::Max,
+            OnlinePart::Rescale,
+            OnlinePart::Sum,
+            OnlinePart::Acc,
+        ] {
+            plan.add(
+                part.matrix(),
+                Op::Online {
+                    part,
+                    scores: last,
+                    values: v,
                 },
             );
         }

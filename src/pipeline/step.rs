@@ -25,6 +25,8 @@ pub enum Step {
     OutputProjection,
     /// Each head's W_QK and W_OV (embeddings and W_o).
     Circuits,
+    /// The same output made one tile of keys at a time (FlashAttention's online softmax).
+    OnlineSoftmax,
     /// Generation with a K/V cache (`decode = true`), step t: the new token's q, k and v.
     NewToken,
     /// The K and V caches with the new token's row added.
@@ -72,7 +74,7 @@ pub struct StepEntry {
 }
 
 /// The one table, in the order the steps are taken.
-const STEPS: [&StepEntry; 17] = [
+const STEPS: [&StepEntry; 18] = [
     &steps::embedding::ENTRY,
     &steps::positions::ENTRY,
     &steps::projection::ENTRY,
@@ -86,6 +88,7 @@ const STEPS: [&StepEntry; 17] = [
     &steps::concat::ENTRY,
     &steps::output_projection::ENTRY,
     &steps::circuits::ENTRY,
+    &steps::online_softmax::ENTRY,
     &steps::new_token::ENTRY,
     &steps::kv_cache::ENTRY,
     &steps::decode_weights::ENTRY,
@@ -94,7 +97,7 @@ const STEPS: [&StepEntry; 17] = [
 
 impl Step {
     /// All steps in order; the one place that decides the step order.
-    pub const ALL: [Step; 17] = [
+    pub const ALL: [Step; 18] = [
         Step::Embedding,
         Step::Positions,
         Step::Projection,
@@ -108,6 +111,7 @@ impl Step {
         Step::Concat,
         Step::OutputProjection,
         Step::Circuits,
+        Step::OnlineSoftmax,
         Step::NewToken,
         Step::KvCache,
         Step::DecodeWeights,
@@ -140,6 +144,13 @@ impl Step {
 
     pub fn views(self, plan: &Plan) -> Vec<View> {
         (self.entry().views)(plan)
+    }
+
+    /// Whether the step shows the online softmax's state, and so is seen after one tile.
+    pub fn is_at_a_tile(self, plan: &Plan) -> bool {
+        self.views(plan)
+            .iter()
+            .any(|view| view.panels.iter().any(|name| name.per_tile()))
     }
 
     /// Whether the step shows a step of generation's matrices, and so is seen at one token.

@@ -60,7 +60,25 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
     let answer = derivation.explain(attention, decimals);
     let (first_step, working) = match &derivation.rule {
         Rule::Dot { .. } => dot_hints(&explanation),
-        Rule::Scale { .. }
+        // A factor of 1 (m did not rise), or a row still fully masked: the only side is the
+        // answer, so the hints point at m before and after the tile instead.
+        Rule::Online(online) if explanation.sides.len() < 2 => {
+            let max = online.max.map_or(derivation.value, |max| max.value);
+            (
+                format!(
+                    "{}: compare this row's m before the tile (m_old) with m after it",
+                    explanation.name
+                ),
+                format!(
+                    "{}: m_old = {} and m = {}: did this tile raise the maximum?",
+                    explanation.name,
+                    crate::attention::number::format_number(online.max_before, decimals),
+                    crate::attention::number::format_number(max, decimals)
+                ),
+            )
+        }
+        Rule::Online(_)
+        | Rule::Scale { .. }
         | Rule::Mask { .. }
         | Rule::Softmax { .. }
         | Rule::Add { .. }

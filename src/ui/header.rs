@@ -48,6 +48,27 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         }
     };
     let plan = &tutor.attention.plan;
+    if tutor.step_is_per_tile() {
+        // The whole recurrence, the output last: a narrow terminal keeps the state's parts.
+        let formula = if tutor.choice() == MatrixName::OnlineAcc {
+            vec![
+                Span::raw(" "),
+                lit(true, "acc = rescale·acc_old + Σ e^(s − m)·v"),
+                Span::styled("    after the last tile: output = acc / l", theme.muted()),
+            ]
+        } else {
+            vec![
+                Span::raw(" "),
+                lit(
+                    true,
+                    "m = max(m_old, s) · rescale = e^(m_old − m) · l = rescale·l_old + \
+                     Σ e^(s − m)",
+                ),
+            ]
+        };
+        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        return;
+    }
     if tutor.step_is_per_token() {
         let formula = generation_formula(tutor, theme, area.width);
         Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
@@ -128,6 +149,13 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
 
 /// ` · token 3 of 6` on a generation step: the position t it is at.
 pub fn token_of(tutor: &Tutor) -> String {
+    if tutor.step_is_per_tile() {
+        return format!(
+            " · tile {} of {}",
+            tutor.tile + 1,
+            tutor.attention.tile_count()
+        );
+    }
     if !tutor.step_is_per_token() {
         return String::new();
     }

@@ -139,7 +139,13 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                 }
                 None => {
                     let room = (top + body_height).saturating_sub(y);
-                    Rect::new(area.x, y, area.width, working_below.min(room))
+                    // A cell whose working is longer than most's gets it whole where rows are
+                    // left over once the narration has its own.
+                    let spare = room.saturating_sub(working_below + narration_need);
+                    let longer = working_need(tutor, below_width)
+                        .saturating_sub(working_below)
+                        .min(spare);
+                    Rect::new(area.x, y, area.width, (working_below + longer).min(room))
                 }
             };
             let bottom = if plan.beside.is_some() {
@@ -230,7 +236,9 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     if rows * cols * operands > STEADY_OPERANDS {
         return working_need(tutor, width);
     }
-    let labels = rows_are_tokens(tutor.focus);
+    // A row's token label counts as a cell, except beside a single column (m, l, the rescale
+    // factor), where the labels would be as many as the cells and their two lines would win.
+    let labels = rows_are_tokens(tutor.focus) && cols > 1;
     let mut counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
     for row in 0..rows {
         let cells = (0..cols).map(|col| Some(tutor.cell(tutor.focus, row, col)));

@@ -75,6 +75,11 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
             &tutor.attention,
             tutor.token,
         )),
+        Step::OnlineSoftmax => Some(crate::ui::online::tile_line(
+            &tutor.attention,
+            tutor.head,
+            tutor.tile,
+        )),
         _ => None,
     };
     if views.len() < 2 {
@@ -87,7 +92,13 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
         .filter(|view| view.result != choice)
         .map(|view| {
             let caption = super::matrix::caption(tutor, view.result);
-            caption.split(" (").next().unwrap_or(&caption).to_string()
+            let formula = caption.split(" (").next().unwrap_or(&caption);
+            // A long formula (the online softmax's acc) would fill the note: its symbol says it.
+            if crate::lesson::text::columns(formula) > LONGEST_FORMULA_IN_NOTE {
+                tutor.attention.symbol_in(view.result, tutor.head)
+            } else {
+                formula.to_string()
+            }
         })
         .collect();
     let keys = match shown {
@@ -114,6 +125,9 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
         None => also,
     })
 }
+
+/// The longest formula the note names another view by; a longer one is named by its symbol.
+const LONGEST_FORMULA_IN_NOTE: usize = 40;
 
 /// The note's lines at a width: at most three, the words kept whole.
 pub fn note_lines(note: &str, width: usize) -> Vec<String> {

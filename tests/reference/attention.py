@@ -41,6 +41,10 @@ HEAD_MATRICES = [
 ]
 # A head's circuits, in lessons with embeddings and W_o.
 CIRCUITS = ["w_qk", "w_ov"]
+# The online softmax's state after the last tile, one column each (acc: d_v columns): the
+# tutor's Online softmax step is shown, and explained cell by cell, at the last tile.
+ONLINE_MATRICES = ["m", "rescale", "l", "acc"]
+DEFAULT_TILE = 2
 
 
 class LessonError(Exception):
@@ -213,7 +217,38 @@ def block(m, index, width):
     return m[:, index * width:(index + 1) * width]
 
 
-def head_pass(q, k, v, rope, scale, mask):
+def online_tiles(scores, v, tile):
+    """The online softmax's state after each tile of `tile` keys, worked out directly from the
+    keys read so far rather than by rescaling (FlashAttention's way, which the engine takes), so
+    the two check each other: m = the largest visible score, l = sum_j exp(s_j - m), acc =
+    sum_j exp(s_j - m) v_j. While every key read is masked, m = -inf and l, acc = 0. The rescale
+    factor exp(m_before - m) is the tile's where it raised m (0 when m_before was -inf), and 1
+    where nothing was multiplied. Returns one dict per tile: keys [first, last], m, l, acc,
+    rescale."""
+    rows, n = scores.shape
+    states = []
+    before = np.full(rows, -np.inf)
+    for first in range(0, n, tile):
+        last = min(first + tile, n) - 1
+        seen = scores[:, :last + 1]
+        m = seen.max(axis=1)
+        l = np.zeros(rows)
+        acc = np.zeros((rows, v.shape[1]))
+        rescale = np.ones(rows)
+        for i in range(rows):
+            if m[i] > before[i]:
+                rescale[i] = 0.0 if before[i] == -np.inf else np.exp(before[i] - m[i])
+            if m[i] == -np.inf:
+                continue
+            weights = np.exp(seen[i] - m[i])
+            l[i] = weights.sum()
+            acc[i] = weights @ v[:last + 1]
+        states.append({"keys": [first, last], "m": m, "l": l, "acc": acc, "rescale": rescale})
+        before = m
+    return states
+
+
+def head_pass(q, k, v, rope, scale, mask, tile=DEFAULT_TILE):
     """One head, from its Q, K and V: rotation, scores, scaling, mask, softmax, output."""
     q_rope = rope_rotate(q) if rope else None
     k_rope = rope_rotate(k) if rope else None
@@ -222,10 +257,15 @@ def head_pass(q, k, v, rope, scale, mask):
     scaled = scale_scores(scores, k.shape[1]) if scale else None
     before_mask = scores if scaled is None else scaled
     masked = None if mask is None else apply_mask(before_mask, mask)
-    weights = softmax_rows(before_mask if masked is None else masked)
+    softmax_input = before_mask if masked is None else masked
+    weights = softmax_rows(softmax_input)
+    online = online_tiles(softmax_input, v, tile)
+    column = lambda values: values.reshape(-1, 1)
     return {"q": q, "k": k, "v": v, "q_rope": q_rope, "k_rope": k_rope, "scores": scores,
             "scaled": scaled, "masked": masked, "weights": weights,
-            "output": attend(weights, v)}
+            "output": attend(weights, v), "online": online,
+            "m": column(online[-1]["m"]), "rescale": column(online[-1]["rescale"]),
+            "l": column(online[-1]["l"]), "acc": online[-1]["acc"]}
 
 
 # --- The whole pass -------------------------------------------------------------------------
@@ -295,7 +335,7 @@ def forward(lesson):
         # RoPE turns each row by its own index: Q's rows are target positions 0 .. seq_len - 1,
         # K's source positions 0 .. src_len - 1.
         head = head_pass(block(q, h, d_k), block(k, g, d_k), block(v, g, d_v), rope,
-                         lesson.get("scale", True), mask)
+                         lesson.get("scale", True), mask, lesson.get("tile", DEFAULT_TILE))
         # The circuits (Elhage et al. 2021): W_QK = W_q^h W_k^hT, W_OV = W_v^h W_o^h, where
         # W_o^h is rows h d_v .. (h+1) d_v - 1 of W_o.
         if w_o is not None and embeddings is not None:
@@ -338,6 +378,7 @@ def forward(lesson):
         # Worked out again one token at a time by `generate`, from the lesson's own inputs.
         "decode": generate(lesson) if decodes(lesson) else None,
         "focus": focus_of(lesson),
+        "tile": lesson.get("tile", DEFAULT_TILE),
     }
 
 
@@ -604,7 +645,7 @@ class Comparison:
                 self.problem(lesson, "derivations", f"{key}[{row}][{col}] names head {head!r}, "
                              f"but there are {len(heads)}")
                 continue
-            if key in HEAD_MATRICES + CIRCUITS:
+            if key in HEAD_MATRICES + CIRCUITS + ONLINE_MATRICES:
                 # A head's matrix: the derivation names its head when there are several.
                 if head is None and len(heads) > 1:
                     self.problem(lesson, "derivations", f"{key}[{row}][{col}] names no head")
@@ -743,6 +784,31 @@ def compare_document(comparison, lesson_path, ours, document, format1_only):
     comparison.derivations(lesson_path, ours, document)
     if not format1_only:
         compare_decode(comparison, lesson_path, ours, document)
+        compare_online(comparison, lesson_path, ours, document)
+
+
+def compare_online(comparison, lesson_path, ours, document):
+    """Each head's "online": the tile, and after each tile its keys, m, l and acc."""
+    heads = document.get("heads")
+    if not isinstance(heads, list) or len(heads) != len(ours["heads"]):
+        return  # said once already by compare_document
+    for h, (head, found) in enumerate(zip(ours["heads"], heads)):
+        where = f"heads[{h}].online"
+        online = found.get("online") if isinstance(found, dict) else None
+        if not isinstance(online, dict) or not isinstance(online.get("steps"), list):
+            comparison.problem(lesson_path, where, "missing from the JSON, or no steps")
+            continue
+        comparison.exact(lesson_path, f"{where}.tile", ours["tile"], online.get("tile"))
+        if len(online["steps"]) != len(head["online"]):
+            comparison.problem(lesson_path, f"{where}.steps", f"{len(online['steps'])} "
+                               f"tiles, numpy {len(head['online'])}")
+            continue
+        for t, (state, step) in enumerate(zip(head["online"], online["steps"])):
+            at = f"{where}.steps[{t}]"
+            comparison.exact(lesson_path, f"{at}.keys", state["keys"], step.get("keys"))
+            comparison.row(lesson_path, f"{at}.m", state["m"].reshape(1, -1), step.get("m"))
+            comparison.row(lesson_path, f"{at}.l", state["l"].reshape(1, -1), step.get("l"))
+            comparison.matrix(lesson_path, f"{at}.acc", state["acc"], step.get("acc"))
 
 
 def written_document(ours):
@@ -758,8 +824,13 @@ def written_document(ours):
     if ours["source_tokens"] is not None:
         top += ["source_embeddings", "source_positions"]
     document = {key: rows(ours[key]) for key in top}
-    document["heads"] = [{key: rows(value) for key, value in head.items()}
+    document["heads"] = [{key: rows(value) for key, value in head.items() if key != "online"}
                          for head in ours["heads"]]
+    for head, written in zip(ours["heads"], document["heads"]):
+        written["online"] = {"tile": ours["tile"], "steps": [{
+            "keys": state["keys"], "m": rows(state["m"].reshape(1, -1))[0],
+            "l": [float(x) for x in state["l"]], "acc": rows(state["acc"]),
+        } for state in head["online"]]}
     document.update({key: ours[key] for key in ("tokens", "d_k", "fully_masked_rows", "title",
                                                 "source_tokens")})
     last = len(ours["heads"]) - 1
@@ -1260,6 +1331,27 @@ def self_test():
     comparison = Comparison()
     comparison.matrix("hand", "scaled", None, [[1.0]])
     check("Comparison reports a matrix that should be null", len(comparison.problems) == 1)
+
+    # The online softmax by hand, tiles of one key: row [1, 3, -inf] and a fully masked row.
+    inf = np.inf
+    states = online_tiles(np.array([[1.0, 3.0, -inf], [-inf, -inf, -inf]]),
+                          np.array([[1.0], [2.0], [3.0]]), 1)
+    first, second, third = states
+    check("online: tile 1 raises m from -inf to 1, factor 0",
+          first["m"][0] == 1 and first["rescale"][0] == 0 and first["l"][0] == 1
+          and first["acc"][0, 0] == 1)
+    e = np.exp(-2.0)
+    check("online: tile 2 raises m to 3, factor e^-2, l = e^-2 + 1, acc = e^-2 + 2",
+          second["m"][0] == 3 and np.isclose(second["rescale"][0], e, rtol=0, atol=1e-15)
+          and np.isclose(second["l"][0], e + 1, rtol=0, atol=1e-15)
+          and np.isclose(second["acc"][0, 0], e + 2, rtol=0, atol=1e-15))
+    check("online: a masked key changes nothing and multiplies by 1",
+          third["rescale"][0] == 1 and third["l"][0] == second["l"][0])
+    check("online: a fully masked row keeps m = -inf, l = 0, acc = 0, factor 1",
+          all(state["m"][1] == -inf and state["l"][1] == 0 and state["acc"][1, 0] == 0
+              and state["rescale"][1] == 1 for state in states))
+    check("online: keys of each tile", [state["keys"] for state in states]
+          == [[0, 0], [1, 1], [2, 2]])
     return failures
 
 

@@ -130,6 +130,8 @@ impl Lengths<'_> {
             PipelineAxis::Queries | PipelineAxis::Keys => self.labels(axis).map(<[String]>::len),
             // A step of generation's matrices are not figures a lesson prints.
             PipelineAxis::NewToken => Some(1),
+            // Nor are the online softmax's one-column states.
+            PipelineAxis::Single => Some(1),
             PipelineAxis::DModel => inputs.d_model(),
             PipelineAxis::DK => Some(inputs.all_groups_d_k() / heads.kv * blocks),
             // `output` for the whole lesson is the final output: W_o's width, with W_o.

@@ -40,7 +40,8 @@ impl Axis {
             RegistryAxis::DK => Axis::DK,
             // H blocks of d_v side by side: each block is compared along d_v (`blocks`).
             RegistryAxis::DV | RegistryAxis::HeadsDV => Axis::DV,
-            RegistryAxis::DOut => Axis::DOut,
+            // The online softmax's one column is no input's either: nothing has to agree with it.
+            RegistryAxis::DOut | RegistryAxis::Single => Axis::DOut,
         }
     }
 

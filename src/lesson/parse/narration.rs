@@ -98,7 +98,8 @@ impl Reader<'_> {
                         | Step::Scaling
                         | Step::Masking
                         | Step::Softmax
-                        | Step::Output => "remove this narration",
+                        | Step::Output
+                        | Step::OnlineSoftmax => "remove this narration",
                     }),
                 );
             }

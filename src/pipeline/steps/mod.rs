@@ -9,6 +9,7 @@ pub mod embedding;
 pub mod kv_cache;
 pub mod masking;
 pub mod new_token;
+pub mod online_softmax;
 pub mod output;
 pub mod output_projection;
 pub mod positions;

@@ -1,0 +1,49 @@
+//! The online softmax: the same output made one tile of keys at a time, as FlashAttention
+//! does it, keeping per query row only m, l and acc.
+
+use crate::pipeline::{MatrixName, Op, Step, StepEntry, View};
+
+pub const ENTRY: StepEntry = StepEntry {
+    step: Step::OnlineSoftmax,
+    key: "online_softmax",
+    title: "Online softmax",
+    narration: |_| {
+        "The same output, computed the way FlashAttention does it (Dao et al. 2022): the keys \
+         are read one tile of B at a time, and each query row keeps only m, its largest score \
+         so far; l, the sum of e^(s − m) over the keys so far; and acc, the sum of e^(s − m)·v. \
+         When a tile holds a score larger than m, m rises, and the old l and acc are multiplied by \
+         rescale = e^(m_old − m), which makes them sums against the new m. After the last tile, \
+         acc / l is the output row. Each tile's scores are used and dropped: the whole matrix \
+         of scores is never stored, so the memory grows with the tile, not with the square of \
+         the sequence's length."
+    },
+    shown: |plan| plan.has(MatrixName::OnlineMax),
+    views: |plan| {
+        // The softmax's input the tiles read, then the state after the tile: m, the factor and
+        // l on one view, acc with the values it sums on the other (all six do not fit 80
+        // columns).
+        let Some(Op::Online { scores, values, .. }) = plan.origin(MatrixName::OnlineMax) else {
+            return Vec::new();
+        };
+        vec![
+            View {
+                result: MatrixName::OnlineMax,
+                panels: vec![
+                    scores,
+                    MatrixName::OnlineMax,
+                    MatrixName::OnlineRescale,
+                    MatrixName::OnlineSum,
+                ],
+            },
+            View {
+                result: MatrixName::OnlineAcc,
+                panels: vec![
+                    scores,
+                    values,
+                    MatrixName::OnlineRescale,
+                    MatrixName::OnlineAcc,
+                ],
+            },
+        ]
+    },
+};
