@@ -592,6 +592,23 @@ pub static CLOSE_HELP: Entry = Entry {
     short: "? or Esc",
 };
 
+/// On the help overlay, where its rows do not all fit: the bottom border says so.
+pub static SCROLL_HELP: Entry = Entry {
+    places: &[Place::Help],
+    keys: &[
+        &[
+            key(KeyCode::Down, Any, |_| Action::ScrollHelp(1)),
+            hidden(ch('j', Any, |_| Action::ScrollHelp(1))),
+        ],
+        &[
+            key(KeyCode::Up, Any, |_| Action::ScrollHelp(-1)),
+            hidden(ch('k', Any, |_| Action::ScrollHelp(-1))),
+        ],
+    ],
+    help: &[],
+    short: "↓ ↑",
+};
+
 // Prompts and questions on the status line.
 pub static SUBMIT: Entry = Entry {
     places: &[Place::Prompt, Place::Question, Place::Resume],
@@ -672,6 +689,7 @@ pub static KEY_MAP: &[&Entry] = &[
     &LAB_SEED,
     &LAB_BACK,
     &CLOSE_HELP,
+    &SCROLL_HELP,
     &SUBMIT,
     &CANCEL,
     &BACKSPACE,

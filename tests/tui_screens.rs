@@ -813,3 +813,42 @@ fn the_online_softmax_step_in_its_middle_tile_and_on_its_acc_view() {
         screen_text(&app, 120, 40)
     );
 }
+
+#[test]
+fn a_help_taller_than_the_terminal_scrolls_and_says_which_rows_it_shows() {
+    // Two heads and generation: the head's and the token's rows too.
+    let mut app = common::lesson_app(
+        "decode-two-heads",
+        include_str!("fixtures/decode-two-heads.toml"),
+    );
+    update(&mut app, Action::ToggleHelp);
+    let shown = screen_text(&app, 80, 24);
+    assert!(
+        shown.contains("? or Esc closes · ↓ ↑ rows 1–20 of 21"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Ctrl-c"), "{shown}");
+    for _ in 0..40 {
+        update(&mut app, Action::ScrollHelp(1));
+    }
+    let shown = screen_text(&app, 80, 24);
+    assert!(
+        shown.contains("Ctrl-c"),
+        "the last row comes into view:\n{shown}"
+    );
+    assert!(
+        !shown.contains("n  p  Tab"),
+        "the first row went up:\n{shown}"
+    );
+    // Where every row fits (120×40), nothing scrolls and the border says only how to close.
+    let tall = screen_text(&app, 120, 40);
+    assert!(
+        tall.contains("n  p  Tab") && tall.contains("Ctrl-c"),
+        "{tall}"
+    );
+    assert!(tall.contains("? or Esc closes ─"), "{tall}");
+    // Closing and opening again starts at the top.
+    update(&mut app, Action::ToggleHelp);
+    update(&mut app, Action::ToggleHelp);
+    assert!(screen_text(&app, 80, 24).contains("n  p  Tab"));
+}

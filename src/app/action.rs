@@ -56,6 +56,8 @@ pub enum Action {
     /// A click on a lesson in the picker.
     Pick(usize),
     ScrollNarration(i16),
+    /// Scrolls the help's rows where they do not all fit the terminal.
+    ScrollHelp(i16),
     // Changing the lesson.
     Edit,
     Undo,
@@ -131,6 +133,7 @@ impl Action {
             | Action::Select { .. }
             | Action::Pick(_)
             | Action::ScrollNarration(_)
+            | Action::ScrollHelp(_)
             | Action::Edit
             | Action::Undo
             | Action::Redo

@@ -210,7 +210,9 @@ fn following_student(app: &mut App, action: Action) -> Option<Action> {
         {
             Some(action)
         }
-        Action::ToggleHelp | Action::Cancel | Action::Saved(_) => Some(action),
+        Action::ToggleHelp | Action::Cancel | Action::Saved(_) | Action::ScrollHelp(_) => {
+            Some(action)
+        }
         Action::Back | Action::Submit if app.overlay == Overlay::Help => Some(action),
         // Nothing of theirs to save: the edits on screen are the presenter's.
         Action::Quit => {

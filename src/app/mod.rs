@@ -63,6 +63,8 @@ pub struct App {
     /// Whether a lesson can be saved here: not in a classroom session, where the file would
     /// land on the teacher's machine. Nothing offers `w` where it cannot work.
     pub can_save: bool,
+    /// The first help row shown, where the help is taller than the terminal.
+    pub help_scroll: u16,
 }
 
 /// What `w` says where saving is off.
@@ -206,6 +208,7 @@ impl App {
             progress: ProgressStore::in_memory(),
             progress_changed: false,
             can_save: true,
+            help_scroll: 0,
         };
         if open.is_some() {
             update(&mut app, Action::Open);

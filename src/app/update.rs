@@ -59,6 +59,11 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
                 Action::ToggleHelp | Action::Back | Action::Cancel | Action::Submit => {
                     app.overlay = Overlay::None;
                 }
+                // Clamped again where it is drawn, to the rows that do not fit.
+                Action::ScrollHelp(rows) => {
+                    let most = crate::keymap::help_rows_for(app).len() as u16;
+                    app.help_scroll = app.help_scroll.saturating_add_signed(rows).min(most);
+                }
                 _ => {}
             }
             Vec::new()
@@ -90,7 +95,10 @@ fn picker_update(app: &mut App, action: Action) {
         Action::Pick(index) if index <= last => app.picked = index,
         Action::Open | Action::Submit | Action::Edit | Action::Move(Direction::Right) => open(app),
         Action::Back | Action::Quit => go(app, Leave::Quit),
-        Action::ToggleHelp => app.overlay = Overlay::Help,
+        Action::ToggleHelp => {
+            app.overlay = Overlay::Help;
+            app.help_scroll = 0;
+        }
         Action::OpenLab => app.lab = Some(super::LabScreen::open()),
         _ => {}
     }
@@ -377,7 +385,10 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Back => leave(app, Leave::ToPicker),
         Action::Quit => leave(app, Leave::Quit),
-        Action::ToggleHelp => app.overlay = Overlay::Help,
+        Action::ToggleHelp => {
+            app.overlay = Overlay::Help;
+            app.help_scroll = 0;
+        }
         Action::TogglePractice => status = Some(practice::toggle(tutor)),
         Action::TogglePracticeRow => status = Some(practice::toggle_row(tutor)),
         Action::Hint => status = Some(practice::hint(tutor)),

@@ -354,15 +354,6 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         height,
     );
     Clear.render(popup, buf);
-    let block = Block::new()
-        .borders(Borders::ALL)
-        .title(Span::styled(" Keys ", theme.title()))
-        .title_bottom(Span::styled(
-            format!(" {} closes ", keymap::CLOSE_HELP.short),
-            theme.muted(),
-        ));
-    let inner = block.inner(popup);
-    block.render(popup, buf);
     let mut lines: Vec<Line> = rows
         .iter()
         .map(|(keys, what)| {
@@ -387,7 +378,29 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             Line::from(Span::styled(keymap::picker_help(), theme.muted())),
         );
     }
-    Paragraph::new(lines).render(inner, buf);
+    // Taller than the terminal: the rows scroll, and the border says which are shown.
+    let shown = usize::from(height.saturating_sub(2));
+    let hidden = lines.len().saturating_sub(shown);
+    let first = usize::from(app.help_scroll).min(hidden);
+    let bottom = if hidden == 0 {
+        format!(" {} closes ", keymap::CLOSE_HELP.short)
+    } else {
+        format!(
+            " {} closes · {} rows {}–{} of {} ",
+            keymap::CLOSE_HELP.short,
+            keymap::SCROLL_HELP.short,
+            first + 1,
+            first + shown,
+            lines.len()
+        )
+    };
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .title(Span::styled(" Keys ", theme.title()))
+        .title_bottom(Span::styled(bottom, theme.muted()));
+    let inner = block.inner(popup);
+    block.render(popup, buf);
+    Paragraph::new(lines.split_off(first)).render(inner, buf);
 }
 
 #[cfg(test)]
