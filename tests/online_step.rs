@@ -208,6 +208,10 @@ fn every_online_working_line_lands_on_its_cell_as_written() {
         .map(|builtin| (builtin.name.to_string(), builtin.text.to_string()))
         .collect();
     lessons.push(("four-causal".into(), FOUR_CAUSAL.to_string()));
+    lessons.push(("four-masked".into(), FOUR_CAUSAL.replace(
+        "mask = \"causal\"",
+        "mask = [[0, -inf, 0, -inf], [-inf, -inf, -inf, -inf], [-inf, 0, 0, -inf], [0, 0, 0, 0]]",
+    )));
     for (name, text) in lessons {
         let loaded = load_text(&name, None, text).unwrap();
         let decimals = loaded.lesson.decimals;
@@ -226,19 +230,26 @@ fn every_online_working_line_lands_on_its_cell_as_written() {
                             let value = attention.value(cell).unwrap();
                             // The result is the cell, as every number is shown.
                             assert_eq!(result, &format_number(value, decimals), "{name} {cell:?}");
-                            // The side before it, worked out as written, gives the result.
-                            let Some(before) = sides.len().checked_sub(2).map(|i| &sides[i]) else {
+                            // Every side between the formula and the result, worked out as
+                            // written, gives the result (a side is the sum of its terms).
+                            if sides.len() < 3 {
                                 continue;
-                            };
-                            let Some(arithmetic) = evaluate(&before.join(" ")) else {
-                                continue;
-                            };
-                            assert_eq!(
-                                format_number(arithmetic, decimals),
-                                *result,
-                                "{name} {cell:?}: {}",
-                                derivation.explain(&attention, decimals)
-                            );
+                            }
+                            for side in &sides[1..sides.len() - 1] {
+                                let joined = side.join(" + ");
+                                if joined.starts_with("largest of the") {
+                                    continue;
+                                }
+                                let arithmetic = evaluate(&joined).unwrap_or_else(|| {
+                                    panic!("{name} {cell:?}: cannot read {joined:?}")
+                                });
+                                assert_eq!(
+                                    format_number(arithmetic, decimals),
+                                    *result,
+                                    "{name} {cell:?}: {joined}: {}",
+                                    derivation.explain(&attention, decimals)
+                                );
+                            }
                             worked += 1;
                         }
                     }
@@ -302,9 +313,10 @@ fn brackets_walk_the_tiles_and_the_header_says_which() {
     // The screen names the tile's key and, at the last tile, the check against the output.
     update(&mut app, Action::NextToken);
     let screen = common::screen(&app, 120, 40);
-    assert!(screen.contains("Tile 4 of 4: key 4 (d)"), "{screen}");
+    let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("Tile 4 of 4: key 4 (d)"), "{screen}");
     assert!(
-        screen.contains("acc / l = the output in every row"),
+        words.contains("acc / l = the output in every row"),
         "{screen}"
     );
 }
@@ -457,4 +469,116 @@ fn practice_hides_m_rescale_and_l_and_takes_each_right_answer() {
             "a {part:?} cell was asked: {answered:?}"
         );
     }
+}
+
+#[test]
+fn a_slip_on_a_later_tile_is_looked_for_at_that_tile() {
+    use attn_tutor::practice::{SlipKind, Verdict, check};
+    // Keys a, b, c, d, one per tile; row b sees a and b, and its scores for c and d are hidden.
+    let lesson = common::valid_lesson(FOUR_CAUSAL);
+    let attention = Attention::compute(&lesson);
+    let l = |tile| Cell::new(MatrixName::OnlineSum, 1, 0).at_tile(tile);
+    // The l of the tile before (key a alone) is no slip of the mask's.
+    let before = attention.value(l(0)).unwrap();
+    let after = attention.value(l(1)).unwrap();
+    assert_ne!(format_number(before, 3), format_number(after, 3));
+    match check(&attention, l(1), before, 3) {
+        Some(Verdict::Wrong { slip, .. }) => assert!(
+            slip.as_ref()
+                .is_none_or(|slip| slip.kind != SlipKind::ForgotMask),
+            "{slip:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // Counting the hidden key c at the third tile is the mask forgotten.
+    let scores = attention.matrix(MatrixName::Scaled).unwrap();
+    let m = (0..3)
+        .map(|key| scores[(1, key)])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let unmasked: f64 = (0..3).map(|key| (scores[(1, key)] - m).exp()).sum();
+    match check(&attention, l(2), unmasked, 3) {
+        Some(Verdict::Wrong {
+            slip: Some(slip), ..
+        }) => {
+            assert_eq!(slip.kind, SlipKind::ForgotMask);
+            assert!(
+                slip.describe().contains("hidden key"),
+                "{}",
+                slip.describe()
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn undo_and_redo_of_a_tile_size_stay_at_the_keys_on_screen_and_mark_nothing() {
+    let mut app = on_online(FOUR_CAUSAL);
+    for _ in 0..3 {
+        update(&mut app, Action::NextToken);
+    }
+    // Tile 4 of 4 (key d); in tiles of 2, key d is in tile 2.
+    update(&mut app, Action::LargerTiles);
+    assert_eq!((size(&app), tile(&app)), (2, 1));
+    update(&mut app, Action::Undo);
+    assert_eq!(
+        (size(&app), tile(&app)),
+        (1, 2),
+        "key c, the first of keys c–d"
+    );
+    update(&mut app, Action::Redo);
+    assert_eq!((size(&app), tile(&app)), (2, 1));
+    let tutor = app.tutor.as_ref().unwrap();
+    for part in PARTS {
+        for row in 0..4 {
+            let cell = Cell::new(part, row, 0).at_tile(1);
+            assert!(!tutor.changed.contains(&cell), "{cell:?} is marked");
+        }
+    }
+}
+
+#[test]
+fn another_tile_in_practice_does_not_show_the_last_tiles_answer() {
+    let mut app = on_online(FOUR_CAUSAL);
+    update(&mut app, Action::TogglePractice);
+    let cell = app.tutor.as_ref().unwrap().selected_cell().unwrap();
+    let value = app.tutor.as_ref().unwrap().attention.value(cell).unwrap();
+    answer(&mut app, &format_number(value, 3));
+    assert!(status(&app).contains("Right") || common::screen(&app, 80, 24).contains("Right"));
+    update(&mut app, Action::NextToken);
+    let screen = common::screen(&app, 80, 24);
+    assert!(!screen.contains("Right:"), "{screen}");
+    assert!(
+        app.tutor
+            .as_ref()
+            .unwrap()
+            .practice
+            .as_ref()
+            .unwrap()
+            .feedback
+            .is_none()
+    );
+}
+
+#[test]
+fn a_row_masked_so_far_and_a_row_masked_throughout_are_said_so() {
+    let text = FOUR_CAUSAL.replace(
+        "mask = \"causal\"",
+        "mask = [[0, 0, 0, 0], [-inf, -inf, -inf, -inf], [-inf, 0, 0, -inf], [0, 0, 0, 0]]",
+    );
+    let lesson = common::valid_lesson(&text);
+    let attention = Attention::compute(&lesson);
+    let explain = |cell: Cell| attention.derive(cell).unwrap().explain(&attention, 3);
+    // Row c's first visible key is in tile 2: m rises from -inf, with nothing to rescale.
+    let m = explain(Cell::new(MatrixName::OnlineMax, 2, 0).at_tile(1));
+    assert!(m.contains("the row's first visible key"), "{m}");
+    assert!(!m.contains("so l and acc so far are rescaled"), "{m}");
+    // Row b sees no key: at the last tile l = 0, and its output is 0 rather than acc / l.
+    let l = explain(Cell::new(MatrixName::OnlineSum, 1, 0).at_tile(3));
+    assert!(l.contains("l = 0, there is no acc / l to take"), "{l}");
+    let words = attn_tutor::ui::online::check_words(&attention, Some(0));
+    assert!(
+        words.contains("the row whose every key is masked has l = 0 and output 0"),
+        "{words}"
+    );
 }

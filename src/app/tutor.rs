@@ -161,21 +161,24 @@ impl Tutor {
     pub fn set_tile(&mut self, tile: usize) {
         self.tile = tile.min(self.attention.tile_count().saturating_sub(1));
         self.clear_marks();
+        // The last answer was another tile's cell: its verdict would read as this tile's.
+        if let Some(practice) = &mut self.practice {
+            practice.feedback = None;
+        }
     }
 
     /// Makes the online softmax's tiles `size` keys each (an undoable change of the lesson's
-    /// `tile`), staying at the tile that holds the first key of the one on screen.
+    /// `tile`), staying at the tile that holds the first key of the one on screen (as undo and
+    /// redo do: see `recompute`).
     pub fn set_tile_size(&mut self, size: usize) {
         let before = self.lesson.tile;
         if size == before {
             return;
         }
-        let first_key = self.tile * self.attention.tile.max(1);
         self.change(super::history::Change::Tile {
             before,
             after: size,
         });
-        self.set_tile(first_key / size.max(1));
     }
 
     /// Whether the step on screen is one of generation's, shown at one token.
@@ -384,11 +387,17 @@ impl Tutor {
     fn recompute(&mut self) {
         let before = std::mem::replace(&mut self.attention, Attention::compute(&self.lesson));
         self.changed.clear();
+        // Tiles of another size hold other keys: nothing of theirs is compared, and the tile on
+        // screen becomes the one that holds the first key of the tile that was.
+        let tile_changed = before.tile != self.attention.tile;
         let heads = self.heads();
         self.changed.set_heads(heads);
         // A head count changed by a reset leaves nothing to compare head by head.
         if before.heads() == heads {
             for name in MatrixName::ALL {
+                if tile_changed && name.per_tile() {
+                    continue;
+                }
                 for slot in 0..heads.count(name.per()) {
                     let head = match name.per() {
                         crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
@@ -409,6 +418,9 @@ impl Tutor {
             }
         }
         self.head = self.head.min(heads.query.saturating_sub(1));
+        if tile_changed {
+            self.tile = self.tile * before.tile.max(1) / self.attention.tile.max(1);
+        }
         self.tile = self.tile.min(self.attention.tile_count().saturating_sub(1));
         let changed = |tokens: Tokens, old: &[String], new: &[String]| {
             let row = old.iter().zip(new).position(|(old, new)| old != new)?;

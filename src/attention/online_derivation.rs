@@ -13,8 +13,8 @@ pub struct OnlineRule {
     /// The tile, 0-based, and how many the keys make.
     pub tile: usize,
     pub tiles: usize,
-    /// The same cell after the tile before; `None` at the first tile, before which m is -inf and
-    /// l and acc are 0.
+    /// The same cell after the tile before (for the rescale factor, m after the tile before);
+    /// `None` at the first tile, before which m is -inf and l and acc are 0.
     pub before: Option<Operand>,
     /// The row's m before the tile (-inf before the first).
     pub max_before: f64,
@@ -51,9 +51,13 @@ impl Attention {
             let cell = Cell::new(matrix, row, col).in_head(head).at_tile(tile);
             self.value(cell).map(|value| Operand { cell, value })
         };
-        let before = index
-            .checked_sub(1)
-            .and_then(|previous| at(cell.matrix, row, cell.col, previous));
+        // The rescale factor is made from m before the tile, not from the factor before.
+        let before = index.checked_sub(1).and_then(|previous| match part {
+            OnlinePart::Rescale => at(MatrixName::OnlineMax, row, 0, previous),
+            OnlinePart::Max | OnlinePart::Sum | OnlinePart::Acc => {
+                at(cell.matrix, row, cell.col, previous)
+            }
+        });
         let max_before = match index.checked_sub(1) {
             Some(previous) => at(MatrixName::OnlineMax, row, 0, previous)?.value,
             None => f64::NEG_INFINITY,
@@ -213,6 +217,10 @@ impl OnlineRule {
                     "the first tile: m starts at -inf, with nothing seen yet, so m is the \
                      tile's largest score"
                         .to_string()
+                } else if self.max_before == f64::NEG_INFINITY {
+                    "the row's first visible key: every key before this tile is masked, so m \
+                     rises from -inf, and l and acc, still 0, have nothing to rescale"
+                        .to_string()
                 } else if value > self.max_before {
                     format!(
                         "a score of this tile is larger than m_old = {}: the maximum rises, so l \
@@ -235,8 +243,9 @@ impl OnlineRule {
                             one(result.to_string()),
                         ],
                         Some(
-                            "the maximum rises from -inf at the row's first visible key: l and \
-                             acc are still 0, so this factor multiplies nothing"
+                            "the maximum rises from -inf at the row's first visible key: \
+                             e^(-inf) = 0, and it multiplies the l = 0 and acc = 0 kept so far, \
+                             so nothing is lost"
                                 .to_string(),
                         ),
                     );
@@ -282,29 +291,48 @@ impl OnlineRule {
             OnlinePart::Sum | OnlinePart::Acc => {
                 let acc = self.part == OnlinePart::Acc;
                 if max == f64::NEG_INFINITY {
-                    return (
-                        vec![one(result.to_string())],
-                        Some("every key so far is masked: nothing is added".to_string()),
-                    );
+                    let note = if self.tile + 1 == self.tiles {
+                        self.last_tile_note(attention, cell, value, decimals)
+                    } else {
+                        "every key so far is masked: nothing is added".to_string()
+                    };
+                    return (vec![one(result.to_string())], Some(note));
                 }
                 let old_symbol = if acc { "acc_old" } else { "l_old" };
                 let rescale = self.rescale.map_or(1.0, |rescale| rescale.value);
                 let old = self.before.map_or(0.0, |before| before.value);
                 let visible = self.visible();
                 let carried = self.tile > 0;
-                let worked = |d: usize| {
-                    let mut sum = if carried {
-                        shown(rescale, d) * shown(old, d)
-                    } else {
-                        0.0
+                // Two lines of arithmetic must land: the one with the exponentials to work out
+                // (`rounded` false), and the one with them (and the carried product) written
+                // out at d decimals (`rounded` true).
+                let as_written = |value: f64, d: usize| -> f64 {
+                    format_magnitude(value, d).parse().unwrap_or(value)
+                };
+                let worked = |d: usize, rounded: bool| {
+                    let carried_term = shown(rescale, d) * shown(old, d);
+                    let mut sum = match (carried, rounded) {
+                        (false, _) => 0.0,
+                        (true, false) => carried_term,
+                        (true, true) => shown(carried_term, d),
                     };
                     for (score, v) in &visible {
-                        let weight = (shown(score.value, d) - shown(max, d)).exp();
+                        let mut weight = (shown(score.value, d) - shown(max, d)).exp();
+                        if rounded {
+                            weight = as_written(weight, d);
+                        }
                         sum += weight * v.map_or(1.0, |v| shown(v.value, d));
                     }
                     sum
                 };
-                let (d, result) = landing(&worked);
+                let (d, result) = written(
+                    (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
+                        format_number(worked(d, false), decimals) == result
+                            && format_number(worked(d, true), decimals) == result
+                    }),
+                    decimals,
+                    result,
+                );
                 let n = |value: f64| format_number(value, d);
                 let m_name = row_name(MatrixName::OnlineMax);
                 let mut symbols = Vec::new();
@@ -370,6 +398,11 @@ impl OnlineRule {
         decimals: usize,
     ) -> String {
         let num = |value: f64| format_number(value, decimals);
+        if self.part == OnlinePart::Sum && value == 0.0 {
+            return "the last tile: every key of this row is masked, so l = 0, there is no \
+                    acc / l to take, and the output row is 0, as the full softmax gives it"
+                .to_string();
+        }
         if self.part == OnlinePart::Sum {
             return "the last tile: l is the whole row's Σ e^(s − max), the Softmax step's \
                     denominator"
@@ -384,8 +417,8 @@ impl OnlineRule {
             .unwrap_or(0.0);
         let output = Cell::new(MatrixName::Output, cell.row, cell.col).in_head(cell.head);
         if l == 0.0 {
-            return "the last tile: every key of this row is masked, so l = 0 and acc = 0, and \
-                    the output row is 0, as the full softmax gives it"
+            return "the last tile: every key of this row is masked, so l = 0 and acc = 0, there \
+                    is no acc / l to take, and the output row is 0, as the full softmax gives it"
                 .to_string();
         }
         format!(

@@ -293,7 +293,18 @@ fn note(
             "At {} (--token picks another).",
             crate::attention::token_words(attention, token)
         )),
-        Step::OnlineSoftmax => Some(crate::ui::online::tile_line(attention, 0, token)),
+        // The tile's words are every head's (the same keys); the check covers every head.
+        Step::OnlineSoftmax => {
+            let mut line = crate::ui::online::tile_line(attention, 0, token);
+            if attention.heads().query > 1
+                && let Some(own) = line.find(" Last tile:")
+            {
+                line.truncate(own);
+                line.push(' ');
+                line.push_str(&crate::ui::online::check_words(attention, None));
+            }
+            Some(line)
+        }
         Step::Embedding
         | Step::Positions
         | Step::Projection

@@ -200,6 +200,12 @@ impl Slip {
         use MatrixName as M;
         use SlipKind as S;
         match (self.kind, self.matrix) {
+            (S::ForgotMask, M::OnlineMax | M::OnlineRescale | M::OnlineSum | M::OnlineAcc) => {
+                "That counts a hidden key: its score is -inf, so it adds nothing to m, l or acc."
+            }
+            (S::ForgotScaling, M::OnlineMax | M::OnlineRescale | M::OnlineSum | M::OnlineAcc) => {
+                "That is from the unscaled scores: the tiles read the scores divided by √d_k."
+            }
             (S::ForgotScaling, M::Scaled | M::DecodeScaled) => {
                 "That is the score before dividing by √d_k: remember to scale."
             }
@@ -390,8 +396,9 @@ fn slips(attention: &Attention, cell: Cell) -> Vec<(SlipKind, f64)> {
                 matrix: source,
                 ..cell
             };
-            let Some(matrices) = attention.with_variant_at(at.at_token(cell.token), *variant)
-            else {
+            // At the checked cell's token or tile: the matrices kept apart for each are made
+            // anew there, whichever matrix the slip was in.
+            let Some(matrices) = attention.with_variant_at(at, *variant) else {
                 continue;
             };
             if let Some(value) = value_in(&matrices, attention.heads(), cell) {

@@ -61,7 +61,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 Span::raw(" "),
                 lit(
                     true,
-                    "m = max(m_old, s) · rescale = e^(m_old − m) · l = rescale·l_old + \
+                    "m = max(m_old, s);  rescale = e^(m_old − m);  l = rescale·l_old + \
                      Σ e^(s − m)",
                 ),
             ]

@@ -139,9 +139,11 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                 }
                 None => {
                     let room = (top + body_height).saturating_sub(y);
-                    // A cell whose working is longer than most's gets it whole where rows are
-                    // left over once the narration has its own.
-                    let spare = room.saturating_sub(working_below + narration_need);
+                    // A cell whose working is longer than most's gets it whole, its result in
+                    // view, from rows the narration would have had: the narration scrolls, and
+                    // keeps its title and a line.
+                    let spare =
+                        room.saturating_sub(working_below + narration_need.min(NARRATION_KEPT));
                     let longer = working_need(tutor, below_width)
                         .saturating_sub(working_below)
                         .min(spare);
@@ -261,6 +263,10 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
         .max()
         .unwrap_or(most)
 }
+
+/// The rows the narration keeps when a long working takes the rest: its title (which says
+/// which lines show, and that Shift-↑↓ scrolls) and a line.
+const NARRATION_KEPT: u16 = 2;
 
 /// The fewest decimals a matrix is shown with to make it fit whole.
 const FEWEST_DECIMALS: usize = 2;

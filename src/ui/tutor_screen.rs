@@ -93,8 +93,11 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
         .map(|view| {
             let caption = super::matrix::caption(tutor, view.result);
             let formula = caption.split(" (").next().unwrap_or(&caption);
-            // A long formula (the online softmax's acc) would fill the note: its symbol says it.
-            if crate::lesson::text::columns(formula) > LONGEST_FORMULA_IN_NOTE {
+            // A long formula would fill the note: its symbol says it (and the online softmax's,
+            // whose note is the tile's, always: the header writes the formulas).
+            if crate::lesson::text::columns(formula) > LONGEST_FORMULA_IN_NOTE
+                || view.result.per_tile()
+            {
                 tutor.attention.symbol_in(view.result, tutor.head)
             } else {
                 formula.to_string()

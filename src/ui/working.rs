@@ -204,8 +204,9 @@ fn draw_lines(lines: &[String], area: Rect, theme: &Theme, buf: &mut Buffer) {
             .iter()
             .map(|line| (line.clone(), Style::new()))
             .collect();
+        let more = lines.len() - head - 1;
         shown.push((
-            format!("   … {} more lines", lines.len() - head - 1),
+            format!("   … {more} more line{}", if more == 1 { "" } else { "s" }),
             theme.muted(),
         ));
         shown.push((lines[lines.len() - 1].clone(), Style::new()));

@@ -13,9 +13,9 @@ pub const ENTRY: StepEntry = StepEntry {
          so far; l, the sum of e^(s − m) over the keys so far; and acc, the sum of e^(s − m)·v. \
          When a tile holds a score larger than m, m rises, and the old l and acc are multiplied by \
          rescale = e^(m_old − m), which makes them sums against the new m. After the last tile, \
-         acc / l is the output row. Each tile's scores are used and dropped: the whole matrix \
-         of scores is never stored, so the memory grows with the tile, not with the square of \
-         the sequence's length."
+         acc / l is the output row (a row whose every key is masked ends with l = 0: its output \
+         is 0). Each tile's scores are used and dropped: the whole matrix of scores is never \
+         stored, and each query row holds B scores at a time, however many keys there are."
     },
     shown: |plan| plan.has(MatrixName::OnlineMax),
     views: |plan| {
