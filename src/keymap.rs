@@ -330,6 +330,17 @@ pub static TILE: Entry = Entry {
     short: "b/B",
 };
 
+/// The backward pass: `d` gives a lesson one, `g` takes a step of gradient descent.
+pub static BACKWARD: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('d', NoControl, |_| Action::AddBackward)],
+        &[ch('g', NoControl, |_| Action::GradientStep)],
+    ],
+    help: &["backward pass; a step of gradient descent"],
+    short: "d/g",
+};
+
 pub static SELECT: Entry = Entry {
     places: LESSON,
     keys: &[&[CLICK]],
@@ -662,6 +673,7 @@ pub static KEY_MAP: &[&Entry] = &[
     &HEAD,
     &TOKEN,
     &TILE,
+    &BACKWARD,
     &SELECT,
     &EDIT,
     &UNDO_REDO,

@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use tempfile::TempDir;
 
 /// Every built-in lesson as `list` should show it: name, title, shape.
-const BUILT_INS: [(&str, &str, &str); 12] = [
+const BUILT_INS: [(&str, &str, &str); 13] = [
     ("cat-sleeps", "The cat sleeps", "(3 tokens × 4 → d_k 4)"),
     (
         "numpy-walkthrough",
@@ -63,6 +63,11 @@ const BUILT_INS: [(&str, &str, &str); 12] = [
         "generation",
         "The cat sat on the mat, one word at a time",
         "(6 tokens × 4 → d_k 2, generated with a K/V cache)",
+    ),
+    (
+        "backward",
+        "Backward: how attention learns, two tokens",
+        "(2 tokens × 2 → d_k 2, with a backward pass)",
     ),
 ];
 

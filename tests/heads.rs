@@ -26,6 +26,7 @@ fn lesson(tokens: usize, inputs: Inputs, heads: Heads, w_o: Option<DMatrix<f64>>
         format: 2,
         heads,
         w_o: w_o.map(InputMatrix::literal),
+        grad_output: None,
         focus: None,
         decimals: 4,
         narration: Narration::default(),

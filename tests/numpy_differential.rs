@@ -258,6 +258,8 @@ struct Drawn {
     /// `tile` as written (format 2): the keys the online softmax takes at a time, sometimes
     /// more than the lesson has; unsaid, 2.
     tile: Option<usize>,
+    /// `grad_output` is given (format 2): the backward pass, which numpy works out too.
+    backward: bool,
 }
 
 /// The heads H, K/V groups G and whether W_o is given that the decoding lessons take in turn:
@@ -453,9 +455,10 @@ fn draw_lesson(index: u64) -> Drawn {
             writeln!(text, "{key} = {}", toml_matrix(values)).unwrap();
         }
     }
+    let mut d_out = d_v;
     if w_o {
         // concat · W_o adds H · d_v terms: bounded like the scores' terms.
-        let d_out = 1 + draw.below(8);
+        d_out = 1 + draw.below(8);
         let mut w_o = matrix(&mut draw, heads * d_v, d_out);
         while (heads * d_v) as f64 * largest_value * largest(&w_o) > MAX_SCORE_TERMS {
             divide(&mut w_o, 10.0);
@@ -515,6 +518,14 @@ fn draw_lesson(index: u64) -> Drawn {
     if let Some(decode) = decode {
         writeln!(text, "decode = {decode}").unwrap();
     }
+    // A stream of its own: grad_output (format 2) adds the backward pass and changes nothing
+    // else.
+    let mut grad_draw = Draw(index.wrapping_mul(0xa076_1d64_78bd_642f) ^ 29);
+    let backward = format == 2 && grad_draw.chance(0.5);
+    if backward {
+        let grad_output = matrix(&mut grad_draw, tokens, d_out);
+        writeln!(text, "grad_output = {}", toml_matrix(&grad_output)).unwrap();
+    }
     // A stream of its own too: the tile changes only the "online" JSON and the last step.
     let keys = source.unwrap_or(tokens);
     let mut tile_draw = Draw(index.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ 23);
@@ -542,6 +553,7 @@ fn draw_lesson(index: u64) -> Drawn {
         w_o,
         decode,
         tile,
+        backward,
     }
 }
 
@@ -751,6 +763,19 @@ fn the_random_lessons_cover_every_kind_of_lesson() {
         need("decoding", count(&decoding));
         need("decode = false said", count(&|l| l.decode == Some(false)));
         need("tile = 1", count(&|l| l.tile == Some(1)));
+        need("a backward pass", count(&|l| l.backward));
+        need(
+            "a backward pass with grouped queries and RoPE",
+            count(&|l| l.backward && l.kv_heads < l.heads && l.positions == Positions::Rope),
+        );
+        need(
+            "a backward pass in cross-attention",
+            count(&|l| l.backward && l.source.is_some()),
+        );
+        need(
+            "a backward pass with a fully masked row",
+            count(&|l| l.backward && l.fully_masked_row),
+        );
         need(
             "a tile of more keys than the lesson has",
             count(&|l| {

@@ -179,6 +179,7 @@ fn direct_lesson(
         format: 2,
         heads,
         w_o: (heads.query > 1).then(|| InputMatrix::literal(w_o)),
+        grad_output: None,
         focus: None,
         decimals: 3,
         narration: Narration::default(),

@@ -824,7 +824,7 @@ fn a_help_taller_than_the_terminal_scrolls_and_says_which_rows_it_shows() {
     update(&mut app, Action::ToggleHelp);
     let shown = screen_text(&app, 80, 24);
     assert!(
-        shown.contains("? or Esc closes · ↓ ↑ rows 1–20 of 21"),
+        shown.contains("? or Esc closes · ↓ ↑ rows 1–20 of 22"),
         "{shown}"
     );
     assert!(!shown.contains("Ctrl-c"), "{shown}");
@@ -851,4 +851,23 @@ fn a_help_taller_than_the_terminal_scrolls_and_says_which_rows_it_shows() {
     update(&mut app, Action::ToggleHelp);
     update(&mut app, Action::ToggleHelp);
     assert!(screen_text(&app, 80, 24).contains("n  p  Tab"));
+}
+
+#[test]
+fn the_backward_steps_through_w_o_and_rope_at_80x24_and_120x40() {
+    for (lesson, step) in [
+        ("two-heads", "backward_output"),
+        ("rope-same-distance", "backward_rotation"),
+    ] {
+        let mut app = open(lesson_index(lesson));
+        // `d`: a drawn grad_output gives the lesson its backward steps.
+        update(&mut app, Action::AddBackward);
+        common::go_to(&mut app, step);
+        let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+        insta::assert_snapshot!(format!("{lesson}_80x24_{step}"), text_and_mask(&buffer));
+        insta::assert_snapshot!(
+            format!("{lesson}_120x40_{step}"),
+            screen_text(&app, 120, 40)
+        );
+    }
 }

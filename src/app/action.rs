@@ -47,6 +47,10 @@ pub enum Action {
     LargerTiles,
     /// `B`: the online softmax's tiles half as large.
     SmallerTiles,
+    /// `d`: give the lesson a backward pass (a `grad_output` drawn with a seed).
+    AddBackward,
+    /// `g`: one step of gradient descent, W ← W − η·dW.
+    GradientStep,
     /// A click on a cell (`col: None` is the row's token label).
     Select {
         matrix: MatrixName,
@@ -128,6 +132,8 @@ impl Action {
             | Action::NextToken
             | Action::PreviousToken
             | Action::LargerTiles
+            | Action::AddBackward
+            | Action::GradientStep
             | Action::SmallerTiles
             | Action::OpenLab
             | Action::Select { .. }

@@ -418,6 +418,20 @@ impl Tutor {
             }
         }
         self.head = self.head.min(heads.query.saturating_sub(1));
+        // A backward pass added or taken back (`d`, undo, a reset) adds or removes steps: the
+        // step on screen stays, or where it is gone the nearest before it.
+        let steps = screens::steps(&self.lesson);
+        if steps != self.steps {
+            let current = self.step();
+            self.steps = steps;
+            match self.steps.iter().position(|step| *step == current) {
+                Some(index) => self.step_index = index,
+                None => {
+                    let before = self.steps.iter().filter(|step| **step < current).count();
+                    self.go_to_step(before.saturating_sub(1));
+                }
+            }
+        }
         if tile_changed {
             self.tile = self.tile * before.tile.max(1) / self.attention.tile.max(1);
         }

@@ -285,6 +285,69 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
                 tutor.set_tile(tutor.tile - 1);
             }
         }
+        Action::AddBackward | Action::GradientStep if tutor.practice.is_some() => {
+            status = Some(Status::info(
+                "The numbers stay as they are in practice: x leaves practice, then d or g",
+            ));
+        }
+        Action::AddBackward if tutor.lesson.grad_output.is_some() => {
+            status = Some(Status::info(
+                "This lesson has its backward pass: its steps come last (End goes there); g \
+                 takes a step of gradient descent",
+            ));
+        }
+        Action::AddBackward => {
+            let mut after = tutor.lesson.clone();
+            after.seed_grad_output(BACKWARD_SEED);
+            // A saved lesson keeps its grad_output, which format 2 has.
+            after.format = after.format.max(2);
+            tutor.change(Change::Lesson {
+                before: Box::new(tutor.lesson.clone()),
+                after: Box::new(after),
+            });
+            let first = tutor.steps.iter().position(|step| step.is_backward());
+            status = Some(Status::info(format!(
+                "Backward pass on: grad_output drawn from N(0, 1) with seed {BACKWARD_SEED}; its \
+                 {} steps come last{} (u undoes)",
+                tutor.steps.iter().filter(|step| step.is_backward()).count(),
+                first.map_or_else(String::new, |index| format!(", from step {}", index + 1)),
+            )));
+        }
+        Action::GradientStep if tutor.lesson.grad_output.is_none() => {
+            status = Some(Status::info(
+                "g takes a step of gradient descent once the lesson has a backward pass: d \
+                 adds one",
+            ));
+        }
+        Action::GradientStep => {
+            let eta = crate::lesson::limits::DEFAULT_LEARNING_RATE;
+            let before = tutor.attention.loss().unwrap_or(0.0);
+            let mut after = tutor.lesson.clone();
+            after.gradient_step(&tutor.attention, eta);
+            tutor.change(Change::Lesson {
+                before: Box::new(tutor.lesson.clone()),
+                after: Box::new(after),
+            });
+            let now = tutor.attention.loss().unwrap_or(0.0);
+            let num =
+                |value: f64| crate::attention::number::format_number(value, tutor.lesson.decimals);
+            let moved = if tutor.lesson.inputs.is_projected() {
+                "W_q, W_k, W_v"
+            } else {
+                "Q, K, V"
+            };
+            let w_o = if tutor.lesson.w_o.is_some() {
+                " and W_o"
+            } else {
+                ""
+            };
+            status = Some(Status::info(format!(
+                "A step of gradient descent, η = {eta}: {moved}{w_o} moved by −η times their \
+                 gradients; L = {} → {} (u undoes)",
+                num(before),
+                num(now)
+            )));
+        }
         Action::LargerTiles | Action::SmallerTiles if !tutor.step_is_per_tile() => {
             status = Some(Status::info(
                 "b and B change the size of the tiles on the Online softmax step",
@@ -995,6 +1058,10 @@ fn saved(app: &mut App, action: Action) -> Vec<Effect> {
     }
     Vec::new()
 }
+
+/// The seed of the `grad_output` that `d` draws: the same for every learner, so a class
+/// compares the same gradients.
+const BACKWARD_SEED: u64 = 1;
 
 /// "Tiles of B = 4 keys: 2 tiles (u undoes)", after `b` or `B`.
 fn tile_size_words(tutor: &super::Tutor) -> String {

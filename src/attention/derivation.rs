@@ -82,6 +82,8 @@ pub enum Rule {
     Cached { from: Operand, new: bool },
     /// One number of the online softmax's state after a tile (`super::online_derivation`).
     Online(super::online_derivation::OnlineRule),
+    /// One gradient of the backward pass (`super::backward_derivation`).
+    Backward(super::backward_derivation::BackwardRule),
 }
 
 /// A cell, its value, and how it was computed.
@@ -113,7 +115,20 @@ impl Attention {
         let operand =
             |matrix: MatrixName, row: usize, col: usize| operand_of(matrix, head, row, col);
         let (row, col) = (cell.row, cell.col);
-        let rule = match self.plan.origin(cell.matrix)? {
+        let origin = self.plan.origin(cell.matrix)?;
+        if super::backward_derivation::is_backward(origin) {
+            let rule = Rule::Backward(self.backward_rule(cell, origin)?);
+            return Some(Derivation { cell, value, rule });
+        }
+        let rule = match origin {
+            // Worked out above, in `backward_derivation`.
+            Op::TransposedProduct { .. }
+            | Op::HeadsProduct { .. }
+            | Op::SoftmaxBackward { .. }
+            | Op::GroupSum { .. }
+            | Op::Sum3 { .. }
+            | Op::HeadBlock { .. }
+            | Op::RotateBack { .. } => return None,
             Op::Input | Op::Given => Rule::Input,
             Op::Online {
                 part,
@@ -307,6 +322,7 @@ impl Derivation {
                 vec![from.cell]
             }
             Rule::Online(online) => online.operands(),
+            Rule::Backward(backward) => backward.operands(),
         }
     }
 
@@ -334,6 +350,7 @@ impl Derivation {
                 Some(from.cell)
             }
             Rule::Online(online) => online.source(),
+            Rule::Backward(backward) => backward.source(),
         }
     }
 
@@ -377,6 +394,7 @@ impl Derivation {
             Rule::Online(online) => {
                 online.explanation(attention, self.cell, self.value, decimals, &result)
             }
+            Rule::Backward(backward) => backward.explanation(attention, decimals, &result),
             Rule::Input => (
                 vec![one(num(self.value))],
                 Some("a number of the lesson".to_string()),

@@ -5,6 +5,7 @@
 //! Nothing here knows about terminals or files.
 
 mod agreement;
+mod backward_derivation;
 mod decode;
 mod derivation;
 mod held;
@@ -270,6 +271,14 @@ impl Attention {
             }
         }
         Some(matrices)
+    }
+
+    /// The loss the backward pass differentiates, L = Σ output ⊙ grad_output over every cell
+    /// of the final output; `None` without `grad_output`.
+    pub fn loss(&self) -> Option<f64> {
+        let output = self.matrix(self.plan.final_output())?;
+        let grad = self.matrix(MatrixName::DOutput)?;
+        (output.shape() == grad.shape()).then(|| output.component_mul(grad).sum())
     }
 
     /// The query heads and K/V groups of this lesson.
@@ -827,6 +836,76 @@ fn evaluate(
                 .tile_at(index)
                 .map_or_else(|| DMatrix::zeros(0, 0), |state| state.part(part))
         }
+        Op::TransposedProduct { left, right } => {
+            let (left, right) = (get(left), get(right));
+            if left.nrows() != right.nrows() {
+                return DMatrix::zeros(0, 0);
+            }
+            left.transpose() * right
+        }
+        Op::HeadBlock { of } => {
+            let whole = get(of);
+            let width = whole.ncols() / operands.heads.query.max(1);
+            let start = operands.head * width;
+            if start + width > whole.ncols() {
+                return DMatrix::zeros(0, 0);
+            }
+            whole.columns(start, width).into_owned()
+        }
+        Op::SoftmaxBackward { weights, grad } => {
+            let (p, d) = (get(weights), get(grad));
+            if p.shape() != d.shape() {
+                return DMatrix::zeros(0, 0);
+            }
+            softmax_backward(p, d)
+        }
+        Op::GroupSum { of } => {
+            let group = operands.heads.group_of(operands.head);
+            let mut sum: Option<DMatrix<f64>> = None;
+            for head in
+                (0..operands.heads.query).filter(|head| operands.heads.group_of(*head) == group)
+            {
+                let matrix = operands.of_head(of, head);
+                match &mut sum {
+                    Some(sum) if sum.shape() == matrix.shape() => *sum += matrix,
+                    Some(_) => return DMatrix::zeros(0, 0),
+                    None => sum = Some(matrix.clone()),
+                }
+            }
+            sum.unwrap_or_else(|| DMatrix::zeros(0, 0))
+        }
+        Op::HeadsProduct { left, right } => {
+            // One term per query head, or per K/V group when the gradient is a group's.
+            use crate::pipeline::Per;
+            let heads: Vec<usize> = match left.per() {
+                Per::KvGroup => (0..operands.heads.kv)
+                    .map(|group| operands.heads.first_of_group(group))
+                    .collect(),
+                Per::QueryHead | Per::Lesson => (0..operands.heads.query).collect(),
+            };
+            let mut sum: Option<DMatrix<f64>> = None;
+            for head in heads {
+                let (l, r) = (operands.of_head(left, head), operands.of_head(right, head));
+                if l.ncols() != r.ncols() {
+                    return DMatrix::zeros(0, 0);
+                }
+                let term = l * r.transpose();
+                match &mut sum {
+                    Some(sum) if sum.shape() == term.shape() => *sum += term,
+                    Some(_) => return DMatrix::zeros(0, 0),
+                    None => sum = Some(term),
+                }
+            }
+            sum.unwrap_or_else(|| DMatrix::zeros(0, 0))
+        }
+        Op::Sum3 { of: [a, b, c] } => {
+            let (a, b, c) = (get(a), get(b), get(c));
+            if a.shape() != b.shape() || a.shape() != c.shape() {
+                return DMatrix::zeros(0, 0);
+            }
+            a + b + c
+        }
+        Op::RotateBack { of } => rotate_rows_as(get(of), 0, Some(Variant::RotatedBackwards)),
         Op::Scale { of } => match variant {
             Some(Variant::SkipScale) => get(of).clone(),
             Some(Variant::ScaleByModelWidth) => get(of) / (operands.model_width as f64).sqrt(),
@@ -891,6 +970,21 @@ fn evaluate(
             concat
         }
     }
+}
+
+/// The softmax's backward pass, row by row: dS = P ⊙ (dP − rowsum(P ⊙ dP)). A masked key's
+/// weight is 0, and so is its gradient; a fully masked row is 0 throughout.
+pub fn softmax_backward(weights: &DMatrix<f64>, grad: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut result = DMatrix::zeros(weights.nrows(), weights.ncols());
+    for row in 0..weights.nrows() {
+        let dot: f64 = (0..weights.ncols())
+            .map(|col| weights[(row, col)] * grad[(row, col)])
+            .sum();
+        for col in 0..weights.ncols() {
+            result[(row, col)] = weights[(row, col)] * (grad[(row, col)] - dot);
+        }
+    }
+    result
 }
 
 /// A step of generation's weights as a learner who lets the new token look `ahead` tokens

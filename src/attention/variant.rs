@@ -63,7 +63,14 @@ impl Variant {
             | Op::HeadRows { .. }
             | Op::TokenRow { .. }
             | Op::Append { .. }
-            | Op::Online { .. } => &[],
+            | Op::Online { .. }
+            | Op::TransposedProduct { .. }
+            | Op::HeadBlock { .. }
+            | Op::SoftmaxBackward { .. }
+            | Op::GroupSum { .. }
+            | Op::HeadsProduct { .. }
+            | Op::Sum3 { .. }
+            | Op::RotateBack { .. } => &[],
             Op::Concat { .. } => &[Variant::ConcatReversed, Variant::ConcatInterleaved],
             Op::Sinusoid => &[
                 Variant::SinCosSwapped,

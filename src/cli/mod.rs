@@ -64,6 +64,10 @@ pub enum Command {
         /// position or a token label. Without it, the lesson's focus token.
         #[arg(long, value_name = "T")]
         token: Option<String>,
+        /// The backward pass for a lesson without `grad_output`: its gradient drawn from
+        /// N(0, 1) with seed S (a lesson's own `grad_output` is kept).
+        #[arg(long, value_name = "S")]
+        grad_seed: Option<u64>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -408,6 +412,7 @@ pub fn run_command(
             step,
             cell,
             token,
+            grad_seed,
             format,
         }) => show::run(
             &lesson,
@@ -415,6 +420,7 @@ pub fn run_command(
                 step,
                 cell: cell.as_deref(),
                 token: token.as_deref(),
+                grad_seed,
             },
             format,
             color,

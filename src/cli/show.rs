@@ -24,6 +24,8 @@ pub struct Asked<'a> {
     pub step: Option<Step>,
     pub cell: Option<&'a str>,
     pub token: Option<&'a str>,
+    /// `--grad-seed`: a drawn `grad_output` for a lesson without one.
+    pub grad_seed: Option<u64>,
 }
 
 pub fn run(
@@ -35,13 +37,16 @@ pub fn run(
     err: &mut dyn Write,
 ) -> u8 {
     let (only, cell) = (asked.step, asked.cell);
-    let loaded = match load(spec) {
+    let mut loaded = match load(spec) {
         Ok(loaded) => loaded,
         Err(error) => {
             let _ = write!(err, "{}", error.render(color));
             return status::INVALID;
         }
     };
+    if let Some(seed) = asked.grad_seed {
+        loaded.lesson.seed_grad_output(seed);
+    }
     let attention = Attention::compute(&loaded.lesson);
     let token = match resolve_token(&attention, loaded.lesson.focus, asked.token) {
         Ok(token) => token,
@@ -294,6 +299,44 @@ fn note(
             crate::attention::token_words(attention, token)
         )),
         // The tile's words are every head's (the same keys); the check covers every head.
+        Step::BackwardOutput
+        | Step::BackwardValues
+        | Step::BackwardSoftmax
+        | Step::BackwardScaling
+        | Step::BackwardScores
+        | Step::BackwardRotation
+        | Step::BackwardWeights
+        | Step::BackwardInput
+            if !attention.plan.shape.backward =>
+        {
+            Some(
+                "This lesson has no backward pass: it comes with `grad_output` (format 2), or \
+                 with --grad-seed S."
+                    .into(),
+            )
+        }
+        // The first backward step the lesson has says what is differentiated.
+        Step::BackwardOutput | Step::BackwardValues
+            if Step::all_in(&attention.plan)
+                .into_iter()
+                .find(|step| step.is_backward())
+                == Some(step) =>
+        {
+            attention.loss().map(|loss| {
+                format!(
+                    "The loss L = Σ output ⊙ grad_output = {}.",
+                    crate::attention::number::format_number(loss, lesson.decimals)
+                )
+            })
+        }
+        Step::BackwardOutput
+        | Step::BackwardValues
+        | Step::BackwardSoftmax
+        | Step::BackwardScaling
+        | Step::BackwardScores
+        | Step::BackwardRotation
+        | Step::BackwardWeights
+        | Step::BackwardInput => None,
         Step::OnlineSoftmax => {
             let mut line = crate::ui::online::tile_line(attention, 0, token);
             if attention.heads().query > 1
@@ -703,9 +746,10 @@ fn write_json(
     for name in MatrixName::ALL {
         let matrix = match name {
             MatrixName::X | MatrixName::SourceX | MatrixName::QRope | MatrixName::KRope => continue,
-            // A generation step's matrices are under `decode`, one object per token, and the
-            // online softmax's under each head's `online`, one object per tile.
-            name if name.kept_apart() => continue,
+            // A generation step's matrices are under `decode`, one object per token, the
+            // online softmax's under each head's `online`, one object per tile, and the
+            // gradients under `backward`.
+            name if name.kept_apart() || name.backward() => continue,
             // The source's own matrices only in cross-attention, where the source is.
             MatrixName::SourceEmbeddings | MatrixName::SourcePositions if !lesson.is_cross() => {
                 continue;
@@ -757,6 +801,10 @@ fn write_json(
                 .collect()
         })),
     ));
+    // Present only with a backward pass (`grad_output`, or `--grad-seed`).
+    if attention.plan.shape.backward {
+        fields.push(("backward", Field::Object(backward_fields(attention))));
+    }
     fields.sort_by_key(|(key, _)| *key);
     serde_json::to_writer_pretty(&mut *out, &Document(fields)).map_err(io::Error::from)?;
     writeln!(out)
@@ -805,6 +853,95 @@ fn decode_fields(attention: &Attention, token: usize) -> Document<'_> {
         ("q", per_head(query)),
         ("v_cache", per_group(MatrixName::VCache)),
         ("weights", per_head(MatrixName::DecodeWeights)),
+    ])
+}
+
+/// The backward pass in the JSON: each gradient shaped like what it is the gradient of (d_w_q
+/// like w_q, every head's block side by side; d_w_k and d_w_v every K/V group's), a head's
+/// own under `heads` (its d_k and d_v are its share, before a group's heads are added; d_q and
+/// d_k are with respect to the projections, before any rotation; d_scores to the raw scores
+/// Q·Kᵀ). Null where the lesson has no such matrix (d_concat and d_w_o without W_o, the
+/// weights' and X's gradients when Q, K, V are given).
+fn backward_fields(attention: &Attention) -> Document<'_> {
+    let heads = attention.heads();
+    // Every head's (or group's) block side by side, as the lesson's own matrix is laid out.
+    let side_by_side = |name: MatrixName| -> Option<DMatrix<f64>> {
+        let firsts: Vec<usize> = match name.per() {
+            Per::Lesson => return attention.matrix(name).cloned(),
+            Per::QueryHead => (0..heads.query).collect(),
+            Per::KvGroup => (0..heads.kv).map(|g| heads.first_of_group(g)).collect(),
+        };
+        let blocks: Vec<&DMatrix<f64>> = firsts
+            .iter()
+            .map(|head| attention.matrix_in(name, *head))
+            .collect::<Option<_>>()?;
+        let rows = blocks.first()?.nrows();
+        let width: usize = blocks.iter().map(|block| block.ncols()).sum();
+        let mut whole = DMatrix::zeros(rows, width);
+        let mut start = 0;
+        for block in blocks {
+            whole.columns_mut(start, block.ncols()).copy_from(block);
+            start += block.ncols();
+        }
+        Some(whole)
+    };
+    let d_scores = if attention.has(MatrixName::DScores) {
+        MatrixName::DScores
+    } else {
+        MatrixName::DSoftmaxInput
+    };
+    let head_fields = (0..heads.query)
+        .map(|head| {
+            Document(vec![
+                (
+                    "d_k",
+                    Field::Matrix(attention.matrix_in(MatrixName::DK, head)),
+                ),
+                (
+                    "d_q",
+                    Field::Matrix(attention.matrix_in(MatrixName::DQ, head)),
+                ),
+                (
+                    "d_scores",
+                    Field::Matrix(attention.matrix_in(d_scores, head)),
+                ),
+                (
+                    "d_v",
+                    Field::Matrix(attention.matrix_in(MatrixName::DV, head)),
+                ),
+                (
+                    "d_weights",
+                    Field::Matrix(attention.matrix_in(MatrixName::DWeights, head)),
+                ),
+            ])
+        })
+        .collect();
+    // X's gradient: the three paths added, or in cross-attention the queries' path alone (the
+    // source's is `d_source`).
+    let d_x = if attention.plan.shape.cross {
+        MatrixName::DXQ
+    } else {
+        MatrixName::DX
+    };
+    Document(vec![
+        (
+            "d_concat",
+            Field::Matrix(attention.matrix(MatrixName::DConcat)),
+        ),
+        (
+            "d_output",
+            Field::Matrix(attention.matrix(MatrixName::DOutput)),
+        ),
+        (
+            "d_source",
+            Field::Matrix(attention.matrix(MatrixName::DSource)),
+        ),
+        ("d_w_k", Field::Owned(side_by_side(MatrixName::DWK))),
+        ("d_w_o", Field::Matrix(attention.matrix(MatrixName::DWO))),
+        ("d_w_q", Field::Owned(side_by_side(MatrixName::DWQ))),
+        ("d_w_v", Field::Owned(side_by_side(MatrixName::DWV))),
+        ("d_x", Field::Matrix(attention.matrix(d_x))),
+        ("heads", Field::Heads(head_fields)),
     ])
 }
 
@@ -867,6 +1004,10 @@ enum Field<'a> {
     Objects(Option<Vec<Document<'a>>>),
     /// One head's online softmax: `{"steps": [...], "tile": B}`.
     Online(OnlineSoftmax<'a>),
+    /// A matrix made for the JSON (every head's block side by side), or `null`.
+    Owned(Option<DMatrix<f64>>),
+    /// An object of its own (the backward pass).
+    Object(Document<'a>),
 }
 
 /// One explained cell; fields in alphabetical order, as the JSON has them.
@@ -912,7 +1053,9 @@ impl Serialize for Field<'_> {
             Field::OptionalTexts(Some(texts)) => serializer.collect_seq(texts.iter()),
             Field::Count(count) => serializer.serialize_u64(*count as u64),
             Field::Counts(counts) => serializer.collect_seq(counts.iter()),
-            Field::Matrix(None) => serializer.serialize_unit(),
+            Field::Matrix(None) | Field::Owned(None) => serializer.serialize_unit(),
+            Field::Owned(Some(matrix)) => Field::Matrix(Some(matrix)).serialize(serializer),
+            Field::Object(document) => document.serialize(serializer),
             Field::Matrix(Some(matrix)) => {
                 let mut rows = serializer.serialize_seq(Some(matrix.nrows()))?;
                 for row in 0..matrix.nrows() {

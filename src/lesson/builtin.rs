@@ -10,8 +10,8 @@ pub struct Builtin {
 
 /// In the order of the source documents, then our own lessons: the causal mask, then positions
 /// (format 2), then heads (format 2), then cross-attention (format 2), then generation with a
-/// K/V cache (format 2).
-pub const BUILTIN: [Builtin; 12] = [
+/// K/V cache (format 2), then the backward pass (format 2).
+pub const BUILTIN: [Builtin; 13] = [
     Builtin {
         name: "cat-sleeps",
         text: include_str!("../../lessons/cat-sleeps.toml"),
@@ -59,6 +59,10 @@ pub const BUILTIN: [Builtin; 12] = [
     Builtin {
         name: "generation",
         text: include_str!("../../lessons/generation.toml"),
+    },
+    Builtin {
+        name: "backward",
+        text: include_str!("../../lessons/backward.toml"),
     },
 ];
 

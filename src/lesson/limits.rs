@@ -38,6 +38,9 @@ pub const MAX_DECIMALS: usize = 8;
 pub const DEFAULT_DECIMALS: usize = 3;
 /// Keys in a tile of the online softmax when a lesson does not say (`tile = B`).
 pub const DEFAULT_TILE: usize = 2;
+
+/// The step size η of one step of gradient descent in the tutor (`g`).
+pub const DEFAULT_LEARNING_RATE: f64 = 0.1;
 /// Largest `tile`: as many keys as a lesson can have, so one tile may always hold every key.
 /// A larger tile would show nothing more, since a tile past the last key is cut at it.
 pub const MAX_TILE: usize = MAX_TOKENS;

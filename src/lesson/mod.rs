@@ -69,6 +69,9 @@ pub struct Lesson {
     /// W_o, (H·d_v) × d_out: the heads' outputs, side by side, are projected by it. Required
     /// with more than one head.
     pub w_o: Option<InputMatrix>,
+    /// dL/d(output) for the backward pass (`grad_output`, format 2): seq_len × d_out. With it
+    /// the lesson has the backward steps, for the loss L = Σ output ⊙ grad_output.
+    pub grad_output: Option<InputMatrix>,
     /// 0-based row the tutor opens on.
     pub focus: Option<usize>,
     /// Decimals shown.
@@ -284,6 +287,7 @@ impl Lesson {
             _ => match (&self.positions, name) {
                 (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
                 _ if name == MatrixName::WO => self.w_o.as_ref(),
+                _ if name == MatrixName::DOutput => self.grad_output.as_ref(),
                 _ if name == MatrixName::SourceEmbeddings => self.source_embeddings.as_ref(),
                 _ => None,
             },
@@ -319,6 +323,7 @@ impl Lesson {
             _ => match (&mut self.positions, name) {
                 (PositionInputs::Learned(positions), MatrixName::Positions) => Some(positions),
                 _ if name == MatrixName::WO => self.w_o.as_mut(),
+                _ if name == MatrixName::DOutput => self.grad_output.as_mut(),
                 _ if name == MatrixName::SourceEmbeddings => self.source_embeddings.as_mut(),
                 _ => None,
             },
@@ -356,7 +361,82 @@ impl Lesson {
         if let Some(w_o) = &self.w_o {
             inputs.push((MatrixName::WO, w_o));
         }
+        if let Some(grad_output) = &self.grad_output {
+            inputs.push((MatrixName::DOutput, grad_output));
+        }
         inputs
+    }
+
+    /// One step of gradient descent on the lesson's learned numbers: each weight matrix (W_q,
+    /// W_k, W_v, W_o; or Q, K, V when the lesson gives them) moved against its gradient,
+    /// W ← W − η·dW, with the gradients of `attention`, this lesson's. The numbers become the
+    /// lesson's own (a generated matrix is kept as numbers). Nothing changes without a backward
+    /// pass.
+    pub fn gradient_step(&mut self, attention: &crate::attention::Attention, eta: f64) {
+        let heads = self.heads;
+        for (input, gradient) in [
+            (MatrixName::WQ, MatrixName::DWQ),
+            (MatrixName::WK, MatrixName::DWK),
+            (MatrixName::WV, MatrixName::DWV),
+            (MatrixName::WO, MatrixName::DWO),
+            (MatrixName::Q, MatrixName::DQ),
+            (MatrixName::K, MatrixName::DKGroup),
+            (MatrixName::V, MatrixName::DVGroup),
+        ] {
+            // Q, K, V given: a group's gradient, or with a group per head the head's.
+            let gradient = match gradient {
+                MatrixName::DKGroup if !attention.has(gradient) => MatrixName::DK,
+                MatrixName::DVGroup if !attention.has(gradient) => MatrixName::DV,
+                other => other,
+            };
+            if !attention.has(gradient) {
+                continue;
+            }
+            let Some(matrix) = self.input_mut(input) else {
+                continue;
+            };
+            let values = Arc::make_mut(&mut matrix.values);
+            let width = match gradient.per() {
+                crate::pipeline::Per::Lesson => values.ncols(),
+                crate::pipeline::Per::QueryHead => values.ncols() / heads.query.max(1),
+                crate::pipeline::Per::KvGroup => values.ncols() / heads.kv.max(1),
+            };
+            for col in 0..values.ncols() {
+                let block = col / width.max(1);
+                let head = match gradient.per() {
+                    crate::pipeline::Per::Lesson => 0,
+                    crate::pipeline::Per::QueryHead => block,
+                    crate::pipeline::Per::KvGroup => heads.first_of_group(block),
+                };
+                let Some(grad) = attention.matrix_in(gradient, head) else {
+                    continue;
+                };
+                for row in 0..values.nrows() {
+                    if let Some(step) = grad.get((row, col % width.max(1))) {
+                        values[(row, col)] -= eta * step;
+                    }
+                }
+            }
+            matrix.generator = None;
+        }
+    }
+
+    /// Gives a lesson without `grad_output` one drawn from N(0, 1) with `seed`, seq_len ×
+    /// d_out, for its backward pass; a lesson's own is kept.
+    pub fn seed_grad_output(&mut self, seed: u64) {
+        if self.grad_output.is_some() {
+            return;
+        }
+        let generator = Generator {
+            kind: RandomKind::Normal,
+            seed,
+            rows: self.seq_len(),
+            cols: self.d_out(),
+        };
+        self.grad_output = Some(InputMatrix {
+            values: Arc::new(generator.generate()),
+            generator: Some(generator),
+        });
     }
 
     /// The facts that decide this lesson's pipeline.
@@ -371,6 +451,7 @@ impl Lesson {
             circuits: limits::has_circuits(self.d_model(), self.w_o.is_some()),
             cross: self.is_cross(),
             decode: self.decode,
+            backward: self.grad_output.is_some(),
         }
     }
 
@@ -442,11 +523,16 @@ impl Lesson {
         };
         let tokens = self.seq_len();
         // The generation steps are said last: they come after the whole pass.
-        let generation = if self.decode {
+        let mut generation = if self.decode {
             ", generated with a K/V cache"
         } else {
             ""
-        };
+        }
+        .to_string();
+        // The backward pass after everything, as its steps come.
+        if self.grad_output.is_some() {
+            generation.push_str(", with a backward pass");
+        }
         match self.d_model() {
             Some(d_model) => format!(
                 "{tokens} tokens × {d_model} → d_k {}{source}{heads}{positions}{generation}",

@@ -45,6 +45,26 @@ pub enum Op {
         scores: MatrixName,
         values: MatrixName,
     },
+    // The backward pass's own operations.
+    /// leftᵀ · right: a weight's gradient (Xᵀ·dQ), or one flowing back through a product
+    /// (weightsᵀ·d_output).
+    TransposedProduct { left: MatrixName, right: MatrixName },
+    /// Head h's block of columns of a matrix of every head side by side (d_concat's).
+    HeadBlock { of: MatrixName },
+    /// Softmax backward, row by row: weights ⊙ (grad − rowsum(weights ⊙ grad)).
+    SoftmaxBackward {
+        weights: MatrixName,
+        grad: MatrixName,
+    },
+    /// A K/V group's gradient: the sum of its query heads' matrices.
+    GroupSum { of: MatrixName },
+    /// Σ over the heads (or K/V groups) of left_h · right_hᵀ: a gradient back to a matrix every
+    /// head reads (dQ_h·W_q_hᵀ summed into dX).
+    HeadsProduct { left: MatrixName, right: MatrixName },
+    /// Three matrices added cell by cell: the three paths back to X.
+    Sum3 { of: [MatrixName; 3] },
+    /// Each row turned back by −φ, the rotation's inverse (its transpose): RoPE's gradient.
+    RotateBack { of: MatrixName },
 }
 
 /// The parts of the online softmax's state after a tile (FlashAttention's m, l and O).
@@ -76,13 +96,23 @@ impl Op {
                 scores: left,
                 values: right,
                 ..
+            }
+            | Op::TransposedProduct { left, right }
+            | Op::HeadsProduct { left, right }
+            | Op::SoftmaxBackward {
+                weights: left,
+                grad: right,
             } => vec![left, right],
+            Op::Sum3 { of } => of.to_vec(),
             Op::Rotate { of }
             | Op::Scale { of }
             | Op::RowSoftmax { of }
             | Op::Concat { of }
             | Op::TokenRow { of }
-            | Op::Append { of } => vec![of],
+            | Op::Append { of }
+            | Op::HeadBlock { of }
+            | Op::GroupSum { of }
+            | Op::RotateBack { of } => vec![of],
         }
     }
 
@@ -118,6 +148,22 @@ impl Op {
             }
             Op::TokenRow { of } => format!("{}[t, :]", symbol(of)),
             Op::Append { of } => format!("[earlier rows; {}]", symbol(of)),
+            Op::TransposedProduct { left, right } => {
+                format!("{}ᵀ·{}", symbol(left), symbol(right))
+            }
+            Op::HeadBlock { of } => format!("{}[:, the head's columns]", symbol(of)),
+            Op::SoftmaxBackward { weights, grad } => {
+                let (p, d) = (symbol(weights), symbol(grad));
+                format!("{p} ⊙ ({d} − rowsum({p} ⊙ {d}))")
+            }
+            Op::GroupSum { of } => format!("Σ {} over the group's heads", symbol(of)),
+            Op::HeadsProduct { left, right } => {
+                format!("Σ_h {}·{}ᵀ", symbol(left), symbol(right))
+            }
+            Op::Sum3 { of: [a, b, c] } => {
+                format!("{} + {} + {}", symbol(a), symbol(b), symbol(c))
+            }
+            Op::RotateBack { of } => format!("rotate({}, −φ)", symbol(of)),
             Op::Online {
                 part,
                 scores,

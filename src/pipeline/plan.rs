@@ -54,6 +54,9 @@ pub struct Shape {
     /// at a time, each step reusing the keys and values of the steps before (self-attention
     /// with the causal mask only).
     pub decode: bool,
+    /// The backward pass: the lesson gives `grad_output`, and every gradient back to the
+    /// weights (and X) is worked out.
+    pub backward: bool,
 }
 
 /// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
@@ -132,17 +135,20 @@ impl Shape {
                                     &[false]
                                 };
                                 for &decode in decodes {
-                                    shapes.push(Shape {
-                                        projected,
-                                        positions,
-                                        scale,
-                                        mask,
-                                        heads,
-                                        output_weights,
-                                        circuits,
-                                        cross,
-                                        decode,
-                                    });
+                                    for backward in [false, true] {
+                                        shapes.push(Shape {
+                                            projected,
+                                            positions,
+                                            scale,
+                                            mask,
+                                            heads,
+                                            output_weights,
+                                            circuits,
+                                            cross,
+                                            decode,
+                                            backward,
+                                        });
+                                    }
                                 }
                             }
                         }
@@ -328,7 +334,158 @@ impl Plan {
         if shape.decode {
             plan.add_generation();
         }
+        if shape.backward {
+            plan.add_backward(q, k, v);
+        }
         plan
+    }
+
+    /// The backward pass of L = Σ output ⊙ grad_output, from the output back: through W_o,
+    /// the values and the weights, the softmax, the scaling (the mask passes the gradient
+    /// through unchanged, and a hidden key has none), the scores to Q and K (turned back with
+    /// RoPE), then the weights and X. `q`, `k` are what the scores were made from (rotated with
+    /// RoPE), `v` the values.
+    fn add_backward(&mut self, q: MatrixName, k: MatrixName, v: MatrixName) {
+        let shape = self.shape;
+        self.add(MatrixName::DOutput, Op::Input);
+        let head_grad = if shape.output_weights {
+            self.add(
+                MatrixName::DConcat,
+                Op::Product {
+                    left: MatrixName::DOutput,
+                    right: MatrixName::WO,
+                    transpose_right: true,
+                },
+            );
+            self.add(
+                MatrixName::DWO,
+                Op::TransposedProduct {
+                    left: MatrixName::Concat,
+                    right: MatrixName::DOutput,
+                },
+            );
+            self.add(
+                MatrixName::DHeadOutput,
+                Op::HeadBlock {
+                    of: MatrixName::DConcat,
+                },
+            );
+            MatrixName::DHeadOutput
+        } else {
+            MatrixName::DOutput
+        };
+        self.add(
+            MatrixName::DWeights,
+            Op::Product {
+                left: head_grad,
+                right: v,
+                transpose_right: true,
+            },
+        );
+        self.add(
+            MatrixName::DV,
+            Op::TransposedProduct {
+                left: MatrixName::Weights,
+                right: head_grad,
+            },
+        );
+        self.add(
+            MatrixName::DSoftmaxInput,
+            Op::SoftmaxBackward {
+                weights: MatrixName::Weights,
+                grad: MatrixName::DWeights,
+            },
+        );
+        let d_scores = if shape.scale {
+            self.add(
+                MatrixName::DScores,
+                Op::Scale {
+                    of: MatrixName::DSoftmaxInput,
+                },
+            );
+            MatrixName::DScores
+        } else {
+            MatrixName::DSoftmaxInput
+        };
+        let rope = shape.positions == Positions::Rope;
+        let (dq, dk) = if rope {
+            (MatrixName::DQRope, MatrixName::DKRope)
+        } else {
+            (MatrixName::DQ, MatrixName::DK)
+        };
+        self.add(
+            dq,
+            Op::Product {
+                left: d_scores,
+                right: k,
+                transpose_right: false,
+            },
+        );
+        self.add(
+            dk,
+            Op::TransposedProduct {
+                left: d_scores,
+                right: q,
+            },
+        );
+        if rope {
+            self.add(MatrixName::DQ, Op::RotateBack { of: dq });
+            self.add(MatrixName::DK, Op::RotateBack { of: dk });
+        }
+        // The heads of a K/V group share its keys and values: their gradients add up.
+        let (dk, dv) = if shape.heads.kv < shape.heads.query {
+            self.add(MatrixName::DKGroup, Op::GroupSum { of: MatrixName::DK });
+            self.add(MatrixName::DVGroup, Op::GroupSum { of: MatrixName::DV });
+            (MatrixName::DKGroup, MatrixName::DVGroup)
+        } else {
+            (MatrixName::DK, MatrixName::DV)
+        };
+        let (Some(x), Some(source)) = (self.projected_input(), self.projected_source()) else {
+            return;
+        };
+        for (result, from, grad) in [
+            (MatrixName::DWQ, x, MatrixName::DQ),
+            (MatrixName::DWK, source, dk),
+            (MatrixName::DWV, source, dv),
+        ] {
+            self.add(
+                result,
+                Op::TransposedProduct {
+                    left: from,
+                    right: grad,
+                },
+            );
+        }
+        for (result, grad, weights) in [
+            (MatrixName::DXQ, MatrixName::DQ, MatrixName::WQ),
+            (MatrixName::DXK, dk, MatrixName::WK),
+            (MatrixName::DXV, dv, MatrixName::WV),
+        ] {
+            self.add(
+                result,
+                Op::HeadsProduct {
+                    left: grad,
+                    right: weights,
+                },
+            );
+        }
+        // X reaches the loss through Q, K and V; in cross-attention the source through K and V.
+        if shape.cross {
+            self.add(
+                MatrixName::DSource,
+                Op::Add {
+                    left: MatrixName::DXK,
+                    right: MatrixName::DXV,
+                },
+            );
+        } else {
+            self.add(
+                MatrixName::DX,
+                Op::Sum3 {
+                    of: [MatrixName::DXQ, MatrixName::DXK, MatrixName::DXV],
+                },
+            );
+        }
     }
 
     /// Generation with a K/V cache, step t: the new token's q, k and v (projected from its

@@ -35,6 +35,15 @@ pub enum Step {
     DecodeWeights,
     /// The new token's output row, checked against the whole pass's.
     DecodeOutput,
+    // The backward pass (a lesson with `grad_output`), from the output back.
+    BackwardOutput,
+    BackwardValues,
+    BackwardSoftmax,
+    BackwardScaling,
+    BackwardScores,
+    BackwardRotation,
+    BackwardWeights,
+    BackwardInput,
 }
 
 /// What a screen shows when it is turned to one of its results: the result, where the cursor
@@ -74,7 +83,7 @@ pub struct StepEntry {
 }
 
 /// The one table, in the order the steps are taken.
-const STEPS: [&StepEntry; 18] = [
+const STEPS: [&StepEntry; 26] = [
     &steps::embedding::ENTRY,
     &steps::positions::ENTRY,
     &steps::projection::ENTRY,
@@ -93,11 +102,34 @@ const STEPS: [&StepEntry; 18] = [
     &steps::kv_cache::ENTRY,
     &steps::decode_weights::ENTRY,
     &steps::decode_output::ENTRY,
+    &steps::backward_output::ENTRY,
+    &steps::backward_values::ENTRY,
+    &steps::backward_softmax::ENTRY,
+    &steps::backward_scaling::ENTRY,
+    &steps::backward_scores::ENTRY,
+    &steps::backward_rotation::ENTRY,
+    &steps::backward_weights::ENTRY,
+    &steps::backward_input::ENTRY,
 ];
 
 impl Step {
+    /// Whether this is a step of the backward pass.
+    pub fn is_backward(self) -> bool {
+        matches!(
+            self,
+            Step::BackwardOutput
+                | Step::BackwardValues
+                | Step::BackwardSoftmax
+                | Step::BackwardScaling
+                | Step::BackwardScores
+                | Step::BackwardRotation
+                | Step::BackwardWeights
+                | Step::BackwardInput
+        )
+    }
+
     /// All steps in order; the one place that decides the step order.
-    pub const ALL: [Step; 18] = [
+    pub const ALL: [Step; 26] = [
         Step::Embedding,
         Step::Positions,
         Step::Projection,
@@ -116,6 +148,14 @@ impl Step {
         Step::KvCache,
         Step::DecodeWeights,
         Step::DecodeOutput,
+        Step::BackwardOutput,
+        Step::BackwardValues,
+        Step::BackwardSoftmax,
+        Step::BackwardScaling,
+        Step::BackwardScores,
+        Step::BackwardRotation,
+        Step::BackwardWeights,
+        Step::BackwardInput,
     ];
 
     pub fn entry(self) -> &'static StepEntry {

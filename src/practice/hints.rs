@@ -78,6 +78,7 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
             )
         }
         Rule::Online(_)
+        | Rule::Backward(_)
         | Rule::Scale { .. }
         | Rule::Mask { .. }
         | Rule::Softmax { .. }

@@ -69,6 +69,19 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
         return;
     }
+    if step.is_backward() {
+        // What is differentiated, its value now (which `g` lowers).
+        let loss = tutor.attention.loss().map_or_else(String::new, |loss| {
+            crate::attention::number::format_number(loss, tutor.lesson.decimals)
+        });
+        let formula = vec![
+            Span::raw(" "),
+            lit(true, &format!("L = Σ output ⊙ grad_output = {loss}")),
+            Span::styled("   g: a step of gradient descent", theme.muted()),
+        ];
+        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        return;
+    }
     if tutor.step_is_per_token() {
         let formula = generation_formula(tutor, theme, area.width);
         Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);

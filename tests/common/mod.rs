@@ -15,7 +15,7 @@ pub const ESC: u8 = 0x1b;
 
 /// The built-in lessons, named here rather than read from the program, so that a lesson
 /// dropped or renamed by mistake fails the tests that go through them all.
-pub const BUILT_INS: [&str; 12] = [
+pub const BUILT_INS: [&str; 13] = [
     "cat-sleeps",
     "numpy-walkthrough",
     "cat-sat-mat",
@@ -28,6 +28,7 @@ pub const BUILT_INS: [&str; 12] = [
     "gqa",
     "translation",
     "generation",
+    "backward",
 ];
 
 /// The binary, run from an empty temporary directory (so no stray file can shadow a built-in),

@@ -128,6 +128,19 @@ def rope_turn(row, p):
     return rotated
 
 
+def rope_turn_back(row, p):
+    """The transpose of `rope_turn`: the pair turned by -phi, which is how a gradient goes
+    back through a rotation (x_2i cos phi + x_2i+1 sin phi, -x_2i sin phi + x_2i+1 cos phi)."""
+    d = row.shape[0]
+    turned = np.empty_like(row)
+    for i in range(d // 2):
+        phi = p * ROPE_BASE ** (-2 * i / d)
+        a, b = row[2 * i], row[2 * i + 1]
+        turned[2 * i] = a * math.cos(phi) + b * math.sin(phi)
+        turned[2 * i + 1] = -a * math.sin(phi) + b * math.cos(phi)
+    return turned
+
+
 def rope_rotate(m):
     """Every row of Q or K turned by its own index p (`rope_turn`)."""
     if m.shape[1] % 2:
@@ -357,7 +370,7 @@ def forward(lesson):
         return first[key] if n_heads == 1 else None
 
     given = embeddings is None
-    return {
+    ours = {
         "tokens": list(tokens), "d_k": d_k, "fully_masked_rows": fully_masked,
         "title": lesson["title"],
         "embeddings": embeddings, "w_q": w_q, "w_k": w_k, "w_v": w_v, "w_o": w_o,
@@ -377,9 +390,124 @@ def forward(lesson):
         "output": output, "concat": concat, "heads": heads,
         # Worked out again one token at a time by `generate`, from the lesson's own inputs.
         "decode": generate(lesson) if decodes(lesson) else None,
+        "backward": None,
         "focus": focus_of(lesson),
         "tile": lesson.get("tile", DEFAULT_TILE),
     }
+    if "grad_output" in lesson:
+        ours["backward"] = backward(lesson, ours, (w_q, w_k, w_v, w_o), (x, source_x))
+    return ours
+
+
+def backward(lesson, ours, weights, inputs):
+    """The gradients of L = sum(output * grad_output), worked out by the chain rule here, for
+    `compare_backward` to check the JSON's "backward" (and the tests' finite differences to
+    check both). Each head's matrices are added to its dict by the engine's keys."""
+    w_q, w_k, w_v, w_o = weights
+    x, source_x = inputs
+    d_output = literal_matrix(lesson, "grad_output")
+    heads = ours["heads"]
+    n_heads, kv_heads = len(heads), lesson.get("kv_heads", len(heads))
+    rope = lesson.get("positions", "none") == "rope"
+    if w_o is not None:
+        d_concat = d_output @ w_o.T
+        d_w_o = ours["concat"].T @ d_output
+        d_v = heads[0]["v"].shape[1]
+        head_grads = [block(d_concat, h, d_v) for h in range(n_heads)]
+    else:
+        d_concat = d_w_o = None
+        head_grads = [d_output]
+    for head, d_out in zip(heads, head_grads):
+        p, v = head["weights"], head["v"]
+        d_weights = d_out @ v.T
+        d_s = p * (d_weights - (p * d_weights).sum(axis=1, keepdims=True))
+        d_scores = d_s / math.sqrt(head["k"].shape[1]) if lesson.get("scale", True) else d_s
+        q = head["q_rope"] if rope else head["q"]
+        k = head["k_rope"] if rope else head["k"]
+        d_q, d_k = d_scores @ k, d_scores.T @ q
+        if rope:
+            head["d_q_rope"], head["d_k_rope"] = d_q, d_k
+            d_q = np.array([rope_turn_back(row, p_) for p_, row in enumerate(d_q)])
+            d_k = np.array([rope_turn_back(row, p_) for p_, row in enumerate(d_k)])
+        head.update({"d_weights": d_weights, "d_softmax_input": d_s, "d_scores": d_scores,
+                     "d_q": d_q, "d_k": d_k, "d_v": p.T @ d_out, "d_head_output": d_out})
+    # A K/V group's keys and values are read by all its heads: their gradients add up.
+    groups = [[h for h in range(n_heads) if group_of(h, n_heads, kv_heads) == g]
+              for g in range(kv_heads)]
+    d_k_groups = [sum(heads[h]["d_k"] for h in members) for members in groups]
+    d_v_groups = [sum(heads[h]["d_v"] for h in members) for members in groups]
+    result = {"d_output": d_output, "d_concat": d_concat, "d_w_o": d_w_o,
+              "d_w_q": None, "d_w_k": None, "d_w_v": None, "d_x": None, "d_source": None}
+    if x is not None:
+        source = x if source_x is None else source_x
+        d_k_width, d_v_width = d_k_groups[0].shape[1], d_v_groups[0].shape[1]
+        result["d_w_q"] = np.concatenate([x.T @ head["d_q"] for head in heads], axis=1)
+        result["d_w_k"] = np.concatenate([source.T @ g for g in d_k_groups], axis=1)
+        result["d_w_v"] = np.concatenate([source.T @ g for g in d_v_groups], axis=1)
+        d_x_q = sum(head["d_q"] @ block(w_q, h, d_k_width).T for h, head in enumerate(heads))
+        d_x_k = sum(g @ block(w_k, i, d_k_width).T for i, g in enumerate(d_k_groups))
+        d_x_v = sum(g @ block(w_v, i, d_v_width).T for i, g in enumerate(d_v_groups))
+        if source_x is None:
+            result["d_x"] = d_x_q + d_x_k + d_x_v
+        else:
+            result["d_x"], result["d_source"] = d_x_q, d_x_k + d_x_v
+        result["d_x_q"], result["d_x_k"], result["d_x_v"] = d_x_q, d_x_k, d_x_v
+    result["groups"] = {"d_k_group": d_k_groups, "d_v_group": d_v_groups}
+    if x is not None:
+        source = x if source_x is None else source_x
+        for head in heads:
+            head["d_w_q"] = x.T @ head["d_q"]
+        result["groups"]["d_w_k"] = [source.T @ g for g in d_k_groups]
+        result["groups"]["d_w_v"] = [source.T @ g for g in d_v_groups]
+    return result
+
+
+# The backward pass's matrices, as the engine names them in derivations.
+BACKWARD_HEAD = ["d_weights", "d_softmax_input", "d_scores", "d_q", "d_k", "d_v",
+                 "d_head_output", "d_q_rope", "d_k_rope", "d_w_q"]
+BACKWARD_GROUP = ["d_k_group", "d_v_group", "d_w_k", "d_w_v"]
+BACKWARD_LESSON = {"grad_output": "d_output", "d_concat": "d_concat", "d_w_o": "d_w_o",
+                   "d_x_q": "d_x_q", "d_x_k": "d_x_k", "d_x_v": "d_x_v", "d_x": "d_x",
+                   "d_source": "d_source"}
+
+
+def backward_matrix(ours, key, head):
+    """A backward matrix of a derivation, by the engine's key and the head it names."""
+    found = ours.get("backward")
+    if found is None:
+        return None
+    if key in BACKWARD_HEAD:
+        return ours["heads"][head].get(key)
+    if key in BACKWARD_GROUP:
+        n_heads = len(ours["heads"])
+        kv_heads = len(found["groups"]["d_k_group"])
+        return found["groups"][key][group_of(head, n_heads, kv_heads)]
+    return found.get(BACKWARD_LESSON[key])
+
+
+def compare_backward(comparison, lesson_path, ours, document):
+    """The JSON's "backward": present exactly with grad_output, each gradient as numpy has
+    it, every head's under "heads"."""
+    found = document.get("backward")
+    if ours["backward"] is None:
+        if found is not None:
+            comparison.problem(lesson_path, "backward", "present without grad_output")
+        return
+    if not isinstance(found, dict):
+        comparison.problem(lesson_path, "backward", "missing from the JSON")
+        return
+    for key in ("d_output", "d_concat", "d_w_o", "d_w_q", "d_w_k", "d_w_v", "d_x",
+                "d_source"):
+        comparison.matrix(lesson_path, f"backward.{key}", ours["backward"][key],
+                          found.get(key))
+    heads = found.get("heads")
+    if not isinstance(heads, list) or len(heads) != len(ours["heads"]):
+        comparison.problem(lesson_path, "backward.heads", "not one object per head")
+        return
+    for h, (head, written) in enumerate(zip(ours["heads"], heads)):
+        for key in ("d_weights", "d_scores", "d_q", "d_k", "d_v"):
+            comparison.matrix(lesson_path, f"backward.heads[{h}].{key}", head[key],
+                              written.get(key))
 
 
 # --- Generation with a K/V cache ------------------------------------------------------------
@@ -659,6 +787,8 @@ class Comparison:
                     self.problem(lesson, "derivations", f"{key}[{row}][{col}] names no head")
                     continue
                 matrix = decode_matrix(ours, key, head or 0)
+            elif key in BACKWARD_HEAD + BACKWARD_GROUP or key in BACKWARD_LESSON:
+                matrix = backward_matrix(ours, key, head or 0)
             elif key == "projected":
                 matrix = ours["output"]  # concat W_o, the final output
             else:
@@ -785,6 +915,7 @@ def compare_document(comparison, lesson_path, ours, document, format1_only):
     if not format1_only:
         compare_decode(comparison, lesson_path, ours, document)
         compare_online(comparison, lesson_path, ours, document)
+        compare_backward(comparison, lesson_path, ours, document)
 
 
 def compare_online(comparison, lesson_path, ours, document):

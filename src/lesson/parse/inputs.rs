@@ -134,7 +134,7 @@ impl InputShape {
 /// given with the others of its route, the shape its "missing" help names, its row limit and
 /// the agreement of its dimensions with the others all follow from its axes. (Building the
 /// `Inputs` value from it is `assemble`'s, since `Inputs` names each matrix.)
-const INPUT_SHAPES: [InputShape; 9] = [
+const INPUT_SHAPES: [InputShape; 10] = [
     InputShape::of(MatrixName::Embeddings, Route::Projected),
     InputShape::of(MatrixName::SourceEmbeddings, Route::Source),
     InputShape::of(MatrixName::WQ, Route::Projected),
@@ -144,6 +144,7 @@ const INPUT_SHAPES: [InputShape; 9] = [
     InputShape::of(MatrixName::K, Route::Direct),
     InputShape::of(MatrixName::V, Route::Direct),
     InputShape::of(MatrixName::WO, Route::Either),
+    InputShape::of(MatrixName::DOutput, Route::Either),
 ];
 
 /// Which way a dimension of a matrix runs.
@@ -263,7 +264,7 @@ fn one_per_token(m: &Mismatch) -> String {
 /// this order). d_out has no rule: only W_o runs along it; `every_shared_axis_has_a_rule` fails
 /// when a new matrix changes that. Along d_k and d_v the lengths compared are those of one head
 /// block (`InputShape::blocks`).
-const AXIS_RULES: [AxisRule; 5] = [
+const AXIS_RULES: [AxisRule; 6] = [
     AxisRule {
         axis: Axis::SeqLen,
         set_by: SetBy::Tokens,
@@ -386,6 +387,27 @@ const AXIS_RULES: [AxisRule; 5] = [
                 m.expected,
                 m.other_group_count()
             ),
+        },
+    },
+    // The output's width: W_o's columns, which grad_output (its gradient) must have too.
+    AxisRule {
+        axis: Axis::DOut,
+        set_by: SetBy::FirstMatrix,
+        message: |m| {
+            format!(
+                "`{}` has {} {}s, but `{}` has {} (d_out, the output's width)",
+                m.key,
+                m.found,
+                m.dimension.noun(),
+                m.set_by,
+                m.expected
+            )
+        },
+        help: |m| {
+            format!(
+                "grad_output is dL/d(output): one column per column of the output, {}",
+                m.expected
+            )
         },
     },
 ];
@@ -685,6 +707,7 @@ impl Reader<'_> {
 pub(super) struct ReadInputs {
     pub inputs: Inputs,
     pub w_o: Option<InputMatrix>,
+    pub grad_output: Option<InputMatrix>,
     pub source_embeddings: Option<InputMatrix>,
 }
 
@@ -716,6 +739,7 @@ fn assemble(route: Route, given: Vec<Given>) -> Option<ReadInputs> {
     Some(ReadInputs {
         inputs,
         w_o: take("w_o"),
+        grad_output: take("grad_output"),
         source_embeddings: take("source_embeddings"),
     })
 }

@@ -48,7 +48,7 @@ impl Parsed {
     }
 }
 
-const TOP_KEYS: [&str; 26] = [
+const TOP_KEYS: [&str; 27] = [
     "format",
     "title",
     "source",
@@ -64,6 +64,7 @@ const TOP_KEYS: [&str; 26] = [
     "k",
     "v",
     "w_o",
+    "grad_output",
     "heads",
     "kv_heads",
     "positions",
@@ -284,15 +285,26 @@ impl<'s> Reader<'s> {
         }
         let source_len = source_tokens.as_ref().map(Vec::len);
         let heads = self.heads(&entries, format);
-        let (inputs, w_o, source_embeddings) = match self.inputs(
+        let (inputs, w_o, grad_output, source_embeddings) = match self.inputs(
             &entries,
             token_labels.map(<[String]>::len),
             (cross, source_len),
             heads,
         ) {
-            Some(read) => (Some(read.inputs), read.w_o, read.source_embeddings),
-            None => (None, None, None),
+            Some(read) => (
+                Some(read.inputs),
+                read.w_o,
+                read.grad_output,
+                read.source_embeddings,
+            ),
+            None => (None, None, None, None),
         };
+        let grad_output_fits = self.grad_output_fits(
+            find("grad_output"),
+            format,
+            grad_output.as_ref(),
+            (w_o.as_ref(), inputs.as_ref(), heads),
+        );
         // The keys' tokens: the source's in cross-attention.
         let key_len = if cross {
             source_len
@@ -345,6 +357,7 @@ impl<'s> Reader<'s> {
                     circuits: super::limits::has_circuits(inputs.d_model(), w_o.is_some()),
                     cross,
                     decode: decode.unwrap_or(false),
+                    backward: grad_output.is_some(),
                 }))
             }
             _ => None,
@@ -371,7 +384,7 @@ impl<'s> Reader<'s> {
         );
 
         let has_error = self.diagnostics.iter().any(Diagnostic::is_error);
-        if has_error {
+        if has_error || !grad_output_fits {
             return None;
         }
         Some(Lesson {
@@ -390,6 +403,7 @@ impl<'s> Reader<'s> {
             format: format?,
             heads: heads?,
             w_o,
+            grad_output,
             focus: focus?,
             decimals,
             narration,

@@ -93,6 +93,13 @@ impl Reader<'_> {
                         | Step::KvCache
                         | Step::DecodeWeights
                         | Step::DecodeOutput => "add `decode = true` (with `mask = \"causal\"`, format 2), or remove this narration",
+                        Step::BackwardOutput => "give the lesson `w_o` and `grad_output` (format 2), or remove this narration",
+                        Step::BackwardScaling => "the lesson scales and gives `grad_output` (format 2), or remove this narration",
+                        Step::BackwardRotation => "give the lesson `positions = \"rope\"` and `grad_output` (format 2), or remove this narration",
+                        Step::BackwardWeights | Step::BackwardInput => "give the lesson embeddings with w_q, w_k, w_v and `grad_output` (format 2), or remove this narration",
+                        Step::BackwardValues
+                        | Step::BackwardSoftmax
+                        | Step::BackwardScores => "add `grad_output` (format 2), or remove this narration",
                         Step::Projection
                         | Step::Scores
                         | Step::Scaling

@@ -60,6 +60,54 @@ impl Reader<'_> {
 
     /// `decode = true`: generation with a K/V cache, which only self-attention with the causal
     /// mask has (format 2). False when absent; `None` when it is given but cannot be.
+    /// `grad_output` (format 2): dL/d(output), as many columns as the output has (W_o's
+    /// columns, or d_v without W_o); its rows, one per token, are checked with the other
+    /// inputs'. Returns whether it is absent or fits.
+    pub(super) fn grad_output_fits(
+        &mut self,
+        entry: Entry<'_, '_>,
+        format: Option<u32>,
+        grad_output: Option<&crate::lesson::InputMatrix>,
+        (w_o, inputs, heads): (
+            Option<&crate::lesson::InputMatrix>,
+            Option<&crate::lesson::Inputs>,
+            Option<crate::pipeline::Heads>,
+        ),
+    ) -> bool {
+        let Some((key, value)) = entry else {
+            return true;
+        };
+        if format == Some(1) {
+            self.error(
+                Diagnostic::error(key, "`grad_output` needs `format = 2`")
+                    .label("a format 1 lesson has no backward pass")
+                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
+            );
+            return false;
+        }
+        // With W_o, its columns are compared with grad_output's by the inputs' rules.
+        let (Some(grad_output), Some(inputs), Some(heads), None) =
+            (grad_output, inputs, heads, w_o)
+        else {
+            return true;
+        };
+        let d_out = inputs.all_groups_d_v() / heads.kv.max(1);
+        let found = grad_output.values.ncols();
+        if found != d_out {
+            let whose = "d_v, the one head's output width";
+            self.error(
+                Diagnostic::error(
+                    value.span(),
+                    format!("`grad_output` has {found} columns, the output {d_out}"),
+                )
+                .label(format!("{found} columns"))
+                .help(format!("grad_output is dL/d(output): one row per token and one column per column of the output, {d_out} ({whose})")),
+            );
+            return false;
+        }
+        true
+    }
+
     pub(super) fn decode(
         &mut self,
         entry: Entry<'_, '_>,

@@ -1,6 +1,14 @@
 //! One file per step: its entry in the step table.
 
 pub mod all_heads;
+pub mod backward_input;
+pub mod backward_output;
+pub mod backward_rotation;
+pub mod backward_scaling;
+pub mod backward_scores;
+pub mod backward_softmax;
+pub mod backward_values;
+pub mod backward_weights;
 pub mod circuits;
 pub mod concat;
 pub mod decode_output;

@@ -1,0 +1,31 @@
+//! Backward through scores = Q·Kᵀ: the gradients of the queries and of the keys.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub const ENTRY: StepEntry = StepEntry {
+    step: Step::BackwardScores,
+    key: "backward_scores",
+    title: "Backward: queries and keys",
+    narration: |plan| {
+        if plan.has(MatrixName::DQRope) {
+            "The scores were the turned queries times the turned keys transposed, so dQ_rope = \
+             d_scores·K_rope: each query's gradient is the keys it scored, weighted by the \
+             gradient of each score; and dK_rope = d_scoresᵀ·Q_rope: each key collects the \
+             queries that scored it, down a column of d_scores (the transpose)."
+        } else {
+            "The scores were Q·Kᵀ, so dQ = d_scores·K: each query's gradient is the keys it \
+             scored, weighted by the gradient of each score; and dK = d_scoresᵀ·Q: each key \
+             collects the queries that scored it, down a column of d_scores (the transpose: \
+             d_scores·Q would mix up which key is which)."
+        }
+    },
+    shown: |plan| plan.has(MatrixName::DQ),
+    views: |plan| {
+        let (dq, dk) = if plan.has(MatrixName::DQRope) {
+            (MatrixName::DQRope, MatrixName::DKRope)
+        } else {
+            (MatrixName::DQ, MatrixName::DK)
+        };
+        vec![View::computed(plan, dq), View::computed(plan, dk)]
+    },
+};

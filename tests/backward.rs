@@ -1,0 +1,410 @@
+//! The backward pass: every gradient the engine works out agrees with central finite
+//! differences of the loss L = Σ output ⊙ grad_output, on lessons with heads, grouped queries,
+//! masks (a fully masked row among them), RoPE and sinusoidal positions, cross-attention and
+//! Q, K, V given directly; and a step of gradient descent lowers the loss.
+
+mod common;
+
+use attn_tutor::attention::{Attention, Cell, MatrixName};
+use attn_tutor::lesson::Lesson;
+use std::sync::Arc;
+
+/// SplitMix64: the same numbers on every machine.
+struct Draw(u64);
+
+impl Draw {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        // In [-1.5, 1.5), to two decimals, as a lesson writer would type them.
+        ((z >> 11) as f64 / (1u64 << 53) as f64 * 300.0).floor() / 100.0 - 1.5
+    }
+
+    fn matrix(&mut self, rows: usize, cols: usize) -> String {
+        let rows: Vec<String> = (0..rows)
+            .map(|_| {
+                let cells: Vec<String> = (0..cols).map(|_| format!("{}", self.next())).collect();
+                format!("[{}]", cells.join(", "))
+            })
+            .collect();
+        format!("[{}]", rows.join(", "))
+    }
+}
+
+/// What a lesson of the sweep has.
+#[derive(Debug, Clone, Copy)]
+struct Kind {
+    heads: usize,
+    kv: usize,
+    w_o: bool,
+    positions: &'static str,
+    mask: &'static str,
+    cross: bool,
+    direct: bool,
+    scale: bool,
+}
+
+fn lesson_text(kind: Kind, seed: u64) -> String {
+    let mut draw = Draw(seed);
+    let (tokens, source, d_model, d_k, d_v, d_out) = (3, 4, 4, 2, 2, 3);
+    let keys = if kind.cross { source } else { tokens };
+    let mut text = format!(
+        "format = 2\ntitle = \"backward {seed}\"\ntokens = [\"a\", \"b\", \"c\"]\nheads = {}\n\
+         kv_heads = {}\nscale = {}\n",
+        kind.heads, kind.kv, kind.scale
+    );
+    if kind.cross {
+        text.push_str("source_tokens = [\"w\", \"x\", \"y\", \"z\"]\n");
+    }
+    if kind.positions != "none" {
+        text.push_str(&format!("positions = \"{}\"\n", kind.positions));
+    }
+    match kind.mask {
+        "none" => {}
+        "causal" => text.push_str("mask = \"causal\"\n"),
+        // Row b sees nothing; row a does not see key 2.
+        _ => {
+            let rows: Vec<String> = (0..tokens)
+                .map(|row| {
+                    let cells: Vec<&str> = (0..keys)
+                        .map(|key| match (row, key) {
+                            (1, _) | (0, 1) => "-inf",
+                            _ => "0",
+                        })
+                        .collect();
+                    format!("[{}]", cells.join(", "))
+                })
+                .collect();
+            text.push_str(&format!("mask = [{}]\n", rows.join(", ")));
+        }
+    }
+    if kind.direct {
+        text.push_str(&format!("q = {}\n", draw.matrix(tokens, kind.heads * d_k)));
+        text.push_str(&format!("k = {}\n", draw.matrix(keys, kind.kv * d_k)));
+        text.push_str(&format!("v = {}\n", draw.matrix(keys, kind.kv * d_v)));
+    } else {
+        text.push_str(&format!("embeddings = {}\n", draw.matrix(tokens, d_model)));
+        if kind.cross {
+            text.push_str(&format!(
+                "source_embeddings = {}\n",
+                draw.matrix(source, d_model)
+            ));
+        }
+        text.push_str(&format!(
+            "w_q = {}\n",
+            draw.matrix(d_model, kind.heads * d_k)
+        ));
+        text.push_str(&format!("w_k = {}\n", draw.matrix(d_model, kind.kv * d_k)));
+        text.push_str(&format!("w_v = {}\n", draw.matrix(d_model, kind.kv * d_v)));
+    }
+    let out = if kind.w_o {
+        text.push_str(&format!("w_o = {}\n", draw.matrix(kind.heads * d_v, d_out)));
+        d_out
+    } else {
+        d_v
+    };
+    text.push_str(&format!("grad_output = {}\n", draw.matrix(tokens, out)));
+    text
+}
+
+fn kinds() -> Vec<Kind> {
+    let mut kinds = Vec::new();
+    let shapes = [
+        (1, 1, false),
+        (1, 1, true),
+        (2, 2, true),
+        (4, 2, true),
+        (2, 1, true),
+    ];
+    for (index, (heads, kv, w_o)) in shapes.into_iter().enumerate() {
+        for positions in ["none", "sinusoidal", "rope"] {
+            for mask in ["none", "causal", "written"] {
+                for cross in [false, true] {
+                    for direct in [false, true] {
+                        // Cross-attention has no causal mask; added positions need embeddings.
+                        if (cross && mask == "causal") || (direct && positions == "sinusoidal") {
+                            continue;
+                        }
+                        kinds.push(Kind {
+                            heads,
+                            kv,
+                            w_o,
+                            positions,
+                            mask,
+                            cross,
+                            direct,
+                            scale: (index + kinds.len()) % 3 != 0,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    kinds
+}
+
+/// The engine's gradient for cell (row, col) of input `input`: the cell of the head's (or
+/// group's) gradient matrix it lands in.
+fn engine_gradient(
+    attention: &Attention,
+    lesson: &Lesson,
+    input: MatrixName,
+    row: usize,
+    col: usize,
+) -> f64 {
+    let heads = lesson.heads;
+    let (d_k, d_v) = (lesson.d_k(), lesson.d_v());
+    let grouped = heads.kv < heads.query;
+    let cell =
+        match input {
+            MatrixName::WQ => Cell::new(MatrixName::DWQ, row, col % d_k).in_head(col / d_k),
+            MatrixName::WK => {
+                Cell::new(MatrixName::DWK, row, col % d_k).in_head(heads.first_of_group(col / d_k))
+            }
+            MatrixName::WV => {
+                Cell::new(MatrixName::DWV, row, col % d_v).in_head(heads.first_of_group(col / d_v))
+            }
+            MatrixName::WO => Cell::new(MatrixName::DWO, row, col),
+            MatrixName::Embeddings if lesson.is_cross() => Cell::new(MatrixName::DXQ, row, col),
+            MatrixName::Embeddings => Cell::new(MatrixName::DX, row, col),
+            MatrixName::SourceEmbeddings => Cell::new(MatrixName::DSource, row, col),
+            MatrixName::Q => Cell::new(MatrixName::DQ, row, col % d_k).in_head(col / d_k),
+            MatrixName::K if grouped => Cell::new(MatrixName::DKGroup, row, col % d_k)
+                .in_head(heads.first_of_group(col / d_k)),
+            MatrixName::K => Cell::new(MatrixName::DK, row, col % d_k).in_head(col / d_k),
+            MatrixName::V if grouped => Cell::new(MatrixName::DVGroup, row, col % d_v)
+                .in_head(heads.first_of_group(col / d_v)),
+            MatrixName::V => Cell::new(MatrixName::DV, row, col % d_v).in_head(col / d_v),
+            other => panic!("no gradient for {other:?}"),
+        };
+    attention
+        .value(cell)
+        .unwrap_or_else(|| panic!("no value for {cell:?}"))
+}
+
+fn loss_with(lesson: &Lesson, input: MatrixName, row: usize, col: usize, delta: f64) -> f64 {
+    let mut changed = lesson.clone();
+    let matrix = changed.input_mut(input).unwrap();
+    Arc::make_mut(&mut matrix.values)[(row, col)] += delta;
+    Attention::compute(&changed).loss().unwrap()
+}
+
+#[test]
+fn every_gradient_agrees_with_central_finite_differences() {
+    let (mut checked, mut worst) = (0usize, (0.0f64, String::new()));
+    for (index, kind) in kinds().into_iter().enumerate() {
+        let text = lesson_text(kind, index as u64 + 1);
+        let lesson = common::valid_lesson(&text);
+        let attention = Attention::compute(&lesson);
+        let inputs: Vec<MatrixName> = lesson.inputs().iter().map(|(name, _)| *name).collect();
+        for input in inputs {
+            if input == MatrixName::DOutput {
+                continue;
+            }
+            let values = lesson.input(input).unwrap().values.clone();
+            for row in 0..values.nrows() {
+                for col in 0..values.ncols() {
+                    let h = 1e-5;
+                    let numeric = (loss_with(&lesson, input, row, col, h)
+                        - loss_with(&lesson, input, row, col, -h))
+                        / (2.0 * h);
+                    let engine = engine_gradient(&attention, &lesson, input, row, col);
+                    let error = (engine - numeric).abs() / numeric.abs().max(1.0);
+                    if error > worst.0 {
+                        worst = (error, format!("{kind:?} {input:?}[{row}, {col}]"));
+                    }
+                    assert!(
+                        error <= 1e-6,
+                        "{kind:?} {input:?}[{row}, {col}]: engine {engine}, finite differences \
+                         {numeric}\n{text}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    println!("{checked} gradients checked, worst relative error {worst:?}");
+    assert!(checked > 5000, "only {checked}");
+}
+
+#[test]
+fn a_step_of_gradient_descent_lowers_the_loss_on_every_built_in_lesson() {
+    for builtin in attn_tutor::lesson::BUILTIN {
+        let mut lesson =
+            attn_tutor::lesson::load_text(builtin.name, None, builtin.text.to_string())
+                .unwrap()
+                .lesson;
+        lesson.seed_grad_output(7);
+        let attention = Attention::compute(&lesson);
+        let before = attention.loss().unwrap();
+        let mut stepped = lesson.clone();
+        stepped.gradient_step(
+            &attention,
+            attn_tutor::lesson::limits::DEFAULT_LEARNING_RATE,
+        );
+        let after = Attention::compute(&stepped).loss().unwrap();
+        assert!(
+            after < before,
+            "{}: the loss went from {before} to {after}",
+            builtin.name
+        );
+    }
+}
+
+#[test]
+fn the_json_gradients_are_laid_out_like_the_matrices_they_are_the_gradients_of() {
+    // Four heads in two K/V groups, W_o and RoPE: every block in its place.
+    let kind = Kind {
+        heads: 4,
+        kv: 2,
+        w_o: true,
+        positions: "rope",
+        mask: "causal",
+        cross: false,
+        direct: false,
+        scale: true,
+    };
+    let text = lesson_text(kind, 99);
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("gqa.toml");
+    std::fs::write(&path, &text).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&common::show(path.to_str().unwrap(), &["--format", "json"])).unwrap();
+    let backward = &json["backward"];
+    let lesson = common::valid_lesson(&text);
+    for (key, input) in [
+        ("d_w_q", MatrixName::WQ),
+        ("d_w_k", MatrixName::WK),
+        ("d_w_v", MatrixName::WV),
+        ("d_w_o", MatrixName::WO),
+        ("d_x", MatrixName::Embeddings),
+    ] {
+        let values = lesson.input(input).unwrap().values.clone();
+        let rows = backward[key].as_array().unwrap();
+        assert_eq!(rows.len(), values.nrows(), "{key}");
+        for (row, cells) in rows.iter().enumerate() {
+            let cells = cells.as_array().unwrap();
+            assert_eq!(cells.len(), values.ncols(), "{key}");
+            for (col, cell) in cells.iter().enumerate() {
+                let h = 1e-5;
+                let numeric = (loss_with(&lesson, input, row, col, h)
+                    - loss_with(&lesson, input, row, col, -h))
+                    / (2.0 * h);
+                let written = cell.as_f64().unwrap();
+                assert!(
+                    (written - numeric).abs() <= 1e-6 * numeric.abs().max(1.0),
+                    "{key}[{row}][{col}]: {written} against {numeric}"
+                );
+            }
+        }
+    }
+    assert!(backward["d_source"].is_null());
+    assert_eq!(backward["heads"].as_array().unwrap().len(), 4);
+    for head in backward["heads"].as_array().unwrap() {
+        let mut keys: Vec<&str> = head
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort();
+        assert_eq!(keys, ["d_k", "d_q", "d_scores", "d_v", "d_weights"]);
+    }
+    // Without grad_output there is no backward pass, and no key.
+    let plain: serde_json::Value =
+        serde_json::from_str(&common::show("cat-sleeps", &["--format", "json"])).unwrap();
+    assert!(plain.get("backward").is_none());
+    let seeded: serde_json::Value = serde_json::from_str(&common::show(
+        "cat-sleeps",
+        &["--format", "json", "--grad-seed", "3"],
+    ))
+    .unwrap();
+    assert_eq!(seeded["backward"]["d_output"].as_array().unwrap().len(), 3);
+}
+
+/// The error messages of a lesson text, in order.
+fn errors(text: &str) -> Vec<String> {
+    match attn_tutor::lesson::load_text("lesson", None, text.to_string()) {
+        Ok(_) => Vec::new(),
+        Err(attn_tutor::lesson::LoadError::Invalid { diagnostics, .. }) => diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.is_error())
+            .map(|diagnostic| diagnostic.message.clone())
+            .collect(),
+        Err(other) => vec![other.render(false)],
+    }
+}
+
+#[test]
+fn a_grad_output_of_the_wrong_width_or_in_format_1_is_named_at_its_place() {
+    let lesson = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nembeddings = [[1, 0], [0, 1]]\n\
+                  w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 2], [3, 4]]\n";
+    assert_eq!(
+        errors(&format!("{lesson}grad_output = [[1, 0, 0], [0, 1, 0]]\n")),
+        ["`grad_output` has 3 columns, the output 2"]
+    );
+    assert_eq!(
+        errors(&format!(
+            "{lesson}w_o = [[1, 0], [0, 1]]\ngrad_output = [[1, 0, 0], [0, 1, 0]]\n"
+        )),
+        ["`grad_output` has 3 columns, but `w_o` has 2 (d_out, the output's width)"]
+    );
+    let rows = errors(&format!("{lesson}grad_output = [[1, 0]]\n"));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(rows[0].contains("but there are 2 tokens"), "{rows:?}");
+    assert_eq!(
+        errors(&format!(
+            "{}grad_output = [[1, 0], [0, 1]]\n",
+            lesson.replace("format = 2", "format = 1")
+        )),
+        ["`grad_output` needs `format = 2`"]
+    );
+    assert!(errors(&format!("{lesson}grad_output = [[1, 0], [0, 1]]\n")).is_empty());
+    // A generator draws it, like any input.
+    let drawn = common::valid_lesson(&format!(
+        "{lesson}grad_output = {{ random = \"normal\", seed = 3, shape = [2, 2] }}\n"
+    ));
+    assert!(
+        drawn
+            .grad_output
+            .unwrap()
+            .values
+            .iter()
+            .any(|value| *value != 0.0)
+    );
+}
+
+#[test]
+fn a_saved_lesson_keeps_its_grad_output_and_a_drawn_one_is_written_as_format_2() {
+    let builtin = attn_tutor::lesson::builtin("backward").unwrap();
+    let lesson = attn_tutor::lesson::load_text("backward", None, builtin.text.to_string())
+        .unwrap()
+        .lesson;
+    let saved = attn_tutor::lesson::lesson_to_toml(&lesson);
+    let read_back = common::valid_lesson(&saved);
+    assert_eq!(
+        read_back.grad_output.unwrap().values,
+        lesson.grad_output.unwrap().values,
+        "{saved}"
+    );
+    // `d` on a format 1 lesson: the drawn grad_output is saved, in a format 2 file.
+    let mut app = common::lesson_app(
+        "one",
+        "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nembeddings = [[1, 0], [0, 1]]\n\
+         w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 2], [3, 4]]\n",
+    );
+    attn_tutor::app::update(&mut app, attn_tutor::app::Action::AddBackward);
+    let tutor = app.tutor.as_ref().unwrap();
+    assert!(tutor.steps.iter().any(|step| step.is_backward()));
+    let saved = attn_tutor::lesson::lesson_to_toml(&tutor.lesson);
+    assert!(saved.contains("format = 2\n"), "{saved}");
+    assert!(saved.contains("grad_output"), "{saved}");
+    assert!(common::valid_lesson(&saved).grad_output.is_some());
+    // u takes the backward pass back, and its steps with it.
+    attn_tutor::app::update(&mut app, attn_tutor::app::Action::Undo);
+    let tutor = app.tutor.as_ref().unwrap();
+    assert!(!tutor.steps.iter().any(|step| step.is_backward()));
+}
