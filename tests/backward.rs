@@ -408,3 +408,108 @@ fn a_saved_lesson_keeps_its_grad_output_and_a_drawn_one_is_written_as_format_2()
     let tutor = app.tutor.as_ref().unwrap();
     assert!(!tutor.steps.iter().any(|step| step.is_backward()));
 }
+
+#[test]
+fn practice_names_the_backward_passs_own_slips() {
+    use attn_tutor::practice::{SlipKind, Verdict, check};
+    let builtin = attn_tutor::lesson::builtin("backward").unwrap();
+    let lesson = attn_tutor::lesson::load_text("backward", None, builtin.text.to_string())
+        .unwrap()
+        .lesson;
+    let attention = Attention::compute(&lesson);
+    let value = |matrix, row, col| attention.value(Cell::new(matrix, row, col)).unwrap();
+    let slip_of = |cell: Cell, answer: f64| match check(&attention, cell, answer, 4) {
+        Some(Verdict::Wrong { slip, .. }) => slip,
+        other => panic!("{cell:?} = {answer}: {other:?}"),
+    };
+    // weights ⊙ d_weights alone, the row's average left out.
+    let diagonal = value(MatrixName::Weights, 0, 0) * value(MatrixName::DWeights, 0, 0);
+    let slip = slip_of(Cell::new(MatrixName::DSoftmaxInput, 0, 0), diagonal).unwrap();
+    assert_eq!(slip.kind, SlipKind::JacobianDiagonal);
+    assert!(slip.describe().contains("average"), "{}", slip.describe());
+    // dS where d_scores = dS / √d_k belongs.
+    let unscaled = value(MatrixName::DSoftmaxInput, 0, 0);
+    let slip = slip_of(Cell::new(MatrixName::DScores, 0, 0), unscaled).unwrap();
+    assert_eq!(slip.kind, SlipKind::ForgotScaling);
+    assert!(slip.describe().contains("gradient"), "{}", slip.describe());
+    // dK = d_scores·Q instead of d_scoresᵀ·Q: cat's key, column 2.
+    let d_scores = attention.matrix(MatrixName::DScores).unwrap();
+    let q = attention.matrix(MatrixName::Q).unwrap();
+    let untransposed = (d_scores * q)[(0, 1)];
+    assert_ne!(untransposed, value(MatrixName::DK, 0, 1));
+    let slip = slip_of(Cell::new(MatrixName::DK, 0, 1), untransposed).unwrap();
+    assert_eq!(slip.kind, SlipKind::GradientNotTransposed);
+    assert!(slip.describe().contains("transpose"), "{}", slip.describe());
+    // A forward slip's words are never given for a gradient: an answer off by a sign is wrong,
+    // with no slip of the forward pass named.
+    let slip = slip_of(
+        Cell::new(MatrixName::DWeights, 0, 1),
+        -value(MatrixName::DWeights, 0, 1),
+    );
+    assert!(
+        slip.is_none_or(|slip| matches!(
+            slip.kind,
+            SlipKind::JacobianDiagonal | SlipKind::GradientNotTransposed | SlipKind::ForgotScaling
+        )),
+        "{slip:?}"
+    );
+}
+
+#[test]
+fn every_backward_working_line_lands_on_its_cell_as_written() {
+    use attn_tutor::attention::number::format_number;
+    let (mut worked, mut approximate) = (0, Vec::new());
+    for (index, kind) in kinds().into_iter().enumerate().step_by(7) {
+        let text = lesson_text(kind, index as u64 + 1);
+        let lesson = common::valid_lesson(&text);
+        let attention = Attention::compute(&lesson);
+        for name in MatrixName::ALL.into_iter().filter(|name| name.backward()) {
+            for head in 0..lesson.heads.query {
+                let Some(matrix) = attention.matrix_in(name, head) else {
+                    continue;
+                };
+                for row in 0..matrix.nrows() {
+                    for col in 0..matrix.ncols() {
+                        let cell = Cell::new(name, row, col).in_head(head);
+                        let derivation = attention.derive(cell).unwrap();
+                        let sides = derivation.explanation(&attention, 4).sides;
+                        let result = &sides.last().unwrap()[0];
+                        let value = format_number(attention.value(cell).unwrap(), 4);
+                        // A sum of many rounded terms may land nowhere: it says ≈.
+                        if let Some(near) = result.strip_prefix("≈ ") {
+                            assert_eq!(near, value);
+                            approximate.push(derivation.explain(&attention, 4));
+                            continue;
+                        }
+                        assert_eq!(result, &value);
+                        if sides.len() < 3 {
+                            continue;
+                        }
+                        for side in &sides[1..sides.len() - 1] {
+                            let joined = side.join(" + ");
+                            // "0.3417 / √2": the square root is the next side's number.
+                            if joined.contains('√') {
+                                continue;
+                            }
+                            let arithmetic = common::arithmetic::evaluate(&joined)
+                                .unwrap_or_else(|| panic!("{cell:?}: cannot read {joined:?}"));
+                            assert_eq!(
+                                format_number(arithmetic, 4),
+                                *result,
+                                "{kind:?} {cell:?}: {}",
+                                derivation.explain(&attention, 4)
+                            );
+                        }
+                        worked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(worked > 1000, "only {worked}");
+    assert!(
+        approximate.len() * 100 < worked,
+        "{} of {worked} say ≈: {approximate:#?}",
+        approximate.len()
+    );
+}

@@ -134,72 +134,6 @@ fn masked_keys_and_a_fully_masked_row_keep_their_cells_at_minus_infinity_zero_an
     }
 }
 
-/// The number an arithmetic side works out to: numbers, `+`, `−`, `×`, `e^(…)` and
-/// `max(…, …)`, as the online working lines write them.
-fn evaluate(text: &str) -> Option<f64> {
-    struct Reader<'a>(&'a str);
-    impl Reader<'_> {
-        fn eat(&mut self, prefix: &str) -> bool {
-            self.0 = self.0.trim_start();
-            if let Some(rest) = self.0.strip_prefix(prefix) {
-                self.0 = rest;
-                true
-            } else {
-                false
-            }
-        }
-        fn sum(&mut self) -> Option<f64> {
-            let mut total = self.product()?;
-            loop {
-                if self.eat("+") {
-                    total += self.product()?;
-                } else if self.eat("−") {
-                    total -= self.product()?;
-                } else {
-                    return Some(total);
-                }
-            }
-        }
-        fn product(&mut self) -> Option<f64> {
-            let mut total = self.atom()?;
-            while self.eat("×") {
-                total *= self.atom()?;
-            }
-            Some(total)
-        }
-        fn atom(&mut self) -> Option<f64> {
-            if self.eat("e^(") {
-                let power = self.sum()?;
-                return self.eat(")").then(|| power.exp());
-            }
-            if self.eat("max(") {
-                let mut largest = self.sum()?;
-                while self.eat(",") {
-                    largest = largest.max(self.sum()?);
-                }
-                return self.eat(")").then_some(largest);
-            }
-            if self.eat("(") {
-                let inner = self.sum()?;
-                return self.eat(")").then_some(inner);
-            }
-            if self.eat("-inf") {
-                return Some(f64::NEG_INFINITY);
-            }
-            let end = self
-                .0
-                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == 'e'))
-                .unwrap_or(self.0.len());
-            let number = self.0[..end].parse().ok()?;
-            self.0 = &self.0[end..];
-            Some(number)
-        }
-    }
-    let mut reader = Reader(text);
-    let value = reader.sum()?;
-    reader.0.trim().is_empty().then_some(value)
-}
-
 #[test]
 fn every_online_working_line_lands_on_its_cell_as_written() {
     let mut worked = 0;
@@ -240,9 +174,10 @@ fn every_online_working_line_lands_on_its_cell_as_written() {
                                 if joined.starts_with("largest of the") {
                                     continue;
                                 }
-                                let arithmetic = evaluate(&joined).unwrap_or_else(|| {
-                                    panic!("{name} {cell:?}: cannot read {joined:?}")
-                                });
+                                let arithmetic = common::arithmetic::evaluate(&joined)
+                                    .unwrap_or_else(|| {
+                                        panic!("{name} {cell:?}: cannot read {joined:?}")
+                                    });
                                 assert_eq!(
                                     format_number(arithmetic, decimals),
                                     *result,

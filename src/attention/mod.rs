@@ -838,6 +838,13 @@ fn evaluate(
         }
         Op::TransposedProduct { left, right } => {
             let (left, right) = (get(left), get(right));
+            if variant == Some(Variant::NotTransposed) {
+                return if left.is_square() && left.ncols() == right.nrows() {
+                    left * right
+                } else {
+                    DMatrix::zeros(0, 0)
+                };
+            }
             if left.nrows() != right.nrows() {
                 return DMatrix::zeros(0, 0);
             }
@@ -856,6 +863,9 @@ fn evaluate(
             let (p, d) = (get(weights), get(grad));
             if p.shape() != d.shape() {
                 return DMatrix::zeros(0, 0);
+            }
+            if variant == Some(Variant::DiagonalOnly) {
+                return p.component_mul(d);
             }
             softmax_backward(p, d)
         }

@@ -51,6 +51,12 @@ pub enum Variant {
     /// A step of generation's weights over every token of the sequence, the later ones too: the
     /// whole pass without its mask.
     EveryToken,
+    /// The softmax's backward as weights ⊙ d_weights alone: the row's average gradient not
+    /// subtracted (the Jacobian's diagonal term only).
+    DiagonalOnly,
+    /// A gradient's leftᵀ·right as left·right, the transpose forgotten (dK = d_scores·Q where
+    /// d_scoresᵀ·Q belongs): only a square left fits.
+    NotTransposed,
 }
 
 impl Variant {
@@ -64,14 +70,14 @@ impl Variant {
             | Op::TokenRow { .. }
             | Op::Append { .. }
             | Op::Online { .. }
-            | Op::TransposedProduct { .. }
             | Op::HeadBlock { .. }
-            | Op::SoftmaxBackward { .. }
             | Op::GroupSum { .. }
             | Op::HeadsProduct { .. }
             | Op::Sum3 { .. }
             | Op::RotateBack { .. } => &[],
             Op::Concat { .. } => &[Variant::ConcatReversed, Variant::ConcatInterleaved],
+            Op::SoftmaxBackward { .. } => &[Variant::DiagonalOnly],
+            Op::TransposedProduct { .. } => &[Variant::NotTransposed],
             Op::Sinusoid => &[
                 Variant::SinCosSwapped,
                 Variant::PositionsFromOne,

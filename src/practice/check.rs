@@ -109,6 +109,10 @@ pub enum SlipKind {
     /// A step of generation's weights spread over later tokens (the next one, or all of them),
     /// which are not generated yet.
     FutureToken,
+    /// The softmax's backward as weights ⊙ d_weights alone, the row's average not subtracted.
+    JacobianDiagonal,
+    /// A gradient's leftᵀ·right taken without the transpose (dK = d_scores·Q).
+    GradientNotTransposed,
 }
 
 impl SlipKind {
@@ -138,6 +142,8 @@ impl SlipKind {
             Variant::ConcatReversed | Variant::ConcatInterleaved => SlipKind::ConcatOrder,
             Variant::TargetNotSource => SlipKind::TargetNotSource,
             Variant::FutureToken | Variant::EveryToken => SlipKind::FutureToken,
+            Variant::DiagonalOnly => SlipKind::JacobianDiagonal,
+            Variant::NotTransposed => SlipKind::GradientNotTransposed,
         }
     }
 
@@ -168,7 +174,11 @@ impl SlipKind {
             | SlipKind::AveragedHeads
             | SlipKind::WrongGroup
             | SlipKind::ConcatOrder
-            | SlipKind::TargetNotSource => source == target,
+            | SlipKind::TargetNotSource
+            | SlipKind::GradientNotTransposed => source == target,
+            // Leaving out the average is the learner's idea of the softmax's gradient: every
+            // gradient after it carries it.
+            SlipKind::JacobianDiagonal => true,
             // Looking ahead is the learner's idea of what a new token sees: it is carried into
             // the output row.
             SlipKind::FutureToken => {
@@ -200,6 +210,35 @@ impl Slip {
         use MatrixName as M;
         use SlipKind as S;
         match (self.kind, self.matrix) {
+            (S::JacobianDiagonal, M::DSoftmaxInput) => {
+                "That is weights × d_weights alone: subtract the row's average gradient avg first, dS = weights ⊙ (d_weights − avg)."
+            }
+            (S::JacobianDiagonal, _) => {
+                "That gradient took weights ⊙ d_weights alone for the softmax's: the row's average gradient must be subtracted."
+            }
+            (S::GradientNotTransposed, M::DK | M::DKRope) => {
+                "That is d_scores·Q, the transpose forgotten: dK = d_scoresᵀ·Q, each key's column of d_scores against Q."
+            }
+            (S::GradientNotTransposed, _) => {
+                "That misses the transpose: this gradient is leftᵀ·right, a column of the left matrix against a column of the right."
+            }
+            (S::ForgotScaling, M::DScores) => {
+                "That is dS itself: the scores were divided by √d_k, so their gradient is divided by √d_k too."
+            }
+            (
+                S::ForgotScaling,
+                M::DQ
+                | M::DK
+                | M::DQRope
+                | M::DKRope
+                | M::DKGroup
+                | M::DWQ
+                | M::DWK
+                | M::DXQ
+                | M::DXK
+                | M::DX
+                | M::DSource,
+            ) => "That gradient skipped the scaling's 1/√d_k: d_scores = dS / √d_k comes first.",
             (S::ForgotMask, M::OnlineMax | M::OnlineRescale | M::OnlineSum | M::OnlineAcc) => {
                 "That counts a hidden key: its score is -inf, so it adds nothing to m, l or acc."
             }
@@ -388,6 +427,18 @@ fn slips(attention: &Attention, cell: Cell) -> Vec<(SlipKind, f64)> {
             continue;
         };
         for variant in Variant::of(origin) {
+            // A gradient is checked for the backward pass's own slips only: a forward slip
+            // (swapped query and key, another group) has words for forward matrices, and a
+            // gradient made from a forward slip is no mistake anyone makes in the backward pass.
+            if target.backward()
+                && !(source.backward()
+                    && matches!(
+                        variant,
+                        Variant::DiagonalOnly | Variant::NotTransposed | Variant::SkipScale
+                    ))
+            {
+                continue;
+            }
             let kind = SlipKind::of(*variant, origin);
             if !kind.carries(source, target) {
                 continue;

@@ -2,6 +2,7 @@
 //! terminal for the color tests, and a pseudo-terminal read through vt100 ([`pty`]).
 #![allow(dead_code)]
 
+pub mod arithmetic;
 pub mod classroom;
 pub mod pty;
 
