@@ -508,6 +508,32 @@ fn heads_benchmarks(c: &mut Criterion) {
     group.finish();
 }
 
+/// The 8-head lesson with a backward pass: grad_output drawn too (64 × 64, W_o's columns).
+fn backward_app() -> App {
+    let text =
+        heads_lesson_text() + "grad_output = { random = \"normal\", seed = 6, shape = [64, 64] }\n";
+    app_for("backward", text)
+}
+
+/// Key → frame on the backward steps of a 64-token lesson of 8 heads: the cursor moving over
+/// each step's gradient, its working written out anew for each key.
+fn backward_benchmarks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("key+render 64 tokens x 8 heads backward 120x40");
+    configure(&mut group);
+    for step in [
+        Step::BackwardOutput,
+        Step::BackwardValues,
+        Step::BackwardSoftmax,
+        Step::BackwardScores,
+        Step::BackwardWeights,
+        Step::BackwardInput,
+    ] {
+        let name = format!("cursor move on {}", step.title());
+        bench_cursor_move(&mut group, &name, backward_app, step);
+    }
+    group.finish();
+}
+
 /// A 256-token lesson that generates its tokens with a K/V cache: 64-dimensional embeddings, 4
 /// heads of d_k 16 sharing 2 K/V groups, W_o and rope, all generated.
 fn decoding_lesson_text() -> String {
@@ -577,7 +603,13 @@ fn decoding_benchmarks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(tutor, key_benchmarks, heads_benchmarks, decoding_benchmarks);
+criterion_group!(
+    tutor,
+    key_benchmarks,
+    heads_benchmarks,
+    decoding_benchmarks,
+    backward_benchmarks
+);
 
 fn main() {
     // `--list` (used by test runners to discover benchmarks) wants nothing but the list.
