@@ -301,7 +301,10 @@ fn the_json_gradients_are_laid_out_like_the_matrices_they_are_the_gradients_of()
             }
         }
     }
-    assert!(backward["d_source"].is_null());
+    assert!(
+        backward.get("d_source").is_none(),
+        "self-attention has no source"
+    );
     assert_eq!(backward["heads"].as_array().unwrap().len(), 4);
     for head in backward["heads"].as_array().unwrap() {
         let mut keys: Vec<&str> = head
@@ -511,5 +514,193 @@ fn every_backward_working_line_lands_on_its_cell_as_written() {
         approximate.len() * 100 < worked,
         "{} of {worked} say ≈: {approximate:#?}",
         approximate.len()
+    );
+}
+
+#[test]
+fn a_gradient_step_moves_each_weights_block_by_its_own_heads_gradient() {
+    // Four heads in two groups with W_o and RoPE; and Q, K, V given to two heads of one group.
+    for (kind, seed) in [
+        (
+            Kind {
+                heads: 4,
+                kv: 2,
+                w_o: true,
+                positions: "rope",
+                mask: "written",
+                cross: false,
+                direct: false,
+                scale: true,
+            },
+            11,
+        ),
+        (
+            Kind {
+                heads: 2,
+                kv: 1,
+                w_o: true,
+                positions: "none",
+                mask: "causal",
+                cross: false,
+                direct: true,
+                scale: false,
+            },
+            12,
+        ),
+    ] {
+        let lesson = common::valid_lesson(&lesson_text(kind, seed));
+        let attention = Attention::compute(&lesson);
+        let eta = 0.1;
+        let mut stepped = lesson.clone();
+        stepped.gradient_step(&attention, eta);
+        let moved: Vec<MatrixName> = if kind.direct {
+            vec![MatrixName::Q, MatrixName::K, MatrixName::V, MatrixName::WO]
+        } else {
+            vec![
+                MatrixName::WQ,
+                MatrixName::WK,
+                MatrixName::WV,
+                MatrixName::WO,
+            ]
+        };
+        for input in moved {
+            let before = lesson.input(input).unwrap().values.clone();
+            let after = stepped.input(input).unwrap().values.clone();
+            for row in 0..before.nrows() {
+                for col in 0..before.ncols() {
+                    let want = before[(row, col)]
+                        - eta * engine_gradient(&attention, &lesson, input, row, col);
+                    assert!(
+                        (after[(row, col)] - want).abs() < 1e-12,
+                        "{kind:?} {input:?}[{row}, {col}]: {} against {want}",
+                        after[(row, col)]
+                    );
+                }
+            }
+        }
+        // The embeddings are data, not learned here: they stay.
+        if !kind.direct {
+            assert_eq!(
+                stepped.input(MatrixName::Embeddings).unwrap().values,
+                lesson.input(MatrixName::Embeddings).unwrap().values
+            );
+        }
+    }
+}
+
+#[test]
+fn undo_and_redo_name_the_backward_pass_and_the_gradient_step() {
+    use attn_tutor::app::{Action, update};
+    let mut app = common::lesson_app(
+        "two",
+        "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nembeddings = [[1, 0], [0, 1]]\n\
+         w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 2], [3, 4]]\n",
+    );
+    let status = |app: &attn_tutor::app::App| {
+        app.status
+            .as_ref()
+            .map(|status| status.text.clone())
+            .unwrap_or_default()
+    };
+    update(&mut app, Action::GradientStep);
+    assert!(status(&app).contains("d adds one"), "{}", status(&app));
+    update(&mut app, Action::AddBackward);
+    assert!(
+        status(&app).starts_with("Backward pass on"),
+        "{}",
+        status(&app)
+    );
+    update(&mut app, Action::GradientStep);
+    assert!(status(&app).contains("L = "), "{}", status(&app));
+    update(&mut app, Action::Undo);
+    assert!(
+        status(&app).contains("the step of gradient descent"),
+        "{}",
+        status(&app)
+    );
+    update(&mut app, Action::Undo);
+    assert!(
+        status(&app).contains("the backward pass"),
+        "{}",
+        status(&app)
+    );
+    update(&mut app, Action::Redo);
+    assert!(
+        status(&app).contains("the backward pass"),
+        "{}",
+        status(&app)
+    );
+}
+
+#[test]
+fn e_on_a_softmax_gradient_goes_to_its_own_d_weights_cell() {
+    let builtin = attn_tutor::lesson::builtin("backward").unwrap();
+    let lesson = attn_tutor::lesson::load_text("backward", None, builtin.text.to_string())
+        .unwrap()
+        .lesson;
+    let attention = Attention::compute(&lesson);
+    let derivation = attention
+        .derive(Cell::new(MatrixName::DSoftmaxInput, 0, 1))
+        .unwrap();
+    assert_eq!(
+        derivation.source(),
+        Some(Cell::new(MatrixName::DWeights, 0, 1))
+    );
+}
+
+#[test]
+fn in_cross_attention_the_keys_and_values_paths_reach_the_source() {
+    let kind = Kind {
+        heads: 2,
+        kv: 1,
+        w_o: true,
+        positions: "none",
+        mask: "none",
+        cross: true,
+        direct: false,
+        scale: true,
+    };
+    let lesson = common::valid_lesson(&lesson_text(kind, 21));
+    let attention = Attention::compute(&lesson);
+    assert_eq!(attention.symbol_in(MatrixName::DXK, 0), "d_source_k");
+    let caption = attn_tutor::ui::formula::caption_in(&attention, MatrixName::DXK, 0);
+    assert!(caption.contains("source"), "{caption}");
+    let steps = attn_tutor::pipeline::Step::BackwardWeights;
+    let narration = (steps.entry().narration)(&attention.plan);
+    assert!(narration.contains("Sᵀ·dK"), "{narration}");
+}
+
+#[test]
+fn check_compares_a_lessons_gradients_with_finite_differences() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let out = common::attn_tutor(&dir)
+        .args(["check", "backward"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("ok    gradients: all 16 input cells against central finite differences"),
+        "{text}"
+    );
+    // A lesson without a backward pass has no such line.
+    let out = common::attn_tutor(&dir)
+        .args(["check", "cat-sleeps"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("gradients:"));
+}
+
+#[test]
+fn grad_seed_on_a_lesson_with_its_own_grad_output_says_it_is_not_used() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let out = common::attn_tutor(&dir)
+        .args(["show", "backward", "--grad-seed", "5", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("gives its own grad_output; --grad-seed 5 is not used")
     );
 }

@@ -76,11 +76,25 @@ pub enum Change {
     Mask { before: Mask, after: Mask },
     /// The keys per tile of the online softmax (`tile`).
     Tile { before: usize, after: usize },
-    /// The whole lesson, as a reset replaces it.
+    /// The whole lesson, as a reset replaces it; `why` names the change on undo and redo.
     Lesson {
         before: Box<Lesson>,
         after: Box<Lesson>,
+        why: WholeLesson,
     },
+}
+
+/// What replaced the whole lesson.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WholeLesson {
+    /// `R`: back to the lesson's own numbers.
+    Reset,
+    /// Edited numbers set back to their generators, for a save.
+    Generators,
+    /// `d`: a backward pass added, with a drawn grad_output.
+    Backward,
+    /// `g`: a step of gradient descent.
+    GradientStep,
 }
 
 impl Change {
@@ -99,7 +113,7 @@ impl Change {
             Change::Cell { .. } | Change::Label { .. } | Change::Tile { .. } => 0,
             Change::Matrix { before, after, .. } => matrix(&before.values) + matrix(&after.values),
             Change::Mask { before, after } => mask_bytes(before) + mask_bytes(after),
-            Change::Lesson { before, after } => lesson(before) + lesson(after),
+            Change::Lesson { before, after, .. } => lesson(before) + lesson(after),
         }
     }
 
@@ -138,7 +152,9 @@ impl Change {
             }
             Change::Mask { before, after } => lesson.mask = pick(forwards, before, after).clone(),
             Change::Tile { before, after } => lesson.tile = *pick(forwards, before, after),
-            Change::Lesson { before, after } => *lesson = (**pick(forwards, before, after)).clone(),
+            Change::Lesson { before, after, .. } => {
+                *lesson = (**pick(forwards, before, after)).clone();
+            }
         }
     }
 }
@@ -204,7 +220,13 @@ impl Change {
                 let (from, to) = from_to(forwards, before, after);
                 format!("the tile size B = {from} → {to}")
             }
-            Change::Lesson { .. } => "the reset to the lesson's own numbers".to_string(),
+            Change::Lesson { why, .. } => match why {
+                WholeLesson::Reset => "the reset to the lesson's own numbers",
+                WholeLesson::Generators => "the edits set back to their generators",
+                WholeLesson::Backward => "the backward pass (a drawn grad_output)",
+                WholeLesson::GradientStep => "the step of gradient descent",
+            }
+            .to_string(),
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::lesson::{InputMatrix, Mask, keep_generators, lesson_to_toml, lesson_t
 
 use super::action::{Action, Direction, Effect, SaveFailure};
 use super::classroom::{self, Classroom};
-use super::history::{Change, lesson_place};
+use super::history::{Change, WholeLesson, lesson_place};
 use super::practice;
 use super::screens;
 use super::tutor::{Cursor, Tutor};
@@ -304,6 +304,7 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             tutor.change(Change::Lesson {
                 before: Box::new(tutor.lesson.clone()),
                 after: Box::new(after),
+                why: WholeLesson::Backward,
             });
             let first = tutor.steps.iter().position(|step| step.is_backward());
             status = Some(Status::info(format!(
@@ -327,6 +328,7 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             tutor.change(Change::Lesson {
                 before: Box::new(tutor.lesson.clone()),
                 after: Box::new(after),
+                why: WholeLesson::GradientStep,
             });
             let now = tutor.attention.loss().unwrap_or(0.0);
             let num =
@@ -436,6 +438,7 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             tutor.change(Change::Lesson {
                 before: Box::new(tutor.lesson.clone()),
                 after: Box::new(tutor.original.clone()),
+                why: WholeLesson::Reset,
             });
             status = Some(Status::info(
                 "Back to the lesson's own numbers (u undoes the reset)",
@@ -917,6 +920,7 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
                 tutor.change(Change::Lesson {
                     before: Box::new(tutor.lesson.clone()),
                     after: Box::new(kept),
+                    why: WholeLesson::Generators,
                 });
             }
             ask_where_to_save(app);

@@ -159,8 +159,12 @@ impl BackwardRule {
         }
     }
 
-    /// Where `e` goes: the first operand that is itself a gradient, else the first.
+    /// Where `e` goes: the softmax's own gradient cell, else the first operand that is itself
+    /// a gradient, else the first.
     pub fn source(&self) -> Option<Cell> {
+        if let BackwardRule::SoftmaxBackward { grad, .. } = self {
+            return Some(grad.cell);
+        }
         let operands = self.operands();
         operands
             .iter()

@@ -164,6 +164,33 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
             ));
         }
     }
+    // The backward pass against finite differences: a lesson's gradients are figures of its
+    // own, and a wrong one fails like a wrong printed figure.
+    if let Some(gradients) = crate::attention::gradient_check::check_gradients(lesson) {
+        let sampled = if gradients.checked < gradients.cells {
+            format!("{} of the {}", gradients.checked, gradients.cells)
+        } else {
+            format!("all {}", gradients.cells)
+        };
+        let verdict = if gradients.agrees() { "ok  " } else { "FAIL" };
+        let worst = if gradients.worst == 0.0 {
+            "exactly".to_string()
+        } else {
+            format!(
+                "largest relative difference {} at {}",
+                short(gradients.worst),
+                gradients.worst_at
+            )
+        };
+        text.push_str(&format!(
+            "  {verdict}  gradients: {sampled} input cells against central finite differences, \
+             {worst} (tolerance {})\n",
+            short(crate::attention::gradient_check::AGREEMENT)
+        ));
+        if !gradients.agrees() {
+            report.figures_off += 1;
+        }
+    }
     // What the document got wrong that no figure shows, in the lesson author's words; the text
     // is untrusted, so anything invisible is written out as an escape.
     for slip in &lesson.expected.slips {

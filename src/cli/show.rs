@@ -45,6 +45,13 @@ pub fn run(
         }
     };
     if let Some(seed) = asked.grad_seed {
+        if loaded.lesson.grad_output.is_some() {
+            let _ = writeln!(
+                err,
+                "note: {} gives its own grad_output; --grad-seed {seed} is not used",
+                crate::lesson::text::printable(&loaded.name)
+            );
+        }
         loaded.lesson.seed_grad_output(seed);
     }
     let attention = Attention::compute(&loaded.lesson);
@@ -923,7 +930,7 @@ fn backward_fields(attention: &Attention) -> Document<'_> {
     } else {
         MatrixName::DX
     };
-    Document(vec![
+    let mut fields = vec![
         (
             "d_concat",
             Field::Matrix(attention.matrix(MatrixName::DConcat)),
@@ -932,17 +939,22 @@ fn backward_fields(attention: &Attention) -> Document<'_> {
             "d_output",
             Field::Matrix(attention.matrix(MatrixName::DOutput)),
         ),
-        (
-            "d_source",
-            Field::Matrix(attention.matrix(MatrixName::DSource)),
-        ),
         ("d_w_k", Field::Owned(side_by_side(MatrixName::DWK))),
         ("d_w_o", Field::Matrix(attention.matrix(MatrixName::DWO))),
         ("d_w_q", Field::Owned(side_by_side(MatrixName::DWQ))),
         ("d_w_v", Field::Owned(side_by_side(MatrixName::DWV))),
         ("d_x", Field::Matrix(attention.matrix(d_x))),
         ("heads", Field::Heads(head_fields)),
-    ])
+    ];
+    // The source's gradient, beside the contract's keys, only where there is a source.
+    if attention.plan.shape.cross {
+        fields.push((
+            "d_source",
+            Field::Matrix(attention.matrix(MatrixName::DSource)),
+        ));
+        fields.sort_by_key(|(key, _)| *key);
+    }
+    Document(fields)
 }
 
 /// The keys of one head in the JSON, in alphabetical order.

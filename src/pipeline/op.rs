@@ -154,7 +154,8 @@ impl Op {
             Op::HeadBlock { of } => format!("{}[:, the head's columns]", symbol(of)),
             Op::SoftmaxBackward { weights, grad } => {
                 let (p, d) = (symbol(weights), symbol(grad));
-                format!("{p} ⊙ ({d} − rowsum({p} ⊙ {d}))")
+                // avg: each row's Σ p·d, the row's average gradient (the working defines it).
+                format!("{p} ⊙ ({d} − avg)")
             }
             Op::GroupSum { of } => format!("Σ {} over the group's heads", symbol(of)),
             Op::HeadsProduct { left, right } => {

@@ -656,6 +656,10 @@ impl Plan {
             MatrixName::SourceEmbeddings if self.has(MatrixName::SourceX) => "E_S",
             MatrixName::Output if self.has(MatrixName::Projected) => "head",
             MatrixName::DecodeOutput if self.has(MatrixName::DecodeProjected) => "head_t",
+            // In cross-attention the keys and values are the source's: their paths back reach
+            // the source, not X.
+            MatrixName::DXK if self.shape.cross => "d_source_k",
+            MatrixName::DXV if self.shape.cross => "d_source_v",
             _ => name.symbol(),
         }
     }
@@ -682,6 +686,12 @@ impl Plan {
         let gloss = match (name, self.shape.positions) {
             (MatrixName::Positions, Positions::Learned) => Some("learned positions".to_string()),
             (MatrixName::Positions, _) => Some("sinusoidal positions".to_string()),
+            (MatrixName::DXK, _) if self.shape.cross => {
+                Some("dL/d(source) through the keys".to_string())
+            }
+            (MatrixName::DXV, _) if self.shape.cross => {
+                Some("dL/d(source) through the values".to_string())
+            }
             _ => gloss,
         };
         match gloss {

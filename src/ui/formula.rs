@@ -19,6 +19,24 @@ pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Optio
         };
         return Some(format!("{} = [{blocks}]", attention.symbol_in(name, head)));
     }
+    // A sum over every head (or group): its terms in the symbols of head h, not of one head.
+    if let Op::HeadsProduct { left, right } = origin {
+        let several = match left.per() {
+            crate::pipeline::Per::KvGroup => attention.heads().kv > 1,
+            _ => attention.heads().query > 1,
+        };
+        let (sum, mark) = if several {
+            ("Σ_h ", "⁽ʰ⁾")
+        } else {
+            ("", "")
+        };
+        return Some(format!(
+            "{} = {sum}{}{mark}·{}{mark}ᵀ",
+            attention.symbol_in(name, head),
+            attention.plan.symbol(left),
+            attention.plan.symbol(right)
+        ));
+    }
     let formula = origin.formula(|operand| attention.symbol_in(operand, head))?;
     Some(format!("{} = {formula}", attention.symbol_in(name, head)))
 }

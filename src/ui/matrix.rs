@@ -307,7 +307,11 @@ fn display_decimals(values: &DMatrix<f64>, lesson_decimals: usize) -> usize {
 /// becomes "Q = X·W_q", then "Q"; "mask (0 keeps, -inf hides)" becomes "mask". Only a symbol
 /// that does not fit either is cut.
 fn short_caption(caption: &str, room: usize) -> String {
-    let without_note = caption.split(" (").next().unwrap_or(caption);
+    // The gloss is the last parenthesis: a formula may hold its own ("weights ⊙ (d_weights −
+    // avg)").
+    let without_note = caption
+        .rsplit_once(" (")
+        .map_or(caption, |(formula, _)| formula);
     let symbol = without_note.split(" = ").next().unwrap_or(without_note);
     [caption, without_note, symbol]
         .into_iter()

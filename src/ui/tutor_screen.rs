@@ -92,7 +92,9 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
         .filter(|view| view.result != choice)
         .map(|view| {
             let caption = super::matrix::caption(tutor, view.result);
-            let formula = caption.split(" (").next().unwrap_or(&caption);
+            let formula = caption
+                .rsplit_once(" (")
+                .map_or(caption.as_str(), |(formula, _)| formula);
             // A long formula would fill the note: its symbol says it (and the online softmax's,
             // whose note is the tile's, always: the header writes the formulas).
             if crate::lesson::text::columns(formula) > LONGEST_FORMULA_IN_NOTE

@@ -103,7 +103,22 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
             }
         };
         rule_line(&title, theme, area, buf);
-        draw_lines(&derivation_lines(tutor, body.width), body, theme, buf);
+        let result = tutor.selected_cell().and_then(|cell| {
+            let explanation = tutor
+                .attention
+                .derive(cell)?
+                .explanation(&tutor.attention, tutor.lesson.decimals);
+            sides_lines(&explanation, usize::from(body.width).max(20))
+                .len()
+                .checked_sub(1)
+        });
+        draw_lines(
+            &derivation_lines(tutor, body.width),
+            result,
+            body,
+            theme,
+            buf,
+        );
         return;
     }
     let plan = SoftmaxPlan::new(tutor, body.width);
@@ -190,9 +205,21 @@ pub fn rule_line(title: &str, theme: &Theme, area: Rect, buf: &mut Buffer) {
 }
 
 /// Lines that fit the height; when they do not, the middle (the long sum) is elided so the
-/// first line and the result stay in view.
-fn draw_lines(lines: &[String], area: Rect, theme: &Theme, buf: &mut Buffer) {
+/// first line and the result (line `result`, else the last) stay in view: the notes after the
+/// result go before it does.
+fn draw_lines(
+    lines: &[String],
+    result: Option<usize>,
+    area: Rect,
+    theme: &Theme,
+    buf: &mut Buffer,
+) {
     let height = usize::from(area.height);
+    // The line kept under the "…": the result, unless it is already above it.
+    let last = lines.len().saturating_sub(1);
+    let kept = result
+        .filter(|index| *index < lines.len() && *index + 2 >= height)
+        .unwrap_or(last);
     let shown: Vec<(String, Style)> = if lines.len() <= height {
         lines
             .iter()
@@ -205,11 +232,18 @@ fn draw_lines(lines: &[String], area: Rect, theme: &Theme, buf: &mut Buffer) {
             .map(|line| (line.clone(), Style::new()))
             .collect();
         let more = lines.len() - head - 1;
-        shown.push((
+        let marker = (
             format!("   … {more} more line{}", if more == 1 { "" } else { "s" }),
             theme.muted(),
-        ));
-        shown.push((lines[lines.len() - 1].clone(), Style::new()));
+        );
+        // The result right after the lines shown: it comes first, the notes after it go.
+        if kept == head {
+            shown.push((lines[kept].clone(), Style::new()));
+            shown.push(marker);
+        } else {
+            shown.push(marker);
+            shown.push((lines[kept].clone(), Style::new()));
+        }
         shown
     } else {
         lines[..height]
@@ -301,6 +335,15 @@ pub fn cell_working(tutor: &Tutor, cell: Cell, width: u16) -> Vec<String> {
         return Vec::new();
     };
     let explanation = derivation.explanation(attention, tutor.lesson.decimals);
+    let mut lines = sides_lines(&explanation, width);
+    if let Some(note) = &explanation.note {
+        lines.extend(wrap_words(&capitalized(note), width));
+    }
+    lines
+}
+
+/// The equation's lines, `name = formula` then each further side, the last the result.
+fn sides_lines(explanation: &crate::attention::Explanation, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let indent = " ".repeat(columns(&explanation.name).min(width / 3));
     for (index, side) in explanation.sides.iter().enumerate() {
@@ -310,9 +353,6 @@ pub fn cell_working(tutor: &Tutor, cell: Cell, width: u16) -> Vec<String> {
             format!("{indent} = ")
         };
         lines.extend(wrap_pieces(&prefix, side, " + ", width));
-    }
-    if let Some(note) = &explanation.note {
-        lines.extend(wrap_words(&capitalized(note), width));
     }
     lines
 }

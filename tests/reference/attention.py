@@ -496,10 +496,15 @@ def compare_backward(comparison, lesson_path, ours, document):
     if not isinstance(found, dict):
         comparison.problem(lesson_path, "backward", "missing from the JSON")
         return
-    for key in ("d_output", "d_concat", "d_w_o", "d_w_q", "d_w_k", "d_w_v", "d_x",
-                "d_source"):
+    for key in ("d_output", "d_concat", "d_w_o", "d_w_q", "d_w_k", "d_w_v", "d_x"):
         comparison.matrix(lesson_path, f"backward.{key}", ours["backward"][key],
                           found.get(key))
+    # The source's gradient: a key of cross-attention's only.
+    if ours["source_tokens"] is not None:
+        comparison.matrix(lesson_path, "backward.d_source", ours["backward"]["d_source"],
+                          found.get("d_source"))
+    elif "d_source" in found:
+        comparison.problem(lesson_path, "backward.d_source", "present in self-attention")
     heads = found.get("heads")
     if not isinstance(heads, list) or len(heads) != len(ours["heads"]):
         comparison.problem(lesson_path, "backward.heads", "not one object per head")
@@ -1462,6 +1467,18 @@ def self_test():
     comparison = Comparison()
     comparison.matrix("hand", "scaled", None, [[1.0]])
     check("Comparison reports a matrix that should be null", len(comparison.problems) == 1)
+
+    # The backward pass's own pieces: turning back undoes a turn, and a softmax row's
+    # gradient sums to 0 (its weights' sum cannot change).
+    row = np.array([0.3, -1.2, 2.0, 0.5])
+    check("rope_turn_back undoes rope_turn",
+          np.allclose(rope_turn_back(rope_turn(row, 3), 3), row, rtol=0, atol=1e-15))
+    p_row = np.array([[0.2, 0.3, 0.5]])
+    g_row = np.array([[1.0, -2.0, 4.0]])
+    d_s = p_row * (g_row - (p_row * g_row).sum(axis=1, keepdims=True))
+    check("softmax backward: a row sums to 0", abs(d_s.sum()) < 1e-15)
+    check("softmax backward by hand: avg = 1.6, dS[0] = 0.2 × (1 − 1.6) = -0.12",
+          np.isclose(d_s[0, 0], -0.12, rtol=0, atol=1e-15))
 
     # The online softmax by hand, tiles of one key: row [1, 3, -inf] and a fully masked row.
     inf = np.inf

@@ -58,8 +58,6 @@ impl Reader<'_> {
         }
     }
 
-    /// `decode = true`: generation with a K/V cache, which only self-attention with the causal
-    /// mask has (format 2). False when absent; `None` when it is given but cannot be.
     /// `grad_output` (format 2): dL/d(output), as many columns as the output has (W_o's
     /// columns, or d_v without W_o); its rows, one per token, are checked with the other
     /// inputs'. Returns whether it is absent or fits.
@@ -108,6 +106,8 @@ impl Reader<'_> {
         true
     }
 
+    /// `decode = true`: generation with a K/V cache, which only self-attention with the causal
+    /// mask has (format 2). False when absent; `None` when it is given but cannot be.
     pub(super) fn decode(
         &mut self,
         entry: Entry<'_, '_>,

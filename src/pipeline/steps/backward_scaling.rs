@@ -11,12 +11,14 @@ pub const ENTRY: StepEntry = StepEntry {
             "The mask was added to the scaled scores, and adding passes a gradient through \
              unchanged: dS is the gradient of the scaled scores too, already 0 at every hidden \
              key. The scaling divided the raw scores by √d_k, so their gradient is divided by \
-             √d_k as well: d_scores = dS / √d_k. Forgetting this division makes every \
-             gradient before it √d_k times too large."
+             √d_k as well: d_scores = dS / √d_k. Forgetting this division makes the \
+             gradients made from d_scores (dQ, dK and the weights' and X's gradients through \
+             them) √d_k times too large."
         } else {
             "The scaling divided the raw scores by √d_k, so their gradient is divided by √d_k \
-             as well: d_scores = dS / √d_k. Forgetting this division makes every gradient \
-             before it √d_k times too large."
+             as well: d_scores = dS / √d_k. Forgetting this division makes the gradients made \
+             from d_scores (dQ, dK and the weights' and X's gradients through them) √d_k \
+             times too large."
         }
     },
     shown: |plan| plan.has(MatrixName::DScores),

@@ -7,27 +7,40 @@ pub const ENTRY: StepEntry = StepEntry {
     key: "backward_weights",
     title: "Backward: weights",
     narration: |plan| {
-        if plan.has(MatrixName::DKGroup) && !plan.has(MatrixName::DWQ) {
-            return "The query heads of a K/V group all read the group's keys and values, so \
-                    the group's dK and dV are its heads' gradients added up.";
+        let grouped = plan.has(MatrixName::DKGroup);
+        match (grouped, plan.has(MatrixName::DWQ), plan.shape.cross) {
+            (true, false, _) => {
+                "The query heads of a K/V group all read the group's keys and values, so the \
+                 group's dK and dV are its heads' gradients added up."
+            }
+            (true, true, false) => {
+                "The query heads of a K/V group all read the group's keys and values, so the \
+                 group's dK and dV are its heads' gradients added up. Then each weight \
+                 matrix's gradient is its input transposed times the gradient of what it made: \
+                 dW_q = Xᵀ·dQ, dW_k = Xᵀ·dK, dW_v = Xᵀ·dV, each cell a column of X against a \
+                 column of the gradient: one term per token."
+            }
+            (true, true, true) => {
+                "The query heads of a K/V group all read the group's keys and values, so the \
+                 group's dK and dV are its heads' gradients added up. Then each weight \
+                 matrix's gradient is its input transposed times the gradient of what it made: \
+                 dW_q = Xᵀ·dQ from the target, dW_k = Sᵀ·dK and dW_v = Sᵀ·dV from the source, \
+                 each cell a column of the input against a column of the gradient: one term per \
+                 token."
+            }
+            (false, _, true) => {
+                "Each weight matrix's gradient is its input transposed times the gradient of \
+                 what it made: dW_q = Xᵀ·dQ from the target, dW_k = Sᵀ·dK and dW_v = Sᵀ·dV from \
+                 the source, each cell a column of the input against a column of the gradient: \
+                 one term per token."
+            }
+            (false, _, false) => {
+                "Each weight matrix's gradient is its input transposed times the gradient of \
+                 what it made: dW_q = Xᵀ·dQ, dW_k = Xᵀ·dK, dW_v = Xᵀ·dV, each cell a column of \
+                 X against a column of the gradient: one term per token. These are the numbers \
+                 a training step moves the weights against."
+            }
         }
-        if plan.has(MatrixName::DKGroup) {
-            return "The query heads of a K/V group all read the group's keys and values, so \
-                    the group's dK and dV are its heads' gradients added up. Then each weight \
-                    matrix's gradient is its input transposed times the gradient of what it \
-                    made: dW_q = Xᵀ·dQ, dW_k = Xᵀ·dK, dW_v = Xᵀ·dV, each cell a column of X \
-                    against a column of the gradient: one term per token.";
-        }
-        if plan.shape.cross {
-            return "Each weight matrix's gradient is its input transposed times the gradient \
-                    of what it made: dW_q = Xᵀ·dQ from the target, dW_k = Sᵀ·dK and dW_v = \
-                    Sᵀ·dV from the source, each cell a column of the input against a column \
-                    of the gradient: one term per token.";
-        }
-        "Each weight matrix's gradient is its input transposed times the gradient of what it \
-         made: dW_q = Xᵀ·dQ, dW_k = Xᵀ·dK, dW_v = Xᵀ·dV, each cell a column of X against a \
-         column of the gradient: one term per token. These are the numbers a training step \
-         moves the weights against."
     },
     shown: |plan| plan.has(MatrixName::DWQ) || plan.has(MatrixName::DKGroup),
     views: |plan| {
