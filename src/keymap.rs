@@ -336,9 +336,10 @@ pub static BACKWARD: Entry = Entry {
     keys: &[
         &[ch('d', NoControl, |_| Action::AddBackward)],
         &[ch('g', NoControl, |_| Action::GradientStep)],
+        &[ch('G', NoControl, |_| Action::SetLearningRate)],
     ],
-    help: &["backward pass; a step of gradient descent"],
-    short: "d/g",
+    help: &["backward pass; a gradient step; its size η"],
+    short: "d/g/G",
 };
 
 pub static SELECT: Entry = Entry {

@@ -704,3 +704,47 @@ fn grad_seed_on_a_lesson_with_its_own_grad_output_says_it_is_not_used() {
             .contains("gives its own grad_output; --grad-seed 5 is not used")
     );
 }
+
+#[test]
+fn capital_g_sets_the_step_size_and_nonsense_keeps_the_old_one() {
+    use attn_tutor::app::{Action, Overlay, update};
+    let entries = attn_tutor::app::App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == "backward")
+        .unwrap();
+    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    let type_in = |app: &mut attn_tutor::app::App, text: &str| {
+        update(app, Action::SetLearningRate);
+        for ch in text.chars() {
+            update(app, Action::Type(ch));
+        }
+        update(app, Action::Submit);
+    };
+    type_in(&mut app, "abc");
+    assert!(
+        matches!(app.overlay, Overlay::Prompt(_)),
+        "the prompt stays open"
+    );
+    let said = app.status.as_ref().unwrap().text.clone();
+    assert!(said.contains("η must be a number above 0"), "{said}");
+    update(&mut app, Action::Cancel);
+    assert_eq!(app.tutor.as_ref().unwrap().learning_rate, 0.1);
+    type_in(&mut app, "0.05");
+    assert_eq!(app.tutor.as_ref().unwrap().learning_rate, 0.05);
+    let before = app.tutor.as_ref().unwrap().attention.loss().unwrap();
+    update(&mut app, Action::GradientStep);
+    let tutor = app.tutor.as_ref().unwrap();
+    assert!(tutor.attention.loss().unwrap() < before);
+    assert!(
+        app.status.as_ref().unwrap().text.contains("η = 0.05"),
+        "{}",
+        app.status.as_ref().unwrap().text
+    );
+    for refused in ["0", "-1", "11", "inf", "NaN"] {
+        type_in(&mut app, refused);
+        assert!(matches!(app.overlay, Overlay::Prompt(_)), "{refused}");
+        update(&mut app, Action::Cancel);
+        assert_eq!(app.tutor.as_ref().unwrap().learning_rate, 0.05, "{refused}");
+    }
+}

@@ -51,6 +51,8 @@ pub enum Action {
     AddBackward,
     /// `g`: one step of gradient descent, W ← W − η·dW.
     GradientStep,
+    /// `G`: type η, the step size of `g`.
+    SetLearningRate,
     /// A click on a cell (`col: None` is the row's token label).
     Select {
         matrix: MatrixName,
@@ -134,6 +136,7 @@ impl Action {
             | Action::LargerTiles
             | Action::AddBackward
             | Action::GradientStep
+            | Action::SetLearningRate
             | Action::SmallerTiles
             | Action::OpenLab
             | Action::Select { .. }

@@ -142,6 +142,8 @@ pub enum PromptFor {
     SavePath,
     /// The learner's prediction of a hidden cell.
     Answer(Cell),
+    /// η, the step size of a step of gradient descent (`G`).
+    LearningRate,
 }
 
 /// A question answered with one key.

@@ -63,6 +63,8 @@ pub struct Tutor {
     pub history: History,
     /// Lines the narration is scrolled by.
     pub narration_scroll: u16,
+    /// η, the step size of `g`'s gradient descent (`G` sets it for the session).
+    pub learning_rate: f64,
     /// Practice mode, when the learner predicts the step's results.
     pub practice: Option<super::practice::Practice>,
     /// The edited lesson is shown as a lesson file in the narration's place, to copy: `w`
@@ -96,6 +98,7 @@ impl Tutor {
             changed_label: None,
             history: History::default(),
             narration_scroll: 0,
+            learning_rate: crate::lesson::limits::DEFAULT_LEARNING_RATE,
             showing_file: false,
             practice: None,
         };

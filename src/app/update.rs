@@ -285,6 +285,13 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
                 tutor.set_tile(tutor.tile - 1);
             }
         }
+        Action::SetLearningRate => {
+            app.overlay = Overlay::Prompt(Prompt {
+                purpose: PromptFor::LearningRate,
+                input: String::new(),
+            });
+            return Vec::new();
+        }
         Action::AddBackward | Action::GradientStep if tutor.practice.is_some() => {
             status = Some(Status::info(
                 "The numbers stay as they are in practice: x leaves practice, then d or g",
@@ -321,7 +328,7 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             ));
         }
         Action::GradientStep => {
-            let eta = crate::lesson::limits::DEFAULT_LEARNING_RATE;
+            let eta = tutor.learning_rate;
             let before = tutor.attention.loss().unwrap_or(0.0);
             let mut after = tutor.lesson.clone();
             after.gradient_step(&tutor.attention, eta);
@@ -578,6 +585,7 @@ fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         PromptFor::Answer(cell) => practice::answer(tutor, *cell, &prompt.input).map(|s| s.text),
         PromptFor::Cell(cell) => edit_cell(tutor, *cell, &prompt.input),
         PromptFor::Label(tokens, row) => edit_label(tutor, *tokens, *row, &prompt.input),
+        PromptFor::LearningRate => set_learning_rate(tutor, &prompt.input),
         PromptFor::SavePath => {
             let typed = prompt.input.trim();
             if typed.is_empty() {
@@ -682,6 +690,28 @@ fn save_effect(tutor: &Tutor, path: PathBuf, replace: bool) -> Effect {
         contents: lesson_to_toml(&tutor.lesson_to_save()),
         replace,
     }
+}
+
+/// The largest η `G` takes: a step far past the gradient's reach teaches nothing.
+const MAX_LEARNING_RATE: f64 = 10.0;
+
+/// `G`: η for the session's steps of gradient descent, a number above 0 and at most 10.
+fn set_learning_rate(tutor: &mut Tutor, typed: &str) -> Result<String, String> {
+    let eta: f64 = typed
+        .trim()
+        .parse()
+        .ok()
+        .filter(|eta: &f64| eta.is_finite() && *eta > 0.0 && *eta <= MAX_LEARNING_RATE)
+        .ok_or_else(|| {
+            format!(
+                "η must be a number above 0 and at most {MAX_LEARNING_RATE}, like 0.05, not \"{}\"",
+                crate::lesson::text::printable(typed.trim())
+            )
+        })?;
+    tutor.learning_rate = eta;
+    Ok(format!(
+        "η = {eta}: g now moves each weight by −{eta} times its gradient"
+    ))
 }
 
 fn edit_cell(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<String, String> {

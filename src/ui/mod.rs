@@ -178,6 +178,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     format!("{noun} {} (now {now}) = ", row + 1)
                 }
                 PromptFor::SavePath => "Save as: ".to_string(),
+                PromptFor::LearningRate => format!("η (now {}) = ", tutor.learning_rate),
                 PromptFor::Answer(cell) => {
                     format!("Your answer: {} = ", tutor.attention.cell_name(*cell))
                 }
