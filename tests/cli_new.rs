@@ -205,3 +205,27 @@ fn new_writes_a_template_that_shows_where_heads_kv_heads_and_w_o_go() {
     let json = show_json(&dir, "heads.toml");
     assert_eq!(json["heads"].as_array().map(Vec::len), Some(3), "{json}");
 }
+
+#[test]
+fn new_writes_a_template_whose_grad_output_line_adds_a_backward_pass() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args(["new", "lesson.toml"])
+        .assert()
+        .code(0);
+    let text = std::fs::read_to_string(dir.path().join("lesson.toml")).unwrap();
+    assert!(
+        text.contains("backward_softmax"),
+        "the narration keys:\n{text}"
+    );
+    let tried = text.replace("# grad_output = ", "grad_output = ");
+    assert_ne!(tried, text, "nothing to uncomment in:\n{text}");
+    std::fs::write(dir.path().join("backward.toml"), tried).unwrap();
+    attn_tutor(&dir)
+        .args(["check", "backward.toml"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("ok    gradients:"));
+    let json = show_json(&dir, "backward.toml");
+    assert!(json["backward"]["d_w_q"].is_array(), "{json}");
+}

@@ -321,14 +321,19 @@ mask = "none"      # or "causal", or a 3 x 3 matrix of biases: 0 keeps, -inf hid
 # decode = true    # with mask = "causal": the output made again one token at a time, with a
 #                  # K/V cache (four generation steps at the end)
 # tile = 2         # keys the online softmax (FlashAttention's) takes at a time
+# The backward pass: dL/d(output) for L = sum of output * grad_output, one row per token and
+# one column per output column (here d_v = 3). Remove the # to add the backward steps.
+# grad_output = { random = "normal", seed = 9, shape = [3, 3] }
 focus = "like"     # the row the tutor opens on
 decimals = 3       # digits shown after the point
 
 [narration]
 # Optional: your own words for each step (embedding, positions, projection, rotation, scores,
-# scaling, masking, softmax, all_heads, output, concat, output_projection, circuits, and with
-# decode new_token, kv_cache, decode_weights, decode_output). Steps without narration get a
-# default text.
+# scaling, masking, softmax, all_heads, output, concat, output_projection, circuits,
+# online_softmax, with decode new_token, kv_cache, decode_weights, decode_output, and with
+# grad_output backward_output, backward_values, backward_softmax, backward_scaling,
+# backward_scores, backward_rotation, backward_weights, backward_input). Steps without
+# narration get a default text.
 scores = "Each query meets every key: the dot product grows with how well they align and with how long they are."
 
 # [expected]

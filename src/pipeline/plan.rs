@@ -686,6 +686,12 @@ impl Plan {
         let gloss = match (name, self.shape.positions) {
             (MatrixName::Positions, Positions::Learned) => Some("learned positions".to_string()),
             (MatrixName::Positions, _) => Some("sinusoidal positions".to_string()),
+            // One head has no share to speak of: the gradient is the whole of it.
+            (MatrixName::DV | MatrixName::DK | MatrixName::DKRope, _)
+                if self.shape.heads.query == 1 =>
+            {
+                gloss.map(|gloss| gloss.replace(", this head's share", ""))
+            }
             (MatrixName::DXK, _) if self.shape.cross => {
                 Some("dL/d(source) through the keys".to_string())
             }
