@@ -305,45 +305,15 @@ fn note(
             "At {} (--token picks another).",
             crate::attention::token_words(attention, token)
         )),
+        Step::BackwardOutput
+        | Step::BackwardValues
+        | Step::BackwardSoftmax
+        | Step::BackwardScaling
+        | Step::BackwardScores
+        | Step::BackwardRotation
+        | Step::BackwardWeights
+        | Step::BackwardInput => backward_note(attention, lesson, step),
         // The tile's words are every head's (the same keys); the check covers every head.
-        Step::BackwardOutput
-        | Step::BackwardValues
-        | Step::BackwardSoftmax
-        | Step::BackwardScaling
-        | Step::BackwardScores
-        | Step::BackwardRotation
-        | Step::BackwardWeights
-        | Step::BackwardInput
-            if !attention.plan.shape.backward =>
-        {
-            Some(
-                "This lesson has no backward pass: it comes with `grad_output` (format 2), or \
-                 with --grad-seed S."
-                    .into(),
-            )
-        }
-        // The first backward step the lesson has says what is differentiated.
-        Step::BackwardOutput | Step::BackwardValues
-            if Step::all_in(&attention.plan)
-                .into_iter()
-                .find(|step| step.is_backward())
-                == Some(step) =>
-        {
-            attention.loss().map(|loss| {
-                format!(
-                    "The loss L = Σ output ⊙ grad_output = {}.",
-                    crate::attention::number::format_number(loss, lesson.decimals)
-                )
-            })
-        }
-        Step::BackwardOutput
-        | Step::BackwardValues
-        | Step::BackwardSoftmax
-        | Step::BackwardScaling
-        | Step::BackwardScores
-        | Step::BackwardRotation
-        | Step::BackwardWeights
-        | Step::BackwardInput => None,
         Step::OnlineSoftmax => {
             let mut line = crate::ui::online::tile_line(attention, 0, token);
             if attention.heads().query > 1
@@ -365,6 +335,29 @@ fn note(
         | Step::OutputProjection
         | Step::Circuits => None,
     }
+}
+
+/// A backward step's note: that the lesson has no backward pass, or on the first backward
+/// step the loss being differentiated.
+fn backward_note(attention: &Attention, lesson: &Lesson, step: Step) -> Option<String> {
+    if !attention.plan.shape.backward {
+        return Some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S."
+                .into(),
+        );
+    }
+    let first = Step::all_in(&attention.plan)
+        .into_iter()
+        .find(|step| step.is_backward());
+    (first == Some(step)).then(|| {
+        attention.loss().map(|loss| {
+            format!(
+                "The loss L = Σ output ⊙ grad_output = {}.",
+                crate::attention::number::format_number(loss, lesson.decimals)
+            )
+        })
+    })?
 }
 
 impl Section {
