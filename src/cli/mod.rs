@@ -7,6 +7,7 @@ mod check;
 mod lab;
 mod list;
 mod progress;
+mod screens;
 mod show;
 mod table;
 mod tutor;
@@ -68,9 +69,12 @@ pub enum Command {
         /// N(0, 1) with seed S (a lesson's own `grad_output` is kept).
         #[arg(long, value_name = "S")]
         grad_seed: Option<u64>,
+        /// The screen's size for `--format svg` and `html`, in columns and rows.
+        #[arg(long, value_name = "WxH", default_value = "80x24")]
+        size: String,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+        format: ShowFormat,
     },
     /// Validate lessons and compare their printed figures with the exact values.
     ///
@@ -216,6 +220,18 @@ pub enum Format {
     Json,
 }
 
+/// What `show` writes: the lesson's numbers (as `Format`), or the tutor's screens as pictures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    Text,
+    Markdown,
+    Json,
+    /// The tutor's screen of one step as a picture (`--size`, `--cell`).
+    Svg,
+    /// A self-contained page of the tutor's screens, one section per step (or `--step`'s).
+    Html,
+}
+
 /// The steps, as `--step` spells them: their keys in the step table.
 fn step_parser() -> impl clap::builder::TypedValueParser<Value = Step> {
     clap::builder::PossibleValuesParser::new(Step::ALL.map(Step::key))
@@ -238,11 +254,17 @@ fn use_color(cli_no_color: bool) -> bool {
         && std::io::stderr().is_terminal()
 }
 
+/// Whether `--no-color` (anywhere on the command line: it is global) or NO_COLOR asks for no
+/// color, whatever the streams are.
+fn no_color_asked() -> bool {
+    std::env::args_os().any(|arg| arg == "--no-color")
+        || std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
+}
+
 /// Parses the command line; `--no-color` and NO_COLOR also silence color in clap's own
 /// messages, which are written before our flags are read.
 pub fn parse_args() -> Cli {
-    let no_color = std::env::args_os().any(|arg| arg == "--no-color")
-        || std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    let no_color = no_color_asked();
     let mut command = Cli::command();
     if no_color {
         command = command.color(clap::ColorChoice::Never);
@@ -413,6 +435,7 @@ pub fn run_command(
             cell,
             token,
             grad_seed,
+            size,
             format,
         }) => show::run(
             &lesson,
@@ -421,6 +444,8 @@ pub fn run_command(
                 cell: cell.as_deref(),
                 token: token.as_deref(),
                 grad_seed,
+                size: &size,
+                monochrome: no_color_asked(),
             },
             format,
             color,

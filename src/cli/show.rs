@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
 use super::table::{markdown_text, write_markdown_table_in, write_text_table_in};
-use super::{Format, status};
+use super::{ShowFormat, status};
 use crate::app::screens;
 use crate::attention::number::format_number;
 use crate::attention::{Attention, Axis, Cell, MatrixName, OnlineSoftmax, Step, Tile};
@@ -26,12 +26,16 @@ pub struct Asked<'a> {
     pub token: Option<&'a str>,
     /// `--grad-seed`: a drawn `grad_output` for a lesson without one.
     pub grad_seed: Option<u64>,
+    /// `--size WxH` of a picture (`svg`, `html`).
+    pub size: &'a str,
+    /// A picture without colors (`--no-color`, NO_COLOR): bold, underline, reverse video.
+    pub monochrome: bool,
 }
 
 pub fn run(
     spec: &str,
     asked: Asked<'_>,
-    format: Format,
+    format: ShowFormat,
     color: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -53,6 +57,9 @@ pub fn run(
             );
         }
         loaded.lesson.seed_grad_output(seed);
+    }
+    if matches!(format, ShowFormat::Svg | ShowFormat::Html) {
+        return super::screens::run(&loaded, &asked, format, out, err);
     }
     let attention = Attention::compute(&loaded.lesson);
     let token = match resolve_token(&attention, loaded.lesson.focus, asked.token) {
@@ -128,9 +135,11 @@ pub fn run(
     // reader that goes away (`| head`) ends the writing; that is not an error of the lesson.
     let mut out = BufWriter::new(out);
     let _ = match format {
-        Format::Text => write_text(&mut out, &loaded, &attention, &sections),
-        Format::Markdown => write_markdown(&mut out, &loaded, &attention, &sections),
-        Format::Json => write_json(&mut out, &loaded, &attention, &sections),
+        ShowFormat::Text => write_text(&mut out, &loaded, &attention, &sections),
+        ShowFormat::Markdown => write_markdown(&mut out, &loaded, &attention, &sections),
+        ShowFormat::Json => write_json(&mut out, &loaded, &attention, &sections),
+        // Drawn by `screens`, above.
+        ShowFormat::Svg | ShowFormat::Html => Ok(()),
     }
     .and_then(|()| out.flush());
     status::OK
@@ -503,7 +512,7 @@ impl Section {
 
 /// Reads ROW,COL where each part is a token label or a 1-based number. Labels may contain
 /// commas, so every comma is tried as the separator.
-fn resolve_cell(
+pub(super) fn resolve_cell(
     attention: &Attention,
     name: MatrixName,
     spec: &str,

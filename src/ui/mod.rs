@@ -11,6 +11,7 @@ mod matrix;
 pub mod online;
 pub mod picker;
 mod practice;
+pub mod svg;
 mod text;
 pub mod theme;
 mod tutor_screen;

@@ -1,0 +1,279 @@
+//! `show --format svg` and `--format html`: the tutor's screens as pictures, exactly what the
+//! tutor draws (each cell's text, colors and reverse video), parsed back as XML and compared
+//! with the screen drawn into a buffer.
+
+mod common;
+
+use attn_tutor::app::{Action, App, update};
+use attn_tutor::ui::svg::{DEFAULT_BACKGROUND, DEFAULT_FOREGROUND};
+use attn_tutor::ui::{Theme, view};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+use tempfile::TempDir;
+
+const CELL_WIDTH: f64 = 9.0;
+const CELL_HEIGHT: f64 = 18.0;
+
+fn show_svg(lesson: &str, args: &[&str]) -> String {
+    let mut all = vec!["--format", "svg"];
+    all.extend_from_slice(args);
+    common::show(lesson, &all)
+}
+
+/// The tutor's own screen of `step` in `lesson`, the cursor on (row, col) of the step's result.
+fn drawn(lesson: &str, step: &str, cell: Option<(usize, usize)>, theme: &Theme) -> Buffer {
+    let entries = App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == lesson)
+        .unwrap();
+    let mut app = App::new(entries, Some(index));
+    common::go_to(&mut app, step);
+    if let Some((row, col)) = cell {
+        let matrix = app.tutor.as_ref().unwrap().focus;
+        update(
+            &mut app,
+            Action::Select {
+                matrix,
+                row,
+                col: Some(col),
+            },
+        );
+    }
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|frame| view(frame, &app, theme)).unwrap();
+    terminal.backend().buffer().clone()
+}
+
+fn css(color: Color) -> Option<String> {
+    match color {
+        Color::Rgb(r, g, b) => Some(format!("#{r:02x}{g:02x}{b:02x}")),
+        Color::Reset => None,
+        // Text on the heatmap's cells: xterm's black and white.
+        Color::Black => Some("#000000".to_string()),
+        Color::White => Some("#ffffff".to_string()),
+        other => panic!("the truecolor theme drew {other:?}"),
+    }
+}
+
+/// The fill of the rectangle under cell (x, y) of the picture, the ground where there is none.
+fn fill_at(svg: &roxmltree::Document, x: u16, y: u16) -> String {
+    let (px, py) = (f64::from(x) * CELL_WIDTH, f64::from(y) * CELL_HEIGHT);
+    let number =
+        |node: roxmltree::Node, key: &str| node.attribute(key).map_or(0.0, |v| v.parse().unwrap());
+    // The last rectangle drawn there is the one seen.
+    svg.descendants()
+        .rfind(|node| {
+            let (x, y, w) = (
+                number(*node, "x"),
+                number(*node, "y"),
+                number(*node, "width"),
+            );
+            node.has_tag_name("rect")
+                && node.attribute("x").is_some()
+                && x <= px
+                && px < x + w
+                && y == py
+        })
+        .and_then(|node| node.attribute("fill").map(str::to_string))
+        .unwrap_or_else(|| DEFAULT_BACKGROUND.to_string())
+}
+
+#[test]
+fn an_svg_is_the_screen_the_tutor_draws_cell_for_cell() {
+    let text = show_svg("cat-sleeps", &["--step", "softmax", "--cell", "2,2"]);
+    let svg = roxmltree::Document::parse(&text).expect("the SVG is XML");
+    let root = svg.root_element();
+    assert_eq!(root.attribute("width"), Some("720"));
+    assert_eq!(root.attribute("height"), Some("432"));
+    let words: String = svg
+        .descendants()
+        .filter(|node| node.has_tag_name("text"))
+        .filter_map(|node| node.text())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(words.contains("Step 5/7 · Softmax"), "{words}");
+    // Every cell's background, reverse video resolved, is the picture's.
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let buffer = drawn("cat-sleeps", "softmax", Some((1, 1)), &theme);
+    let mut colored = 0;
+    for y in 0..24 {
+        for x in 0..80 {
+            let cell = &buffer[(x, y)];
+            let (fg, bg) = (css(cell.fg), css(cell.bg));
+            let ground = if cell.modifier.contains(Modifier::REVERSED) {
+                fg.unwrap_or_else(|| DEFAULT_FOREGROUND.to_string())
+            } else {
+                bg.unwrap_or_else(|| DEFAULT_BACKGROUND.to_string())
+            };
+            if ground != DEFAULT_BACKGROUND {
+                colored += 1;
+            }
+            assert_eq!(
+                fill_at(&svg, x, y),
+                ground,
+                "cell ({x}, {y}) {:?}",
+                cell.symbol()
+            );
+        }
+    }
+    // The heatmap of the weights and the cursor are there to see.
+    assert!(colored > 20, "only {colored} colored cells");
+}
+
+#[test]
+fn without_color_the_picture_keeps_reverse_video_and_bold_and_no_other_colors() {
+    let dir = TempDir::new().unwrap();
+    let out = common::attn_tutor(&dir)
+        .args([
+            "--no-color",
+            "show",
+            "cat-sleeps",
+            "--step",
+            "softmax",
+            "--cell",
+            "2,2",
+        ])
+        .args(["--format", "svg"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let svg = roxmltree::Document::parse(&text).unwrap();
+    let fills: std::collections::BTreeSet<&str> = svg
+        .descendants()
+        .filter_map(|node| node.attribute("fill"))
+        .collect();
+    assert_eq!(
+        fills,
+        [DEFAULT_BACKGROUND, DEFAULT_FOREGROUND]
+            .into_iter()
+            .collect(),
+        "{text}"
+    );
+    // The selected cell is drawn reversed: a light rectangle under it.
+    let buffer = drawn("cat-sleeps", "softmax", Some((1, 1)), &Theme::monochrome());
+    let reversed = (0..24)
+        .flat_map(|y| (0..80).map(move |x| (x, y)))
+        .filter(|(x, y)| buffer[(*x, *y)].modifier.contains(Modifier::REVERSED))
+        .collect::<Vec<_>>();
+    assert!(!reversed.is_empty());
+    for (x, y) in reversed {
+        assert_eq!(fill_at(&svg, x, y), DEFAULT_FOREGROUND, "({x}, {y})");
+    }
+    assert!(text.contains("font-weight=\"bold\""));
+}
+
+#[test]
+fn an_svg_of_a_screen_reads_the_same_as_before() {
+    let dir = TempDir::new().unwrap();
+    let out = common::attn_tutor(&dir)
+        .args([
+            "--no-color",
+            "show",
+            "cat-sleeps",
+            "--step",
+            "scores",
+            "--format",
+            "svg",
+        ])
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(
+        "cat-sleeps_scores_80x24_svg",
+        String::from_utf8(out.stdout).unwrap()
+    );
+}
+
+#[test]
+fn html_is_one_page_with_a_picture_per_step() {
+    let text = common::show(
+        "causal-cat-sat-mat",
+        &["--format", "html", "--size", "100x30"],
+    );
+    assert!(text.starts_with("<!DOCTYPE html>"), "{text}");
+    let steps = attn_tutor::lesson::builtin("causal-cat-sat-mat")
+        .map(|builtin| {
+            attn_tutor::lesson::load_text("c", None, builtin.text.to_string())
+                .unwrap()
+                .lesson
+                .steps()
+                .len()
+        })
+        .unwrap();
+    assert_eq!(text.matches("<section>").count(), steps);
+    assert_eq!(text.matches("<svg ").count(), steps);
+    assert!(
+        text.contains("width=\"900\" height=\"540\""),
+        "100x30 cells"
+    );
+    // Each picture on its own is XML.
+    for picture in text.split("<svg ").skip(1) {
+        let svg = format!("<svg {}", picture.split("</svg>").next().unwrap());
+        roxmltree::Document::parse(&format!("{svg}</svg>")).expect("each picture parses");
+    }
+    let one = common::show("cat-sleeps", &["--format", "html", "--step", "output"]);
+    assert_eq!(one.matches("<section>").count(), 1);
+}
+
+#[test]
+fn a_size_too_small_or_written_wrong_is_refused_with_what_would_be_right() {
+    let dir = TempDir::new().unwrap();
+    for (size, said) in [
+        (
+            "60x20",
+            "--size 60x20: the tutor is drawn from 80x24 to 400x200",
+        ),
+        ("wide", "--size wide: expected columns x rows, like 100x30"),
+    ] {
+        let out = common::attn_tutor(&dir)
+            .args(["show", "cat-sleeps", "--format", "svg", "--size", size])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{size}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(said),
+            "{size}"
+        );
+    }
+}
+
+#[test]
+fn markup_in_a_lessons_text_is_escaped_in_the_picture() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("markup.toml");
+    std::fs::write(
+        &path,
+        "format = 1\ntitle = \"<b>bold</b> & \\\"quoted\\\"\"\ntokens = [\"<i>\", \"a&b\"]\n\
+         embeddings = [[1, 0], [0, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\n\
+         w_v = [[1, 2], [3, 4]]\n",
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let svg = show_svg(path, &["--step", "scores"]);
+    let parsed = roxmltree::Document::parse(&svg).expect("the SVG is XML");
+    let words: String = parsed
+        .descendants()
+        .filter_map(|node| node.text())
+        .collect();
+    assert!(words.contains("<b>bold</b>"), "{words}");
+    assert!(words.contains("a&b"), "{words}");
+    let html = common::show(path, &["--format", "html"]);
+    assert!(html.contains("<title>&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot;</title>"));
+}
+
+#[test]
+fn the_readmes_picture_is_what_show_draws() {
+    let file = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/images/cat-sleeps-softmax.svg"
+    ))
+    .unwrap();
+    let drawn = show_svg("cat-sleeps", &["--step", "softmax", "--cell", "2,2"]);
+    assert!(
+        file == drawn,
+        "docs/images/cat-sleeps-softmax.svg is out of date: attn-tutor show cat-sleeps --step \
+         softmax --cell 2,2 --format svg > docs/images/cat-sleeps-softmax.svg"
+    );
+}
