@@ -44,6 +44,10 @@ pub struct Cli {
     /// Write the tutor's log to this file (nothing is logged without it).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Record what the tutor draws as an asciicast (v2) for `asciinema play`; never over an
+    /// existing file.
+    #[arg(long, value_name = "FILE.cast")]
+    pub record: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -179,6 +183,10 @@ pub struct ServeArgs {
     /// own cursor to look at a cell).
     #[arg(long, requires = "present")]
     pub lock: bool,
+    /// With --present: record the presenter's screen as an asciicast (v2); never over an
+    /// existing file.
+    #[arg(long, requires = "present", value_name = "FILE.cast")]
+    pub record: Option<PathBuf>,
 }
 
 /// The labs.
@@ -390,7 +398,7 @@ pub fn run(cli: Cli) -> ExitCode {
             practice.as_deref().or(cli.lesson.as_deref()),
             practice.is_some(),
             &cli.lessons,
-            cli.log.as_deref(),
+            (cli.log.as_deref(), cli.record.as_deref()),
             cli.no_color,
             color,
             &mut std::io::stderr(),

@@ -18,7 +18,8 @@ pub fn run(
     lesson: Option<&str>,
     practice: bool,
     folders: &[PathBuf],
-    log: Option<&Path>,
+    // `--log` and `--record`: the files the tutor writes besides the lesson's.
+    (log, record): (Option<&Path>, Option<&Path>),
     no_color: bool,
     color: bool,
     err: &mut dyn Write,
@@ -69,6 +70,14 @@ pub fn run(
         );
         return status::INVALID;
     }
+    let cast = match record.map(|path| start_recording(path, lesson)) {
+        Some(Ok(cast)) => Some(cast.shared()),
+        Some(Err(problem)) => {
+            let _ = writeln!(err, "error: {problem}");
+            return status::INVALID;
+        }
+        None => None,
+    };
     let mut app = App::new(entries, None);
     let (progress, warning) = ProgressStore::open(&default_path());
     app.progress = progress;
@@ -83,7 +92,7 @@ pub fn run(
         tracing::warn!(%warning, "progress file");
         app.status = Some(Status::error(progress_warning_words(&warning)));
     }
-    match term::local::run(app, Theme::from_env(no_color)) {
+    match term::local::run_with(app, Theme::from_env(no_color), cast, &mut |_, _| false) {
         Ok(None) => status::OK,
         Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),
         Err(error) => {
@@ -162,6 +171,18 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         let _ = writeln!(err, "error: cannot write the log: {error}");
         return status::INVALID;
     }
+    let record = match args
+        .record
+        .as_deref()
+        .map(|path| start_recording(path, None))
+    {
+        Some(Ok(cast)) => Some(cast.shared()),
+        Some(Err(problem)) => {
+            let _ = writeln!(err, "error: {problem}");
+            return status::INVALID;
+        }
+        None => None,
+    };
     let options = ServeOptions {
         listen: args.listen,
         entries,
@@ -173,6 +194,7 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         idle_timeout: std::time::Duration::from_secs(args.idle_minutes.max(1) * 60),
         present: args.present.then(|| Theme::from_env(no_color)),
         lock: args.lock,
+        record,
     };
     match crate::serve::run(options, out) {
         Ok(None) => status::OK,
@@ -207,6 +229,26 @@ fn start_log(path: &Path) -> std::io::Result<()> {
         .with_max_level(tracing::Level::DEBUG)
         .try_init();
     Ok(())
+}
+
+/// `--record FILE.cast`: the cast's file, made before the terminal is taken, for a terminal of
+/// the size this one has now.
+fn start_recording(path: &Path, lesson: Option<&str>) -> Result<crate::term::record::Cast, String> {
+    let size = crossterm::terminal::size().unwrap_or((80, 24));
+    let title = match lesson {
+        Some(lesson) => format!("attn-tutor {}", printable(lesson)),
+        None => "attn-tutor".to_string(),
+    };
+    crate::term::record::Cast::create(path, size, &title).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::AlreadyExists {
+            format!(
+                "--record {}: the file is there already; --record never writes over a file",
+                printable_path(path)
+            )
+        } else {
+            format!("--record {}: {error}", printable_path(path))
+        }
+    })
 }
 
 /// The status line for a progress file that could not be read. Two lines of status at 80

@@ -55,6 +55,8 @@ pub struct ServeOptions {
     pub present: Option<Theme>,
     /// Keep students on the presenter's screen.
     pub lock: bool,
+    /// Record the presenter's screen (`--record`).
+    pub record: Option<crate::term::record::SharedCast>,
 }
 
 /// What every student's connection shares.
@@ -357,7 +359,9 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     ));
 
     let stopped_by = match (presenter_app, presenter_channel) {
-        (Some((app, theme)), Some((screen, _))) => present(app, theme, &shared, screen)?,
+        (Some((app, theme)), Some((screen, _))) => {
+            present(app, theme, options.record, &shared, screen)?
+        }
         _ => runtime.block_on(stop_signal())?,
     };
     tracing::info!(signal = ?stopped_by, "the class is over");
@@ -469,6 +473,7 @@ async fn stop_signal() -> anyhow::Result<Option<i32>> {
 fn present(
     app: App,
     theme: Theme,
+    record: Option<crate::term::record::SharedCast>,
     shared: &Shared,
     screen: tokio::sync::watch::Sender<Arc<Presented>>,
 ) -> anyhow::Result<Option<i32>> {
@@ -490,5 +495,5 @@ fn present(
         }
         changed
     };
-    crate::term::local::run_with(app, theme, &mut between_keys)
+    crate::term::local::run_with(app, theme, record, &mut between_keys)
 }

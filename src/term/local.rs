@@ -1,7 +1,7 @@
 //! The tutor in this process's own terminal: raw mode and the alternate screen for as long as it
 //! runs, restored on every way out (quit, Ctrl-c, a panic, SIGTERM, SIGHUP).
 
-use std::io::{Stdout, Write, stdout};
+use std::io::{Write, stdout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
@@ -21,6 +21,7 @@ use crate::app::App;
 use crate::input::action_for;
 use crate::ui::Theme;
 
+use super::record::{Recorder, SharedCast};
 use super::{Painter, dispatch, save_locally};
 
 /// How often the loop wakes without input, to notice a signal.
@@ -102,7 +103,7 @@ fn terminal_hung_up() -> bool {
 /// Runs the tutor until the learner quits or a signal asks it to stop. Returns the signal that
 /// stopped it, if one did, so the caller can exit with 128 + its number as shells expect.
 pub fn run(app: App, theme: Theme) -> anyhow::Result<Option<i32>> {
-    run_with(app, theme, &mut |_, _| false)
+    run_with(app, theme, None, &mut |_, _| false)
 }
 
 /// What happens outside the terminal between keys: told whether the learner just did
@@ -114,6 +115,7 @@ pub type BetweenKeys<'a> = &'a mut dyn FnMut(&mut App, bool) -> bool;
 pub fn run_with(
     mut app: App,
     theme: Theme,
+    record: Option<SharedCast>,
     between_keys: BetweenKeys,
 ) -> anyhow::Result<Option<i32>> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -151,9 +153,41 @@ pub fn run_with(
     }));
 
     let _guard = TerminalGuard::enter()?;
-    let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     tracing::info!("tutor started");
-    event_loop(&mut terminal, &mut app, &theme, &stop, between_keys)?;
+    match record {
+        Some(cast) => {
+            let recorder = Recorder::new(stdout(), Arc::clone(&cast));
+            let mut terminal = Terminal::new(CrosstermBackend::new(recorder))?;
+            // A cast that cannot be written stops growing; the tutor goes on.
+            let mut resized = |size| match cast.lock() {
+                Ok(mut cast) => {
+                    if let Err(error) = cast.resized(size) {
+                        tracing::warn!(%error, "the recording could not be written");
+                    }
+                }
+                Err(_) => tracing::warn!("the recording stopped"),
+            };
+            event_loop(
+                &mut terminal,
+                &mut app,
+                &theme,
+                &stop,
+                between_keys,
+                &mut resized,
+            )?;
+        }
+        None => {
+            let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+            event_loop(
+                &mut terminal,
+                &mut app,
+                &theme,
+                &stop,
+                between_keys,
+                &mut |_| {},
+            )?;
+        }
+    }
     let signal = stopped_by.load(Ordering::SeqCst);
     if signal != 0 {
         tracing::info!(signal, "stopped by a signal");
@@ -161,12 +195,13 @@ pub fn run_with(
     Ok((signal != 0).then_some(signal))
 }
 
-fn event_loop(
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+fn event_loop<W: Write>(
+    terminal: &mut Terminal<CrosstermBackend<W>>,
     app: &mut App,
     theme: &Theme,
     stop: &AtomicBool,
     between_keys: BetweenKeys,
+    resized: &mut dyn FnMut((u16, u16)),
 ) -> anyhow::Result<()> {
     let mut redraw = true;
     let mut painter = Painter::default();
@@ -182,7 +217,8 @@ fn event_loop(
         let event = event::read()?;
         let size = terminal.size()?;
         let area = Rect::new(0, 0, size.width, size.height);
-        if let event::Event::Resize(..) = event {
+        if let event::Event::Resize(width, height) = event {
+            resized((width, height));
             redraw = true;
             continue;
         }

@@ -3,6 +3,7 @@
 
 pub mod channel;
 pub mod local;
+pub mod record;
 
 use std::io::Write;
 
