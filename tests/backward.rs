@@ -748,3 +748,51 @@ fn capital_g_sets_the_step_size_and_nonsense_keeps_the_old_one() {
         assert_eq!(app.tutor.as_ref().unwrap().learning_rate, 0.05, "{refused}");
     }
 }
+
+#[test]
+fn a_hidden_keys_d_weights_says_no_gradient_passes_through_it() {
+    let kind = Kind {
+        heads: 1,
+        kv: 1,
+        w_o: false,
+        positions: "none",
+        mask: "causal",
+        cross: false,
+        direct: false,
+        scale: true,
+    };
+    let lesson = common::valid_lesson(&lesson_text(kind, 31));
+    let attention = Attention::compute(&lesson);
+    // Row a cannot see key b: its weight is 0.
+    let hidden = attention
+        .derive(Cell::new(MatrixName::DWeights, 0, 1))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(hidden.contains("hidden by the mask"), "{hidden}");
+    assert_eq!(
+        attention.value(Cell::new(MatrixName::DSoftmaxInput, 0, 1)),
+        Some(0.0)
+    );
+    let seen = attention
+        .derive(Cell::new(MatrixName::DWeights, 1, 0))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(!seen.contains("hidden"), "{seen}");
+}
+
+#[test]
+fn below_zero_the_gradient_step_says_this_loss_has_no_lowest_value() {
+    use attn_tutor::app::{Action, update};
+    let entries = attn_tutor::app::App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == "two-heads")
+        .unwrap();
+    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    update(&mut app, Action::AddBackward);
+    update(&mut app, Action::GradientStep);
+    let said = app.status.as_ref().unwrap().text.clone();
+    let now = app.tutor.as_ref().unwrap().attention.loss().unwrap();
+    assert!(now < 0.0, "two-heads' first step goes below zero: {now}");
+    assert!(said.contains("no lowest value"), "{said}");
+}

@@ -350,9 +350,15 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             } else {
                 ""
             };
+            // Below zero, the learner may wonder where it stops: it does not.
+            let endless = if now < 0.0 {
+                "; this L has no lowest value, and each step takes it lower"
+            } else {
+                ""
+            };
             status = Some(Status::info(format!(
                 "A step of gradient descent, η = {eta}: {moved}{w_o} moved by −η times their \
-                 gradients; L = {} → {} (u undoes)",
+                 gradients; L = {} → {}{endless} (u undoes)",
                 num(before),
                 num(now)
             )));

@@ -474,7 +474,7 @@ impl Derivation {
                             terms.iter().map(product).collect(),
                             one(result),
                         ],
-                        None,
+                        hidden_key_note(attention, self.cell),
                     ),
                 }
             }
@@ -772,6 +772,20 @@ pub(super) fn written(found: Option<usize>, decimals: usize, result: &str) -> (u
         Some(d) => (d, result.to_string()),
         None => (decimals + EXTRA_OPERAND_DECIMALS, format!("≈ {result}")),
     }
+}
+
+/// On the backward pass's d_weights, a key the softmax gave no weight (hidden by the mask): its
+/// d_weights is a number like any other, but no gradient passes through it.
+fn hidden_key_note(attention: &Attention, cell: Cell) -> Option<String> {
+    if cell.matrix != MatrixName::DWeights {
+        return None;
+    }
+    let weight = attention.weights_of(cell.head).get((cell.row, cell.col))?;
+    (*weight == 0.0).then(|| {
+        "this key's weight is 0 (hidden by the mask): d_weights says how L would change with a \
+         weight the softmax never gives it, and dS passes nothing of it back"
+            .to_string()
+    })
 }
 
 /// What a mask cell did to its score, when it did anything: hid the key, or shifted the score.
