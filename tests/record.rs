@@ -105,3 +105,50 @@ fn a_classroom_records_only_its_presenters_screen() {
     );
     assert!(!dir.path().join("class.cast").exists());
 }
+
+#[test]
+fn record_with_a_subcommand_that_draws_nothing_is_refused() {
+    let dir = tempfile::TempDir::new().unwrap();
+    for args in [
+        ["--record", "x.cast", "list"].as_slice(),
+        ["--record", "x.cast", "show", "cat-sleeps"].as_slice(),
+    ] {
+        let out = common::attn_tutor(&dir).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--record x.cast records the tutor"),
+            "{args:?}"
+        );
+    }
+    assert!(!dir.path().join("x.cast").exists());
+}
+
+#[test]
+fn a_class_that_cannot_start_leaves_no_recording_behind() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let cast_path = dir.path().join("class.cast");
+    // A port already taken: the class never starts, in a real terminal as a teacher runs it.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let mut command = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+    command.args([
+        "serve",
+        "--open",
+        "--present",
+        "--listen",
+        &address,
+        "--record",
+    ]);
+    command.arg(cast_path.to_str().unwrap());
+    command.env("TERM", "xterm-256color");
+    let mut server = PtyChild::spawn(command);
+    let status = server.wait_for_exit();
+    assert!(!status.success());
+    assert!(
+        server.screen_text().contains("error"),
+        "{}",
+        server.screen_text()
+    );
+    assert!(!cast_path.exists(), "the header alone is left behind");
+    drop(taken);
+}

@@ -277,3 +277,57 @@ fn the_readmes_picture_is_what_show_draws() {
          softmax --cell 2,2 --format svg > docs/images/cat-sleeps-softmax.svg"
     );
 }
+
+#[test]
+fn wide_characters_take_two_cells_and_stay_whole_in_the_text() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("wide.toml");
+    std::fs::write(
+        &path,
+        "format = 1\ntitle = \"猫が寝る\"\ntokens = [\"猫\", \"犬が寝る\"]\n\
+         embeddings = [[1, 0], [0, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\n\
+         w_v = [[1, 2], [3, 4]]\n",
+    )
+    .unwrap();
+    let text = show_svg(path.to_str().unwrap(), &["--step", "scores"]);
+    let svg = roxmltree::Document::parse(&text).unwrap();
+    let mut found = false;
+    for node in svg.descendants().filter(|node| node.has_tag_name("text")) {
+        let content = node.text().unwrap_or_default();
+        let cells = attn_tutor::lesson::text::columns(content) as f64;
+        let length: f64 = node.attribute("textLength").unwrap().parse().unwrap();
+        assert_eq!(length, cells * CELL_WIDTH, "{content:?}");
+        found |= content.contains("犬が寝る");
+    }
+    assert!(found, "the label whole in one text:\n{text}");
+}
+
+#[test]
+fn characters_xml_refuses_are_replaced_and_the_picture_parses() {
+    assert_eq!(
+        attn_tutor::ui::svg::escaped("a\u{ffff}b\u{fffe}"),
+        "a\u{fffd}b\u{fffd}"
+    );
+}
+
+#[test]
+fn a_page_skips_the_cell_where_a_step_has_no_such_cell_and_a_picture_names_the_step() {
+    let page = common::show("cat-sleeps", &["--format", "html", "--cell", "1,2"]);
+    assert_eq!(page.matches("<section>").count(), 7);
+    let dir = TempDir::new().unwrap();
+    let out = common::attn_tutor(&dir)
+        .args([
+            "show",
+            "cat-sleeps",
+            "--step",
+            "online_softmax",
+            "--cell",
+            "1,3",
+        ])
+        .args(["--format", "svg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("in m on the Online softmax step"), "{said}");
+}

@@ -138,7 +138,7 @@ impl Tutor {
 
     /// Which of a matrix kept apart is on screen: the tile's for the online softmax's state,
     /// the token's for a generation step's (0 for every other matrix).
-    fn index_of(&self, name: MatrixName) -> usize {
+    pub fn index_of(&self, name: MatrixName) -> usize {
         if name.per_tile() {
             self.tile
         } else {

@@ -73,7 +73,8 @@ pub enum Command {
         /// N(0, 1) with seed S (a lesson's own `grad_output` is kept).
         #[arg(long, value_name = "S")]
         grad_seed: Option<u64>,
-        /// The screen's size for `--format svg` and `html`, in columns and rows.
+        /// The screen's size for `--format svg` and `html`, in columns and rows, from 80x24 to
+        /// 400x200.
         #[arg(long, value_name = "WxH", default_value = "80x24")]
         size: String,
         /// Output format.
@@ -234,7 +235,8 @@ pub enum ShowFormat {
     Text,
     Markdown,
     Json,
-    /// The tutor's screen of one step as a picture (`--size`, `--cell`).
+    /// The tutor's screen of one step (`--step`, else the first) as a picture (`--size`,
+    /// `--cell`); monochrome with --no-color or NO_COLOR.
     Svg,
     /// A self-contained page of the tutor's screens, one section per step (or `--step`'s).
     Html,
@@ -387,6 +389,17 @@ fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
 
 pub fn run(cli: Cli) -> ExitCode {
     let color = use_color(cli.no_color);
+    // `--record` records the tutor; a subcommand other than `practice` draws nothing to record.
+    if let (Some(path), Some(command)) = (&cli.record, &cli.command)
+        && !matches!(command, Command::Practice { .. })
+    {
+        eprintln!(
+            "error: --record {} records the tutor: use it with no subcommand (or `practice`); \
+             a classroom's presenter is recorded by `serve --present --record FILE`",
+            crate::lesson::text::printable_path(path)
+        );
+        return ExitCode::from(status::INVALID);
+    }
     let practice = match &cli.command {
         Some(Command::Practice { lesson }) => Some(lesson.clone()),
         _ => None,

@@ -39,11 +39,13 @@ fn size(text: &str) -> Result<(u16, u16), String> {
     Ok((width, height))
 }
 
-/// The screen of `step` as the tutor draws it, with the cursor on `cell` when one is asked.
+/// The screen of `step` as the tutor draws it, with the cursor on `cell` when one is asked. A
+/// cell that names no cell of the step's result is an error when `cell_required` (one
+/// picture), and leaves the cursor where it is on a page of every step, as `show`'s text does.
 fn screen(
     app: &mut App,
     step: Step,
-    cell: Option<&str>,
+    (cell, cell_required): (Option<&str>, bool),
     (width, height): (u16, u16),
     theme: &Theme,
 ) -> Result<Buffer, String> {
@@ -55,16 +57,28 @@ fn screen(
         .ok_or_else(|| format!("this lesson has no {} step", step.key()))?;
     tutor.go_to_step(index);
     if let Some(spec) = cell {
-        let cell = resolve_cell(&tutor.attention, tutor.focus, spec, tutor.token)
-            .map_err(|problem| format!("--cell {spec}: {problem}"))?;
-        update(
-            app,
-            Action::Select {
-                matrix: cell.matrix,
-                row: cell.row,
-                col: Some(cell.col),
-            },
-        );
+        let focus = tutor.focus;
+        match resolve_cell(&tutor.attention, focus, spec, tutor.index_of(focus)) {
+            Ok(cell) => {
+                update(
+                    app,
+                    Action::Select {
+                        matrix: cell.matrix,
+                        row: cell.row,
+                        col: Some(cell.col),
+                    },
+                );
+            }
+            Err(problem) if cell_required => {
+                return Err(format!(
+                    "--cell {}: {problem} in {} on the {} step",
+                    crate::lesson::text::printable(spec),
+                    tutor.attention.symbol_in(focus, tutor.head),
+                    step.title()
+                ));
+            }
+            Err(_) => {}
+        }
     }
     let mut terminal =
         Terminal::new(TestBackend::new(width, height)).map_err(|error| error.to_string())?;
@@ -135,7 +149,7 @@ fn pictures(
             let shown = asked.step.map_or_else(|| steps.clone(), |step| vec![step]);
             let mut sections = String::new();
             for step in shown {
-                let buffer = screen(&mut app, step, asked.cell, size, &theme)?;
+                let buffer = screen(&mut app, step, (asked.cell, false), size, &theme)?;
                 sections.push_str(&format!(
                     "<section>\n<h2>{}</h2>\n{}</section>\n",
                     escaped(&title(step)),
@@ -146,7 +160,7 @@ fn pictures(
         }
         _ => {
             let step = asked.step.or(steps.first().copied()).ok_or("no step")?;
-            let buffer = screen(&mut app, step, asked.cell, size, &theme)?;
+            let buffer = screen(&mut app, step, (asked.cell, true), size, &theme)?;
             Ok(buffer_svg(&buffer, &title(step)))
         }
     }

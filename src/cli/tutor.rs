@@ -171,6 +171,7 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         let _ = writeln!(err, "error: cannot write the log: {error}");
         return status::INVALID;
     }
+    let args_record = args.record.clone();
     let record = match args
         .record
         .as_deref()
@@ -201,6 +202,13 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),
         Err(error) => {
             let _ = writeln!(err, "error: {error:#}");
+            // A class that never started leaves no recording (its header alone) to stand in
+            // the way of the next; one that recorded anything keeps it.
+            if let Some(path) = &args_record
+                && std::fs::read_to_string(path).is_ok_and(|cast| cast.lines().count() <= 1)
+            {
+                let _ = std::fs::remove_file(path);
+            }
             status::INVALID
         }
     }
@@ -239,6 +247,12 @@ fn start_recording(path: &Path, lesson: Option<&str>) -> Result<crate::term::rec
         Some(lesson) => format!("attn-tutor {}", printable(lesson)),
         None => "attn-tutor".to_string(),
     };
+    if path.is_dir() {
+        return Err(format!(
+            "--record {}: that is a folder; give a file name, like demo.cast",
+            printable_path(path)
+        ));
+    }
     crate::term::record::Cast::create(path, size, &title).map_err(|error| {
         if error.kind() == std::io::ErrorKind::AlreadyExists {
             format!(

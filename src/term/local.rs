@@ -156,6 +156,11 @@ pub fn run_with(
     tracing::info!("tutor started");
     match record {
         Some(cast) => {
+            if let Ok(mut cast) = cast.lock()
+                && let Err(error) = cast.began()
+            {
+                tracing::warn!(%error, "the recording could not be written");
+            }
             let recorder = Recorder::new(stdout(), Arc::clone(&cast));
             let mut terminal = Terminal::new(CrosstermBackend::new(recorder))?;
             // A cast that cannot be written stops growing; the tutor goes on.
@@ -167,14 +172,20 @@ pub fn run_with(
                 }
                 Err(_) => tracing::warn!("the recording stopped"),
             };
-            event_loop(
+            let ran = event_loop(
                 &mut terminal,
                 &mut app,
                 &theme,
                 &stop,
                 between_keys,
                 &mut resized,
-            )?;
+            );
+            if let Ok(mut cast) = cast.lock()
+                && let Err(error) = cast.ended()
+            {
+                tracing::warn!(%error, "the recording could not be written");
+            }
+            ran?;
         }
         None => {
             let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;

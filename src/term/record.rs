@@ -75,16 +75,29 @@ impl Cast {
         Arc::new(Mutex::new(self))
     }
 
+    /// One event, written whole as one line and flushed.
     fn event(&mut self, kind: &str, data: &str) -> io::Result<()> {
         let seconds = self.started.elapsed().as_secs_f64();
-        serde_json::to_writer(&mut self.file, &(seconds, kind, data))?;
-        self.file.write_all(b"\n")?;
+        let mut line = serde_json::to_string(&(seconds, kind, data))?;
+        line.push('\n');
+        self.file.write_all(line.as_bytes())?;
         self.file.flush()
     }
 
     /// The terminal was resized to `width` × `height`.
     pub fn resized(&mut self, (width, height): (u16, u16)) -> io::Result<()> {
         self.event("r", &format!("{width}x{height}"))
+    }
+
+    /// The tutor took the terminal: the alternate screen, cleared, as the terminal guard
+    /// writes it before any frame (a player starting on a screen with text must not show it).
+    pub fn began(&mut self) -> io::Result<()> {
+        self.event("o", "\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
+    }
+
+    /// The tutor gave the terminal back: the shell's screen again, the cursor shown.
+    pub fn ended(&mut self) -> io::Result<()> {
+        self.event("o", "\u{1b}[?1049l\u{1b}[?25h")
     }
 }
 
@@ -96,6 +109,8 @@ pub struct Recorder<W: Write> {
     cast: Arc<Mutex<Cast>>,
     /// Bytes since the last frame; a character cut by the buffer's end waits for the rest.
     pending: Vec<u8>,
+    /// The cast could not be written (a full disk): it stops growing, the tutor goes on.
+    failed: bool,
 }
 
 impl<W: Write> Recorder<W> {
@@ -104,6 +119,7 @@ impl<W: Write> Recorder<W> {
             terminal,
             cast,
             pending: Vec::new(),
+            failed: false,
         }
     }
 }
@@ -117,6 +133,10 @@ impl<W: Write> Write for Recorder<W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.terminal.flush()?;
+        if self.failed {
+            self.pending.clear();
+            return Ok(());
+        }
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -128,10 +148,16 @@ impl<W: Write> Write for Recorder<W> {
         };
         let text = String::from_utf8_lossy(&self.pending[..complete]).into_owned();
         self.pending.drain(..complete);
-        self.cast
-            .lock()
-            .map_err(|_| io::Error::other("the recording stopped"))?
-            .event("o", &text)
+        let written = match self.cast.lock() {
+            Ok(mut cast) => cast.event("o", &text),
+            Err(_) => Err(io::Error::other("the recording stopped")),
+        };
+        // The learner's session matters more than its recording.
+        if let Err(error) = written {
+            tracing::warn!(%error, "the recording could not be written; it stops here");
+            self.failed = true;
+        }
+        Ok(())
     }
 }
 
@@ -169,5 +195,27 @@ mod tests {
         assert_eq!(lines.len(), 4);
         // Never over a file that is there.
         assert!(Cast::create(&path, (80, 24), "again").is_err());
+    }
+
+    #[test]
+    fn a_recording_that_cannot_go_on_stops_and_the_terminal_keeps_its_frames() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let cast = Cast::create(&dir.path().join("lost.cast"), (80, 24), "t")
+            .unwrap()
+            .shared();
+        // A thread that dies holding the cast leaves it unusable, as a failed write would.
+        let held = Arc::clone(&cast);
+        let _ = std::thread::spawn(move || {
+            let _guard = held.lock().unwrap();
+            panic!("the cast is lost");
+        })
+        .join();
+        let mut recorder = Recorder::new(Vec::new(), cast);
+        recorder.write_all(b"frame 1").unwrap();
+        assert!(recorder.flush().is_ok());
+        recorder.write_all(b", frame 2").unwrap();
+        assert!(recorder.flush().is_ok());
+        assert_eq!(recorder.terminal, b"frame 1, frame 2");
+        assert!(recorder.failed);
     }
 }

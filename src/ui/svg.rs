@@ -128,12 +128,18 @@ pub fn escaped(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            // XML 1.0 refuses most control characters even as entities.
-            ch if ch.is_control() => out.push('\u{fffd}'),
+            // XML 1.0 refuses most control characters, even as entities, and U+FFFE, U+FFFF.
+            ch if !is_xml_char(ch) => out.push('\u{fffd}'),
             ch => out.push(ch),
         }
     }
     out
+}
+
+/// Whether XML 1.0 allows `ch` in a document: tab, newline, carriage return, and the rest of
+/// Unicode but the other control characters, the surrogates and U+FFFE, U+FFFF.
+fn is_xml_char(ch: char) -> bool {
+    matches!(ch, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
 }
 
 /// The picture of a buffer, `title` its `<title>` (what a screen reader says of it).
@@ -168,8 +174,12 @@ pub fn buffer_svg(buffer: &Buffer, title: &str) -> String {
                     break;
                 }
                 text.push_str(cell.symbol());
-                col += 1;
+                // A wide character takes its cell and the next, whatever that one holds.
+                col +=
+                    u16::try_from(crate::lesson::text::columns(cell.symbol()).max(1)).unwrap_or(1);
             }
+            let col_end = col.min(area.width);
+            col = col_end;
             let cells = u32::from(col - start);
             let x = u32::from(start) * CELL_WIDTH;
             if let Some(background) = &look.background {
