@@ -331,3 +331,30 @@ fn a_page_skips_the_cell_where_a_step_has_no_such_cell_and_a_picture_names_the_s
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("in m on the Online softmax step"), "{said}");
 }
+
+#[test]
+fn a_crossed_out_step_of_the_formula_is_crossed_out_in_the_picture() {
+    // A lesson that scales has nothing crossed out; one that does not crosses out " / √d_k".
+    let text = show_svg("cat-sleeps", &["--step", "scores"]);
+    assert!(!text.contains("line-through"));
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("unscaled.toml");
+    std::fs::write(
+        &path,
+        "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nscale = false\n\
+         embeddings = [[1, 0], [0, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\n\
+         w_v = [[1, 2], [3, 4]]\n",
+    )
+    .unwrap();
+    let text = show_svg(path.to_str().unwrap(), &["--step", "scores"]);
+    let svg = roxmltree::Document::parse(&text).unwrap();
+    let crossed: Vec<&str> = svg
+        .descendants()
+        .filter(|node| node.attribute("text-decoration") == Some("line-through"))
+        .filter_map(|node| node.text())
+        .collect();
+    assert!(
+        crossed.iter().any(|text| text.contains("√d_k")),
+        "{crossed:?}"
+    );
+}

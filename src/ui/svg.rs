@@ -31,6 +31,7 @@ struct Look {
     background: Option<String>,
     bold: bool,
     underline: bool,
+    crossed_out: bool,
     dim: bool,
     italic: bool,
 }
@@ -50,6 +51,7 @@ impl Look {
             background,
             bold: modifier.contains(Modifier::BOLD),
             underline: modifier.contains(Modifier::UNDERLINED),
+            crossed_out: modifier.contains(Modifier::CROSSED_OUT),
             dim: modifier.contains(Modifier::DIM),
             italic: modifier.contains(Modifier::ITALIC),
         }
@@ -190,7 +192,7 @@ pub fn buffer_svg(buffer: &Buffer, title: &str) -> String {
                     cells * CELL_WIDTH
                 );
             }
-            if text.trim().is_empty() && !look.underline {
+            if text.trim().is_empty() && !look.underline && !look.crossed_out {
                 continue;
             }
             let mut attributes = format!("fill=\"{}\"", look.foreground);
@@ -200,8 +202,11 @@ pub fn buffer_svg(buffer: &Buffer, title: &str) -> String {
             if look.italic {
                 attributes.push_str(" font-style=\"italic\"");
             }
-            if look.underline {
-                attributes.push_str(" text-decoration=\"underline\"");
+            match (look.underline, look.crossed_out) {
+                (true, true) => attributes.push_str(" text-decoration=\"underline line-through\""),
+                (true, false) => attributes.push_str(" text-decoration=\"underline\""),
+                (false, true) => attributes.push_str(" text-decoration=\"line-through\""),
+                (false, false) => {}
             }
             if look.dim {
                 attributes.push_str(" opacity=\"0.6\"");
