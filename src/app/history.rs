@@ -41,11 +41,7 @@ pub fn head_cell(attention: &Attention, matrix: MatrixName, row: usize, col: usi
         return Cell::new(matrix, row, col);
     }
     let slot = col / width;
-    let head = match per {
-        crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
-        crate::pipeline::Per::QueryHead | crate::pipeline::Per::Lesson => slot,
-    };
-    Cell::new(matrix, row, col % width).in_head(head)
+    Cell::new(matrix, row, col % width).in_head(heads.head_of_slot(per, slot))
 }
 
 /// One reversible change to a lesson.

@@ -402,10 +402,7 @@ impl Tutor {
                     continue;
                 }
                 for slot in 0..heads.count(name.per()) {
-                    let head = match name.per() {
-                        crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
-                        _ => slot,
-                    };
+                    let head = heads.head_of_slot(name.per(), slot);
                     // A generation step's matrices are compared at the token on screen; the
                     // marks go when the token changes (`set_token`).
                     let index = self.index_of(name);

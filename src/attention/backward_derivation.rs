@@ -56,26 +56,19 @@ impl Attention {
                         .collect::<Option<_>>()?,
                 }
             }
-            Op::HeadsProduct { left, right } => {
-                let heads: Vec<usize> = match left.per() {
-                    Per::KvGroup => (0..self.heads().kv)
-                        .map(|group| self.heads().first_of_group(group))
-                        .collect(),
-                    Per::QueryHead | Per::Lesson => (0..self.heads().query).collect(),
-                };
-                BackwardRule::HeadsDot {
-                    blocks: heads
-                        .into_iter()
-                        .map(|head| {
-                            let width = self.matrix_in(left, head)?.ncols();
-                            let terms = (0..width)
-                                .map(|m| Some((at(left, head, row, m)?, at(right, head, col, m)?)))
-                                .collect::<Option<_>>()?;
-                            Some((head, terms))
-                        })
-                        .collect::<Option<_>>()?,
-                }
-            }
+            Op::HeadsProduct { left, right } => BackwardRule::HeadsDot {
+                blocks: self
+                    .heads()
+                    .slot_heads(left.per())
+                    .map(|head| {
+                        let width = self.matrix_in(left, head)?.ncols();
+                        let terms = (0..width)
+                            .map(|m| Some((at(left, head, row, m)?, at(right, head, col, m)?)))
+                            .collect::<Option<_>>()?;
+                        Some((head, terms))
+                    })
+                    .collect::<Option<_>>()?,
+            },
             Op::SoftmaxBackward { weights, grad } => {
                 let keys = self.matrix_in(weights, head)?.ncols();
                 BackwardRule::SoftmaxBackward {

@@ -93,10 +93,7 @@ impl Attention {
                 continue;
             }
             for slot in 0..heads.count(name.per()) {
-                let head = match name.per() {
-                    crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
-                    _ => slot,
-                };
+                let head = heads.head_of_slot(name.per(), slot);
                 let (Some(left_matrix), Some(right_matrix)) = (
                     self.matrix_at(left, head, token),
                     self.matrix_at(right, head, token),

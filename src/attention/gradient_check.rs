@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use super::{Attention, Cell, MatrixName};
 use crate::lesson::Lesson;
-use crate::pipeline::Per;
 
 /// More input cells than this are checked a sample of, spread evenly over each matrix: every
 /// cell costs two passes.
@@ -69,12 +68,8 @@ fn gradient_cell(
     let grouped = attention.has(MatrixName::DKGroup);
     // A block of every head's (or group's) columns: the head whose matrix the column is in.
     let block = |gradient: MatrixName, width: usize| {
-        let head = match gradient.per() {
-            Per::Lesson => 0,
-            Per::QueryHead => col / width,
-            Per::KvGroup => heads.first_of_group(col / width),
-        };
-        Cell::new(gradient, row, col % width).in_head(head)
+        Cell::new(gradient, row, col % width)
+            .in_head(heads.head_of_slot(gradient.per(), col / width))
     };
     let cell = match input {
         MatrixName::WQ => block(MatrixName::DWQ, d_k),

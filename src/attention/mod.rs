@@ -148,7 +148,7 @@ impl Attention {
                         let operands = Operands {
                             matrices: &matrices,
                             heads,
-                            head: head_of_slot(heads, name, slot),
+                            head: heads.head_of_slot(name.per(), slot),
                             model_width,
                             every_core: parallel && count == 1,
                             token: None,
@@ -252,7 +252,7 @@ impl Attention {
                 let operands = Operands {
                     matrices: &matrices,
                     heads,
-                    head: head_of_slot(heads, name, slot),
+                    head: heads.head_of_slot(name.per(), slot),
                     model_width: self.model_width,
                     every_core: false,
                     token: name.kept_apart().then_some((self, token)),
@@ -391,7 +391,7 @@ impl Attention {
         Operands {
             matrices: &self.matrices,
             heads: self.heads(),
-            head: head_of_slot(self.heads(), name, slot),
+            head: self.heads().head_of_slot(name.per(), slot),
             model_width: self.model_width,
             every_core: false,
             token: token.map(|token| (self, token)),
@@ -561,15 +561,6 @@ pub fn value_in(matrices: &Matrices, heads: Heads, cell: Cell) -> Option<f64> {
         .get(heads.slot(cell.matrix.per(), cell.head))?
         .matrix();
     (cell.row < matrix.nrows() && cell.col < matrix.ncols()).then(|| matrix[(cell.row, cell.col)])
-}
-
-/// The query head a slot of `name` is computed for: a group's first head for a K/V group's.
-fn head_of_slot(heads: Heads, name: MatrixName, slot: usize) -> usize {
-    match name.per() {
-        crate::pipeline::Per::Lesson => 0,
-        crate::pipeline::Per::QueryHead => slot,
-        crate::pipeline::Per::KvGroup => heads.first_of_group(slot),
-    }
 }
 
 /// Each token as a label, a repeated one with its 1-based position as a subscript so that
@@ -887,15 +878,8 @@ fn evaluate(
         }
         Op::HeadsProduct { left, right } => {
             // One term per query head, or per K/V group when the gradient is a group's.
-            use crate::pipeline::Per;
-            let heads: Vec<usize> = match left.per() {
-                Per::KvGroup => (0..operands.heads.kv)
-                    .map(|group| operands.heads.first_of_group(group))
-                    .collect(),
-                Per::QueryHead | Per::Lesson => (0..operands.heads.query).collect(),
-            };
             let mut sum: Option<DMatrix<f64>> = None;
-            for head in heads {
+            for head in operands.heads.slot_heads(left.per()) {
                 let (l, r) = (operands.of_head(left, head), operands.of_head(right, head));
                 if l.ncols() != r.ncols() {
                     return DMatrix::zeros(0, 0);

@@ -41,12 +41,7 @@ impl Attention {
         values: MatrixName,
     ) -> Option<OnlineRule> {
         let (head, row, index) = (cell.head, cell.row, cell.token);
-        let keys = self.matrix_in(scores, head)?.ncols();
-        let first = index * self.tile;
-        if first >= keys {
-            return None;
-        }
-        let last = (first + self.tile - 1).min(keys - 1);
+        let (first, last) = self.tile_keys(index)?.into_inner();
         let at = |matrix: MatrixName, row: usize, col: usize, tile: usize| {
             let cell = Cell::new(matrix, row, col).in_head(head).at_tile(tile);
             self.value(cell).map(|value| Operand { cell, value })
@@ -72,7 +67,7 @@ impl Attention {
         Some(OnlineRule {
             part,
             tile: index,
-            tiles: keys.div_ceil(self.tile),
+            tiles: self.tile_count(),
             before,
             max_before,
             max: own(MatrixName::OnlineMax),

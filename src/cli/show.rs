@@ -875,14 +875,12 @@ fn backward_fields(attention: &Attention) -> Document<'_> {
     let heads = attention.heads();
     // Every head's (or group's) block side by side, as the lesson's own matrix is laid out.
     let side_by_side = |name: MatrixName| -> Option<DMatrix<f64>> {
-        let firsts: Vec<usize> = match name.per() {
-            Per::Lesson => return attention.matrix(name).cloned(),
-            Per::QueryHead => (0..heads.query).collect(),
-            Per::KvGroup => (0..heads.kv).map(|g| heads.first_of_group(g)).collect(),
-        };
-        let blocks: Vec<&DMatrix<f64>> = firsts
-            .iter()
-            .map(|head| attention.matrix_in(name, *head))
+        if name.per() == Per::Lesson {
+            return attention.matrix(name).cloned();
+        }
+        let blocks: Vec<&DMatrix<f64>> = heads
+            .slot_heads(name.per())
+            .map(|head| attention.matrix_in(name, head))
             .collect::<Option<_>>()?;
         let rows = blocks.first()?.nrows();
         let width: usize = blocks.iter().map(|block| block.ncols()).sum();

@@ -403,11 +403,7 @@ impl Lesson {
             };
             for col in 0..values.ncols() {
                 let block = col / width.max(1);
-                let head = match gradient.per() {
-                    crate::pipeline::Per::Lesson => 0,
-                    crate::pipeline::Per::QueryHead => block,
-                    crate::pipeline::Per::KvGroup => heads.first_of_group(block),
-                };
+                let head = heads.head_of_slot(gradient.per(), block);
                 let Some(grad) = attention.matrix_in(gradient, head) else {
                     continue;
                 };

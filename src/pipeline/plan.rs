@@ -88,6 +88,23 @@ impl Heads {
         }
     }
 
+    /// The query head slot `slot` of a matrix that comes `per` head, group or lesson is
+    /// computed for and named by: a group's first head for a K/V group's, head 0 for the
+    /// lesson's.
+    pub fn head_of_slot(self, per: super::Per, slot: usize) -> usize {
+        match per {
+            super::Per::Lesson => 0,
+            super::Per::QueryHead => slot,
+            super::Per::KvGroup => self.first_of_group(slot),
+        }
+    }
+
+    /// The query head each slot of a matrix that comes `per` head, group or lesson is
+    /// computed for, slot by slot (`head_of_slot`).
+    pub fn slot_heads(self, per: super::Per) -> impl Iterator<Item = usize> {
+        (0..self.count(per)).map(move |slot| self.head_of_slot(per, slot))
+    }
+
     /// The slot of head `head`'s matrix among `count(per)`.
     pub fn slot(self, per: super::Per, head: usize) -> usize {
         match per {
