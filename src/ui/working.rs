@@ -231,9 +231,9 @@ fn draw_lines(
             .iter()
             .map(|line| (line.clone(), Style::new()))
             .collect();
-        let more = lines.len() - head - 1;
+        // At least two: a line more than fits hides the result's line and one other.
         let marker = (
-            format!("   … {more} more line{}", if more == 1 { "" } else { "s" }),
+            format!("   … {} more lines", lines.len() - head - 1),
             theme.muted(),
         );
         // The result right after the lines shown: it comes first, the notes after it go.
@@ -628,5 +628,45 @@ mod tests {
         assert_eq!(bar(0.5, 4), "██");
         assert_eq!(bar(1.0 / 32.0, 4), "▏");
         assert_eq!(bar(0.0, 4), "");
+    }
+}
+
+#[cfg(test)]
+mod elision_tests {
+    use super::*;
+
+    fn drawn(lines: &[&str], result: Option<usize>, height: u16) -> Vec<String> {
+        let lines: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
+        let area = Rect::new(0, 0, 20, height);
+        let mut buf = Buffer::empty(area);
+        draw_lines(&lines, result, area, &Theme::monochrome(), &mut buf);
+        (0..height)
+            .map(|y| {
+                (0..20)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_working_too_long_keeps_its_result_and_drops_its_notes_first() {
+        let lines = ["a = f", "  = 1 + 2", "  = 3", "note 1", "note 2", "hint"];
+        assert_eq!(
+            drawn(&lines, Some(2), 4),
+            ["a = f", "  = 1 + 2", "  = 3", "   … 3 more lines"]
+        );
+        // Further down, the result comes after the elision.
+        assert_eq!(
+            drawn(&lines, Some(2), 3),
+            ["a = f", "   … 4 more lines", "  = 3"]
+        );
+        // Without a result to keep, the last line stays, as before.
+        assert_eq!(
+            drawn(&lines, None, 3),
+            ["a = f", "   … 4 more lines", "hint"]
+        );
     }
 }
