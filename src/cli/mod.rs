@@ -118,10 +118,11 @@ pub enum Command {
         /// Only this lesson.
         lesson: Option<String>,
     },
-    /// Serve a classroom over SSH: every student who connects gets their own tutor.
+    /// Serve a classroom over SSH (and with --web, in browsers): every student who connects
+    /// gets their own tutor.
     ///
-    /// Students need nothing but ssh: `ssh -p 2222 NAME@HOST`. Choose who may join with
-    /// exactly one of --open, --password-file or --authorized-keys.
+    /// Students need nothing but ssh: `ssh -p 2222 NAME@HOST`, or with --web a browser. Choose
+    /// who may join with exactly one of --open, --password-file or --authorized-keys.
     Serve(ServeArgs),
     /// Run a lab: an experiment swept over settings, printed as a table or JSON.
     Lab {
@@ -148,6 +149,20 @@ pub struct ServeArgs {
     /// Also offer every *.toml lesson of this folder (repeatable).
     #[arg(long, value_name = "DIR")]
     pub lessons: Vec<PathBuf>,
+    /// Also serve a browser seat on this address and port: a page with a terminal, for
+    /// students without ssh (school laptops, tablets).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub web: Option<std::net::SocketAddr>,
+    /// With --web: serve browsers only, no SSH.
+    #[arg(long, requires = "web")]
+    pub no_ssh: bool,
+    /// With --web: serve the page over HTTPS with this PEM certificate (chain), so the join
+    /// code does not cross the network in the clear.
+    #[arg(long, requires_all = ["web", "tls_key"], value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// With --tls-cert: the certificate's PEM private key.
+    #[arg(long, requires = "tls_cert", value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
     /// The server's Ed25519 host key; made on first start (mode 0600) and reused.
     #[arg(long, value_name = "FILE")]
     pub host_key: Option<PathBuf>,

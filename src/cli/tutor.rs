@@ -154,6 +154,24 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
             return status::INVALID;
         }
     };
+    if args.web.is_some() && matches!(access, Access::Keys(_)) {
+        let _ = writeln!(
+            err,
+            "error: --authorized-keys is for SSH only: a browser has no SSH key to show\n\
+             help: give the class a join code with --password-file (or use --open) to add --web"
+        );
+        return status::INVALID;
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => match crate::serve::tls_config(cert, key) {
+            Ok(config) => Some(config),
+            Err(error) => {
+                let _ = writeln!(err, "error: {error:#}");
+                return status::INVALID;
+            }
+        },
+        _ => None,
+    };
     let logged = match &args.log {
         Some(path) => start_log(path),
         // The presenter's terminal shows the tutor: a log there would scribble over it.
@@ -185,7 +203,8 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         None => None,
     };
     let options = ServeOptions {
-        listen: args.listen,
+        listen: (!args.no_ssh).then_some(args.listen),
+        web: args.web.map(|listen| crate::serve::WebOptions { listen, tls }),
         entries,
         host_key: args.host_key,
         access,

@@ -1,4 +1,5 @@
-//! What students type to join: the `ssh` line with an address they can reach. A server that
+//! What students type to join: the `ssh` line, or the page's address, with an address they can
+//! reach. A server that
 //! listens on every address (0.0.0.0 or ::) names this machine's own addresses, which a
 //! teacher would otherwise have to look up.
 
@@ -10,7 +11,18 @@ const MOST: usize = 4;
 /// The join lines for a server listening on `listening`, given this machine's addresses.
 pub fn join_lines(listening: SocketAddr, machine: &[IpAddr]) -> Vec<String> {
     let port = listening.port();
-    let line = |host: String| format!("ssh -p {port} NAME@{host}");
+    lines(listening, machine, |host| format!("ssh -p {port} NAME@{host}"))
+}
+
+/// The addresses browser students open, for a page served on `listening`.
+pub fn web_lines(listening: SocketAddr, machine: &[IpAddr], tls: bool) -> Vec<String> {
+    let port = listening.port();
+    let scheme = if tls { "https" } else { "http" };
+    lines(listening, machine, |host| format!("{scheme}://{host}:{port}/"))
+}
+
+/// One line per address students can reach the server at.
+fn lines(listening: SocketAddr, machine: &[IpAddr], line: impl Fn(String) -> String) -> Vec<String> {
     let ip = listening.ip();
     if !ip.is_unspecified() {
         return vec![line(host(ip))];
@@ -88,6 +100,19 @@ mod tests {
         assert_eq!(
             join_lines("0.0.0.0:22".parse().unwrap(), &ips(&["127.0.0.1"])),
             ["ssh -p 22 NAME@THIS-MACHINE"]
+        );
+    }
+
+    #[test]
+    fn browsers_are_given_the_pages_address() {
+        let machine = ips(&["127.0.0.1", "192.168.1.20"]);
+        assert_eq!(
+            web_lines("0.0.0.0:8080".parse().unwrap(), &machine, false),
+            ["http://192.168.1.20:8080/"]
+        );
+        assert_eq!(
+            web_lines("[::1]:8443".parse().unwrap(), &machine, true),
+            ["https://[::1]:8443/"]
         );
     }
 

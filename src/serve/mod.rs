@@ -10,6 +10,8 @@ mod places;
 mod session;
 mod sign_ins;
 mod student;
+mod web;
+mod wire;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,6 +23,7 @@ use anyhow::Context;
 use russh::Disconnect;
 
 pub use access::Access;
+pub use web::tls::config as tls_config;
 
 use crate::app::{Action, App, Audience, Classroom, PickerEntry, Presented, update};
 use crate::ui::Theme;
@@ -39,7 +42,10 @@ pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
 /// What `serve` was asked to do.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    pub listen: SocketAddr,
+    /// Where SSH students connect; none with `--no-ssh`.
+    pub listen: Option<SocketAddr>,
+    /// Where browser students open the page (`--web`).
+    pub web: Option<WebOptions>,
     pub entries: Vec<PickerEntry>,
     pub host_key: Option<PathBuf>,
     pub access: Access,
@@ -57,6 +63,22 @@ pub struct ServeOptions {
     pub lock: bool,
     /// Record the presenter's screen (`--record`).
     pub record: Option<crate::term::record::SharedCast>,
+}
+
+/// The browser seat's address, and its TLS settings for HTTPS.
+#[derive(Clone)]
+pub struct WebOptions {
+    pub listen: SocketAddr,
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
+}
+
+impl std::fmt::Debug for WebOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebOptions")
+            .field("listen", &self.listen)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
 }
 
 /// What every student's connection shares.
@@ -180,7 +202,11 @@ async fn connection(
 ) {
     let peer = watch.peer;
     let handle = Arc::new(Mutex::new(None));
-    let guard = tokio::spawn(guard(Arc::clone(&watch), Arc::clone(&handle), limits));
+    let guard = tokio::spawn(guard(
+        Arc::clone(&watch),
+        Farewell::Ssh(Arc::clone(&handle)),
+        limits,
+    ));
     let student = Student::new(Arc::clone(&shared), Some(peer), Arc::clone(&watch), place);
     // The guard ends a client that never sends its version line: this then fails.
     let session = match russh::server::run_stream(config, stream, student).await {
@@ -210,12 +236,37 @@ async fn connection(
     tracing::info!(%peer, sessions, "connection closed");
 }
 
-/// Ends a connection that does not finish the SSH handshake in time, does not sign in in time,
-/// or, once in, leaves the keyboard for too long. The handle to the session comes once the
-/// client's version line has.
+/// How the guard sends a connection away.
+pub(crate) enum Farewell {
+    /// With an SSH disconnect message, once the session's handle has come (with the client's
+    /// version line).
+    Ssh(Arc<Mutex<Option<russh::server::Handle>>>),
+    /// A browser seat's page is told by its tutor (idle) or sees its socket close.
+    Web,
+}
+
+impl Farewell {
+    fn no_handshake(&self) -> &'static str {
+        match self {
+            Farewell::Ssh(_) => "no SSH handshake within the handshake deadline",
+            Farewell::Web => "no HTTP request within the handshake deadline",
+        }
+    }
+
+    async fn say(&self, why: &str) {
+        let Farewell::Ssh(handle) = self else { return };
+        let handle = handle.lock().ok().and_then(|handle| handle.clone());
+        if let Some(handle) = handle {
+            let _ = tokio::time::timeout(Duration::from_secs(1), disconnect(&handle, why)).await;
+        }
+    }
+}
+
+/// Ends a connection that does not finish its handshake (SSH's key exchange, or a browser's
+/// request) in time, does not sign in in time, or, once in, leaves the keyboard for too long.
 async fn guard(
     watch: Arc<Watch>,
-    handle: Arc<Mutex<Option<russh::server::Handle>>>,
+    farewell: Farewell,
     (login_deadline, idle_timeout): (Duration, Duration),
 ) {
     let peer = watch.peer;
@@ -227,7 +278,7 @@ async fn guard(
         () = watch.until_ended() => return,
     }
     if !watch.handshake_done.load(Ordering::SeqCst) {
-        tracing::info!(%peer, "dropped: no SSH handshake within the handshake deadline");
+        tracing::info!(%peer, "dropped: {}", farewell.no_handshake());
         watch.end();
         return;
     }
@@ -235,20 +286,12 @@ async fn guard(
         () = until(login_deadline) => {}
         () = watch.until_ended() => return,
     }
-    let handle = handle.lock().ok().and_then(|handle| handle.clone());
     if !watch.signed_in.load(Ordering::SeqCst) {
         tracing::info!(%peer, "dropped: not signed in within the login deadline");
-        if let Some(handle) = &handle {
-            let _ = tokio::time::timeout(
-                Duration::from_secs(1),
-                disconnect(handle, "sign-in took too long"),
-            )
-            .await;
-        }
+        farewell.say("sign-in took too long").await;
         watch.end();
         return;
     }
-    let Some(handle) = handle else { return };
     loop {
         let idle = watch.idle_for();
         if idle >= idle_timeout {
@@ -260,7 +303,12 @@ async fn guard(
                 tutor.end(Ending::Idle);
                 tokio::time::sleep(Duration::from_secs(5)).await;
             }
-            disconnect(&handle, "no key pressed for too long; connect again").await;
+            farewell
+                .say("no key pressed for too long; connect again")
+                .await;
+            if matches!(farewell, Farewell::Web) {
+                watch.end();
+            }
             return;
         }
         tokio::time::sleep(idle_timeout - idle).await;
@@ -271,54 +319,66 @@ async fn guard(
 /// sends every student home with their terminal restored. Prints where students connect
 /// before it starts. Returns the signal that stopped it, if one did.
 pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Option<i32>> {
-    let key_path = options
-        .host_key
-        .clone()
-        .unwrap_or_else(host_key::default_path);
-    let (key, created) = host_key::load_or_create(&key_path)?;
-    let fingerprint = host_key::fingerprint(&key);
-    let config = russh::server::Config {
-        methods: options.access.methods(),
-        keys: vec![key],
-        // A wrong password or key waits before the answer, so guessing is slow.
-        auth_rejection_time: Duration::from_secs(1),
-        auth_rejection_time_initial: Some(Duration::ZERO),
-        max_auth_attempts: 6,
-        // Idleness is judged by the student's own keys (see `connection`), not by traffic.
-        inactivity_timeout: None,
-        keepalive_interval: Some(Duration::from_secs(60)),
-        nodelay: true,
-        ..Default::default()
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
-    let listener = runtime
-        .block_on(async { listen(options.listen) })
-        .with_context(|| format!("cannot listen on {}", options.listen))?;
-    let address = listener.local_addr()?;
-    let joins = join::join_lines(address, &join::machine_addresses());
-    let join = joins[0].clone();
-    writeln!(out, "attn-tutor classroom listening on {address}")?;
+    let ssh = match options.listen {
+        Some(address) => Some(ssh_listener(&options, address, &runtime)?),
+        None => None,
+    };
+    let web = match &options.web {
+        Some(web) => {
+            let listener = runtime
+                .block_on(async { listen(web.listen) })
+                .with_context(|| format!("cannot listen on {} for browsers", web.listen))?;
+            Some((listener, web.tls.clone()))
+        }
+        None => None,
+    };
+    let machine = join::machine_addresses();
+    let mut joins = Vec::new();
+    match (&ssh, &web) {
+        (Some((listener, ..)), _) => writeln!(
+            out,
+            "attn-tutor classroom listening on {}",
+            listener.local_addr()?
+        )?,
+        (None, Some((listener, _))) => writeln!(
+            out,
+            "attn-tutor classroom listening on {} for browsers",
+            listener.local_addr()?
+        )?,
+        (None, None) => anyhow::bail!("nothing to listen on: give --listen or --web"),
+    }
     writeln!(out, "access: {}", options.access.describe())?;
-    writeln!(
-        out,
-        "host key {fingerprint} ({}{})",
-        key_path.display(),
-        if created { ", new" } else { "" }
-    )?;
-    for (index, line) in joins.iter().enumerate() {
-        let lead = if index == 0 {
-            "students connect with:"
-        } else {
-            "                   or:"
-        };
-        writeln!(out, "{lead}  {line}")?;
+    if let Some((listener, _, fingerprint, key_line)) = &ssh {
+        writeln!(out, "host key {fingerprint} ({key_line})")?;
+        let lines = join::join_lines(listener.local_addr()?, &machine);
+        write_joins(out, "students connect with:", &lines)?;
+        joins.extend(lines);
+    }
+    if let Some((listener, tls)) = &web {
+        let address = listener.local_addr()?;
+        if ssh.is_some() {
+            writeln!(out, "browsers: listening on {address}")?;
+        }
+        let lines = join::web_lines(address, &machine, tls.is_some());
+        write_joins(out, "students open the page:", &lines)?;
+        tracing::info!(page = %lines[0], "browsers open");
+        if tls.is_none() && !options.access.allows_anyone() {
+            writeln!(
+                out,
+                "note: plain HTTP: anyone on this network can read the join code as it is \
+                 typed; --tls-cert and --tls-key serve HTTPS"
+            )?;
+        }
+        joins.extend(lines);
     }
     out.flush()?;
-    tracing::info!(%address, "serving");
+    let join = joins.first().cloned().unwrap_or_default();
+    tracing::info!(join = %join, "serving");
 
     let (class_over, class_over_receiver) = tokio::sync::watch::channel(false);
     let presenter_app = options.present.map(|theme| {
@@ -335,6 +395,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     let presenter_channel = presenter_app
         .as_ref()
         .map(|(app, _)| tokio::sync::watch::channel(Arc::new(Presented::of(app, 0))));
+    let needs_code = !options.access.allows_anyone();
     let shared = Arc::new(Shared {
         entries: options.entries,
         access: options.access,
@@ -351,12 +412,26 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         class_over: class_over_receiver,
     });
     let limits = (options.login_deadline, options.idle_timeout);
-    runtime.spawn(accept(
-        listener,
-        Arc::clone(&shared),
-        Arc::new(config),
-        limits,
-    ));
+    if let Some((listener, config, _, _)) = ssh {
+        let config = Arc::new(config);
+        runtime.spawn(accept(
+            listener,
+            Arc::clone(&shared),
+            move |stream, watch, place, shared| {
+                connection(stream, watch, place, shared, Arc::clone(&config), limits)
+            },
+        ));
+    }
+    if let Some((listener, tls)) = web {
+        let site = web::Site::new(tls, needs_code);
+        runtime.spawn(accept(
+            listener,
+            Arc::clone(&shared),
+            move |stream, watch, place, shared| {
+                web::connection(stream, watch, place, shared, site.clone(), limits)
+            },
+        ));
+    }
 
     let stopped_by = match (presenter_app, presenter_channel) {
         (Some((app, theme)), Some((screen, _))) => {
@@ -377,6 +452,60 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     Ok(stopped_by)
 }
 
+/// The SSH side: its listening socket, its configuration, and the host key's fingerprint and
+/// where it is kept, for the banner.
+fn ssh_listener(
+    options: &ServeOptions,
+    address: SocketAddr,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<(
+    tokio::net::TcpListener,
+    russh::server::Config,
+    String,
+    String,
+)> {
+    let key_path = options
+        .host_key
+        .clone()
+        .unwrap_or_else(host_key::default_path);
+    let (key, created) = host_key::load_or_create(&key_path)?;
+    let fingerprint = host_key::fingerprint(&key);
+    let config = russh::server::Config {
+        methods: options.access.methods(),
+        keys: vec![key],
+        // A wrong password or key waits before the answer, so guessing is slow.
+        auth_rejection_time: Duration::from_secs(1),
+        auth_rejection_time_initial: Some(Duration::ZERO),
+        max_auth_attempts: 6,
+        // Idleness is judged by the student's own keys (see `connection`), not by traffic.
+        inactivity_timeout: None,
+        keepalive_interval: Some(Duration::from_secs(60)),
+        nodelay: true,
+        ..Default::default()
+    };
+    let listener = runtime
+        .block_on(async { listen(address) })
+        .with_context(|| format!("cannot listen on {address}"))?;
+    let key_line = format!(
+        "{}{}",
+        key_path.display(),
+        if created { ", new" } else { "" }
+    );
+    Ok((listener, config, fingerprint, key_line))
+}
+
+/// The banner's lines for one way in: the first after `lead`, the others under it.
+fn write_joins(out: &mut dyn std::io::Write, lead: &str, lines: &[String]) -> std::io::Result<()> {
+    for (index, line) in lines.iter().enumerate() {
+        if index == 0 {
+            writeln!(out, "{lead}  {line}")?;
+        } else {
+            writeln!(out, "{:>width$}  {line}", "or:", width = lead.len())?;
+        }
+    }
+    Ok(())
+}
+
 /// The listening socket, with room for a whole class connecting at once: tokio's default queue
 /// of 128 made a burst of 200 students wait a second for TCP to retry.
 fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
@@ -391,12 +520,13 @@ fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
 }
 
 /// Accepts connections for as long as the server runs.
-async fn accept(
-    listener: tokio::net::TcpListener,
-    shared: Arc<Shared>,
-    config: Arc<russh::server::Config>,
-    limits: (Duration, Duration),
-) {
+/// Every connection, SSH or browser, takes a place among its address's first; `serve` then
+/// runs it.
+async fn accept<F, C>(listener: tokio::net::TcpListener, shared: Arc<Shared>, serve: F)
+where
+    F: Fn(tokio::net::TcpStream, Arc<Watch>, Place, Arc<Shared>) -> C,
+    C: std::future::Future<Output = ()> + Send + 'static,
+{
     let mut connections = 0;
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -434,14 +564,7 @@ async fn accept(
         };
         let _ = stream.set_nodelay(true);
         tracing::info!(%peer, "connection");
-        tokio::spawn(connection(
-            stream,
-            watch,
-            place,
-            Arc::clone(&shared),
-            Arc::clone(&config),
-            limits,
-        ));
+        tokio::spawn(serve(stream, watch, place, Arc::clone(&shared)));
     }
 }
 

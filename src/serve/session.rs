@@ -1,5 +1,6 @@
 //! A student's tutor once their terminal is up: their app and screen, moved by their keys,
-//! their window size and the presenter, and drawn into their channel one frame at a time.
+//! their window size and the presenter, and drawn into their channel (SSH) or socket (browser)
+//! one frame at a time.
 //!
 //! The SSH handler only drops what arrives into the session's `Mailbox`; this task does the
 //! work. That keeps the connection's loop free to read window adjustments while a frame waits
@@ -17,8 +18,6 @@ use crossterm::event::{EnableBracketedPaste, EnableMouseCapture};
 use crossterm::terminal::EnterAlternateScreen;
 use ratatui::layout::{Rect, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use russh::ChannelWriteHalf;
-use russh::server::Msg;
 use tokio::sync::{Notify, watch};
 
 use crate::app::{Action, App, Classroom, Follow, Presented};
@@ -30,6 +29,7 @@ use crate::ui::Theme;
 
 use super::Shared;
 use super::student::{refuse_save, restore_terminal};
+use super::wire::Wire;
 
 /// Input kept while the session is busy; a client that sends more before its frames are read
 /// loses the excess rather than growing the server's memory.
@@ -111,7 +111,7 @@ pub struct Start {
     pub who: String,
     pub size: Size,
     pub theme: Theme,
-    pub writer: ChannelWriteHalf<Msg>,
+    pub writer: Wire,
     pub mailbox: Arc<Mailbox>,
     /// Ends with an error once the connection's handler is gone.
     pub connection: watch::Receiver<()>,
@@ -126,7 +126,7 @@ struct Session {
     theme: Theme,
     size: Size,
     decoder: Decoder,
-    writer: ChannelWriteHalf<Msg>,
+    writer: Wire,
     mailbox: Arc<Mailbox>,
     connection: watch::Receiver<()>,
     presenter: Option<watch::Receiver<Arc<Presented>>>,
@@ -294,7 +294,7 @@ impl Session {
             return true;
         }
         tokio::select! {
-            sent = self.writer.data_bytes(bytes) => sent.is_ok(),
+            sent = self.writer.send(bytes) => sent,
             _ = self.connection.changed() => false,
             _ = self.class_over.changed() => {
                 self.goodbye(Some(Ending::ClassOver)).await;
@@ -309,23 +309,16 @@ impl Session {
         let mut bytes = restore_terminal();
         let why = match ending {
             None => "",
-            Some(Ending::Idle) => {
-                "attn-tutor: no key pressed for a while; connect again to go on\r\n"
-            }
-            Some(Ending::ClassOver) => "attn-tutor: the class has ended\r\n",
+            Some(Ending::Idle) => "no key pressed for a while; connect again to go on",
+            Some(Ending::ClassOver) => "the class has ended",
         };
-        bytes.extend_from_slice(why.as_bytes());
+        if !why.is_empty() {
+            bytes.extend_from_slice(format!("attn-tutor: {why}\r\n").as_bytes());
+        }
         if let Some(ending) = ending {
             tracing::info!(student = %self.who, ?ending, "session ended by the server");
         }
-        let writer = &self.writer;
-        let farewell = async {
-            writer.data_bytes(bytes).await?;
-            writer.exit_status(0).await?;
-            writer.eof().await?;
-            writer.close().await
-        };
-        let _ = tokio::time::timeout(GOODBYE_WAIT, farewell).await;
+        let _ = tokio::time::timeout(GOODBYE_WAIT, self.writer.close(bytes, why)).await;
     }
 }
 

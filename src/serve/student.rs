@@ -22,6 +22,7 @@ use crate::ui::Theme;
 use super::client_text::{self, client_text};
 use super::places::Place;
 use super::session::{self, Mailbox};
+use super::wire::Wire;
 use super::{Shared, Watch};
 
 /// The largest terminal a client may claim: bigger sizes are clamped, so a client cannot make
@@ -400,7 +401,7 @@ impl russh::server::Handler for Student {
             who: self.who(),
             size: self.size,
             theme: Theme::detect(false, self.colorterm.as_deref(), Some(&term)),
-            writer,
+            writer: Wire::Ssh(writer),
             mailbox,
             connection: self.alive.subscribe(),
         }));
@@ -441,7 +442,7 @@ impl russh::server::Handler for Student {
 }
 
 /// A client's terminal size, kept within what the server is willing to draw.
-fn clamped(columns: u32, rows: u32) -> Size {
+pub fn clamped(columns: u32, rows: u32) -> Size {
     let columns = u16::try_from(columns).unwrap_or(u16::MAX).min(MAX_COLUMNS);
     let rows = u16::try_from(rows).unwrap_or(u16::MAX).min(MAX_ROWS);
     Size::new(columns, rows)

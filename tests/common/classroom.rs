@@ -254,6 +254,19 @@ impl Server {
         }
     }
 
+    /// The browser seat's page (the server was started with `--web 127.0.0.1:0`), as its log
+    /// names it.
+    pub fn page(&self) -> String {
+        let log = self.wait_for_log("the browser seat's page", |log| {
+            log.contains("browsers open page=")
+        });
+        log.split("browsers open page=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("the log names no page:\n{log}"))
+            .to_string()
+    }
+
     /// Fails the test if the server has stopped (one student's refusal must not end the class).
     pub fn assert_still_serving(&mut self) {
         let status = match &mut self.process {

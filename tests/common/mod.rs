@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod arithmetic;
+pub mod browser;
 pub mod classroom;
 pub mod pty;
 

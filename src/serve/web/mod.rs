@@ -1,0 +1,261 @@
+//! The browser seat (`serve --web ADDR`): a page with a terminal (xterm.js) that joins the
+//! class over a WebSocket and drives the same per-student tutor as an SSH seat, under the same
+//! rules: places per address, join codes paced per address, the handshake, login and idle
+//! deadlines, and one frame in flight. Nothing else is served: the page, its assets and the
+//! socket's path; every other path is 404, and the socket takes only the page's own origin.
+
+mod page;
+mod seat;
+pub mod tls;
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::FromRequestParts;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::response::IntoResponse;
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_rustls::rustls::ServerConfig;
+
+use super::client_text::{self, client_text};
+use super::places::Place;
+use super::{Farewell, HANDSHAKE_DEADLINE, Shared, Watch};
+
+/// The largest message a page may send: a paste, or a size. A bigger one closes the socket.
+const MAX_MESSAGE: usize = 64 * 1024;
+
+/// The request head a browser sends is a few hundred bytes; hyper's smallest buffer will do.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// What every browser connection needs besides the class.
+#[derive(Clone)]
+pub struct Site {
+    /// HTTPS when set.
+    pub tls: Option<Arc<ServerConfig>>,
+    /// The page, made once (it says whether a join code is asked for).
+    page: Arc<str>,
+}
+
+impl Site {
+    pub fn new(tls: Option<Arc<ServerConfig>>, needs_code: bool) -> Site {
+        Site {
+            tls,
+            page: page::page(needs_code).into(),
+        }
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+}
+
+/// One browser connection, from accept to close: TLS if asked for, one HTTP request (the page,
+/// an asset, or the WebSocket), and, for a WebSocket, the seat until it ends.
+pub async fn connection(
+    stream: tokio::net::TcpStream,
+    watch: Arc<Watch>,
+    place: Place,
+    shared: Arc<Shared>,
+    site: Site,
+    limits: (Duration, Duration),
+) {
+    let guard = tokio::spawn(super::guard(Arc::clone(&watch), Farewell::Web, limits));
+    // The seat holds a copy of `done`; the connection ends when the seat has.
+    let (done, mut seat_over) = mpsc::channel::<()>(1);
+    let request = Request {
+        shared,
+        watch: Arc::clone(&watch),
+        place: Arc::new(Mutex::new(Some(place))),
+        site: site.clone(),
+        done,
+    };
+    match &site.tls {
+        Some(config) => {
+            match tokio_rustls::TlsAcceptor::from(Arc::clone(config))
+                .accept(stream)
+                .await
+            {
+                Ok(stream) => serve(stream, request).await,
+                Err(error) => {
+                    if !watch.has_ended() {
+                        let error = client_text(&error.to_string(), client_text::ERROR);
+                        tracing::info!(peer = %watch.peer, %error, "TLS handshake failed");
+                    }
+                }
+            }
+        }
+        None => serve(stream, request).await,
+    }
+    let _ = seat_over.recv().await;
+    guard.abort();
+}
+
+/// What answering one request needs.
+#[derive(Clone)]
+struct Request {
+    shared: Arc<Shared>,
+    watch: Arc<Watch>,
+    /// Taken by the seat when the request is a WebSocket.
+    place: Arc<Mutex<Option<Place>>>,
+    site: Site,
+    done: mpsc::Sender<()>,
+}
+
+/// One request on the connection, then it closes (no keep-alive: a connection is one page,
+/// one asset or one seat, each with its own place).
+async fn serve<S>(stream: S, request: Request)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let watch = Arc::clone(&request.watch);
+    let service = hyper::service::service_fn(move |incoming| {
+        let request = request.clone();
+        async move { Ok::<_, Infallible>(request.answer(incoming).await) }
+    });
+    let served = hyper::server::conn::http1::Builder::new()
+        .keep_alive(false)
+        .max_buf_size(MAX_HEAD)
+        .timer(TokioTimer::new())
+        .header_read_timeout(HANDSHAKE_DEADLINE)
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades()
+        .await;
+    if let Err(error) = served
+        && !watch.has_ended()
+    {
+        let error = client_text(&error.to_string(), client_text::ERROR);
+        tracing::debug!(peer = %watch.peer, %error, "browser connection ended with an error");
+    }
+}
+
+impl Request {
+    async fn answer(self, incoming: hyper::Request<hyper::body::Incoming>) -> Response<Body> {
+        self.watch.handshake_done();
+        let path = incoming.uri().path().to_string();
+        let method = incoming.method().clone();
+        let known = path == page::PAGE || path == page::SOCKET || page::asset(&path).is_some();
+        if !known {
+            tracing::debug!(
+                peer = %self.watch.peer,
+                path = %client_text(&path, client_text::LABEL),
+                "not found"
+            );
+            return plain(StatusCode::NOT_FOUND, "not found");
+        }
+        if method != Method::GET && method != Method::HEAD {
+            let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "only GET");
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return response;
+        }
+        if path == page::SOCKET {
+            return self.socket(incoming).await;
+        }
+        let (content_type, body): (&str, Body) = if path == page::PAGE {
+            (
+                "text/html; charset=utf-8",
+                Body::from(self.site.page.to_string()),
+            )
+        } else {
+            match page::asset(&path) {
+                Some(asset) => (asset.content_type, Body::from(asset.body)),
+                None => return plain(StatusCode::NOT_FOUND, "not found"),
+            }
+        };
+        let mut response = Response::new(body);
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        secure(headers);
+        response
+    }
+
+    /// The WebSocket: only from the page's own origin (a page elsewhere cannot drive a
+    /// student's seat with their browser), then the seat.
+    async fn socket(self, incoming: hyper::Request<hyper::body::Incoming>) -> Response<Body> {
+        let expected = format!(
+            "{}://{}",
+            self.site.scheme(),
+            incoming
+                .headers()
+                .get(header::HOST)
+                .and_then(|host| host.to_str().ok())
+                .unwrap_or("")
+        );
+        let origin = incoming
+            .headers()
+            .get(header::ORIGIN)
+            .and_then(|origin| origin.to_str().ok());
+        if !origin.is_some_and(|origin| origin.eq_ignore_ascii_case(&expected)) {
+            tracing::info!(
+                peer = %self.watch.peer,
+                origin = %client_text(origin.unwrap_or("(none)"), client_text::LABEL),
+                "WebSocket refused: not from this server's page"
+            );
+            return plain(
+                StatusCode::FORBIDDEN,
+                "the classroom's socket is for its own page",
+            );
+        }
+        let (mut parts, _) = incoming.into_parts();
+        let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+            Ok(upgrade) => upgrade,
+            Err(rejection) => return rejection.into_response(),
+        };
+        let Some(place) = self.place.lock().ok().and_then(|mut place| place.take()) else {
+            return plain(StatusCode::CONFLICT, "one seat per connection");
+        };
+        let seat = seat::Seat {
+            shared: self.shared,
+            watch: self.watch,
+            place,
+            done: self.done,
+        };
+        upgrade
+            .max_message_size(MAX_MESSAGE)
+            .max_frame_size(MAX_MESSAGE)
+            .on_failed_upgrade(|error| {
+                tracing::debug!(%error, "WebSocket upgrade failed");
+            })
+            .on_upgrade(move |socket| seat.run(socket))
+    }
+}
+
+/// A short plain-text answer.
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    secure(headers);
+    response
+}
+
+/// Headers on every answer: nothing on the page may come from elsewhere or be framed by
+/// another site, and nothing is sniffed or cached.
+fn secure(headers: &mut hyper::HeaderMap) {
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        // xterm.js styles its rows with style elements of its own making.
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+             connect-src 'self'; img-src 'self' data:; font-src 'self'; \
+             frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        ),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+}

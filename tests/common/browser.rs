@@ -1,0 +1,216 @@
+//! A real browser for the browser-seat tests: Debian's headless Chromium, driven over
+//! WebDriver by its chromedriver (with the fantoccini client), with a profile of its own that
+//! goes when the test ends.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::Instant;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use tempfile::TempDir;
+
+use super::classroom::{KillOnDrop, Server};
+use super::pty::{PATIENCE, POLL};
+
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// The flags that keep Chromium on this machine: no sandbox (the tests may run as root), no
+/// GPU, and none of its calls home, which a closed network refuses many times over.
+const FLAGS: [&str; 9] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1000,640",
+];
+
+/// Whether Chromium and chromedriver are installed; says so when not (and fails under CI,
+/// whose `.ci/run` installs them).
+pub fn installed(test: &str) -> bool {
+    for tool in [CHROMIUM, CHROMEDRIVER] {
+        if !Path::new(tool).exists() {
+            eprintln!("{test}:");
+            super::missing_tool(tool, "chromium and chromium-driver");
+            return false;
+        }
+    }
+    true
+}
+
+pub struct Browser {
+    client: Client,
+    runtime: tokio::runtime::Runtime,
+    _driver: KillOnDrop,
+    _profile: TempDir,
+}
+
+impl Browser {
+    pub fn start() -> Browser {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port for chromedriver")
+            .port();
+        let driver = KillOnDrop(
+            Command::new(CHROMEDRIVER)
+                .arg(format!("--port={port}"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("chromedriver starts"),
+        );
+        let profile = TempDir::new().unwrap();
+        let mut args: Vec<String> = FLAGS.iter().map(|flag| flag.to_string()).collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".to_string(),
+            serde_json::json!({ "binary": CHROMIUM, "args": args }),
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let address = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + PATIENCE;
+        let client = loop {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            let connected = runtime.block_on(
+                ClientBuilder::new(connector)
+                    .capabilities(capabilities.clone())
+                    .connect(&address),
+            );
+            match connected {
+                Ok(client) => break client,
+                Err(error) if Instant::now() < deadline => {
+                    let _ = error;
+                    thread::sleep(POLL);
+                }
+                Err(error) => panic!("chromedriver did not start Chromium: {error}"),
+            }
+        };
+        Browser {
+            client,
+            runtime,
+            _driver: driver,
+            _profile: profile,
+        }
+    }
+
+    /// Opens the server's page.
+    pub fn open(&self, server: &Server) {
+        let page = server.page();
+        self.runtime
+            .block_on(self.client.goto(&page))
+            .unwrap_or_else(|error| panic!("the browser cannot open {page}: {error}"));
+    }
+
+    /// Types into the join form and presses Join.
+    pub fn join(&self, name: &str, code: &str) {
+        self.runtime.block_on(async {
+            let field = self.client.find(Locator::Id("name")).await.unwrap();
+            field.clear().await.unwrap();
+            field.send_keys(name).await.unwrap();
+            let field = self.client.find(Locator::Id("code")).await.unwrap();
+            if field.is_displayed().await.unwrap() {
+                field.clear().await.unwrap();
+                field.send_keys(code).await.unwrap();
+            }
+            self.client
+                .find(Locator::Css("#join button"))
+                .await
+                .unwrap()
+                .click()
+                .await
+                .unwrap();
+        });
+    }
+
+    /// What the page's message line says.
+    pub fn message(&self) -> String {
+        self.text_of("#message")
+    }
+
+    /// The terminal's rows as the page draws them (xterm.js's DOM renderer), one per line.
+    pub fn screen(&self) -> String {
+        let rows = self.runtime.block_on(self.client.execute(
+            "return Array.from(document.querySelectorAll('.xterm-rows > div'), \
+             (row) => row.textContent.replace(/\\u00a0/g, ' ').trimEnd()).join('\\n');",
+            vec![],
+        ));
+        rows.ok()
+            .and_then(|rows| rows.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    fn text_of(&self, css: &str) -> String {
+        self.runtime
+            .block_on(async {
+                let element = self.client.find(Locator::Css(css)).await?;
+                element.text().await
+            })
+            .unwrap_or_default()
+    }
+
+    /// Waits until `ready` holds of what `read` returns, and returns that.
+    #[track_caller]
+    fn wait(&self, what: &str, read: impl Fn(&Browser) -> String, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let seen = read(self);
+            if ready(&seen) {
+                return seen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited {PATIENCE:?} in the browser for {what}; it shows:\n{seen}\n(message: {})",
+                self.message()
+            );
+            thread::sleep(POLL);
+        }
+    }
+
+    #[track_caller]
+    pub fn wait_for_screen(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        self.wait(what, Browser::screen, ready)
+    }
+
+    #[track_caller]
+    pub fn wait_for_message(&self, what: &str, words: &str) -> String {
+        self.wait(what, Browser::message, |message| message.contains(words))
+    }
+
+    /// Presses keys in the terminal, as the student would (WebDriver key events into the
+    /// terminal's own input element).
+    pub fn press(&self, keys: &str) {
+        self.runtime.block_on(async {
+            let input = self
+                .client
+                .find(Locator::Css(".xterm-helper-textarea"))
+                .await
+                .unwrap();
+            input.send_keys(keys).await.unwrap();
+        });
+    }
+
+    /// The window as a PNG.
+    pub fn screenshot(&self) -> Vec<u8> {
+        self.runtime
+            .block_on(self.client.screenshot())
+            .expect("a screenshot")
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let client = self.client.clone();
+        let _ = self.runtime.block_on(client.close());
+    }
+}

@@ -1,0 +1,100 @@
+//! The browser seat in a real browser (headless Chromium): a student opens the page, signs in
+//! with the join code, picks a lesson and steps through it; a presenter's step reaches a
+//! student who follows in a browser.
+
+mod common;
+
+use common::browser::{self, Browser};
+use common::classroom::{FIRST_LESSON, PICKER, Server, wait_for_status};
+use common::pty::top_line;
+
+const CODE: &str = "sunflower";
+
+/// `attn-tutor serve` with a join code, serving browsers as well as SSH.
+fn class_with_a_code() -> Server {
+    let dir = tempfile::TempDir::new().unwrap();
+    let code = dir.path().join("code");
+    std::fs::write(&code, format!("{CODE}\n")).unwrap();
+    let server = Server::start(&[
+        "--password-file",
+        code.to_str().unwrap(),
+        "--web",
+        "127.0.0.1:0",
+    ]);
+    // The code file is read at start.
+    drop(dir);
+    server
+}
+
+#[test]
+fn a_student_joins_in_a_browser_with_the_join_code_and_steps_through_a_lesson() {
+    if !browser::installed("a_student_joins_in_a_browser") {
+        return;
+    }
+    let server = class_with_a_code();
+    let browser = Browser::start();
+    browser.open(&server);
+
+    browser.join("ada", "sunfl0wer");
+    browser.wait_for_message("the wrong code refused", "not the class's join code");
+    browser.join("ada", CODE);
+    browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    assert!(
+        server
+            .log()
+            .contains("sign-in refused: wrong join code"),
+        "{}",
+        server.log()
+    );
+
+    browser.press("\u{E007}"); // Enter
+    let opened = browser.wait_for_screen("the first lesson's first step", |screen| {
+        top_line(screen).contains("· Embedding")
+    });
+    assert!(opened.contains(FIRST_LESSON) || opened.contains("The cat sleeps"), "{opened}");
+    browser.press("n");
+    browser.wait_for_screen("the next step", |screen| {
+        top_line(screen).contains("· Projection")
+    });
+    browser.press("p");
+    browser.wait_for_screen("the step before", |screen| {
+        top_line(screen).contains("· Embedding")
+    });
+
+    // The README's picture of the browser seat is this screen, taken again on request.
+    let shot = browser.screenshot();
+    assert!(shot.starts_with(b"\x89PNG"), "a PNG");
+    if std::env::var_os("ATTN_UPDATE_SCREENSHOT").is_some() {
+        std::fs::write("docs/images/browser-seat.png", &shot).unwrap();
+    }
+    let log = server.log();
+    assert!(log.contains("tutor started in a browser"), "{log}");
+}
+
+#[test]
+fn a_presenters_step_change_reaches_a_student_following_in_a_browser() {
+    if !browser::installed("a_presenters_step_change_reaches_a_browser") {
+        return;
+    }
+    let mut server = Server::present(&["--web", "127.0.0.1:0"]);
+    let browser = Browser::start();
+    browser.open(&server);
+    browser.join("grace", "");
+    browser.wait_for_screen("the following badge", |screen| screen.contains("following"));
+    wait_for_status(server.presenter(), "the student counted", "1 following");
+
+    server.presenter().press("\r");
+    server.presenter().wait_for_step("Embedding");
+    browser.wait_for_screen("the presenter's lesson", |screen| {
+        top_line(screen).contains("· Embedding")
+    });
+    server.presenter().press("n");
+    server.presenter().wait_for_step("Projection");
+    browser.wait_for_screen("the presenter's step", |screen| {
+        top_line(screen).contains("· Projection")
+    });
+    // The student's own n does not move a following screen.
+    browser.press("n");
+    browser.wait_for_screen("why n does nothing", |screen| screen.contains("f goes free"));
+    assert!(top_line(&browser.screen()).contains("· Projection"));
+}

@@ -1,0 +1,106 @@
+// The browser seat: a terminal (xterm.js) joined to the student's own tutor over one
+// WebSocket. Keys go to the server as the bytes a terminal would send, the screen comes back
+// as the bytes a terminal would receive; control messages (join, size, refusal, end) are JSON
+// text. The join code goes in the first message, never in an address or a cookie.
+"use strict";
+(function () {
+  const form = document.getElementById("join");
+  const message = document.getElementById("message");
+  const nameInput = document.getElementById("name");
+  const codeInput = document.getElementById("code");
+  const needsCode = document.body.dataset.join === "code";
+  document.getElementById("code-label").hidden = !needsCode;
+  codeInput.required = needsCode;
+
+  const encoder = new TextEncoder();
+  let socket = null;
+  let term = null;
+  let fit = null;
+  let joined = false;
+
+  function say(text) {
+    message.textContent = text;
+  }
+
+  function send(object) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(object));
+  }
+
+  function sendBytes(bytes) {
+    if (joined && socket.readyState === WebSocket.OPEN) socket.send(bytes);
+  }
+
+  // The terminal is made before joining, so the join can say how big it is.
+  function terminal() {
+    if (term) return;
+    term = new Terminal({
+      fontFamily: 'ui-monospace, "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',
+      fontSize: 15,
+      scrollback: 0,
+    });
+    fit = new FitAddon.FitAddon();
+    term.loadAddon(fit);
+    term.open(document.getElementById("terminal"));
+    fit.fit();
+    term.onData((data) => sendBytes(encoder.encode(data)));
+    // Mouse reports in the legacy encoding are bytes, not text.
+    term.onBinary((data) => sendBytes(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)));
+    term.onResize((size) => send({ size: { columns: size.cols, rows: size.rows } }));
+    window.addEventListener("resize", () => fit.fit());
+  }
+
+  function join() {
+    terminal();
+    send({
+      join: {
+        name: nameInput.value,
+        code: codeInput.value,
+        columns: term.cols,
+        rows: term.rows,
+      },
+    });
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    socket = new WebSocket(scheme + "//" + location.host + "/ws");
+    socket.binaryType = "arraybuffer";
+    socket.onopen = join;
+    socket.onmessage = (event) => {
+      if (typeof event.data !== "string") {
+        term.write(new Uint8Array(event.data));
+        return;
+      }
+      const said = JSON.parse(event.data);
+      if ("joined" in said) {
+        joined = true;
+        form.hidden = true;
+        term.focus();
+      } else if ("refused" in said) {
+        say(said.refused);
+        if (!said.again) socket.close();
+        codeInput.select();
+      } else if ("ended" in said) {
+        // The tutor has already written why on the screen.
+        joined = false;
+        document.title = "attn-tutor (session over)";
+        term.write("\r\n[session over: reload the page to join again]\r\n");
+      }
+    };
+    socket.onclose = () => {
+      if (joined) {
+        joined = false;
+        term.write("\r\n[attn-tutor: the connection closed; reload the page to join again]\r\n");
+      } else if (!message.textContent) {
+        say("The connection closed (sign-in took too long, or the server stopped). Try again.");
+      }
+    };
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    say("");
+    if (socket && socket.readyState === WebSocket.OPEN) join();
+    else connect();
+  });
+})();
