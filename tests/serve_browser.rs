@@ -40,9 +40,7 @@ fn a_student_joins_in_a_browser_with_the_join_code_and_steps_through_a_lesson() 
     browser.join("ada", CODE);
     browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
     assert!(
-        server
-            .log()
-            .contains("sign-in refused: wrong join code"),
+        server.log().contains("sign-in refused: wrong join code"),
         "{}",
         server.log()
     );
@@ -51,7 +49,10 @@ fn a_student_joins_in_a_browser_with_the_join_code_and_steps_through_a_lesson() 
     let opened = browser.wait_for_screen("the first lesson's first step", |screen| {
         top_line(screen).contains("· Embedding")
     });
-    assert!(opened.contains(FIRST_LESSON) || opened.contains("The cat sleeps"), "{opened}");
+    assert!(
+        opened.contains(FIRST_LESSON) || opened.contains("The cat sleeps"),
+        "{opened}"
+    );
     browser.press("n");
     browser.wait_for_screen("the next step", |screen| {
         top_line(screen).contains("· Projection")
@@ -95,6 +96,8 @@ fn a_presenters_step_change_reaches_a_student_following_in_a_browser() {
     });
     // The student's own n does not move a following screen.
     browser.press("n");
-    browser.wait_for_screen("why n does nothing", |screen| screen.contains("f goes free"));
+    browser.wait_for_screen("why n does nothing", |screen| {
+        screen.contains("f goes free")
+    });
     assert!(top_line(&browser.screen()).contains("· Projection"));
 }

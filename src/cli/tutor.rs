@@ -204,7 +204,9 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
     };
     let options = ServeOptions {
         listen: (!args.no_ssh).then_some(args.listen),
-        web: args.web.map(|listen| crate::serve::WebOptions { listen, tls }),
+        web: args
+            .web
+            .map(|listen| crate::serve::WebOptions { listen, tls }),
         entries,
         host_key: args.host_key,
         access,

@@ -11,18 +11,26 @@ const MOST: usize = 4;
 /// The join lines for a server listening on `listening`, given this machine's addresses.
 pub fn join_lines(listening: SocketAddr, machine: &[IpAddr]) -> Vec<String> {
     let port = listening.port();
-    lines(listening, machine, |host| format!("ssh -p {port} NAME@{host}"))
+    lines(listening, machine, |host| {
+        format!("ssh -p {port} NAME@{host}")
+    })
 }
 
 /// The addresses browser students open, for a page served on `listening`.
 pub fn web_lines(listening: SocketAddr, machine: &[IpAddr], tls: bool) -> Vec<String> {
     let port = listening.port();
     let scheme = if tls { "https" } else { "http" };
-    lines(listening, machine, |host| format!("{scheme}://{host}:{port}/"))
+    lines(listening, machine, |host| {
+        format!("{scheme}://{host}:{port}/")
+    })
 }
 
 /// One line per address students can reach the server at.
-fn lines(listening: SocketAddr, machine: &[IpAddr], line: impl Fn(String) -> String) -> Vec<String> {
+fn lines(
+    listening: SocketAddr,
+    machine: &[IpAddr],
+    line: impl Fn(String) -> String,
+) -> Vec<String> {
     let ip = listening.ip();
     if !ip.is_unspecified() {
         return vec![line(host(ip))];

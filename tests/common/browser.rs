@@ -161,7 +161,12 @@ impl Browser {
 
     /// Waits until `ready` holds of what `read` returns, and returns that.
     #[track_caller]
-    fn wait(&self, what: &str, read: impl Fn(&Browser) -> String, ready: impl Fn(&str) -> bool) -> String {
+    fn wait(
+        &self,
+        what: &str,
+        read: impl Fn(&Browser) -> String,
+        ready: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = Instant::now() + PATIENCE;
         loop {
             let seen = read(self);

@@ -216,7 +216,8 @@ impl Server {
         });
         let port = first
             .strip_prefix("attn-tutor classroom listening on 127.0.0.1:")
-            .and_then(|port| port.trim().parse().ok())
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|port| port.parse().ok())
             .unwrap_or_else(|| panic!("the banner's first line names no port: {first:?}"));
         Server {
             process: Process::Piped(process),
@@ -265,6 +266,16 @@ impl Server {
             .and_then(|rest| rest.split_whitespace().next())
             .unwrap_or_else(|| panic!("the log names no page:\n{log}"))
             .to_string()
+    }
+
+    /// The port of the browser seat's page.
+    pub fn page_port(&self) -> u16 {
+        let page = self.page();
+        page.trim_end_matches('/')
+            .rsplit(':')
+            .next()
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("the page's address names no port: {page}"))
     }
 
     /// Fails the test if the server has stopped (one student's refusal must not end the class).

@@ -6,6 +6,7 @@ pub mod arithmetic;
 pub mod browser;
 pub mod classroom;
 pub mod pty;
+pub mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -107,8 +107,8 @@ struct Request {
     done: mpsc::Sender<()>,
 }
 
-/// One request on the connection, then it closes (no keep-alive: a connection is one page,
-/// one asset or one seat, each with its own place).
+/// One request on the connection, then it closes (`secure` says `Connection: close`): a
+/// connection is one page, one asset or one seat, each with its own place.
 async fn serve<S>(stream: S, request: Request)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -119,7 +119,6 @@ where
         async move { Ok::<_, Infallible>(request.answer(incoming).await) }
     });
     let served = hyper::server::conn::http1::Builder::new()
-        .keep_alive(false)
         .max_buf_size(MAX_HEAD)
         .timer(TokioTimer::new())
         .header_read_timeout(HANDSHAKE_DEADLINE)
@@ -256,6 +255,12 @@ fn secure(headers: &mut hyper::HeaderMap) {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // hyper closes the connection after an answer that says so. (Its `keep_alive(false)`
+    // would also say it on the WebSocket's 101, which must say `Connection: upgrade`.)
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
 }

@@ -63,7 +63,13 @@ mod tests {
     #[test]
     fn every_asset_the_page_names_is_served() {
         let page = page(true);
-        for name in ["/xterm.js", "/xterm.css", "/addon-fit.js", "/seat.js", "/seat.css"] {
+        for name in [
+            "/xterm.js",
+            "/xterm.css",
+            "/addon-fit.js",
+            "/seat.js",
+            "/seat.css",
+        ] {
             assert!(page.contains(&format!("\"{name}\"")), "{name}");
             assert!(asset(name).is_some(), "{name}");
         }

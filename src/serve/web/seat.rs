@@ -248,7 +248,10 @@ impl Seat {
             self.watch.signed_in();
             self.place.signed_in();
             self.watch.input();
-            to_page.send(ToPage::Joined(name.clone()).message()).await.ok()?;
+            to_page
+                .send(ToPage::Joined(name.clone()).message())
+                .await
+                .ok()?;
             return Some((name, clamped(columns, rows), counted));
         }
     }

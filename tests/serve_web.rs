@@ -1,0 +1,431 @@
+//! What the browser seat's server accepts, without a browser: only its page, assets and
+//! socket; the socket only from its own page; join codes checked and paced as SSH's are; the
+//! deadlines; the class's size; HTTPS; and the tutor's frames for the page's keys and size.
+
+mod common;
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::classroom::{PICKER, Server, closed_by_the_server, silent_connection};
+use common::pty::top_line;
+use common::web::{Seat, get, http};
+
+const CODE: &str = "sunflower";
+
+/// A class served to browsers (and SSH) with `access`.
+fn class(access: &[&str]) -> Server {
+    let mut args = vec!["--web", "127.0.0.1:0"];
+    args.extend_from_slice(access);
+    Server::start(&args)
+}
+
+/// A class with the join code `CODE`; the folder with its file goes with the test.
+fn class_with_code(more: &[&str]) -> (Server, tempfile::TempDir) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let code = dir.path().join("code");
+    std::fs::write(&code, format!("{CODE}\n")).unwrap();
+    let mut args = vec!["--password-file", code.to_str().unwrap()];
+    args.extend_from_slice(more);
+    (class(&args), dir)
+}
+
+fn told(seat: &Seat, key: &str) -> Option<serde_json::Value> {
+    seat.said
+        .iter()
+        .rev()
+        .find_map(|said| said.get(key).cloned())
+}
+
+#[test]
+fn only_the_page_its_assets_and_its_socket_are_served() {
+    let server = class(&["--open"]);
+    let port = server.page_port();
+    let (status, page) = get(port, "/");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("text/html") && page.contains("<div id=\"terminal\">"));
+    assert!(
+        page.to_lowercase()
+            .contains("content-security-policy: default-src 'none'")
+    );
+    let (status, xterm) = get(port, "/xterm.js");
+    assert_eq!(status, 200);
+    // The vendored xterm.js, whole.
+    let vendored = include_str!("../web/vendor/xterm.js");
+    assert!(xterm.ends_with(vendored), "xterm.js is served as vendored");
+    for asset in ["/xterm.css", "/addon-fit.js", "/seat.js", "/seat.css"] {
+        assert_eq!(get(port, asset).0, 200, "{asset}");
+    }
+    for elsewhere in [
+        "/index.html",
+        "/../Cargo.toml",
+        "/%2e%2e/Cargo.toml",
+        "/xterm.js.map",
+        "/web/seat.js",
+        "/favicon.ico",
+        "/ws/",
+    ] {
+        assert_eq!(get(port, elsewhere).0, 404, "{elsewhere}");
+    }
+    let (status, answer) = http(
+        port,
+        &format!("POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\r\n"),
+    );
+    assert_eq!(status, 405, "{answer}");
+    // The socket's path without a WebSocket handshake is refused, not served.
+    assert_ne!(get(port, "/ws").0, 200);
+    // A request head larger than any browser's is refused.
+    let huge = format!(
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Filler: {}\r\n\r\n",
+        "a".repeat(100_000)
+    );
+    let (status, _) = http(port, &huge);
+    assert_eq!(status, 431);
+}
+
+#[test]
+fn the_socket_is_only_for_the_servers_own_page() {
+    let server = class(&["--open"]);
+    let port = server.page_port();
+    for origin in [
+        None,
+        Some("http://evil.example"),
+        Some(format!("https://127.0.0.1:{port}").as_str()),
+        Some(format!("http://127.0.0.1:{}", port + 1).as_str()),
+    ] {
+        let refused = Seat::connect(port, origin).err();
+        assert!(
+            refused.as_deref().is_some_and(|why| why.contains("403")),
+            "origin {origin:?}: {refused:?}"
+        );
+    }
+    let log = server.wait_for_log("the refusals", |log| {
+        log.contains("origin=http://evil.example")
+    });
+    assert!(
+        log.contains("WebSocket refused: not from this server's page"),
+        "{log}"
+    );
+    Seat::open(port);
+}
+
+#[test]
+fn a_student_signs_in_with_the_code_and_their_keys_and_size_move_their_tutor() {
+    let (server, _dir) = class_with_code(&[]);
+    let port = server.page_port();
+    let mut seat = Seat::open(port);
+    seat.join("ada", "sunflowers", 80, 24);
+    seat.wait_until("the refusal", |seat| told(seat, "refused").is_some());
+    assert_eq!(told(&seat, "again"), Some(serde_json::json!(true)));
+    assert!(
+        told(&seat, "refused")
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("join code")
+    );
+
+    seat.join("ada", CODE, 80, 24);
+    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    assert_eq!(told(&seat, "joined"), Some(serde_json::json!("ada")));
+    seat.press("\r");
+    seat.wait_until("the first step", |seat| {
+        top_line(&seat.screen_text()).contains("· Embedding")
+    });
+    seat.press("n");
+    seat.wait_until("the next step", |seat| {
+        top_line(&seat.screen_text()).contains("· Projection")
+    });
+    // A wider window: the tutor draws for it.
+    seat.resize(120, 40);
+    seat.wait_until("a 120-column frame", |seat| {
+        seat.screen_text()
+            .lines()
+            .any(|line| line.chars().count() > 80)
+    });
+    seat.press("q");
+    seat.press("q");
+    seat.wait_until("the goodbye", |seat| told(seat, "ended").is_some());
+    let log = server.wait_for_log("the seat closing", |log| {
+        log.contains("browser seat closed")
+    });
+    assert!(log.contains("sign-in refused: wrong join code"), "{log}");
+    assert!(log.contains("student=ada from 127.0.0.1"), "{log}");
+}
+
+#[test]
+fn six_wrong_codes_close_the_socket_and_the_server_goes_on() {
+    let (mut server, _dir) = class_with_code(&[]);
+    let port = server.page_port();
+    let mut seat = Seat::open(port);
+    for _ in 0..6 {
+        seat.join("mallory", "guess", 80, 24);
+    }
+    assert!(
+        seat.closes_within(Duration::from_secs(10)),
+        "{:?}",
+        seat.said
+    );
+    let refusals = seat
+        .said
+        .iter()
+        .filter(|said| said.get("refused").is_some())
+        .count();
+    assert_eq!(refusals, 6, "{:?}", seat.said);
+    assert_eq!(told(&seat, "again"), Some(serde_json::json!(false)));
+    server.assert_still_serving();
+    // A classmate still gets in.
+    let mut classmate = Seat::open(port);
+    classmate.join("grace", CODE, 80, 24);
+    classmate.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+}
+
+#[test]
+fn a_name_with_escapes_reaches_the_log_escaped_and_an_empty_name_is_asked_again() {
+    let server = class(&["--open"]);
+    let port = server.page_port();
+    let mut seat = Seat::open(port);
+    seat.join("  ", "", 80, 24);
+    seat.wait_until("the question", |seat| told(seat, "refused").is_some());
+    assert!(
+        told(&seat, "refused")
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("name")
+    );
+    seat.join("eve\x1b]2;PWNED\x07\u{202e}", "", 80, 24);
+    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    let log = server.wait_for_log("the sign-in", |log| {
+        log.contains("how=\"browser\"") || log.contains("how=browser")
+    });
+    assert!(
+        !log.contains('\x1b') && !log.contains('\u{202e}'),
+        "{log:?}"
+    );
+    assert!(
+        log.contains(r"eve\u{001b}]2;PWNED\u{0007}\u{202e}"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_message_bigger_than_any_page_sends_closes_the_socket() {
+    let server = class(&["--open"]);
+    let port = server.page_port();
+    let mut seat = Seat::open(port);
+    seat.join("ada", "", 80, 24);
+    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    seat.press(&"j".repeat(100 * 1024));
+    assert!(seat.closes_within(Duration::from_secs(10)));
+    // Something the page never sends closes it too.
+    let mut other = Seat::open(port);
+    other.send_text("{\"sudo\": true}");
+    assert!(other.closes_within(Duration::from_secs(10)));
+}
+
+#[test]
+fn the_class_size_counts_browser_seats() {
+    let server = class(&["--open", "--max-sessions", "1"]);
+    let port = server.page_port();
+    let mut first = Seat::open(port);
+    first.join("ada", "", 80, 24);
+    first.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    let mut second = Seat::open(port);
+    second.join("grace", "", 80, 24);
+    second.wait_until("the refusal", |seat| told(seat, "refused").is_some());
+    assert!(
+        told(&second, "refused")
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("full")
+    );
+    assert!(second.closes_within(Duration::from_secs(10)));
+    // When the first leaves, there is room again.
+    first.press("q");
+    first.press("q");
+    first.wait_until("the goodbye", |seat| told(seat, "ended").is_some());
+    server.wait_for_log("the seat closing", |log| {
+        log.contains("browser seat closed")
+    });
+    let mut third = Seat::open(port);
+    third.join("grace", "", 80, 24);
+    third.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+}
+
+#[test]
+fn a_browser_that_never_asks_or_never_joins_is_dropped_at_its_deadlines() {
+    let server = class(&["--open", "--login-seconds", "2"]);
+    let port = server.page_port();
+    let silent = silent_connection("127.0.0.1", port);
+    let mut seat = Seat::open(port);
+    assert!(
+        seat.closes_within(Duration::from_secs(10)),
+        "not dropped at the login deadline"
+    );
+    assert!(closed_by_the_server(silent));
+    let log = server.wait_for_log("both drops", |log| {
+        log.contains("dropped: no HTTP request within the handshake deadline")
+            && log.contains("dropped: not signed in within the login deadline")
+    });
+    assert!(!log.contains("tutor started"), "{log}");
+}
+
+#[test]
+fn browsers_only_with_no_ssh() {
+    let server = Server::start(&["--open", "--web", "127.0.0.1:0", "--no-ssh"]);
+    // The banner's port is the page's: nothing listens for SSH.
+    assert_eq!(server.port, server.page_port());
+    let mut seat = Seat::open(server.port);
+    seat.join("ada", "", 80, 24);
+    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+}
+
+/// A certificate for 127.0.0.1 and its key, in PEM files in `dir`, and a client that trusts it.
+fn certificate(
+    dir: &std::path::Path,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    Arc<tokio_rustls::rustls::ClientConfig>,
+) {
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let cert = dir.join("cert.pem");
+    let key = dir.join("key.pem");
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+    roots.add(made.cert.der().clone()).unwrap();
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let client = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    (cert, key, Arc::new(client))
+}
+
+#[test]
+fn with_a_certificate_the_page_and_the_socket_are_https_and_wss() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (cert, key, client) = certificate(dir.path());
+    let server = class(&[
+        "--open",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let page = server.page();
+    assert!(page.starts_with("https://127.0.0.1:"), "{page}");
+    let port = server.page_port();
+    // Plain HTTP on the TLS port gets nothing.
+    let (status, answer) = get(port, "/");
+    assert_eq!(status, 0, "plain HTTP answered on the HTTPS port: {answer}");
+    // The page's own origin is https.
+    let http_origin = format!("http://127.0.0.1:{port}");
+    assert!(Seat::connect_with(port, Some(&http_origin), Some(Arc::clone(&client))).is_err());
+    let origin = format!("https://127.0.0.1:{port}");
+    let mut seat = Seat::connect_with(port, Some(&origin), Some(client)).expect("wss joins");
+    seat.join("ada", "", 80, 24);
+    seat.wait_until("the picker over wss", |seat| {
+        seat.screen_text().contains(PICKER)
+    });
+}
+
+#[test]
+fn a_certificate_that_cannot_be_read_is_named_before_the_class_starts() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (cert, key, _) = certificate(dir.path());
+    let garbage = dir.path().join("garbage.pem");
+    std::fs::File::create(&garbage)
+        .unwrap()
+        .write_all(b"not a certificate\n")
+        .unwrap();
+    let serve = |cert: &std::path::Path, key: &std::path::Path| {
+        common::classroom::finish({
+            let mut command =
+                std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+            command
+                .args([
+                    "serve",
+                    "--open",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--web",
+                    "127.0.0.1:0",
+                ])
+                .arg("--host-key")
+                .arg(dir.path().join("host_key"))
+                .arg("--tls-cert")
+                .arg(cert)
+                .arg("--tls-key")
+                .arg(key);
+            command
+        })
+    };
+    let finished = serve(&garbage, &key);
+    assert!(!finished.status.success());
+    assert!(
+        finished.stderr.contains("--tls-cert") && finished.stderr.contains("garbage.pem"),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        finished.stderr.contains("BEGIN CERTIFICATE"),
+        "{}",
+        finished.stderr
+    );
+    let finished = serve(&cert, &garbage);
+    assert!(!finished.status.success());
+    assert!(
+        finished.stderr.contains("--tls-key") && finished.stderr.contains("garbage.pem"),
+        "{}",
+        finished.stderr
+    );
+    // A key that is not the certificate's.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let (_, other_key, _) = certificate(&other);
+    let finished = serve(&cert, &other_key);
+    assert!(!finished.status.success());
+    assert!(
+        finished.stderr.contains("do not go together"),
+        "{}",
+        finished.stderr
+    );
+}
+
+#[test]
+fn authorized_keys_are_for_ssh_only_and_say_so() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let keys = dir.path().join("authorized_keys");
+    std::fs::write(
+        &keys,
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGk2YXyD5xK7pVmVZz7QWqj8o8b0QxgVq8L0Yg1b3v8F ada\n",
+    )
+    .unwrap();
+    let finished = common::classroom::finish({
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"])
+            .arg("--authorized-keys")
+            .arg(&keys);
+        command
+    });
+    assert!(!finished.status.success());
+    assert!(
+        finished
+            .stderr
+            .contains("--authorized-keys is for SSH only"),
+        "{}",
+        finished.stderr
+    );
+    assert!(
+        finished.stderr.contains("--password-file"),
+        "{}",
+        finished.stderr
+    );
+}
