@@ -1,5 +1,7 @@
-//! Load benchmark of the SSH classroom: the real `attn-tutor serve` in its own process, and N
-//! students (50 by default) on loopback, each with its own russh client, pty and tutor. Every
+//! Load benchmark of the classroom: the real `attn-tutor serve --web` in its own process, and N
+//! students (50 by default) on loopback, each with its own tutor: half of them (`--browsers N`
+//! sets how many) in a browser seat, with a WebSocket client (tokio-tungstenite) speaking the
+//! page's messages, the others with a russh client and pty. Every
 //! student opens the first lesson and then presses cursor moves (h j k l) and step changes
 //! (n p), one key every 50–100 ms, jittered. It reports the key-to-frame latency (from sending
 //! a key to the end of the frame it caused; the Enter that opens the lesson is not counted), the
@@ -12,7 +14,8 @@
 //! students × 10 keys. `--sessions N` and `--keys N` after `--`, or `ATTN_BENCH_SESSIONS` and
 //! `ATTN_BENCH_KEYS`, set the counts in either mode. `--lesson FILE` (or `ATTN_BENCH_LESSON`)
 //! offers that lesson too and has every student open it instead (End, then Enter in the
-//! picker): the server's memory per student at a large lesson.
+//! picker): the server's memory per student at a large lesson. `--browsers N` (or
+//! `ATTN_BENCH_BROWSERS`) puts N of the students in browser seats (default: half).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -21,12 +24,16 @@ use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
+use futures_util::{SinkExt, StreamExt};
 use russh::client::{self, Handle, Msg};
 use russh::keys::PublicKeyOrCertificate;
 use russh::{Channel, ChannelMsg, Disconnect};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use tempfile::TempDir;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 /// Every frame the server draws ends by leaving synchronized-output mode (see `Painter::draw`).
 const FRAME_END: &[u8] = b"\x1b[?2026l";
@@ -48,14 +55,20 @@ fn main() -> ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
-    let (sessions, keys) = counts()?;
+    let (sessions, keys, browsers) = counts()?;
     let lesson = lesson()?;
     let server = Server::start(sessions, lesson.as_deref())?;
     // The client shares the machine (and its cores) with the server, as a loopback test must.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(classroom(&server, sessions, keys, lesson.is_some()));
+    let outcome = runtime.block_on(classroom(
+        &server,
+        sessions,
+        keys,
+        browsers,
+        lesson.is_some(),
+    ));
     let log = server.log();
     drop(server);
     let report = outcome?;
@@ -70,7 +83,7 @@ fn run() -> anyhow::Result<()> {
 
 /// Students and keys per student. `cargo bench` passes `--bench`; any other run (`cargo test
 /// --benches`, `--test`) is a smoke run that must be quick.
-fn counts() -> anyhow::Result<(usize, usize)> {
+fn counts() -> anyhow::Result<(usize, usize, usize)> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let full = args.iter().any(|arg| arg == "--bench") && !args.iter().any(|arg| arg == "--test");
     let setting = |flag: &str, variable: &str, full_default: usize, quick_default: usize| {
@@ -90,10 +103,24 @@ fn counts() -> anyhow::Result<(usize, usize)> {
             None => Ok(if full { full_default } else { quick_default }),
         }
     };
-    Ok((
-        setting("--sessions", "ATTN_BENCH_SESSIONS", 50, 3)?,
-        setting("--keys", "ATTN_BENCH_KEYS", 100, 10)?,
-    ))
+    let sessions = setting("--sessions", "ATTN_BENCH_SESSIONS", 50, 3)?;
+    let keys = setting("--keys", "ATTN_BENCH_KEYS", 100, 10)?;
+    let browsers = match args
+        .iter()
+        .position(|arg| arg == "--browsers")
+        .map(|at| args.get(at + 1).cloned().unwrap_or_default())
+        .or_else(|| std::env::var("ATTN_BENCH_BROWSERS").ok())
+    {
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|&count| count <= sessions)
+            .with_context(|| {
+                format!("--browsers / ATTN_BENCH_BROWSERS wants 0 to {sessions}, not {text:?}")
+            })?,
+        None => sessions.div_ceil(2),
+    };
+    Ok((sessions, keys, browsers))
 }
 
 /// The lesson every student opens, when not the first built-in one.
@@ -119,6 +146,8 @@ struct Server {
     child: Arc<Mutex<Child>>,
     pid: u32,
     port: u16,
+    /// The browser seat's port.
+    web_port: u16,
     /// Its stderr (the log) so far.
     log: Arc<Mutex<Vec<String>>>,
     _dir: TempDir,
@@ -140,7 +169,8 @@ impl Server {
             serve.arg("--lessons").arg(folder);
         }
         let mut child = serve
-            .args(["--open", "--listen", "127.0.0.1:0", "--host-key"])
+            .args(["--open", "--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"])
+            .arg("--host-key")
             .arg(dir.path().join("host_key"))
             .args(["--max-sessions", &limit, "--per-address", &limit])
             .stdin(Stdio::null())
@@ -165,6 +195,7 @@ impl Server {
             child,
             pid,
             port: 0,
+            web_port: 0,
             log: Arc::new(Mutex::new(Vec::new())),
             _dir: dir,
         };
@@ -206,6 +237,18 @@ impl Server {
             .strip_prefix("attn-tutor classroom listening on 127.0.0.1:")
             .and_then(|port| port.trim().parse().ok())
             .with_context(|| format!("the server's banner names no port: {first:?}"))?;
+        let page = "students open the page:  http://127.0.0.1:";
+        let web = loop {
+            let line = banner
+                .recv_timeout(PATIENCE)
+                .context("the server's banner names no page for browsers")?;
+            if let Some(rest) = line.strip_prefix(page) {
+                break rest.trim_end_matches('/').to_string();
+            }
+        };
+        server.web_port = web
+            .parse()
+            .with_context(|| format!("the page's address names no port: {web:?}"))?;
         Ok(server)
     }
 
@@ -293,25 +336,46 @@ impl client::Handler for Trusting {
     }
 }
 
+/// How a student is connected: an SSH channel, or a browser seat's WebSocket.
+enum Seat {
+    Ssh {
+        handle: Handle<Trusting>,
+        channel: Channel<Msg>,
+    },
+    Web(WebSocketStream<tokio::net::TcpStream>),
+}
+
 /// One connected student, on the tutor's screen.
 struct Student {
     name: String,
-    handle: Handle<Trusting>,
-    channel: Channel<Msg>,
+    seat: Seat,
     /// Data read past the end of the last frame.
     pending: Vec<u8>,
 }
 
 impl Student {
-    /// Connects, signs in as `name`, and asks for a shell on an 80×24 xterm; returns once the
-    /// first frame (the lesson picker) has arrived.
-    async fn join(port: u16, name: String) -> anyhow::Result<(Student, Duration)> {
+    /// Connects (over SSH, or as a browser seat on `web_port`), signs in as `name` on an 80×24
+    /// terminal; returns once the first frame (the lesson picker) has arrived.
+    async fn join(
+        port: u16,
+        web_port: Option<u16>,
+        name: String,
+    ) -> anyhow::Result<(Student, Duration)> {
         let started = Instant::now();
-        let student = within("joining", Student::connect(port, name)).await?;
+        let seat = match web_port {
+            Some(web_port) => within("joining", Student::browse(web_port, &name)).await?,
+            None => within("joining", Student::connect(port, &name)).await?,
+        };
+        let mut student = Student {
+            name,
+            seat,
+            pending: Vec::new(),
+        };
+        student.frame().await.context("waiting for the picker")?;
         Ok((student, started.elapsed()))
     }
 
-    async fn connect(port: u16, name: String) -> anyhow::Result<Student> {
+    async fn connect(port: u16, name: &str) -> anyhow::Result<Seat> {
         let config = Arc::new(client::Config {
             // As OpenSSH does for interactive sessions: a key must not wait for Nagle.
             nodelay: true,
@@ -319,7 +383,7 @@ impl Student {
         });
         let mut handle = client::connect(config, ("127.0.0.1", port), Trusting).await?;
         ensure!(
-            handle.authenticate_none(name.as_str()).await?.success(),
+            handle.authenticate_none(name).await?.success(),
             "the open server refused to sign in"
         );
         let channel = handle.channel_open_session().await?;
@@ -327,14 +391,24 @@ impl Student {
             .request_pty(true, "xterm-256color", 80, 24, 0, 0, &[])
             .await?;
         channel.request_shell(true).await?;
-        let mut student = Student {
-            name,
-            handle,
-            channel,
-            pending: Vec::new(),
-        };
-        student.frame().await.context("waiting for the picker")?;
-        Ok(student)
+        Ok(Seat::Ssh { handle, channel })
+    }
+
+    /// A browser seat, as the page makes one: the socket from the page's origin, then the join.
+    async fn browse(port: u16, name: &str) -> anyhow::Result<Seat> {
+        let mut request = format!("ws://127.0.0.1:{port}/ws").into_client_request()?;
+        request
+            .headers_mut()
+            .insert("Origin", format!("http://127.0.0.1:{port}").parse()?);
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+        // As browsers do for WebSockets.
+        stream.set_nodelay(true)?;
+        let (mut socket, _) = tokio_tungstenite::client_async(request, stream).await?;
+        let join = serde_json::json!({
+            "join": { "name": name, "code": "", "columns": 80, "rows": 24 }
+        });
+        socket.send(Message::Text(join.to_string().into())).await?;
+        Ok(Seat::Web(socket))
     }
 
     /// Reads up to the end of the next frame, and returns the frame.
@@ -344,17 +418,35 @@ impl Student {
                 let rest = self.pending.split_off(at + FRAME_END.len());
                 return Ok(std::mem::replace(&mut self.pending, rest));
             }
-            let message = within("waiting for a frame", async {
-                Ok(self.channel.wait().await)
-            })
-            .await?;
-            match message {
-                Some(ChannelMsg::Data { data }) => self.pending.extend_from_slice(&data),
-                Some(ChannelMsg::Failure) => bail!("the server refused the pty or the shell"),
-                Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
-                    bail!("the server ended the session")
+            match &mut self.seat {
+                Seat::Ssh { channel, .. } => {
+                    let message =
+                        within("waiting for a frame", async { Ok(channel.wait().await) }).await?;
+                    match message {
+                        Some(ChannelMsg::Data { data }) => self.pending.extend_from_slice(&data),
+                        Some(ChannelMsg::Failure) => {
+                            bail!("the server refused the pty or the shell")
+                        }
+                        Some(ChannelMsg::Eof | ChannelMsg::Close) | None => {
+                            bail!("the server ended the session")
+                        }
+                        Some(_) => {}
+                    }
                 }
-                Some(_) => {}
+                Seat::Web(socket) => {
+                    let message =
+                        within("waiting for a frame", async { Ok(socket.next().await) }).await?;
+                    match message {
+                        Some(Ok(Message::Binary(data))) => self.pending.extend_from_slice(&data),
+                        Some(Ok(Message::Text(said))) if said.contains("refused") => {
+                            bail!("the server refused the browser seat: {said}")
+                        }
+                        Some(Ok(Message::Close(_))) | Some(Err(_)) | None => {
+                            bail!("the server ended the browser seat")
+                        }
+                        Some(Ok(_)) => {}
+                    }
+                }
             }
         }
     }
@@ -362,12 +454,39 @@ impl Student {
     /// Sends a key and waits for the frame it causes: the time that took, and the frame.
     async fn press(&mut self, key: &'static [u8]) -> anyhow::Result<(Duration, Vec<u8>)> {
         let sent = Instant::now();
-        within("sending a key", async {
-            Ok(self.channel.data_bytes(key).await?)
-        })
-        .await?;
+        match &mut self.seat {
+            Seat::Ssh { channel, .. } => {
+                within("sending a key", async {
+                    Ok(channel.data_bytes(key).await?)
+                })
+                .await?
+            }
+            Seat::Web(socket) => {
+                within("sending a key", async {
+                    Ok(socket.send(Message::Binary(key.to_vec().into())).await?)
+                })
+                .await?
+            }
+        }
         let frame = self.frame().await?;
         Ok((sent.elapsed(), frame))
+    }
+
+    fn in_browser(&self) -> bool {
+        matches!(self.seat, Seat::Web(_))
+    }
+
+    async fn leave(self) {
+        match self.seat {
+            Seat::Ssh { handle, .. } => {
+                let _ = handle
+                    .disconnect(Disconnect::ByApplication, "class over", "en")
+                    .await;
+            }
+            Seat::Web(mut socket) => {
+                let _ = socket.close(None).await;
+            }
+        }
     }
 }
 
@@ -393,10 +512,12 @@ enum Kind {
     Step,
 }
 
-/// One key press: what it was, how long until its frame had arrived, the frame's size.
+/// One key press: what it was, from which seat, how long until its frame had arrived, the
+/// frame's size.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
     kind: Kind,
+    browser: bool,
     latency: Duration,
     bytes: usize,
 }
@@ -465,6 +586,7 @@ async fn drive(student: &mut Student, keys: usize, seed: u64, last: bool) -> any
         }
         run.samples.push(Sample {
             kind,
+            browser: student.in_browser(),
             latency,
             bytes: frame.len(),
         });
@@ -474,6 +596,7 @@ async fn drive(student: &mut Student, keys: usize, seed: u64, last: bool) -> any
 
 struct Report {
     sessions: usize,
+    browsers: usize,
     keys: usize,
     joined: usize,
     connect_time: Duration,
@@ -500,13 +623,19 @@ async fn classroom(
     server: &Server,
     sessions: usize,
     keys: usize,
+    browsers: usize,
     last: bool,
 ) -> anyhow::Result<Report> {
     let baseline = server.memory()?;
     let overflows_before = listen_overflows();
     let started = Instant::now();
     let joining: Vec<_> = (0..sessions)
-        .map(|index| tokio::spawn(Student::join(server.port, format!("student{index}"))))
+        .map(|index| {
+            // Browser seats and SSH students alternate, so both join at the same moments.
+            let web = (index * browsers / sessions != (index + 1) * browsers / sessions)
+                .then_some(server.web_port);
+            tokio::spawn(Student::join(server.port, web, format!("student{index}")))
+        })
         .collect();
     let (mut students, mut join_times, mut failures) = (Vec::new(), Vec::new(), Vec::new());
     for (index, joined) in joining.into_iter().enumerate() {
@@ -561,18 +690,15 @@ async fn classroom(
     let server_cpu = cpu_time(&server.pid.to_string())? - cpu_before.1;
     let driven = server.memory()?;
 
-    for student in &students {
-        let _ = student
-            .handle
-            .disconnect(Disconnect::ByApplication, "class over", "en")
-            .await;
+    for student in students {
+        student.leave().await;
     }
-    drop(students);
     // Time for the server to drop every session.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let left = server.memory()?;
     Ok(Report {
         sessions,
+        browsers,
         keys,
         joined,
         connect_time,
@@ -607,6 +733,11 @@ impl Report {
             self.sessions
         );
         println!(
+            "seats: {} in a browser seat (WebSocket), {} over SSH",
+            self.browsers,
+            self.sessions - self.browsers
+        );
+        println!(
             "sessions: {joined} of {} joined at once in {:.2} s (connect to picker: p50 {:.1} ms, \
              max {:.1} ms)",
             self.sessions,
@@ -633,16 +764,19 @@ impl Report {
             "key-to-frame", "keys", "p50 ms", "p95 ms", "p99 ms", "max ms", "bytes/key"
         );
         let kinds = [
-            ("all keys", None),
-            ("cursor move (h j k l)", Some(Kind::Cursor)),
-            ("step change (n p)", Some(Kind::Step)),
+            ("all keys", None, None),
+            ("cursor move (h j k l)", Some(Kind::Cursor), None),
+            ("step change (n p)", Some(Kind::Step), None),
+            ("  in a browser seat", None, Some(true)),
+            ("  over SSH", None, Some(false)),
         ];
         let mut overall_p99 = None;
-        for (label, kind) in kinds {
+        for (label, kind, browser) in kinds {
             let chosen: Vec<&Sample> = self
                 .samples
                 .iter()
                 .filter(|sample| kind.is_none_or(|kind| sample.kind == kind))
+                .filter(|sample| browser.is_none_or(|browser| sample.browser == browser))
                 .collect();
             if chosen.is_empty() {
                 println!("{label:<26}{:>7}", 0);
@@ -653,7 +787,7 @@ impl Report {
             let bytes = chosen.iter().map(|sample| sample.bytes).sum::<usize>() as f64
                 / chosen.len() as f64;
             let p99 = percentile(&latencies, 99);
-            if kind.is_none() {
+            if kind.is_none() && browser.is_none() {
                 overall_p99 = Some(p99);
             }
             println!(
