@@ -62,7 +62,11 @@ fn a_student_joins_in_a_browser_with_the_join_code_and_steps_through_a_lesson() 
         top_line(screen).contains("· Embedding")
     });
 
-    // The README's picture of the browser seat is this screen, taken again on request.
+    // The README's picture of the browser seat is the softmax step, taken again on request.
+    browser.press("nnnn");
+    browser.wait_for_screen("the softmax step", |screen| {
+        top_line(screen).contains("· Softmax")
+    });
     let shot = browser.screenshot();
     assert!(shot.starts_with(b"\x89PNG"), "a PNG");
     if std::env::var_os("ATTN_UPDATE_SCREENSHOT").is_some() {

@@ -241,6 +241,32 @@ fn the_presenters_status_line_counts_the_students_who_follow() {
     insta::assert_snapshot!("classroom_presenter_help_80x24", text(&help));
 }
 
+#[test]
+fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
+    use attn_tutor::app::{Audience, Classroom};
+    let mut app = open(lesson_index("cat-sleeps"));
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: "ssh -p 2222 NAME@192.168.1.20\nhttp://192.168.1.20:8080/".to_string(),
+    });
+    update(&mut app, Action::ToggleHelp);
+    let help = text(&draw(&app, &Theme::monochrome(), 80, 24));
+    let row = |words: &str| {
+        help.lines()
+            .find(|line| line.contains(words))
+            .unwrap_or_else(|| panic!("no {words:?} in the help:\n{help}"))
+            .to_string()
+    };
+    assert!(
+        row("Students join with:").contains("ssh -p 2222 NAME@192.168.1.20"),
+        "{help}"
+    );
+    assert!(
+        row("or open:").contains("http://192.168.1.20:8080/"),
+        "{help}"
+    );
+}
+
 /// cat-sleeps on step `number` with practice on.
 fn practising(number: usize) -> App {
     let mut app = open(lesson_index("cat-sleeps"));

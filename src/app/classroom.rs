@@ -13,7 +13,8 @@ pub enum Classroom {
     /// The teacher's own tutor, which students follow.
     Presenter {
         audience: Audience,
-        /// What students type to join, shown in the help.
+        /// What students type to join, shown in the help: the ssh command, and the browser
+        /// page's address on a line of its own.
         join: String,
     },
     /// A student's session in a class led by a presenter.

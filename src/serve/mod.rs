@@ -377,7 +377,20 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         joins.extend(lines);
     }
     out.flush()?;
-    let join = joins.first().cloned().unwrap_or_default();
+    // What the presenter's help shows: one way in of each kind, a line each.
+    let join = joins
+        .iter()
+        .filter(|line| line.starts_with("ssh "))
+        .take(1)
+        .chain(
+            joins
+                .iter()
+                .filter(|line| !line.starts_with("ssh "))
+                .take(1),
+        )
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
     tracing::info!(join = %join, "serving");
 
     let (class_over, class_over_receiver) = tokio::sync::watch::channel(false);
@@ -387,8 +400,10 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
             audience: Audience::default(),
             join: join.clone(),
         });
+        // The first way in fits the status line; the help (?) shows one of each kind.
+        let first = joins.first().cloned().unwrap_or_default();
         app.status = Some(crate::app::Status::info(format!(
-            "Presenting: students join with  {join}"
+            "Presenting: students join with  {first}"
         )));
         (app, theme)
     });

@@ -366,13 +366,16 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         })
         .collect();
     if let Some(Classroom::Presenter { join, .. }) = &app.classroom {
-        lines.insert(
-            0,
-            Line::from(Span::styled(
-                format!(" Students join with:  {join}"),
-                theme.title(),
-            )),
-        );
+        // One line per way in: the ssh command, the browser page.
+        let ways = join.lines().enumerate().map(|(index, way)| {
+            let lead = if index == 0 {
+                "Students join with:"
+            } else {
+                "or open:"
+            };
+            Line::from(Span::styled(format!(" {lead:>19}  {way}"), theme.title()))
+        });
+        lines.splice(0..0, ways);
     }
     if app.tutor.is_none() {
         lines.insert(
