@@ -218,6 +218,43 @@ fn html_is_one_page_with_a_picture_per_step() {
 }
 
 #[test]
+fn a_handout_of_every_step_is_step_all_and_a_picture_of_every_step_is_refused() {
+    let every = common::show("cat-sleeps", &["--format", "html"]);
+    let all = common::show("cat-sleeps", &["--format", "html", "--step", "all"]);
+    assert_eq!(all, every);
+    assert!(all.matches("<section>").count() > 1);
+    let dir = TempDir::new().unwrap();
+    let out = common::attn_tutor(&dir)
+        .args(["show", "cat-sleeps", "--format", "svg", "--step", "all"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("a picture is one screen") && said.contains("--format html"),
+        "{said}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_size_with_a_format_that_has_no_screen_is_refused_not_ignored() {
+    let dir = TempDir::new().unwrap();
+    for format in ["text", "markdown", "json"] {
+        let out = common::attn_tutor(&dir)
+            .args(["show", "cat-sleeps", "--format", format, "--size", "100x30"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("--size") && said.contains("--format svg"),
+            "{format}: {said}"
+        );
+    }
+}
+
+#[test]
 fn a_size_too_small_or_written_wrong_is_refused_with_what_would_be_right() {
     let dir = TempDir::new().unwrap();
     for (size, said) in [

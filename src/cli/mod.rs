@@ -58,9 +58,9 @@ pub enum Command {
     Show {
         /// A built-in lesson name or the path of a lesson file.
         lesson: String,
-        /// Show only this step.
+        /// Show only this step (`all`: every step, as without --step).
         #[arg(long, value_parser = step_parser())]
-        step: Option<Step>,
+        step: Option<StepChoice>,
         /// Explain this cell of each step's result: ROW,COL as token labels or 1-based numbers,
         /// like `cat,sat` or `2,3`. Without it, the focus row is explained.
         #[arg(long, value_name = "ROW,COL")]
@@ -74,9 +74,9 @@ pub enum Command {
         #[arg(long, value_name = "S")]
         grad_seed: Option<u64>,
         /// The screen's size for `--format svg` and `html`, in columns and rows, from 80x24 to
-        /// 400x200.
-        #[arg(long, value_name = "WxH", default_value = "80x24")]
-        size: String,
+        /// 400x200 [default: 80x24].
+        #[arg(long, value_name = "WxH")]
+        size: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
         format: ShowFormat,
@@ -258,9 +258,17 @@ pub enum ShowFormat {
 }
 
 /// The steps, as `--step` spells them: their keys in the step table.
-fn step_parser() -> impl clap::builder::TypedValueParser<Value = Step> {
-    clap::builder::PossibleValuesParser::new(Step::ALL.map(Step::key))
-        .map(|key: String| Step::from_key(&key).unwrap_or(Step::Embedding))
+/// `show --step`: one step, or every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepChoice {
+    One(Step),
+    All,
+}
+
+fn step_parser() -> impl clap::builder::TypedValueParser<Value = StepChoice> {
+    let keys = Step::ALL.map(Step::key).into_iter().chain(["all"]);
+    clap::builder::PossibleValuesParser::new(keys)
+        .map(|key: String| Step::from_key(&key).map_or(StepChoice::All, StepChoice::One))
 }
 
 /// Exit statuses shared by the subcommands.
@@ -473,21 +481,45 @@ pub fn run_command(
             grad_seed,
             size,
             format,
-        }) => show::run(
-            &lesson,
-            show::Asked {
-                step,
-                cell: cell.as_deref(),
-                token: token.as_deref(),
-                grad_seed,
-                size: &size,
-                monochrome: no_color_asked(),
-            },
-            format,
-            color,
-            out,
-            err,
-        ),
+        }) => {
+            if step == Some(StepChoice::All) && format == ShowFormat::Svg {
+                let _ = writeln!(
+                    err,
+                    "error: --step all with --format svg: a picture is one screen\n\
+                     help: give one step (--step softmax), or --format html for a page of every step"
+                );
+                return status::INVALID;
+            }
+            if size.is_some() && !matches!(format, ShowFormat::Svg | ShowFormat::Html) {
+                let _ = writeln!(
+                    err,
+                    "error: --size is the size of a picture's screen; text, markdown and json \
+                     are as wide as their matrices\n\
+                     help: add --format svg or --format html, or leave out --size"
+                );
+                return status::INVALID;
+            }
+            let size = size.unwrap_or_else(|| "80x24".to_string());
+            let step = match step {
+                Some(StepChoice::One(step)) => Some(step),
+                Some(StepChoice::All) | None => None,
+            };
+            show::run(
+                &lesson,
+                show::Asked {
+                    step,
+                    cell: cell.as_deref(),
+                    token: token.as_deref(),
+                    grad_seed,
+                    size: &size,
+                    monochrome: no_color_asked(),
+                },
+                format,
+                color,
+                out,
+                err,
+            )
+        }
         Some(Command::Check { lessons }) => check::run(&lessons, color, out, err),
         Some(Command::New { path, title }) => write::new(&path, &title, out, err),
         Some(Command::Freeze { lesson, output }) => {
