@@ -105,3 +105,23 @@ fn a_presenters_step_change_reaches_a_student_following_in_a_browser() {
     });
     assert!(top_line(&browser.screen()).contains("· Projection"));
 }
+
+#[test]
+fn a_long_paste_keeps_the_browser_seat_open() {
+    if !browser::installed("a_long_paste_keeps_the_browser_seat_open") {
+        return;
+    }
+    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let browser = Browser::start();
+    browser.open(&server);
+    browser.join("ada", "");
+    browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    // More than the server takes in one message (64 KiB).
+    browser.paste(&"x".repeat(200 * 1024));
+    browser.press("\u{E007}"); // Enter
+    browser.wait_for_screen("the first lesson, after the paste", |screen| {
+        top_line(screen).contains("· Embedding")
+    });
+    let log = server.log();
+    assert!(!log.contains("browser seat closed"), "{log}");
+}

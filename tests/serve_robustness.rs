@@ -128,3 +128,19 @@ fn a_student_whose_client_stops_reading_does_not_hold_up_the_class_and_catches_u
     let text = stopped.wait_for_step("Softmax");
     assert!(top_line(&text).contains(FIRST_LESSON), "{text}");
 }
+
+#[test]
+fn a_paste_longer_than_the_input_kept_waiting_leaves_the_keys_after_it_working() {
+    if !installed(&["ssh"], "a_paste_longer_than_the_input_kept_waiting") {
+        return;
+    }
+    let mut server = Server::start(&["--open"]);
+    let mut student = server.student("student", &Login::Open);
+    wait_for_the_picker(&mut student);
+    // 200 KiB in one bracketed paste: more than the 64 KiB the server keeps waiting.
+    let paste = format!("\x1b[200~{}\x1b[201~", "x".repeat(200 * 1024));
+    student.press(&paste);
+    student.press("\r");
+    student.wait_for_step("Embedding");
+    server.assert_still_serving();
+}

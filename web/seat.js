@@ -26,8 +26,13 @@
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(object));
   }
 
+  // A message over 64 KiB closes the socket (the server's limit), so a long paste goes in
+  // pieces; the server keeps the first 64 KiB of a paste, as it does for ssh.
+  const PIECE = 16 * 1024;
+
   function sendBytes(bytes) {
-    if (joined && socket.readyState === WebSocket.OPEN) socket.send(bytes);
+    if (!joined || socket.readyState !== WebSocket.OPEN) return;
+    for (let at = 0; at < bytes.length; at += PIECE) socket.send(bytes.subarray(at, at + PIECE));
   }
 
   // The terminal is made before joining, so the join can say how big it is.

@@ -4,8 +4,8 @@
 //!
 //! The SSH handler only drops what arrives into the session's `Mailbox`; this task does the
 //! work. That keeps the connection's loop free to read window adjustments while a frame waits
-//! for a slow client, and bounds what one student can make the server hold: a few packets of
-//! input, and one frame in flight. While a frame waits, changes pile up in the app's state, not
+//! for a slow client, and bounds what one student can make the server hold: a few keys and a
+//! paste, and one frame in flight. While a frame waits, changes pile up in the app's state, not
 //! in a queue, and the next frame carries them all (the latest frame wins).
 
 use std::collections::VecDeque;
@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossterm::cursor::Hide;
-use crossterm::event::{EnableBracketedPaste, EnableMouseCapture};
+use crossterm::event::{EnableBracketedPaste, EnableMouseCapture, Event};
 use crossterm::terminal::EnterAlternateScreen;
 use ratatui::layout::{Rect, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
@@ -31,9 +31,13 @@ use super::Shared;
 use super::student::{refuse_save, restore_terminal};
 use super::wire::Wire;
 
-/// Input kept while the session is busy; a client that sends more before its frames are read
-/// loses the excess rather than growing the server's memory.
-const MAX_PENDING_INPUT: usize = 64 * 1024;
+/// Input kept while the session is busy, in keys and pastes (a key counts as `KEY_COST`, a paste
+/// as its length): a client that sends more before its frames are read loses whole keys rather
+/// than growing the server's memory. Room for one paste at its longest and keys after it.
+const MAX_PENDING_INPUT: usize = 128 * 1024;
+
+/// What a key (or a click, a resize of the terminal) counts for in `MAX_PENDING_INPUT`.
+const KEY_COST: usize = 16;
 
 /// How long a lone ESC waits for the rest of a sequence before it counts as the Escape key.
 const ESCAPE_WAIT: Duration = Duration::from_millis(50);
@@ -50,7 +54,10 @@ pub enum Ending {
     ClassOver,
 }
 
-/// What the SSH handler hands to the session: packets of input, a new size, an ending.
+/// What the connection hands to the session: input, a new size, an ending. Input is decoded here,
+/// as it arrives, so that what is dropped when too much waits is whole keys and pastes: never
+/// the middle of a sequence, nor a paste's closing bracket, which would leave the decoder inside
+/// a paste that never ends and every later key swallowed.
 #[derive(Debug, Default)]
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
@@ -59,48 +66,88 @@ pub struct Mailbox {
 
 #[derive(Debug, Default)]
 struct Inbox {
-    /// Kept as packets: a lone ESC in a packet of its own is the Escape key.
-    packets: VecDeque<Vec<u8>>,
-    bytes: usize,
+    /// Kept across takes: a sequence or a paste may be split across packets.
+    decoder: Decoder,
+    taken: Taken,
+}
+
+/// What the session takes from the mailbox each time it wakes.
+#[derive(Debug, Default)]
+struct Taken {
+    events: VecDeque<Event>,
+    cost: usize,
     size: Option<Size>,
     ending: Option<Ending>,
 }
 
+fn cost(event: &Event) -> usize {
+    match event {
+        Event::Paste(text) => text.len().max(KEY_COST),
+        _ => KEY_COST,
+    }
+}
+
 impl Mailbox {
-    /// Adds input; returns false if some was dropped because too much is waiting.
+    /// Adds a packet of input; returns false if some keys were dropped because too much is
+    /// waiting.
     pub fn input(&self, data: &[u8]) -> bool {
         let Ok(mut inbox) = self.inbox.lock() else {
             return false;
         };
-        let room = MAX_PENDING_INPUT.saturating_sub(inbox.bytes);
-        let kept = data.len().min(room);
-        if kept > 0 {
-            inbox.packets.push_back(data[..kept].to_vec());
-            inbox.bytes += kept;
+        let mut events = inbox.decoder.feed(data);
+        // A lone ESC in a packet of its own is the Escape key: a sequence starting with ESC
+        // arrives in one packet from a real terminal.
+        if data == b"\x1b" {
+            events.extend(inbox.decoder.flush());
+        }
+        let mut kept_all = true;
+        for event in events {
+            let cost = cost(&event);
+            if inbox.taken.cost + cost <= MAX_PENDING_INPUT {
+                inbox.taken.cost += cost;
+                inbox.taken.events.push_back(event);
+            } else {
+                kept_all = false;
+            }
         }
         drop(inbox);
         self.wake.notify_one();
-        kept == data.len()
+        kept_all
     }
 
     pub fn resize(&self, size: Size) {
         if let Ok(mut inbox) = self.inbox.lock() {
-            inbox.size = Some(size);
+            inbox.taken.size = Some(size);
         }
         self.wake.notify_one();
     }
 
     pub fn end(&self, ending: Ending) {
         if let Ok(mut inbox) = self.inbox.lock() {
-            inbox.ending.get_or_insert(ending);
+            inbox.taken.ending.get_or_insert(ending);
         }
         self.wake.notify_one();
     }
 
-    fn take(&self) -> Inbox {
+    /// Whether a lone ESC waits to see if the rest of a sequence follows.
+    fn waiting_on_escape(&self) -> bool {
         self.inbox
             .lock()
-            .map(|mut inbox| std::mem::take(&mut *inbox))
+            .is_ok_and(|inbox| inbox.decoder.waiting_on_escape())
+    }
+
+    /// Nothing came for a moment: a lone ESC waiting is the Escape key after all.
+    fn flush_escape(&self) -> Vec<Event> {
+        self.inbox
+            .lock()
+            .map(|mut inbox| inbox.decoder.flush())
+            .unwrap_or_default()
+    }
+
+    fn take(&self) -> Taken {
+        self.inbox
+            .lock()
+            .map(|mut inbox| std::mem::take(&mut inbox.taken))
             .unwrap_or_default()
     }
 }
@@ -125,7 +172,6 @@ struct Session {
     painter: Painter,
     theme: Theme,
     size: Size,
-    decoder: Decoder,
     writer: Wire,
     mailbox: Arc<Mailbox>,
     connection: watch::Receiver<()>,
@@ -189,7 +235,6 @@ impl Session {
             painter: Painter::default(),
             theme: start.theme,
             size: start.size,
-            decoder: Decoder::new(),
             writer: start.writer,
             mailbox: start.mailbox,
             connection: start.connection,
@@ -211,7 +256,7 @@ impl Session {
             if !self.send_frame().await {
                 return;
             }
-            let escape_pending = self.decoder.waiting_on_escape();
+            let escape_pending = self.mailbox.waiting_on_escape();
             tokio::select! {
                 () = self.mailbox.wake.notified() => {}
                 changed = presenter_changed(&mut self.presenter) => {
@@ -225,7 +270,7 @@ impl Session {
                 }
                 _ = self.connection.changed() => return,
                 () = tokio::time::sleep(ESCAPE_WAIT), if escape_pending => {
-                    for event in self.decoder.flush() {
+                    for event in self.mailbox.flush_escape() {
                         self.apply(&event);
                     }
                 }
@@ -236,19 +281,8 @@ impl Session {
             {
                 return;
             }
-            for packet in &inbox.packets {
-                let mut events = self.decoder.feed(packet);
-                // A lone ESC in its own packet is the Escape key: a sequence starting with ESC
-                // arrives in one packet from a real terminal.
-                if packet == b"\x1b" {
-                    events.extend(self.decoder.flush());
-                }
-                for event in events {
-                    self.apply(&event);
-                    if self.app.quit {
-                        break;
-                    }
-                }
+            for event in &inbox.events {
+                self.apply(event);
                 if self.app.quit {
                     break;
                 }
@@ -372,19 +406,39 @@ mod tests {
         let mailbox = Mailbox::default();
         assert!(mailbox.input(&[b'j'; 1000]));
         assert!(!mailbox.input(&vec![b'k'; MAX_PENDING_INPUT]));
-        let inbox = mailbox.take();
-        let held: usize = inbox.packets.iter().map(Vec::len).sum();
-        assert_eq!(held, MAX_PENDING_INPUT);
+        let taken = mailbox.take();
+        assert_eq!(taken.events.len(), MAX_PENDING_INPUT / KEY_COST);
+        assert!(taken.cost <= MAX_PENDING_INPUT);
         // Once the session has taken it, there is room again.
         assert!(mailbox.input(b"n"));
     }
 
     #[test]
-    fn a_lone_escape_stays_a_packet_of_its_own() {
+    fn a_lone_escape_in_its_own_packet_is_the_escape_key() {
         let mailbox = Mailbox::default();
         mailbox.input(b"\x1b");
         mailbox.input(b"n");
-        let packets: Vec<Vec<u8>> = mailbox.take().packets.into();
-        assert_eq!(packets, vec![b"\x1b".to_vec(), b"n".to_vec()]);
+        let events: Vec<Event> = mailbox.take().events.into();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(
+            matches!(&events[0], Event::Key(key) if key.code == crossterm::event::KeyCode::Esc)
+        );
+    }
+
+    #[test]
+    fn a_paste_longer_than_the_limit_still_ends_and_the_keys_after_it_arrive() {
+        let mailbox = Mailbox::default();
+        mailbox.input(b"\x1b[200~");
+        for _ in 0..40 {
+            mailbox.input(&[b'x'; 8 * 1024]);
+        }
+        mailbox.input(b"\x1b[201~");
+        mailbox.input(b"\r");
+        let events: Vec<Event> = mailbox.take().events.into();
+        assert_eq!(events.len(), 2, "one paste and Enter");
+        assert!(matches!(&events[0], Event::Paste(text) if text.len() <= MAX_PENDING_INPUT));
+        assert!(
+            matches!(&events[1], Event::Key(key) if key.code == crossterm::event::KeyCode::Enter)
+        );
     }
 }

@@ -205,6 +205,18 @@ impl Browser {
         });
     }
 
+    /// Pastes `text` into the terminal, as the browser's paste (Ctrl-V) does.
+    pub fn paste(&self, text: &str) {
+        self.runtime
+            .block_on(self.client.execute(
+                "const data = new DataTransfer(); data.setData('text/plain', arguments[0]); \
+                 document.querySelector('.xterm-helper-textarea').dispatchEvent(\
+                 new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));",
+                vec![serde_json::json!(text)],
+            ))
+            .expect("the paste is dispatched");
+    }
+
     /// The window as a PNG.
     pub fn screenshot(&self) -> Vec<u8> {
         self.runtime
