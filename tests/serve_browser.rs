@@ -83,6 +83,14 @@ fn a_presenters_step_change_reaches_a_student_following_in_a_browser() {
     }
     let mut server = Server::present(&["--web", "127.0.0.1:0"]);
     let browser = Browser::start();
+    // The projected screen names both ways in.
+    let page = server.page();
+    let on_screen = server.presenter().wait_for(
+        "both ways in on the status line",
+        |text| text.contains("ssh -p ") && text.contains(&format!("or open  {page}")),
+        common::pty::PATIENCE,
+    );
+    assert!(on_screen.contains("Presenting"), "{on_screen}");
     browser.open(&server);
     browser.join("grace", "");
     browser.wait_for_screen("the following badge", |screen| screen.contains("following"));
@@ -124,4 +132,49 @@ fn a_long_paste_keeps_the_browser_seat_open() {
     });
     let log = server.log();
     assert!(!log.contains("browser seat closed"), "{log}");
+}
+
+#[test]
+fn ctrl_c_on_selected_text_copies_it_and_leaves_the_tutor_running() {
+    if !browser::installed("ctrl_c_on_selected_text_copies_it") {
+        return;
+    }
+    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let browser = Browser::start();
+    browser.open(&server);
+    browser.join("ada", "");
+    browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    let copied = browser.select_and_copy();
+    assert!(copied.contains("choose a lesson"), "copied {copied:?}");
+    // The tutor did not take the Ctrl+C as a key: the session goes on.
+    browser.press("\u{E007}"); // Enter
+    browser.wait_for_screen("the first lesson", |screen| {
+        top_line(screen).contains("· Embedding")
+    });
+    assert!(
+        !server.log().contains("browser seat closed"),
+        "{}",
+        server.log()
+    );
+}
+
+#[test]
+fn a_small_window_gets_a_smaller_font_and_still_the_whole_tutor() {
+    if !browser::installed("a_small_window_gets_a_smaller_font") {
+        return;
+    }
+    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let browser = Browser::start();
+    // About a tablet held upright: 80 columns at the usual font would not fit.
+    browser.resize(620, 700);
+    browser.open(&server);
+    browser.join("ada", "");
+    let screen = browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    assert!(!screen.contains("Make the terminal at least"), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|line| line.contains("choose ↑↓") || line.contains("Enter open")),
+        "{screen}"
+    );
 }

@@ -429,3 +429,91 @@ fn authorized_keys_are_for_ssh_only_and_say_so() {
         finished.stderr
     );
 }
+
+/// The banner `serve --open` prints with `args`: its lines until a moment passes with none
+/// (the server is stopped then).
+fn banner(args: &[&str]) -> String {
+    use std::io::BufRead;
+    let dir = tempfile::TempDir::new().unwrap();
+    let mut child = common::classroom::KillOnDrop(
+        std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"))
+            .args(["serve", "--open"])
+            .args(args)
+            .env("XDG_DATA_HOME", dir.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let (lines, banner) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines.send(line);
+        }
+    });
+    let mut shown = banner
+        .recv_timeout(common::pty::PATIENCE)
+        .expect("a banner");
+    while let Ok(line) = banner.recv_timeout(Duration::from_millis(500)) {
+        shown.push('\n');
+        shown.push_str(&line);
+    }
+    shown
+}
+
+#[test]
+fn the_banner_says_when_the_room_cannot_reach_an_address() {
+    let shown = banner(&["--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"]);
+    assert!(
+        shown.contains("students open the page:  http://127.0.0.1:"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("note: only this machine can reach these addresses; --listen 0.0.0.0:"),
+        "{shown}"
+    );
+    assert!(shown.contains(" and --web 0.0.0.0:"), "{shown}");
+}
+
+#[test]
+fn an_address_written_wrong_is_refused_with_an_example() {
+    for (flag, address) in [
+        ("--web", "localhost:8080"),
+        ("--web", "8080"),
+        ("--listen", "0.0.0.0"),
+    ] {
+        let finished = common::classroom::finish({
+            let mut command =
+                std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+            command.args(["serve", "--open", flag, address]);
+            command
+        });
+        assert_eq!(finished.status.code(), Some(2), "{flag} {address}");
+        assert!(
+            finished.stderr.contains("like 0.0.0.0:8080"),
+            "{flag} {address}: {}",
+            finished.stderr
+        );
+    }
+    // --no-ssh with what only SSH uses.
+    let finished = common::classroom::finish({
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+        command.args([
+            "serve",
+            "--open",
+            "--web",
+            "127.0.0.1:0",
+            "--no-ssh",
+            "--listen",
+            "0.0.0.0:2222",
+        ]);
+        command
+    });
+    assert_eq!(finished.status.code(), Some(2));
+    assert!(finished.stderr.contains("--listen"), "{}", finished.stderr);
+}

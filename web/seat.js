@@ -40,18 +40,38 @@
     if (term) return;
     term = new Terminal({
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',
-      fontSize: 15,
+      fontSize: FONT,
       scrollback: 0,
     });
     fit = new FitAddon.FitAddon();
     term.loadAddon(fit);
     term.open(document.getElementById("terminal"));
-    fit.fit();
+    fitTutor();
+    // Ctrl+C (Cmd+C) with text selected (Shift+drag: the tutor takes plain clicks) copies it, as
+    // in any page, instead of reaching the tutor, where it would quit.
+    term.attachCustomKeyEventHandler((event) => {
+      const copy = (event.ctrlKey || event.metaKey) && event.key === "c";
+      return !(copy && term.hasSelection());
+    });
     term.onData((data) => sendBytes(encoder.encode(data)));
     // Mouse reports in the legacy encoding are bytes, not text.
     term.onBinary((data) => sendBytes(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)));
     term.onResize((size) => send({ size: { columns: size.cols, rows: size.rows } }));
-    window.addEventListener("resize", () => fit.fit());
+    window.addEventListener("resize", fitTutor);
+  }
+
+  // The tutor is laid out for 80×24 at the least: a small window (a tablet, a phone) gets a
+  // smaller font before it gets too few cells.
+  const FONT = 15;
+  const SMALLEST_FONT = 8;
+
+  function fitTutor() {
+    term.options.fontSize = FONT;
+    fit.fit();
+    while ((term.cols < 80 || term.rows < 24) && term.options.fontSize > SMALLEST_FONT) {
+      term.options.fontSize -= 1;
+      fit.fit();
+    }
   }
 
   function join() {
@@ -89,7 +109,8 @@
         // The tutor has already written why on the screen.
         joined = false;
         document.title = "attn-tutor (session over)";
-        term.write("\r\n[session over: reload the page to join again]\r\n");
+        const over = said.ended === "the class has ended";
+        term.write(over ? "" : "\r\n[session over: reload the page to join again]\r\n");
       }
     };
     socket.onclose = () => {

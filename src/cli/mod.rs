@@ -144,17 +144,18 @@ pub enum Command {
 #[command(group(clap::ArgGroup::new("access").required(true).args(["open", "password_file", "authorized_keys"])))]
 pub struct ServeArgs {
     /// Address and port to listen on; use 0.0.0.0:2222 to let other machines join.
-    #[arg(long, default_value = "127.0.0.1:2222", value_name = "ADDR:PORT")]
+    #[arg(long, default_value = "127.0.0.1:2222", value_name = "ADDR:PORT", value_parser = socket_address)]
     pub listen: std::net::SocketAddr,
     /// Also offer every *.toml lesson of this folder (repeatable).
     #[arg(long, value_name = "DIR")]
     pub lessons: Vec<PathBuf>,
     /// Also serve a browser seat on this address and port: a page with a terminal, for
-    /// students without ssh (school laptops, tablets).
-    #[arg(long, value_name = "ADDR:PORT")]
+    /// students without ssh (school laptops, tablets); use 0.0.0.0:8080 to let other machines
+    /// join.
+    #[arg(long, value_name = "ADDR:PORT", value_parser = socket_address)]
     pub web: Option<std::net::SocketAddr>,
     /// With --web: serve browsers only, no SSH.
-    #[arg(long, requires = "web")]
+    #[arg(long, requires = "web", conflicts_with_all = ["listen", "host_key"])]
     pub no_ssh: bool,
     /// With --web: serve the page over HTTPS with this PEM certificate (chain), so the join
     /// code does not cross the network in the clear.
@@ -258,6 +259,15 @@ pub enum ShowFormat {
 }
 
 /// The steps, as `--step` spells them: their keys in the step table.
+/// An address and port to listen on, with what would be right when it is not one.
+fn socket_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    text.parse().map_err(|_| {
+        "expected an IP address and a port, like 0.0.0.0:8080 (every address of this machine) \
+         or 127.0.0.1:8080 (this machine only); [::]:8080 for IPv6 too"
+            .to_string()
+    })
+}
+
 /// `show --step`: one step, or every step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepChoice {

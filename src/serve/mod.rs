@@ -353,11 +353,16 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         (None, None) => anyhow::bail!("nothing to listen on: give --listen or --web"),
     }
     writeln!(out, "access: {}", options.access.describe())?;
+    let mut only_here = Vec::new();
     if let Some((listener, _, fingerprint, key_line)) = &ssh {
         writeln!(out, "host key {fingerprint} ({key_line})")?;
-        let lines = join::join_lines(listener.local_addr()?, &machine);
+        let address = listener.local_addr()?;
+        let lines = join::join_lines(address, &machine);
         write_joins(out, "students connect with:", &lines)?;
         joins.extend(lines);
+        if address.ip().is_loopback() {
+            only_here.push(format!("--listen 0.0.0.0:{}", address.port()));
+        }
     }
     if let Some((listener, tls)) = &web {
         let address = listener.local_addr()?;
@@ -375,6 +380,21 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
             )?;
         }
         joins.extend(lines);
+        if address.ip().is_loopback() {
+            only_here.push(format!("--web 0.0.0.0:{}", address.port()));
+        }
+    }
+    if !only_here.is_empty() {
+        writeln!(
+            out,
+            "note: only this machine can reach {}; {} lets the room join",
+            if only_here.len() == 1 {
+                "that address"
+            } else {
+                "these addresses"
+            },
+            only_here.join(" and ")
+        )?;
     }
     out.flush()?;
     // What the presenter's help shows: one way in of each kind, a line each.
@@ -391,7 +411,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         .cloned()
         .collect::<Vec<_>>()
         .join("\n");
-    tracing::info!(join = %join, "serving");
+    tracing::info!(join = %joins.join(", "), "serving");
 
     let (class_over, class_over_receiver) = tokio::sync::watch::channel(false);
     let presenter_app = options.present.map(|theme| {
@@ -400,10 +420,10 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
             audience: Audience::default(),
             join: join.clone(),
         });
-        // The first way in fits the status line; the help (?) shows one of each kind.
-        let first = joins.first().cloned().unwrap_or_default();
+        // The projected status line names one way in of each kind, as the help (?) does.
         app.status = Some(crate::app::Status::info(format!(
-            "Presenting: students join with  {first}"
+            "Presenting: students join with  {}",
+            join.replace('\n', "  or open  ")
         )));
         (app, theme)
     });

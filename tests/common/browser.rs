@@ -217,6 +217,85 @@ impl Browser {
             .expect("the paste is dispatched");
     }
 
+    /// Selects the terminal's first rows with Shift and a drag of the mouse (the tutor takes
+    /// plain clicks), then presses Ctrl+C; returns what the page's clipboard copy carried.
+    pub fn select_and_copy(&self) -> String {
+        use fantoccini::actions::{
+            InputSource, KeyAction, KeyActions, MOUSE_BUTTON_LEFT, MouseActions, PointerAction,
+        };
+        use fantoccini::key::Key;
+        use std::time::Duration;
+        let pause = Duration::from_millis(50);
+        self.runtime.block_on(async {
+            // Keep what a copy puts on the clipboard where the test can read it.
+            self.client
+                .execute(
+                    "window.copied = null; document.addEventListener('copy', (event) => { \
+                     window.copied = event.clipboardData.getData('text/plain'); });",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let shift = KeyActions::new("keyboard".to_string())
+                .then(KeyAction::Down {
+                    value: Key::Shift.into(),
+                })
+                .then(KeyAction::Pause { duration: pause })
+                .then(KeyAction::Pause { duration: pause })
+                .then(KeyAction::Pause { duration: pause })
+                .then(KeyAction::Up {
+                    value: Key::Shift.into(),
+                });
+            let mouse = MouseActions::new("mouse".to_string())
+                .then(PointerAction::MoveTo {
+                    duration: None,
+                    x: 20.0,
+                    y: 12.0,
+                })
+                .then(PointerAction::Down {
+                    button: MOUSE_BUTTON_LEFT,
+                })
+                .then(PointerAction::MoveTo {
+                    duration: Some(pause),
+                    x: 400.0,
+                    y: 50.0,
+                })
+                .then(PointerAction::Up {
+                    button: MOUSE_BUTTON_LEFT,
+                })
+                .then(PointerAction::Pause { duration: pause });
+            self.client
+                .perform_actions(fantoccini::actions::Actions::from(shift).and(mouse))
+                .await
+                .unwrap();
+            let copy = KeyActions::new("keyboard".to_string())
+                .then(KeyAction::Down {
+                    value: Key::Control.into(),
+                })
+                .then(KeyAction::Down { value: 'c' })
+                .then(KeyAction::Up { value: 'c' })
+                .then(KeyAction::Up {
+                    value: Key::Control.into(),
+                });
+            self.client.perform_actions(copy).await.unwrap();
+            self.client.release_actions().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            self.client
+                .execute("return window.copied;", vec![])
+                .await
+                .ok()
+                .and_then(|copied| copied.as_str().map(str::to_string))
+                .unwrap_or_default()
+        })
+    }
+
+    /// Makes the window this size, in pixels.
+    pub fn resize(&self, width: u32, height: u32) {
+        self.runtime
+            .block_on(self.client.set_window_size(width, height))
+            .expect("the window resizes");
+    }
+
     /// The window as a PNG.
     pub fn screenshot(&self) -> Vec<u8> {
         self.runtime

@@ -198,7 +198,7 @@ impl Seat {
             let name = client_text(name.trim(), client_text::NAME);
             if name.is_empty() {
                 let refused = ToPage::Refused {
-                    refused: "Type your name: the teacher sees it.".to_string(),
+                    refused: "Type a name to join.".to_string(),
                     again: true,
                 };
                 to_page.send(refused.message()).await.ok()?;
