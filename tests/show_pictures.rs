@@ -1,6 +1,7 @@
 //! `show --format svg` and `--format html`: the tutor's screens as pictures, exactly what the
 //! tutor draws (each cell's text, colors and reverse video), parsed back as XML and compared
-//! with the screen drawn into a buffer.
+//! with the screen drawn into a buffer, and drawn by a browser (headless Chromium) whose pixels
+//! are compared with the buffer's colours.
 
 mod common;
 
@@ -121,6 +122,54 @@ fn an_svg_is_the_screen_the_tutor_draws_cell_for_cell() {
     }
     // The heatmap of the weights and the cursor are there to see.
     assert!(colored > 20, "only {colored} colored cells");
+}
+
+#[test]
+fn a_browser_draws_the_picture_with_the_tutors_colours_at_its_cells() {
+    if !common::browser::installed("a_browser_draws_the_picture") {
+        return;
+    }
+    let text = show_svg("cat-sleeps", &["--step", "softmax", "--cell", "2,2"]);
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let buffer = drawn("cat-sleeps", "softmax", Some((1, 1)), &theme);
+    // Every blank cell with a ground of its own (heatmap, highlights, the cursor), and some plain
+    // ones, at a pixel no glyph covers.
+    let mut cells = Vec::new();
+    for y in 0..24 {
+        for x in 0..80 {
+            let cell = &buffer[(x, y)];
+            if cell.symbol() != " " {
+                continue;
+            }
+            let ground = if cell.modifier.contains(Modifier::REVERSED) {
+                css(cell.fg).unwrap_or_else(|| DEFAULT_FOREGROUND.to_string())
+            } else {
+                css(cell.bg).unwrap_or_else(|| DEFAULT_BACKGROUND.to_string())
+            };
+            if ground != DEFAULT_BACKGROUND || (x + y) % 37 == 0 {
+                cells.push(((x, y), ground));
+            }
+        }
+    }
+    let colored = cells
+        .iter()
+        .filter(|(_, ground)| ground != DEFAULT_BACKGROUND)
+        .count();
+    assert!(colored > 10, "only {colored} colored blank cells");
+    let pixels: Vec<(u32, u32)> = cells
+        .iter()
+        .map(|((x, y), _)| {
+            (
+                (f64::from(*x) * CELL_WIDTH + CELL_WIDTH / 2.0) as u32,
+                (f64::from(*y) * CELL_HEIGHT + CELL_HEIGHT / 2.0) as u32,
+            )
+        })
+        .collect();
+    let browser = common::browser::Browser::start();
+    let drawn = browser.rasterise(&text, &pixels);
+    for (((x, y), ground), seen) in cells.iter().zip(&drawn) {
+        assert_eq!(seen, ground, "cell ({x}, {y})");
+    }
 }
 
 #[test]

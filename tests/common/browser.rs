@@ -289,6 +289,42 @@ impl Browser {
         })
     }
 
+    /// Draws `svg` as the browser does (an image on a canvas, at one pixel per unit) and returns
+    /// the colour, as `#rrggbb`, of each pixel asked for.
+    pub fn rasterise(&self, svg: &str, pixels: &[(u32, u32)]) -> Vec<String> {
+        let script = "const [svg, pixels, done] = arguments; \
+            const image = new Image(); \
+            image.onload = () => { \
+              const canvas = document.createElement('canvas'); \
+              canvas.width = image.width; canvas.height = image.height; \
+              const context = canvas.getContext('2d'); context.drawImage(image, 0, 0); \
+              done(pixels.map(([x, y]) => { \
+                const [r, g, b] = context.getImageData(x, y, 1, 1).data; \
+                return '#' + [r, g, b].map((v) => v.toString(16).padStart(2, '0')).join(''); \
+              })); \
+            }; \
+            image.onerror = () => done(null); \
+            image.src = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));";
+        let colours = self
+            .runtime
+            .block_on(async {
+                self.client.goto("about:blank").await?;
+                self.client
+                    .execute_async(
+                        script,
+                        vec![serde_json::json!(svg), serde_json::json!(pixels)],
+                    )
+                    .await
+            })
+            .expect("the browser draws the picture");
+        colours
+            .as_array()
+            .expect("the browser could not load the picture as an image")
+            .iter()
+            .map(|colour| colour.as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
     /// Makes the window this size, in pixels.
     pub fn resize(&self, width: u32, height: u32) {
         self.runtime
