@@ -42,13 +42,15 @@
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',
       fontSize: FONT,
       scrollback: 0,
+      // On a Mac, Option+drag selects (Shift+drag elsewhere).
+      macOptionClickForcesSelection: true,
     });
     fit = new FitAddon.FitAddon();
     term.loadAddon(fit);
     term.open(document.getElementById("terminal"));
     fitTutor();
-    // Ctrl+C (Cmd+C) with text selected (Shift+drag: the tutor takes plain clicks) copies it, as
-    // in any page, instead of reaching the tutor, where it would quit.
+    // Ctrl+C (Cmd+C) with text selected (Shift+drag, Option+drag on a Mac: the tutor takes
+    // plain clicks) copies it, as in any page, instead of reaching the tutor, where it quits.
     term.attachCustomKeyEventHandler((event) => {
       const copy = (event.ctrlKey || event.metaKey) && event.key === "c";
       return !(copy && term.hasSelection());
@@ -56,7 +58,9 @@
     term.onData((data) => sendBytes(encoder.encode(data)));
     // Mouse reports in the legacy encoding are bytes, not text.
     term.onBinary((data) => sendBytes(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)));
-    term.onResize((size) => send({ size: { columns: size.cols, rows: size.rows } }));
+    term.onResize((size) => {
+      if (joined) send({ size: { columns: size.cols, rows: size.rows } });
+    });
     window.addEventListener("resize", fitTutor);
   }
 
@@ -118,7 +122,7 @@
         joined = false;
         term.write("\r\n[attn-tutor: the connection closed; reload the page to join again]\r\n");
       } else if (!message.textContent) {
-        say("The connection closed (sign-in took too long, or the server stopped). Try again.");
+        say("The connection closed before you were in (the class may be busy, or over). Press Join to try again.");
       }
     };
   }

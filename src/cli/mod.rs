@@ -188,6 +188,10 @@ pub struct ServeArgs {
     /// Minutes without a key from a student before their session ends.
     #[arg(long, default_value_t = 30, value_name = "MINUTES")]
     pub idle_minutes: u64,
+    /// Seconds between checks that a student's client is still there (SSH keepalives, browser
+    /// pings); one that answers none of 3 in a row is dropped, and its place freed.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    pub keepalive_seconds: u64,
     /// Write the server log to this file instead of standard error (with --present, the
     /// log is kept only when this is given: the terminal shows the tutor).
     #[arg(long, value_name = "FILE")]

@@ -214,6 +214,7 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         per_address: args.per_address.max(1),
         login_deadline: std::time::Duration::from_secs(args.login_seconds.max(1)),
         idle_timeout: std::time::Duration::from_secs(args.idle_minutes.max(1) * 60),
+        keepalive: std::time::Duration::from_secs(args.keepalive_seconds.max(1)),
         present: args.present.then(|| Theme::from_env(no_color)),
         lock: args.lock,
         record,

@@ -39,6 +39,10 @@ use student::Student;
 /// sign-in deadline.
 pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
 
+/// Keepalives (SSH) or pings (browsers) a client may leave unanswered in a row before it is
+/// taken for gone: a laptop shut or a tablet asleep frees its place within a few minutes.
+pub const KEEPALIVES_MISSED: usize = 3;
+
 /// What `serve` was asked to do.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -57,6 +61,8 @@ pub struct ServeOptions {
     /// Time without a key from the student before their session ends (keepalives do not
     /// count).
     pub idle_timeout: Duration,
+    /// Between checks that a client is still there; 3 missed in a row drop it.
+    pub keepalive: Duration,
     /// Run the tutor in this terminal as the presenter, whom students follow.
     pub present: Option<Theme>,
     /// Keep students on the presenter's screen.
@@ -249,7 +255,7 @@ impl Farewell {
     fn no_handshake(&self) -> &'static str {
         match self {
             Farewell::Ssh(_) => "no SSH handshake within the handshake deadline",
-            Farewell::Web => "no HTTP request within the handshake deadline",
+            Farewell::Web => "no HTTP request (or TLS handshake) within the handshake deadline",
         }
     }
 
@@ -375,8 +381,8 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         if tls.is_none() && !options.access.allows_anyone() {
             writeln!(
                 out,
-                "note: plain HTTP: anyone on this network can read the join code as it is \
-                 typed; --tls-cert and --tls-key serve HTTPS"
+                "note: plain HTTP: anyone on this network can read the join code as students \
+                 send it; --tls-cert and --tls-key serve HTTPS"
             )?;
         }
         joins.extend(lines);
@@ -458,7 +464,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         ));
     }
     if let Some((listener, tls)) = web {
-        let site = web::Site::new(tls, needs_code);
+        let site = web::Site::new(tls, needs_code, options.keepalive);
         runtime.spawn(accept(
             listener,
             Arc::clone(&shared),
@@ -514,7 +520,8 @@ fn ssh_listener(
         max_auth_attempts: 6,
         // Idleness is judged by the student's own keys (see `connection`), not by traffic.
         inactivity_timeout: None,
-        keepalive_interval: Some(Duration::from_secs(60)),
+        keepalive_interval: Some(options.keepalive),
+        keepalive_max: KEEPALIVES_MISSED,
         nodelay: true,
         ..Default::default()
     };

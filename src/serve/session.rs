@@ -4,8 +4,8 @@
 //!
 //! The SSH handler only drops what arrives into the session's `Mailbox`; this task does the
 //! work. That keeps the connection's loop free to read window adjustments while a frame waits
-//! for a slow client, and bounds what one student can make the server hold: a few keys and a
-//! paste, and one frame in flight. While a frame waits, changes pile up in the app's state, not
+//! for a slow client, and bounds what one student can make the server hold: 128 KiB of decoded
+//! keys and pastes, and one frame in flight. While a frame waits, changes pile up in the app's state, not
 //! in a queue, and the next frame carries them all (the latest frame wins).
 
 use std::collections::VecDeque;
@@ -436,7 +436,8 @@ mod tests {
         mailbox.input(b"\r");
         let events: Vec<Event> = mailbox.take().events.into();
         assert_eq!(events.len(), 2, "one paste and Enter");
-        assert!(matches!(&events[0], Event::Paste(text) if text.len() <= MAX_PENDING_INPUT));
+        // The decoder keeps the first 64 KiB of a paste.
+        assert!(matches!(&events[0], Event::Paste(text) if text.len() == 64 * 1024));
         assert!(
             matches!(&events[1], Event::Key(key) if key.code == crossterm::event::KeyCode::Enter)
         );

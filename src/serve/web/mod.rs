@@ -1,8 +1,9 @@
 //! The browser seat (`serve --web ADDR`): a page with a terminal (xterm.js) that joins the
 //! class over a WebSocket and drives the same per-student tutor as an SSH seat, under the same
 //! rules: places per address, join codes paced per address, the handshake, login and idle
-//! deadlines, and one frame in flight. Nothing else is served: the page, its assets and the
-//! socket's path; every other path is 404, and the socket takes only the page's own origin.
+//! deadlines, keepalives, and at most one frame being sent and one waiting. Nothing else is
+//! served: the page, its assets and the socket's path; every other path is 404, and the socket
+//! takes only the page's own origin.
 
 mod page;
 mod seat;
@@ -30,7 +31,7 @@ use super::{Farewell, HANDSHAKE_DEADLINE, Shared, Watch};
 /// The largest message a page may send: a paste, or a size. A bigger one closes the socket.
 const MAX_MESSAGE: usize = 64 * 1024;
 
-/// The request head a browser sends is a few hundred bytes; hyper's smallest buffer will do.
+/// The request head a browser sends is a few hundred bytes; a larger one is refused (431).
 const MAX_HEAD: usize = 16 * 1024;
 
 /// What every browser connection needs besides the class.
@@ -40,18 +41,36 @@ pub struct Site {
     pub tls: Option<Arc<ServerConfig>>,
     /// The page, made once (it says whether a join code is asked for).
     page: Arc<str>,
+    /// Between pings to a seat.
+    keepalive: Duration,
 }
 
 impl Site {
-    pub fn new(tls: Option<Arc<ServerConfig>>, needs_code: bool) -> Site {
+    pub fn new(tls: Option<Arc<ServerConfig>>, needs_code: bool, keepalive: Duration) -> Site {
         Site {
             tls,
             page: page::page(needs_code).into(),
+            keepalive,
         }
     }
 
     fn scheme(&self) -> &'static str {
         if self.tls.is_some() { "https" } else { "http" }
+    }
+
+    /// Whether a request for `host` (its Host header) is for this server. Over plain HTTP only
+    /// an address is: a name could be an attacker's, made to point here (DNS rebinding), so that
+    /// their page's origin matches ours. Over TLS the certificate vouches for the name.
+    fn serves_host(&self, host: &str) -> bool {
+        if self.tls.is_some() {
+            return !host.is_empty();
+        }
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|byte| byte.is_ascii_digit()) => name,
+            _ => host,
+        };
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
     }
 }
 
@@ -107,8 +126,9 @@ struct Request {
     done: mpsc::Sender<()>,
 }
 
-/// One request on the connection, then it closes (`secure` says `Connection: close`): a
-/// connection is one page, one asset or one seat, each with its own place.
+/// One request on the connection, then it closes (every answer but the WebSocket's says
+/// `Connection: close`): a connection is one page, one asset or one seat, each with its own
+/// place.
 async fn serve<S>(stream: S, request: Request)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -136,6 +156,23 @@ where
 impl Request {
     async fn answer(self, incoming: hyper::Request<hyper::body::Incoming>) -> Response<Body> {
         self.watch.handshake_done();
+        let host = incoming
+            .headers()
+            .get(header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .unwrap_or("");
+        if !self.site.serves_host(host) {
+            tracing::info!(
+                peer = %self.watch.peer,
+                host = %client_text(host, client_text::LABEL),
+                "refused: a name for this server that only TLS can vouch for"
+            );
+            return plain(
+                StatusCode::MISDIRECTED_REQUEST,
+                "open the classroom's page by this machine's address, as the teacher's screen \
+                 shows it (http://ADDRESS:PORT/); a name needs --tls-cert",
+            );
+        }
         let path = incoming.uri().path().to_string();
         let method = incoming.method().clone();
         let known = path == page::PAGE || path == page::SOCKET || page::asset(&path).is_some();
@@ -205,7 +242,11 @@ impl Request {
         let (mut parts, _) = incoming.into_parts();
         let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
             Ok(upgrade) => upgrade,
-            Err(rejection) => return rejection.into_response(),
+            Err(rejection) => {
+                let mut response = rejection.into_response();
+                secure(response.headers_mut());
+                return response;
+            }
         };
         let Some(place) = self.place.lock().ok().and_then(|mut place| place.take()) else {
             return plain(StatusCode::CONFLICT, "one seat per connection");
@@ -215,6 +256,7 @@ impl Request {
             watch: self.watch,
             place,
             done: self.done,
+            keepalive: self.site.keepalive,
         };
         upgrade
             .max_message_size(MAX_MESSAGE)
@@ -239,8 +281,9 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     response
 }
 
-/// Headers on every answer: nothing on the page may come from elsewhere or be framed by
-/// another site, and nothing is sniffed or cached.
+/// Headers on every answer but the WebSocket's 101: nothing on the page may come from
+/// elsewhere or be framed by another site, nothing is sniffed or cached, and the connection
+/// closes after the answer.
 fn secure(headers: &mut hyper::HeaderMap) {
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -263,4 +306,30 @@ fn secure(headers: &mut hyper::HeaderMap) {
     // hyper closes the connection after an answer that says so. (Its `keep_alive(false)`
     // would also say it on the WebSocket's 101, which must say `Connection: upgrade`.)
     headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn over_plain_http_only_an_address_names_the_server() {
+        let plain = Site::new(None, true, Duration::from_secs(60));
+        for host in [
+            "192.168.1.20:8080",
+            "127.0.0.1",
+            "[::1]:8080",
+            "localhost:8080",
+        ] {
+            assert!(plain.serves_host(host), "{host}");
+        }
+        for host in [
+            "evil.example:8080",
+            "evil.example",
+            "",
+            "192.168.1.20.evil.example",
+        ] {
+            assert!(!plain.serves_host(host), "{host}");
+        }
+    }
 }

@@ -18,7 +18,7 @@ use super::super::places::Place;
 use super::super::session::{self, Mailbox};
 use super::super::student::clamped;
 use super::super::wire::{ToBrowser, Wire};
-use super::super::{Shared, Watch};
+use super::super::{KEEPALIVES_MISSED, Shared, Watch};
 
 /// Join codes one socket may get wrong before it is closed (as SSH's attempts per connection).
 const MOST_TRIES: u32 = 6;
@@ -71,6 +71,8 @@ pub struct Seat {
     pub place: Place,
     /// Dropped when the seat is over, which lets its connection end.
     pub done: mpsc::Sender<()>,
+    /// Between pings; a page that answers none of `KEEPALIVES_MISSED` in a row is gone.
+    pub keepalive: std::time::Duration,
 }
 
 /// A signed-in student, counted in the class while the seat lasts.
@@ -115,9 +117,29 @@ impl Seat {
             mailbox: Arc::clone(&mailbox),
             connection: alive.subscribe(),
         }));
-        // Frames out, one at a time: the session waits while the page is slow to read.
+        // When the page was last heard from: any message, pongs included.
+        let heard = std::sync::Mutex::new(std::time::Instant::now());
+        let hear = || {
+            if let Ok(mut heard) = heard.lock() {
+                *heard = std::time::Instant::now();
+            }
+        };
+        // Frames out, one at a time: the session waits while the page is slow to read. Pings
+        // between them ask the browser to show it is still there.
+        let mut pings = tokio::time::interval(self.keepalive);
+        pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let writer = async {
-            while let Some(out) = frames_out.recv().await {
+            loop {
+                let out = tokio::select! {
+                    out = frames_out.recv() => out,
+                    _ = pings.tick() => {
+                        if to_page.send(Message::Ping(Default::default())).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let Some(out) = out else { return };
                 match out {
                     ToBrowser::Screen(bytes) => {
                         if to_page.send(Message::Binary(bytes.into())).await.is_err() {
@@ -137,8 +159,26 @@ impl Seat {
                 }
             }
         };
+        // A page gone without a word (a laptop shut, a tablet asleep, the network lost) is
+        // dropped after a few unanswered pings, as SSH's keepalives do, however its socket
+        // looks (a frame waiting to be sent included).
+        let silence = self.keepalive * u32::try_from(KEEPALIVES_MISSED).unwrap_or(3);
+        let gone = async {
+            loop {
+                let since = heard
+                    .lock()
+                    .map(|heard| heard.elapsed())
+                    .unwrap_or_default();
+                if since >= silence {
+                    tracing::info!(student = %who, "dropped: the browser stopped answering");
+                    return;
+                }
+                tokio::time::sleep(silence - since).await;
+            }
+        };
         let reader = async {
             while let Some(Ok(message)) = from_page.next().await {
+                hear();
                 match message {
                     Message::Binary(keys) => {
                         self.watch.input();
@@ -163,6 +203,7 @@ impl Seat {
         tokio::select! {
             () = writer => {}
             () = reader => {}
+            () = gone => {}
             () = watch.until_ended() => {}
         }
         // The session sees its connection go.
@@ -182,18 +223,25 @@ impl Seat {
     ) -> Option<(String, Size, Counted)> {
         let mut failures = 0;
         loop {
-            let Some(Ok(Message::Text(text))) = from_page.next().await else {
-                return None;
+            let text = match from_page.next().await {
+                Some(Ok(Message::Text(text))) => text,
+                // Pongs, and pings the socket answers itself.
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                _ => return None,
             };
-            let Ok(FromPage::Join {
-                name,
-                code,
-                columns,
-                rows,
-            }) = serde_json::from_str::<FromPage>(&text)
-            else {
-                tracing::info!(peer = %self.watch.peer, "closed: not a join message");
-                return None;
+            let (name, code, columns, rows) = match serde_json::from_str::<FromPage>(&text) {
+                Ok(FromPage::Join {
+                    name,
+                    code,
+                    columns,
+                    rows,
+                }) => (name, code, columns, rows),
+                // A window resized while the student types their name.
+                Ok(FromPage::Size { .. }) => continue,
+                Err(_) => {
+                    tracing::info!(peer = %self.watch.peer, "closed: not a join message");
+                    return None;
+                }
             };
             let name = client_text(name.trim(), client_text::NAME);
             if name.is_empty() {
@@ -227,7 +275,8 @@ impl Seat {
                     refused: if again {
                         "That is not the class's join code; ask your teacher.".to_string()
                     } else {
-                        "Too many wrong join codes: reload the page to try again.".to_string()
+                        "Too many wrong join codes; ask your teacher for the code, then press Join again."
+                            .to_string()
                     },
                     again,
                 };
