@@ -10,6 +10,24 @@ use common::pty::top_line;
 
 const CODE: &str = "sunflower";
 
+/// An open class served to browsers, and a browser signed in to it, on the lesson picker.
+fn an_open_class_in_a_browser() -> (Server, Browser) {
+    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let browser = Browser::start();
+    browser.open(&server);
+    browser.join("ada", "");
+    browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    (server, browser)
+}
+
+/// Presses Enter on the picker and waits for the first lesson's first step.
+fn open_the_first_lesson(browser: &Browser) -> String {
+    browser.press("\u{E007}"); // Enter
+    browser.wait_for_screen("the first lesson's first step", |screen| {
+        top_line(screen).contains("· Embedding")
+    })
+}
+
 /// `attn-tutor serve` with a join code, serving browsers as well as SSH.
 fn class_with_a_code() -> Server {
     let dir = tempfile::TempDir::new().unwrap();
@@ -45,10 +63,7 @@ fn a_student_joins_in_a_browser_with_the_join_code_and_steps_through_a_lesson() 
         server.log()
     );
 
-    browser.press("\u{E007}"); // Enter
-    let opened = browser.wait_for_screen("the first lesson's first step", |screen| {
-        top_line(screen).contains("· Embedding")
-    });
+    let opened = open_the_first_lesson(&browser);
     assert!(
         opened.contains(FIRST_LESSON) || opened.contains("The cat sleeps"),
         "{opened}"
@@ -119,17 +134,10 @@ fn a_long_paste_keeps_the_browser_seat_open() {
     if !browser::installed("a_long_paste_keeps_the_browser_seat_open") {
         return;
     }
-    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
-    let browser = Browser::start();
-    browser.open(&server);
-    browser.join("ada", "");
-    browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    let (_server, browser) = an_open_class_in_a_browser();
     // More than the server takes in one message (64 KiB).
     browser.paste(&"x".repeat(200 * 1024));
-    browser.press("\u{E007}"); // Enter
-    browser.wait_for_screen("the first lesson, after the paste", |screen| {
-        top_line(screen).contains("· Embedding")
-    });
+    open_the_first_lesson(&browser);
 }
 
 #[test]
@@ -137,18 +145,11 @@ fn ctrl_c_on_selected_text_copies_it_and_leaves_the_tutor_running() {
     if !browser::installed("ctrl_c_on_selected_text_copies_it") {
         return;
     }
-    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
-    let browser = Browser::start();
-    browser.open(&server);
-    browser.join("ada", "");
-    browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    let (server, browser) = an_open_class_in_a_browser();
     let copied = browser.select_and_copy();
     assert!(copied.contains("choose a lesson"), "copied {copied:?}");
     // The tutor did not take the Ctrl+C as a key: the session goes on.
-    browser.press("\u{E007}"); // Enter
-    browser.wait_for_screen("the first lesson", |screen| {
-        top_line(screen).contains("· Embedding")
-    });
+    open_the_first_lesson(&browser);
     assert!(
         !server.log().contains("browser seat closed"),
         "{}",

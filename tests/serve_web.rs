@@ -38,6 +38,21 @@ fn told(seat: &Seat, key: &str) -> Option<serde_json::Value> {
         .find_map(|said| said.get(key).cloned())
 }
 
+/// The last refusal the seat was told.
+fn refusal(seat: &Seat) -> String {
+    told(seat, "refused")
+        .and_then(|why| why.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// A seat signed in as `name` to an open class, on the lesson picker.
+fn signed_in(port: u16, name: &str) -> Seat {
+    let mut seat = Seat::open(port);
+    seat.join(name, "", 80, 24);
+    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    seat
+}
+
 #[test]
 fn only_the_page_its_assets_and_its_socket_are_served() {
     let server = class(&["--open"]);
@@ -123,13 +138,7 @@ fn a_student_signs_in_with_the_code_and_their_keys_and_size_move_their_tutor() {
     seat.join("ada", "sunflowers", 80, 24);
     seat.wait_until("the refusal", |seat| told(seat, "refused").is_some());
     assert_eq!(told(&seat, "again"), Some(serde_json::json!(true)));
-    assert!(
-        told(&seat, "refused")
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("join code")
-    );
+    assert!(refusal(&seat).contains("join code"));
 
     seat.join("ada", CODE, 80, 24);
     seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
@@ -220,9 +229,7 @@ fn a_host_name_over_plain_http_is_refused_and_an_address_is_served() {
 fn a_browser_that_stops_answering_is_dropped_and_its_place_freed() {
     let server = class(&["--open", "--max-sessions", "1", "--keepalive-seconds", "1"]);
     let port = server.page_port();
-    let mut silent = Seat::open(port);
-    silent.join("ada", "", 80, 24);
-    silent.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    let silent = signed_in(port, "ada");
     // From now on it reads nothing and answers no ping.
     let log = server.wait_for_log("the drop", |log| {
         log.contains("dropped: the browser stopped answering")
@@ -231,9 +238,7 @@ fn a_browser_that_stops_answering_is_dropped_and_its_place_freed() {
     server.wait_for_log("the seat closing", |log| {
         log.contains("browser seat closed")
     });
-    let mut next = Seat::open(port);
-    next.join("grace", "", 80, 24);
-    next.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    signed_in(port, "grace");
     drop(silent);
 }
 
@@ -241,9 +246,7 @@ fn a_browser_that_stops_answering_is_dropped_and_its_place_freed() {
 fn a_seat_that_answers_its_pings_stays() {
     let server = class(&["--open", "--keepalive-seconds", "1"]);
     let port = server.page_port();
-    let mut seat = Seat::open(port);
-    seat.join("ada", "", 80, 24);
-    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    let mut seat = signed_in(port, "ada");
     // Reading answers the pings (the client library pongs as it reads), for 5 s: past 3 pings.
     let until = std::time::Instant::now() + Duration::from_secs(5);
     while std::time::Instant::now() < until {
@@ -290,13 +293,7 @@ fn a_name_with_escapes_reaches_the_log_escaped_and_an_empty_name_is_asked_again(
     let mut seat = Seat::open(port);
     seat.join("  ", "", 80, 24);
     seat.wait_until("the question", |seat| told(seat, "refused").is_some());
-    assert!(
-        told(&seat, "refused")
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("name")
-    );
+    assert!(refusal(&seat).contains("name"));
     seat.join("eve\x1b]2;PWNED\x07\u{202e}", "", 80, 24);
     seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
     let log = server.wait_for_log("the sign-in", |log| {
@@ -316,9 +313,7 @@ fn a_name_with_escapes_reaches_the_log_escaped_and_an_empty_name_is_asked_again(
 fn a_message_bigger_than_any_page_sends_closes_the_socket() {
     let server = class(&["--open"]);
     let port = server.page_port();
-    let mut seat = Seat::open(port);
-    seat.join("ada", "", 80, 24);
-    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    let mut seat = signed_in(port, "ada");
     seat.press(&"j".repeat(100 * 1024));
     assert!(seat.closes_within(Duration::from_secs(10)));
     // Something the page never sends closes it too.
@@ -331,28 +326,18 @@ fn a_message_bigger_than_any_page_sends_closes_the_socket() {
 fn the_class_size_counts_browser_seats() {
     let server = class(&["--open", "--max-sessions", "1"]);
     let port = server.page_port();
-    let mut first = Seat::open(port);
-    first.join("ada", "", 80, 24);
-    first.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    let first = signed_in(port, "ada");
     let mut second = Seat::open(port);
     second.join("grace", "", 80, 24);
     second.wait_until("the refusal", |seat| told(seat, "refused").is_some());
-    assert!(
-        told(&second, "refused")
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("full")
-    );
+    assert!(refusal(&second).contains("full"));
     assert!(second.closes_within(Duration::from_secs(10)));
     // When the first leaves, even without a word (its socket just closes), there is room again.
     drop(first);
     server.wait_for_log("the seat closing", |log| {
         log.contains("browser seat closed")
     });
-    let mut third = Seat::open(port);
-    third.join("grace", "", 80, 24);
-    third.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    signed_in(port, "grace");
 }
 
 #[test]
