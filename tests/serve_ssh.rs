@@ -121,6 +121,27 @@ fn a_session_without_a_terminal_is_told_to_connect_with_ssh_t() {
 }
 
 #[test]
+fn a_student_past_the_class_size_is_told_in_words_that_the_class_is_full() {
+    if !installed(&["ssh"], "a_student_past_the_class_size_is_told") {
+        return;
+    }
+    let mut server = Server::start(&["--open", "--max-sessions", "1"]);
+    let mut first = server.student("ada", &Login::Open);
+    wait_for_the_picker(&mut first);
+    let mut second = server.student("grace", &Login::Open);
+    second.wait_for(
+        "the class-full message",
+        |text| text.contains("the class is full (1 student at once); ask your teacher"),
+        common::pty::PATIENCE,
+    );
+    assert!(!second.wait_for_exit().success());
+    // The one in class goes on.
+    first.press("\r");
+    first.wait_for_step("Embedding");
+    server.assert_still_serving();
+}
+
+#[test]
 fn commands_are_refused() {
     if !installed(&["ssh"], "commands_are_refused") {
         return;

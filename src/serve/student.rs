@@ -51,6 +51,9 @@ pub struct Student {
     place: Place,
     /// Join codes this connection has had refused: its later tries wait behind others' first.
     failures: u32,
+    /// The class was full when this connection asked for a terminal: it is told so in words
+    /// (a refused channel shows only "open failed: resource shortage"), then closed.
+    full: bool,
 }
 
 impl Student {
@@ -75,6 +78,7 @@ impl Student {
             watch,
             place,
             failures: 0,
+            full: false,
         }
     }
 
@@ -237,10 +241,10 @@ impl russh::server::Handler for Student {
         if sessions >= self.shared.max_sessions {
             self.shared.sessions.fetch_sub(1, Ordering::SeqCst);
             tracing::warn!(student = %self.who(), "class full");
-            reply.reject(ChannelOpenFailure::ResourceShortage).await;
-            return Ok(());
+            self.full = true;
+        } else {
+            self.counted = true;
         }
-        self.counted = true;
         self.channel = Some(channel.id());
         // Only the writing half is kept: input comes to the handler's `data`, and an unread
         // reading half would fill up and stall the connection.
@@ -364,18 +368,27 @@ impl russh::server::Handler for Student {
         channel: ChannelId,
         session: &mut Session,
     ) -> Result<(), Self::Error> {
-        let Some(term) = self.term.clone() else {
+        let why = if self.full {
+            let most = self.shared.max_sessions;
+            let students = if most == 1 { "student" } else { "students" };
+            Some(format!(
+                "attn-tutor: the class is full ({most} {students} at once); ask your teacher\r\n"
+            ))
+        } else if self.term.is_none() {
             // Without a pty there is nothing to draw on.
+            Some("attn-tutor needs a terminal: connect with `ssh -t`\r\n".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = why {
             session.channel_success(channel)?;
-            session.data(
-                channel,
-                "attn-tutor needs a terminal: connect with `ssh -t`\r\n"
-                    .as_bytes()
-                    .to_vec(),
-            )?;
+            session.data(channel, why.into_bytes())?;
             session.exit_status_request(channel, 1)?;
             session.eof(channel)?;
             session.close(channel)?;
+            return Ok(());
+        }
+        let Some(term) = self.term.clone() else {
             return Ok(());
         };
         let Some(writer) = self.writer.take() else {
