@@ -1021,9 +1021,13 @@ pub fn app_hint_line(app: &App) -> String {
 /// The help's rows for the app's screen: the head keys only for a lesson with several heads.
 pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     let (heads, tokens) = (several_heads(app), decodes(app));
+    // Going free is a classroom student's key: the presenter and a learner alone have no one
+    // to follow.
+    let student = matches!(app.classroom, Some(crate::app::Classroom::Student { .. }));
     KEYS.iter()
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
         .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
+        .filter(|(_, words)| student || !FOLLOW.help.contains(words))
         .collect()
 }
 

@@ -267,6 +267,29 @@ fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
     );
 }
 
+#[test]
+fn only_a_classroom_student_is_told_of_going_free() {
+    use attn_tutor::app::{Audience, Classroom, Follow};
+    let help_of = |classroom: Option<Classroom>| {
+        let mut app = open(lesson_index("cat-sleeps"));
+        app.classroom = classroom;
+        update(&mut app, Action::ToggleHelp);
+        text(&draw(&app, &Theme::monochrome(), 80, 40))
+    };
+    let student = help_of(Some(Classroom::Student {
+        follow: Follow::Free,
+        latest: None,
+    }));
+    assert!(student.contains("go free, or follow again"), "{student}");
+    let presenter = help_of(Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+    }));
+    assert!(!presenter.contains("go free"), "{presenter}");
+    let alone = help_of(None);
+    assert!(!alone.contains("go free"), "{alone}");
+}
+
 /// cat-sleeps on step `number` with practice on.
 fn practising(number: usize) -> App {
     let mut app = open(lesson_index("cat-sleeps"));
@@ -850,7 +873,7 @@ fn a_help_taller_than_the_terminal_scrolls_and_says_which_rows_it_shows() {
     update(&mut app, Action::ToggleHelp);
     let shown = screen_text(&app, 80, 24);
     assert!(
-        shown.contains("? or Esc closes · ↓ ↑ rows 1–20 of 22"),
+        shown.contains("? or Esc closes · ↓ ↑ rows 1–20 of 21"),
         "{shown}"
     );
     assert!(!shown.contains("Ctrl-c"), "{shown}");
