@@ -144,6 +144,55 @@ fn a_locked_class_stays_on_the_presenters_screen() {
 }
 
 #[test]
+fn the_presenter_is_told_before_ending_the_class_whose_edits_it_would_lose() {
+    if !installed(&["ssh"], "the_presenter_is_told_whose_edits_it_would_lose") {
+        return;
+    }
+    let (mut server, mut free, mut following) = class_of_two(&[]);
+    server.presenter().press("\r");
+    for student in [&mut free, &mut following] {
+        student.wait_for_step("Embedding");
+    }
+    free.press("f");
+    wait_for_status(&mut free, "the free badge", "free");
+    free.press("e5\r");
+    wait_for_status(&mut free, "the student's own edit", "is now 5");
+    // A follower's screen is the presenter's: only the free student's edit counts.
+    following.wait_for(
+        "the presenter's unedited screen",
+        |text| text.lines().any(|line| line.starts_with("sleeps 1 1 0 1")),
+        PATIENCE,
+    );
+    server.presenter().press("q");
+    server
+        .presenter()
+        .wait_for("the lessons", |text| text.contains(PICKER), PATIENCE);
+    server.presenter().press("q");
+    server.presenter().wait_for(
+        "the question naming the unsaved edits",
+        |text| {
+            // The question may wrap: its words, in order.
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            words.contains(
+                "End the class for 2 connected students (1 has unsaved edits, lost with the \
+                 class)? y end it",
+            )
+        },
+        PATIENCE,
+    );
+    // Back to the lesson's own numbers, the student has nothing to lose.
+    server.presenter().press("n");
+    free.press("R");
+    wait_for_status(&mut free, "the reset", "lesson's own numbers");
+    server.presenter().press("q");
+    server.presenter().wait_for(
+        "the question without unsaved edits",
+        |text| text.contains("End the class for 2 connected students? y end it"),
+        PATIENCE,
+    );
+}
+
+#[test]
 fn when_the_presenter_quits_students_get_their_terminal_back() {
     if !installed(
         &["ssh"],

@@ -208,6 +208,7 @@ fn the_presenter_sees_the_count_of_students() {
     let audience = Audience {
         connected: 3,
         following: 2,
+        unsaved: 1,
     };
     update(&mut teacher, Action::Audience(audience));
     assert!(matches!(
@@ -231,6 +232,7 @@ fn presenter_with(connected: usize) -> App {
         Action::Audience(Audience {
             connected,
             following: connected,
+            unsaved: 0,
         }),
     );
     app
@@ -245,7 +247,7 @@ fn the_presenter_is_asked_before_quitting_ends_the_class_for_connected_students(
     assert!(!app.quit, "q q must not end the class unasked");
     assert!(matches!(
         app.overlay,
-        Overlay::Question(attn_tutor::app::Question::EndClass { students: 3 })
+        Overlay::Question(attn_tutor::app::Question::EndClass)
     ));
     update(&mut app, Action::Answer('n'));
     assert!(!app.quit);
@@ -352,4 +354,12 @@ fn a_following_student_follows_the_presenter_onto_the_positions_and_rotation_ste
         assert_eq!(mine.focus, theirs.focus);
         assert_eq!(mine.panels(), theirs.panels());
     }
+}
+
+#[test]
+fn a_student_gone_free_has_unsaved_edits_only_after_editing() {
+    let (_teacher, mut class) = presenter_on_projection(Follow::Following);
+    update(&mut class, Action::ToggleFollow);
+    let tutor = class.tutor.as_ref().unwrap();
+    assert!(!tutor.has_unsaved_edits(), "free, before any edit");
 }

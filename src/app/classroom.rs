@@ -30,6 +30,8 @@ pub enum Classroom {
 pub struct Audience {
     pub connected: usize,
     pub following: usize,
+    /// Students gone free who have edits of their own not saved: ending the class loses them.
+    pub unsaved: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

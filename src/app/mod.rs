@@ -161,8 +161,10 @@ pub enum Question {
     JumpTo { from: Cell, to: Cell },
     /// Opening a lesson practised before: go back to the step where the learner stopped.
     Resume { step_index: usize },
-    /// The presenter quitting ends the class for every student connected.
-    EndClass { students: usize },
+    /// The presenter quitting ends the class for every student connected, and loses the
+    /// unsaved edits of those gone free. The question counts them as they are now (the
+    /// presenter's `Audience`), while it is asked.
+    EndClass,
 }
 
 /// Where the learner is going when they leave a lesson.

@@ -912,7 +912,7 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
         Action::Quit
             if matches!(
                 question,
-                Question::LeaveUnsaved(_) | Question::EndClass { .. }
+                Question::LeaveUnsaved(_) | Question::EndClass
             ) =>
         {
             app.overlay = Overlay::None;
@@ -937,8 +937,8 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
             app.after_save = Some(then);
             ask_where_to_save(app);
         }
-        (Question::EndClass { .. }, 'y') => app.quit = true,
-        (Question::EndClass { .. }, _) => {}
+        (Question::EndClass, 'y') => app.quit = true,
+        (Question::EndClass, _) => {}
         (Question::LeaveUnsaved(then), 'd' | 'y') => go(app, then),
         (Question::LeaveUnsaved(_), 'n') => {}
         (Question::Replace { path }, 'y') => {
@@ -1047,7 +1047,7 @@ fn go(app: &mut App, then: Leave) {
         Leave::ToPicker | Leave::Quit => match students_present(app) {
             // A presenter's quit ends the class for everyone: a stray `q q` must not.
             Some(students) if students > 0 => {
-                app.overlay = Overlay::Question(Question::EndClass { students });
+                app.overlay = Overlay::Question(Question::EndClass);
             }
             _ => app.quit = true,
         },

@@ -102,6 +102,8 @@ pub struct Shared {
     lock: bool,
     /// Students whose screen follows the presenter's.
     following: AtomicUsize,
+    /// Students gone free with edits of their own not saved.
+    unsaved: AtomicUsize,
     /// Becomes true when the server stops: every session says goodbye.
     class_over: tokio::sync::watch::Receiver<bool>,
 }
@@ -450,6 +452,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
             .map(|(_, receiver)| receiver.clone()),
         lock: options.lock,
         following: AtomicUsize::new(0),
+        unsaved: AtomicUsize::new(0),
         class_over: class_over_receiver,
     });
     let limits = (options.login_deadline, options.idle_timeout);
@@ -652,6 +655,7 @@ fn present(
         let audience = Audience {
             connected: shared.sessions.load(Ordering::SeqCst),
             following: shared.following.load(Ordering::SeqCst),
+            unsaved: shared.unsaved.load(Ordering::SeqCst),
         };
         let changed = audience != shown;
         if changed {

@@ -177,7 +177,9 @@ struct Session {
     connection: watch::Receiver<()>,
     presenter: Option<watch::Receiver<Arc<Presented>>>,
     class_over: watch::Receiver<bool>,
-    following: FollowingCount,
+    following: Tally,
+    /// Counted while this student is free with unsaved edits of their own.
+    unsaved: Tally,
 }
 
 /// Runs a student's session until they quit, leave, or the server ends it.
@@ -223,10 +225,8 @@ impl Session {
             Hide
         )?;
         Ok(Session {
-            following: FollowingCount {
-                shared: Arc::clone(&start.shared),
-                counted: false,
-            },
+            following: Tally::new(&start.shared, |shared| &shared.following),
+            unsaved: Tally::new(&start.shared, |shared| &shared.unsaved),
             class_over: start.shared.class_over.clone(),
             who: start.who,
             app,
@@ -253,6 +253,16 @@ impl Session {
         }
         loop {
             self.following.set(self.app.is_following());
+            // A follower's screen is the presenter's, edits and all: only a free student's
+            // edits are their own.
+            self.unsaved.set(
+                !self.app.is_following()
+                    && self
+                        .app
+                        .tutor
+                        .as_ref()
+                        .is_some_and(crate::app::Tutor::has_unsaved_edits),
+            );
             if !self.send_frame().await {
                 return;
             }
@@ -372,26 +382,37 @@ async fn presenter_changed(
     }
 }
 
-/// This session's place in the count of students who follow the presenter.
-struct FollowingCount {
+/// This session's place in one of the class's counts (students following the presenter, free
+/// students with unsaved edits), given back when the session ends.
+struct Tally {
     shared: Arc<Shared>,
+    count: fn(&Shared) -> &std::sync::atomic::AtomicUsize,
     counted: bool,
 }
 
-impl FollowingCount {
-    fn set(&mut self, following: bool) {
-        if following != self.counted {
-            if following {
-                self.shared.following.fetch_add(1, Ordering::SeqCst);
+impl Tally {
+    fn new(shared: &Arc<Shared>, count: fn(&Shared) -> &std::sync::atomic::AtomicUsize) -> Tally {
+        Tally {
+            shared: Arc::clone(shared),
+            count,
+            counted: false,
+        }
+    }
+
+    fn set(&mut self, counted: bool) {
+        if counted != self.counted {
+            let count = (self.count)(&self.shared);
+            if counted {
+                count.fetch_add(1, Ordering::SeqCst);
             } else {
-                self.shared.following.fetch_sub(1, Ordering::SeqCst);
+                count.fetch_sub(1, Ordering::SeqCst);
             }
-            self.counted = following;
+            self.counted = counted;
         }
     }
 }
 
-impl Drop for FollowingCount {
+impl Drop for Tally {
     fn drop(&mut self) {
         self.set(false);
     }

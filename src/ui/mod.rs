@@ -114,10 +114,12 @@ fn classroom_badge(app: &App) -> Option<String> {
     match app.classroom.as_ref()? {
         Classroom::Student { follow, .. } => Some(format!(" {} ", follow.word())),
         Classroom::Presenter {
-            audience: Audience {
-                connected,
-                following,
-            },
+            audience:
+                Audience {
+                    connected,
+                    following,
+                    ..
+                },
             ..
         } => Some(format!(
             " {connected} student{} · {following} following ",
@@ -216,14 +218,30 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 Question::LeaveUnsaved(_) => {
                     "You have unsaved edits. w save them · d discard them · Esc stay".to_string()
                 }
-                Question::EndClass { students } => format!(
-                    "End the class for {students} connected {}? y end it · n stay",
-                    if *students == 1 {
-                        "student"
-                    } else {
-                        "students"
-                    }
-                ),
+                Question::EndClass => {
+                    let Audience {
+                        connected: students,
+                        unsaved,
+                        ..
+                    } = match &app.classroom {
+                        Some(Classroom::Presenter { audience, .. }) => *audience,
+                        _ => Audience::default(),
+                    };
+                    let plural = |count: usize, one: &'static str, many: &'static str| {
+                        if count == 1 { one } else { many }
+                    };
+                    let lost = match unsaved {
+                        0 => String::new(),
+                        unsaved => format!(
+                            " ({unsaved} {} unsaved edits, lost with the class)",
+                            plural(unsaved, "has", "have")
+                        ),
+                    };
+                    format!(
+                        "End the class for {students} connected {}{lost}? y end it · n stay",
+                        plural(students, "student", "students")
+                    )
+                }
                 Question::TooLarge { keep } => format!(
                     "k keep the generator of {} (drops your edits to it) · Esc don't save",
                     matrix_list(keep)
