@@ -909,12 +909,7 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
         // The offer to resume is no barrier: any other key is taken as starting here, and acts.
         _ if matches!(question, Question::Resume { .. }) => Some('?'),
         // A second Ctrl-c means it.
-        Action::Quit
-            if matches!(
-                question,
-                Question::LeaveUnsaved(_) | Question::EndClass
-            ) =>
-        {
+        Action::Quit if matches!(question, Question::LeaveUnsaved(_) | Question::EndClass) => {
             app.overlay = Overlay::None;
             app.quit = true;
             return Vec::new();

@@ -2,8 +2,8 @@
 //! class over a WebSocket and drives the same per-student tutor as an SSH seat, under the same
 //! rules: places per address, join codes paced per address, the handshake, login and idle
 //! deadlines, keepalives, and at most one frame being sent and one waiting. Nothing else is
-//! served: the page, its assets and the socket's path; every other path is 404, and the socket
-//! takes only the page's own origin.
+//! served: the page (one answer, everything inlined) and the socket's path; every other path is
+//! 404, and the socket takes only the page's own origin.
 
 mod page;
 mod seat;
@@ -39,8 +39,8 @@ const MAX_HEAD: usize = 16 * 1024;
 pub struct Site {
     /// HTTPS when set.
     pub tls: Option<Arc<ServerConfig>>,
-    /// The page, made once (it says whether a join code is asked for).
-    page: Arc<str>,
+    /// The page, made once (it says whether a join code is asked for), and its policy.
+    page: Arc<page::Page>,
     /// Between pings to a seat.
     keepalive: Duration,
 }
@@ -49,7 +49,7 @@ impl Site {
     pub fn new(tls: Option<Arc<ServerConfig>>, needs_code: bool, keepalive: Duration) -> Site {
         Site {
             tls,
-            page: page::page(needs_code).into(),
+            page: Arc::new(page::page(needs_code)),
             keepalive,
         }
     }
@@ -175,7 +175,7 @@ impl Request {
         }
         let path = incoming.uri().path().to_string();
         let method = incoming.method().clone();
-        let known = path == page::PAGE || path == page::SOCKET || page::asset(&path).is_some();
+        let known = path == page::PAGE || path == page::SOCKET;
         if !known {
             tracing::debug!(
                 peer = %self.watch.peer,
@@ -194,21 +194,17 @@ impl Request {
         if path == page::SOCKET {
             return self.socket(incoming).await;
         }
-        let (content_type, body): (&str, Body) = if path == page::PAGE {
-            (
-                "text/html; charset=utf-8",
-                Body::from(self.site.page.to_string()),
-            )
-        } else {
-            match page::asset(&path) {
-                Some(asset) => (asset.content_type, Body::from(asset.body)),
-                None => return plain(StatusCode::NOT_FOUND, "not found"),
-            }
-        };
-        let mut response = Response::new(body);
+        let mut response = Response::new(Body::from(self.site.page.html.clone()));
         let headers = response.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
         secure(headers);
+        // The page's own policy: its inline scripts, by their hashes.
+        if let Ok(policy) = HeaderValue::from_str(&self.site.page.policy) {
+            headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+        }
         response
     }
 
@@ -287,12 +283,8 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 fn secure(headers: &mut hyper::HeaderMap) {
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
-        // xterm.js styles its rows with style elements of its own making.
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
-             connect-src 'self'; img-src 'self' data:; font-src 'self'; \
-             frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-        ),
+        // Answers but the page (which has its own) need nothing at all.
+        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
     );
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,

@@ -1,13 +1,11 @@
-//! What the browser seat serves: its page and the page's assets, one table of paths. xterm.js
-//! and its fit addon are vendored (web/vendor, from the npm registry; see web/README.md), so
-//! the page works on a classroom network with no way out.
+//! The browser seat's page: one self-contained answer, with xterm.js and its fit addon
+//! (vendored in web/vendor from the npm registry; see web/README.md), the page's own script
+//! and styles inlined, so that opening it takes one connection (one place of its address: a
+//! class behind one NAT address opening the page at once would otherwise take six each) and
+//! works on a classroom network with no way out. Its scripts are allowed by their hashes.
 
-/// One thing served, by its path.
-pub struct Asset {
-    pub path: &'static str,
-    pub content_type: &'static str,
-    pub body: &'static str,
-}
+use base64::Engine;
+use sha2::{Digest, Sha256};
 
 /// The page's path: the address students open.
 pub const PAGE: &str = "/";
@@ -15,45 +13,50 @@ pub const PAGE: &str = "/";
 /// The WebSocket's path.
 pub const SOCKET: &str = "/ws";
 
-/// Everything but the WebSocket. The page itself is made by `page` (it says whether a join
-/// code is asked for).
-pub const ASSETS: &[Asset] = &[
-    Asset {
-        path: "/seat.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../../web/seat.js"),
-    },
-    Asset {
-        path: "/seat.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_str!("../../../web/seat.css"),
-    },
-    Asset {
-        path: "/xterm.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../../web/vendor/xterm.js"),
-    },
-    Asset {
-        path: "/xterm.css",
-        content_type: "text/css; charset=utf-8",
-        body: include_str!("../../../web/vendor/xterm.css"),
-    },
-    Asset {
-        path: "/addon-fit.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_str!("../../../web/vendor/addon-fit.js"),
-    },
+/// The scripts, in the order they run: the terminal, its fit addon, the seat.
+const SCRIPTS: [&str; 3] = [
+    include_str!("../../../web/vendor/xterm.js"),
+    include_str!("../../../web/vendor/addon-fit.js"),
+    include_str!("../../../web/seat.js"),
 ];
 
-/// The page, asking for a join code or not.
-pub fn page(needs_code: bool) -> String {
-    include_str!("../../../web/index.html")
-        .replace("{{JOIN}}", if needs_code { "code" } else { "open" })
+/// The page, and the Content-Security-Policy that lets exactly its scripts run.
+pub struct Page {
+    pub html: String,
+    pub policy: String,
 }
 
-/// The asset served at `path`, if any.
-pub fn asset(path: &str) -> Option<&'static Asset> {
-    ASSETS.iter().find(|asset| asset.path == path)
+/// The page, asking for a join code or not.
+pub fn page(needs_code: bool) -> Page {
+    let scripts: String = SCRIPTS
+        .iter()
+        .map(|script| format!("<script>{script}</script>\n"))
+        .collect();
+    let html = include_str!("../../../web/index.html")
+        .replace("{{JOIN}}", if needs_code { "code" } else { "open" })
+        .replace(
+            "{{XTERM_CSS}}",
+            include_str!("../../../web/vendor/xterm.css"),
+        )
+        .replace("{{SEAT_CSS}}", include_str!("../../../web/seat.css"))
+        .replace("{{SCRIPTS}}", &scripts);
+    let hashes: Vec<String> = SCRIPTS
+        .iter()
+        .map(|script| {
+            let digest = Sha256::digest(script.as_bytes());
+            format!(
+                "'sha256-{}'",
+                base64::engine::general_purpose::STANDARD.encode(digest)
+            )
+        })
+        .collect();
+    // xterm.js styles its rows with style elements of its own making.
+    let policy = format!(
+        "default-src 'none'; script-src {}; style-src 'unsafe-inline'; connect-src 'self'; \
+         img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+        hashes.join(" ")
+    );
+    Page { html, policy }
 }
 
 #[cfg(test)]
@@ -61,32 +64,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_address_the_page_names_is_served_here_and_every_asset_is_named() {
+    fn the_page_is_whole_and_loads_nothing_from_anywhere() {
         let page = page(true);
-        let named: Vec<&str> = ["src=\"", "href=\""]
-            .iter()
-            .flat_map(|attribute| page.split(attribute).skip(1))
-            .filter_map(|rest| rest.split('"').next())
-            .collect();
-        for address in &named {
-            // The page's icon is none at all, so that no request is made for one.
-            if *address == "data:," {
-                continue;
+        for script in SCRIPTS {
+            assert!(page.html.contains(script));
+            // Nothing in a script may end its element early.
+            assert!(!script.contains("</script"));
+        }
+        for placeholder in ["{{JOIN}}", "{{XTERM_CSS}}", "{{SEAT_CSS}}", "{{SCRIPTS}}"] {
+            assert!(!page.html.contains(placeholder), "{placeholder} is left");
+        }
+        // No address but the empty icon: nothing else is fetched.
+        for attribute in ["src=\"", "href=\""] {
+            for rest in page.html.split(attribute).skip(1) {
+                assert!(rest.starts_with("data:,\""), "{attribute}{}", &rest[..40]);
             }
-            assert!(asset(address).is_some(), "{address} is not served");
         }
-        for served in ASSETS {
-            assert!(
-                named.contains(&served.path),
-                "{} is served but unused",
-                served.path
-            );
-        }
+        assert_eq!(page.policy.matches("'sha256-").count(), SCRIPTS.len());
     }
 
     #[test]
     fn the_page_asks_for_a_code_only_when_the_class_has_one() {
-        assert!(page(true).contains("data-join=\"code\""));
-        assert!(page(false).contains("data-join=\"open\""));
+        assert!(page(true).html.contains("data-join=\"code\""));
+        assert!(page(false).html.contains("data-join=\"open\""));
     }
 }
