@@ -603,3 +603,24 @@ fn an_address_written_wrong_is_refused_with_an_example() {
     assert_eq!(finished.status.code(), Some(2));
     assert!(finished.stderr.contains("--listen"), "{}", finished.stderr);
 }
+
+#[test]
+fn forty_students_behind_one_address_opening_the_page_at_once_all_get_in() {
+    let server = class(&["--open"]);
+    let port = server.page_port();
+    let students: Vec<_> = (0..40)
+        .map(|index| {
+            std::thread::spawn(move || {
+                let (status, _) = get(port, "/");
+                assert_eq!(status, 200, "student {index}'s page");
+                signed_in(port, &format!("student{index}"))
+            })
+        })
+        .collect();
+    let seats: Vec<Seat> = students
+        .into_iter()
+        .map(|student| student.join().expect("every student gets in"))
+        .collect();
+    assert_eq!(seats.len(), 40);
+    assert!(!server.log().contains("evicted"), "{}", server.log());
+}
