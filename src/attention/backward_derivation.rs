@@ -2,7 +2,7 @@
 //! and the forward pass's numbers (a column dot product, a sum over heads, the softmax's
 //! backward, a head's block, a group's sum, a rotation turned back).
 
-use super::derivation::{EXTRA_OPERAND_DECIMALS, written};
+use super::derivation::{EXTRA_OPERAND_DECIMALS, Turned, written};
 use super::number::format_number;
 use super::positions::rope_angle;
 use super::{Attention, Cell, MatrixName, Operand};
@@ -357,33 +357,20 @@ impl BackwardRule {
                 let (sin, cos) = angle.sin_cos();
                 // Turned back by −φ: the first of a pair is a·cos φ + b·sin φ, the second
                 // −a·sin φ + b·cos φ.
-                let (sign, a_text, b_text) = if *lower {
-                    ("+", "cos φ", "sin φ")
+                let (first_factor, second_factor) = if *lower {
+                    (("cos φ", cos), ("sin φ", sin))
                 } else {
-                    ("+", "(−sin φ)", "cos φ")
+                    (("(−sin φ)", -sin), ("cos φ", cos))
                 };
-                let (a_factor, b_factor) = if *lower { (cos, sin) } else { (-sin, cos) };
-                let worked = |d: usize| {
-                    shown(first.value, d) * shown(a_factor, d)
-                        + shown(second.value, d) * shown(b_factor, d)
+                let turned = Turned {
+                    first: (name(first.cell), first.value),
+                    second: (name(second.cell), second.value),
+                    first_factor,
+                    second_factor,
+                    minus: false,
                 };
-                let (d, result) = written(digits(&worked), decimals, result);
                 (
-                    vec![
-                        one(format!(
-                            "{}·{a_text} {sign} {}·{b_text}",
-                            name(first.cell),
-                            name(second.cell)
-                        )),
-                        one(format!(
-                            "({} × {}) {sign} ({} × {})",
-                            format_number(first.value, d),
-                            format_number(a_factor, d),
-                            format_number(second.value, d),
-                            format_number(b_factor, d)
-                        )),
-                        one(result),
-                    ],
+                    turned.lines(decimals, result),
                     Some(format!(
                         "the forward pass turned this pair by φ = {} rad at position {position}; \
                          its gradient turns back by −φ (a rotation's inverse is its transpose)",

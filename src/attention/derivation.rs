@@ -545,33 +545,20 @@ impl Derivation {
             } => {
                 let (sin, cos) = angle.sin_cos();
                 // The first of a pair is a·cos φ − b·sin φ, the second a·sin φ + b·cos φ.
-                let (a_factor, b_factor, sign, a_trig, b_trig) = if *lower {
-                    (cos, sin, "−", "cos φ", "sin φ")
+                let ((a_trig, a_factor), (b_trig, b_factor)) = if *lower {
+                    (("cos φ", cos), ("sin φ", sin))
                 } else {
-                    (sin, cos, "+", "sin φ", "cos φ")
+                    (("sin φ", sin), ("cos φ", cos))
                 };
-                let b_sign = if *lower { -1.0 } else { 1.0 };
-                let worked = |d: usize| {
-                    shown(first.value, d) * shown(a_factor, d)
-                        + b_sign * shown(second.value, d) * shown(b_factor, d)
+                let turned = Turned {
+                    first: (attention.cell_name(first.cell), first.value),
+                    second: (attention.cell_name(second.cell), second.value),
+                    first_factor: (a_trig, a_factor),
+                    second_factor: (b_trig, b_factor),
+                    minus: *lower,
                 };
-                let (d, result) = written(digits(&worked), decimals, &result);
                 (
-                    vec![
-                        one(format!(
-                            "{}·{a_trig} {sign} {}·{b_trig}",
-                            attention.cell_name(first.cell),
-                            attention.cell_name(second.cell)
-                        )),
-                        one(format!(
-                            "({} × {}) {sign} ({} × {})",
-                            format_number(first.value, d),
-                            format_number(a_factor, d),
-                            format_number(second.value, d),
-                            format_number(b_factor, d)
-                        )),
-                        one(result),
-                    ],
+                    turned.lines(decimals, &result),
                     Some(format!(
                         "the angle φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) \
                          = {} rad: {} {} is {} (positions count from 0{}), and \
@@ -771,6 +758,50 @@ pub(super) fn written(found: Option<usize>, decimals: usize, result: &str) -> (u
     match found {
         Some(d) => (d, result.to_string()),
         None => (decimals + EXTRA_OPERAND_DECIMALS, format!("≈ {result}")),
+    }
+}
+
+/// One number of a pair turned by an angle (RoPE forward, and its gradient turned back): the
+/// pair's two numbers, each with its factor (a sine or cosine, signed) and how the factor is
+/// written.
+pub(super) struct Turned<'a> {
+    pub first: (String, f64),
+    pub second: (String, f64),
+    pub first_factor: (&'a str, f64),
+    pub second_factor: (&'a str, f64),
+    /// The second term is subtracted (its factor is written unsigned).
+    pub minus: bool,
+}
+
+impl Turned<'_> {
+    /// The working's lines: the formula, the numbers, the result, with the operands written
+    /// with as many decimals as make the arithmetic land on `result`.
+    pub(super) fn lines(&self, decimals: usize, result: &str) -> Vec<Vec<String>> {
+        let shown =
+            |value: f64, d: usize| -> f64 { format_number(value, d).parse().unwrap_or(value) };
+        let sign = if self.minus { "−" } else { "+" };
+        let second_sign = if self.minus { -1.0 } else { 1.0 };
+        let worked = |d: usize| {
+            shown(self.first.1, d) * shown(self.first_factor.1, d)
+                + second_sign * shown(self.second.1, d) * shown(self.second_factor.1, d)
+        };
+        let found = (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
+            .find(|&d| format_number(worked(d), decimals) == result);
+        let (d, result) = written(found, decimals, result);
+        vec![
+            vec![format!(
+                "{}·{} {sign} {}·{}",
+                self.first.0, self.first_factor.0, self.second.0, self.second_factor.0
+            )],
+            vec![format!(
+                "({} × {}) {sign} ({} × {})",
+                format_number(self.first.1, d),
+                format_number(self.first_factor.1, d),
+                format_number(self.second.1, d),
+                format_number(self.second_factor.1, d)
+            )],
+            vec![result],
+        ]
     }
 }
 
