@@ -4,6 +4,8 @@
 //! offers what fits (the generators of the edited matrices).
 
 mod common;
+
+use common::status;
 use common::*;
 
 use std::path::Path;
@@ -110,13 +112,6 @@ fn open_large() -> App {
         lesson: load_text("large", None, LARGE_W_Q.to_string()),
     };
     App::new(vec![entry], Some(0))
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default()
 }
 
 /// Goes to W_q and types `text` into its selected cell.

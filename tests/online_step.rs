@@ -5,6 +5,13 @@
 
 mod common;
 
+use common::status;
+
+/// The first line of the screen: the title and where the learner is.
+fn header(app: &App) -> String {
+    common::screen_line(app, 0)
+}
+
 use attn_tutor::app::{Action, App, update};
 use attn_tutor::attention::number::format_number;
 use attn_tutor::attention::{Attention, Cell, MatrixName, Rule, Step};
@@ -209,22 +216,6 @@ fn tile(app: &App) -> usize {
 
 fn size(app: &App) -> usize {
     app.tutor.as_ref().unwrap().attention.tile
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|status| status.text.clone())
-        .unwrap_or_default()
-}
-
-fn header(app: &App) -> String {
-    common::screen(app, 80, 24)
-        .lines()
-        .next()
-        .unwrap()
-        .trim_end()
-        .to_string()
 }
 
 #[test]

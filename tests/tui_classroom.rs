@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::status;
+
 use std::sync::Arc;
 
 use attn_tutor::app::{
@@ -38,13 +40,6 @@ fn shown(presenter: &App, version: u64) -> Action {
 
 fn step(app: &App) -> Option<Step> {
     app.tutor.as_ref().map(|tutor| tutor.step())
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default()
 }
 
 fn follow(app: &App) -> Follow {

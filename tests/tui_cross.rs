@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::status;
+
 use attn_tutor::app::{Action, App, Direction, update};
 use attn_tutor::attention::MatrixName;
 
@@ -32,13 +34,6 @@ fn type_text(app: &mut App, text: &str) {
     for ch in text.chars() {
         update(app, Action::Type(ch));
     }
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|status| status.text.clone())
-        .unwrap_or_default()
 }
 
 /// Puts the cursor on row `row`'s label of `matrix` on the current screen.

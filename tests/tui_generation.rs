@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::status;
+
 use std::sync::Arc;
 
 use attn_tutor::app::{Action, App, Audience, Classroom, Follow, Presented, update};
@@ -13,13 +15,6 @@ const FIXTURE: &str = include_str!("fixtures/decode-two-heads.toml");
 
 fn app() -> App {
     common::lesson_app("decode-two-heads", FIXTURE)
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|status| status.text.clone())
-        .unwrap_or_default()
 }
 
 fn token(app: &App) -> usize {

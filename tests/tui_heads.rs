@@ -4,6 +4,13 @@
 
 mod common;
 
+use common::status;
+
+/// The first line of the screen: the title and where the learner is.
+fn header(app: &App) -> String {
+    common::screen_line(app, 0)
+}
+
 use std::sync::Arc;
 
 use attn_tutor::app::{Action, App, Classroom, Follow, Overlay, Presented, update};
@@ -18,34 +25,12 @@ fn head(app: &App) -> usize {
     app.tutor.as_ref().unwrap().head
 }
 
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|status| status.text.clone())
-        .unwrap_or_default()
-}
-
 fn key(ch: char) -> Event {
     Event::Key(KeyEvent::new(KeyCode::Char(ch), KeyModifiers::NONE))
 }
 
-/// The first line of the screen: the title and where the learner is.
-fn header(app: &App) -> String {
-    common::screen(app, 80, 24)
-        .lines()
-        .next()
-        .unwrap()
-        .trim_end()
-        .to_string()
-}
-
 fn line(app: &App, row: usize) -> String {
-    common::screen(app, 80, 24)
-        .lines()
-        .nth(row)
-        .unwrap()
-        .trim_end()
-        .to_string()
+    common::screen_line(app, row)
 }
 
 fn last_line(app: &App) -> String {

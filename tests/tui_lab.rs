@@ -4,19 +4,14 @@
 
 mod common;
 
+use common::status;
+
 use attn_tutor::app::{Action, App, update};
 
 fn lab() -> App {
     let mut app = App::new(App::builtin_entries(), None);
     update(&mut app, Action::OpenLab);
     app
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|status| status.text.clone())
-        .unwrap_or_default()
 }
 
 #[test]

@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::status;
+
 use attn_tutor::app::{Action, App, Effect, Overlay, PromptFor, Question, update};
 use attn_tutor::attention::{Cell, MatrixName, Step};
 use attn_tutor::practice::{Outcome, ProgressStore, StepScore};
@@ -35,13 +37,6 @@ fn exact(app: &App, cell: Cell) -> f64 {
 
 fn hidden(app: &App, cell: Cell) -> bool {
     app.tutor.as_ref().unwrap().is_hidden(cell)
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default()
 }
 
 /// Types `text` as the answer for the selected cell and presses Enter.

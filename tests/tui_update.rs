@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::status;
+
 use attn_tutor::app::{
     Action, App, Direction, Effect, Overlay, PickerEntry, PromptFor, Question, update,
 };
@@ -48,13 +50,6 @@ fn edit(app: &mut App, text: &str) -> Vec<Effect> {
     update(app, Action::ClearInput);
     type_text(app, text);
     update(app, Action::Submit)
-}
-
-fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default()
 }
 
 fn step(app: &App) -> Step {

@@ -134,6 +134,25 @@ pub fn buffer_text(buffer: &ratatui::buffer::Buffer) -> String {
         .join("\n")
 }
 
+/// The status line's message, or nothing.
+pub fn status(app: &attn_tutor::app::App) -> String {
+    app.status
+        .as_ref()
+        .map(|status| status.text.clone())
+        .unwrap_or_default()
+}
+
+/// Row `row` of the 80×24 screen, without its trailing spaces: row 0 is the header (the title
+/// and where the learner is).
+pub fn screen_line(app: &attn_tutor::app::App, row: usize) -> String {
+    screen(app, 80, 24)
+        .lines()
+        .nth(row)
+        .unwrap_or_default()
+        .trim_end()
+        .to_string()
+}
+
 /// Draws the app once on a fresh test terminal and returns every cell's symbol, a line per row.
 pub fn screen(app: &attn_tutor::app::App, width: u16, height: u16) -> String {
     let mut terminal =
