@@ -560,10 +560,11 @@ fn the_banner_says_when_the_room_cannot_reach_an_address() {
         "{shown}"
     );
     assert!(
-        shown.contains("note: only this machine can reach these addresses; --listen 0.0.0.0:"),
+        shown.contains("note: only this machine can reach the addresses above; --listen 0.0.0.0:"),
         "{shown}"
     );
     assert!(shown.contains(" and --web 0.0.0.0:"), "{shown}");
+    assert!(shown.contains(" let the room join"), "{shown}");
 }
 
 #[test]

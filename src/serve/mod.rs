@@ -380,7 +380,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         let lines = join::web_lines(address, &machine, tls.is_some());
         write_joins(out, "students open the page:", &lines)?;
         tracing::info!(page = %lines[0], "browsers open");
-        if tls.is_none() && !options.access.allows_anyone() {
+        if tls.is_none() && !options.access.allows_anyone() && !address.ip().is_loopback() {
             writeln!(
                 out,
                 "note: plain HTTP: anyone on this network can read the join code as students \
@@ -392,17 +392,21 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
             only_here.push(format!("--web 0.0.0.0:{}", address.port()));
         }
     }
-    if !only_here.is_empty() {
-        writeln!(
-            out,
-            "note: only this machine can reach {}; {} lets the room join",
-            if only_here.len() == 1 {
-                "that address"
-            } else {
-                "these addresses"
-            },
-            only_here.join(" and ")
-        )?;
+    // A class on loopback is a class of one machine: said in the banner and, since the
+    // presenter's tutor covers the banner, on the presenter's status line.
+    let (addresses, only_here) = match only_here.as_slice() {
+        [] => ("", None),
+        [one] => (
+            "the address above",
+            Some(format!("{one} lets the room join")),
+        ),
+        several => (
+            "the addresses above",
+            Some(format!("{} let the room join", several.join(" and "))),
+        ),
+    };
+    if let Some(fix) = &only_here {
+        writeln!(out, "note: only this machine can reach {addresses}; {fix}")?;
     }
     out.flush()?;
     // What the presenter's help shows: one way in of each kind, a line each.
@@ -429,10 +433,11 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
             join: join.clone(),
         });
         // The projected status line names one way in of each kind, as the help (?) does.
-        app.status = Some(crate::app::Status::info(format!(
-            "Presenting: students join with  {}",
-            join.replace('\n', "  or open  ")
-        )));
+        let ways = join.replace('\n', "  or open  ");
+        app.status = Some(crate::app::Status::info(match &only_here {
+            Some(fix) => format!("Presenting: this machine only ({ways}); {fix}"),
+            None => format!("Presenting: students join with  {ways}"),
+        }));
         (app, theme)
     });
     let presenter_channel = presenter_app
