@@ -1028,8 +1028,24 @@ pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
         .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
         .filter(|(_, words)| student || !FOLLOW.help.contains(words))
+        // Where nothing may be saved (a classroom session), w shows the lesson to copy.
+        .map(|row| {
+            if !app.can_save && SAVE.help.contains(&row.1) {
+                &*SAVE_ELSEWHERE
+            } else {
+                row
+            }
+        })
         .collect()
 }
+
+/// The help's row for `w` where saving is off.
+static SAVE_ELSEWHERE: LazyLock<(String, &'static str)> = LazyLock::new(|| {
+    (
+        SAVE.label(1),
+        "show the edited lesson as a file to copy (this session cannot save)",
+    )
+});
 
 /// A footer's hints on one line: ` n/p step · ←↓↑→ cell · ? help`.
 pub fn hint_line(footer: Footer) -> String {

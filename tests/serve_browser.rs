@@ -108,7 +108,10 @@ fn a_presenters_step_change_reaches_a_student_following_in_a_browser() {
     );
     // On loopback, the presenter is told the room cannot join, and how it would.
     let words = on_screen.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(words.contains("Presenting: this machine only"), "{on_screen}");
+    assert!(
+        words.contains("Presenting: this machine only"),
+        "{on_screen}"
+    );
     assert!(words.contains("let the room join"), "{on_screen}");
     browser.open(&server);
     browser.join("grace", "");
@@ -142,6 +145,22 @@ fn a_long_paste_keeps_the_browser_seat_open() {
     // More than the server takes in one message (64 KiB).
     browser.paste(&"x".repeat(200 * 1024));
     open_the_first_lesson(&browser);
+}
+
+#[test]
+fn ctrl_v_pastes_into_the_tutor_as_in_any_page() {
+    if !browser::installed("ctrl_v_pastes_into_the_tutor") {
+        return;
+    }
+    let (_server, browser) = an_open_class_in_a_browser();
+    open_the_first_lesson(&browser);
+    browser.copy_to_clipboard("2.5");
+    browser.press("e");
+    browser.press_control('v');
+    browser.press("\u{E007}"); // Enter
+    browser.wait_for_screen("the pasted number in the cell", |screen| {
+        screen.contains("is now 2.5")
+    });
 }
 
 #[test]

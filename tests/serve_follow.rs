@@ -173,10 +173,7 @@ fn the_presenter_is_told_before_ending_the_class_whose_edits_it_would_lose() {
         |text| {
             // The question may wrap: its words, in order.
             let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            words.contains(
-                "End the class for 2 connected students (1 has unsaved edits, lost with the \
-                 class)? y end it",
-            )
+            words.contains("End the class for 2 students (1 would lose unsaved edits)? y end it")
         },
         PATIENCE,
     );

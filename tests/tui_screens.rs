@@ -269,6 +269,27 @@ fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
 }
 
 #[test]
+fn where_nothing_may_be_saved_the_help_says_what_w_does_instead() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::ToggleHelp);
+    let own = text(&draw(&app, &Theme::monochrome(), 80, 40));
+    assert!(
+        own.contains("save the edited lesson as a new file"),
+        "{own}"
+    );
+    app.can_save = false;
+    let in_class = text(&draw(&app, &Theme::monochrome(), 80, 40));
+    assert!(
+        !in_class.contains("save the edited lesson as a new file"),
+        "{in_class}"
+    );
+    assert!(
+        in_class.contains("show the edited lesson as a file to copy"),
+        "{in_class}"
+    );
+}
+
+#[test]
 fn only_a_classroom_student_is_told_of_going_free() {
     use attn_tutor::app::{Audience, Classroom, Follow};
     let help_of = |classroom: Option<Classroom>| {

@@ -42,6 +42,8 @@
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',
       fontSize: FONT,
       scrollback: 0,
+      // Room below the baseline, so that underscores (W_q, d_k) show at small sizes.
+      lineHeight: 1.15,
       // On a Mac, Option+drag selects (Shift+drag elsewhere).
       macOptionClickForcesSelection: true,
     });
@@ -51,9 +53,13 @@
     fitTutor();
     // Ctrl+C (Cmd+C) with text selected (Shift+drag, Option+drag on a Mac: the tutor takes
     // plain clicks) copies it, as in any page, instead of reaching the tutor, where it quits.
+    // Ctrl+V pastes, as in any page (a terminal would send it as a key the tutor has no use
+    // for); the browser's paste reaches the tutor as a bracketed paste.
     term.attachCustomKeyEventHandler((event) => {
-      const copy = (event.ctrlKey || event.metaKey) && event.key === "c";
-      return !(copy && term.hasSelection());
+      const control = (event.ctrlKey || event.metaKey) && !event.altKey;
+      const copy = control && event.key === "c" && term.hasSelection();
+      const paste = control && !event.shiftKey && event.key === "v";
+      return !(copy || paste);
     });
     term.onData((data) => sendBytes(encoder.encode(data)));
     // Mouse reports in the legacy encoding are bytes, not text.
@@ -65,15 +71,22 @@
   }
 
   // The tutor is laid out for 80×24 at the least: a small window (a tablet, a phone) gets a
-  // smaller font before it gets too few cells.
+  // smaller font before it gets too few cells, and a large one a larger font before lines
+  // too long to read.
   const FONT = 15;
   const SMALLEST_FONT = 8;
+  const LARGEST_FONT = 24;
+  const MOST_COLUMNS = 160;
 
   function fitTutor() {
     term.options.fontSize = FONT;
     fit.fit();
     while ((term.cols < 80 || term.rows < 24) && term.options.fontSize > SMALLEST_FONT) {
       term.options.fontSize -= 1;
+      fit.fit();
+    }
+    while (term.cols > MOST_COLUMNS && term.options.fontSize < LARGEST_FONT) {
+      term.options.fontSize += 1;
       fit.fit();
     }
   }
@@ -120,6 +133,7 @@
     socket.onclose = () => {
       if (joined) {
         joined = false;
+        document.title = "attn-tutor (session over)";
         term.write("\r\n[attn-tutor: the connection closed; reload the page to join again]\r\n");
       } else if (!message.textContent) {
         say("The connection closed before you were in (the class may be busy, or over). Press Join to try again.");

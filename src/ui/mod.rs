@@ -230,17 +230,18 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     let plural = |count: usize, one: &'static str, many: &'static str| {
                         if count == 1 { one } else { many }
                     };
-                    let lost = match unsaved {
-                        0 => String::new(),
-                        unsaved => format!(
-                            " ({unsaved} {} unsaved edits, lost with the class)",
-                            plural(unsaved, "has", "have")
+                    // Short enough for one line at 80 columns.
+                    match unsaved {
+                        0 => format!(
+                            "End the class for {students} connected {}? y end it · n stay",
+                            plural(students, "student", "students")
                         ),
-                    };
-                    format!(
-                        "End the class for {students} connected {}{lost}? y end it · n stay",
-                        plural(students, "student", "students")
-                    )
+                        unsaved => format!(
+                            "End the class for {students} {} ({unsaved} would lose unsaved \
+                             edits)? y end it · n stay",
+                            plural(students, "student", "students")
+                        ),
+                    }
                 }
                 Question::TooLarge { keep } => format!(
                     "k keep the generator of {} (drops your edits to it) · Esc don't save",

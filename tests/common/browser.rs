@@ -325,6 +325,39 @@ impl Browser {
             .collect()
     }
 
+    /// Puts `text` on the browser's clipboard, as copying it from a field of the page does,
+    /// and gives the terminal its focus back.
+    pub fn copy_to_clipboard(&self, text: &str) {
+        self.runtime
+            .block_on(self.client.execute(
+                "const field = document.createElement('textarea'); field.value = arguments[0]; \
+                 document.body.appendChild(field); field.select(); \
+                 const copied = document.execCommand('copy'); field.remove(); \
+                 document.querySelector('.xterm-helper-textarea').focus(); return copied;",
+                vec![serde_json::json!(text)],
+            ))
+            .expect("the text is copied");
+    }
+
+    /// Presses Ctrl with `key`, as the student would.
+    pub fn press_control(&self, key: char) {
+        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+        use fantoccini::key::Key;
+        let keys = KeyActions::new("keyboard".to_string())
+            .then(KeyAction::Down {
+                value: Key::Control.into(),
+            })
+            .then(KeyAction::Down { value: key })
+            .then(KeyAction::Up { value: key })
+            .then(KeyAction::Up {
+                value: Key::Control.into(),
+            });
+        self.runtime.block_on(async {
+            self.client.perform_actions(keys).await.unwrap();
+            self.client.release_actions().await.unwrap();
+        });
+    }
+
     /// Makes the window this size, in pixels.
     pub fn resize(&self, width: u32, height: u32) {
         self.runtime
