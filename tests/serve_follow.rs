@@ -4,7 +4,19 @@
 mod common;
 
 use common::classroom::*;
-use common::pty::{PATIENCE, top_line};
+use common::pty::{PATIENCE, PtyChild, top_line};
+
+/// A class of two on the first lesson's first step, the first student gone free.
+fn a_class_on_its_first_step_with_one_student_free() -> (Server, PtyChild, PtyChild) {
+    let (mut server, mut free, mut following) = class_of_two(&[]);
+    server.presenter().press("\r");
+    for student in [&mut free, &mut following] {
+        student.wait_for_step("Embedding");
+    }
+    free.press("f");
+    wait_for_status(&mut free, "the free badge", "free");
+    (server, free, following)
+}
 
 #[test]
 fn students_follow_the_presenters_lesson_step_and_edits() {
@@ -55,14 +67,7 @@ fn a_student_who_goes_free_keeps_their_own_state_and_rejoins_with_f() {
     ) {
         return;
     }
-    let (mut server, mut free, mut following) = class_of_two(&[]);
-    server.presenter().press("\r");
-    for student in [&mut free, &mut following] {
-        student.wait_for_step("Embedding");
-    }
-
-    free.press("f");
-    wait_for_status(&mut free, "the free badge", "free");
+    let (mut server, mut free, mut following) = a_class_on_its_first_step_with_one_student_free();
     wait_for_status(
         server.presenter(),
         "one student fewer following",
@@ -148,13 +153,7 @@ fn the_presenter_is_told_before_ending_the_class_whose_edits_it_would_lose() {
     if !installed(&["ssh"], "the_presenter_is_told_whose_edits_it_would_lose") {
         return;
     }
-    let (mut server, mut free, mut following) = class_of_two(&[]);
-    server.presenter().press("\r");
-    for student in [&mut free, &mut following] {
-        student.wait_for_step("Embedding");
-    }
-    free.press("f");
-    wait_for_status(&mut free, "the free badge", "free");
+    let (mut server, mut free, mut following) = a_class_on_its_first_step_with_one_student_free();
     free.press("e5\r");
     wait_for_status(&mut free, "the student's own edit", "is now 5");
     // A follower's screen is the presenter's: only the free student's edit counts.
