@@ -394,6 +394,8 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     }
     // A class on loopback is a class of one machine: said in the banner and, since the
     // presenter's tutor covers the banner, on the presenter's status line.
+    // Whether no way in is open to other machines, or only some is closed to them.
+    let nowhere_else = only_here.len() == usize::from(ssh.is_some()) + usize::from(web.is_some());
     let (addresses, only_here) = match only_here.as_slice() {
         [] => ("", None),
         [one] => (
@@ -433,11 +435,11 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
             join: join.clone(),
         });
         // The projected status line names one way in of each kind, as the help (?) does.
-        let ways = join.replace('\n', "  or open  ");
-        app.status = Some(crate::app::Status::info(match &only_here {
-            Some(fix) => format!("Presenting: this machine only ({ways}); {fix}"),
-            None => format!("Presenting: students join with  {ways}"),
-        }));
+        app.status = Some(crate::app::Status::info(presenting(
+            &join,
+            only_here.as_deref(),
+            nowhere_else,
+        )));
         (app, theme)
     });
     let presenter_channel = presenter_app
@@ -499,6 +501,17 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     });
     runtime.shutdown_timeout(Duration::from_millis(500));
     Ok(stopped_by)
+}
+
+/// The presenter's first status line: the ways in (one a line in `join`), and, when some
+/// listen on loopback, the flags that would let the room join.
+fn presenting(join: &str, only_here: Option<&str>, nowhere_else: bool) -> String {
+    let ways = join.replace('\n', "  or open  ");
+    match only_here {
+        Some(fix) if nowhere_else => format!("Presenting: this machine only ({ways}); {fix}"),
+        Some(fix) => format!("Presenting: students join with  {ways}; {fix}"),
+        None => format!("Presenting: students join with  {ways}"),
+    }
 }
 
 /// The SSH side: its listening socket, its configuration, and the host key's fingerprint and
@@ -670,4 +683,38 @@ fn present(
         changed
     };
     crate::term::local::run_with(app, theme, record, &mut between_keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::presenting;
+
+    #[test]
+    fn the_presenter_is_told_when_the_room_cannot_join_all_or_some_ways() {
+        let both = "ssh -p 2222 NAME@127.0.0.1\nhttp://127.0.0.1:8080/";
+        assert_eq!(
+            presenting(
+                both,
+                Some("--listen 0.0.0.0:2222 and --web 0.0.0.0:8080 let the room join"),
+                true
+            ),
+            "Presenting: this machine only (ssh -p 2222 NAME@127.0.0.1  or open  \
+             http://127.0.0.1:8080/); --listen 0.0.0.0:2222 and --web 0.0.0.0:8080 let the room join"
+        );
+        let mixed = "ssh -p 2222 NAME@192.168.1.20\nhttp://127.0.0.1:8080/";
+        let said = presenting(mixed, Some("--web 0.0.0.0:8080 lets the room join"), false);
+        assert!(
+            said.starts_with("Presenting: students join with  ssh -p 2222 NAME@192.168.1.20"),
+            "{said}"
+        );
+        assert!(!said.contains("this machine only"), "{said}");
+        assert!(
+            said.ends_with("; --web 0.0.0.0:8080 lets the room join"),
+            "{said}"
+        );
+        assert_eq!(
+            presenting("ssh -p 2222 NAME@192.168.1.20", None, false),
+            "Presenting: students join with  ssh -p 2222 NAME@192.168.1.20"
+        );
+    }
 }
