@@ -196,3 +196,26 @@ fn a_small_window_gets_a_smaller_font_and_still_the_whole_tutor() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_screen_too_small_even_in_the_smallest_type_is_told_what_to_do() {
+    if !browser::installed("a_screen_too_small_is_told_what_to_do") {
+        return;
+    }
+    let (_server, browser) = an_open_class_in_a_browser();
+    let note = || browser.text_of("#narrow");
+    assert_eq!(note(), "", "a large window needs no note");
+    // A phone held upright.
+    browser.resize(320, 560);
+    browser.wait_for(
+        "the note",
+        |browser| browser.text_of("#narrow"),
+        |text| text.contains("turn it sideways"),
+    );
+    browser.resize(1000, 640);
+    browser.wait_for(
+        "the note gone",
+        |browser| browser.text_of("#narrow"),
+        str::is_empty,
+    );
+}

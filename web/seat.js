@@ -89,6 +89,8 @@
       term.options.fontSize += 1;
       fit.fit();
     }
+    // The tutor says so too, in a terminal's words; this says what to do with a phone.
+    document.getElementById("narrow").hidden = term.cols >= 80 && term.rows >= 24;
   }
 
   function join() {

@@ -150,7 +150,8 @@ impl Browser {
             .unwrap_or_default()
     }
 
-    fn text_of(&self, css: &str) -> String {
+    /// The text of the page's element `css` as shown (none when it is hidden).
+    pub fn text_of(&self, css: &str) -> String {
         self.runtime
             .block_on(async {
                 let element = self.client.find(Locator::Css(css)).await?;
@@ -161,7 +162,7 @@ impl Browser {
 
     /// Waits until `ready` holds of what `read` returns, and returns that.
     #[track_caller]
-    fn wait(
+    pub fn wait_for(
         &self,
         what: &str,
         read: impl Fn(&Browser) -> String,
@@ -184,12 +185,12 @@ impl Browser {
 
     #[track_caller]
     pub fn wait_for_screen(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
-        self.wait(what, Browser::screen, ready)
+        self.wait_for(what, Browser::screen, ready)
     }
 
     #[track_caller]
     pub fn wait_for_message(&self, what: &str, words: &str) -> String {
-        self.wait(what, Browser::message, |message| message.contains(words))
+        self.wait_for(what, Browser::message, |message| message.contains(words))
     }
 
     /// Presses keys in the terminal, as the student would (WebDriver key events into the
