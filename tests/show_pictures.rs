@@ -59,6 +59,15 @@ fn css(color: Color) -> Option<String> {
     }
 }
 
+/// The colour a cell's ground is seen in: its background, or its foreground when reversed.
+fn ground(cell: &ratatui::buffer::Cell) -> String {
+    if cell.modifier.contains(Modifier::REVERSED) {
+        css(cell.fg).unwrap_or_else(|| DEFAULT_FOREGROUND.to_string())
+    } else {
+        css(cell.bg).unwrap_or_else(|| DEFAULT_BACKGROUND.to_string())
+    }
+}
+
 /// The fill of the rectangle under cell (x, y) of the picture, the ground where there is none.
 fn fill_at(svg: &roxmltree::Document, x: u16, y: u16) -> String {
     let (px, py) = (f64::from(x) * CELL_WIDTH, f64::from(y) * CELL_HEIGHT);
@@ -103,12 +112,7 @@ fn an_svg_is_the_screen_the_tutor_draws_cell_for_cell() {
     for y in 0..24 {
         for x in 0..80 {
             let cell = &buffer[(x, y)];
-            let (fg, bg) = (css(cell.fg), css(cell.bg));
-            let ground = if cell.modifier.contains(Modifier::REVERSED) {
-                fg.unwrap_or_else(|| DEFAULT_FOREGROUND.to_string())
-            } else {
-                bg.unwrap_or_else(|| DEFAULT_BACKGROUND.to_string())
-            };
+            let ground = ground(cell);
             if ground != DEFAULT_BACKGROUND {
                 colored += 1;
             }
@@ -141,11 +145,7 @@ fn a_browser_draws_the_picture_with_the_tutors_colours_at_its_cells() {
             if cell.symbol() != " " {
                 continue;
             }
-            let ground = if cell.modifier.contains(Modifier::REVERSED) {
-                css(cell.fg).unwrap_or_else(|| DEFAULT_FOREGROUND.to_string())
-            } else {
-                css(cell.bg).unwrap_or_else(|| DEFAULT_BACKGROUND.to_string())
-            };
+            let ground = ground(cell);
             if ground != DEFAULT_BACKGROUND || (x + y) % 37 == 0 {
                 cells.push(((x, y), ground));
             }
