@@ -39,17 +39,25 @@ const MAX_HEAD: usize = 16 * 1024;
 pub struct Site {
     /// HTTPS when set.
     pub tls: Option<Arc<ServerConfig>>,
-    /// The page, made once (it says whether a join code is asked for), and its policy.
-    page: Arc<page::Page>,
+    /// The page, made once (it says whether a join code is asked for): shared by every answer,
+    /// not copied.
+    page: axum::body::Bytes,
+    /// The page's Content-Security-Policy: its inline scripts, by their hashes.
+    policy: HeaderValue,
     /// Between pings to a seat.
     keepalive: Duration,
 }
 
 impl Site {
     pub fn new(tls: Option<Arc<ServerConfig>>, needs_code: bool, keepalive: Duration) -> Site {
+        let page = page::page(needs_code);
         Site {
             tls,
-            page: Arc::new(page::page(needs_code)),
+            // The policy is base64 and ASCII words; were it ever not a header value, the page
+            // would run nothing rather than anything.
+            policy: HeaderValue::from_str(&page.policy)
+                .unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'")),
+            page: page.html.into(),
             keepalive,
         }
     }
@@ -74,8 +82,8 @@ impl Site {
     }
 }
 
-/// One browser connection, from accept to close: TLS if asked for, one HTTP request (the page,
-/// an asset, or the WebSocket), and, for a WebSocket, the seat until it ends.
+/// One browser connection, from accept to close: TLS if asked for, one HTTP request (the page
+/// or the WebSocket), and, for a WebSocket, the seat until it ends.
 pub async fn connection(
     stream: tokio::net::TcpStream,
     watch: Arc<Watch>,
@@ -127,8 +135,7 @@ struct Request {
 }
 
 /// One request on the connection, then it closes (every answer but the WebSocket's says
-/// `Connection: close`): a connection is one page, one asset or one seat, each with its own
-/// place.
+/// `Connection: close`): a connection is one page or one seat, each with its own place.
 async fn serve<S>(stream: S, request: Request)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -194,17 +201,14 @@ impl Request {
         if path == page::SOCKET {
             return self.socket(incoming).await;
         }
-        let mut response = Response::new(Body::from(self.site.page.html.clone()));
+        let mut response = Response::new(Body::from(self.site.page.clone()));
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         );
         secure(headers);
-        // The page's own policy: its inline scripts, by their hashes.
-        if let Ok(policy) = HeaderValue::from_str(&self.site.page.policy) {
-            headers.insert(header::CONTENT_SECURITY_POLICY, policy);
-        }
+        headers.insert(header::CONTENT_SECURITY_POLICY, self.site.policy.clone());
         response
     }
 
@@ -257,7 +261,9 @@ impl Request {
         upgrade
             .max_message_size(MAX_MESSAGE)
             .max_frame_size(MAX_MESSAGE)
-            .on_failed_upgrade(|error| {
+            .on_failed_upgrade(|error: axum::Error| {
+                // The error may quote what the client sent.
+                let error = client_text(&error.to_string(), client_text::ERROR);
                 tracing::debug!(%error, "WebSocket upgrade failed");
             })
             .on_upgrade(move |socket| seat.run(socket))
