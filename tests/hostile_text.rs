@@ -246,3 +246,103 @@ fn new_and_freeze_name_a_hostile_output_file_visibly() {
     assert_clean("freeze over an existing file", &output.stdout);
     assert_clean("freeze over an existing file (stderr)", &output.stderr);
 }
+
+/// A lesson whose every text tries to become HTML or a link in the Markdown handout: labels
+/// that close a code span and open a tag across two of them, a `javascript:` link in the
+/// summary, a tag in the title, a reference definition and an HTML block in a narration.
+const MARKUP_LESSON: &str = r#"format = 1
+title = "<img src=x onerror=alert(1)> ~~gone~~"
+source = "[s](javascript:alert(2)) <https://example.invalid>"
+summary = "[x](javascript:alert(3)) and ![i](javascript:alert(4))"
+tokens = ["`<svg onload='1", "body.id=9+9'>", "c"]
+q = [[1, 0], [0, 1], [1, 1]]
+k = [[1, 0], [0, 1], [1, 1]]
+v = [[1, 2], [3, 4], [5, 6]]
+[narration]
+scores = """
+<script>alert(5)</script>
+
+[r]: javascript:alert(6)
+a [r] &lt;svg onload=alert(7)&gt;
+- not a list
+"""
+"#;
+
+/// What a CommonMark renderer (with GitHub's tables and strikethrough) makes of a handout:
+/// its HTML, and every raw HTML piece, link or image it found.
+fn render_markdown(markdown: &str) -> (String, Vec<String>) {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let events: Vec<Event> = Parser::new_ext(markdown, options).collect();
+    let live: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Html(html) | Event::InlineHtml(html) => Some(format!("HTML {html}")),
+            Event::Start(Tag::Link { dest_url, .. }) => Some(format!("link to {dest_url}")),
+            Event::Start(Tag::Image { dest_url, .. }) => Some(format!("image of {dest_url}")),
+            Event::Start(Tag::Strikethrough) => Some("strikethrough".to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    (html, live)
+}
+
+#[test]
+fn the_markdown_handout_renders_no_lesson_text_as_html_or_a_link() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("markup.toml"), MARKUP_LESSON).unwrap();
+    let output = attn_tutor(&dir)
+        .args(["show", "markup.toml", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let markdown = String::from_utf8(output.stdout).unwrap();
+    let (html, live) = render_markdown(&markdown);
+    assert!(live.is_empty(), "live markup {live:?} in:\n{markdown}");
+    // The tags in the page are the handout's own; every one of the lesson's is text.
+    let tags: std::collections::BTreeSet<&str> = html
+        .split('<')
+        .skip(1)
+        .map(|tag| {
+            tag.trim_start_matches('/')
+                .split([' ', '>'])
+                .next()
+                .unwrap_or("")
+        })
+        .collect();
+    let handout_tags = [
+        "blockquote",
+        "code",
+        "em",
+        "h1",
+        "h2",
+        "li",
+        "p",
+        "strong",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    ];
+    for tag in &tags {
+        assert!(handout_tags.contains(tag), "<{tag}> in:\n{html}");
+    }
+    // And the lesson's text is there, as it was written.
+    for text in [
+        "`&lt;svg onload='1",
+        "body.id=9+9'&gt;",
+        "&lt;img src=x onerror=alert(1)&gt; ~~gone~~",
+        "[x](javascript:alert(3))",
+        "&lt;script&gt;alert(5)&lt;/script&gt;",
+        "[r]: javascript:alert(6)",
+        "&amp;lt;svg onload=alert(7)&amp;gt;",
+        "- not a list",
+    ] {
+        assert!(html.contains(text), "{text} is not in:\n{html}");
+    }
+}

@@ -6,11 +6,12 @@ use nalgebra::DMatrix;
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
-use super::table::{markdown_text, write_markdown_table_in, write_text_table_in};
+use super::table::{markdown_code, markdown_text, write_markdown_table_in, write_text_table_in};
 use super::{ShowFormat, status};
 use crate::app::screens;
 use crate::attention::number::format_number;
 use crate::attention::{Attention, Axis, Cell, MatrixName, OnlineSoftmax, Step, Tile};
+use crate::lesson::text::printable;
 use crate::lesson::{Lesson, LoadedLesson, Mask, load};
 use crate::pipeline::Per;
 use crate::ui::formula::caption_in;
@@ -65,7 +66,7 @@ pub fn run(
     let token = match resolve_token(&attention, loaded.lesson.focus, asked.token) {
         Ok(token) => token,
         Err(message) => {
-            let _ = writeln!(err, "error: {message}");
+            let _ = writeln!(err, "error: {}", printable(&message));
             return status::INVALID;
         }
     };
@@ -111,7 +112,7 @@ pub fn run(
     let sections = match sections {
         Ok(sections) => sections,
         Err(message) => {
-            let _ = writeln!(err, "error: {message}");
+            let _ = writeln!(err, "error: {}", printable(&message));
             return status::INVALID;
         }
     };
@@ -127,7 +128,9 @@ pub fn run(
             .map_or(String::new(), |message| format!(": {message}"));
         let _ = writeln!(
             err,
-            "error: --cell {spec} is not a cell of any matrix shown{why}"
+            "error: --cell {} is not a cell of any matrix shown{}",
+            printable(spec),
+            printable(&why)
         );
         return status::INVALID;
     }
@@ -675,9 +678,9 @@ fn write_markdown(
     if !lesson.summary.is_empty() {
         write!(out, "{}\n\n", markdown_text(&lesson.summary))?;
     }
-    writeln!(out, "{}", header_line(loaded, attention))?;
+    writeln!(out, "{}", markdown_text(&header_line(loaded, attention)))?;
     for section in sections {
-        write!(out, "\n## {}\n", section.heading())?;
+        write!(out, "\n## {}\n", markdown_text(&section.heading()))?;
         if !section.narration.is_empty() {
             write!(out, "\n{}\n", markdown_text(&section.narration))?;
         }
@@ -686,7 +689,11 @@ fn write_markdown(
         }
         let head = section.head_index();
         for name in section.matrices.iter().filter(|name| section.shows(**name)) {
-            write!(out, "\n**{}**\n\n", caption_in(attention, *name, head))?;
+            write!(
+                out,
+                "\n**{}**\n\n",
+                markdown_text(&caption_in(attention, *name, head))
+            )?;
             write_markdown_table_in(
                 out,
                 attention,
@@ -698,7 +705,7 @@ fn write_markdown(
         if !section.derivations.is_empty() {
             write!(out, "\nHow each cell is computed:\n\n")?;
             for (_, text) in &section.derivations {
-                writeln!(out, "- `{text}`")?;
+                writeln!(out, "- {}", markdown_code(text))?;
             }
         }
     }
