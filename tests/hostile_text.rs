@@ -346,3 +346,143 @@ fn the_markdown_handout_renders_no_lesson_text_as_html_or_a_link() {
         assert!(html.contains(text), "{text} is not in:\n{html}");
     }
 }
+
+/// An argument that tries to retitle the window, paint the screen and reverse what follows.
+const HOSTILE_ARG: &str = "x\u{1b}]2;PWNED\u{7}\u{9b}31m\u{202e}y";
+
+/// Runs the binary with `args` and insists that neither stream carries a hidden character,
+/// and that the hostile argument is shown as visible escapes (`\u{1b}` as `\u{001b}`).
+fn assert_args_echoed_visibly(dir: &TempDir, args: &[&str]) {
+    let output = attn_tutor(dir)
+        .args(args)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "{args:?} succeeded: {output:?}");
+    assert_clean(&format!("{args:?} (stdout)"), &output.stdout);
+    assert_clean(&format!("{args:?} (stderr)"), &output.stderr);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("\\u{001b}]2;PWNED\\u{0007}\\u{009b}31m\\u{202e}y"),
+        "{args:?} does not show the argument visibly:\n{said}"
+    );
+}
+
+#[test]
+fn show_cell_and_token_errors_echo_the_argument_visibly() {
+    let dir = TempDir::new().unwrap();
+    assert_args_echoed_visibly(&dir, &["show", "cat-sleeps", "--cell", HOSTILE_ARG]);
+    assert_args_echoed_visibly(
+        &dir,
+        &[
+            "show",
+            "cat-sleeps",
+            "--step",
+            "scores",
+            "--cell",
+            HOSTILE_ARG,
+        ],
+    );
+    assert_args_echoed_visibly(
+        &dir,
+        &[
+            "show",
+            "cat-sleeps",
+            "--format",
+            "svg",
+            "--step",
+            "scores",
+            "--cell",
+            HOSTILE_ARG,
+        ],
+    );
+    // A lesson without generation steps, and one with them.
+    assert_args_echoed_visibly(&dir, &["show", "cat-sleeps", "--token", HOSTILE_ARG]);
+    assert_args_echoed_visibly(&dir, &["show", "generation", "--token", HOSTILE_ARG]);
+}
+
+#[test]
+fn command_line_errors_echo_the_argument_visibly() {
+    let dir = TempDir::new().unwrap();
+    for args in [
+        &["serve", "--open", "--listen", HOSTILE_ARG][..],
+        &["serve", "--open", "--web", HOSTILE_ARG],
+        &["lab", "scaling", "--dims", &format!("1,{HOSTILE_ARG}")],
+        &["show", "cat-sleeps", "--step", HOSTILE_ARG],
+    ] {
+        assert_args_echoed_visibly(&dir, args);
+    }
+}
+
+#[test]
+fn a_password_file_under_a_hostile_name_is_named_visibly() {
+    let dir = TempDir::new().unwrap();
+    let missing = format!("missing-{HOSTILE_ARG}");
+    assert_args_echoed_visibly(
+        &dir,
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--password-file",
+            &missing,
+        ],
+    );
+    // One that is there but empty.
+    std::fs::write(dir.path().join(HOSTILE_ARG), "").unwrap();
+    assert_args_echoed_visibly(
+        &dir,
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--password-file",
+            HOSTILE_ARG,
+        ],
+    );
+}
+
+#[test]
+fn the_banner_names_a_hostile_host_key_path_visibly() {
+    use std::io::{BufRead, BufReader};
+    let dir = TempDir::new().unwrap();
+    let key = dir.path().join(HOSTILE_ARG);
+    let mut serve = std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+    serve
+        .args(["serve", "--open", "--listen", "127.0.0.1:0", "--host-key"])
+        .arg(&key)
+        .current_dir(dir.path())
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut server = common::classroom::KillOnDrop(serve.spawn().unwrap());
+    let stdout = server.0.stdout.take().unwrap();
+    let (lines, banner) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).split(b'\n').map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let key_line = loop {
+        let line = banner
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no host key line in:\n{}", String::from_utf8_lossy(&seen)));
+        seen.extend_from_slice(&line);
+        seen.push(b'\n');
+        if line.starts_with(b"host key") {
+            break line;
+        }
+    };
+    drop(server);
+    assert_clean("the banner", &seen);
+    assert!(
+        String::from_utf8_lossy(&key_line)
+            .contains("\\u{001b}]2;PWNED\\u{0007}\\u{009b}31m\\u{202e}y, new)"),
+        "{}",
+        String::from_utf8_lossy(&key_line)
+    );
+}

@@ -152,3 +152,30 @@ fn a_class_that_cannot_start_leaves_no_recording_behind() {
     assert!(!cast_path.exists(), "the header alone is left behind");
     drop(taken);
 }
+
+#[test]
+fn a_hostile_term_is_written_into_the_header_visibly() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let cast_path = dir.path().join("term.cast");
+    let mut command = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+    command.args(["--record", cast_path.to_str().unwrap(), "cat-sleeps"]);
+    // JSON escapes ESC and BEL, but leaves C1 controls such as CSI (U+009B) and bidi controls
+    // as they are: a player or `cat` of the file would act on them.
+    command.env("TERM", "xterm\u{9b}2J\u{1b}]2;PWNED\u{7}\u{202e}");
+    let mut tutor = PtyChild::spawn(command);
+    tutor.wait_for_step("Embedding");
+    tutor.press("qq");
+    tutor.wait_for_exit();
+    let cast = std::fs::read_to_string(&cast_path).unwrap();
+    let header = cast.lines().next().unwrap();
+    let raw: Vec<char> = header
+        .chars()
+        .filter(|ch| attn_tutor::lesson::text::is_hidden(*ch))
+        .collect();
+    assert!(raw.is_empty(), "{raw:?} raw in the header {header:?}");
+    let header: serde_json::Value = serde_json::from_str(header).unwrap();
+    assert_eq!(
+        header["env"]["TERM"],
+        "xterm\\u{009b}2J\\u{001b}]2;PWNED\\u{0007}\\u{202e}"
+    );
+}

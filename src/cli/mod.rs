@@ -312,13 +312,35 @@ fn no_color_asked() -> bool {
 /// messages, which are written before our flags are read.
 pub fn parse_args() -> Cli {
     let no_color = no_color_asked();
+    // An argument with hidden characters (an escape in `--listen`'s value, a bidi control in a
+    // step's name) may be quoted in clap's message: that message is then made without clap's
+    // own styles, so that every escape in it is the argument's and the one sanitising rule
+    // can show it.
+    let hostile = std::env::args_os().any(|arg| {
+        let arg = arg.to_string_lossy();
+        crate::lesson::text::printable(&arg) != arg
+    });
     let mut command = Cli::command();
-    if no_color {
+    if no_color || hostile {
         command = command.color(clap::ColorChoice::Never);
     }
-    let matches = command.get_matches();
-    match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+    if hostile {
+        command = command.styles(clap::builder::Styles::plain());
+    }
+    let parsed = command
+        .try_get_matches()
+        .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
+    match parsed {
         Ok(cli) => cli,
+        Err(error) if hostile => {
+            let text = crate::lesson::text::printable_lines(&error.render().ansi().to_string());
+            if error.use_stderr() {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
+            std::process::exit(error.exit_code())
+        }
         Err(error) => error.exit(),
     }
 }

@@ -101,7 +101,11 @@ pub fn run(
             status::OK
         }
         Err(problem) => {
-            let _ = writeln!(err, "error: {problem}");
+            let _ = writeln!(
+                err,
+                "error: {}",
+                crate::lesson::text::printable_lines(&problem)
+            );
             status::INVALID
         }
     }

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use crate::app::{Action, App, PickerEntry, Status, update};
-use crate::lesson::text::{printable, printable_path};
+use crate::lesson::text::{printable, printable_lines, printable_path};
 use crate::lesson::{load, load_file};
 use crate::practice::{ProgressStore, ProgressWarning, default_path};
 use crate::serve::{Access, ServeOptions};
@@ -150,7 +150,7 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
     let access = match access {
         Ok(access) => access,
         Err(error) => {
-            let _ = writeln!(err, "error: {error:#}");
+            let _ = writeln!(err, "error: {}", printable_lines(&format!("{error:#}")));
             return status::INVALID;
         }
     };
@@ -166,7 +166,7 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         (Some(cert), Some(key)) => match crate::serve::tls_config(cert, key) {
             Ok(config) => Some(config),
             Err(error) => {
-                let _ = writeln!(err, "error: {error:#}");
+                let _ = writeln!(err, "error: {}", printable_lines(&format!("{error:#}")));
                 return status::INVALID;
             }
         },
@@ -223,7 +223,7 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         Ok(None) => status::OK,
         Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),
         Err(error) => {
-            let _ = writeln!(err, "error: {error:#}");
+            let _ = writeln!(err, "error: {}", printable_lines(&format!("{error:#}")));
             // A class that never started leaves no recording (its header alone) to stand in
             // the way of the next; one that recorded anything keeps it.
             if let Some(path) = &args_record

@@ -551,7 +551,7 @@ fn ssh_listener(
         .with_context(|| format!("cannot listen on {address}"))?;
     let key_line = format!(
         "{}{}",
-        key_path.display(),
+        crate::lesson::text::printable_path(&key_path),
         if created { ", new" } else { "" }
     );
     Ok((listener, config, fingerprint, key_line))

@@ -61,7 +61,11 @@ impl Cast {
                 .map_or(0, |since| since.as_secs()),
             title,
             env: Env {
-                term: std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".to_string()),
+                // A terminal name is whatever the environment says; asciinema and its player
+                // show it, and JSON leaves C1 controls such as U+009B as they are.
+                term: crate::lesson::text::printable(
+                    &std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".to_string()),
+                ),
             },
         };
         serde_json::to_writer(&mut cast.file, &header)?;
