@@ -1,5 +1,6 @@
-//! `attn-tutor progress --reset` tells the truth: it clears a progress file it can read, and
-//! when it cannot, it exits non-zero naming the file and why, leaving the file as it was.
+//! `attn-tutor progress` and `progress --reset` tell the truth: they list or clear a progress
+//! file they can read (through a symbolic link, the file it names), and when they cannot, they
+//! exit non-zero naming the file and why, leaving the file as it was.
 
 mod common;
 use common::*;
@@ -102,4 +103,48 @@ fn reset_of_one_lesson_in_an_unreadable_file_fails_too() {
     std::os::unix::fs::symlink("progress.toml", &file).unwrap();
     let (code, stdout, stderr) = progress(home.path(), &["--reset", "cat-sat-mat"]);
     assert_refused(code, &stdout, &stderr, &file);
+}
+
+#[test]
+fn listing_a_progress_file_that_cannot_be_read_fails_naming_it() {
+    let home = TempDir::new().unwrap();
+    let file = home.path().join("attn-tutor/progress.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink("progress.toml", &file).unwrap();
+    for args in [&[][..], &["cat-sat-mat"]] {
+        let (code, stdout, stderr) = progress(home.path(), args);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        assert!(!stdout.contains("No practice kept"), "{args:?}: {stdout}");
+        assert!(
+            stderr.contains("error: cannot tell what practice is kept in")
+                && stderr.contains(&file.display().to_string())
+                && stderr.contains("it cannot be read"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn reset_through_a_symbolic_link_clears_the_file_it_names_and_keeps_the_link() {
+    let home = TempDir::new().unwrap();
+    let kept = TempDir::new().unwrap();
+    let target = kept.path().join("my-progress.toml");
+    std::fs::write(&target, SOME_PROGRESS).unwrap();
+    let file = home.path().join("attn-tutor/progress.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&target, &file).unwrap();
+    let (code, stdout, stderr) = progress(home.path(), &["--reset"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("Cleared the practice of every lesson"));
+    assert!(
+        std::fs::symlink_metadata(&file).unwrap().is_symlink(),
+        "the link was replaced by a file"
+    );
+    let left = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        !left.contains("cat-sat-mat"),
+        "the file it names kept:\n{left}"
+    );
+    let (_, stdout, _) = progress(home.path(), &[]);
+    assert!(stdout.contains("No practice kept yet"), "{stdout}");
 }

@@ -12,9 +12,10 @@ pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn
     let path = default_path();
     let (mut store, warning) = ProgressStore::open(&path);
     // A store without a file is one that could not be read (or was damaged and could not be
-    // moved aside): clearing it would clear nothing, so a reset says so instead.
-    if reset && store.path().is_none() {
-        let why = match warning {
+    // moved aside): clearing it would clear nothing, and listing it would list nothing, so
+    // both say so instead.
+    if store.path().is_none() {
+        let why = match &warning {
             Some(ProgressWarning::Unreadable { error, .. }) => {
                 format!("it cannot be read ({error})")
             }
@@ -23,9 +24,14 @@ pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn
             }
             _ => "it cannot be used".to_string(),
         };
+        let what = if reset {
+            "nothing was reset in"
+        } else {
+            "cannot tell what practice is kept in"
+        };
         let _ = writeln!(
             err,
-            "error: nothing was reset in {}: {why}\nhelp: fix or remove the file, then try again",
+            "error: {what} {}: {why}\nhelp: fix or remove the file, then try again",
             printable_path(&path)
         );
         return status::INVALID;

@@ -38,6 +38,17 @@ pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), Writ
     if !replace && path.exists() {
         return Err(WriteError::Exists(path.to_path_buf()));
     }
+    // A file replaced through a symbolic link is the file the link names: renaming over the
+    // link would leave the real file with the old contents and the link gone.
+    let named = path;
+    let resolved;
+    let path = if replace {
+        resolved =
+            through_links(named).map_err(|error| WriteError::Io(named.to_path_buf(), error))?;
+        resolved.as_path()
+    } else {
+        named
+    };
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -84,6 +95,30 @@ pub fn write_file(path: &Path, contents: &str, replace: bool) -> Result<(), Writ
         }
     })?;
     Ok(())
+}
+
+/// Where `path` leads when every symbolic link on the way to its last part is followed (a
+/// link to a file not yet made leads to where it would be); `path` itself when it is no link.
+fn through_links(path: &Path) -> std::io::Result<PathBuf> {
+    // As the kernel's own limit on links followed in one lookup.
+    const MAX_LINKS: usize = 40;
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&path) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(folder) if target.is_relative() => folder.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("more than {MAX_LINKS} symbolic links, one after another"),
+    ))
 }
 
 /// `.NAME.attn-tutor-save.PID.`: hidden, says whose and what it is, and which process writes it.
