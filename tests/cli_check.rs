@@ -597,3 +597,102 @@ fn the_heads_example_of_the_lesson_format_reference_is_real_check_output() {
         "docs/lesson-format.md does not show:\n{shown}"
     );
 }
+
+// --- every problem at once -------------------------------------------------------------------
+
+/// A 3-head lesson with problems that do not depend on one another: two misspelt keys, a short
+/// row of embeddings, kv_heads that does not divide heads, generation without a causal mask,
+/// and RoPE on heads of odd d_k. `kv_heads` is written as `kv_head`.
+const BROKEN_THREE_HEADS: &str = r#"format = 2
+title = "Three heads"
+tokens = ["a", "b", "c"]
+embedings = [
+  [1, 0, 0],
+  [0, 1, 0],
+  [0, 0],
+]
+heads = 3
+kv_head = 2
+decode = true
+positions = "rope"
+w_q = { random = "normal", seed = 1, shape = [3, 3] }
+w_k = { random = "normal", seed = 2, shape = [3, 3] }
+w_v = { random = "normal", seed = 3, shape = [3, 3] }
+w_o = { random = "normal", seed = 4, shape = [2, 3] }
+"#;
+
+/// The errors `check` says about `text`, one line each.
+fn errors_of(text: &str) -> Vec<String> {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("broken.toml"), text).unwrap();
+    let output = attn_tutor(&dir)
+        .args(["check", "broken.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    String::from_utf8(output.stderr)
+        .unwrap()
+        .lines()
+        .filter(|line| line.starts_with("error: "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn assert_told(errors: &[String], wanted: &[&str]) {
+    for want in wanted {
+        assert!(
+            errors.iter().any(|error| error.contains(want)),
+            "`{want}` is not told in the same run as:\n{}",
+            errors.join("\n")
+        );
+    }
+}
+
+#[test]
+fn check_tells_independent_problems_in_one_run() {
+    let errors = errors_of(BROKEN_THREE_HEADS);
+    assert_told(
+        &errors,
+        &[
+            "unknown key `embedings`",
+            "unknown key `kv_head`",
+            // The misspelt keys' values are read as the keys they were meant to be.
+            "row 3 of `embeddings` has 2 numbers, but row 1 has 3",
+            "kv_heads = 2 does not divide heads = 3",
+            "generation needs `mask = \"causal\"`",
+            // RoPE needs only W_q's width and the count of heads.
+            "one head's d_k is 1, an odd number",
+        ],
+    );
+    assert!(
+        !errors.iter().any(|error| error.contains("missing")),
+        "a misspelt key is no missing key:\n{}",
+        errors.join("\n")
+    );
+    // With a kv_heads that divides heads, W_o's rows can be measured: beside a matrix that
+    // could not be read, and beside RoPE's odd d_k.
+    let errors = errors_of(&BROKEN_THREE_HEADS.replace("kv_head = 2", "kv_heads = 3"));
+    assert_told(
+        &errors,
+        &[
+            "row 3 of `embeddings` has 2 numbers, but row 1 has 3",
+            "generation needs `mask = \"causal\"`",
+            "one head's d_k is 1, an odd number",
+            "`w_o` has 2 rows, but the 3 heads' outputs side by side are 3 wide (3 × d_v 1)",
+        ],
+    );
+}
+
+#[test]
+fn a_misspelt_key_is_not_read_over_the_key_itself() {
+    // Both written: the right one is read, the misspelt one is only said to be unknown.
+    let errors = errors_of(
+        "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\ntokns = [\"a\"]\n\
+         q = [[1, 0], [0, 1]]\nk = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n",
+    );
+    assert_eq!(
+        errors,
+        ["error: unknown key `tokns`"],
+        "only the misspelling is told"
+    );
+}

@@ -86,6 +86,22 @@ impl Reader<'_> {
         ok.then_some(Heads { query, kv })
     }
 
+    /// H as written, when it is a count of heads, even when `kv_heads` is wrong: what needs
+    /// only H (RoPE's d_k, one head's share of W_q) is then told along with it. Says nothing:
+    /// `heads` has said what is wrong.
+    pub(super) fn query_heads_written(entries: &Entries<'_, '_>) -> Option<usize> {
+        let Some((_, value)) = entries.get("heads") else {
+            return Some(1);
+        };
+        let DeValue::Integer(integer) = value.get_ref() else {
+            return None;
+        };
+        integer_value(integer)
+            .ok()
+            .filter(|count| (1..=MAX_HEADS as i64).contains(count))
+            .map(|count| count as usize)
+    }
+
     /// A count of heads or groups: a positive integer, at most `MAX_HEADS`.
     fn head_count(&mut self, value: &super::Value<'_>, key: &str) -> Option<usize> {
         let DeValue::Integer(integer) = value.get_ref() else {

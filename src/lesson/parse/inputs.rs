@@ -459,7 +459,7 @@ impl Reader<'_> {
         tokens: Option<usize>,
         (cross, source_tokens): (bool, Option<usize>),
         heads: Option<Heads>,
-    ) -> Option<ReadInputs> {
+    ) -> (Option<ReadInputs>, Option<QueryWidth>) {
         // Every matrix written is read, whichever route it belongs to, so that its own
         // problems are reported along with a mix of routes.
         let written: Vec<(&'static InputShape, Option<Given>)> = INPUT_SHAPES
@@ -476,7 +476,45 @@ impl Reader<'_> {
                 Some((shape, given))
             })
             .collect();
-        let route = self.route(&written, entries)?;
+        let Some(route) = self.route(&written, entries) else {
+            return (None, None);
+        };
+        // W_q's (or Q's) columns, which RoPE needs to be even per head, whatever else is wrong.
+        let query_width = written.iter().find_map(|(shape, given)| {
+            let query = match route {
+                Route::Direct => MatrixName::Q,
+                _ => MatrixName::WQ,
+            };
+            (shape.name == query)
+                .then_some(given.as_ref())
+                .flatten()
+                .map(|given| QueryWidth {
+                    columns: given.matrix.values.ncols(),
+                    projected: route != Route::Direct,
+                })
+        });
+        (
+            self.agreeing_inputs(
+                entries,
+                written,
+                route,
+                (tokens, cross, source_tokens),
+                heads,
+            ),
+            query_width,
+        )
+    }
+
+    /// The matrices of `route` as one lesson's inputs, when every one is there, could be read
+    /// and agrees with the others; otherwise says what is missing or disagrees.
+    fn agreeing_inputs(
+        &mut self,
+        entries: &Entries<'_, '_>,
+        written: Vec<(&'static InputShape, Option<Given>)>,
+        route: Route,
+        (tokens, cross, source_tokens): (Option<usize>, bool, Option<usize>),
+        heads: Option<Heads>,
+    ) -> Option<ReadInputs> {
         if !self.source_fits(route, cross, entries) {
             return None;
         }
@@ -504,13 +542,12 @@ impl Reader<'_> {
         if !missing.is_empty() {
             return None;
         }
-        // A matrix that could not be read has said why; its shape cannot be compared.
-        let given: Vec<Given> = written
-            .into_iter()
-            .map(|(_, given)| given)
-            .collect::<Option<_>>()?;
+        // A matrix that could not be read has said why; its shape cannot be compared, but the
+        // others are compared among themselves, so that their problems are told at once.
+        let unread = written.iter().any(|(_, given)| given.is_none());
+        let given: Vec<Given> = written.into_iter().filter_map(|(_, given)| given).collect();
         let keys = if cross { source_tokens } else { tokens };
-        if !self.shapes_agree(&given, (tokens, keys, cross), heads) {
+        if !self.shapes_agree(&given, (tokens, keys, cross), heads) || unread {
             return None;
         }
         assemble(route, given)
@@ -700,6 +737,15 @@ impl Reader<'_> {
         );
         false
     }
+}
+
+/// The width of the queries of all heads side by side (W_q's or Q's columns), known once that
+/// matrix is read, even when the other inputs are missing or disagree.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct QueryWidth {
+    pub columns: usize,
+    /// Whether the queries are projected (W_q) or given (Q): how a help names them.
+    pub projected: bool,
 }
 
 /// The input matrices as read: Q, K, V's inputs, and beside them W_o and the source's

@@ -245,12 +245,28 @@ impl<'s> Reader<'s> {
     /// figures that refer to them.
     fn document<'a, 'i>(&mut self, root: &'a DeTable<'i>) -> Option<Lesson> {
         let mut entries = Entries { list: Vec::new() };
+        let mut misspelt = Vec::new();
         for (key, value) in root.iter() {
             let name = key.get_ref().as_ref();
             if TOP_KEYS.contains(&name) {
                 entries.list.push((name, key.span(), value));
             } else {
-                self.unknown_key(name, key.span(), &TOP_KEYS, "not a lesson key");
+                if let Some(meant) =
+                    self.unknown_key(name, key.span(), &TOP_KEYS, "not a lesson key")
+                {
+                    misspelt.push((meant, key.span(), value));
+                }
+            }
+        }
+        // A misspelt key is read as the key it was meant to be (when that one is not written
+        // too), so that its value's own problems, and what depends on it, are told in the same
+        // run as the misspelling, not in the next: no "missing `embeddings`" after
+        // `embedings`, and a `kv_head` that does not divide `heads` is said at once. The lesson
+        // is still refused for the misspelling.
+        misspelt.sort_by_key(|(_, span, _)| span.start);
+        for (meant, span, value) in misspelt {
+            if entries.get(meant).is_none() {
+                entries.list.push((meant, span, value));
             }
         }
         let misplaced = self.misplaced_keys(&mut entries);
@@ -285,12 +301,13 @@ impl<'s> Reader<'s> {
         }
         let source_len = source_tokens.as_ref().map(Vec::len);
         let heads = self.heads(&entries, format);
-        let (inputs, w_o, grad_output, source_embeddings) = match self.inputs(
+        let (read, query_width) = self.inputs(
             &entries,
             token_labels.map(<[String]>::len),
             (cross, source_len),
             heads,
-        ) {
+        );
+        let (inputs, w_o, grad_output, source_embeddings) = match read {
             Some(read) => (
                 Some(read.inputs),
                 read.w_o,
@@ -328,8 +345,10 @@ impl<'s> Reader<'s> {
             find("positions"),
             format,
             token_labels.map(<[String]>::len),
-            inputs.as_ref(),
-            heads,
+            (inputs.as_ref(), query_width),
+            heads
+                .map(|heads| heads.query)
+                .or_else(|| Reader::query_heads_written(&entries)),
             cross,
         );
         let scale = self.boolean(find("scale"), "scale").unwrap_or(true);

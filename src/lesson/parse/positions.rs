@@ -4,26 +4,27 @@
 
 use toml::de::DeValue;
 
-use super::inputs::Axis;
+use super::inputs::{Axis, QueryWidth};
 use super::report::unknown_name;
 use super::{Entry, Reader};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::{Inputs, PositionInputs};
-use crate::pipeline::Heads;
 
 /// The names `positions` may have; a matrix is the fourth kind.
 const KINDS: [&str; 3] = ["none", "sinusoidal", "rope"];
 
 impl Reader<'_> {
     /// The lesson's positions: none without the key. `format` is the lesson's format (the key
-    /// needs 2), `tokens` its token count and `inputs` its matrices, when they could be read.
+    /// needs 2), `tokens` its token count, `inputs` its matrices when they could be read and
+    /// agree, `query_width` the queries' width when W_q (or Q) could be read, and `query_heads`
+    /// its count of query heads when it could be read.
     pub(super) fn positions(
         &mut self,
         entry: Entry<'_, '_>,
         format: Option<u32>,
         tokens: Option<usize>,
-        inputs: Option<&Inputs>,
-        heads: Option<Heads>,
+        (inputs, query_width): (Option<&Inputs>, Option<QueryWidth>),
+        query_heads: Option<usize>,
         cross: bool,
     ) -> Option<PositionInputs> {
         let Some((key_span, value)) = entry else {
@@ -74,45 +75,21 @@ impl Reader<'_> {
                 return None;
             }
         };
-        let inputs = inputs?;
-        let d_model = inputs.d_model();
-        match (&positions, d_model) {
-            (PositionInputs::Sinusoidal | PositionInputs::Learned(_), None) => {
-                self.error(
-                    Diagnostic::error(value.span(), "positions are added to embeddings, and this lesson gives q, k, v directly")
-                        .label("nothing to add them to")
-                        .help("give embeddings with w_q, w_k, w_v, or use positions = \"rope\", which turns the given q and k"),
-                );
-                return None;
-            }
-            (PositionInputs::Learned(matrix), Some(d_model)) => {
-                let (rows, cols) = matrix.values.shape();
-                let seq_len = tokens?;
-                if (rows, cols) != (seq_len, d_model) {
-                    self.error(
-                        Diagnostic::error(
-                            value.span(),
-                            format!("`positions` is {rows} × {cols}, but it is added to embeddings of {seq_len} × {d_model}"),
-                        )
-                        .label(format!("{rows} × {cols}"))
-                        .help(format!("give one row per token and one column per embedding column: {seq_len} × {d_model}")),
-                    );
-                    return None;
-                }
-            }
-            _ => {}
-        }
         // Each head's d_k columns are turned as a vector of their own, so one head's d_k must be
-        // even (the whole width of several heads may be even when each is odd).
-        let heads = heads?;
-        let d_k = inputs.all_groups_d_k() / heads.kv;
-        if positions == PositionInputs::Rope && d_k % 2 == 1 {
-            let matrices = if inputs.is_projected() {
+        // even (the whole width of several heads may be even when each is odd). It needs only
+        // the queries' width and the heads' count: told even when the other inputs disagree.
+        if let (PositionInputs::Rope, Some(width), Some(heads)) =
+            (&positions, query_width, query_heads)
+            && width.columns.is_multiple_of(heads)
+            && (width.columns / heads) % 2 == 1
+        {
+            let d_k = width.columns / heads;
+            let matrices = if width.projected {
                 "w_q and w_k"
             } else {
                 "q and k"
             };
-            let (message, help) = if heads.query == 1 {
+            let (message, help) = if heads == 1 {
                 (
                     format!(
                         "RoPE turns the columns of queries and keys in pairs, and d_k is {d_k}, an odd number"
@@ -141,6 +118,34 @@ impl Reader<'_> {
                     .help(help),
             );
             return None;
+        }
+        let inputs = inputs?;
+        let d_model = inputs.d_model();
+        match (&positions, d_model) {
+            (PositionInputs::Sinusoidal | PositionInputs::Learned(_), None) => {
+                self.error(
+                    Diagnostic::error(value.span(), "positions are added to embeddings, and this lesson gives q, k, v directly")
+                        .label("nothing to add them to")
+                        .help("give embeddings with w_q, w_k, w_v, or use positions = \"rope\", which turns the given q and k"),
+                );
+                return None;
+            }
+            (PositionInputs::Learned(matrix), Some(d_model)) => {
+                let (rows, cols) = matrix.values.shape();
+                let seq_len = tokens?;
+                if (rows, cols) != (seq_len, d_model) {
+                    self.error(
+                        Diagnostic::error(
+                            value.span(),
+                            format!("`positions` is {rows} × {cols}, but it is added to embeddings of {seq_len} × {d_model}"),
+                        )
+                        .label(format!("{rows} × {cols}"))
+                        .help(format!("give one row per token and one column per embedding column: {seq_len} × {d_model}")),
+                    );
+                    return None;
+                }
+            }
+            _ => {}
         }
         Some(positions)
     }

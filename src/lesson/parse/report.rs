@@ -9,23 +9,27 @@ use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::text::printable;
 
 impl Reader<'_> {
-    pub(super) fn unknown_key(
+    /// Says that `name` is no key here, with the key it may have been meant to be, which it
+    /// returns.
+    pub(super) fn unknown_key<'k>(
         &mut self,
         name: &str,
         span: Range<usize>,
-        known: &[&str],
+        known: &[&'k str],
         label: &str,
-    ) {
+    ) -> Option<&'k str> {
         let mut diagnostic = Diagnostic::error(
             span,
             format!("unknown key `{}`", shortened(&printable(name))),
         )
         .label(label);
-        diagnostic = match did_you_mean(name, known) {
+        let suggestion = did_you_mean(name, known);
+        diagnostic = match suggestion {
             Some(suggestion) => diagnostic.help(format!("did you mean `{suggestion}`?")),
             None => diagnostic.help(format!("the keys here are: {}", known.join(", "))),
         };
         self.error(diagnostic);
+        suggestion
     }
 
     pub(super) fn wrong_type(
