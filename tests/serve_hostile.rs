@@ -314,3 +314,80 @@ fn a_host_key_that_others_can_read_is_refused_before_listening() {
         }
     }
 }
+
+#[test]
+fn a_device_a_pipe_or_a_huge_file_given_for_a_file_is_refused_at_start_up() {
+    let dir = TempDir::new().unwrap();
+    let pipe = dir.path().join("host_key");
+    let made = finish({
+        let mut mkfifo = Command::new("mkfifo");
+        mkfifo.arg(&pipe);
+        mkfifo
+    });
+    assert!(made.status.success(), "mkfifo: {}", made.stderr);
+    let huge = dir.path().join("join-code");
+    std::fs::write(&huge, vec![b'x'; 1024 * 1024]).unwrap();
+    let pipe = pipe.to_str().unwrap();
+    let huge = huge.to_str().unwrap();
+    for (args, said) in [
+        (
+            vec!["--password-file", "/dev/zero"],
+            "--password-file /dev/zero: not a regular file (it is a character device); \
+             expected the class's join code on its first line",
+        ),
+        (
+            vec!["--authorized-keys", "/dev/zero"],
+            "--authorized-keys /dev/zero: not a regular file (it is a character device); \
+             expected an OpenSSH authorized_keys file",
+        ),
+        (
+            vec!["--authorized-keys", "/dev/urandom"],
+            "--authorized-keys /dev/urandom: not a regular file (it is a character device)",
+        ),
+        (
+            vec!["--open", "--host-key", pipe],
+            &format!("--host-key {pipe}: not a regular file (it is a named pipe)"),
+        ),
+        (
+            vec!["--password-file", huge],
+            &format!(
+                "--password-file {huge}: larger than 64 KiB, more than any real one; expected \
+                 the class's join code on its first line"
+            ),
+        ),
+    ] {
+        let mut all = vec!["--listen", "127.0.0.1:0"];
+        all.extend(args.iter().copied());
+        let served = serve_bounded(&all);
+        assert!(!served.status.success(), "{args:?}: serve ran");
+        assert!(
+            !served.stdout.contains("listening"),
+            "{args:?}: {}",
+            served.stdout
+        );
+        assert!(
+            served.stderr.contains(said),
+            "{args:?}: the error says {said:?}:\n{}",
+            served.stderr
+        );
+    }
+}
+
+#[test]
+fn durations_out_of_range_are_refused_with_their_range() {
+    for (flag, range) in [
+        ("--keepalive-seconds", "1..=3600"),
+        ("--login-seconds", "1..=3600"),
+        ("--idle-minutes", "1..=10080"),
+    ] {
+        for value in ["18446744073709551615", "0"] {
+            let served = serve_bounded(&["--open", "--listen", "127.0.0.1:0", flag, value]);
+            assert_eq!(served.status.code(), Some(2), "{flag} {value}: {}", served.stderr);
+            assert!(
+                served.stderr.contains(flag) && served.stderr.contains(range),
+                "{flag} {value}: {}",
+                served.stderr
+            );
+        }
+    }
+}

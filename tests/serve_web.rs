@@ -566,6 +566,61 @@ fn a_certificate_that_cannot_be_read_is_named_before_the_class_starts() {
 }
 
 #[test]
+fn a_tls_key_others_can_read_or_a_device_given_for_a_pem_file_is_refused_at_start_up() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (cert, key, _) = certificate(dir.path());
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let readable = dir.path().join("readable-key.pem");
+    std::fs::copy(key, &readable).unwrap();
+    std::fs::set_permissions(&readable, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let readable = readable.to_str().unwrap();
+    for (files, said) in [
+        (
+            [cert, "/dev/zero"],
+            "--tls-key /dev/zero: not a regular file (it is a character device); expected a \
+             PEM private key"
+                .to_string(),
+        ),
+        (
+            ["/dev/urandom", key],
+            "--tls-cert /dev/urandom: not a regular file (it is a character device); expected a \
+             PEM file of -----BEGIN CERTIFICATE----- blocks"
+                .to_string(),
+        ),
+        (
+            [cert, readable],
+            format!(
+                "UNPROTECTED PRIVATE KEY FILE: --tls-key {readable} has mode 0644, so others on \
+                 this machine can read it and pretend to be this server; it must be readable by \
+                 its owner only\nhelp: chmod 600 {readable}"
+            ),
+        ),
+    ] {
+        let served = common::classroom::serve_bounded(&[
+            "--open",
+            "--no-ssh",
+            "--web",
+            "127.0.0.1:0",
+            "--tls-cert",
+            files[0],
+            "--tls-key",
+            files[1],
+        ]);
+        assert!(!served.status.success(), "{files:?}: serve ran");
+        assert!(
+            !served.stdout.contains("listening"),
+            "{files:?}: {}",
+            served.stdout
+        );
+        assert!(
+            served.stderr.contains(&said),
+            "{files:?}: the error says {said:?}:\n{}",
+            served.stderr
+        );
+    }
+}
+
+#[test]
 fn authorized_keys_are_for_ssh_only_and_say_so() {
     let dir = tempfile::TempDir::new().unwrap();
     let keys = dir.path().join("authorized_keys");

@@ -4,6 +4,7 @@
 
 mod access;
 mod client_text;
+mod files;
 mod host_key;
 mod join;
 mod places;

@@ -98,6 +98,19 @@ pub fn finish(mut command: Command) -> Finished {
     }
 }
 
+/// `attn-tutor serve ARGS` run to its end (within `PATIENCE`) with at most 2 GiB of memory,
+/// so that a server reading a device without end fails rather than taking the machine's
+/// memory.
+#[track_caller]
+pub fn serve_bounded<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Finished {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "ulimit -v 2097152 && exec \"$0\" serve \"$@\""])
+        .arg(assert_cmd::cargo::cargo_bin!("attn-tutor"))
+        .args(args);
+    finish(command)
+}
+
 /// How a student signs in.
 pub enum Login {
     /// No password, no key (the server is `--open`).
