@@ -117,6 +117,8 @@ pub struct Watch {
     id: u64,
     peer: SocketAddr,
     started: Instant,
+    /// The client has sent something.
+    heard: AtomicBool,
     handshake_done: AtomicBool,
     signed_in: AtomicBool,
     last_input_ms: AtomicU64,
@@ -137,6 +139,7 @@ impl Watch {
             id,
             peer,
             started: Instant::now(),
+            heard: AtomicBool::new(false),
             handshake_done: AtomicBool::new(false),
             signed_in: AtomicBool::new(false),
             last_input_ms: AtomicU64::new(0),
@@ -155,6 +158,21 @@ impl Watch {
     /// Key exchange is over and the client asks to sign in.
     pub fn handshake_done(&self) {
         self.handshake_done.store(true, Ordering::SeqCst);
+    }
+
+    /// The client has sent its first bytes.
+    pub fn heard(&self) {
+        self.heard.store(true, Ordering::Relaxed);
+    }
+
+    /// How far the connection has got towards signing in: 0 nothing heard from the client, 1
+    /// heard, 2 its handshake done.
+    pub fn progress(&self) -> u8 {
+        if self.handshake_done.load(Ordering::SeqCst) {
+            2
+        } else {
+            u8::from(self.heard.load(Ordering::Relaxed))
+        }
     }
 
     pub fn signed_in(&self) {
@@ -202,7 +220,7 @@ async fn disconnect(handle: &russh::server::Handle, why: &str) {
 /// One connection from accept to close: the SSH handshake within the handshake deadline,
 /// sign-in within the login deadline, then the session, watched for idleness.
 async fn connection(
-    stream: tokio::net::TcpStream,
+    stream: places::Heard,
     watch: Arc<Watch>,
     place: Place,
     shared: Arc<Shared>,
@@ -328,6 +346,20 @@ async fn guard(
 /// sends every student home with their terminal restored. Prints where students connect
 /// before it starts. Returns the signal that stopped it, if one did.
 pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Option<i32>> {
+    let (most_waiting, open_files) = places::most_waiting(options.max_sessions);
+    anyhow::ensure!(
+        most_waiting >= 8,
+        "the open-file limit ({open_files}) leaves room for only {most_waiting} connections not \
+         signed in beside the --max-sessions {} students (each connection takes 2 files); at \
+         least 8 are needed\nhelp: raise the limit (ulimit -n) or lower --max-sessions",
+        options.max_sessions
+    );
+    tracing::info!(
+        most_waiting,
+        per_address = options.per_address,
+        open_files,
+        "connections not signed in at once, across addresses"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -452,7 +484,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         access: options.access,
         sessions: AtomicUsize::new(0),
         max_sessions: options.max_sessions,
-        places: Arc::new(Places::default()),
+        places: Arc::new(Places::new(most_waiting)),
         per_address: options.per_address,
         sign_ins: SignIns::default(),
         presenter: presenter_channel
@@ -588,7 +620,7 @@ fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
 /// runs it.
 async fn accept<F, C>(listener: tokio::net::TcpListener, shared: Arc<Shared>, serve: F)
 where
-    F: Fn(tokio::net::TcpStream, Arc<Watch>, Place, Arc<Shared>) -> C,
+    F: Fn(places::Heard, Arc<Watch>, Place, Arc<Shared>) -> C,
     C: std::future::Future<Output = ()> + Send + 'static,
 {
     let mut connections = 0;
@@ -617,7 +649,18 @@ where
                 tracing::info!(
                     %peer,
                     oldest = ?oldest,
-                    "evicted: the oldest connection of this address not signed in, to make room"
+                    "evicted: the oldest connection of this address among those least far \
+                     from signing in, to make room"
+                );
+                place
+            }
+            Admitted::EvictingElsewhere(place, oldest) => {
+                tracing::info!(
+                    %peer,
+                    oldest = ?oldest,
+                    "evicted: the oldest connection among those least far from signing in, of \
+                     the address with the most: the class's limit of connections not signed in \
+                     was reached"
                 );
                 place
             }
@@ -628,6 +671,7 @@ where
         };
         let _ = stream.set_nodelay(true);
         tracing::info!(%peer, "connection");
+        let stream = places::Heard::new(stream, Arc::clone(&watch));
         tokio::spawn(serve(stream, watch, place, Arc::clone(&shared)));
     }
 }

@@ -85,7 +85,7 @@ impl Site {
 /// One browser connection, from accept to close: TLS if asked for, one HTTP request (the page
 /// or the WebSocket), and, for a WebSocket, the seat until it ends.
 pub async fn connection(
-    stream: tokio::net::TcpStream,
+    stream: super::places::Heard,
     watch: Arc<Watch>,
     place: Place,
     shared: Arc<Shared>,
