@@ -662,6 +662,9 @@ where
                      the address with the most: the class's limit of connections not signed in \
                      was reached"
                 );
+                // The evicted connection's task closes its socket: let it run before the next
+                // accept, so a flood does not outrun the limit on open files.
+                tokio::task::yield_now().await;
                 place
             }
             Admitted::Refused => {
