@@ -383,7 +383,12 @@ fn durations_out_of_range_are_refused_with_their_range() {
     ] {
         for value in ["18446744073709551615", "0"] {
             let served = serve_bounded(&["--open", "--listen", "127.0.0.1:0", flag, value]);
-            assert_eq!(served.status.code(), Some(2), "{flag} {value}: {}", served.stderr);
+            assert_eq!(
+                served.status.code(),
+                Some(2),
+                "{flag} {value}: {}",
+                served.stderr
+            );
             assert!(
                 served.stderr.contains(flag) && served.stderr.contains(range),
                 "{flag} {value}: {}",
@@ -455,7 +460,10 @@ impl Drop for Flood {
 
 #[test]
 fn a_classmate_signs_in_while_their_own_address_opens_idle_connections_without_end() {
-    if !installed(&["ssh"], "a_classmate_signs_in_while_their_own_address_opens") {
+    if !installed(
+        &["ssh"],
+        "a_classmate_signs_in_while_their_own_address_opens",
+    ) {
         return;
     }
     let server = Server::start(&["--open"]);
@@ -486,7 +494,7 @@ fn a_classmate_signs_in_while_their_own_address_opens_idle_connections_without_e
 
 #[test]
 fn idle_connections_from_twelve_addresses_stay_within_the_open_file_limit_and_a_classmate_gets_in()
- {
+{
     if !installed(&["ssh"], "idle_connections_from_twelve_addresses") {
         return;
     }
@@ -513,7 +521,10 @@ fn idle_connections_from_twelve_addresses_stay_within_the_open_file_limit_and_a_
         "the server ran out of files:\n{log}"
     );
     assert!(
-        count_lines(&log, "the class's limit of connections not signed in was reached") >= 480 - 92,
+        count_lines(
+            &log,
+            "the class's limit of connections not signed in was reached"
+        ) >= 480 - 92,
         "{log}"
     );
     assert!(
@@ -545,8 +556,7 @@ fn wrong_join_codes_from_eight_addresses_are_paced_together_and_a_classmate_stil
             thread::spawn(move || {
                 let address = format!("127.0.0.{host}");
                 let started = Instant::now();
-                while !stop.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60)
-                {
+                while !stop.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60) {
                     let Ok(mut seat) = Seat::open_from(&address, port) else {
                         thread::sleep(POLL);
                         continue;

@@ -468,7 +468,9 @@ fn failed_tls_handshakes_give_their_places_back() {
     let stalled: Vec<std::net::TcpStream> = (0..4)
         .map(|_| {
             let mut hello = silent_connection("127.0.0.1", port);
-            hello.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]).unwrap();
+            hello
+                .write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01])
+                .unwrap();
             hello
         })
         .collect();

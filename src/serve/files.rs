@@ -140,7 +140,11 @@ fn describe(kind: &std::fs::FileType) -> &'static str {
 
 #[cfg(not(unix))]
 fn describe(kind: &std::fs::FileType) -> &'static str {
-    if kind.is_dir() { "a folder" } else { "not a file" }
+    if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a file"
+    }
 }
 
 /// Refuses a private key that the group or others may read or write, as OpenSSH does: anyone
@@ -185,7 +189,9 @@ mod tests {
         ] {
             let error = read(Path::new(path), &TLS_KEY).unwrap_err().to_string();
             assert!(
-                error.starts_with(&format!("--tls-key {path}: not a regular file (it is {kind})")),
+                error.starts_with(&format!(
+                    "--tls-key {path}: not a regular file (it is {kind})"
+                )),
                 "{error}"
             );
             assert!(error.contains("expected a PEM private key"), "{error}");

@@ -180,7 +180,12 @@ impl Places {
             .iter()
             .filter_map(|(key, address)| {
                 let (index, progress) = address.least_along()?;
-                Some((progress, std::cmp::Reverse(address.waiting.len()), *key, index))
+                Some((
+                    progress,
+                    std::cmp::Reverse(address.waiting.len()),
+                    *key,
+                    index,
+                ))
             })
             .min_by_key(|(progress, most, _, _)| (*progress, *most));
         let victim = chosen.and_then(|(_, _, key, index)| {
@@ -277,10 +282,7 @@ impl AsyncWrite for Heard {
         Pin::new(&mut self.get_mut().stream).poll_flush(context)
     }
 
-    fn poll_shutdown(
-        self: Pin<&mut Self>,
-        context: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().stream).poll_shutdown(context)
     }
 
