@@ -421,7 +421,7 @@ mod tests {
         assert!(!watches[1].has_ended() && !alone.has_ended() && !classmate.has_ended());
         // The evicted one keeps its address's place until it has gone.
         drop(kept);
-        assert!(places.lock().addresses.get(&crowded).is_none());
+        assert!(!places.lock().addresses.contains_key(&crowded));
     }
 
     #[test]
