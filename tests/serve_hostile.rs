@@ -473,7 +473,7 @@ fn a_classmate_signs_in_while_their_own_address_opens_idle_connections_without_e
     });
     // Each classmate's connection is newer than most of the flood's: only being further
     // along (talking, then handshaken) keeps it from being evicted.
-    for attempt in 0..3 {
+    for attempt in 0..6 {
         let started = Instant::now();
         let mut classmate =
             server.student_from("127.0.0.11", &format!("classmate{attempt}"), &Login::Open);

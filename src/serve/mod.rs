@@ -169,10 +169,25 @@ impl Watch {
     /// heard, 2 its handshake done.
     pub fn progress(&self) -> u8 {
         if self.handshake_done.load(Ordering::SeqCst) {
-            2
-        } else {
-            u8::from(self.heard.load(Ordering::Relaxed))
+            return 2;
         }
+        // What the client sent may still wait in the socket, its task not run yet (a busy
+        // server): it counts as heard.
+        if !self.heard.load(Ordering::Relaxed) && self.has_bytes_waiting() {
+            self.heard();
+        }
+        u8::from(self.heard.load(Ordering::Relaxed))
+    }
+
+    /// Whether the client's bytes wait in the socket (the copy is non-blocking, as the
+    /// connection's own handle is: a peek never waits).
+    fn has_bytes_waiting(&self) -> bool {
+        let Ok(socket) = self.socket.try_lock() else {
+            return false;
+        };
+        socket
+            .as_ref()
+            .is_some_and(|socket| matches!(socket.peek(&mut [0; 1]), Ok(read) if read > 0))
     }
 
     pub fn signed_in(&self) {
@@ -685,6 +700,8 @@ fn with_a_second_handle(
     stream: tokio::net::TcpStream,
 ) -> std::io::Result<(Option<std::net::TcpStream>, tokio::net::TcpStream)> {
     let socket = stream.into_std()?;
+    // Shared with the copy: a peek through it never waits.
+    socket.set_nonblocking(true)?;
     let copy = socket.try_clone().ok();
     Ok((copy, tokio::net::TcpStream::from_std(socket)?))
 }

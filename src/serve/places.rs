@@ -44,13 +44,20 @@ struct Address {
 }
 
 impl Address {
-    /// The one to evict: the oldest of those least far along.
+    /// The one to evict: the oldest of those least far along. Looked at oldest first, and
+    /// the first that has said nothing is the one (none is less far along).
     fn least_along(&self) -> Option<(usize, u8)> {
-        self.waiting
-            .iter()
-            .enumerate()
-            .min_by_key(|(index, watch)| (watch.progress(), *index))
-            .map(|(index, watch)| (index, watch.progress()))
+        let mut least: Option<(usize, u8)> = None;
+        for (index, watch) in self.waiting.iter().enumerate() {
+            let progress = watch.progress();
+            if progress == 0 {
+                return Some((index, 0));
+            }
+            if least.is_none_or(|(_, least)| progress < least) {
+                least = Some((index, progress));
+            }
+        }
+        least
     }
 }
 
