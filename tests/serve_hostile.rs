@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::classroom::*;
 use common::pty::POLL;
+use common::web::Seat;
 use tempfile::TempDir;
 
 /// What OpenSSH's `-v` would call a hostile terminal type: set the window title, paint red.
@@ -313,4 +314,295 @@ fn a_host_key_that_others_can_read_is_refused_before_listening() {
             );
         }
     }
+}
+
+#[test]
+fn a_device_a_pipe_or_a_huge_file_given_for_a_file_is_refused_at_start_up() {
+    let dir = TempDir::new().unwrap();
+    let pipe = dir.path().join("host_key");
+    let made = finish({
+        let mut mkfifo = Command::new("mkfifo");
+        mkfifo.arg(&pipe);
+        mkfifo
+    });
+    assert!(made.status.success(), "mkfifo: {}", made.stderr);
+    let huge = dir.path().join("join-code");
+    std::fs::write(&huge, vec![b'x'; 1024 * 1024]).unwrap();
+    let pipe = pipe.to_str().unwrap();
+    let huge = huge.to_str().unwrap();
+    for (args, said) in [
+        (
+            vec!["--password-file", "/dev/zero"],
+            "--password-file /dev/zero: not a regular file (it is a character device); \
+             expected the class's join code on its first line",
+        ),
+        (
+            vec!["--authorized-keys", "/dev/zero"],
+            "--authorized-keys /dev/zero: not a regular file (it is a character device); \
+             expected an OpenSSH authorized_keys file",
+        ),
+        (
+            vec!["--authorized-keys", "/dev/urandom"],
+            "--authorized-keys /dev/urandom: not a regular file (it is a character device)",
+        ),
+        (
+            vec!["--open", "--host-key", pipe],
+            &format!("--host-key {pipe}: not a regular file (it is a named pipe)"),
+        ),
+        (
+            vec!["--password-file", huge],
+            &format!(
+                "--password-file {huge}: larger than 64 KiB, more than any real one; expected \
+                 the class's join code on its first line"
+            ),
+        ),
+    ] {
+        let mut all = vec!["--listen", "127.0.0.1:0"];
+        all.extend(args.iter().copied());
+        let served = serve_bounded(&all);
+        assert!(!served.status.success(), "{args:?}: serve ran");
+        assert!(
+            !served.stdout.contains("listening"),
+            "{args:?}: {}",
+            served.stdout
+        );
+        assert!(
+            served.stderr.contains(said),
+            "{args:?}: the error says {said:?}:\n{}",
+            served.stderr
+        );
+    }
+}
+
+#[test]
+fn durations_out_of_range_are_refused_with_their_range() {
+    for (flag, range) in [
+        ("--keepalive-seconds", "1..=3600"),
+        ("--login-seconds", "1..=3600"),
+        ("--idle-minutes", "1..=10080"),
+    ] {
+        for value in ["18446744073709551615", "0"] {
+            let served = serve_bounded(&["--open", "--listen", "127.0.0.1:0", flag, value]);
+            assert_eq!(
+                served.status.code(),
+                Some(2),
+                "{flag} {value}: {}",
+                served.stderr
+            );
+            assert!(
+                served.stderr.contains(flag) && served.stderr.contains(range),
+                "{flag} {value}: {}",
+                served.stderr
+            );
+        }
+    }
+}
+
+/// Silent connections opened one after another from `address` as fast as one thread can,
+/// each held until 100 newer ones are open, until dropped (or 20,000 are made, or 60 s pass).
+struct Flood {
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<(usize, Duration)>>,
+}
+
+impl Flood {
+    fn silent(address: &'static str, port: u16) -> Flood {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let started = Instant::now();
+            let mut held = std::collections::VecDeque::new();
+            let mut made = 0;
+            while !stopped.load(Ordering::SeqCst)
+                && made < 20_000
+                && started.elapsed() < Duration::from_secs(60)
+            {
+                let connected = runtime.block_on(async {
+                    let socket = tokio::net::TcpSocket::new_v4()?;
+                    socket.bind(format!("{address}:0").parse().unwrap())?;
+                    socket.connect(([127, 0, 0, 1], port).into()).await
+                });
+                if let Ok(stream) = connected {
+                    made += 1;
+                    held.push_back(stream);
+                    if held.len() > 100 {
+                        held.pop_front();
+                    }
+                }
+            }
+            (made, started.elapsed())
+        });
+        Flood {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops it; how many connections it made, and in how long.
+    fn end(mut self) -> (usize, Duration) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_classmate_signs_in_while_their_own_address_opens_idle_connections_without_end() {
+    if !installed(
+        &["ssh"],
+        "a_classmate_signs_in_while_their_own_address_opens",
+    ) {
+        return;
+    }
+    let server = Server::start(&["--open"]);
+    let flood = Flood::silent("127.0.0.11", server.port);
+    server.wait_for_log("the flood evicting", |log| {
+        count_lines(log, "evicted") >= 200
+    });
+    // Each classmate's connection is newer than most of the flood's: only being further
+    // along (talking, then handshaken) keeps it from being evicted.
+    for attempt in 0..6 {
+        let started = Instant::now();
+        let mut classmate =
+            server.student_from("127.0.0.11", &format!("classmate{attempt}"), &Login::Open);
+        wait_for_the_picker(&mut classmate);
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(5),
+            "classmate {attempt} got in after {took:?}"
+        );
+        quit_from_the_picker(&mut classmate);
+    }
+    let (made, during) = flood.end();
+    eprintln!(
+        "{made} idle connections in {during:?} ({:.0} a second)",
+        made as f64 / during.as_secs_f64()
+    );
+}
+
+#[test]
+fn idle_connections_from_twelve_addresses_stay_within_the_open_file_limit_and_a_classmate_gets_in()
+{
+    if !installed(&["ssh"], "idle_connections_from_twelve_addresses") {
+        return;
+    }
+    // 256 files: room for (256 - 64) / 2 - 4 = 92 connections not signed in.
+    let server = Server::start_with_open_files(256, &["--open", "--max-sessions", "4"]);
+    let log = server.wait_for_log("the limit", |log| log.contains("most_waiting="));
+    assert!(log.contains("most_waiting=92"), "{log}");
+    // 480 idle connections, 40 from each of twelve addresses: each holding two files, more
+    // than the server may open.
+    let idle: Vec<TcpStream> = (20..32)
+        .flat_map(|host| (0..40).map(move |_| format!("127.0.0.{host}")))
+        .map(|address| silent_connection(&address, server.port))
+        .collect();
+    server.wait_for_log("every idle connection accepted", |log| {
+        count_lines(log, "connection peer=127.0.0.") >= 480
+    });
+    let started = Instant::now();
+    let mut classmate = server.student_from("127.0.0.40", "classmate", &Login::Open);
+    wait_for_the_picker(&mut classmate);
+    let took = started.elapsed();
+    let log = server.log();
+    assert!(
+        !log.contains("accept failed"),
+        "the server ran out of files:\n{log}"
+    );
+    assert!(
+        count_lines(
+            &log,
+            "the class's limit of connections not signed in was reached"
+        ) >= 480 - 92,
+        "{log}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "the classmate got in after {took:?}"
+    );
+    quit_from_the_picker(&mut classmate);
+    drop(idle);
+}
+
+#[test]
+fn wrong_join_codes_from_eight_addresses_are_paced_together_and_a_classmate_still_gets_in() {
+    let secrets = TempDir::new().unwrap();
+    let code = secrets.path().join("join-code");
+    std::fs::write(&code, "sunflower\n").unwrap();
+    let server = Server::start(&[
+        "--password-file",
+        code.to_str().unwrap(),
+        "--web",
+        "127.0.0.1:0",
+    ]);
+    let port = server.page_port();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Each address keeps a socket sending wrong codes, six at a time (a socket's most), so
+    // its own pacing (ten a second) is always what holds it back.
+    let guessers: Vec<_> = (50..58)
+        .map(|host| {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let address = format!("127.0.0.{host}");
+                let started = Instant::now();
+                while !stop.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60) {
+                    let Ok(mut seat) = Seat::open_from(&address, port) else {
+                        thread::sleep(POLL);
+                        continue;
+                    };
+                    for _ in 0..6 {
+                        seat.join("mallory", "sunshine", 80, 24);
+                    }
+                    seat.closes_within(Duration::from_secs(10));
+                }
+            })
+        })
+        .collect();
+    let refusals = |log: &str| count_lines(log, "sign-in refused: wrong join code");
+    let log = server.wait_for_log("the guessing under way", |log| refusals(log) >= 60);
+    let (from, counted_from) = (Instant::now(), refusals(&log));
+
+    let started = Instant::now();
+    let mut classmate = Seat::open_from("127.0.0.60", port).expect("the classmate's socket");
+    classmate.join("classmate", "sunflower", 80, 24);
+    classmate.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    let took = started.elapsed();
+
+    while from.elapsed() < Duration::from_secs(5) {
+        thread::sleep(POLL);
+    }
+    let log = server.log();
+    let (seconds, guesses) = (from.elapsed().as_secs_f64(), refusals(&log) - counted_from);
+    stop.store(true, Ordering::SeqCst);
+    for guesser in guessers {
+        let _ = guesser.join();
+    }
+    eprintln!(
+        "{guesses} codes in {seconds:.1} s ({:.1} a second) from 8 addresses; classmate in after {took:?}",
+        guesses as f64 / seconds
+    );
+    // Twenty a second for the class, plus its burst of forty, plus one in flight per address.
+    assert!(
+        guesses as f64 <= 20.0 * seconds + 40.0 + 8.0,
+        "{guesses} wrong codes were checked in {seconds:.1} s from eight addresses"
+    );
+    assert!(
+        log.contains("sign-ins from all addresses together are slowed"),
+        "the class's pacing is logged:\n{log}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "the classmate with the code got in after {took:?} during the guessing"
+    );
 }

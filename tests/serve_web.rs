@@ -5,6 +5,7 @@
 mod common;
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -219,6 +220,24 @@ fn a_host_name_over_plain_http_is_refused_and_an_address_is_served() {
          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
     );
     assert_eq!(status, 421);
+    // A request in absolute form names its host in the request line, and that name is the
+    // one that counts (RFC 9112, 3.2.2), whatever the Host header says.
+    for target in ["http://evil.example/", "http://evil.example:8080/ws"] {
+        let (status, answer) = http(
+            port,
+            &format!(
+                "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+            ),
+        );
+        assert_eq!(status, 421, "{target}: {answer}");
+    }
+    let (status, _) = http(
+        port,
+        &format!(
+            "GET http://127.0.0.1:{port}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert_eq!(status, 200);
     let (status, _) = http(
         port,
         &format!("GET / HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"),
@@ -382,6 +401,8 @@ fn certificate(
     let key = dir.join("key.pem");
     std::fs::write(&cert, made.cert.pem()).unwrap();
     std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    // A private key readable by its owner only, as `serve` asks.
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     let mut roots = tokio_rustls::rustls::RootCertStore::empty();
     roots.add(made.cert.der().clone()).unwrap();
     let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
@@ -419,6 +440,68 @@ fn with_a_certificate_the_page_and_the_socket_are_https_and_wss() {
     seat.wait_until("the picker over wss", |seat| {
         seat.screen_text().contains(PICKER)
     });
+}
+
+#[test]
+fn failed_tls_handshakes_give_their_places_back() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (cert, key, client) = certificate(dir.path());
+    let server = class(&[
+        "--open",
+        "--per-address",
+        "4",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let port = server.page_port();
+    // Forty plain-HTTP requests on the TLS port, one after another: each handshake fails at
+    // once. Ten times the address's places: a connection that kept its place would make the
+    // later ones evict it.
+    for index in 0..40 {
+        let (status, answer) = get(port, "/");
+        assert_eq!(status, 0, "request {index} answered: {answer}");
+    }
+    // As many ClientHellos as the address has places, stopped half-way: dropped at the
+    // handshake deadline.
+    let stalled: Vec<std::net::TcpStream> = (0..4)
+        .map(|_| {
+            let mut hello = silent_connection("127.0.0.1", port);
+            hello
+                .write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01])
+                .unwrap();
+            hello
+        })
+        .collect();
+    for hello in stalled {
+        assert!(closed_by_the_server(hello));
+    }
+    server.wait_for_log("the stalled handshakes dropped", |log| {
+        log.matches("no HTTP request (or TLS handshake) within the handshake deadline")
+            .count()
+            >= 4
+    });
+    // Every place is free again: four students from the same address sign in, and nobody
+    // was ever evicted to make room.
+    let origin = format!("https://127.0.0.1:{port}");
+    let seats: Vec<Seat> = (0..4)
+        .map(|index| {
+            let mut seat = Seat::connect_with(port, Some(&origin), Some(Arc::clone(&client)))
+                .expect("wss joins");
+            seat.join(&format!("student{index}"), "", 80, 24);
+            seat.wait_until("the picker over wss", |seat| {
+                seat.screen_text().contains(PICKER)
+            });
+            seat
+        })
+        .collect();
+    assert_eq!(seats.len(), 4);
+    let log = server.log();
+    assert!(
+        !log.contains("evicted"),
+        "a failed handshake kept its place until a newcomer evicted it:\n{log}"
+    );
 }
 
 #[test]
@@ -482,6 +565,61 @@ fn a_certificate_that_cannot_be_read_is_named_before_the_class_starts() {
         "{}",
         finished.stderr
     );
+}
+
+#[test]
+fn a_tls_key_others_can_read_or_a_device_given_for_a_pem_file_is_refused_at_start_up() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let (cert, key, _) = certificate(dir.path());
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+    let readable = dir.path().join("readable-key.pem");
+    std::fs::copy(key, &readable).unwrap();
+    std::fs::set_permissions(&readable, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let readable = readable.to_str().unwrap();
+    for (files, said) in [
+        (
+            [cert, "/dev/zero"],
+            "--tls-key /dev/zero: not a regular file (it is a character device); expected a \
+             PEM private key"
+                .to_string(),
+        ),
+        (
+            ["/dev/urandom", key],
+            "--tls-cert /dev/urandom: not a regular file (it is a character device); expected a \
+             PEM file of -----BEGIN CERTIFICATE----- blocks"
+                .to_string(),
+        ),
+        (
+            [cert, readable],
+            format!(
+                "UNPROTECTED PRIVATE KEY FILE: --tls-key {readable} has mode 0644, so others on \
+                 this machine can read it and pretend to be this server; it must be readable by \
+                 its owner only\nhelp: chmod 600 {readable}"
+            ),
+        ),
+    ] {
+        let served = common::classroom::serve_bounded(&[
+            "--open",
+            "--no-ssh",
+            "--web",
+            "127.0.0.1:0",
+            "--tls-cert",
+            files[0],
+            "--tls-key",
+            files[1],
+        ]);
+        assert!(!served.status.success(), "{files:?}: serve ran");
+        assert!(
+            !served.stdout.contains("listening"),
+            "{files:?}: {}",
+            served.stdout
+        );
+        assert!(
+            served.stderr.contains(&said),
+            "{files:?}: the error says {said:?}:\n{}",
+            served.stderr
+        );
+    }
 }
 
 #[test]

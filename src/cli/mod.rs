@@ -182,15 +182,15 @@ pub struct ServeArgs {
     /// The most connections at once from one address (a classroom often shares one).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub per_address: usize,
-    /// Seconds a connection has to sign in.
-    #[arg(long, default_value_t = 20, value_name = "SECONDS")]
+    /// Seconds a connection has to sign in (1 to 3600).
+    #[arg(long, default_value_t = 20, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub login_seconds: u64,
-    /// Minutes without a key from a student before their session ends.
-    #[arg(long, default_value_t = 30, value_name = "MINUTES")]
+    /// Minutes without a key from a student before their session ends (1 to 10080, a week).
+    #[arg(long, default_value_t = 30, value_name = "MINUTES", value_parser = clap::value_parser!(u64).range(1..=10080))]
     pub idle_minutes: u64,
     /// Seconds between checks that a student's client is still there (SSH keepalives, browser
-    /// pings); one that answers none of 3 in a row is dropped, and its place freed.
-    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    /// pings); one that answers none of 3 in a row is dropped, and its place freed (1 to 3600).
+    #[arg(long, default_value_t = 60, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub keepalive_seconds: u64,
     /// Write the server log to this file instead of standard error (with --present, the
     /// log is kept only when this is given: the terminal shows the tutor).

@@ -3,10 +3,12 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use russh::MethodKind;
 use russh::MethodSet;
 use russh::keys::PublicKey;
+
+use super::files;
+use crate::lesson::text::printable_path;
 
 #[derive(Debug, Clone)]
 pub enum Access {
@@ -17,21 +19,19 @@ pub enum Access {
 
 impl Access {
     pub fn password_file(path: &Path) -> anyhow::Result<Access> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the password file {}", path.display()))?;
+        let text = files::read_text(path, &files::PASSWORD_FILE)?;
         let code = text.lines().next().unwrap_or("").trim().to_string();
         anyhow::ensure!(
             !code.is_empty(),
-            "the password file {} is empty; put the class's join code on its first line",
-            path.display()
+            "--password-file {}: its first line is empty; put the class's join code on it",
+            printable_path(path)
         );
         Ok(Access::Password(code))
     }
 
     /// Reads an OpenSSH `authorized_keys` file: one key per line, comments and options allowed.
     pub fn authorized_keys(path: &Path) -> anyhow::Result<Access> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the authorized keys {}", path.display()))?;
+        let text = files::read_text(path, &files::AUTHORIZED_KEYS)?;
         let mut keys = Vec::new();
         for (number, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -47,13 +47,19 @@ impl Access {
             match key {
                 Some(key) => keys.push(key),
                 None => anyhow::bail!(
-                    "{}:{}: not a public key line (expected e.g. `ssh-ed25519 AAAA… name`)",
-                    path.display(),
+                    "--authorized-keys {}:{}: not a public key line (expected e.g. \
+                     `ssh-ed25519 AAAA… name`)",
+                    printable_path(path),
                     number + 1
                 ),
             }
         }
-        anyhow::ensure!(!keys.is_empty(), "{} lists no keys", path.display());
+        anyhow::ensure!(
+            !keys.is_empty(),
+            "--authorized-keys {}: lists no keys; expected {}",
+            printable_path(path),
+            files::AUTHORIZED_KEYS.holds
+        );
         Ok(Access::Keys(keys))
     }
 

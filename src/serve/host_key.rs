@@ -9,6 +9,9 @@ use russh::keys::ssh_key::LineEnding;
 use russh::keys::ssh_key::private::Ed25519Keypair;
 use russh::keys::{HashAlg, PrivateKey};
 
+use super::files;
+use crate::lesson::text::printable_path;
+
 /// Where the key lives unless `--host-key` says otherwise: the user's data directory.
 pub fn default_path() -> PathBuf {
     crate::data::data_dir().join("ssh_host_ed25519_key")
@@ -16,10 +19,16 @@ pub fn default_path() -> PathBuf {
 
 /// Reads the key at `path`, or makes one there (mode 0600) when there is none.
 pub fn load_or_create(path: &Path) -> anyhow::Result<(PrivateKey, bool)> {
-    if path.exists() {
-        refuse_unprotected(path)?;
-        let key = russh::keys::load_secret_key(path, None)
-            .with_context(|| format!("cannot read the host key {}", path.display()))?;
+    // A link to nowhere is not "no key": it is read, and its error shown.
+    if path.symlink_metadata().is_ok() {
+        let text = files::read_text(path, &files::HOST_KEY)?;
+        let key = russh::keys::decode_secret_key(&text, None).map_err(|error| {
+            anyhow::anyhow!(
+                "--host-key {}: {error}; expected {}",
+                printable_path(path),
+                files::HOST_KEY.holds
+            )
+        })?;
         return Ok((key, false));
     }
     let mut seed = [0u8; 32];
@@ -31,36 +40,11 @@ pub fn load_or_create(path: &Path) -> anyhow::Result<(PrivateKey, bool)> {
         .context("cannot encode the new host key")?;
     if let Some(folder) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder)
-            .with_context(|| format!("cannot create the folder {}", folder.display()))?;
+            .with_context(|| format!("cannot create the folder {}", printable_path(folder)))?;
     }
     write_private(path, text.as_bytes())
-        .with_context(|| format!("cannot write the host key {}", path.display()))?;
+        .with_context(|| format!("cannot write the host key {}", printable_path(path)))?;
     Ok((key, true))
-}
-
-/// Refuses a key file that the group or others may read or write, as OpenSSH does: anyone who
-/// can read it can pretend to be this server to the students.
-#[cfg(unix)]
-fn refuse_unprotected(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path)
-        .with_context(|| format!("cannot read the host key {}", path.display()))?
-        .permissions()
-        .mode()
-        & 0o777;
-    anyhow::ensure!(
-        mode & 0o077 == 0,
-        "UNPROTECTED PRIVATE KEY FILE: the host key {path} has mode {mode:04o}, so others on \
-         this machine can read it and pretend to be this server; it must be readable by its \
-         owner only\nhelp: chmod 600 {path}",
-        path = path.display()
-    );
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn refuse_unprotected(_path: &Path) -> anyhow::Result<()> {
-    Ok(())
 }
 
 /// A new file readable by its owner only; never replaces an existing one.

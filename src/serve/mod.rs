@@ -4,6 +4,7 @@
 
 mod access;
 mod client_text;
+mod files;
 mod host_key;
 mod join;
 mod places;
@@ -116,6 +117,8 @@ pub struct Watch {
     id: u64,
     peer: SocketAddr,
     started: Instant,
+    /// The client has sent something.
+    heard: AtomicBool,
     handshake_done: AtomicBool,
     signed_in: AtomicBool,
     last_input_ms: AtomicU64,
@@ -136,6 +139,7 @@ impl Watch {
             id,
             peer,
             started: Instant::now(),
+            heard: AtomicBool::new(false),
             handshake_done: AtomicBool::new(false),
             signed_in: AtomicBool::new(false),
             last_input_ms: AtomicU64::new(0),
@@ -154,6 +158,36 @@ impl Watch {
     /// Key exchange is over and the client asks to sign in.
     pub fn handshake_done(&self) {
         self.handshake_done.store(true, Ordering::SeqCst);
+    }
+
+    /// The client has sent its first bytes.
+    pub fn heard(&self) {
+        self.heard.store(true, Ordering::Relaxed);
+    }
+
+    /// How far the connection has got towards signing in: 0 nothing heard from the client, 1
+    /// heard, 2 its handshake done.
+    pub fn progress(&self) -> u8 {
+        if self.handshake_done.load(Ordering::SeqCst) {
+            return 2;
+        }
+        // What the client sent may still wait in the socket, its task not run yet (a busy
+        // server): it counts as heard.
+        if !self.heard.load(Ordering::Relaxed) && self.has_bytes_waiting() {
+            self.heard();
+        }
+        u8::from(self.heard.load(Ordering::Relaxed))
+    }
+
+    /// Whether the client's bytes wait in the socket (the copy is non-blocking, as the
+    /// connection's own handle is: a peek never waits).
+    fn has_bytes_waiting(&self) -> bool {
+        let Ok(socket) = self.socket.try_lock() else {
+            return false;
+        };
+        socket
+            .as_ref()
+            .is_some_and(|socket| matches!(socket.peek(&mut [0; 1]), Ok(read) if read > 0))
     }
 
     pub fn signed_in(&self) {
@@ -201,7 +235,7 @@ async fn disconnect(handle: &russh::server::Handle, why: &str) {
 /// One connection from accept to close: the SSH handshake within the handshake deadline,
 /// sign-in within the login deadline, then the session, watched for idleness.
 async fn connection(
-    stream: tokio::net::TcpStream,
+    stream: places::Heard,
     watch: Arc<Watch>,
     place: Place,
     shared: Arc<Shared>,
@@ -327,6 +361,20 @@ async fn guard(
 /// sends every student home with their terminal restored. Prints where students connect
 /// before it starts. Returns the signal that stopped it, if one did.
 pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Option<i32>> {
+    let (most_waiting, open_files) = places::most_waiting(options.max_sessions);
+    anyhow::ensure!(
+        most_waiting >= 8,
+        "the open-file limit ({open_files}) leaves room for only {most_waiting} connections not \
+         signed in beside the --max-sessions {} students (each connection takes 2 files); at \
+         least 8 are needed\nhelp: raise the limit (ulimit -n) or lower --max-sessions",
+        options.max_sessions
+    );
+    tracing::info!(
+        most_waiting,
+        per_address = options.per_address,
+        open_files,
+        "connections not signed in at once, across addresses"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -451,7 +499,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         access: options.access,
         sessions: AtomicUsize::new(0),
         max_sessions: options.max_sessions,
-        places: Arc::new(Places::default()),
+        places: Arc::new(Places::new(most_waiting)),
         per_address: options.per_address,
         sign_ins: SignIns::default(),
         presenter: presenter_channel
@@ -587,7 +635,7 @@ fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
 /// runs it.
 async fn accept<F, C>(listener: tokio::net::TcpListener, shared: Arc<Shared>, serve: F)
 where
-    F: Fn(tokio::net::TcpStream, Arc<Watch>, Place, Arc<Shared>) -> C,
+    F: Fn(places::Heard, Arc<Watch>, Place, Arc<Shared>) -> C,
     C: std::future::Future<Output = ()> + Send + 'static,
 {
     let mut connections = 0;
@@ -616,8 +664,22 @@ where
                 tracing::info!(
                     %peer,
                     oldest = ?oldest,
-                    "evicted: the oldest connection of this address not signed in, to make room"
+                    "evicted: the oldest connection of this address among those least far \
+                     from signing in, to make room"
                 );
+                place
+            }
+            Admitted::EvictingElsewhere(place, oldest) => {
+                tracing::info!(
+                    %peer,
+                    oldest = ?oldest,
+                    "evicted: the oldest connection among those least far from signing in, of \
+                     the address with the most: the class's limit of connections not signed in \
+                     was reached"
+                );
+                // The evicted connection's task closes its socket: let it run before the next
+                // accept, so a flood does not outrun the limit on open files.
+                tokio::task::yield_now().await;
                 place
             }
             Admitted::Refused => {
@@ -627,6 +689,7 @@ where
         };
         let _ = stream.set_nodelay(true);
         tracing::info!(%peer, "connection");
+        let stream = places::Heard::new(stream, Arc::clone(&watch));
         tokio::spawn(serve(stream, watch, place, Arc::clone(&shared)));
     }
 }
@@ -637,6 +700,8 @@ fn with_a_second_handle(
     stream: tokio::net::TcpStream,
 ) -> std::io::Result<(Option<std::net::TcpStream>, tokio::net::TcpStream)> {
     let socket = stream.into_std()?;
+    // Shared with the copy: a peek through it never waits.
+    socket.set_nonblocking(true)?;
     let copy = socket.try_clone().ok();
     Ok((copy, tokio::net::TcpStream::from_std(socket)?))
 }

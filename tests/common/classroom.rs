@@ -98,6 +98,19 @@ pub fn finish(mut command: Command) -> Finished {
     }
 }
 
+/// `attn-tutor serve ARGS` run to its end (within `PATIENCE`) with at most 2 GiB of memory,
+/// so that a server reading a device without end fails rather than taking the machine's
+/// memory.
+#[track_caller]
+pub fn serve_bounded<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Finished {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "ulimit -v 2097152 && exec \"$0\" serve \"$@\""])
+        .arg(assert_cmd::cargo::cargo_bin!("attn-tutor"))
+        .args(args);
+    finish(command)
+}
+
 /// How a student signs in.
 pub enum Login {
     /// No password, no key (the server is `--open`).
@@ -178,9 +191,28 @@ impl Server {
     /// Starts the server with `access` (`--open`, `--password-file FILE` or
     /// `--authorized-keys FILE`) and waits for it to say where it listens.
     pub fn start(access: &[&str]) -> Server {
+        Server::launch(access, None)
+    }
+
+    /// As [`Server::start`], with at most `open_files` file descriptors (`ulimit -n`).
+    pub fn start_with_open_files(open_files: u32, access: &[&str]) -> Server {
+        Server::launch(access, Some(open_files))
+    }
+
+    fn launch(access: &[&str], open_files: Option<u32>) -> Server {
         let dir = TempDir::new().unwrap();
         let host_key = dir.path().join("host_key");
-        let mut serve = Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+        let mut serve = match open_files {
+            Some(limit) => {
+                let mut shell = Command::new("sh");
+                shell
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+                shell
+            }
+            None => Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor")),
+        };
         serve.arg("serve");
         // A class of browsers only has no SSH address or host key.
         if !access.contains(&"--no-ssh") {

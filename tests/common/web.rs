@@ -69,6 +69,25 @@ impl Seat {
         origin: Option<&str>,
         tls: Option<std::sync::Arc<tokio_rustls::rustls::ClientConfig>>,
     ) -> Result<Seat, String> {
+        Seat::connect_from("127.0.0.1", port, origin, tls)
+    }
+
+    /// Opens the page's own socket from `address` (another loopback address, say).
+    pub fn open_from(address: &str, port: u16) -> Result<Seat, String> {
+        let origin = format!("http://127.0.0.1:{port}");
+        Seat::connect_from(address, port, Some(&origin), None)
+    }
+
+    /// As [`Seat::connect_with`], from `address`.
+    pub fn connect_from(
+        address: &str,
+        port: u16,
+        origin: Option<&str>,
+        tls: Option<std::sync::Arc<tokio_rustls::rustls::ClientConfig>>,
+    ) -> Result<Seat, String> {
+        let from: std::net::SocketAddr = format!("{address}:0")
+            .parse()
+            .map_err(|error| format!("{address}: {error}"))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -84,7 +103,9 @@ impl Seat {
         }
         let socket = runtime
             .block_on(async {
-                let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+                let socket = tokio::net::TcpSocket::new_v4()?;
+                socket.bind(from)?;
+                let tcp = socket.connect(([127, 0, 0, 1], port).into()).await?;
                 let stream: Box<dyn Io> = match tls {
                     Some(config) => {
                         let name = rustls_pki_types::ServerName::try_from("127.0.0.1")

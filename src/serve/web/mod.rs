@@ -85,7 +85,7 @@ impl Site {
 /// One browser connection, from accept to close: TLS if asked for, one HTTP request (the page
 /// or the WebSocket), and, for a WebSocket, the seat until it ends.
 pub async fn connection(
-    stream: tokio::net::TcpStream,
+    stream: super::places::Heard,
     watch: Arc<Watch>,
     place: Place,
     shared: Arc<Shared>,
@@ -110,6 +110,9 @@ pub async fn connection(
             {
                 Ok(stream) => serve(stream, request).await,
                 Err(error) => {
+                    // Nothing was served: the request's copy of `done` (and its place) must go
+                    // now, or the wait below never ends and the connection is never freed.
+                    drop(request);
                     if !watch.has_ended() {
                         let error = client_text(&error.to_string(), client_text::ERROR);
                         tracing::info!(peer = %watch.peer, %error, "TLS handshake failed");
@@ -163,11 +166,8 @@ where
 impl Request {
     async fn answer(self, incoming: hyper::Request<hyper::body::Incoming>) -> Response<Body> {
         self.watch.handshake_done();
-        let host = incoming
-            .headers()
-            .get(header::HOST)
-            .and_then(|host| host.to_str().ok())
-            .unwrap_or("");
+        let host = named_host(&incoming);
+        let host = host.as_str();
         if !self.site.serves_host(host) {
             tracing::info!(
                 peer = %self.watch.peer,
@@ -215,15 +215,7 @@ impl Request {
     /// The WebSocket: only from the page's own origin (a page elsewhere cannot drive a
     /// student's seat with their browser), then the seat.
     async fn socket(self, incoming: hyper::Request<hyper::body::Incoming>) -> Response<Body> {
-        let expected = format!(
-            "{}://{}",
-            self.site.scheme(),
-            incoming
-                .headers()
-                .get(header::HOST)
-                .and_then(|host| host.to_str().ok())
-                .unwrap_or("")
-        );
+        let expected = format!("{}://{}", self.site.scheme(), named_host(&incoming));
         let origin = incoming
             .headers()
             .get(header::ORIGIN)
@@ -267,6 +259,21 @@ impl Request {
                 tracing::debug!(%error, "WebSocket upgrade failed");
             })
             .on_upgrade(move |socket| seat.run(socket))
+    }
+}
+
+/// The host a request is for: the one in its request line when it is in absolute form
+/// (`GET http://HOST/`), which then counts whatever the Host header says (RFC 9112, 3.2.2);
+/// otherwise its Host header.
+fn named_host<B>(incoming: &hyper::Request<B>) -> String {
+    match incoming.uri().authority() {
+        Some(authority) => authority.as_str().to_string(),
+        None => incoming
+            .headers()
+            .get(header::HOST)
+            .and_then(|host| host.to_str().ok())
+            .unwrap_or("")
+            .to_string(),
     }
 }
 

@@ -9,27 +9,33 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::crypto::ring;
 
+use super::super::files;
 use crate::lesson::text::printable_path;
 
 /// The server's TLS settings from a PEM certificate chain and its private key.
 pub fn config(cert: &Path, key: &Path) -> anyhow::Result<Arc<ServerConfig>> {
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .and_then(Iterator::collect)
+    let chain_pem = files::read(cert, &files::TLS_CERT)?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&chain_pem)
+        .collect::<Result<_, _>>()
         .map_err(|error| {
             anyhow::anyhow!(
-                "--tls-cert {}: {error} (expected a PEM file of -----BEGIN CERTIFICATE----- blocks)",
-                printable_path(cert)
+                "--tls-cert {}: {error}; expected {}",
+                printable_path(cert),
+                files::TLS_CERT.holds
             )
         })?;
     anyhow::ensure!(
         !chain.is_empty(),
-        "--tls-cert {}: no certificate in it (expected -----BEGIN CERTIFICATE-----)",
-        printable_path(cert)
+        "--tls-cert {}: no certificate in it; expected {}",
+        printable_path(cert),
+        files::TLS_CERT.holds
     );
-    let private = PrivateKeyDer::from_pem_file(key).map_err(|error| {
+    let key_pem = files::read(key, &files::TLS_KEY)?;
+    let private = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|error| {
         anyhow::anyhow!(
-            "--tls-key {}: {error} (expected a PEM private key, -----BEGIN PRIVATE KEY-----)",
-            printable_path(key)
+            "--tls-key {}: {error}; expected {}",
+            printable_path(key),
+            files::TLS_KEY.holds
         )
     })?;
     let mut config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
