@@ -11,7 +11,7 @@ bin=${1:-$root/target/release/attn-tutor}
 lesson=$root/tests/fixtures/largest.toml
 scratch=$(mktemp -d)
 trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$scratch"' EXIT
-session=attn-memory-$$
+session=${MEMORY_SESSION:-attn-memory-$$}
 
 for format in text markdown json; do
     /usr/bin/time -v "$bin" show "$lesson" --format "$format" 2>"$scratch/time" >"$scratch/out"
@@ -67,7 +67,7 @@ echo "decode tutor opened   peak $(hwm)"
 # n to the first generation step (step 12 of 15), then every token forward, the next step,
 # every token back, and so on: every token of every generation step.
 keys n n n n n n n n n n n
-walk() { i=0; while [ $i -lt 255 ]; do tmux send-keys -t "$session" "$1"; i=$((i + 1)); done; sleep 3; }
+walk() { i=0; while [ $i -lt 255 ]; do tmux send-keys -t "$session" "$1"; i=$((i + 1)); done; sleep 10; }
 walk ')'; keys n; walk '('; keys n; walk ')'; keys n; walk '('
 tmux capture-pane -p -t "$session" | sed -n 1,2p
 echo "decode tutor, every token of every generation step  peak $(hwm)"

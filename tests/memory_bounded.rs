@@ -87,12 +87,13 @@ fn the_largest_lesson_shows_as_text_within_150_mb() {
     assert!(peak <= LIMIT_KIB, "peak {} MB", peak / 1024);
 }
 
-/// The largest generation lesson (256 tokens, d_model 1024, 16 heads over 16 K/V groups, W_o):
-/// 153 MB when `check` made a second engine for a backward pass the lesson does not have.
+/// The largest generation lesson (256 tokens, d_model 1024, 16 heads over 16 K/V groups, W_o)
+/// holds one engine in `check`: 97 MB, where a second one, made for a backward pass the lesson
+/// does not have, took it to 150 MB.
 #[test]
-fn the_largest_generation_lesson_checks_within_150_mb() {
+fn the_largest_generation_lesson_checks_within_120_mb() {
     let (written, peak) = run("decode-largest.toml", &["check"]);
     assert!(written > 0, "the report");
     assert!(peak > 0, "the peak was sampled");
-    assert!(peak <= LIMIT_KIB, "peak {} MB", peak / 1024);
+    assert!(peak <= 120 * 1024, "peak {} MB", peak / 1024);
 }

@@ -715,21 +715,13 @@ fn write_json(
     sections: &[Section],
 ) -> io::Result<()> {
     let lesson = &loaded.lesson;
-    // Every section's derivations: with several heads, each head's, told apart by `head`.
-    let derivations: Vec<DerivationJson> = sections
-        .iter()
-        .flat_map(|section| &section.derivations)
-        .filter_map(|(cell, _)| attention.derive((*cell)?))
-        .map(|derivation| DerivationJson {
-            col: derivation.cell.col,
-            head: (attention.heads().query > 1 && derivation.cell.matrix.per() != Per::Lesson)
-                .then_some(derivation.cell.head),
-            matrix: derivation.cell.matrix.key(),
-            row: derivation.cell.row,
-            text: derivation.explain(attention, lesson.decimals),
-            value: derivation.value,
-        })
-        .collect();
+    // Every section's derivations: with several heads, each head's, told apart by `head`;
+    // each made as it is written (a large lesson's are tens of MB of text).
+    let derivations = Derivations {
+        sections,
+        attention,
+        decimals: lesson.decimals,
+    };
     let mut fields: Vec<(&str, Field)> = vec![
         ("name", Field::Text(&loaded.name)),
         ("title", Field::Text(&lesson.title)),
@@ -1002,7 +994,7 @@ enum Field<'a> {
     Counts(Vec<usize>),
     /// Rows of numbers, `null` for a matrix this lesson does not have.
     Matrix(Option<&'a DMatrix<f64>>),
-    Derivations(Vec<DerivationJson>),
+    Derivations(Derivations<'a>),
     /// One object per head.
     Heads(Vec<Document<'a>>),
     /// Rows of numbers read in place (a cache: its group's first t + 1 rows), or `null`.
@@ -1019,6 +1011,39 @@ enum Field<'a> {
     Owned(Option<DMatrix<f64>>),
     /// An object of its own (the backward pass).
     Object(Document<'a>),
+}
+
+/// The explained cells of every section, each made as it is written.
+struct Derivations<'a> {
+    sections: &'a [Section],
+    attention: &'a Attention,
+    decimals: usize,
+}
+
+impl Serialize for Derivations<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let attention = self.attention;
+        let cells = || {
+            self.sections
+                .iter()
+                .flat_map(|section| &section.derivations)
+                .filter_map(|(cell, _)| *cell)
+        };
+        let mut list = serializer.serialize_seq(None)?;
+        for derivation in cells().filter_map(|cell| attention.derive(cell)) {
+            list.serialize_element(&DerivationJson {
+                col: derivation.cell.col,
+                head: (attention.heads().query > 1
+                    && derivation.cell.matrix.per() != Per::Lesson)
+                    .then_some(derivation.cell.head),
+                matrix: derivation.cell.matrix.key(),
+                row: derivation.cell.row,
+                text: derivation.explain(attention, self.decimals),
+                value: derivation.value,
+            })?;
+        }
+        list.end()
+    }
 }
 
 /// One explained cell; fields in alphabetical order, as the JSON has them.
@@ -1079,7 +1104,7 @@ impl Serialize for Field<'_> {
                 }
                 rows.end()
             }
-            Field::Derivations(derivations) => serializer.collect_seq(derivations.iter()),
+            Field::Derivations(derivations) => derivations.serialize(serializer),
             Field::Heads(heads) => serializer.collect_seq(heads.iter()),
             Field::Row(None) | Field::Decode(None) => serializer.serialize_unit(),
             Field::Row(Some(matrix)) if matrix.nrows() == 0 => serializer.serialize_unit(),
