@@ -654,6 +654,34 @@ fn print_open_times() {
         "slowest: {:.1} ms (goal: 50 ms)\n",
         slowest.as_secs_f64() * 1e3
     );
+    // Then walking: `)` over every token (tile) of a step once it is open, each key and its frame.
+    println!("| step, once open | slowest `)` of the walk over every token or tile |");
+    println!("|---|---:|");
+    for (index, step) in steps(&lesson).iter().enumerate() {
+        let mut app = lesson.clone();
+        let tutor = app.tutor.as_mut().expect("a lesson is open");
+        tutor.attention = Attention::compute(&tutor.lesson);
+        update(&mut app, Action::GoToStep(index + 1));
+        let tutor = app.tutor.as_ref().expect("a lesson is open");
+        if !tutor.step_is_per_token() && !tutor.step_is_per_tile() {
+            continue;
+        }
+        let mut terminal = test_terminal(120, 40);
+        render(&mut terminal, &app, &theme);
+        let mut slowest = Duration::ZERO;
+        for _ in 1..tokens.max(tiles) {
+            let start = Instant::now();
+            update(&mut app, Action::NextToken);
+            render(&mut terminal, &app, &theme);
+            slowest = slowest.max(start.elapsed());
+        }
+        println!(
+            "| {} | {:.1} ms |",
+            step.title(),
+            slowest.as_secs_f64() * 1e3
+        );
+    }
+    println!();
 }
 
 criterion_group!(

@@ -29,7 +29,9 @@ fn show(format: &str) -> (usize, u64) {
 /// Runs the command (`args` with the fixture's path after the first) on a fixture; returns
 /// the bytes written and the peak seen.
 fn run(fixture: &str, args: &[&str]) -> (usize, u64) {
-    let lesson = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+    let lesson = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
     let mut child = Command::new(env!("CARGO_BIN_EXE_attn-tutor"))
         .arg(args[0])
         .arg(&lesson)

@@ -211,7 +211,9 @@ impl Tutor {
         // head's output beside concat is still the one the cursor's cell is copied from.
         if self.focus == MatrixName::Concat {
             let mut cursor = self.cursor(MatrixName::Concat);
-            let width = self.values(MatrixName::Concat).map_or(0, |values| values.ncols())
+            let width = self
+                .values(MatrixName::Concat)
+                .map_or(0, |values| values.ncols())
                 / self.heads().query.max(1);
             if width > 0 && !cursor.on_label {
                 cursor.col = self.head * width + cursor.col % width;
@@ -297,7 +299,10 @@ impl Tutor {
         // output beside concat is the one the cell is copied from.
         let heads = self.heads().query;
         if matrix == MatrixName::Concat && heads > 1 && !cursor.on_label {
-            let width = self.values(MatrixName::Concat).map_or(0, |values| values.ncols()) / heads;
+            let width = self
+                .values(MatrixName::Concat)
+                .map_or(0, |values| values.ncols())
+                / heads;
             if let Some(block) = cursor.col.checked_div(width) {
                 self.head = block.min(heads - 1);
             }

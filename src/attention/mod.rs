@@ -390,7 +390,12 @@ impl Attention {
     /// Slot `slot`'s cache after step `token`: the first `token + 1` rows of the one cache of
     /// every token, made the first time any step of it is looked at (each row as its own step
     /// made it, so the numbers are those a cache grown one row a step holds).
-    fn cache_rows(&self, name: MatrixName, slot: usize, token: usize) -> Option<DMatrixView<'_, f64>> {
+    fn cache_rows(
+        &self,
+        name: MatrixName,
+        slot: usize,
+        token: usize,
+    ) -> Option<DMatrixView<'_, f64>> {
         let lazy = self.caches[name.index()].get(slot)?;
         let last = self.seq_len().checked_sub(1)?;
         if token > last {

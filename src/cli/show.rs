@@ -1033,8 +1033,7 @@ impl Serialize for Derivations<'_> {
         for derivation in cells().filter_map(|cell| attention.derive(cell)) {
             list.serialize_element(&DerivationJson {
                 col: derivation.cell.col,
-                head: (attention.heads().query > 1
-                    && derivation.cell.matrix.per() != Per::Lesson)
+                head: (attention.heads().query > 1 && derivation.cell.matrix.per() != Per::Lesson)
                     .then_some(derivation.cell.head),
                 matrix: derivation.cell.matrix.key(),
                 row: derivation.cell.row,
@@ -1092,7 +1091,9 @@ impl Serialize for Field<'_> {
             Field::Matrix(None) | Field::Owned(None) => serializer.serialize_unit(),
             Field::Owned(Some(matrix)) => Field::Matrix(Some(matrix)).serialize(serializer),
             Field::Object(document) => document.serialize(serializer),
-            Field::Matrix(Some(matrix)) => Field::View(Some(matrix.as_view())).serialize(serializer),
+            Field::Matrix(Some(matrix)) => {
+                Field::View(Some(matrix.as_view())).serialize(serializer)
+            }
             Field::View(None) => serializer.serialize_unit(),
             Field::View(Some(matrix)) => {
                 let mut rows = serializer.serialize_seq(Some(matrix.nrows()))?;

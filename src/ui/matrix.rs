@@ -107,7 +107,8 @@ impl Shape {
             .unwrap_or(1);
         let exact_decimals =
             values.map_or(0, |values| display_decimals(&values, tutor.lesson.decimals));
-        let (largest, negative, minus_infinity) = values.map_or((0.0, false, false), |values| extremes(&values));
+        let (largest, negative, minus_infinity) =
+            values.map_or((0.0, false, false), |values| extremes(&values));
         Shape {
             matrix,
             total_rows,
