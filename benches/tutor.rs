@@ -603,6 +603,87 @@ fn decoding_benchmarks(c: &mut Criterion) {
     group.finish();
 }
 
+/// The largest generation lesson within the limits (tests/fixtures/decode-largest.toml: 256
+/// tokens, d_model 1024, 16 heads over 16 K/V groups, W_o, causal, decode).
+fn largest_decoding_app() -> App {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/decode-largest.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("the fixture");
+    app_for("decode-largest", text)
+}
+
+/// The time to open each step of the largest generation lesson, from an engine that has made
+/// nothing yet (as the step is first opened): `GoToStep` and one frame at 120×40, at the first
+/// token (tile) and at the last. Printed as a table, without Criterion: one opening is the
+/// measure. `cargo bench --bench tutor -- open-steps` prints only this table.
+fn print_open_times() {
+    let theme = theme();
+    let lesson = largest_decoding_app();
+    let tokens = lesson.tutor.as_ref().expect("open").attention.seq_len();
+    let tiles = lesson.tutor.as_ref().expect("open").attention.tile_count();
+    println!(
+        "Opening each step of decode-largest (256 tokens, d_model 1024, 16 heads, 16 K/V \
+         groups) at 120×40, from a fresh engine:"
+    );
+    println!("| step | at the first token or tile | at the last |");
+    println!("|---|---:|---:|");
+    let mut slowest = Duration::ZERO;
+    for (index, step) in steps(&lesson).iter().enumerate() {
+        let mut times = Vec::new();
+        for last in [false, true] {
+            let mut app = lesson.clone();
+            let tutor = app.tutor.as_mut().expect("a lesson is open");
+            tutor.attention = Attention::compute(&tutor.lesson);
+            if last {
+                tutor.set_token(tokens - 1);
+                tutor.set_tile(tiles - 1);
+            }
+            let mut terminal = test_terminal(120, 40);
+            let start = Instant::now();
+            update(&mut app, Action::GoToStep(index + 1));
+            render(&mut terminal, &app, &theme);
+            let took = start.elapsed();
+            slowest = slowest.max(took);
+            times.push(format!("{:.1} ms", took.as_secs_f64() * 1e3));
+        }
+        println!("| {} | {} | {} |", step.title(), times[0], times[1]);
+    }
+    println!(
+        "slowest: {:.1} ms (goal: 50 ms)\n",
+        slowest.as_secs_f64() * 1e3
+    );
+    // Then walking: `)` over every token (tile) of a step once it is open, each key and its frame.
+    println!("| step, once open | slowest `)` of the walk over every token or tile |");
+    println!("|---|---:|");
+    for (index, step) in steps(&lesson).iter().enumerate() {
+        let mut app = lesson.clone();
+        let tutor = app.tutor.as_mut().expect("a lesson is open");
+        tutor.attention = Attention::compute(&tutor.lesson);
+        update(&mut app, Action::GoToStep(index + 1));
+        let tutor = app.tutor.as_ref().expect("a lesson is open");
+        if !tutor.step_is_per_token() && !tutor.step_is_per_tile() {
+            continue;
+        }
+        let mut terminal = test_terminal(120, 40);
+        render(&mut terminal, &app, &theme);
+        let mut slowest = Duration::ZERO;
+        for _ in 1..tokens.max(tiles) {
+            let start = Instant::now();
+            update(&mut app, Action::NextToken);
+            render(&mut terminal, &app, &theme);
+            slowest = slowest.max(start.elapsed());
+        }
+        println!(
+            "| {} | {:.1} ms |",
+            step.title(),
+            slowest.as_secs_f64() * 1e3
+        );
+    }
+    println!();
+}
+
 criterion_group!(
     tutor,
     key_benchmarks,
@@ -613,6 +694,10 @@ criterion_group!(
 
 fn main() {
     // `--list` (used by test runners to discover benchmarks) wants nothing but the list.
+    if std::env::args().any(|arg| arg == "open-steps") {
+        print_open_times();
+        return;
+    }
     if !std::env::args().any(|arg| arg == "--list") {
         print_bytes_tables();
     }

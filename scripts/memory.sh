@@ -11,7 +11,7 @@ bin=${1:-$root/target/release/attn-tutor}
 lesson=$root/tests/fixtures/largest.toml
 scratch=$(mktemp -d)
 trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$scratch"' EXIT
-session=attn-memory-$$
+session=${MEMORY_SESSION:-attn-memory-$$}
 
 for format in text markdown json; do
     /usr/bin/time -v "$bin" show "$lesson" --format "$format" 2>"$scratch/time" >"$scratch/out"
@@ -48,3 +48,26 @@ keys u
 sleep 2
 for _ in 1 2 3 4 5 6 7 8 9 10; do keys r; sleep 1; done
 echo "tutor, 10 re-rolls    peak $(hwm)"
+tmux kill-session -t "$session" 2>/dev/null || true
+
+# The largest generation lesson (tests/fixtures/decode-largest.toml: 256 tokens, d_model 1024,
+# 16 heads over 16 K/V groups, W_o, causal, decode = true): `check`, `show --format json`
+# (about 3.7 GB written: every step's caches and every tile's state), and the tutor walking
+# every token on every generation step.
+lesson=$root/tests/fixtures/decode-largest.toml
+/usr/bin/time -v "$bin" check "$lesson" 2>"$scratch/time" >/dev/null
+echo "decode check          peak $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time") kB"
+/usr/bin/time -v "$bin" show "$lesson" --format json 2>"$scratch/time" | wc -c >"$scratch/bytes"
+echo "decode show --format json  peak $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time") kB  ($(cat "$scratch/bytes") bytes written)"
+XDG_DATA_HOME=$scratch tmux new-session -d -s "$session" -x 120 -y 40 \
+    "cd '$scratch' && exec '$bin' '$lesson'"
+sleep 3
+pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+echo "decode tutor opened   peak $(hwm)"
+# n to the first generation step (step 12 of 15), then every token forward, the next step,
+# every token back, and so on: every token of every generation step.
+keys n n n n n n n n n n n
+walk() { i=0; while [ $i -lt 255 ]; do tmux send-keys -t "$session" "$1"; i=$((i + 1)); done; sleep 10; }
+walk ')'; keys n; walk '('; keys n; walk ')'; keys n; walk '('
+tmux capture-pane -p -t "$session" | sed -n 1,2p
+echo "decode tutor, every token of every generation step  peak $(hwm)"

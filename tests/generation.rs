@@ -146,6 +146,33 @@ fn the_cache_grows_by_one_row_a_step_and_keeps_the_earlier_rows() {
 }
 
 #[test]
+fn every_steps_cache_is_the_first_rows_of_its_groups_one_cache() {
+    // A copy per step would hold n²/2 rows a group: 539 MB at 256 tokens × 16 groups.
+    let attention = Attention::compute(&two_heads());
+    for name in [MatrixName::KCache, MatrixName::VCache] {
+        for head in 0..2 {
+            let last = attention.matrix_at(name, head, 4).unwrap();
+            assert_eq!(last.nrows(), 5);
+            for token in 0..5 {
+                let cache = attention.matrix_at(name, head, token).unwrap();
+                assert_eq!(cache.nrows(), token + 1);
+                assert_eq!(
+                    cache.as_ptr(),
+                    last.as_ptr(),
+                    "{name:?} of head {head} at token {token} is a copy"
+                );
+                assert_eq!(cache.rows(0, token + 1), last.rows(0, token + 1));
+            }
+        }
+        // Each group has its own.
+        assert_ne!(
+            attention.matrix_at(name, 0, 4).unwrap().as_ptr(),
+            attention.matrix_at(name, 1, 4).unwrap().as_ptr()
+        );
+    }
+}
+
+#[test]
 fn every_step_of_a_lesson_of_heads_agrees_with_the_causal_pass() {
     let attention = Attention::compute(&two_heads());
     for token in 0..5 {

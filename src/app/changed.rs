@@ -2,7 +2,7 @@
 //! re-roll that changes every number of a 1024 × 1024 matrix costs 128 KB, where a set of cells
 //! took about 75 MB.
 
-use nalgebra::DMatrix;
+use nalgebra::{Dyn, Matrix, RawStorage};
 
 use crate::attention::{Cell, Heads, MatrixName};
 use crate::pipeline::Per;
@@ -103,7 +103,15 @@ impl ChangedCells {
     /// Marks each cell of `of`'s matrix (its name and head; the row and column are not read)
     /// whose value differs, bit for bit (-inf equals -inf, and any change at all is shown),
     /// between `old` and `new` of the same shape.
-    pub fn mark_differences(&mut self, of: Cell, old: &DMatrix<f64>, new: &DMatrix<f64>) {
+    pub fn mark_differences<S1, S2>(
+        &mut self,
+        of: Cell,
+        old: &Matrix<f64, Dyn, Dyn, S1>,
+        new: &Matrix<f64, Dyn, Dyn, S2>,
+    ) where
+        S1: RawStorage<f64, Dyn, Dyn>,
+        S2: RawStorage<f64, Dyn, Dyn>,
+    {
         let name = of.matrix;
         let slot = self.slot(name, of.head);
         if old.shape() != new.shape() {
@@ -139,6 +147,7 @@ impl ChangedCells {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::DMatrix;
 
     #[test]
     fn marks_exactly_the_cells_that_differ() {

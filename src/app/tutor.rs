@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use nalgebra::DMatrix;
+use nalgebra::DMatrixView;
 
 use crate::attention::{Attention, Cell, Heads, MatrixName, Step};
 use crate::lesson::limits::MAX_SOURCE_CHARS;
@@ -131,7 +131,7 @@ impl Tutor {
 
     /// The matrix with this name as the head on screen sees it (its group's keys and values,
     /// the lesson's shared matrices), if the lesson has it.
-    pub fn values(&self, name: MatrixName) -> Option<&DMatrix<f64>> {
+    pub fn values(&self, name: MatrixName) -> Option<DMatrixView<'_, f64>> {
         self.attention
             .matrix_at(name, self.head, self.index_of(name))
     }
@@ -211,7 +211,9 @@ impl Tutor {
         // head's output beside concat is still the one the cursor's cell is copied from.
         if self.focus == MatrixName::Concat {
             let mut cursor = self.cursor(MatrixName::Concat);
-            let width = self.values(MatrixName::Concat).map_or(0, DMatrix::ncols)
+            let width = self
+                .values(MatrixName::Concat)
+                .map_or(0, |values| values.ncols())
                 / self.heads().query.max(1);
             if width > 0 && !cursor.on_label {
                 cursor.col = self.head * width + cursor.col % width;
@@ -297,7 +299,10 @@ impl Tutor {
         // output beside concat is the one the cell is copied from.
         let heads = self.heads().query;
         if matrix == MatrixName::Concat && heads > 1 && !cursor.on_label {
-            let width = self.values(MatrixName::Concat).map_or(0, DMatrix::ncols) / heads;
+            let width = self
+                .values(MatrixName::Concat)
+                .map_or(0, |values| values.ncols())
+                / heads;
             if let Some(block) = cursor.col.checked_div(width) {
                 self.head = block.min(heads - 1);
             }
@@ -413,7 +418,7 @@ impl Tutor {
                         continue;
                     };
                     self.changed
-                        .mark_differences(Cell::new(name, 0, 0).in_head(head), old, new);
+                        .mark_differences(Cell::new(name, 0, 0).in_head(head), &old, &new);
                 }
             }
         }

@@ -56,15 +56,16 @@ impl Attention {
         Some(comparison.agreement())
     }
 
-    /// The numbers the K and V caches hold after step `token`: every group's keys and values.
+    /// The numbers the K and V caches hold after step `token`: every group's keys and values
+    /// (counted, not made).
     pub fn cache_numbers(&self, token: usize) -> usize {
         (0..self.heads().kv)
             .map(|group| self.heads().first_of_group(group))
             .map(|head| {
                 [MatrixName::KCache, MatrixName::VCache]
                     .into_iter()
-                    .filter_map(|name| self.matrix_at(name, head, token))
-                    .map(|cache| cache.len())
+                    .filter_map(|name| self.shape_at(name, head, token))
+                    .map(|(rows, cols)| rows * cols)
                     .sum::<usize>()
             })
             .sum()
@@ -94,17 +95,17 @@ impl Attention {
             }
             for slot in 0..heads.count(name.per()) {
                 let head = heads.head_of_slot(name.per(), slot);
-                let (Some(left_matrix), Some(right_matrix)) = (
-                    self.matrix_at(left, head, token),
-                    self.matrix_at(right, head, token),
+                // Shapes only: counting must not make every group's cache.
+                let (Some((rows, inner)), Some(right_shape)) = (
+                    self.shape_at(left, head, token),
+                    self.shape_at(right, head, token),
                 ) else {
                     continue;
                 };
-                let (rows, inner) = left_matrix.shape();
                 let cols = if transpose_right {
-                    right_matrix.nrows()
+                    right_shape.0
                 } else {
-                    right_matrix.ncols()
+                    right_shape.1
                 };
                 if name.per_token() {
                     counts.with_cache += rows * inner * cols;

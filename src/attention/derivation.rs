@@ -3,7 +3,7 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
-use nalgebra::DMatrix;
+use nalgebra::DMatrixView;
 
 use super::number::{format_magnitude, format_number};
 use super::positions::{rope_angle, sinusoid_angle};
@@ -161,7 +161,7 @@ impl Attention {
                 );
                 let left_matrix = self.matrix_at(left, left_cell.head, token)?;
                 let right_matrix = self.matrix_at(right, right_cell.head, token)?;
-                let at = |matrix: &DMatrix<f64>, cell: Cell, row: usize, col: usize| {
+                let at = |matrix: &DMatrixView<f64>, cell: Cell, row: usize, col: usize| {
                     (row < matrix.nrows() && col < matrix.ncols()).then(|| Operand {
                         cell: Cell { row, col, ..cell },
                         value: matrix[(row, col)],
@@ -172,11 +172,11 @@ impl Attention {
                     terms: (0..left_matrix.ncols())
                         .map(|m| {
                             let right = if transpose_right {
-                                at(right_matrix, right_cell, col, m)?
+                                at(&right_matrix, right_cell, col, m)?
                             } else {
-                                at(right_matrix, right_cell, m, col)?
+                                at(&right_matrix, right_cell, m, col)?
                             };
-                            Some((at(left_matrix, left_cell, row, m)?, right))
+                            Some((at(&left_matrix, left_cell, row, m)?, right))
                         })
                         .collect::<Option<_>>()?,
                 }
@@ -215,7 +215,7 @@ impl Attention {
                 // working.
                 let own;
                 let softmax = if cell.matrix.per_token() {
-                    own = super::softmax_rows(input);
+                    own = super::softmax_rows(&input.into_owned());
                     &own
                 } else {
                     self.softmax_of(head)?

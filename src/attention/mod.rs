@@ -22,7 +22,7 @@ pub use agreement::Agreement;
 pub use decode::MultiplyAdds;
 pub use derivation::{Derivation, Explanation, Operand, Rule, token_words};
 pub use held::Held;
-pub use online::{OnlineSoftmax, Tile, Tiles};
+pub use online::{OnlineSoftmax, Tile, TileState, Tiles};
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 use positions::{rotate_rows_as, sinusoidal_as};
 pub use softmax::{RowSoftmax, entropy_bits, shifted_exp, softmax_rows};
@@ -74,6 +74,10 @@ pub struct Attention {
     /// (and the cache from the new rows of every t before it); and the same for the online
     /// softmax's state after each tile (`MatrixEntry::per_tile`), one cell per tile.
     per_token: Vec<Vec<TokenSlots>>,
+    /// The K and V caches, one per K/V group, each made once with a row per token (row t the
+    /// key or value step t computed); the cache after step t is a view of its first t + 1
+    /// rows. A copy per step would hold n²/2 rows per group: 539 MB at 256 tokens × 16 groups.
+    caches: Vec<Vec<OnceLock<DMatrix<f64>>>>,
     /// Keys per tile of the online softmax (the lesson's `tile`).
     pub tile: usize,
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
@@ -95,6 +99,7 @@ impl Attention {
         let mut matrices: Matrices = vec![Vec::new(); MatrixName::ALL.len()];
         let mut on_demand = vec![Vec::new(); MatrixName::ALL.len()];
         let mut per_token = vec![Vec::new(); MatrixName::ALL.len()];
+        let mut caches = vec![Vec::new(); MatrixName::ALL.len()];
         let mut softmax = Vec::new();
         let scale_divisor = (lesson.d_k() as f64).sqrt();
         let model_width = lesson.d_model().unwrap_or(heads.query * lesson.d_k());
@@ -105,6 +110,10 @@ impl Attention {
             let count = heads.count(name.per());
             if name.entry().on_demand {
                 on_demand[name.index()] = vec![OnceLock::new(); count];
+                continue;
+            }
+            if matches!(origin, Op::Append { .. }) {
+                caches[name.index()] = vec![OnceLock::new(); count];
                 continue;
             }
             if name.kept_apart() {
@@ -178,6 +187,7 @@ impl Attention {
             matrices,
             on_demand,
             per_token,
+            caches,
             model_width,
             causal: matches!(lesson.mask, Mask::Causal),
             softmax,
@@ -335,13 +345,30 @@ impl Attention {
     /// Head `head`'s matrix with this name: a matrix of its K/V group for keys and values, the
     /// lesson's one for a matrix every head shares. A step of generation's matrix is that of
     /// the first step (see `matrix_at`).
+    /// A K or V cache is not a matrix of its own (`matrix_at` gives it, a view of its rows).
     pub fn matrix_in(&self, name: MatrixName, head: usize) -> Option<&DMatrix<f64>> {
-        self.matrix_at(name, head, 0)
+        self.whole_at(name, head, 0)
     }
 
     /// `matrix_in`, for a step of generation's matrix the one of the step that generates the
-    /// token at position `token`.
-    pub fn matrix_at(&self, name: MatrixName, head: usize, token: usize) -> Option<&DMatrix<f64>> {
+    /// token at position `token` (for the online softmax's state, the one after tile `token`):
+    /// read in place, since the K or V cache after step t is the first t + 1 rows of its
+    /// group's one cache.
+    pub fn matrix_at(
+        &self,
+        name: MatrixName,
+        head: usize,
+        token: usize,
+    ) -> Option<DMatrixView<'_, f64>> {
+        if self.is_cache(name) {
+            self.plan.origin(name)?;
+            return self.cache_rows(name, self.heads().slot(name.per(), head), token);
+        }
+        self.whole_at(name, head, token).map(DMatrix::as_view)
+    }
+
+    /// `matrix_at` of a matrix held whole; `None` for a K or V cache.
+    fn whole_at(&self, name: MatrixName, head: usize, token: usize) -> Option<&DMatrix<f64>> {
         let slot = self.heads().slot(name.per(), head);
         if name.kept_apart() {
             self.plan.origin(name)?;
@@ -353,6 +380,64 @@ impl Attention {
         self.matrices[name.index()]
             .get(slot)
             .map(|held| held.matrix())
+    }
+
+    /// Whether `name` is a K or V cache, held once per group and read a prefix at a time.
+    fn is_cache(&self, name: MatrixName) -> bool {
+        !self.caches[name.index()].is_empty()
+    }
+
+    /// Slot `slot`'s cache after step `token`: the first `token + 1` rows of the one cache of
+    /// every token, made the first time any step of it is looked at (each row as its own step
+    /// made it, so the numbers are those a cache grown one row a step holds).
+    fn cache_rows(
+        &self,
+        name: MatrixName,
+        slot: usize,
+        token: usize,
+    ) -> Option<DMatrixView<'_, f64>> {
+        let lazy = self.caches[name.index()].get(slot)?;
+        let last = self.seq_len().checked_sub(1)?;
+        if token > last {
+            return None;
+        }
+        let whole = lazy.get_or_init(|| {
+            let operands = self.operands_for(name, slot, Some(last));
+            let origin = self.plan.origin(name).unwrap_or(Op::Input);
+            evaluate(origin, (0, 0), self.scale_divisor, None, &operands)
+        });
+        (token < whole.nrows()).then(|| whole.rows(0, token + 1))
+    }
+
+    /// The shape of head `head`'s matrix `name` at step `token`, worked out from the plan for
+    /// a step of generation's matrix made from a cache (a cache is t + 1 rows of its new rows'
+    /// width, a row of scores one per cached key), so that counting a step's products does
+    /// not make every group's cache; any other matrix is looked at.
+    pub fn shape_at(&self, name: MatrixName, head: usize, token: usize) -> Option<(usize, usize)> {
+        if !name.per_token() {
+            return self.matrix_at(name, head, token).map(|m| m.shape());
+        }
+        let shape = |of: MatrixName| self.shape_at(of, head, token);
+        match self.plan.origin(name)? {
+            Op::Append { of } => Some((token + 1, shape(of)?.1)),
+            Op::Product {
+                left,
+                right,
+                transpose_right,
+            } => {
+                let (left, right) = (shape(left)?, shape(right)?);
+                Some((left.0, if transpose_right { right.0 } else { right.1 }))
+            }
+            Op::Scale { of } | Op::RowSoftmax { of } | Op::Rotate { of } | Op::Mask { of, .. } => {
+                shape(of)
+            }
+            // Every head's block side by side.
+            Op::Concat { of } => (0..self.heads().query).try_fold((0, 0), |(_, width), head| {
+                let (rows, cols) = self.shape_at(of, head, token)?;
+                Some((rows, width + cols))
+            }),
+            _ => self.matrix_at(name, head, token).map(|m| m.shape()),
+        }
     }
 
     /// Slot `slot` of a step of generation's matrix at position `token` (of the online
@@ -606,6 +691,9 @@ fn product(
     if left.ncols() != right.nrows() {
         return DMatrix::zeros(0, 0);
     }
+    if left.nrows() == 1 {
+        return row_product(left, right);
+    }
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let width = right.ncols().div_ceil(threads.max(1));
     // nalgebra hands a product to matrixmultiply only when every side is longer than 5, and
@@ -628,6 +716,42 @@ fn product(
         result
             .columns_mut(band * width, values.ncols())
             .copy_from(values);
+    }
+    result
+}
+
+/// Columns of a one-row product summed side by side: independent sums, so they overlap.
+const ROW_PRODUCT_LANES: usize = 8;
+
+/// row · right for a one-row `row`: the same additions in the same order as nalgebra's own
+/// loop, which a one-row product always takes (each column's sum from the first term on, left
+/// to right, no fused multiply-add), so the numbers are the same to the bit. nalgebra's loop
+/// makes a call per term; this sums several columns at once, about 40 times faster, which a
+/// step of generation's projections (each token's row through W_q, W_k, W_v) are made of.
+fn row_product(row: DMatrixView<'_, f64>, right: DMatrixView<'_, f64>) -> DMatrix<f64> {
+    let (inner, cols) = right.shape();
+    let mut result = DMatrix::zeros(1, cols);
+    if inner == 0 {
+        return result;
+    }
+    let terms: Vec<f64> = row.iter().copied().collect();
+    let mut start = 0;
+    while start < cols {
+        let lanes = ROW_PRODUCT_LANES.min(cols - start);
+        let mut sums = [0.0; ROW_PRODUCT_LANES];
+        let columns: Vec<_> = (0..lanes).map(|lane| right.column(start + lane)).collect();
+        for (lane, column) in columns.iter().enumerate() {
+            sums[lane] = terms[0] * column[0];
+        }
+        for (k, term) in terms.iter().enumerate().skip(1) {
+            for (lane, column) in columns.iter().enumerate() {
+                sums[lane] += term * column[k];
+            }
+        }
+        for (lane, sum) in sums.iter().take(lanes).enumerate() {
+            result[(0, start + lane)] = *sum;
+        }
+        start += lanes;
     }
     result
 }
@@ -688,29 +812,48 @@ impl Operands<'_> {
     }
 
     /// The operand for this head read in place, for a product: a head's block of W_q is not
-    /// copied out.
+    /// copied out, and a cache is its group's first t + 1 rows.
     fn view(&self, name: MatrixName) -> DMatrixView<'_, f64> {
+        self.view_of(name, self.head)
+    }
+
+    /// `view` of head `head`'s operand.
+    fn view_of(&self, name: MatrixName, head: usize) -> DMatrixView<'_, f64> {
+        let slot = self.heads.slot(name.per(), head);
+        if let Some((attention, token)) = self.token
+            && attention.is_cache(name)
+        {
+            // A variant's own cache, made anew at its token.
+            if let Some(made) = self.matrices[name.index()].get(slot)
+                && !made.matrix().is_empty()
+            {
+                return made.view();
+            }
+            return attention
+                .cache_rows(name, slot, token)
+                .unwrap_or_else(|| empty().as_view());
+        }
         if name.per_token() {
-            return self.get(name).as_view();
+            return self.of_head(name, head).as_view();
         }
         self.matrices[name.index()]
-            .get(self.heads.slot(name.per(), self.head))
+            .get(slot)
             .map_or_else(|| empty().as_view(), |held| held.view())
     }
 
     /// The operand as another K/V group has it: the next group's, or with one group per head
     /// the next head's; the head's own when there is no other.
-    fn other_group(&self, name: MatrixName) -> &DMatrix<f64> {
+    fn other_group(&self, name: MatrixName) -> DMatrixView<'_, f64> {
         let (query, kv) = (self.heads.query, self.heads.kv.max(1));
         match name.per() {
             crate::pipeline::Per::KvGroup if kv > 1 => {
                 let group = (self.heads.group_of(self.head) + 1) % kv;
-                self.of_head(name, self.heads.first_of_group(group))
+                self.view_of(name, self.heads.first_of_group(group))
             }
             crate::pipeline::Per::QueryHead if query > 1 => {
-                self.of_head(name, (self.head + 1) % query)
+                self.view_of(name, (self.head + 1) % query)
             }
-            _ => self.get(name),
+            _ => self.view(name),
         }
     }
 
@@ -743,9 +886,9 @@ fn evaluate(
         } => match (variant, transpose_right) {
             // Another group's keys, values or their weights (the right-hand operand).
             (Some(Variant::WrongGroup), true) => {
-                get(left) * operands.other_group(right).transpose()
+                operands.view(left) * operands.other_group(right).transpose()
             }
-            (Some(Variant::WrongGroup), false) => get(left) * operands.other_group(right),
+            (Some(Variant::WrongGroup), false) => operands.view(left) * operands.other_group(right),
             // The target's rows, with the positions added the same way, where the source's go.
             (Some(Variant::TargetNotSource), false) => {
                 let target = match left {
@@ -759,8 +902,8 @@ fn evaluate(
                 }
             }
             // Row not column: x · W row c, which fits only a square W.
-            (Some(Variant::RowNotColumn), false) if get(right).is_square() => {
-                get(left) * get(right).transpose()
+            (Some(Variant::RowNotColumn), false) if operands.view(right).is_square() => {
+                operands.view(left) * operands.view(right).transpose()
             }
             // Query and key swapped: the transposed scores.
             (Some(Variant::Swapped), true) => (get(left) * get(right).transpose()).transpose(),
@@ -825,8 +968,8 @@ fn evaluate(
                 tile,
             };
             online
-                .tile_at(index)
-                .map_or_else(|| DMatrix::zeros(0, 0), |state| state.part(part))
+                .part_at(index, |state| state.part(part))
+                .unwrap_or_else(|| DMatrix::zeros(0, 0))
         }
         Op::TransposedProduct { left, right } => {
             let (left, right) = (get(left), get(right));
@@ -1019,6 +1162,31 @@ impl Mask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_one_row_product_gives_nalgebras_numbers_to_the_bit() {
+        // Sums that round differently in another order, signed zeros and infinities.
+        let value = |i: usize| match i % 13 {
+            0 => 0.1,
+            1 => -0.0,
+            2 => 1e16,
+            3 => -1e16,
+            4 => 3.3,
+            5 => f64::INFINITY,
+            _ => ((i * 7919) % 101) as f64 / 7.0 - 7.0 + (i as f64).sqrt() * 1e-9,
+        };
+        for (inner, cols) in [(1, 1), (3, 2), (40, 9), (1024, 17), (6, 64)] {
+            let row = DMatrix::from_fn(1, inner, |_, k| value(k * 3 + 1));
+            let right = DMatrix::from_fn(inner, cols, |k, j| value(k * 31 + j * 5));
+            let wide = DMatrix::from_fn(inner, cols + 3, |k, j| value(k * 31 + j * 5));
+            for right in [right.as_view(), wide.columns(0, cols)] {
+                let ours = row_product(row.as_view(), right);
+                let theirs = &row * right;
+                let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&ours), bits(&theirs), "{inner} × {cols}");
+            }
+        }
+    }
 
     #[test]
     fn a_product_on_every_core_gives_the_same_numbers_as_on_one() {

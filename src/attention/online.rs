@@ -49,15 +49,19 @@ impl Tile {
     /// One part of the state as a matrix, one row per query row: m, l and the rescale factor
     /// a column each (the factor 1 where nothing was rescaled), acc d_v columns.
     pub fn part(&self, part: OnlinePart) -> DMatrix<f64> {
-        let column = |values: &[f64]| DMatrix::from_column_slice(values.len(), 1, values);
-        match part {
-            OnlinePart::Max => column(&self.max),
-            OnlinePart::Sum => column(&self.sum),
-            OnlinePart::Rescale => {
-                let factors: Vec<f64> = self.rescale.iter().map(|f| f.unwrap_or(1.0)).collect();
-                column(&factors)
-            }
-            OnlinePart::Acc => self.acc.clone(),
+        self.state().part(part)
+    }
+
+    /// The state read in place.
+    pub fn state(&self) -> TileState<'_> {
+        TileState {
+            first: self.first,
+            last: self.last,
+            max_before: &self.max_before,
+            max: &self.max,
+            rescale: &self.rescale,
+            sum: &self.sum,
+            acc: &self.acc,
         }
     }
 }
@@ -87,30 +91,86 @@ impl<'a> OnlineSoftmax<'a> {
         Tiles {
             online: *self,
             next_key: 0,
+            max_before: Vec::with_capacity(rows),
             max: vec![f64::NEG_INFINITY; rows],
+            rescale: Vec::with_capacity(rows),
             sum: vec![0.0; rows],
             acc: DMatrix::zeros(rows, self.values.ncols()),
         }
     }
 
-    /// The state after tile `index` (0-based), or `None` past the last tile.
+    /// The state after tile `index` (0-based), or `None` past the last tile: the tiles
+    /// before it walked without copying their states.
     pub fn tile_at(&self, index: usize) -> Option<Tile> {
-        self.tiles().nth(index)
+        self.part_at(index, |state| state.to_tile())
+    }
+
+    /// `f` of the state after tile `index`, the tiles before it walked without copying.
+    pub fn part_at<T>(&self, index: usize, f: impl FnOnce(TileState<'_>) -> T) -> Option<T> {
+        let mut tiles = self.tiles();
+        for _ in 0..index {
+            tiles.advance()?;
+        }
+        tiles.advance().map(f)
     }
 
     /// acc / l after the last tile: each query row's output. A row whose every key is masked
     /// has l = 0 and acc = 0, and its output is 0, as the ordinary softmax gives it.
     pub fn output(&self) -> DMatrix<f64> {
         let (rows, d_v) = (self.scores.nrows(), self.values.ncols());
-        match self.tiles().last() {
-            Some(last) => DMatrix::from_fn(rows, d_v, |row, col| {
-                if last.sum[row] > 0.0 {
-                    last.acc[(row, col)] / last.sum[row]
-                } else {
-                    0.0
-                }
-            }),
-            None => DMatrix::zeros(rows, d_v),
+        let mut tiles = self.tiles();
+        while tiles.advance().is_some() {}
+        if tiles.next_key == 0 {
+            return DMatrix::zeros(rows, d_v);
+        }
+        DMatrix::from_fn(rows, d_v, |row, col| {
+            if tiles.sum[row] > 0.0 {
+                tiles.acc[(row, col)] / tiles.sum[row]
+            } else {
+                0.0
+            }
+        })
+    }
+}
+
+/// The state after one tile read where the walk keeps it (`Tiles::advance`): what a `Tile`
+/// holds, without its copies.
+#[derive(Debug, Clone, Copy)]
+pub struct TileState<'a> {
+    pub first: usize,
+    pub last: usize,
+    pub max_before: &'a [f64],
+    pub max: &'a [f64],
+    pub rescale: &'a [Option<f64>],
+    pub sum: &'a [f64],
+    pub acc: &'a DMatrix<f64>,
+}
+
+impl TileState<'_> {
+    /// `Tile::part`.
+    pub fn part(self, part: OnlinePart) -> DMatrix<f64> {
+        let column = |values: &[f64]| DMatrix::from_column_slice(values.len(), 1, values);
+        match part {
+            OnlinePart::Max => column(self.max),
+            OnlinePart::Sum => column(self.sum),
+            OnlinePart::Rescale => {
+                let factors: Vec<f64> = self.rescale.iter().map(|f| f.unwrap_or(1.0)).collect();
+                column(&factors)
+            }
+            OnlinePart::Acc => self.acc.clone(),
+        }
+    }
+
+    /// The state as a `Tile` of its own.
+    pub fn to_tile(self) -> Tile {
+        Tile {
+            first: self.first,
+            last: self.last,
+            max_before: self.max_before.to_vec(),
+            max: self.max.to_vec(),
+            rescale: self.rescale.to_vec(),
+            sum: self.sum.to_vec(),
+            acc: self.acc.clone(),
         }
     }
 }
@@ -120,7 +180,9 @@ impl<'a> OnlineSoftmax<'a> {
 pub struct Tiles<'a> {
     online: OnlineSoftmax<'a>,
     next_key: usize,
+    max_before: Vec<f64>,
     max: Vec<f64>,
+    rescale: Vec<Option<f64>>,
     sum: Vec<f64>,
     acc: DMatrix<f64>,
 }
@@ -129,6 +191,14 @@ impl Iterator for Tiles<'_> {
     type Item = Tile;
 
     fn next(&mut self) -> Option<Tile> {
+        self.advance().map(TileState::to_tile)
+    }
+}
+
+impl Tiles<'_> {
+    /// The next tile's state, read in place: one tile after another with nothing copied (a
+    /// `Tile` per tile would copy acc, n × d_v numbers, each time).
+    pub fn advance(&mut self) -> Option<TileState<'_>> {
         let OnlineSoftmax {
             scores,
             values,
@@ -141,8 +211,10 @@ impl Iterator for Tiles<'_> {
         let first = self.next_key;
         let last = (first + tile.max(1) - 1).min(keys - 1);
         self.next_key = last + 1;
-        let max_before = self.max.clone();
-        let mut rescale = vec![None; scores.nrows()];
+        self.max_before.clone_from(&self.max);
+        let rescale = &mut self.rescale;
+        rescale.clear();
+        rescale.resize(scores.nrows(), None);
         for row in 0..scores.nrows() {
             let old = self.max[row];
             // A masked key's -inf never raises the maximum.
@@ -168,14 +240,14 @@ impl Iterator for Tiles<'_> {
                 }
             }
         }
-        Some(Tile {
+        Some(TileState {
             first,
             last,
-            max_before,
-            max: self.max.clone(),
-            rescale,
-            sum: self.sum.clone(),
-            acc: self.acc.clone(),
+            max_before: &self.max_before,
+            max: &self.max,
+            rescale: &self.rescale,
+            sum: &self.sum,
+            acc: &self.acc,
         })
     }
 }

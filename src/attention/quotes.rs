@@ -79,7 +79,7 @@ pub fn quotable(lesson: &Lesson, attention: &Attention) -> Vec<f64> {
 fn quotable_in_head(lesson: &Lesson, attention: &Attention, head: usize) -> Vec<f64> {
     let mut values = Vec::new();
     for name in MatrixName::ALL {
-        if let Some(matrix) = attention.matrix_in(name, head) {
+        if let Some(matrix) = attention.matrix_at(name, head, 0) {
             values.extend(matrix.iter().copied());
         }
     }

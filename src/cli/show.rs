@@ -2,7 +2,7 @@
 
 use std::io::{self, BufWriter, Write};
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DMatrixView};
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
@@ -10,7 +10,7 @@ use super::table::{markdown_code, markdown_text, write_markdown_table_in, write_
 use super::{ShowFormat, status};
 use crate::app::screens;
 use crate::attention::number::format_number;
-use crate::attention::{Attention, Axis, Cell, MatrixName, OnlineSoftmax, Step, Tile};
+use crate::attention::{Attention, Axis, Cell, MatrixName, OnlineSoftmax, Step, TileState};
 use crate::lesson::text::printable;
 use crate::lesson::{Lesson, LoadedLesson, Mask, load};
 use crate::pipeline::Per;
@@ -722,21 +722,13 @@ fn write_json(
     sections: &[Section],
 ) -> io::Result<()> {
     let lesson = &loaded.lesson;
-    // Every section's derivations: with several heads, each head's, told apart by `head`.
-    let derivations: Vec<DerivationJson> = sections
-        .iter()
-        .flat_map(|section| &section.derivations)
-        .filter_map(|(cell, _)| attention.derive((*cell)?))
-        .map(|derivation| DerivationJson {
-            col: derivation.cell.col,
-            head: (attention.heads().query > 1 && derivation.cell.matrix.per() != Per::Lesson)
-                .then_some(derivation.cell.head),
-            matrix: derivation.cell.matrix.key(),
-            row: derivation.cell.row,
-            text: derivation.explain(attention, lesson.decimals),
-            value: derivation.value,
-        })
-        .collect();
+    // Every section's derivations: with several heads, each head's, told apart by `head`;
+    // each made as it is written (a large lesson's are tens of MB of text).
+    let derivations = Derivations {
+        sections,
+        attention,
+        decimals: lesson.decimals,
+    };
     let mut fields: Vec<(&str, Field)> = vec![
         ("name", Field::Text(&loaded.name)),
         ("title", Field::Text(&lesson.title)),
@@ -809,13 +801,10 @@ fn write_json(
                 .or_else(|| attention.matrix(MatrixName::Output)),
         ),
     ));
+    // Each step of generation written as it is made.
     fields.push((
         "decode",
-        Field::Objects(attention.plan.shape.decode.then(|| {
-            (0..attention.seq_len())
-                .map(|token| decode_fields(attention, token))
-                .collect()
-        })),
+        Field::Decode(attention.plan.shape.decode.then_some(attention)),
     ));
     // Present only with a backward pass (`grad_output`, or `--grad-seed`).
     if attention.plan.shape.backward {
@@ -849,12 +838,12 @@ fn decode_fields(attention: &Attention, token: usize) -> Document<'_> {
     };
     let per_group = |name: MatrixName| -> Field<'_> {
         if heads.query == 1 {
-            Field::Matrix(attention.matrix_at(name, 0, token))
+            Field::View(attention.matrix_at(name, 0, token))
         } else {
             Field::List(
                 (0..heads.kv)
                     .map(|group| {
-                        Field::Matrix(attention.matrix_at(name, heads.first_of_group(group), token))
+                        Field::View(attention.matrix_at(name, heads.first_of_group(group), token))
                     })
                     .collect(),
             )
@@ -1012,21 +1001,55 @@ enum Field<'a> {
     Counts(Vec<usize>),
     /// Rows of numbers, `null` for a matrix this lesson does not have.
     Matrix(Option<&'a DMatrix<f64>>),
-    Derivations(Vec<DerivationJson>),
+    Derivations(Derivations<'a>),
     /// One object per head.
     Heads(Vec<Document<'a>>),
+    /// Rows of numbers read in place (a cache: its group's first t + 1 rows), or `null`.
+    View(Option<DMatrixView<'a, f64>>),
     /// The one row of a one-row matrix, `null` for a matrix this lesson does not have.
-    Row(Option<&'a DMatrix<f64>>),
+    Row(Option<DMatrixView<'a, f64>>),
     /// A list of fields (one per head, or per K/V group).
     List(Vec<Field<'a>>),
-    /// A list of objects (one per step of generation), or `null`.
-    Objects(Option<Vec<Document<'a>>>),
+    /// Every step of generation, one object each, made as it is written; or `null`.
+    Decode(Option<&'a Attention>),
     /// One head's online softmax: `{"steps": [...], "tile": B}`.
     Online(OnlineSoftmax<'a>),
     /// A matrix made for the JSON (every head's block side by side), or `null`.
     Owned(Option<DMatrix<f64>>),
     /// An object of its own (the backward pass).
     Object(Document<'a>),
+}
+
+/// The explained cells of every section, each made as it is written.
+struct Derivations<'a> {
+    sections: &'a [Section],
+    attention: &'a Attention,
+    decimals: usize,
+}
+
+impl Serialize for Derivations<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let attention = self.attention;
+        let cells = || {
+            self.sections
+                .iter()
+                .flat_map(|section| &section.derivations)
+                .filter_map(|(cell, _)| *cell)
+        };
+        let mut list = serializer.serialize_seq(None)?;
+        for derivation in cells().filter_map(|cell| attention.derive(cell)) {
+            list.serialize_element(&DerivationJson {
+                col: derivation.cell.col,
+                head: (attention.heads().query > 1 && derivation.cell.matrix.per() != Per::Lesson)
+                    .then_some(derivation.cell.head),
+                matrix: derivation.cell.matrix.key(),
+                row: derivation.cell.row,
+                text: derivation.explain(attention, self.decimals),
+                value: derivation.value,
+            })?;
+        }
+        list.end()
+    }
 }
 
 /// One explained cell; fields in alphabetical order, as the JSON has them.
@@ -1076,19 +1099,37 @@ impl Serialize for Field<'_> {
             Field::Owned(Some(matrix)) => Field::Matrix(Some(matrix)).serialize(serializer),
             Field::Object(document) => document.serialize(serializer),
             Field::Matrix(Some(matrix)) => {
+                Field::View(Some(matrix.as_view())).serialize(serializer)
+            }
+            Field::View(None) => serializer.serialize_unit(),
+            Field::View(Some(matrix)) => {
                 let mut rows = serializer.serialize_seq(Some(matrix.nrows()))?;
                 for row in 0..matrix.nrows() {
-                    rows.serialize_element(&MatrixRow { matrix, row })?;
+                    rows.serialize_element(&MatrixRow {
+                        matrix: *matrix,
+                        row,
+                    })?;
                 }
                 rows.end()
             }
-            Field::Derivations(derivations) => serializer.collect_seq(derivations.iter()),
+            Field::Derivations(derivations) => derivations.serialize(serializer),
             Field::Heads(heads) => serializer.collect_seq(heads.iter()),
-            Field::Row(None) | Field::Objects(None) => serializer.serialize_unit(),
+            Field::Row(None) | Field::Decode(None) => serializer.serialize_unit(),
             Field::Row(Some(matrix)) if matrix.nrows() == 0 => serializer.serialize_unit(),
-            Field::Row(Some(matrix)) => MatrixRow { matrix, row: 0 }.serialize(serializer),
+            Field::Row(Some(matrix)) => MatrixRow {
+                matrix: *matrix,
+                row: 0,
+            }
+            .serialize(serializer),
             Field::List(fields) => serializer.collect_seq(fields.iter()),
-            Field::Objects(Some(objects)) => serializer.collect_seq(objects.iter()),
+            Field::Decode(Some(attention)) => {
+                let tokens = attention.seq_len();
+                let mut steps = serializer.serialize_seq(Some(tokens))?;
+                for token in 0..tokens {
+                    steps.serialize_element(&decode_fields(attention, token))?;
+                }
+                steps.end()
+            }
             Field::Online(online) => {
                 let mut map = serializer.serialize_map(Some(2))?;
                 map.serialize_entry("steps", &OnlineSteps(*online))?;
@@ -1106,8 +1147,10 @@ struct OnlineSteps<'a>(OnlineSoftmax<'a>);
 impl Serialize for OnlineSteps<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut steps = serializer.serialize_seq(Some(self.0.tile_count()))?;
-        for tile in self.0.tiles() {
-            steps.serialize_element(&OnlineStep(&tile))?;
+        // Each state written where it is kept, not copied out per tile.
+        let mut tiles = self.0.tiles();
+        while let Some(tile) = tiles.advance() {
+            steps.serialize_element(&OnlineStep(tile))?;
         }
         steps.end()
     }
@@ -1116,16 +1159,16 @@ impl Serialize for OnlineSteps<'_> {
 /// One tile's state, keys in alphabetical order: `acc` (one row per query row), `keys`
 /// (0-based, inclusive), `l` and `m` (one per query row; m is `"-inf"` while every key seen
 /// is masked).
-struct OnlineStep<'a>(&'a Tile);
+struct OnlineStep<'a>(TileState<'a>);
 
 impl Serialize for OnlineStep<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let tile = self.0;
+        let tile = &self.0;
         let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("acc", &Field::Matrix(Some(&tile.acc)))?;
+        map.serialize_entry("acc", &Field::Matrix(Some(tile.acc)))?;
         map.serialize_entry("keys", &[tile.first, tile.last])?;
-        map.serialize_entry("l", &Numbers(&tile.sum))?;
-        map.serialize_entry("m", &Numbers(&tile.max))?;
+        map.serialize_entry("l", &Numbers(tile.sum))?;
+        map.serialize_entry("m", &Numbers(tile.max))?;
         map.end()
     }
 }
@@ -1161,7 +1204,7 @@ impl Serialize for JsonNumber {
 
 /// One row of a matrix as JSON: numbers, with `"-inf"` and `"inf"` for the infinite.
 struct MatrixRow<'a> {
-    matrix: &'a DMatrix<f64>,
+    matrix: DMatrixView<'a, f64>,
     row: usize,
 }
 

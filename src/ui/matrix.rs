@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use nalgebra::DMatrix;
+use nalgebra::{Dyn, Matrix, RawStorage};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -106,8 +106,9 @@ impl Shape {
             .max()
             .unwrap_or(1);
         let exact_decimals =
-            values.map_or(0, |values| display_decimals(values, tutor.lesson.decimals));
-        let (largest, negative, minus_infinity) = values.map_or((0.0, false, false), extremes);
+            values.map_or(0, |values| display_decimals(&values, tutor.lesson.decimals));
+        let (largest, negative, minus_infinity) =
+            values.map_or((0.0, false, false), |values| extremes(&values));
         Shape {
             matrix,
             total_rows,
@@ -166,7 +167,7 @@ impl Shape {
 }
 
 /// The largest finite magnitude, whether any number is negative, whether any is -inf.
-fn extremes(values: &DMatrix<f64>) -> (f64, bool, bool) {
+fn extremes<S: RawStorage<f64, Dyn, Dyn>>(values: &Matrix<f64, Dyn, Dyn, S>) -> (f64, bool, bool) {
     let mut largest: f64 = 0.0;
     let mut negative = false;
     let mut minus_infinity = false;
@@ -280,7 +281,10 @@ const DECIMALS_SCAN_LIMIT: usize = 1 << 16;
 
 /// The fewest decimals (up to the lesson's) that show every number of the matrix as it is:
 /// embeddings of 0 and 1 read "1", not "1.000", and take a third of the room.
-fn display_decimals(values: &DMatrix<f64>, lesson_decimals: usize) -> usize {
+fn display_decimals<S: RawStorage<f64, Dyn, Dyn>>(
+    values: &Matrix<f64, Dyn, Dyn, S>,
+    lesson_decimals: usize,
+) -> usize {
     if values.len() > DECIMALS_SCAN_LIMIT {
         return lesson_decimals;
     }
