@@ -243,6 +243,10 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                         ),
                     }
                 }
+                // Short enough for one line at 80 columns.
+                Question::FollowAgain => "Follow the presenter again, losing your unsaved \
+                     edits? y follow · n stay free"
+                    .to_string(),
                 Question::TooLarge { keep } => format!(
                     "k keep the generator of {} (drops your edits to it) · Esc don't save",
                     matrix_list(keep)
