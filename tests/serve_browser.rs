@@ -219,3 +219,29 @@ fn a_screen_too_small_even_in_the_smallest_type_is_told_what_to_do() {
         str::is_empty,
     );
 }
+
+#[test]
+fn a_phone_held_sideways_is_not_told_to_turn_sideways() {
+    if !browser::installed("a_phone_held_sideways_is_not_told_to_turn_sideways") {
+        return;
+    }
+    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let browser = Browser::start();
+    // A phone held sideways, 844 × 390: the whole tutor in a smaller type.
+    browser.resize_page(844, 390);
+    browser.open(&server);
+    browser.join("ada", "");
+    let screen = browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    assert!(!screen.contains("Make the terminal at least"), "{screen}");
+    assert_eq!(browser.text_of("#narrow"), "", "{screen}");
+    // A window of 844 × 390 with the browser's bars in it leaves too few rows even in the
+    // smallest type: the note says so, and does not say to turn a screen already sideways.
+    browser.resize(844, 390);
+    let note = browser.wait_for(
+        "the note",
+        |browser| browser.text_of("#narrow"),
+        |text| !text.is_empty(),
+    );
+    assert!(!note.contains("sideways"), "{note:?}");
+    assert!(note.contains("use a larger screen or window"), "{note:?}");
+}
