@@ -141,7 +141,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                     let room = (top + body_height).saturating_sub(y);
                     // A cell whose working is longer than most's gets it whole, its result in
                     // view, from rows the narration would have had: the narration scrolls, and
-                    // keeps its title and a line.
+                    // keeps its title and two lines.
                     let spare =
                         room.saturating_sub(working_below + narration_need.min(NARRATION_KEPT));
                     let longer = working_need(tutor, below_width)
@@ -174,6 +174,24 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
             (panels, working, bottom)
         }
     };
+    // The narration never vanishes: a working below the matrices that would leave it fewer
+    // than its title and two lines gives up rows for them (a long working shortens in place,
+    // its middle marked "… more lines", and keeps its result).
+    // Where whole matrices leave too few rows for both, the narration keeps its title and a
+    // line: generation's Masking at 80×24, three 6 × 6 matrices in 16 of 21 rows.
+    let mut working = working;
+    let mut matrices_bottom = matrices_bottom;
+    if working.bottom() == matrices_bottom {
+        // The working's floor: its title and the first line and the result.
+        for (kept, floor) in [(NARRATION_KEPT, WORKING_KEPT), (2, 3)] {
+            let short = narration_need
+                .min(kept)
+                .saturating_sub(status.y.saturating_sub(matrices_bottom));
+            let given = short.min(working.height.saturating_sub(floor));
+            working.height -= given;
+            matrices_bottom -= given;
+        }
+    }
     let narration = Rect::new(
         area.x,
         matrices_bottom,
@@ -265,8 +283,12 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
 }
 
 /// The rows the narration keeps when a long working takes the rest: its title (which says
-/// which lines show, and that Shift-↑↓ scrolls) and a line.
-const NARRATION_KEPT: u16 = 2;
+/// which lines show, and that Shift-↑↓ scrolls) and two lines.
+const NARRATION_KEPT: u16 = 3;
+
+/// The rows a working below the matrices keeps when it gives rows to the narration: its title,
+/// its first line, the elision mark and its result.
+const WORKING_KEPT: u16 = 4;
 
 /// The fewest decimals a matrix is shown with to make it fit whole.
 const FEWEST_DECIMALS: usize = 2;
@@ -463,12 +485,13 @@ fn paged(
         let working = working_need.min(13);
         matrices_height = matrices_height.min(body_height.saturating_sub(working + 3).max(6));
     }
-    // The narration keeps four rows, or two on the steps paged for their working.
+    // The narration keeps four rows, or its title and two lines on the steps paged for their
+    // working.
     let narration_rows = if matches!(
         tutor.step(),
         Step::Concat | Step::OutputProjection | Step::Circuits
     ) {
-        2
+        NARRATION_KEPT
     } else {
         4
     };

@@ -253,7 +253,13 @@ pub fn narration_text(tutor: &Tutor) -> String {
     let step = tutor.step();
     let mut text = String::new();
     let projected = tutor.attention.has(MatrixName::Embeddings);
-    if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() {
+    if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() && tutor.presented {
+        // A student's screen: the presenter changed it, and a follower has no R.
+        text.push_str(
+            "(The lesson has been changed from the numbers and words its text below was \
+             written for.)\n",
+        );
+    } else if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() {
         text.push_str(
             "(You have changed the lesson: its text below was written for its original \
              numbers and words; R resets them. A saved copy leaves this text out.)\n",
