@@ -221,6 +221,28 @@ fn a_screen_too_small_even_in_the_smallest_type_is_told_what_to_do() {
 }
 
 #[test]
+fn the_presenter_sees_the_host_keys_fingerprint_on_the_status_line() {
+    let mut server = Server::present(&[]);
+    // The banner printed it before the tutor took the screen; the status line says it again.
+    let on_screen = server.presenter().wait_for(
+        "the host key on the status line",
+        |text| {
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            words.contains("; host key SHA256:")
+        },
+        common::pty::PATIENCE,
+    );
+    let words = on_screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    let fingerprint = words
+        .split("host key ")
+        .nth(1)
+        .and_then(|rest| rest.split([';', ' ']).next())
+        .unwrap_or_default();
+    // SHA256: and 43 characters of base64, whole.
+    assert_eq!(fingerprint.len(), "SHA256:".len() + 43, "{on_screen}");
+}
+
+#[test]
 fn a_phone_held_sideways_is_not_told_to_turn_sideways() {
     if !browser::installed("a_phone_held_sideways_is_not_told_to_turn_sideways") {
         return;

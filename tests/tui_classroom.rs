@@ -19,6 +19,7 @@ fn presenter() -> App {
     app.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     });
     app
 }

@@ -325,6 +325,7 @@ fn classroom(follow: Follow) -> (App, App) {
     teacher.classroom = Some(Classroom::Presenter {
         audience: Default::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     });
     let mut student = common::gqa_lesson();
     student.classroom = Some(Classroom::Student {

@@ -234,6 +234,7 @@ fn the_presenters_status_line_counts_the_students_who_follow() {
             unsaved: 0,
         },
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     });
     let on_lesson = last_line(&draw(&app, &Theme::monochrome(), 80, 24));
     update(&mut app, Action::ToggleHelp);
@@ -249,6 +250,7 @@ fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
     app.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@192.168.1.20\nhttp://192.168.1.20:8080/".to_string(),
+        host_key: Some(FINGERPRINT.to_string()),
     });
     update(&mut app, Action::ToggleHelp);
     let help = text(&draw(&app, &Theme::monochrome(), 80, 24));
@@ -266,7 +268,13 @@ fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
         row("or open:").contains("http://192.168.1.20:8080/"),
         "{help}"
     );
+    // The banner that printed the host key is under the presenter's tutor: the help shows it
+    // whole, for students whose ssh asks them to check it.
+    assert!(row("ssh host key:").contains(FINGERPRINT), "{help}");
 }
+
+/// A host key's fingerprint as ssh prints it.
+const FINGERPRINT: &str = "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s";
 
 #[test]
 fn where_nothing_may_be_saved_the_help_says_what_w_does_instead() {
@@ -306,6 +314,7 @@ fn only_a_classroom_student_is_told_of_going_free() {
     let presenter = help_of(Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     }));
     assert!(!presenter.contains("go free"), "{presenter}");
     let alone = help_of(None);
@@ -588,6 +597,7 @@ fn the_presenters_join_line_wraps_whole_words_and_keeps_the_command_on_one_line(
     app.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: join.to_string(),
+        host_key: None,
     });
     let message = format!("Presenting: students join with  {join}");
     app.status = Some(Status::info(message.clone()));

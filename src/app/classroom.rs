@@ -16,6 +16,10 @@ pub enum Classroom {
         /// What students type to join, shown in the help: the ssh command, and the browser
         /// page's address on a line of its own.
         join: String,
+        /// The SSH host key's fingerprint (`SHA256:…`), for students whose ssh asks them to
+        /// check it: the banner that printed it is under the presenter's tutor. `None` in a
+        /// class without SSH.
+        host_key: Option<String>,
     },
     /// A student's session in a class led by a presenter.
     Student {

@@ -388,16 +388,25 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
-    if let Some(Classroom::Presenter { join, .. }) = &app.classroom {
-        // One line per way in: the ssh command, the browser page.
-        let ways = join.lines().enumerate().map(|(index, way)| {
-            let lead = if index == 0 {
-                "Students join with:"
-            } else {
-                "or open:"
-            };
-            Line::from(Span::styled(format!(" {lead:>19}  {way}"), theme.title()))
-        });
+    if let Some(Classroom::Presenter { join, host_key, .. }) = &app.classroom {
+        // One line per way in: the ssh command, the browser page; then the host key students'
+        // ssh asks them to check.
+        let ways = join
+            .lines()
+            .enumerate()
+            .map(|(index, way)| {
+                let lead = if index == 0 {
+                    "Students join with:"
+                } else {
+                    "or open:"
+                };
+                (lead, way)
+            })
+            .chain(host_key.as_deref().map(|key| ("ssh host key:", key)))
+            .map(|(lead, way)| {
+                Line::from(Span::styled(format!(" {lead:>19}  {way}"), theme.title()))
+            })
+            .collect::<Vec<_>>();
         lines.splice(0..0, ways);
     }
     if app.tutor.is_none() {
