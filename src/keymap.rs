@@ -800,7 +800,7 @@ pub fn picker_help() -> String {
             Some(format!("{} {words}", entry.short))
         })
         .collect();
-    format!(" In the lesson list: {}.", told.join(", "))
+    format!("In the lesson list: {}.", told.join(", "))
 }
 
 /// Which key hints the bottom line shows.
@@ -1024,7 +1024,17 @@ pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     // Going free is a classroom student's key: the presenter and a learner alone have no one
     // to follow.
     let student = matches!(app.classroom, Some(crate::app::Classroom::Student { .. }));
+    // A locked student keeps only the keys that look around the presenter's screen (the
+    // classroom's `following_student` lets them through); the rest would only say so.
+    let locked = app.follow() == Some(Follow::Locked);
+    let looks_around = [&MOVE, &MATRIX, &SELECT, &SCROLL, &HELP, &QUIT];
     KEYS.iter()
+        .filter(|(_, words)| {
+            !locked
+                || looks_around
+                    .iter()
+                    .any(|entry| entry.help.contains(words))
+        })
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
         .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
         .filter(|(_, words)| student || !FOLLOW.help.contains(words))

@@ -187,6 +187,44 @@ fn the_picker_lists_the_builtin_lessons() {
 }
 
 #[test]
+fn the_picker_keeps_each_title_readable_and_apart_from_its_shape() {
+    let app = App::new(App::builtin_entries(), None);
+    for width in [80, 100, 120] {
+        let screen = text(&draw(&app, &Theme::monochrome(), width, 40));
+        for entry in &app.picker {
+            let lesson = &entry.lesson.as_ref().expect("a built-in loads").lesson;
+            let row = screen
+                .lines()
+                .find(|line| {
+                    line.chars().skip(2).collect::<String>().split_whitespace().next()
+                        == Some(entry.name.as_str())
+                })
+                .unwrap_or_else(|| panic!("no row for {} at {width}:\n{screen}", entry.name));
+            let rest: String = row.chars().skip(24).collect();
+            let (title, shape) = rest
+                .split_once("  ")
+                .unwrap_or_else(|| panic!("no two spaces between title and shape: {row:?}"));
+            let shown = title.trim_end_matches('…');
+            assert!(
+                lesson.title.starts_with(shown),
+                "{row:?}: {shown:?} is not the title's start"
+            );
+            let wanted = lesson.title.chars().count().min(29);
+            assert!(
+                shown.chars().count() >= wanted,
+                "at {width} columns the title is cut to {shown:?}: {row:?}"
+            );
+            let first_clause = lesson.shape_text();
+            let first_clause = first_clause.split(", ").next().unwrap_or_default();
+            assert!(
+                shape.trim_start().starts_with(first_clause),
+                "at {width} columns the shape lost its first clause: {row:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn help_over_the_picker() {
     let mut app = App::new(App::builtin_entries(), None);
     update(&mut app, Action::ToggleHelp);
@@ -950,5 +988,91 @@ fn the_backward_steps_through_w_o_and_rope_at_80x24_and_120x40() {
             format!("{lesson}_120x40_{step}"),
             screen_text(&app, 120, 40)
         );
+    }
+}
+
+/// The rows of the help's box, between its side borders.
+fn help_box_rows(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .filter_map(|line| {
+            let start = line.find('│')?;
+            let end = line.rfind('│')?;
+            (end > start).then(|| line[start + '│'.len_utf8()..end].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn at_80_columns_no_line_of_any_help_runs_into_its_border() {
+    use attn_tutor::app::{Audience, Classroom, Follow};
+    let mut helps = Vec::new();
+    let picker = App::new(App::builtin_entries(), None);
+    helps.push(("the picker", picker));
+    let classrooms = [
+        ("a learner alone", None),
+        (
+            "a free student",
+            Some(Classroom::Student {
+                follow: Follow::Free,
+                latest: None,
+            }),
+        ),
+        (
+            "a locked student",
+            Some(Classroom::Student {
+                follow: Follow::Locked,
+                latest: None,
+            }),
+        ),
+        (
+            "the presenter",
+            Some(Classroom::Presenter {
+                audience: Audience::default(),
+                join: "ssh -p 2222 NAME@192.168.1.20\nhttp://192.168.1.20:8080/".to_string(),
+                host_key: Some(FINGERPRINT.to_string()),
+            }),
+        ),
+    ];
+    for (who, classroom) in classrooms {
+        let mut app = open(lesson_index("two-heads"));
+        app.classroom = classroom;
+        helps.push((who, app));
+    }
+    for (who, mut app) in helps {
+        update(&mut app, Action::ToggleHelp);
+        // Tall enough that nothing scrolls: every row is checked.
+        let screen = text(&draw(&app, &Theme::monochrome(), 80, 70));
+        let rows = help_box_rows(&screen);
+        assert!(rows.len() > 5, "{who}: no help box:\n{screen}");
+        for row in rows {
+            assert!(
+                row.ends_with(' '),
+                "{who}: a help line is cut at the border: {row:?}\n{screen}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_locked_students_help_lists_only_the_keys_that_work_while_locked() {
+    use attn_tutor::app::{Classroom, Follow};
+    let mut app = open(lesson_index("cat-sleeps"));
+    app.classroom = Some(Classroom::Student {
+        follow: Follow::Locked,
+        latest: None,
+    });
+    update(&mut app, Action::ToggleHelp);
+    let help = text(&draw(&app, &Theme::monochrome(), 80, 60));
+    for works in ["move the cell cursor", "previous, next matrix", "scroll the narration"] {
+        assert!(help.contains(works), "{works:?} missing:\n{help}");
+    }
+    for idle in [
+        "next step, previous step",
+        "edit; a computed cell",
+        "practice",
+        "go free, or follow again",
+    ] {
+        assert!(!help.contains(idle), "{idle:?} does nothing while locked:\n{help}");
     }
 }

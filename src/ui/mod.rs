@@ -371,21 +371,22 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         .max()
         .unwrap_or(10);
     let width = (area.width - 4).min(96);
-    let height = (rows.len() as u16 + 4).min(area.height - 2);
-    let popup = Rect::new(
-        area.x + (area.width - width) / 2,
-        area.y + (area.height - height) / 2,
-        width,
-        height,
-    );
-    Clear.render(popup, buf);
+    // Inside the border, a row's words wrap under themselves rather than run past it.
+    let inner_width = usize::from(width.saturating_sub(2));
+    let words_width = inner_width.saturating_sub(key_width + 4).max(10);
     let mut lines: Vec<Line> = rows
         .iter()
-        .map(|(keys, what)| {
-            Line::from(vec![
-                Span::styled(format!(" {keys:<key_width$}  "), theme.title()),
-                Span::raw(*what),
-            ])
+        .flat_map(|(keys, what)| {
+            text::wrap_words(what, words_width)
+                .into_iter()
+                .enumerate()
+                .map(move |(index, words)| {
+                    let keys = if index == 0 { keys.as_str() } else { "" };
+                    Line::from(vec![
+                        Span::styled(format!(" {keys:<key_width$}  "), theme.title()),
+                        Span::raw(words),
+                    ])
+                })
         })
         .collect();
     if let Some(Classroom::Presenter { join, host_key, .. }) = &app.classroom {
@@ -410,11 +411,21 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         lines.splice(0..0, ways);
     }
     if app.tutor.is_none() {
-        lines.insert(
-            0,
-            Line::from(Span::styled(keymap::picker_help(), theme.muted())),
+        let told = text::wrap_words(&keymap::picker_help(), inner_width.saturating_sub(1));
+        lines.splice(
+            0..0,
+            told.into_iter()
+                .map(|line| Line::from(Span::styled(format!(" {line}"), theme.muted()))),
         );
     }
+    let height = (lines.len() as u16 + 2).min(area.height - 2);
+    let popup = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    );
+    Clear.render(popup, buf);
     // Taller than the terminal: the rows scroll, and the border says which are shown.
     let shown = usize::from(height.saturating_sub(2));
     let hidden = lines.len().saturating_sub(shown);
