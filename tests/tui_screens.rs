@@ -1076,3 +1076,37 @@ fn a_locked_students_help_lists_only_the_keys_that_work_while_locked() {
         assert!(!help.contains(idle), "{idle:?} does nothing while locked:\n{help}");
     }
 }
+
+#[test]
+fn the_note_under_the_matrices_is_never_cut_mid_sentence() {
+    use attn_tutor::attention::Step;
+    for (width, height) in [(80, 24), (120, 40)] {
+        for (index, builtin) in BUILTIN.iter().enumerate() {
+            let mut app = open(index);
+            let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+            for number in 1..=steps {
+                update(&mut app, Action::GoToStep(number));
+                // Each view of the step (Circuits: W_QK, then W_OV).
+                let views = if app.tutor.as_ref().unwrap().step() == Step::Circuits { 2 } else { 1 };
+                for _ in 0..views {
+                    let tutor = app.tutor.as_ref().expect("still in the lesson");
+                    let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
+                    if let Some(note) = layout.note {
+                        let screen = text(&draw(&app, &Theme::monochrome(), width, height));
+                        let lines: Vec<&str> = screen.lines().collect();
+                        let last = (note.y..note.bottom())
+                            .map(|row| lines[usize::from(row)].trim_end())
+                            .rfind(|line| !line.is_empty())
+                            .unwrap_or_default();
+                        assert!(
+                            last.ends_with('.') || last.ends_with(").") || last.ends_with(')'),
+                            "{} step {number} at {width}×{height}: the note is cut: {last:?}\n{screen}",
+                            builtin.name
+                        );
+                    }
+                    update(&mut app, Action::NextMatrix);
+                }
+            }
+        }
+    }
+}

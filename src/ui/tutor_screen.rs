@@ -96,9 +96,11 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
                 .rsplit_once(" (")
                 .map_or(caption.as_str(), |(formula, _)| formula);
             // A long formula would fill the note: its symbol says it (and the online softmax's,
-            // whose note is the tile's, always: the header writes the formulas).
+            // whose note is the tile's, always: the header writes the formulas; and beside the
+            // circuit's sentence, which leaves no room for a formula in the note's lines).
             if crate::lesson::text::columns(formula) > LONGEST_FORMULA_IN_NOTE
                 || view.result.per_tile()
+                || circuit.is_some()
             {
                 tutor.attention.symbol_in(view.result, tutor.head)
             } else {
