@@ -1110,3 +1110,53 @@ fn the_note_under_the_matrices_is_never_cut_mid_sentence() {
         }
     }
 }
+
+#[test]
+fn an_edit_error_at_80_columns_keeps_its_start_and_its_end() {
+    let cases: [(&str, usize, Option<MatrixName>, &str); 6] = [
+        ("cat-sleeps", 1, None, "1e9"),
+        ("cat-sleeps", 1, None, "abc"),
+        ("cat-sleeps", 1, None, "12[3"),
+        ("cat-sleeps", 1, None, "9999999999999999999999999999999999999999"),
+        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e9"),
+        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "infinity[x"),
+    ];
+    for (lesson, step, matrix, typed) in cases {
+        let mut app = open(lesson_index(lesson));
+        update(&mut app, Action::GoToStep(step));
+        if let Some(matrix) = matrix {
+            update(
+                &mut app,
+                Action::Select {
+                    matrix,
+                    row: 0,
+                    col: Some(1),
+                },
+            );
+        }
+        update(&mut app, Action::Edit);
+        for ch in typed.chars() {
+            update(&mut app, Action::Type(ch));
+        }
+        update(&mut app, Action::Submit);
+        let message = app.status.as_ref().expect("an error").text.clone();
+        let screen = text(&draw(&app, &Theme::monochrome(), 80, 24));
+        let bottom: Vec<&str> = screen.lines().rev().take(4).collect();
+        let shown = bottom
+            .iter()
+            .rev()
+            .map(|line| line.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let first: String = message.chars().take(12).collect();
+        let last: String = {
+            let chars: Vec<char> = message.chars().collect();
+            chars[chars.len().saturating_sub(10)..].iter().collect()
+        };
+        assert!(
+            shown.contains(&first) && shown.contains(&last),
+            "{lesson} {typed:?}: {message:?} shows as\n{}",
+            bottom.iter().rev().copied().collect::<Vec<_>>().join("\n")
+        );
+    }
+}
