@@ -1160,3 +1160,31 @@ fn an_edit_error_at_80_columns_keeps_its_start_and_its_end() {
         );
     }
 }
+
+#[test]
+fn labels_and_captions_are_whole_where_the_row_has_room() {
+    let cases = [
+        ("translation", "scaling", 120, 40, "sleeping", 2),
+        ("translation", "scores", 120, 40, "sleeping", 1),
+        ("gqa", "online_softmax", 120, 40, "rescale⁽¹⁾", 1),
+        ("two-heads", "online_softmax", 120, 40, "rescale⁽¹⁾", 1),
+    ];
+    for (lesson, step, width, height, words, times) in cases {
+        let mut app = open(lesson_index(lesson));
+        let steps = app.tutor.as_ref().unwrap().steps.len();
+        let number = (1..=steps)
+            .find(|number| {
+                update(&mut app, Action::GoToStep(*number));
+                app.tutor.as_ref().unwrap().step().key() == step
+            })
+            .unwrap_or_else(|| panic!("{lesson} has no {step} step"));
+        update(&mut app, Action::GoToStep(number));
+        let screen = text(&draw(&app, &Theme::monochrome(), width, height));
+        let top: String = screen.lines().take(4).collect::<Vec<_>>().join("\n");
+        assert_eq!(
+            top.matches(words).count(),
+            times,
+            "{lesson} {step} at {width}×{height}: {words:?} cut:\n{top}"
+        );
+    }
+}

@@ -442,9 +442,18 @@ fn grow_to_captions(shapes: &[Shape], group: &[usize], cap: usize, width: u16) -
         shapes[group[*position]].captioned_width(cap)
             - widths[*position].min(shapes[group[*position]].captioned_width(cap))
     });
+    for position in &order {
+        let want = shapes[group[*position]]
+            .captioned_width(cap)
+            .saturating_sub(widths[*position]);
+        let given = want.min(spare);
+        widths[*position] += given;
+        spare -= given;
+    }
+    // Then, with room still, column labels whole ("sleeping" over one-digit numbers).
     for position in order {
         let want = shapes[group[position]]
-            .captioned_width(cap)
+            .labelled_width(cap)
             .saturating_sub(widths[position]);
         let given = want.min(spare);
         widths[position] += given;
