@@ -129,6 +129,10 @@ fn lab_update(app: &mut App, action: Action) {
             )));
         }
         Action::Reroll => lab.reseed(),
+        Action::ToggleHelp => {
+            app.overlay = Overlay::Help;
+            app.help_scroll = 0;
+        }
         Action::Back => app.lab = None,
         Action::Quit => go(app, Leave::Quit),
         _ => {}

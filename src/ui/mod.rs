@@ -410,7 +410,7 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             .collect::<Vec<_>>();
         lines.splice(0..0, ways);
     }
-    if app.tutor.is_none() {
+    if app.tutor.is_none() && app.lab.is_none() {
         let told = text::wrap_words(&keymap::picker_help(), inner_width.saturating_sub(1));
         lines.splice(
             0..0,
