@@ -608,3 +608,29 @@ fn practice_names_the_heads_matrix_it_hides() {
         status(&app)
     );
 }
+
+#[test]
+fn practice_on_all_heads_does_not_call_its_computed_weights_given() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "all_heads");
+    update(&mut app, Action::TogglePractice);
+    let screen = common::screen(&app, 80, 24);
+    // The practice panel's column: where its sentence starts.
+    let column = screen
+        .lines()
+        .find_map(|line| line.find("Nothing to predict"))
+        .unwrap_or_else(|| panic!("no practice panel:\n{screen}"));
+    let words = screen
+        .lines()
+        .filter_map(|line| line.get(column..))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!words.contains("its numbers are given"), "{screen}");
+    assert!(
+        words.contains("every head's weights again, computed on the Softmax step"),
+        "{screen}"
+    );
+}
