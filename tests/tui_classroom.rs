@@ -438,3 +438,32 @@ fn a_follower_is_not_told_they_changed_the_lesson_the_presenter_changed() {
     let own = attn_tutor::ui::narration_text(teacher.tutor.as_ref().unwrap());
     assert!(own.starts_with("(You have changed the lesson"), "{own}");
 }
+
+#[test]
+fn the_lesson_shown_to_copy_at_80_columns_wraps_its_comments_as_comments() {
+    let mut app = student_who_cannot_save();
+    update(&mut app, Action::Save);
+    let tutor = app.tutor.as_ref().unwrap();
+    let lines = attn_tutor::ui::narration_lines(tutor, 78);
+    // The file starts after the paragraph that says how to copy it.
+    let start = lines
+        .iter()
+        .position(String::is_empty)
+        .expect("a blank line before the file")
+        + 1;
+    let pasted = lines[start..].join("\n");
+    assert!(
+        lines[start..].iter().any(|line| line.starts_with('#')),
+        "the file has comments to wrap:\n{pasted}"
+    );
+    // The header comment wraps as comments. (A long string value still wraps as it is: the
+    // paragraph above the file says to join such a line again.)
+    let header: Vec<&String> = lines[start..]
+        .iter()
+        .take_while(|line| !line.starts_with("format"))
+        .collect();
+    assert!(header.len() > 1, "the header comment wraps at 78:\n{pasted}");
+    for line in header {
+        assert!(line.starts_with("# "), "{line:?} is not a comment:\n{pasted}");
+    }
+}

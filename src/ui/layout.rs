@@ -68,12 +68,8 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         .unwrap_or_default();
     let below_width = area.width.saturating_sub(2);
     let working_below = steady_working_need(tutor, below_width);
-    let narration_need = super::text::wrap_words(
-        &super::tutor_screen::narration_text(tutor),
-        usize::from(below_width),
-    )
-    .len() as u16
-        + 1;
+    let narration_need =
+        super::tutor_screen::narration_lines(tutor, usize::from(below_width)).len() as u16 + 1;
 
     let note_rows = super::tutor_screen::matrices_note(tutor).map_or(0, |note| {
         super::tutor_screen::note_lines(&note, usize::from(area.width.saturating_sub(2))).len()

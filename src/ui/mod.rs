@@ -30,7 +30,7 @@ use crate::lesson::text::{columns, is_hidden, printable_path};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
 pub use theme::Theme;
-pub use tutor_screen::narration_text;
+pub use tutor_screen::{narration_lines, narration_text};
 
 use text::fit;
 

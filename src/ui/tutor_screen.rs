@@ -305,12 +305,32 @@ pub fn narration_text(tutor: &Tutor) -> String {
     text
 }
 
+/// The narration's lines at a width. The lesson shown as a file to copy wraps a long comment
+/// as comments, each line starting "# ", so that what is pasted is still a lesson file.
+pub fn narration_lines(tutor: &Tutor, width: usize) -> Vec<String> {
+    let text = narration_text(tutor);
+    if !tutor.showing_file {
+        return wrap_words(&text, width);
+    }
+    text.split('\n')
+        .flat_map(|line| match line.strip_prefix('#') {
+            Some(comment) if crate::lesson::text::columns(line) > width => {
+                wrap_words(comment.trim_start(), width.saturating_sub(2).max(1))
+                    .into_iter()
+                    .map(|part| format!("# {part}"))
+                    .collect()
+            }
+            _ => wrap_words(line, width),
+        })
+        .collect()
+}
+
 fn narration(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height < 2 {
         return;
     }
     let width = area.width.saturating_sub(2);
-    let lines = wrap_words(&narration_text(tutor), usize::from(width));
+    let lines = narration_lines(tutor, usize::from(width));
     let visible = usize::from(area.height - 1);
     let most = lines.len().saturating_sub(visible);
     let scroll = usize::from(tutor.narration_scroll).min(most);
