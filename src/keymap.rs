@@ -1051,12 +1051,7 @@ pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     let locked = app.follow() == Some(Follow::Locked);
     let looks_around = [&MOVE, &MATRIX, &SELECT, &SCROLL, &HELP, &QUIT];
     KEYS.iter()
-        .filter(|(_, words)| {
-            !locked
-                || looks_around
-                    .iter()
-                    .any(|entry| entry.help.contains(words))
-        })
+        .filter(|(_, words)| !locked || looks_around.iter().any(|entry| entry.help.contains(words)))
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
         .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
         .filter(|(_, words)| student || !FOLLOW.help.contains(words))

@@ -380,7 +380,11 @@ fn following_again_asks_before_a_free_students_own_edits_are_replaced() {
     let (teacher, mut class) = presenter_on_projection(Follow::Following);
     go_free_and_edit(&mut class);
     let edited = class.tutor.as_ref().unwrap().lesson.clone();
-    assert_ne!(edited, teacher.tutor.as_ref().unwrap().lesson, "the edit took");
+    assert_ne!(
+        edited,
+        teacher.tutor.as_ref().unwrap().lesson,
+        "the edit took"
+    );
     update(&mut class, Action::ToggleFollow);
     assert_eq!(follow(&class), Follow::Free, "not before the answer");
     assert_eq!(class.tutor.as_ref().unwrap().lesson, edited);
@@ -393,7 +397,11 @@ fn following_again_asks_before_a_free_students_own_edits_are_replaced() {
     // n stays free with the edit, which can still be undone.
     update(&mut class, Action::Answer('n'));
     assert_eq!(follow(&class), Follow::Free);
-    assert!(status(&class).contains("your edits kept"), "{}", status(&class));
+    assert!(
+        status(&class).contains("your edits kept"),
+        "{}",
+        status(&class)
+    );
     assert_eq!(class.tutor.as_ref().unwrap().lesson, edited);
     assert!(!class.tutor.as_ref().unwrap().history.is_empty());
     // y follows, the edits given up.
@@ -462,8 +470,14 @@ fn the_lesson_shown_to_copy_at_80_columns_wraps_its_comments_as_comments() {
         .iter()
         .take_while(|line| !line.starts_with("format"))
         .collect();
-    assert!(header.len() > 1, "the header comment wraps at 78:\n{pasted}");
+    assert!(
+        header.len() > 1,
+        "the header comment wraps at 78:\n{pasted}"
+    );
     for line in header {
-        assert!(line.starts_with("# "), "{line:?} is not a comment:\n{pasted}");
+        assert!(
+            line.starts_with("# "),
+            "{line:?} is not a comment:\n{pasted}"
+        );
     }
 }

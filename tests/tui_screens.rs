@@ -196,7 +196,11 @@ fn the_picker_keeps_each_title_readable_and_apart_from_its_shape() {
             let row = screen
                 .lines()
                 .find(|line| {
-                    line.chars().skip(2).collect::<String>().split_whitespace().next()
+                    line.chars()
+                        .skip(2)
+                        .collect::<String>()
+                        .split_whitespace()
+                        .next()
                         == Some(entry.name.as_str())
                 })
                 .unwrap_or_else(|| panic!("no row for {} at {width}:\n{screen}", entry.name));
@@ -1064,7 +1068,11 @@ fn a_locked_students_help_lists_only_the_keys_that_work_while_locked() {
     });
     update(&mut app, Action::ToggleHelp);
     let help = text(&draw(&app, &Theme::monochrome(), 80, 60));
-    for works in ["move the cell cursor", "previous, next matrix", "scroll the narration"] {
+    for works in [
+        "move the cell cursor",
+        "previous, next matrix",
+        "scroll the narration",
+    ] {
         assert!(help.contains(works), "{works:?} missing:\n{help}");
     }
     for idle in [
@@ -1073,7 +1081,10 @@ fn a_locked_students_help_lists_only_the_keys_that_work_while_locked() {
         "practice",
         "go free, or follow again",
     ] {
-        assert!(!help.contains(idle), "{idle:?} does nothing while locked:\n{help}");
+        assert!(
+            !help.contains(idle),
+            "{idle:?} does nothing while locked:\n{help}"
+        );
     }
 }
 
@@ -1087,7 +1098,11 @@ fn the_note_under_the_matrices_is_never_cut_mid_sentence() {
             for number in 1..=steps {
                 update(&mut app, Action::GoToStep(number));
                 // Each view of the step (Circuits: W_QK, then W_OV).
-                let views = if app.tutor.as_ref().unwrap().step() == Step::Circuits { 2 } else { 1 };
+                let views = if app.tutor.as_ref().unwrap().step() == Step::Circuits {
+                    2
+                } else {
+                    1
+                };
                 for _ in 0..views {
                     let tutor = app.tutor.as_ref().expect("still in the lesson");
                     let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
@@ -1117,9 +1132,19 @@ fn an_edit_error_at_80_columns_keeps_its_start_and_its_end() {
         ("cat-sleeps", 1, None, "1e9"),
         ("cat-sleeps", 1, None, "abc"),
         ("cat-sleeps", 1, None, "12[3"),
-        ("cat-sleeps", 1, None, "9999999999999999999999999999999999999999"),
+        (
+            "cat-sleeps",
+            1,
+            None,
+            "9999999999999999999999999999999999999999",
+        ),
         ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e9"),
-        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "infinity[x"),
+        (
+            "causal-cat-sat-mat",
+            4,
+            Some(MatrixName::Mask),
+            "infinity[x",
+        ),
     ];
     for (lesson, step, matrix, typed) in cases {
         let mut app = open(lesson_index(lesson));

@@ -430,14 +430,16 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     let (class_over, class_over_receiver) = tokio::sync::watch::channel(false);
     let presenter_app = options.present.map(|theme| {
         let mut app = App::new(options.entries.clone(), None);
-        let host_key = ssh.as_ref().map(|(_, _, fingerprint, _)| fingerprint.clone());
+        let host_key = ssh
+            .as_ref()
+            .map(|(_, _, fingerprint, _)| fingerprint.clone());
         // The projected status line names one way in of each kind, as the help (?) does.
-        app.status = Some(crate::app::Status::info(presenting(
-            &join,
-            host_key.as_deref(),
-            only_here.as_deref(),
-            nowhere_else,
-        )));
+        // The banner's host key is under the tutor: the status line says it again.
+        let said = presenting(&join, only_here.as_deref(), nowhere_else);
+        app.status = Some(crate::app::Status::info(match host_key.as_deref() {
+            Some(key) => format!("{said}; host key {key}"),
+            None => said,
+        }));
         app.classroom = Some(Classroom::Presenter {
             audience: Audience::default(),
             join: join.clone(),
@@ -508,20 +510,12 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
 
 /// The presenter's first status line: the ways in (one a line in `join`), and, when some
 /// listen on loopback, the flags that would let the room join.
-fn presenting(
-    join: &str,
-    host_key: Option<&str>,
-    only_here: Option<&str>,
-    nowhere_else: bool,
-) -> String {
+fn presenting(join: &str, only_here: Option<&str>, nowhere_else: bool) -> String {
     let ways = join.replace('\n', "  or open  ");
-    let key = host_key.map_or(String::new(), |key| format!("; host key {key}"));
     match only_here {
-        Some(fix) if nowhere_else => {
-            format!("Presenting: this machine only ({ways}){key}; {fix}")
-        }
-        Some(fix) => format!("Presenting: students join with  {ways}{key}; {fix}"),
-        None => format!("Presenting: students join with  {ways}{key}"),
+        Some(fix) if nowhere_else => format!("Presenting: this machine only ({ways}); {fix}"),
+        Some(fix) => format!("Presenting: students join with  {ways}; {fix}"),
+        None => format!("Presenting: students join with  {ways}"),
     }
 }
 
