@@ -97,10 +97,10 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
                 .map_or(caption.as_str(), |(formula, _)| formula);
             // A long formula would fill the note: its symbol says it (and the online softmax's,
             // whose note is the tile's, always: the header writes the formulas; and beside the
-            // circuit's sentence, which leaves no room for a formula in the note's lines).
+            // Circuits step's sentence, which leaves no room for a formula in the note's lines).
             if crate::lesson::text::columns(formula) > LONGEST_FORMULA_IN_NOTE
                 || view.result.per_tile()
-                || circuit.is_some()
+                || tutor.step() == Step::Circuits
             {
                 tutor.attention.symbol_in(view.result, tutor.head)
             } else {
