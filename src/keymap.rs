@@ -591,6 +591,24 @@ pub static LAB_BACK: Entry = Entry {
     short: "q",
 };
 
+pub static LAB_HELP: Entry = Entry {
+    places: LAB,
+    keys: &[&[ch('?', Any, |_| Action::ToggleHelp)]],
+    help: &["these keys"],
+    short: "?",
+};
+
+/// The help's rows in the scaling lab: its own keys, and Ctrl-c.
+static LAB_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
+    [&LAB_DIM, &LAB_KEYS, &LAB_SEED, &LAB_HELP, &LAB_BACK, &QUIT]
+        .iter()
+        .flat_map(|entry| {
+            let label = entry.label(1);
+            entry.help.iter().map(move |words| (label.clone(), *words))
+        })
+        .collect()
+});
+
 /// On the help overlay: its bottom border names the shown keys.
 pub static CLOSE_HELP: Entry = Entry {
     places: &[Place::Help],
@@ -700,6 +718,7 @@ pub static KEY_MAP: &[&Entry] = &[
     &LAB_DIM,
     &LAB_KEYS,
     &LAB_SEED,
+    &LAB_HELP,
     &LAB_BACK,
     &CLOSE_HELP,
     &SCROLL_HELP,
@@ -800,7 +819,7 @@ pub fn picker_help() -> String {
             Some(format!("{} {words}", entry.short))
         })
         .collect();
-    format!(" In the lesson list: {}.", told.join(", "))
+    format!("In the lesson list: {}.", told.join(", "))
 }
 
 /// Which key hints the bottom line shows.
@@ -1023,8 +1042,16 @@ pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     let (heads, tokens) = (several_heads(app), decodes(app));
     // Going free is a classroom student's key: the presenter and a learner alone have no one
     // to follow.
+    if app.tutor.is_none() && app.lab.is_some() {
+        return LAB_ROWS.iter().collect();
+    }
     let student = matches!(app.classroom, Some(crate::app::Classroom::Student { .. }));
+    // A locked student keeps only the keys that look around the presenter's screen (the
+    // classroom's `following_student` lets them through); the rest would only say so.
+    let locked = app.follow() == Some(Follow::Locked);
+    let looks_around = [&MOVE, &MATRIX, &SELECT, &SCROLL, &HELP, &QUIT];
     KEYS.iter()
+        .filter(|(_, words)| !locked || looks_around.iter().any(|entry| entry.help.contains(words)))
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
         .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
         .filter(|(_, words)| student || !FOLLOW.help.contains(words))

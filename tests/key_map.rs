@@ -62,6 +62,7 @@ fn presenter(mut app: App) -> App {
     app.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 class@127.0.0.1".to_string(),
+        host_key: None,
     });
     app
 }

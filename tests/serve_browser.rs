@@ -99,7 +99,11 @@ fn a_presenters_step_change_reaches_a_student_following_in_a_browser() {
     let page = server.page();
     let on_screen = server.presenter().wait_for(
         "both ways in on the status line",
-        |text| text.contains("ssh -p ") && text.contains(&format!("or open  {page}")),
+        // The status line wraps where it will (the host key follows the ways in).
+        |text| {
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            words.contains("ssh -p ") && words.contains(&format!("or open {page}"))
+        },
         common::pty::PATIENCE,
     );
     // On loopback, the presenter is told the room cannot join, and how it would.
@@ -218,4 +222,52 @@ fn a_screen_too_small_even_in_the_smallest_type_is_told_what_to_do() {
         |browser| browser.text_of("#narrow"),
         str::is_empty,
     );
+}
+
+#[test]
+fn the_presenter_sees_the_host_keys_fingerprint_on_the_status_line() {
+    let mut server = Server::present(&[]);
+    // The banner printed it before the tutor took the screen; the status line says it again.
+    let on_screen = server.presenter().wait_for(
+        "the host key on the status line",
+        |text| {
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            words.contains("; host key SHA256:")
+        },
+        common::pty::PATIENCE,
+    );
+    let words = on_screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    let fingerprint = words
+        .split("host key ")
+        .nth(1)
+        .and_then(|rest| rest.split([';', ' ']).next())
+        .unwrap_or_default();
+    // SHA256: and 43 characters of base64, whole.
+    assert_eq!(fingerprint.len(), "SHA256:".len() + 43, "{on_screen}");
+}
+
+#[test]
+fn a_phone_held_sideways_is_not_told_to_turn_sideways() {
+    if !browser::installed("a_phone_held_sideways_is_not_told_to_turn_sideways") {
+        return;
+    }
+    let server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let browser = Browser::start();
+    // A phone held sideways, 844 × 390: the whole tutor in a smaller type.
+    browser.resize_page(844, 390);
+    browser.open(&server);
+    browser.join("ada", "");
+    let screen = browser.wait_for_screen("the lesson picker", |screen| screen.contains(PICKER));
+    assert!(!screen.contains("Make the terminal at least"), "{screen}");
+    assert_eq!(browser.text_of("#narrow"), "", "{screen}");
+    // A window of 844 × 390 with the browser's bars in it leaves too few rows even in the
+    // smallest type: the note says so, and does not say to turn a screen already sideways.
+    browser.resize(844, 390);
+    let note = browser.wait_for(
+        "the note",
+        |browser| browser.text_of("#narrow"),
+        |text| !text.is_empty(),
+    );
+    assert!(!note.contains("sideways"), "{note:?}");
+    assert!(note.contains("use a larger screen or window"), "{note:?}");
 }

@@ -45,7 +45,12 @@ fn drawn(lesson: &str, step: &str, cell: Option<(usize, usize)>, theme: &Theme) 
     }
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
     terminal.draw(|frame| view(frame, &app, theme)).unwrap();
-    terminal.backend().buffer().clone()
+    let mut buffer = terminal.backend().buffer().clone();
+    // The picture leaves off the key hints of the bottom line.
+    for x in 0..80 {
+        buffer[(x, 23)].reset();
+    }
+    buffer
 }
 
 fn css(color: Color) -> Option<String> {
@@ -443,4 +448,16 @@ fn a_crossed_out_step_of_the_formula_is_crossed_out_in_the_picture() {
         crossed.iter().any(|text| text.contains("√d_k")),
         "{crossed:?}"
     );
+}
+
+#[test]
+fn a_handout_carries_no_key_hints() {
+    let svg = show_svg("cat-sleeps", &["--step", "softmax"]);
+    let html = common::show("cat-sleeps", &["--format", "html"]);
+    for (what, text) in [("svg", &svg), ("html", &html)] {
+        for hint in ["n/p step", "? help", "e edit"] {
+            assert!(!text.contains(hint), "the {what} handout carries {hint:?}");
+        }
+    }
+    assert!(svg.contains("Step 5/7 · Softmax"), "{svg}");
 }

@@ -19,6 +19,7 @@ fn presenter() -> App {
     app.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     });
     app
 }
@@ -357,4 +358,126 @@ fn a_student_gone_free_has_unsaved_edits_only_after_editing() {
     update(&mut class, Action::ToggleFollow);
     let tutor = class.tutor.as_ref().unwrap();
     assert!(!tutor.has_unsaved_edits(), "free, before any edit");
+}
+
+/// A student goes free and types 7 into an embedding (X, one cell right).
+fn go_free_and_edit(class: &mut App) {
+    update(class, Action::ToggleFollow);
+    for action in [
+        Action::PreviousMatrix,
+        Action::PreviousMatrix,
+        Action::Move(Direction::Right),
+        Action::Edit,
+        Action::Type('7'),
+        Action::Submit,
+    ] {
+        update(class, action);
+    }
+}
+
+#[test]
+fn following_again_asks_before_a_free_students_own_edits_are_replaced() {
+    let (teacher, mut class) = presenter_on_projection(Follow::Following);
+    go_free_and_edit(&mut class);
+    let edited = class.tutor.as_ref().unwrap().lesson.clone();
+    assert_ne!(
+        edited,
+        teacher.tutor.as_ref().unwrap().lesson,
+        "the edit took"
+    );
+    update(&mut class, Action::ToggleFollow);
+    assert_eq!(follow(&class), Follow::Free, "not before the answer");
+    assert_eq!(class.tutor.as_ref().unwrap().lesson, edited);
+    let screen = common::screen(&class, 80, 24);
+    let asked = screen.lines().last().unwrap_or_default();
+    assert!(
+        asked.contains("Follow the presenter again, losing your unsaved edits? y follow"),
+        "{screen}"
+    );
+    // n stays free with the edit, which can still be undone.
+    update(&mut class, Action::Answer('n'));
+    assert_eq!(follow(&class), Follow::Free);
+    assert!(
+        status(&class).contains("your edits kept"),
+        "{}",
+        status(&class)
+    );
+    assert_eq!(class.tutor.as_ref().unwrap().lesson, edited);
+    assert!(!class.tutor.as_ref().unwrap().history.is_empty());
+    // y follows, the edits given up.
+    update(&mut class, Action::ToggleFollow);
+    update(&mut class, Action::Answer('y'));
+    assert_eq!(follow(&class), Follow::Following);
+    assert_eq!(
+        class.tutor.as_ref().unwrap().lesson,
+        teacher.tutor.as_ref().unwrap().lesson
+    );
+}
+
+#[test]
+fn following_again_without_edits_of_ones_own_asks_nothing() {
+    let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
+    // The presenter's edits came with the screen: they are not the student's to lose.
+    edit_an_embedding(&mut teacher);
+    update(&mut class, shown(&teacher, 2));
+    update(&mut class, Action::ToggleFollow);
+    update(&mut class, Action::ToggleFollow);
+    assert_eq!(class.overlay, Overlay::None);
+    assert_eq!(follow(&class), Follow::Following);
+}
+
+#[test]
+fn a_follower_is_not_told_they_changed_the_lesson_the_presenter_changed() {
+    let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
+    edit_an_embedding(&mut teacher);
+    update(&mut class, shown(&teacher, 2));
+    let tutor = class.tutor.as_ref().unwrap();
+    assert!(
+        tutor.lesson.narration.get(tutor.step()).is_some(),
+        "the step has the lesson's own words"
+    );
+    let text = attn_tutor::ui::narration_text(tutor);
+    assert!(!text.contains("You have changed"), "{text}");
+    assert!(
+        text.starts_with("(The lesson has been changed from the numbers"),
+        "{text}"
+    );
+    // The presenter, who made the edit, is told so.
+    let own = attn_tutor::ui::narration_text(teacher.tutor.as_ref().unwrap());
+    assert!(own.starts_with("(You have changed the lesson"), "{own}");
+}
+
+#[test]
+fn the_lesson_shown_to_copy_at_80_columns_wraps_its_comments_as_comments() {
+    let mut app = student_who_cannot_save();
+    update(&mut app, Action::Save);
+    let tutor = app.tutor.as_ref().unwrap();
+    let lines = attn_tutor::ui::narration_lines(tutor, 78);
+    // The file starts after the paragraph that says how to copy it.
+    let start = lines
+        .iter()
+        .position(String::is_empty)
+        .expect("a blank line before the file")
+        + 1;
+    let pasted = lines[start..].join("\n");
+    assert!(
+        lines[start..].iter().any(|line| line.starts_with('#')),
+        "the file has comments to wrap:\n{pasted}"
+    );
+    // The header comment wraps as comments. (A long string value still wraps as it is: the
+    // paragraph above the file says to join such a line again.)
+    let header: Vec<&String> = lines[start..]
+        .iter()
+        .take_while(|line| !line.starts_with("format"))
+        .collect();
+    assert!(
+        header.len() > 1,
+        "the header comment wraps at 78:\n{pasted}"
+    );
+    for line in header {
+        assert!(
+            line.starts_with("# "),
+            "{line:?} is not a comment:\n{pasted}"
+        );
+    }
 }

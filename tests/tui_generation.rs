@@ -136,6 +136,7 @@ fn a_following_student_follows_the_presenters_token() {
     teacher.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     });
     at_first_token(&mut teacher, "decode_weights");
     update(&mut teacher, Action::NextToken);

@@ -325,6 +325,7 @@ fn classroom(follow: Follow) -> (App, App) {
     teacher.classroom = Some(Classroom::Presenter {
         audience: Default::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     });
     let mut student = common::gqa_lesson();
     student.classroom = Some(Classroom::Student {
@@ -605,5 +606,31 @@ fn practice_names_the_heads_matrix_it_hides() {
         status(&app).contains("predict each hidden cell of head⁽²⁾"),
         "{}",
         status(&app)
+    );
+}
+
+#[test]
+fn practice_on_all_heads_does_not_call_its_computed_weights_given() {
+    let mut app = common::two_head_lesson();
+    common::go_to(&mut app, "all_heads");
+    update(&mut app, Action::TogglePractice);
+    let screen = common::screen(&app, 80, 24);
+    // The practice panel's column: where its sentence starts.
+    let column = screen
+        .lines()
+        .find_map(|line| line.find("Nothing to predict"))
+        .unwrap_or_else(|| panic!("no practice panel:\n{screen}"));
+    let words = screen
+        .lines()
+        .filter_map(|line| line.get(column..))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!words.contains("its numbers are given"), "{screen}");
+    assert!(
+        words.contains("every head's weights again, computed on the Softmax step"),
+        "{screen}"
     );
 }

@@ -120,3 +120,30 @@ fn a_row_of_more_keys_than_fit_draws_the_largest_and_says_so() {
     update(&mut app, Action::NextMatrix);
     assert_eq!(app.lab.as_ref().unwrap().settings().keys, 64);
 }
+
+#[test]
+fn question_mark_in_the_lab_shows_the_labs_own_keys_and_closes_again() {
+    let mut app = lab();
+    let key = crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char('?'),
+        crossterm::event::KeyModifiers::NONE,
+    );
+    let action = attn_tutor::keymap::key_action(key, &app).expect("? means something in the lab");
+    update(&mut app, action);
+    let screen = common::screen(&app, 80, 24);
+    for words in [
+        "choose d_k",
+        "halve, double the keys in a row",
+        "draw again with the next seed",
+        "back to the lessons",
+    ] {
+        assert!(screen.contains(words), "{words:?} in\n{screen}");
+    }
+    // The lesson's keys are not the lab's.
+    assert!(!screen.contains("next step, previous step"), "{screen}");
+    assert!(!screen.contains("In the lesson list"), "{screen}");
+    let action = attn_tutor::keymap::key_action(key, &app).expect("? closes the help");
+    update(&mut app, action);
+    assert_eq!(app.overlay, attn_tutor::app::Overlay::None);
+    assert!(app.lab.is_some(), "still in the lab");
+}

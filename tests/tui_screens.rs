@@ -187,6 +187,48 @@ fn the_picker_lists_the_builtin_lessons() {
 }
 
 #[test]
+fn the_picker_keeps_each_title_readable_and_apart_from_its_shape() {
+    let app = App::new(App::builtin_entries(), None);
+    for width in [80, 100, 120] {
+        let screen = text(&draw(&app, &Theme::monochrome(), width, 40));
+        for entry in &app.picker {
+            let lesson = &entry.lesson.as_ref().expect("a built-in loads").lesson;
+            let row = screen
+                .lines()
+                .find(|line| {
+                    line.chars()
+                        .skip(2)
+                        .collect::<String>()
+                        .split_whitespace()
+                        .next()
+                        == Some(entry.name.as_str())
+                })
+                .unwrap_or_else(|| panic!("no row for {} at {width}:\n{screen}", entry.name));
+            let rest: String = row.chars().skip(24).collect();
+            let (title, shape) = rest
+                .split_once("  ")
+                .unwrap_or_else(|| panic!("no two spaces between title and shape: {row:?}"));
+            let shown = title.trim_end_matches('…');
+            assert!(
+                lesson.title.starts_with(shown),
+                "{row:?}: {shown:?} is not the title's start"
+            );
+            let wanted = lesson.title.chars().count().min(29);
+            assert!(
+                shown.chars().count() >= wanted,
+                "at {width} columns the title is cut to {shown:?}: {row:?}"
+            );
+            let first_clause = lesson.shape_text();
+            let first_clause = first_clause.split(", ").next().unwrap_or_default();
+            assert!(
+                shape.trim_start().starts_with(first_clause),
+                "at {width} columns the shape lost its first clause: {row:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn help_over_the_picker() {
     let mut app = App::new(App::builtin_entries(), None);
     update(&mut app, Action::ToggleHelp);
@@ -234,6 +276,7 @@ fn the_presenters_status_line_counts_the_students_who_follow() {
             unsaved: 0,
         },
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     });
     let on_lesson = last_line(&draw(&app, &Theme::monochrome(), 80, 24));
     update(&mut app, Action::ToggleHelp);
@@ -249,6 +292,7 @@ fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
     app.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@192.168.1.20\nhttp://192.168.1.20:8080/".to_string(),
+        host_key: Some(FINGERPRINT.to_string()),
     });
     update(&mut app, Action::ToggleHelp);
     let help = text(&draw(&app, &Theme::monochrome(), 80, 24));
@@ -266,7 +310,13 @@ fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
         row("or open:").contains("http://192.168.1.20:8080/"),
         "{help}"
     );
+    // The banner that printed the host key is under the presenter's tutor: the help shows it
+    // whole, for students whose ssh asks them to check it.
+    assert!(row("ssh host key:").contains(FINGERPRINT), "{help}");
 }
+
+/// A host key's fingerprint as ssh prints it.
+const FINGERPRINT: &str = "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s";
 
 #[test]
 fn where_nothing_may_be_saved_the_help_says_what_w_does_instead() {
@@ -306,6 +356,7 @@ fn only_a_classroom_student_is_told_of_going_free() {
     let presenter = help_of(Some(Classroom::Presenter {
         audience: Audience::default(),
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
     }));
     assert!(!presenter.contains("go free"), "{presenter}");
     let alone = help_of(None);
@@ -588,6 +639,7 @@ fn the_presenters_join_line_wraps_whole_words_and_keeps_the_command_on_one_line(
     app.classroom = Some(Classroom::Presenter {
         audience: Audience::default(),
         join: join.to_string(),
+        host_key: None,
     });
     let message = format!("Presenting: students join with  {join}");
     app.status = Some(Status::info(message.clone()));
@@ -939,6 +991,225 @@ fn the_backward_steps_through_w_o_and_rope_at_80x24_and_120x40() {
         insta::assert_snapshot!(
             format!("{lesson}_120x40_{step}"),
             screen_text(&app, 120, 40)
+        );
+    }
+}
+
+/// The rows of the help's box, between its side borders.
+fn help_box_rows(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .filter_map(|line| {
+            let start = line.find('│')?;
+            let end = line.rfind('│')?;
+            (end > start).then(|| line[start + '│'.len_utf8()..end].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn at_80_columns_no_line_of_any_help_runs_into_its_border() {
+    use attn_tutor::app::{Audience, Classroom, Follow};
+    let mut helps = Vec::new();
+    let picker = App::new(App::builtin_entries(), None);
+    helps.push(("the picker", picker));
+    let classrooms = [
+        ("a learner alone", None),
+        (
+            "a free student",
+            Some(Classroom::Student {
+                follow: Follow::Free,
+                latest: None,
+            }),
+        ),
+        (
+            "a locked student",
+            Some(Classroom::Student {
+                follow: Follow::Locked,
+                latest: None,
+            }),
+        ),
+        (
+            "the presenter",
+            Some(Classroom::Presenter {
+                audience: Audience::default(),
+                join: "ssh -p 2222 NAME@192.168.1.20\nhttp://192.168.1.20:8080/".to_string(),
+                host_key: Some(FINGERPRINT.to_string()),
+            }),
+        ),
+    ];
+    for (who, classroom) in classrooms {
+        let mut app = open(lesson_index("two-heads"));
+        app.classroom = classroom;
+        helps.push((who, app));
+    }
+    for (who, mut app) in helps {
+        update(&mut app, Action::ToggleHelp);
+        // Tall enough that nothing scrolls: every row is checked.
+        let screen = text(&draw(&app, &Theme::monochrome(), 80, 70));
+        let rows = help_box_rows(&screen);
+        assert!(rows.len() > 5, "{who}: no help box:\n{screen}");
+        for row in rows {
+            assert!(
+                row.ends_with(' '),
+                "{who}: a help line is cut at the border: {row:?}\n{screen}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_locked_students_help_lists_only_the_keys_that_work_while_locked() {
+    use attn_tutor::app::{Classroom, Follow};
+    let mut app = open(lesson_index("cat-sleeps"));
+    app.classroom = Some(Classroom::Student {
+        follow: Follow::Locked,
+        latest: None,
+    });
+    update(&mut app, Action::ToggleHelp);
+    let help = text(&draw(&app, &Theme::monochrome(), 80, 60));
+    for works in [
+        "move the cell cursor",
+        "previous, next matrix",
+        "scroll the narration",
+    ] {
+        assert!(help.contains(works), "{works:?} missing:\n{help}");
+    }
+    for idle in [
+        "next step, previous step",
+        "edit; a computed cell",
+        "practice",
+        "go free, or follow again",
+    ] {
+        assert!(
+            !help.contains(idle),
+            "{idle:?} does nothing while locked:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn the_note_under_the_matrices_is_never_cut_mid_sentence() {
+    use attn_tutor::attention::Step;
+    for (width, height) in [(80, 24), (120, 40)] {
+        for (index, builtin) in BUILTIN.iter().enumerate() {
+            let mut app = open(index);
+            let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+            for number in 1..=steps {
+                update(&mut app, Action::GoToStep(number));
+                // Each view of the step (Circuits: W_QK, then W_OV).
+                let views = if app.tutor.as_ref().unwrap().step() == Step::Circuits {
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..views {
+                    let tutor = app.tutor.as_ref().expect("still in the lesson");
+                    let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
+                    if let Some(note) = layout.note {
+                        let screen = text(&draw(&app, &Theme::monochrome(), width, height));
+                        let lines: Vec<&str> = screen.lines().collect();
+                        let last = (note.y..note.bottom())
+                            .map(|row| lines[usize::from(row)].trim_end())
+                            .rfind(|line| !line.is_empty())
+                            .unwrap_or_default();
+                        assert!(
+                            last.ends_with('.') || last.ends_with(").") || last.ends_with(')'),
+                            "{} step {number} at {width}×{height}: the note is cut: {last:?}\n{screen}",
+                            builtin.name
+                        );
+                    }
+                    update(&mut app, Action::NextMatrix);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_edit_error_at_80_columns_keeps_its_start_and_its_end() {
+    let cases: [(&str, usize, Option<MatrixName>, &str); 6] = [
+        ("cat-sleeps", 1, None, "1e9"),
+        ("cat-sleeps", 1, None, "abc"),
+        ("cat-sleeps", 1, None, "12[3"),
+        (
+            "cat-sleeps",
+            1,
+            None,
+            "9999999999999999999999999999999999999999",
+        ),
+        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e9"),
+        (
+            "causal-cat-sat-mat",
+            4,
+            Some(MatrixName::Mask),
+            "infinity[x",
+        ),
+    ];
+    for (lesson, step, matrix, typed) in cases {
+        let mut app = open(lesson_index(lesson));
+        update(&mut app, Action::GoToStep(step));
+        if let Some(matrix) = matrix {
+            update(
+                &mut app,
+                Action::Select {
+                    matrix,
+                    row: 0,
+                    col: Some(1),
+                },
+            );
+        }
+        update(&mut app, Action::Edit);
+        for ch in typed.chars() {
+            update(&mut app, Action::Type(ch));
+        }
+        update(&mut app, Action::Submit);
+        let message = app.status.as_ref().expect("an error").text.clone();
+        let screen = text(&draw(&app, &Theme::monochrome(), 80, 24));
+        let bottom: Vec<&str> = screen.lines().rev().take(4).collect();
+        let shown = bottom
+            .iter()
+            .rev()
+            .map(|line| line.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let first: String = message.chars().take(12).collect();
+        let last: String = {
+            let chars: Vec<char> = message.chars().collect();
+            chars[chars.len().saturating_sub(10)..].iter().collect()
+        };
+        assert!(
+            shown.contains(&first) && shown.contains(&last),
+            "{lesson} {typed:?}: {message:?} shows as\n{}",
+            bottom.iter().rev().copied().collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+#[test]
+fn labels_and_captions_are_whole_where_the_row_has_room() {
+    let cases = [
+        ("translation", "scaling", 120, 40, "sleeping", 2),
+        ("translation", "scores", 120, 40, "sleeping", 1),
+        ("gqa", "online_softmax", 120, 40, "rescale⁽¹⁾", 1),
+        ("two-heads", "online_softmax", 120, 40, "rescale⁽¹⁾", 1),
+    ];
+    for (lesson, step, width, height, words, times) in cases {
+        let mut app = open(lesson_index(lesson));
+        let steps = app.tutor.as_ref().unwrap().steps.len();
+        let number = (1..=steps)
+            .find(|number| {
+                update(&mut app, Action::GoToStep(*number));
+                app.tutor.as_ref().unwrap().step().key() == step
+            })
+            .unwrap_or_else(|| panic!("{lesson} has no {step} step"));
+        update(&mut app, Action::GoToStep(number));
+        let screen = text(&draw(&app, &Theme::monochrome(), width, height));
+        let top: String = screen.lines().take(4).collect::<Vec<_>>().join("\n");
+        assert_eq!(
+            top.matches(words).count(),
+            times,
+            "{lesson} {step} at {width}×{height}: {words:?} cut:\n{top}"
         );
     }
 }

@@ -42,8 +42,7 @@
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',
       fontSize: FONT,
       scrollback: 0,
-      // Room below the baseline, so that underscores (W_q, d_k) show at small sizes.
-      lineHeight: 1.15,
+      lineHeight: LINE_HEIGHT,
       // On a Mac, Option+drag selects (Shift+drag elsewhere).
       macOptionClickForcesSelection: true,
     });
@@ -74,6 +73,8 @@
   // smaller font before it gets too few cells, and a large one a larger font before lines
   // too long to read.
   const FONT = 15;
+  // Room below the baseline, so that underscores (W_q, d_k) show at small sizes.
+  const LINE_HEIGHT = 1.15;
   const SMALLEST_FONT = 8;
   const LARGEST_FONT = 24;
   const MOST_COLUMNS = 160;
@@ -89,8 +90,15 @@
       term.options.fontSize += 1;
       fit.fit();
     }
-    // The tutor says so too, in a terminal's words; this says what to do with a phone.
-    document.getElementById("narrow").hidden = term.cols >= 80 && term.rows >= 24;
+    // The tutor says so too, in a terminal's words; this says what to do with the screen:
+    // turning it helps only a screen held upright.
+    const narrow = document.getElementById("narrow");
+    narrow.hidden = term.cols >= 80 && term.rows >= 24;
+    narrow.textContent =
+      "This screen is too small for the tutor's 80 columns and 24 rows, even in the smallest " +
+      (window.innerWidth < window.innerHeight
+        ? "type: turn it sideways, or use a larger screen."
+        : "type: use a larger screen or window.");
   }
 
   function join() {

@@ -16,6 +16,10 @@ pub enum Classroom {
         /// What students type to join, shown in the help: the ssh command, and the browser
         /// page's address on a line of its own.
         join: String,
+        /// The SSH host key's fingerprint (`SHA256:…`), for students whose ssh asks them to
+        /// check it: the banner that printed it is under the presenter's tutor. `None` in a
+        /// class without SSH.
+        host_key: Option<String>,
     },
     /// A student's session in a class led by a presenter.
     Student {
@@ -80,6 +84,7 @@ impl Presented {
             picked: app.picked,
             tutor: app.tutor.as_ref().map(|tutor| Tutor {
                 history: Default::default(),
+                presented: true,
                 ..tutor.clone()
             }),
         }
@@ -132,6 +137,28 @@ pub fn intercept(app: &mut App, action: Action) -> Option<Action> {
     }
 }
 
+/// Whether a free student's tutor holds edits of their own not saved: a presented tutor comes
+/// without a history, so what can be undone is theirs.
+fn has_own_edits(tutor: &Tutor) -> bool {
+    !tutor.history.is_empty() && tutor.has_unsaved_edits()
+}
+
+/// A free student follows the presenter again, their edits given up (they said so).
+pub fn follow_again(app: &mut App) {
+    if let Some(Classroom::Student { follow, latest }) = &mut app.classroom
+        && *follow == Follow::Free
+    {
+        *follow = Follow::Following;
+        let latest = latest.clone();
+        if let Some(presented) = latest {
+            show(app, &presented);
+        }
+        app.status = Some(Status::info(
+            "Following the presenter again (your edits are gone); f goes free",
+        ));
+    }
+}
+
 /// Puts the presenter's screen in front of the student, over whatever they had.
 fn show(app: &mut App, presented: &Presented) {
     app.picked = presented.picked.min(app.picker.len().saturating_sub(1));
@@ -153,6 +180,12 @@ fn toggle_follow(app: &mut App) {
                     ),
                     None,
                 )
+            }
+            // Following again replaces the student's lesson with the presenter's: their own
+            // edits (the history a presented tutor starts without) would go unasked.
+            Follow::Free if app.tutor.as_ref().is_some_and(has_own_edits) => {
+                app.overlay = Overlay::Question(super::Question::FollowAgain);
+                return;
             }
             Follow::Free => {
                 *follow = Follow::Following;

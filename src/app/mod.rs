@@ -165,6 +165,9 @@ pub enum Question {
     /// unsaved edits of those gone free. The question counts them as they are now (the
     /// presenter's `Audience`), while it is asked.
     EndClass,
+    /// A free student following the presenter again puts the presenter's screen in place of
+    /// their own, and their unsaved edits with it.
+    FollowAgain,
 }
 
 /// Where the learner is going when they leave a lesson.

@@ -70,6 +70,9 @@ pub struct Tutor {
     /// The edited lesson is shown as a lesson file in the narration's place, to copy: `w`
     /// where saving is off (a classroom session).
     pub showing_file: bool,
+    /// A copy of a presenter's tutor, shown to a student: the lesson's changes are the
+    /// presenter's (or the presenter's and the student's), not the student's alone.
+    pub presented: bool,
 }
 
 impl Tutor {
@@ -100,6 +103,7 @@ impl Tutor {
             narration_scroll: 0,
             learning_rate: crate::lesson::limits::DEFAULT_LEARNING_RATE,
             showing_file: false,
+            presented: false,
             practice: None,
         };
         tutor.go_to_step(0);

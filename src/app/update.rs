@@ -129,6 +129,10 @@ fn lab_update(app: &mut App, action: Action) {
             )));
         }
         Action::Reroll => lab.reseed(),
+        Action::ToggleHelp => {
+            app.overlay = Overlay::Help;
+            app.help_scroll = 0;
+        }
         Action::Back => app.lab = None,
         Action::Quit => go(app, Leave::Quit),
         _ => {}
@@ -933,6 +937,14 @@ fn question_update(app: &mut App, question: Question, action: Action) -> Vec<Eff
             ask_where_to_save(app);
         }
         (Question::EndClass, 'y') => app.quit = true,
+        (Question::FollowAgain, 'y') => super::classroom::follow_again(app),
+        (Question::FollowAgain, _) => {
+            app.status = Some(Status::info(if app.can_save {
+                "Still free, your edits kept; w saves them"
+            } else {
+                "Still free, your edits kept; w shows them as a file to copy"
+            }));
+        }
         (Question::EndClass, _) => {}
         (Question::LeaveUnsaved(then), 'd' | 'y') => go(app, then),
         (Question::LeaveUnsaved(_), 'n') => {}

@@ -85,7 +85,15 @@ fn screen(
     terminal
         .draw(|frame| view(frame, app, theme))
         .map_err(|error| error.to_string())?;
-    Ok(terminal.backend().buffer().clone())
+    // A handout has no keys to press: the bottom line's key hints are left off the picture
+    // (its size stays the screen's).
+    let mut picture = terminal.backend().buffer().clone();
+    if let Some(bottom) = height.checked_sub(1) {
+        for x in 0..width {
+            picture[(x, bottom)].reset();
+        }
+    }
+    Ok(picture)
 }
 
 pub fn run(

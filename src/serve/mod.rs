@@ -478,16 +478,21 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     let (class_over, class_over_receiver) = tokio::sync::watch::channel(false);
     let presenter_app = options.present.map(|theme| {
         let mut app = App::new(options.entries.clone(), None);
+        let host_key = ssh
+            .as_ref()
+            .map(|(_, _, fingerprint, _)| fingerprint.clone());
+        // The projected status line names one way in of each kind, as the help (?) does.
+        // The banner's host key is under the tutor: the status line says it again.
+        let said = presenting(&join, only_here.as_deref(), nowhere_else);
+        app.status = Some(crate::app::Status::info(match host_key.as_deref() {
+            Some(key) => format!("{said}; host key {key}"),
+            None => said,
+        }));
         app.classroom = Some(Classroom::Presenter {
             audience: Audience::default(),
             join: join.clone(),
+            host_key,
         });
-        // The projected status line names one way in of each kind, as the help (?) does.
-        app.status = Some(crate::app::Status::info(presenting(
-            &join,
-            only_here.as_deref(),
-            nowhere_else,
-        )));
         (app, theme)
     });
     let presenter_channel = presenter_app

@@ -68,12 +68,8 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         .unwrap_or_default();
     let below_width = area.width.saturating_sub(2);
     let working_below = steady_working_need(tutor, below_width);
-    let narration_need = super::text::wrap_words(
-        &super::tutor_screen::narration_text(tutor),
-        usize::from(below_width),
-    )
-    .len() as u16
-        + 1;
+    let narration_need =
+        super::tutor_screen::narration_lines(tutor, usize::from(below_width)).len() as u16 + 1;
 
     let note_rows = super::tutor_screen::matrices_note(tutor).map_or(0, |note| {
         super::tutor_screen::note_lines(&note, usize::from(area.width.saturating_sub(2))).len()
@@ -141,7 +137,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                     let room = (top + body_height).saturating_sub(y);
                     // A cell whose working is longer than most's gets it whole, its result in
                     // view, from rows the narration would have had: the narration scrolls, and
-                    // keeps its title and a line.
+                    // keeps its title and two lines.
                     let spare =
                         room.saturating_sub(working_below + narration_need.min(NARRATION_KEPT));
                     let longer = working_need(tutor, below_width)
@@ -174,6 +170,24 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
             (panels, working, bottom)
         }
     };
+    // The narration never vanishes: a working below the matrices that would leave it fewer
+    // than its title and two lines gives up rows for them (a long working shortens in place,
+    // its middle marked "… more lines", and keeps its result).
+    // Where whole matrices leave too few rows for both, the narration keeps its title and a
+    // line: generation's Masking at 80×24, three 6 × 6 matrices in 16 of 21 rows.
+    let mut working = working;
+    let mut matrices_bottom = matrices_bottom;
+    if working.bottom() == matrices_bottom {
+        // The working's floor: its title and the first line and the result.
+        for (kept, floor) in [(NARRATION_KEPT, WORKING_KEPT), (2, 3)] {
+            let short = narration_need
+                .min(kept)
+                .saturating_sub(status.y.saturating_sub(matrices_bottom));
+            let given = short.min(working.height.saturating_sub(floor));
+            working.height -= given;
+            matrices_bottom -= given;
+        }
+    }
     let narration = Rect::new(
         area.x,
         matrices_bottom,
@@ -265,8 +279,12 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
 }
 
 /// The rows the narration keeps when a long working takes the rest: its title (which says
-/// which lines show, and that Shift-↑↓ scrolls) and a line.
-const NARRATION_KEPT: u16 = 2;
+/// which lines show, and that Shift-↑↓ scrolls) and two lines.
+const NARRATION_KEPT: u16 = 3;
+
+/// The rows a working below the matrices keeps when it gives rows to the narration: its title,
+/// its first line, the elision mark and its result.
+const WORKING_KEPT: u16 = 4;
 
 /// The fewest decimals a matrix is shown with to make it fit whole.
 const FEWEST_DECIMALS: usize = 2;
@@ -420,9 +438,18 @@ fn grow_to_captions(shapes: &[Shape], group: &[usize], cap: usize, width: u16) -
         shapes[group[*position]].captioned_width(cap)
             - widths[*position].min(shapes[group[*position]].captioned_width(cap))
     });
+    for position in &order {
+        let want = shapes[group[*position]]
+            .captioned_width(cap)
+            .saturating_sub(widths[*position]);
+        let given = want.min(spare);
+        widths[*position] += given;
+        spare -= given;
+    }
+    // Then, with room still, column labels whole ("sleeping" over one-digit numbers).
     for position in order {
         let want = shapes[group[position]]
-            .captioned_width(cap)
+            .labelled_width(cap)
             .saturating_sub(widths[position]);
         let given = want.min(spare);
         widths[position] += given;
@@ -463,12 +490,13 @@ fn paged(
         let working = working_need.min(13);
         matrices_height = matrices_height.min(body_height.saturating_sub(working + 3).max(6));
     }
-    // The narration keeps four rows, or two on the steps paged for their working.
+    // The narration keeps four rows, or its title and two lines on the steps paged for their
+    // working.
     let narration_rows = if matches!(
         tutor.step(),
         Step::Concat | Step::OutputProjection | Step::Circuits
     ) {
-        2
+        NARRATION_KEPT
     } else {
         4
     };

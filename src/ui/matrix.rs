@@ -90,6 +90,8 @@ pub struct Shape {
     minus_infinity: bool,
     /// Columns the caption needs whole.
     caption_width: usize,
+    /// Columns of the caption's symbol, the least of it shown.
+    symbol_width: usize,
 }
 
 impl Shape {
@@ -120,7 +122,18 @@ impl Shape {
             negative,
             minus_infinity,
             caption_width: columns(&caption(tutor, matrix)),
+            symbol_width: columns(caption_symbol(&caption(tutor, matrix))),
         }
+    }
+
+    /// The width that also shows every column label whole ("sleeping" over numbers of one
+    /// digit), when the row has the room: the panel's columns widen to fill it.
+    pub fn labelled_width(&self, cap: usize) -> u16 {
+        let cell = self.cell_width(cap).max(self.header_width);
+        let labelled = self.label_width + self.total_cols * (cell + 1);
+        (self.captioned_width(cap) as usize)
+            .max(labelled)
+            .min(usize::from(u16::MAX / 8)) as u16
     }
 
     /// Decimals shown when at most `cap` may be: fewer digits let a wide matrix fit whole.
@@ -149,7 +162,8 @@ impl Shape {
     /// matrix's symbol in the caption.
     pub fn whole_width(&self, cap: usize) -> u16 {
         let needed = self.label_width + self.total_cols * (self.cell_width(cap) + 1);
-        let caption = columns(self.matrix.symbol()) + 4;
+        // The caption's symbol as shown, head mark and all ("rescale⁽¹⁾"), and the focus mark.
+        let caption = self.symbol_width + 4;
         needed.max(caption).min(usize::from(u16::MAX / 8)) as u16
     }
 
@@ -207,8 +221,14 @@ impl Geometry {
             .label_width
             .clamp(1, usize::from(area.width / 2).max(1)) as u16;
         let room = area.width.saturating_sub(label_width + 1).max(1);
-        let cell_width =
-            (shape.cell_width(cap).min(usize::from(u16::MAX / 8)) as u16).clamp(1, room);
+        // Column labels whole where the area has room for every column at their width.
+        let labelled = shape.cell_width(cap).max(shape.header_width);
+        let cell = if shape.total_cols * (labelled + 1) <= usize::from(room) + 1 {
+            labelled
+        } else {
+            shape.cell_width(cap)
+        };
+        let cell_width = (cell.min(usize::from(u16::MAX / 8)) as u16).clamp(1, room);
         let visible_cols = usize::from((room + 1) / (cell_width + 1)).max(1);
         let visible_rows = usize::from(area.height.saturating_sub(HEAD_ROWS)).max(1);
         Geometry {
@@ -311,16 +331,26 @@ fn display_decimals<S: RawStorage<f64, Dyn, Dyn>>(
 /// becomes "Q = X·W_q", then "Q"; "mask (0 keeps, -inf hides)" becomes "mask". Only a symbol
 /// that does not fit either is cut.
 fn short_caption(caption: &str, room: usize) -> String {
-    // The gloss is the last parenthesis: a formula may hold its own ("weights ⊙ (d_weights −
-    // avg)").
-    let without_note = caption
-        .rsplit_once(" (")
-        .map_or(caption, |(formula, _)| formula);
-    let symbol = without_note.split(" = ").next().unwrap_or(without_note);
+    let without_note = without_gloss(caption);
+    let symbol = caption_symbol(caption);
     [caption, without_note, symbol]
         .into_iter()
         .find(|candidate| columns(candidate) <= room)
         .map_or_else(|| fit(symbol, room), str::to_string)
+}
+
+/// A caption without its gloss, the last parenthesis: a formula may hold its own
+/// ("weights ⊙ (d_weights − avg)").
+fn without_gloss(caption: &str) -> &str {
+    caption
+        .rsplit_once(" (")
+        .map_or(caption, |(formula, _)| formula)
+}
+
+/// The symbol a caption starts with: "rescale⁽¹⁾" of "rescale⁽¹⁾ = e^(m_old − m)".
+fn caption_symbol(caption: &str) -> &str {
+    let formula = without_gloss(caption);
+    formula.split(" = ").next().unwrap_or(formula)
 }
 
 /// What a panel needs to know beyond the matrix itself.

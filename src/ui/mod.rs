@@ -30,7 +30,7 @@ use crate::lesson::text::{columns, is_hidden, printable_path};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
 pub use theme::Theme;
-pub use tutor_screen::narration_text;
+pub use tutor_screen::{narration_lines, narration_text};
 
 use text::fit;
 
@@ -243,6 +243,10 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                         ),
                     }
                 }
+                // Short enough for one line at 80 columns.
+                Question::FollowAgain => "Follow the presenter again, losing your unsaved \
+                     edits? y follow · n stay free"
+                    .to_string(),
                 Question::TooLarge { keep } => format!(
                     "k keep the generator of {} (drops your edits to it) · Esc don't save",
                     matrix_list(keep)
@@ -367,7 +371,54 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         .max()
         .unwrap_or(10);
     let width = (area.width - 4).min(96);
-    let height = (rows.len() as u16 + 4).min(area.height - 2);
+    // Inside the border, a row's words wrap under themselves rather than run past it.
+    let inner_width = usize::from(width.saturating_sub(2));
+    let words_width = inner_width.saturating_sub(key_width + 4).max(10);
+    let mut lines: Vec<Line> = rows
+        .iter()
+        .flat_map(|(keys, what)| {
+            text::wrap_words(what, words_width)
+                .into_iter()
+                .enumerate()
+                .map(move |(index, words)| {
+                    let keys = if index == 0 { keys.as_str() } else { "" };
+                    Line::from(vec![
+                        Span::styled(format!(" {keys:<key_width$}  "), theme.title()),
+                        Span::raw(words),
+                    ])
+                })
+        })
+        .collect();
+    if let Some(Classroom::Presenter { join, host_key, .. }) = &app.classroom {
+        // One line per way in: the ssh command, the browser page; then the host key students'
+        // ssh asks them to check.
+        let ways = join
+            .lines()
+            .enumerate()
+            .map(|(index, way)| {
+                let lead = if index == 0 {
+                    "Students join with:"
+                } else {
+                    "or open:"
+                };
+                (lead, way)
+            })
+            .chain(host_key.as_deref().map(|key| ("ssh host key:", key)))
+            .map(|(lead, way)| {
+                Line::from(Span::styled(format!(" {lead:>19}  {way}"), theme.title()))
+            })
+            .collect::<Vec<_>>();
+        lines.splice(0..0, ways);
+    }
+    if app.tutor.is_none() && app.lab.is_none() {
+        let told = text::wrap_words(&keymap::picker_help(), inner_width.saturating_sub(1));
+        lines.splice(
+            0..0,
+            told.into_iter()
+                .map(|line| Line::from(Span::styled(format!(" {line}"), theme.muted()))),
+        );
+    }
+    let height = (lines.len() as u16 + 2).min(area.height - 2);
     let popup = Rect::new(
         area.x + (area.width - width) / 2,
         area.y + (area.height - height) / 2,
@@ -375,33 +426,6 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         height,
     );
     Clear.render(popup, buf);
-    let mut lines: Vec<Line> = rows
-        .iter()
-        .map(|(keys, what)| {
-            Line::from(vec![
-                Span::styled(format!(" {keys:<key_width$}  "), theme.title()),
-                Span::raw(*what),
-            ])
-        })
-        .collect();
-    if let Some(Classroom::Presenter { join, .. }) = &app.classroom {
-        // One line per way in: the ssh command, the browser page.
-        let ways = join.lines().enumerate().map(|(index, way)| {
-            let lead = if index == 0 {
-                "Students join with:"
-            } else {
-                "or open:"
-            };
-            Line::from(Span::styled(format!(" {lead:>19}  {way}"), theme.title()))
-        });
-        lines.splice(0..0, ways);
-    }
-    if app.tutor.is_none() {
-        lines.insert(
-            0,
-            Line::from(Span::styled(keymap::picker_help(), theme.muted())),
-        );
-    }
     // Taller than the terminal: the rows scroll, and the border says which are shown.
     let shown = usize::from(height.saturating_sub(2));
     let hidden = lines.len().saturating_sub(shown);

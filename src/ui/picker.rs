@@ -17,6 +17,33 @@ use super::working::rule_line;
 /// Columns of the lesson-name column.
 const NAME_WIDTH: usize = 22;
 
+/// Columns a lesson's title keeps in its row (all of a shorter one) before its shape gets them.
+const TITLE_KEPT: usize = 30;
+
+/// Columns between a lesson's title and its shape.
+const SEPARATOR: usize = 2;
+
+/// The shape's clauses ("6 tokens × 4 → d_k 2", "2 heads", …) that fit `room`, the first always
+/// (shortened if it must be), the others whole or not at all; "…" says some were left out.
+fn shape_within(shape: &str, room: usize) -> String {
+    if columns(shape) <= room {
+        return shape.to_string();
+    }
+    let clauses: Vec<&str> = shape.split(", ").collect();
+    let mut kept = clauses[0].to_string();
+    for clause in &clauses[1..] {
+        let longer = format!("{kept}, {clause}");
+        if columns(&longer) + 3 > room {
+            break;
+        }
+        kept = longer;
+    }
+    if clauses.len() > 1 {
+        kept.push_str(", …");
+    }
+    fit(&kept, room)
+}
+
 /// `/long/path/to/lesson.toml:3:9: error: …` as `lesson.toml:3:9: error: …`: the list line is
 /// short, and the folder is in the details below.
 fn without_folders(line: &str) -> String {
@@ -92,9 +119,18 @@ pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 theme.error(),
             ),
         };
-        let room = width.saturating_sub(NAME_WIDTH + 2 + columns(&right) + 2);
+        // The title keeps its room before the shape does: a long shape (heads, positions, the
+        // source's tokens) gives up its later clauses, whole, for the row; the details below
+        // show it all.
+        let before = NAME_WIDTH + 2;
+        let title_room = columns(&middle).min(TITLE_KEPT);
+        let right = shape_within(
+            &right,
+            width.saturating_sub(before + title_room + SEPARATOR + 1),
+        );
+        let room = width.saturating_sub(before + columns(&right) + SEPARATOR + 1);
         let middle = fit(&middle, room);
-        let pad = room.saturating_sub(columns(&middle)) + 1;
+        let pad = room.saturating_sub(columns(&middle)) + SEPARATOR;
         let text = format!(
             "{marker}{name:<w$}{middle}{}{right}",
             " ".repeat(pad),

@@ -88,6 +88,13 @@ pub fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
         return Vec::new();
     };
     let targets = tutor.practice_targets();
+    if targets.is_empty() && tutor.step() == crate::attention::Step::AllHeads {
+        // Its maps are computed, but on the Softmax step, where they are predicted.
+        return plain(
+            "Nothing to predict on this step: it shows every head's weights again, computed \
+             on the Softmax step. n goes on · x stops practice.",
+        );
+    }
     if targets.is_empty() {
         return plain(
             "Nothing to predict on this step: its numbers are given. n goes on · x stops \

@@ -173,7 +173,13 @@ fn words_outside_brackets(text: &str) -> Vec<&str> {
             _ => {}
         }
     }
-    words.push(&text[start..]);
+    // A bracket never closed (typed by the learner: `12[3`) joins nothing: the rest breaks at
+    // its spaces, so the message's end is not one word too long for any line.
+    if depth > 0 {
+        words.extend(text[start..].split(' '));
+    } else {
+        words.push(&text[start..]);
+    }
     words
 }
 

@@ -96,9 +96,11 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
                 .rsplit_once(" (")
                 .map_or(caption.as_str(), |(formula, _)| formula);
             // A long formula would fill the note: its symbol says it (and the online softmax's,
-            // whose note is the tile's, always: the header writes the formulas).
+            // whose note is the tile's, always: the header writes the formulas; and beside the
+            // Circuits step's sentence, which leaves no room for a formula in the note's lines).
             if crate::lesson::text::columns(formula) > LONGEST_FORMULA_IN_NOTE
                 || view.result.per_tile()
+                || tutor.step() == Step::Circuits
             {
                 tutor.attention.symbol_in(view.result, tutor.head)
             } else {
@@ -253,7 +255,13 @@ pub fn narration_text(tutor: &Tutor) -> String {
     let step = tutor.step();
     let mut text = String::new();
     let projected = tutor.attention.has(MatrixName::Embeddings);
-    if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() {
+    if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() && tutor.presented {
+        // A student's screen: the presenter changed it, and a follower has no R.
+        text.push_str(
+            "(The lesson has been changed from the numbers and words its text below was \
+             written for.)\n",
+        );
+    } else if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() {
         text.push_str(
             "(You have changed the lesson: its text below was written for its original \
              numbers and words; R resets them. A saved copy leaves this text out.)\n",
@@ -297,12 +305,32 @@ pub fn narration_text(tutor: &Tutor) -> String {
     text
 }
 
+/// The narration's lines at a width. The lesson shown as a file to copy wraps a long comment
+/// as comments, each line starting "# ", so that what is pasted is still a lesson file.
+pub fn narration_lines(tutor: &Tutor, width: usize) -> Vec<String> {
+    let text = narration_text(tutor);
+    if !tutor.showing_file {
+        return wrap_words(&text, width);
+    }
+    text.split('\n')
+        .flat_map(|line| match line.strip_prefix('#') {
+            Some(comment) if crate::lesson::text::columns(line) > width => {
+                wrap_words(comment.trim_start(), width.saturating_sub(2).max(1))
+                    .into_iter()
+                    .map(|part| format!("# {part}"))
+                    .collect()
+            }
+            _ => wrap_words(line, width),
+        })
+        .collect()
+}
+
 fn narration(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height < 2 {
         return;
     }
     let width = area.width.saturating_sub(2);
-    let lines = wrap_words(&narration_text(tutor), usize::from(width));
+    let lines = narration_lines(tutor, usize::from(width));
     let visible = usize::from(area.height - 1);
     let most = lines.len().saturating_sub(visible);
     let scroll = usize::from(tutor.narration_scroll).min(most);

@@ -245,6 +245,12 @@ fn draw_lines(
             shown.push((lines[kept].clone(), Style::new()));
         }
         shown
+    } else if height == 2 {
+        // No room for the "…": the first line and the result.
+        [0, kept]
+            .iter()
+            .map(|index| (lines[*index].clone(), Style::new()))
+            .collect()
     } else {
         lines[..height]
             .iter()
@@ -668,5 +674,7 @@ mod elision_tests {
             drawn(&lines, None, 3),
             ["a = f", "   … 4 more lines", "hint"]
         );
+        // Two lines, where the narration took the rest: the first and the result.
+        assert_eq!(drawn(&lines, Some(2), 2), ["a = f", "  = 3"]);
     }
 }

@@ -366,6 +366,24 @@ impl Browser {
             .expect("the window resizes");
     }
 
+    /// Resizes the window so that the page itself (the window less the browser's bars) is
+    /// `width` × `height`, as a phone's screen would be.
+    pub fn resize_page(&self, width: u32, height: u32) {
+        self.resize(width, height);
+        let inner = self
+            .runtime
+            .block_on(
+                self.client
+                    .execute("return [window.innerWidth, window.innerHeight];", vec![]),
+            )
+            .expect("the page's size");
+        let side = |index: usize| inner[index].as_u64().expect("a size") as u32;
+        self.resize(
+            width + width.saturating_sub(side(0)),
+            height + height.saturating_sub(side(1)),
+        );
+    }
+
     /// The window as a PNG.
     pub fn screenshot(&self) -> Vec<u8> {
         self.runtime
