@@ -171,9 +171,10 @@ fn every_cell_of_every_step(width: u16, height: u16, limit: usize) {
             update(&mut app, Action::GoToStep(number));
             let tutor = app.tutor.as_ref().expect("still in the lesson");
             let focus = tutor.focus;
+            // A step of generation's matrices at its first token (a K/V cache is a view).
             let (rows, cols) = tutor
                 .attention
-                .matrix(focus)
+                .matrix_at(focus, 0, 0)
                 .map_or((0, 0), |values| (values.nrows(), values.ncols()));
             assert!(rows > 0, "{} step {number} has no matrix", builtin.name);
             let mut arrangement: Option<Vec<(String, Rect)>> = None;

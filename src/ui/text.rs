@@ -202,8 +202,9 @@ mod tests {
                 );
             }
         }
-        // An unclosed bracket does not swallow the rest of the line's breaks forever.
-        assert_eq!(words_outside_brackets("a] b [c d"), ["a]", "b", "[c d"]);
+        // An unclosed bracket (typed by the learner) joins nothing: what follows it still
+        // breaks at its spaces.
+        assert_eq!(words_outside_brackets("a] b [c d"), ["a]", "b", "[c", "d"]);
     }
 
     #[test]

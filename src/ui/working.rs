@@ -26,6 +26,9 @@ pub struct SoftmaxPlan {
     /// `None` when the aside goes below the table.
     pub aside_width: Option<u16>,
     pub aside: Vec<String>,
+    /// Where each note of the aside ends (the quotient, the entropy, the aside on the row
+    /// maximum): a note that does not fit whole is left off, never cut mid-sentence.
+    note_ends: Vec<usize>,
 }
 
 impl SoftmaxPlan {
@@ -52,14 +55,34 @@ impl SoftmaxPlan {
             width
         };
         let mut aside = softmax_quotient(tutor, selected, aside_width);
-        aside.extend(entropy_note(tutor, row, aside_width));
-        aside.extend(stable_softmax_note(tutor, row, aside_width));
+        let mut note_ends = vec![aside.len()];
+        for note in [
+            entropy_note(tutor, row, aside_width),
+            stable_softmax_note(tutor, row, aside_width),
+        ] {
+            aside.extend(note);
+            note_ends.push(aside.len());
+        }
         SoftmaxPlan {
             table_width: table_width.min(width),
             bar_width,
             aside_width: beside.then_some(aside_width),
             aside,
+            note_ends,
         }
+    }
+
+    /// The aside's lines that fit in `height` rows: the quotient first (cut at the bottom only
+    /// when it alone is taller), then each note that fits whole.
+    fn aside_within(&self, height: usize) -> &[String] {
+        let whole = self
+            .note_ends
+            .iter()
+            .copied()
+            .filter(|end| *end <= height)
+            .max()
+            .unwrap_or(0);
+        &self.aside[..whole.max(height.min(self.note_ends[0]))]
     }
 
     /// Rows the working needs, its title included.
@@ -162,11 +185,10 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     rule_line(&title, theme, area, buf);
     softmax_table(tutor, theme, row, table, shown, plan.bar_width, buf);
-    // No elision here: the quotient comes first and the aside is cut at the bottom.
+    // No elision here: the quotient comes first, and a note that does not fit is left off.
     for (offset, line) in plan
-        .aside
+        .aside_within(usize::from(aside.height))
         .iter()
-        .take(usize::from(aside.height))
         .enumerate()
     {
         buf.set_stringn(
@@ -627,7 +649,24 @@ fn stable_softmax_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::bar;
+    use super::{SoftmaxPlan, bar};
+
+    #[test]
+    fn a_note_of_the_softmax_aside_that_does_not_fit_whole_is_left_off() {
+        let lines = |text: &str| text.split(' ').map(str::to_string).collect::<Vec<_>>();
+        let plan = SoftmaxPlan {
+            table_width: 30,
+            bar_width: 4,
+            aside_width: Some(30),
+            aside: lines("q1 q2 e1 e2 e3 a1 a2 a3"),
+            note_ends: vec![2, 5, 8],
+        };
+        assert_eq!(plan.aside_within(8), lines("q1 q2 e1 e2 e3 a1 a2 a3"));
+        assert_eq!(plan.aside_within(7), lines("q1 q2 e1 e2 e3"));
+        assert_eq!(plan.aside_within(4), lines("q1 q2"));
+        // The quotient alone taller than the room: it is cut at the bottom.
+        assert_eq!(plan.aside_within(1), lines("q1"));
+    }
 
     #[test]
     fn bars_grow_in_eighths_of_a_column() {
