@@ -16,6 +16,9 @@
 //! offers that lesson too and has every student open it instead (End, then Enter in the
 //! picker): the server's memory per student at a large lesson. `--browsers N` (or
 //! `ATTN_BENCH_BROWSERS`) puts N of the students in browser seats (default: half).
+//! `--flood N` (or `ATTN_BENCH_FLOOD`) first has N more browser seats open the scaling lab and
+//! send 1,000 `r` each in one message, as an attacker would, while the class joins and types:
+//! the class's join and key times under that flood.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -57,7 +60,8 @@ fn main() -> ExitCode {
 fn run() -> anyhow::Result<()> {
     let (sessions, keys, browsers) = counts()?;
     let lesson = lesson()?;
-    let server = Server::start(sessions, lesson.as_deref())?;
+    let flood = flood_seats()?;
+    let server = Server::start(sessions + flood, lesson.as_deref())?;
     // The client shares the machine (and its cores) with the server, as a loopback test must.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -68,6 +72,7 @@ fn run() -> anyhow::Result<()> {
         keys,
         browsers,
         lesson.is_some(),
+        flood,
     ));
     let log = server.log();
     drop(server);
@@ -121,6 +126,39 @@ fn counts() -> anyhow::Result<(usize, usize, usize)> {
         None => sessions.div_ceil(2),
     };
     Ok((sessions, keys, browsers))
+}
+
+/// Seats that flood the lab before the class joins (`--flood N`); none by default.
+fn flood_seats() -> anyhow::Result<usize> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let given = args
+        .iter()
+        .position(|arg| arg == "--flood")
+        .map(|at| args.get(at + 1).cloned().unwrap_or_default())
+        .or_else(|| std::env::var("ATTN_BENCH_FLOOD").ok());
+    given.map_or(Ok(0), |text| {
+        text.parse::<usize>()
+            .ok()
+            .with_context(|| format!("--flood / ATTN_BENCH_FLOOD wants a count, not {text:?}"))
+    })
+}
+
+/// The redraws each flooding seat sends, in one message.
+static REDRAWS: [u8; 1000] = [b'r'; 1000];
+
+/// `seats` browser seats in the scaling lab, each having sent `REDRAWS`: kept (and not read)
+/// while the class works.
+async fn flood(web_port: u16, seats: usize) -> anyhow::Result<Vec<Student>> {
+    let mut flooding = Vec::new();
+    for index in 0..seats {
+        let (mut seat, _) = Student::join(0, Some(web_port), format!("flood{index}")).await?;
+        seat.press(b"L").await.context("opening the lab")?;
+        flooding.push(seat);
+    }
+    for seat in &mut flooding {
+        seat.send(&REDRAWS).await?;
+    }
+    Ok(flooding)
 }
 
 /// The lesson every student opens, when not the first built-in one.
@@ -454,6 +492,13 @@ impl Student {
     /// Sends a key and waits for the frame it causes: the time that took, and the frame.
     async fn press(&mut self, key: &'static [u8]) -> anyhow::Result<(Duration, Vec<u8>)> {
         let sent = Instant::now();
+        self.send(key).await?;
+        let frame = self.frame().await?;
+        Ok((sent.elapsed(), frame))
+    }
+
+    /// Sends keys without waiting for a frame.
+    async fn send(&mut self, key: &'static [u8]) -> anyhow::Result<()> {
         match &mut self.seat {
             Seat::Ssh { channel, .. } => {
                 within("sending a key", async {
@@ -468,8 +513,7 @@ impl Student {
                 .await?
             }
         }
-        let frame = self.frame().await?;
-        Ok((sent.elapsed(), frame))
+        Ok(())
     }
 
     fn in_browser(&self) -> bool {
@@ -598,6 +642,8 @@ struct Report {
     sessions: usize,
     browsers: usize,
     keys: usize,
+    /// Seats that flooded the lab before the class joined.
+    flood: usize,
     joined: usize,
     connect_time: Duration,
     /// Each student's time from connecting to seeing the picker, sorted.
@@ -625,8 +671,10 @@ async fn classroom(
     keys: usize,
     browsers: usize,
     last: bool,
+    flood_seats: usize,
 ) -> anyhow::Result<Report> {
     let baseline = server.memory()?;
+    let flooding = flood(server.web_port, flood_seats).await?;
     let overflows_before = listen_overflows();
     let started = Instant::now();
     let joining: Vec<_> = (0..sessions)
@@ -690,7 +738,7 @@ async fn classroom(
     let server_cpu = cpu_time(&server.pid.to_string())? - cpu_before.1;
     let driven = server.memory()?;
 
-    for student in students {
+    for student in students.into_iter().chain(flooding) {
         student.leave().await;
     }
     // Time for the server to drop every session.
@@ -700,6 +748,7 @@ async fn classroom(
         sessions,
         browsers,
         keys,
+        flood: flood_seats,
         joined,
         connect_time,
         join_times,
@@ -745,6 +794,13 @@ impl Report {
             percentile(&self.join_times, 50),
             percentile(&self.join_times, 100),
         );
+        if self.flood > 0 {
+            println!(
+                "  while {} browser seats in the lab had each sent 1,000 r (a sweep each on a \
+                 server that redraws per key)",
+                self.flood
+            );
+        }
         if let Some(overflows) = self.overflows.filter(|&count| count > 0) {
             println!(
                 "  the listen queue overflowed {overflows} times: those connections were retried by \

@@ -1,7 +1,8 @@
 //! The classroom faces untrusted students: what a client chooses never reaches the teacher's
 //! log raw or unbounded, one address cannot lock its classmates out or guess the join code
 //! quickly, a connection that never finishes the SSH handshake is dropped early, and a host key
-//! others can read is refused.
+//! others can read is refused; students flooding the lab with redraws do not keep a classmate
+//! from their first frame.
 
 mod common;
 
@@ -605,4 +606,87 @@ fn wrong_join_codes_from_eight_addresses_are_paced_together_and_a_classmate_stil
         took < Duration::from_secs(5),
         "the classmate with the code got in after {took:?} during the guessing"
     );
+}
+
+/// A browser seat signed in to an open class, in the scaling lab with 2 keys a row.
+fn in_the_lab(port: u16, name: &str) -> Seat {
+    let mut seat = Seat::open(port);
+    seat.join(name, "", 80, 24);
+    seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+    seat.press("L");
+    seat.wait_until("the lab", |seat| seat.screen_text().contains("seed 1 "));
+    // A debug build sweeps some 40 times slower than a release build (4 s of CPU for the
+    // default 16 keys): at 2 keys a sweep costs a fifth of that, still far more than the
+    // 0.05-0.12 s one costs the release server.
+    seat.press("[[[");
+    seat.wait_until("2 keys a row", |seat| {
+        seat.screen_text().contains(" 2 keys ")
+    });
+    seat
+}
+
+#[test]
+fn students_flooding_the_lab_with_redraws_do_not_keep_a_classmate_from_their_first_frame() {
+    let mut server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let port = server.page_port();
+    let seats: Vec<Seat> = (0..2)
+        .map(|index| in_the_lab(port, &format!("flood{index}")))
+        .collect();
+    // Each seat sends 3,000 redraws, three messages of 1,000 (each r a whole sweep on the old
+    // server: over an hour of CPU for the two), then keeps sending r one message at a time
+    // until the classmate is in, for at most 60 s.
+    let stop = Arc::new(AtomicBool::new(false));
+    let attackers: Vec<_> = seats
+        .into_iter()
+        .map(|mut seat| {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let flood = "r".repeat(1000);
+                for _ in 0..3 {
+                    seat.press(&flood);
+                }
+                let started = Instant::now();
+                while !stop.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60) {
+                    seat.press("r");
+                    thread::sleep(Duration::from_millis(5));
+                }
+                seat
+            })
+        })
+        .collect();
+    // Let the floods arrive before the classmate comes.
+    thread::sleep(Duration::from_millis(500));
+
+    // The classmate's page opens and draws the picker within a minute (a few seconds here; on
+    // the old server, a frozen server never answered the socket).
+    let (drawn, picker) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let mut classmate = Seat::open(port);
+        classmate.join("classmate", "", 80, 24);
+        classmate.wait_until("the classmate's picker, during the flood", |seat| {
+            seat.screen_text().contains(PICKER)
+        });
+        let _ = drawn.send(());
+    });
+    let in_time = picker.recv_timeout(Duration::from_secs(60)).is_ok();
+    stop.store(true, Ordering::SeqCst);
+    assert!(
+        in_time,
+        "the classmate got no picker within 60 s of the flood; the log:\n{}",
+        server.log()
+    );
+    for attacker in attackers {
+        let mut seat = attacker.join().unwrap();
+        // The flooding seats are still served: their redraws came.
+        seat.wait_until("the flood's redraws drawn", |seat| {
+            let text = seat.screen_text();
+            text.split("seed ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|seed| seed.parse::<u64>().ok())
+                .is_some_and(|seed| seed > 1)
+        });
+    }
+    server.assert_still_serving();
+    assert!(!server.log().contains("panicked"), "{}", server.log());
 }

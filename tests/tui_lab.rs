@@ -54,14 +54,14 @@ fn arrows_choose_the_d_k_whose_row_is_drawn() {
 #[test]
 fn brackets_change_the_keys_and_r_the_seed() {
     let mut app = lab();
-    let before = app.lab.as_ref().unwrap().sweep.clone();
+    let before = app.lab.as_ref().unwrap().sweep().clone();
     update(&mut app, Action::NextMatrix);
     let screen = app.lab.as_ref().unwrap();
     assert_eq!(screen.settings().keys, 32);
-    assert_eq!(screen.row.0.len(), 32);
+    assert_eq!(screen.row().0.len(), 32);
     update(&mut app, Action::Reroll);
     assert_eq!(app.lab.as_ref().unwrap().settings().seed, 2);
-    assert_ne!(app.lab.as_ref().unwrap().sweep.points, before.points);
+    assert_ne!(app.lab.as_ref().unwrap().sweep().points, before.points);
     for _ in 0..10 {
         update(&mut app, Action::PreviousMatrix);
     }

@@ -107,6 +107,8 @@ pub struct Shared {
     unsaved: AtomicUsize,
     /// Becomes true when the server stops: every session says goodbye.
     class_over: tokio::sync::watch::Receiver<bool>,
+    /// Where the sessions' tutors do their work, off the runtime's workers.
+    workshop: session::Workshop,
 }
 
 /// What the connection's guard needs to know of the session (handshake done, signed in yet,
@@ -514,6 +516,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         following: AtomicUsize::new(0),
         unsaved: AtomicUsize::new(0),
         class_over: class_over_receiver,
+        workshop: session::Workshop::default(),
     });
     let limits = (options.login_deadline, options.idle_timeout);
     if let Some((listener, config, _, _)) = ssh {

@@ -2,25 +2,28 @@
 //! their window size and the presenter, and drawn into their channel (SSH) or socket (browser)
 //! one frame at a time.
 //!
-//! The SSH handler only drops what arrives into the session's `Mailbox`; this task does the
-//! work. That keeps the connection's loop free to read window adjustments while a frame waits
-//! for a slow client, and bounds what one student can make the server hold: 128 KiB of decoded
-//! keys and pastes, and one frame in flight. While a frame waits, changes pile up in the app's state, not
-//! in a queue, and the next frame carries them all (the latest frame wins).
+//! The SSH handler only drops what arrives into the session's `Mailbox`; this task takes it and
+//! has the work done in the class's `Workshop`, a turn at a time, off the runtime's workers.
+//! That keeps the connection's loop free to read window adjustments while a frame waits for a
+//! slow client, keeps one student's heavy keys (a lab sweep, a big lesson's step) from
+//! stalling anyone else's connection, and bounds what one student can make the server hold and
+//! do: 128 KiB of decoded keys and pastes, one frame in flight, and keys no more than
+//! `STALE_INPUT` of their own seat's work behind. While a frame waits, changes pile up in the
+//! app's state, not in a queue, and the next frame carries them all (the latest frame wins).
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossterm::cursor::Hide;
 use crossterm::event::{EnableBracketedPaste, EnableMouseCapture, Event};
 use crossterm::terminal::EnterAlternateScreen;
 use ratatui::layout::{Rect, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 
-use crate::app::{Action, App, Classroom, Follow, Presented};
+use crate::app::{Action, App, Classroom, Follow, Presented, Status};
 use crate::input::action_for;
 use crate::input::bytes::Decoder;
 use crate::term::channel::{ChannelBackend, Outbox};
@@ -38,6 +41,17 @@ const MAX_PENDING_INPUT: usize = 128 * 1024;
 
 /// What a key (or a click, a resize of the terminal) counts for in `MAX_PENDING_INPUT`.
 const KEY_COST: usize = 16;
+
+/// How long one turn of a session's work may go on taking keys before it draws the frame and
+/// lets the next seat work: a backlog of keys is worked off a turn at a time, between other
+/// seats' turns.
+const TURN_TIME: Duration = Duration::from_millis(40);
+
+/// How much of its own seat's work a key may wait behind before it is dropped: a seat's backlog
+/// is bounded in work, so a client that sends more than the server can do loses its keys
+/// rather than taking its share of the machine for minutes. Time spent waiting for other
+/// seats' turns does not count: in a busy class a student's keys are slow, not lost.
+const STALE_INPUT: Duration = Duration::from_secs(2);
 
 /// How long a lone ESC waits for the rest of a sequence before it counts as the Escape key.
 const ESCAPE_WAIT: Duration = Duration::from_millis(50);
@@ -79,6 +93,10 @@ struct Taken {
     size: Option<Size>,
     ending: Option<Ending>,
 }
+
+/// A key (or paste, click) and how much work its seat had done when it was taken from the
+/// mailbox (`Desk::worked`).
+type Stamped = (Duration, Event);
 
 fn cost(event: &Event) -> usize {
     match event {
@@ -152,6 +170,34 @@ impl Mailbox {
     }
 }
 
+/// Where the class's tutors do their work: updating an app with a student's keys and drawing
+/// its screen. A lab sweep or a big lesson's step takes a tenth of a second or more of CPU, so
+/// that work never runs on the runtime's workers (which must stay free to answer every other
+/// connection) but on blocking threads, a turn at a time, at most `turns` at once. Seats wait
+/// for a turn in the order they asked (the semaphore is first come, first served), and a seat
+/// with work left after its turn asks again at the back: each busy seat gets its share, and a
+/// classmate's first frame waits for one turn of each seat ahead of it, not for their backlogs.
+#[derive(Debug, Clone)]
+pub struct Workshop {
+    turns: Arc<Semaphore>,
+}
+
+impl Default for Workshop {
+    /// One turn at a time per core but one: a core stays for the connections themselves.
+    fn default() -> Workshop {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Workshop::with_turns(cores.saturating_sub(1).max(1))
+    }
+}
+
+impl Workshop {
+    pub fn with_turns(turns: usize) -> Workshop {
+        Workshop {
+            turns: Arc::new(Semaphore::new(turns.max(1))),
+        }
+    }
+}
+
 /// Everything a session starts from.
 pub struct Start {
     pub shared: Arc<Shared>,
@@ -166,12 +212,9 @@ pub struct Start {
 
 struct Session {
     who: String,
-    app: App,
-    terminal: Terminal<ChannelBackend>,
-    outbox: Outbox,
-    painter: Painter,
-    theme: Theme,
-    size: Size,
+    /// The student's app and screen; `None` only while a turn has it on a blocking thread.
+    desk: Option<Desk>,
+    workshop: Workshop,
     writer: Wire,
     mailbox: Arc<Mailbox>,
     connection: watch::Receiver<()>,
@@ -180,6 +223,46 @@ struct Session {
     following: Tally,
     /// Counted while this student is free with unsaved edits of their own.
     unsaved: Tally,
+}
+
+/// What a turn works on: the student's app and the screen it is drawn into.
+struct Desk {
+    who: String,
+    app: App,
+    terminal: Terminal<ChannelBackend>,
+    outbox: Outbox,
+    painter: Painter,
+    theme: Theme,
+    size: Size,
+    /// The time this seat's turns have taken, all told: the clock its keys go stale by.
+    worked: Duration,
+}
+
+/// What waits for the session's next turn.
+#[derive(Default)]
+struct Work {
+    events: VecDeque<Stamped>,
+    size: Option<Size>,
+    presented: Option<Arc<Presented>>,
+}
+
+impl Work {
+    fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.size.is_none() && self.presented.is_none()
+    }
+}
+
+/// What a turn did.
+struct Turned {
+    /// The frame to send; empty when nothing on the screen changed.
+    frame: Vec<u8>,
+    /// Keys the turn had no time for, for the next.
+    left: VecDeque<Stamped>,
+    following: bool,
+    unsaved: bool,
+    quit: bool,
+    /// The screen could not be drawn or resized: the session ends.
+    failed: bool,
 }
 
 /// Runs a student's session until they quit, leave, or the server ends it.
@@ -193,14 +276,6 @@ pub async fn run(start: Start) {
 
 impl Session {
     fn new(start: Start) -> anyhow::Result<Session> {
-        let outbox = Outbox::default();
-        let backend = ChannelBackend::new(outbox.clone(), start.size);
-        let terminal = Terminal::with_options(
-            backend,
-            TerminalOptions {
-                viewport: Viewport::Fixed(Rect::new(0, 0, start.size.width, start.size.height)),
-            },
-        )?;
         let mut app = App::new(start.shared.entries.clone(), None);
         // Files saved here would land on the teacher's machine.
         app.can_save = false;
@@ -216,25 +291,13 @@ impl Session {
                 latest: None,
             });
         }
-        let mut outbox_for_setup = outbox.clone();
-        crossterm::queue!(
-            outbox_for_setup,
-            EnterAlternateScreen,
-            EnableMouseCapture,
-            EnableBracketedPaste,
-            Hide
-        )?;
         Ok(Session {
             following: Tally::new(&start.shared, |shared| &shared.following),
             unsaved: Tally::new(&start.shared, |shared| &shared.unsaved),
             class_over: start.shared.class_over.clone(),
+            workshop: start.shared.workshop.clone(),
+            desk: Some(Desk::new(&start.who, app, start.size, start.theme)?),
             who: start.who,
-            app,
-            terminal,
-            outbox,
-            painter: Painter::default(),
-            theme: start.theme,
-            size: start.size,
             writer: start.writer,
             mailbox: start.mailbox,
             connection: start.connection,
@@ -243,97 +306,108 @@ impl Session {
     }
 
     async fn run(mut self) {
-        if let Some(presenter) = self.presenter.as_mut() {
-            let presented = Arc::clone(&presenter.borrow_and_update());
-            dispatch(
-                &mut self.app,
-                Action::Presenter(presented),
-                &mut refuse_save,
-            );
-        }
+        let mut work = Work {
+            presented: self
+                .presenter
+                .as_mut()
+                .map(|presenter| Arc::clone(&presenter.borrow_and_update())),
+            ..Work::default()
+        };
+        // The first turn draws the first frame, whatever it has to do.
+        let mut draw = true;
         loop {
-            self.following.set(self.app.is_following());
-            // A follower's screen is the presenter's, edits and all: only a free student's
-            // edits are their own.
-            self.unsaved.set(
-                !self.app.is_following()
-                    && self
-                        .app
-                        .tutor
-                        .as_ref()
-                        .is_some_and(crate::app::Tutor::has_unsaved_edits),
-            );
-            if !self.send_frame().await {
-                return;
-            }
-            let escape_pending = self.mailbox.waiting_on_escape();
-            tokio::select! {
-                () = self.mailbox.wake.notified() => {}
-                changed = presenter_changed(&mut self.presenter) => {
-                    if let Some(presented) = changed {
-                        dispatch(&mut self.app, Action::Presenter(presented), &mut refuse_save);
-                    }
-                }
-                _ = self.class_over.changed() => {
-                    self.goodbye(Some(Ending::ClassOver)).await;
+            if draw || !work.is_empty() {
+                let Some(turned) = self.turn(std::mem::take(&mut work)).await else {
+                    return;
+                };
+                self.following.set(turned.following);
+                self.unsaved.set(turned.unsaved);
+                if turned.failed || !self.send_frame(turned.frame).await {
                     return;
                 }
-                _ = self.connection.changed() => return,
-                () = tokio::time::sleep(ESCAPE_WAIT), if escape_pending => {
-                    for event in self.mailbox.flush_escape() {
-                        self.apply(&event);
+                if turned.quit {
+                    tracing::info!(student = %self.who, "left");
+                    self.goodbye(None).await;
+                    return;
+                }
+                work.events = turned.left;
+                draw = false;
+            }
+            // Keys left over from the last turn: take what has come since and queue for the
+            // next turn at once, behind the seats already waiting.
+            if work.events.is_empty() {
+                let escape_pending = self.mailbox.waiting_on_escape();
+                tokio::select! {
+                    () = self.mailbox.wake.notified() => {}
+                    changed = presenter_changed(&mut self.presenter) => {
+                        work.presented = changed;
+                    }
+                    _ = self.class_over.changed() => {
+                        self.goodbye(Some(Ending::ClassOver)).await;
+                        return;
+                    }
+                    _ = self.connection.changed() => return,
+                    () = tokio::time::sleep(ESCAPE_WAIT), if escape_pending => {
+                        let worked = self.worked();
+                        work.events.extend(
+                            self.mailbox.flush_escape().into_iter().map(|event| (worked, event)),
+                        );
                     }
                 }
             }
             let inbox = self.mailbox.take();
-            if let Some(size) = inbox.size
-                && self.resize(size).is_err()
-            {
-                return;
-            }
-            for event in &inbox.events {
-                self.apply(event);
-                if self.app.quit {
-                    break;
-                }
-            }
-            if self.app.quit {
-                tracing::info!(student = %self.who, "left");
-                self.goodbye(None).await;
-                return;
-            }
             if inbox.ending.is_some() {
                 self.goodbye(inbox.ending).await;
                 return;
             }
+            work.size = inbox.size.or(work.size);
+            let worked = self.worked();
+            work.events
+                .extend(inbox.events.into_iter().map(|event| (worked, event)));
         }
     }
 
-    fn apply(&mut self, event: &crossterm::event::Event) {
-        let area = Rect::new(0, 0, self.size.width, self.size.height);
-        if let Some(action) = action_for(event, &self.app, area) {
-            dispatch(&mut self.app, action, &mut refuse_save);
+    /// The seat's work so far, to stamp keys with as they are taken.
+    fn worked(&self) -> Duration {
+        self.desk
+            .as_ref()
+            .map_or(Duration::ZERO, |desk| desk.worked)
+    }
+
+    /// Waits for a turn in the workshop and does `work` on a blocking thread. `None` when the
+    /// session is over (the connection went, the class ended, the work could not be done).
+    async fn turn(&mut self, work: Work) -> Option<Turned> {
+        let turns = Arc::clone(&self.workshop.turns);
+        let permit = tokio::select! {
+            permit = turns.acquire_owned() => permit.ok()?,
+            _ = self.connection.changed() => return None,
+            _ = self.class_over.changed() => {
+                self.goodbye(Some(Ending::ClassOver)).await;
+                return None;
+            }
+        };
+        let mut desk = self.desk.take()?;
+        let done = tokio::task::spawn_blocking(move || {
+            let turned = desk.turn(work, TURN_TIME);
+            drop(permit);
+            (desk, turned)
+        })
+        .await;
+        match done {
+            Ok((desk, turned)) => {
+                self.desk = Some(desk);
+                Some(turned)
+            }
+            Err(error) => {
+                tracing::warn!(student = %self.who, %error, "the tutor's work failed");
+                None
+            }
         }
     }
 
-    fn resize(&mut self, size: Size) -> std::io::Result<()> {
-        self.size = size;
-        self.terminal.backend_mut().set_size(size);
-        self.terminal
-            .resize(Rect::new(0, 0, size.width, size.height))
-    }
-
-    /// Draws the app and sends what changed, waiting while the client is not reading. Returns
-    /// false when the session is over (the connection went, or the class ended meanwhile).
-    async fn send_frame(&mut self) -> bool {
-        if let Err(error) = self
-            .painter
-            .draw(&mut self.terminal, &self.app, &self.theme)
-        {
-            tracing::warn!(student = %self.who, %error, "drawing failed");
-            return false;
-        }
-        let bytes = self.outbox.take();
+    /// Sends a frame, waiting while the client is not reading. Returns false when the session
+    /// is over (the connection went, or the class ended meanwhile).
+    async fn send_frame(&mut self, bytes: Vec<u8>) -> bool {
         if bytes.is_empty() {
             return true;
         }
@@ -364,6 +438,137 @@ impl Session {
         }
         let _ = tokio::time::timeout(GOODBYE_WAIT, self.writer.close(bytes, why)).await;
     }
+}
+
+impl Desk {
+    fn new(who: &str, app: App, size: Size, theme: Theme) -> anyhow::Result<Desk> {
+        let outbox = Outbox::default();
+        let backend = ChannelBackend::new(outbox.clone(), size);
+        let terminal = Terminal::with_options(
+            backend,
+            TerminalOptions {
+                viewport: Viewport::Fixed(Rect::new(0, 0, size.width, size.height)),
+            },
+        )?;
+        let mut setup = outbox.clone();
+        crossterm::queue!(
+            setup,
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste,
+            Hide
+        )?;
+        Ok(Desk {
+            who: who.to_string(),
+            app,
+            terminal,
+            outbox,
+            painter: Painter::default(),
+            theme,
+            size,
+            worked: Duration::ZERO,
+        })
+    }
+
+    /// One turn: the presenter's latest screen, the new size, and the student's keys in the
+    /// order typed until `TURN_TIME` is spent, then the frame. Keys that waited longer than
+    /// `STALE_INPUT` of this seat's work are dropped, and the student is told.
+    fn turn(&mut self, work: Work, time: Duration) -> Turned {
+        let started = Instant::now();
+        let mut failed = false;
+        if let Some(presented) = work.presented {
+            dispatch(
+                &mut self.app,
+                Action::Presenter(presented),
+                &mut refuse_save,
+            );
+        }
+        if let Some(size) = work.size
+            && self.resize(size).is_err()
+        {
+            failed = true;
+        }
+        let mut events = work.events;
+        let mut dropped = 0;
+        while !self.app.quit
+            && !failed
+            && let Some((stamp, event)) = events.pop_front()
+        {
+            if (self.worked + started.elapsed()).saturating_sub(stamp) > STALE_INPUT {
+                dropped += 1;
+                continue;
+            }
+            self.apply(&event);
+            if started.elapsed() >= time {
+                break;
+            }
+        }
+        if dropped > 0 {
+            tracing::info!(student = %self.who, dropped, "stale keys dropped");
+            self.app.status = Some(Status::error(dropped_keys(dropped)));
+        }
+        let mut frame = Vec::new();
+        if !self.app.quit && !failed {
+            match self.draw() {
+                Ok(bytes) => frame = bytes,
+                Err(error) => {
+                    tracing::warn!(student = %self.who, %error, "drawing failed");
+                    failed = true;
+                }
+            }
+        }
+        self.worked += started.elapsed();
+        Turned {
+            frame,
+            left: events,
+            // A follower's screen is the presenter's, edits and all: only a free student's
+            // edits are their own.
+            following: self.app.is_following(),
+            unsaved: !self.app.is_following()
+                && self
+                    .app
+                    .tutor
+                    .as_ref()
+                    .is_some_and(crate::app::Tutor::has_unsaved_edits),
+            quit: self.app.quit,
+            failed,
+        }
+    }
+
+    fn apply(&mut self, event: &Event) {
+        let area = Rect::new(0, 0, self.size.width, self.size.height);
+        if let Some(action) = action_for(event, &self.app, area) {
+            dispatch(&mut self.app, action, &mut refuse_save);
+        }
+    }
+
+    fn resize(&mut self, size: Size) -> std::io::Result<()> {
+        self.size = size;
+        self.terminal.backend_mut().set_size(size);
+        self.terminal
+            .resize(Rect::new(0, 0, size.width, size.height))
+    }
+
+    /// Draws the app; what changed on the screen, to send.
+    fn draw(&mut self) -> std::io::Result<Vec<u8>> {
+        self.painter
+            .draw(&mut self.terminal, &self.app, &self.theme)?;
+        Ok(self.outbox.take())
+    }
+}
+
+/// What the student reads when keys they typed were dropped.
+fn dropped_keys(dropped: usize) -> String {
+    let (keys, were) = if dropped == 1 {
+        ("key", "was")
+    } else {
+        ("keys", "were")
+    };
+    format!(
+        "{dropped} {keys} {were} dropped: typed while the tutor was still busy with over {} s of \
+         your earlier keys; type again",
+        STALE_INPUT.as_secs()
+    )
 }
 
 /// The presenter's next screen; never comes when there is no presenter (or it has stopped).
@@ -432,6 +637,92 @@ mod tests {
         assert!(taken.cost <= MAX_PENDING_INPUT);
         // Once the session has taken it, there is room again.
         assert!(mailbox.input(b"n"));
+    }
+
+    fn desk() -> Desk {
+        let app = App::new(App::builtin_entries(), None);
+        Desk::new("student", app, Size::new(80, 24), Theme::from_env(true)).unwrap()
+    }
+
+    fn keys(text: &str, stamp: Duration) -> VecDeque<Stamped> {
+        let mailbox = Mailbox::default();
+        mailbox.input(text.as_bytes());
+        mailbox
+            .take()
+            .events
+            .into_iter()
+            .map(|event| (stamp, event))
+            .collect()
+    }
+
+    fn lab_seed(desk: &Desk) -> u64 {
+        desk.app
+            .lab
+            .as_ref()
+            .expect("the lab is open")
+            .settings()
+            .seed
+    }
+
+    #[test]
+    fn a_turn_out_of_time_draws_and_leaves_the_rest_of_the_keys_for_the_next() {
+        let mut desk = desk();
+        // Stamped ahead, so that no key goes stale however slowly the sweep is drawn here.
+        let work = Work {
+            events: keys("Lrrrr", Duration::from_secs(3600)),
+            ..Work::default()
+        };
+        // No time at all: one key a turn, and a frame after each.
+        let turned = desk.turn(work, Duration::ZERO);
+        assert_eq!(turned.left.len(), 4);
+        assert!(!turned.frame.is_empty());
+        assert!(desk.app.lab.is_some());
+        let turned = desk.turn(
+            Work {
+                events: turned.left,
+                ..Work::default()
+            },
+            Duration::from_secs(60),
+        );
+        assert!(turned.left.is_empty());
+        assert_eq!(lab_seed(&desk), 5, "every r of the backlog counted");
+    }
+
+    #[test]
+    fn keys_that_waited_too_long_for_their_turn_are_dropped_and_the_student_told() {
+        let mut desk = desk();
+        let lab = Work {
+            events: keys("L", Duration::from_secs(3600)),
+            ..Work::default()
+        };
+        desk.turn(lab, Duration::from_secs(60));
+        assert!(desk.app.lab.is_some());
+        assert!(desk.app.status.is_none());
+        // This seat has worked 10 s; three r came when it had worked 7 s, one when 9.
+        desk.worked = Duration::from_secs(10);
+        let mut events = keys("rrr", Duration::from_secs(7));
+        events.extend(keys("r", Duration::from_secs(9)));
+        let turned = desk.turn(
+            Work {
+                events,
+                ..Work::default()
+            },
+            Duration::from_secs(60),
+        );
+        assert!(turned.left.is_empty());
+        assert_eq!(lab_seed(&desk), 2, "only the fresh r counted");
+        let status = desk
+            .app
+            .status
+            .as_ref()
+            .expect("the student is told")
+            .text
+            .clone();
+        assert_eq!(
+            status,
+            "3 keys were dropped: typed while the tutor was still busy with over 2 s of your \
+             earlier keys; type again"
+        );
     }
 
     #[test]

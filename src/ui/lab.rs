@@ -104,7 +104,7 @@ fn chart(lab: &LabScreen, figure: &Figure, theme: &Theme, area: Rect, buf: &mut 
     if area.height < 4 || area.width < 16 {
         return;
     }
-    let points = &lab.sweep.points;
+    let points = &lab.sweep().points;
     let at = |point: &Point, raw: bool| {
         (
             (point.dim as f64).log2(),
@@ -171,7 +171,7 @@ fn chart(lab: &LabScreen, figure: &Figure, theme: &Theme, area: Rect, buf: &mut 
 /// with the largest raw weights are drawn, and the caption says how many of how many.
 fn bars(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
     const BLOCKS: [&str; 9] = [" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
-    let (raw, scaled) = &lab.row;
+    let (raw, scaled) = lab.row();
     let half = area.width / 2;
     let columns = usize::from(half.saturating_sub(2));
     let mut keys: Vec<usize> = (0..raw.len()).collect();
