@@ -111,6 +111,47 @@ fn every_step_at(width: u16, height: u16, with_mask: bool) {
 }
 
 #[test]
+fn a_formula_too_wide_for_80_columns_says_so_with_an_ellipsis_and_keeps_the_lit_clause() {
+    let formula = |buffer: &Buffer| text(buffer).lines().nth(1).unwrap_or("").to_string();
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        let mut app = open(index);
+        let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            let narrow = formula(&draw(&app, &Theme::monochrome(), 80, 24));
+            let whole = formula(&draw(&app, &Theme::monochrome(), 400, 24));
+            // Whole, or the definitions after "where" left off whole, or cut with a "…".
+            let definitions_left_off = whole
+                .strip_prefix(narrow.as_str())
+                .is_some_and(|rest| rest.starts_with("    where "));
+            assert!(
+                narrow == whole || definitions_left_off || narrow.contains('…'),
+                "{} step {number}: the formula is cut unsaid at 80 columns:\n{narrow}\n{whole}",
+                builtin.name
+            );
+        }
+    }
+    // Several heads: on All heads the clause it computes stays whole, the others give way.
+    let mut app = open(lesson_index("gqa"));
+    let all_heads = app
+        .tutor
+        .as_ref()
+        .unwrap()
+        .steps
+        .iter()
+        .position(|step| *step == attn_tutor::attention::Step::AllHeads);
+    update(
+        &mut app,
+        Action::GoToStep(all_heads.expect("gqa has All heads") + 1),
+    );
+    let narrow = formula(&draw(&app, &Theme::monochrome(), 80, 24));
+    assert!(
+        narrow.contains("head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾"),
+        "{narrow}"
+    );
+}
+
+#[test]
 fn every_step_of_every_builtin_lesson_at_80x24_with_its_highlighting() {
     every_step_at(80, 24, true);
 }

@@ -66,7 +66,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 ),
             ]
         };
-        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
         return;
     }
     if step.is_backward() {
@@ -79,17 +79,17 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
             lit(true, &format!("L = Σ output ⊙ grad_output = {loss}")),
             Span::styled("   g: a step of gradient descent", theme.muted()),
         ];
-        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
         return;
     }
     if tutor.step_is_per_token() {
         let formula = generation_formula(tutor, theme, area.width);
-        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
         return;
     }
     if tutor.heads().query > 1 {
-        let formula = with_output_weights(tutor, theme);
-        Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+        let formula = with_output_weights(tutor, theme, area.width);
+        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
         return;
     }
     let rotated = plan.has(MatrixName::QRope);
@@ -157,7 +157,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
             "Q, K, V are given",
         ));
     }
-    Line::from(formula).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+    within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
 }
 
 /// ` · token 3 of 6` on a generation step: the position t it is at.
@@ -259,7 +259,7 @@ pub fn head_of(tutor: &Tutor) -> String {
 /// that shows one head writes its result's formula in that head's symbols, then the formulas
 /// of what it is computed from (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ  where Q⁽²⁾ = X·W_q⁽²⁾, …`); the
 /// others write multi-head attention as a whole, their part lit.
-fn with_output_weights(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
+fn with_output_weights(tutor: &Tutor, theme: &Theme, width: u16) -> Vec<Span<'static>> {
     let attention = &tutor.attention;
     let step = tutor.step();
     let head = tutor.head;
@@ -294,21 +294,85 @@ fn with_output_weights(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
     };
     let heads = tutor.heads().query;
     let last = crate::attention::head_superscript(heads.saturating_sub(1));
-    line.push(lit(
-        step == Step::OutputProjection,
-        "output = concat·W_o".into(),
-    ));
-    line.push(Span::styled(",  ", theme.muted()));
     let blocks = if heads == 2 {
         format!("[head⁽¹⁾ | head{last}]")
     } else {
         format!("[head⁽¹⁾ | … | head{last}]")
     };
-    line.push(lit(step == Step::Concat, format!("concat = {blocks}")));
-    line.push(Span::styled(",  ", theme.muted()));
-    line.push(lit(
-        step == Step::AllHeads,
-        "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".into(),
-    ));
+    let mut clauses = vec![
+        (
+            step == Step::OutputProjection,
+            "output = concat·W_o".to_string(),
+        ),
+        (step == Step::Concat, format!("concat = {blocks}")),
+        (
+            step == Step::AllHeads,
+            "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".to_string(),
+        ),
+    ];
+    // Too wide for the terminal: the clauses this step does not compute give way, last first,
+    // each replaced by "…", so the one lit is whole rather than cut mid-formula.
+    let separator = ",  ";
+    let wide = |clauses: &[(bool, String)]| {
+        1 + clauses.iter().map(|(_, text)| columns(text)).sum::<usize>()
+            + columns(separator) * clauses.len().saturating_sub(1)
+    };
+    for index in (0..clauses.len()).rev() {
+        if wide(&clauses) <= usize::from(width) {
+            break;
+        }
+        if !clauses[index].0 {
+            clauses[index].1 = "…".to_string();
+        }
+    }
+    for (index, (on, text)) in clauses.into_iter().enumerate() {
+        if index > 0 {
+            line.push(Span::styled(separator, theme.muted()));
+        }
+        line.push(lit(on, text));
+    }
     line
+}
+
+/// A header line cut to `width` with "…" where it goes on: no formula stops mid-symbol unsaid.
+fn within(line: Vec<Span<'static>>, width: u16) -> Line<'static> {
+    let width = usize::from(width);
+    if width == 0
+        || line
+            .iter()
+            .map(|span| columns(&span.content))
+            .sum::<usize>()
+            <= width
+    {
+        return Line::from(line);
+    }
+    let mut room = width - 1;
+    let mut kept = Vec::new();
+    for span in line {
+        let wide = columns(&span.content);
+        if wide > room {
+            let style = span.style;
+            kept.push(Span::styled(fit_plain(&span.content, room), style));
+            kept.push(Span::styled("…", style));
+            break;
+        }
+        room -= wide;
+        kept.push(span);
+    }
+    Line::from(kept)
+}
+
+/// The first `width` columns of `text`, without an ellipsis.
+fn fit_plain(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in text.chars() {
+        let wide = columns(ch.encode_utf8(&mut [0; 4]));
+        if used + wide > width {
+            break;
+        }
+        used += wide;
+        out.push(ch);
+    }
+    out
 }
