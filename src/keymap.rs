@@ -871,6 +871,7 @@ pub fn hints(footer: Footer) -> &'static [Hint] {
                 hint(&LAB_DIM, "d_k"),
                 hint(&LAB_KEYS, "keys"),
                 hint(&LAB_SEED, "seed"),
+                hint(&HELP, "help"),
                 hint(&LAB_BACK, "back"),
             ];
             HINTS
