@@ -228,10 +228,11 @@ fn the_picker_lists_the_builtin_lessons() {
 }
 
 #[test]
-fn the_picker_keeps_each_title_readable_and_apart_from_its_shape() {
+fn the_picker_keeps_each_title_readable_and_apart_from_its_shape_in_one_column() {
     let app = App::new(App::builtin_entries(), None);
     for width in [80, 100, 120] {
         let screen = text(&draw(&app, &Theme::monochrome(), width, 40));
+        let mut shape_columns = std::collections::BTreeSet::new();
         for entry in &app.picker {
             let lesson = &entry.lesson.as_ref().expect("a built-in loads").lesson;
             let row = screen
@@ -265,7 +266,13 @@ fn the_picker_keeps_each_title_readable_and_apart_from_its_shape() {
                 shape.trim_start().starts_with(first_clause),
                 "at {width} columns the shape lost its first clause: {row:?}"
             );
+            shape_columns.insert(24 + rest.chars().count() - shape.trim_start().chars().count());
         }
+        assert_eq!(
+            shape_columns.len(),
+            1,
+            "at {width} columns the shapes start in different columns {shape_columns:?}:\n{screen}"
+        );
     }
 }
 

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::app::App;
+use crate::app::{App, PickerEntry};
 use crate::lesson::text::columns;
 
 use super::text::{fit, wrap_words};
@@ -96,6 +96,31 @@ pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         buf,
     );
     let width = usize::from(area.width);
+    let before = NAME_WIDTH + 2;
+    // One column for the titles and one for the shapes, the same on every row: the shapes
+    // start where the longest would still fit whole, but never so far left that a title keeps
+    // fewer than TITLE_KEPT columns (a long shape then gives up its later clauses instead).
+    let texts = |entry: &PickerEntry| match &entry.lesson {
+        Ok(loaded) => (loaded.lesson.title.clone(), loaded.lesson.shape_text()),
+        Err(error) => (
+            format!("✗ {}", without_folders(&error.first_line())),
+            String::new(),
+        ),
+    };
+    let (longest_title, longest_shape) =
+        app.picker
+            .iter()
+            .map(texts)
+            .fold((0, 0), |(title, shape), (this_title, this_shape)| {
+                (
+                    title.max(columns(&this_title)),
+                    shape.max(columns(&this_shape)),
+                )
+            });
+    let title_column = width
+        .saturating_sub(before + SEPARATOR + longest_shape + 1)
+        .clamp(TITLE_KEPT.min(longest_title), longest_title.max(TITLE_KEPT));
+    let shape_room = width.saturating_sub(before + title_column + SEPARATOR + 1);
     for (offset, (index, entry)) in app
         .picker
         .iter()
@@ -107,30 +132,23 @@ pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         let picked = index == app.picked;
         let marker = if picked { "▸ " } else { "  " };
         let name = fit(&entry.name, NAME_WIDTH - 1);
-        let (middle, right, style) = match &entry.lesson {
-            Ok(loaded) => (
-                loaded.lesson.title.clone(),
-                loaded.lesson.shape_text(),
-                Style::new(),
-            ),
-            Err(error) => (
-                format!("✗ {}", without_folders(&error.first_line())),
-                String::new(),
-                theme.error(),
-            ),
+        let (middle, right) = texts(entry);
+        let style = if entry.lesson.is_ok() {
+            Style::new()
+        } else {
+            theme.error()
         };
-        // The title keeps its room before the shape does: a long shape (heads, positions, the
-        // source's tokens) gives up its later clauses, whole, for the row; the details below
-        // show it all.
-        let before = NAME_WIDTH + 2;
-        let title_room = columns(&middle).min(TITLE_KEPT);
-        let right = shape_within(
-            &right,
-            width.saturating_sub(before + title_room + SEPARATOR + 1),
-        );
-        let room = width.saturating_sub(before + columns(&right) + SEPARATOR + 1);
-        let middle = fit(&middle, room);
-        let pad = room.saturating_sub(columns(&middle)) + SEPARATOR;
+        // A problem has no shape: its message takes the shape's columns too.
+        let (middle, right) = if right.is_empty() {
+            (fit(&middle, width.saturating_sub(before + 1)), right)
+        } else {
+            (fit(&middle, title_column), shape_within(&right, shape_room))
+        };
+        let pad = if right.is_empty() {
+            0
+        } else {
+            title_column.saturating_sub(columns(&middle)) + SEPARATOR
+        };
         let text = format!(
             "{marker}{name:<w$}{middle}{}{right}",
             " ".repeat(pad),
