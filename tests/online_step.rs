@@ -13,7 +13,7 @@ fn header(app: &App) -> String {
 }
 
 use attn_tutor::app::{Action, App, update};
-use attn_tutor::attention::number::format_number;
+use attn_tutor::attention::number::{format_fixed, format_number};
 use attn_tutor::attention::{Attention, Cell, MatrixName, Rule, Step};
 use attn_tutor::lesson::{BUILTIN, load_text};
 
@@ -170,7 +170,11 @@ fn every_online_working_line_lands_on_its_cell_as_written() {
                             let result = &sides.last().unwrap()[0];
                             let value = attention.value(cell).unwrap();
                             // The result is the cell, as every number is shown.
-                            assert_eq!(result, &format_number(value, decimals), "{name} {cell:?}");
+                            assert_eq!(
+                                result,
+                                &common::arithmetic::as_written(value, decimals),
+                                "{name} {cell:?}"
+                            );
                             // Every side between the formula and the result, worked out as
                             // written, gives the result (a side is the sum of its terms).
                             if sides.len() < 3 {
@@ -186,8 +190,8 @@ fn every_online_working_line_lands_on_its_cell_as_written() {
                                         panic!("{name} {cell:?}: cannot read {joined:?}")
                                     });
                                 assert_eq!(
-                                    format_number(arithmetic, decimals),
-                                    *result,
+                                    format_fixed(arithmetic, decimals),
+                                    format_fixed(result.parse().unwrap(), decimals),
                                     "{name} {cell:?}: {joined}: {}",
                                     derivation.explain(&attention, decimals)
                                 );

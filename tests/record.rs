@@ -56,7 +56,18 @@ fn a_recorded_session_replays_to_the_screen_the_terminal_showed() {
     tutor.wait_for_step("Scores");
     // A resize is recorded too.
     tutor.resize(100, 30);
-    std::thread::sleep(Duration::from_millis(300));
+    // The second resize waits until the first is in the cast: two resizes close together are
+    // one for a terminal (and on a loaded machine they can arrive together).
+    let started = std::time::Instant::now();
+    let resized = || {
+        std::fs::read_to_string(&cast_path)
+            .unwrap()
+            .lines()
+            .any(|event| event.contains("\"r\""))
+    };
+    while !resized() && started.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     tutor.resize(80, 24);
     tutor.press("n");
     let on_scaling = tutor.wait_for_step("Scaling");

@@ -308,3 +308,20 @@ fn an_edit_marks_the_generation_cells_it_changed_at_the_token_on_screen() {
         "x_t of fox changed and is marked"
     );
 }
+
+#[test]
+fn away_from_the_focus_token_the_lessons_own_text_says_which_token_it_was_written_at() {
+    let lesson = attn_tutor::lesson::builtin("generation").unwrap();
+    let mut app = common::lesson_app("generation", lesson.text);
+    common::go_to(&mut app, "new_token");
+    let text = |app: &App| attn_tutor::ui::narration_text(app.tutor.as_ref().unwrap());
+    let written_at = "The lesson's text below is written at “sat”, token 3 of 6";
+    assert!(!text(&app).contains(written_at), "{}", text(&app));
+    for _ in 0..3 {
+        update(&mut app, Action::NextToken);
+    }
+    assert!(text(&app).contains(written_at), "{}", text(&app));
+    assert!(text(&app).contains("this screen shows “mat”, token 6 of 6"));
+    // And it is on screen, where the narration starts.
+    assert!(common::screen(&app, 120, 40).contains("The lesson's text below is written at"));
+}

@@ -5,7 +5,7 @@
 
 use nalgebra::DMatrixView;
 
-use super::number::{format_magnitude, format_number};
+use super::number::{format_fixed, format_magnitude, format_number};
 use super::positions::{rope_angle, sinusoid_angle};
 use super::{Attention, Cell, MatrixName, shifted_exp};
 use crate::pipeline::Op;
@@ -381,12 +381,8 @@ impl Derivation {
         // written to give the result as written: a learner who works it out from the screen
         // (in practice mode, say) must land on the answer, not a unit off.
         let result = num(self.value);
-        let lands = |worked: f64| format_number(worked, decimals) == result;
-        let digits = |worked_at: &dyn Fn(usize) -> f64| {
-            (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| lands(worked_at(d)))
-        };
-        let shown =
-            |value: f64, d: usize| -> f64 { format_number(value, d).parse().unwrap_or(value) };
+        let digits =
+            |worked_at: &dyn Fn(usize) -> f64| landing_digits(decimals, &result, worked_at);
         let name = attention.cell_name(self.cell);
         let row_token = attention.row_label_at(self.cell.matrix, self.cell.row, self.cell.token);
         let one = |text: String| vec![text];
@@ -430,13 +426,27 @@ impl Derivation {
                     ),
                     None => "an empty sum".to_string(),
                 };
-                let worked = |d: usize| {
+                let worked_terms = |terms: &[(Operand, Operand)], d: usize| {
                     terms
                         .iter()
                         .map(|(a, b)| shown(a.value, d) * shown(b.value, d))
                         .sum::<f64>()
                 };
-                let (d, result) = written(digits(&worked), decimals, &result);
+                let exact_terms = |terms: &[(Operand, Operand)]| -> f64 {
+                    terms.iter().map(|(a, b)| a.value * b.value).sum()
+                };
+                let blocks = head_blocks(attention, terms);
+                // With several heads, each head's contribution is said too: the operands take
+                // the decimals that make every head's block land as well as the whole sum.
+                let found = (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
+                    num(worked_terms(terms, d)) == result
+                        && blocks
+                            .iter()
+                            .flatten()
+                            .all(|block| num(worked_terms(block, d)) == num(exact_terms(block)))
+                });
+                let found = found.or_else(|| digits(&|d| worked_terms(terms, d)));
+                let (d, result) = written(found, decimals, &result);
                 let product = |(a, b): &(Operand, Operand)| {
                     format!(
                         "({} × {})",
@@ -444,7 +454,7 @@ impl Derivation {
                         format_number(b.value, d)
                     )
                 };
-                match head_blocks(attention, terms) {
+                match blocks {
                     // concat · W_o: the terms come in blocks, one per head, and each block is
                     // what that head contributes to the output.
                     Some(blocks) => {
@@ -459,8 +469,10 @@ impl Derivation {
                             .iter()
                             .enumerate()
                             .map(|(head, block)| {
-                                let sum: f64 = block.iter().map(|(a, b)| a.value * b.value).sum();
-                                format!("head {} contributes {}", head + 1, num(sum))
+                                let said = num(exact_terms(block));
+                                let lands = num(worked_terms(block, d)) == said;
+                                let about = if lands { "" } else { "≈ " };
+                                format!("head {} contributes {about}{said}", head + 1)
                             })
                             .collect();
                         (
@@ -581,16 +593,40 @@ impl Derivation {
                 d_k,
                 divisor,
             } => {
-                let worked = |d: usize| shown(score.value, d) / shown(*divisor, d);
-                let (d, result) = written(digits(&worked), decimals, &result);
+                // √d_k is one number for the whole step: every cell writes it with the same
+                // decimals, and its score with as many as it needs.
+                let quotient_lands = |value: f64, shared: usize, own: usize| {
+                    num(shown(value, own) / shown(*divisor, shared)) == num(value / divisor)
+                };
+                let step_scores: Vec<f64> = attention
+                    .matrix_at(score.cell.matrix, score.cell.head, score.cell.token)
+                    .map(|scores| {
+                        let rows =
+                            if scores.len() > WHOLE_STEP_CELLS && score.cell.row < scores.nrows() {
+                                score.cell.row..score.cell.row + 1
+                            } else {
+                                0..scores.nrows()
+                            };
+                        rows.flat_map(|row| scores.row(row).iter().copied().collect::<Vec<_>>())
+                            .filter(|value| value.is_finite())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let shared = shared_digits(decimals, step_scores.len(), |cell, shared, own| {
+                    quotient_lands(step_scores[cell], shared, own)
+                });
+                let found = own_and_shared_digits(decimals, shared, |shared, own| {
+                    quotient_lands(score.value, shared, own)
+                });
+                let ((own, shared), result) = digits_written(found, decimals, &result);
                 (
                     vec![
                         one(format!("{} / √d_k", attention.cell_name(score.cell))),
-                        one(format!("{} / √{d_k}", format_number(score.value, d))),
+                        one(format!("{} / √{d_k}", format_number(score.value, own))),
                         one(format!(
                             "{} / {}",
-                            format_number(score.value, d),
-                            format_number(*divisor, d)
+                            format_number(score.value, own),
+                            format_number(*divisor, shared)
                         )),
                         one(result),
                     ],
@@ -625,39 +661,66 @@ impl Derivation {
                 // are finite, and the shifted (stable) form only when they would overflow.
                 let raw: Vec<f64> = row.iter().map(|operand| operand.value.exp()).collect();
                 let raw_sum: f64 = raw.iter().sum();
-                if raw_sum.is_finite() && raw_sum > 0.0 {
+                if !softmax_is_shifted(raw_sum) {
                     let magnitude = |value: f64, d: usize| -> f64 {
                         format_magnitude(value, d).parse().unwrap_or(value)
                     };
-                    let worked = |d: usize| magnitude(raw[*selected], d) / magnitude(raw_sum, d);
-                    let (d, result) = written(digits(&worked), decimals, &result);
+                    // Σ is one number for the whole row: every key's cell writes it with the
+                    // same decimals, and its own exponential with as many as it needs.
+                    let quotient_lands = |key: usize, shared: usize, own: usize| {
+                        num(magnitude(raw[key], own) / magnitude(raw_sum, shared))
+                            == num(raw[key] / raw_sum)
+                    };
+                    let shared = shared_digits(decimals, raw.len(), quotient_lands);
+                    let found = own_and_shared_digits(decimals, shared, |shared, own| {
+                        quotient_lands(*selected, shared, own)
+                    });
+                    let ((own, shared), result) = digits_written(found, decimals, &result);
+                    let numerator = format_magnitude(raw[*selected], own);
+                    let exponent =
+                        exponent_digits(|e| shown(source.value, e), decimals, &numerator, own);
                     (
                         vec![
-                            one(format!("exp({}) / Σ exp({source_row})", num(source.value))),
                             one(format!(
-                                "{} / {}",
-                                format_magnitude(raw[*selected], d),
-                                format_magnitude(raw_sum, d)
+                                "exp({}) / Σ exp({source_row})",
+                                format_number(source.value, exponent)
+                            )),
+                            one(format!(
+                                "{numerator} / {}",
+                                format_magnitude(raw_sum, shared)
                             )),
                             one(result),
                         ],
                         None,
                     )
                 } else {
+                    let magnitude = |value: f64, d: usize| -> f64 {
+                        format_magnitude(value, d).parse().unwrap_or(value)
+                    };
+                    let worked = |d: usize| {
+                        magnitude(shifted_exps[*selected], d) / magnitude(*shifted_sum, d)
+                    };
+                    let (d, result) = written(digits(&worked), decimals, &result);
+                    let numerator = format_magnitude(shifted_exps[*selected], d);
+                    let exponent = exponent_digits(
+                        |e| shown(source.value, e) - shown(*row_max, e),
+                        decimals,
+                        &numerator,
+                        d,
+                    );
                     (
                         vec![
                             one(format!(
                                 "exp({} - {}) / Σ exp({source_row} - {})",
-                                num(source.value),
-                                num(*row_max),
-                                num(*row_max)
+                                format_number(source.value, exponent),
+                                format_number(*row_max, exponent),
+                                format_number(*row_max, exponent)
                             )),
                             one(format!(
-                                "{} / {}",
-                                format_magnitude(shifted_exps[*selected], decimals),
-                                format_magnitude(*shifted_sum, decimals)
+                                "{numerator} / {}",
+                                format_magnitude(*shifted_sum, d)
                             )),
-                            one(num(self.value)),
+                            one(result),
                         ],
                         Some(format!(
                             "the row maximum {} is subtracted first so that exp does not overflow",
@@ -708,8 +771,108 @@ impl Derivation {
                 }),
             ),
         };
+        // The result as the step's table writes it, all its decimals (0.050, not 0.05: the
+        // same number, read to the same precision); a whole number stays whole, as do the
+        // lesson's own numbers, which are exactly as the lesson writes them.
+        let mut sides = sides;
+        let fixed = format_fixed(self.value, decimals);
+        if self.value.fract() != 0.0
+            && !matches!(self.rule, Rule::Input)
+            && fixed != result
+            && let Some(last) = sides.last_mut().filter(|last| last.len() == 1)
+        {
+            if last[0] == result {
+                last[0] = fixed;
+            } else if last[0] == format!("≈ {result}") {
+                last[0] = format!("≈ {fixed}");
+            }
+        }
         Explanation { name, sides, note }
     }
+}
+
+/// The decimals to write a number the cells of a step share with (√d_k, a softmax row's Σ):
+/// of the lesson's and up to `SHARED_EXTRA_DECIMALS` more, the fewest with which the most cells
+/// land, each cell's own operand taking the decimals it needs. `lands(cell, shared, own)` says
+/// whether cell `cell`'s arithmetic lands with the shared number at `shared` decimals and its
+/// own operand at `own`.
+fn shared_digits(
+    decimals: usize,
+    cells: usize,
+    lands: impl Fn(usize, usize, usize) -> bool,
+) -> usize {
+    let landing = |shared: usize| {
+        (0..cells)
+            .filter(|&cell| {
+                (decimals..=decimals + EXTRA_OPERAND_DECIMALS).any(|own| lands(cell, shared, own))
+            })
+            .count()
+    };
+    let mut best = (decimals, landing(decimals));
+    for shared in decimals + 1..=decimals + SHARED_EXTRA_DECIMALS {
+        if best.1 == cells {
+            break;
+        }
+        let count = landing(shared);
+        if count > best.1 {
+            best = (shared, count);
+        }
+    }
+    best.0
+}
+
+/// The decimals a cell writes its own operand and the number its step shares with: the shared
+/// number's `shared` and the fewest of its own that land; failing that, more of both.
+fn own_and_shared_digits(
+    decimals: usize,
+    shared: usize,
+    lands: impl Fn(usize, usize) -> bool,
+) -> Option<(usize, usize)> {
+    (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
+        .find(|&own| lands(shared, own))
+        .map(|own| (own, shared))
+        .or_else(|| {
+            (shared..=decimals + EXTRA_OPERAND_DECIMALS)
+                .find(|&d| lands(d, d))
+                .map(|d| (d, d))
+        })
+}
+
+/// The digits of a cell's own operand and of the number its step shares, and its result as
+/// written: `≈` and the most digits when none land.
+fn digits_written(
+    found: Option<(usize, usize)>,
+    decimals: usize,
+    result: &str,
+) -> ((usize, usize), String) {
+    match found {
+        Some(digits) => (digits, result.to_string()),
+        None => {
+            let most = decimals + EXTRA_OPERAND_DECIMALS;
+            ((most, most), format!("≈ {result}"))
+        }
+    }
+}
+
+/// Decimals a number one step shares (√d_k, a row's Σ) may be given beyond the lesson's for
+/// its cells to write it alike. A cell whose result lies a hair from a rounding boundary can
+/// need six more; it alone then writes the shared number longer, rather than every cell.
+const SHARED_EXTRA_DECIMALS: usize = 2;
+
+/// The most cells a step's working looks over to write every cell alike.
+const WHOLE_STEP_CELLS: usize = 1024;
+
+/// The decimals to write x with in `exp(x)` for its exponential, worked out, to be `numerator`
+/// as written (at `d` decimals): the lesson's at least, more where e^x rounded differs.
+fn exponent_digits(
+    x_at: impl Fn(usize) -> f64,
+    decimals: usize,
+    numerator: &str,
+    d: usize,
+) -> usize {
+    (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
+        .find(|&e| format_magnitude(x_at(e).exp(), d) == numerator)
+        .unwrap_or(decimals + EXTRA_OPERAND_DECIMALS)
 }
 
 /// The rows of the right-hand matrix a dot product reads: `:` for all of them, or a head's
@@ -750,6 +913,28 @@ fn head_blocks<'a>(
 
 /// Decimals an operand may be given beyond the lesson's, for its arithmetic to land.
 pub(super) const EXTRA_OPERAND_DECIMALS: usize = 6;
+
+/// Whether a softmax row is written in its shifted form, exp(x − max): only when the plain
+/// exponentials overflow (or are all 0), so a learner sees the softmax they know.
+pub fn softmax_is_shifted(raw_sum: f64) -> bool {
+    !(raw_sum.is_finite() && raw_sum > 0.0)
+}
+
+/// A number as a learner reads it off the screen at `d` decimals.
+pub(super) fn shown(value: f64, d: usize) -> f64 {
+    format_number(value, d).parse().unwrap_or(value)
+}
+
+/// The fewest decimals (the lesson's at least) with which the operands, as written, work out to
+/// `result` as written; `None` when no number of decimals does.
+pub(super) fn landing_digits(
+    decimals: usize,
+    result: &str,
+    worked_at: impl Fn(usize) -> f64,
+) -> Option<usize> {
+    (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
+        .find(|&d| format_number(worked_at(d), decimals) == result)
+}
 
 /// The operands' decimals and the result as written: with `found` decimals the arithmetic lands
 /// on the result; when no number of decimals makes it land (a sum of many rounded terms), the

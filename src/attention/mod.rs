@@ -20,7 +20,7 @@ mod variant;
 
 pub use agreement::Agreement;
 pub use decode::MultiplyAdds;
-pub use derivation::{Derivation, Explanation, Operand, Rule, token_words};
+pub use derivation::{Derivation, Explanation, Operand, Rule, softmax_is_shifted, token_words};
 pub use held::Held;
 pub use online::{OnlineSoftmax, Tile, TileState, Tiles};
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};

@@ -23,7 +23,8 @@ pub fn format_number(value: f64, decimals: usize) -> String {
 /// Writes a quantity that may span many orders of magnitude (an exponential, a sum of them)
 /// with `decimals` decimals where that shows its meaning, and in scientific notation with at least
 /// 4 significant digits where it would not: a fixed print of e^50 shows 22 digits of which those
-/// after the 17th are noise, and e^-9 at 3 decimals shows 0. 5.185e21, 1.234e-4.
+/// after the 17th are noise, and e^-9 at 3 decimals shows 0; from 10,000 up a number with a
+/// fraction is written so too. 5.185e21, 6.714e9, 1.234e-4.
 pub fn format_magnitude(value: f64, decimals: usize) -> String {
     if !value.is_finite() || value == 0.0 {
         return format_number(value, decimals);
@@ -33,7 +34,10 @@ pub fn format_magnitude(value: f64, decimals: usize) -> String {
     // meaningful significant digits, and fewer than 2 shown means the value is mostly lost.
     let integer_digits = magnitude.max(0) + 1;
     let shown_significant = magnitude + 1 + decimals as i64;
-    if integer_digits + decimals as i64 > 15 || shown_significant < 2 {
+    // From 10,000 up, a fraction's fixed print has more digits than anyone redoes by hand, and
+    // an exponential written that way would need its exponent to as many digits to land.
+    let long_fraction = magnitude >= 4 && value.fract() != 0.0;
+    if integer_digits + decimals as i64 > 15 || shown_significant < 2 || long_fraction {
         let significant = decimals.max(4);
         format!("{value:.*e}", significant - 1)
     } else {
@@ -75,6 +79,8 @@ mod tests {
         assert_eq!(format_magnitude(1.2341e-4, 3), "1.234e-4");
         assert_eq!(format_magnitude(5.184705528587072e21, 3), "5.185e21");
         assert_eq!(format_magnitude(123456.0, 3), "123456");
+        assert_eq!(format_magnitude(6713706352.818, 4), "6.7137e9");
+        assert_eq!(format_magnitude(9999.5, 2), "9999.5");
         assert_eq!(format_magnitude(0.0, 3), "0");
     }
 

@@ -1,7 +1,7 @@
 //! The online softmax's working, cell by cell: how m, the rescale factor, l and acc after one
 //! tile of keys come from the state before the tile and the tile's scores (and values).
 
-use super::derivation::{EXTRA_OPERAND_DECIMALS, written};
+use super::derivation::{EXTRA_OPERAND_DECIMALS, landing_digits, shown, written};
 use super::number::{format_magnitude, format_number};
 use super::{Attention, Cell, MatrixName, Operand};
 use crate::pipeline::OnlinePart;
@@ -416,11 +416,17 @@ impl OnlineRule {
                     is no acc / l to take, and the output row is 0, as the full softmax gives it"
                 .to_string();
         }
+        // acc and l with the decimals the division needs to land on the output as written.
+        let quotient = num(value / l);
+        let (d, quotient) = written(
+            landing_digits(decimals, &quotient, |d| shown(value, d) / shown(l, d)),
+            decimals,
+            &quotient,
+        );
         format!(
-            "the last tile: acc / l = {} / {} = {}, and {} = {}",
-            num(value),
-            num(l),
-            num(value / l),
+            "the last tile: acc / l = {} / {} = {quotient}, and {} = {}",
+            format_number(value, d),
+            format_number(l, d),
             attention.cell_name(output),
             attention.value(output).map_or_else(|| "?".to_string(), num)
         )

@@ -296,6 +296,19 @@ pub fn narration_text(tutor: &Tutor) -> String {
             hidden.join(", ")
         ));
     }
+    let focus = tutor.lesson.focus.unwrap_or(0);
+    if tutor.step_is_per_token()
+        && tutor.token != focus
+        && tutor.lesson.narration.get(step).is_some()
+    {
+        // The lesson's words for a step of generation are written at its focus token; ( and )
+        // show another, whose numbers the words do not quote.
+        text.push_str(&format!(
+            "(The lesson's text below is written at {}; this screen shows {}.)\n",
+            crate::attention::token_words(&tutor.attention, focus),
+            crate::attention::token_words(&tutor.attention, tutor.token),
+        ));
+    }
     match tutor.lesson.narration.get(step) {
         Some(own) => text.push_str(own),
         // Our projection text explains X·W, which a lesson without embeddings does not have.

@@ -9,7 +9,7 @@ use ratatui::widgets::Widget;
 
 use crate::app::{Tokens, Tutor, rows_are_tokens};
 use crate::attention::number::{format_fixed, format_number};
-use crate::attention::{Cell, MatrixName, Rule, Step};
+use crate::attention::{Cell, MatrixName, Rule, Step, softmax_is_shifted};
 use crate::lesson::text::{columns, printable};
 
 use super::text::{fit, pad_right, wrap_pieces, wrap_words};
@@ -487,7 +487,8 @@ fn softmax_table(
             let scores: Vec<f64> = operands.iter().map(|o| o.value).collect();
             let raw: Vec<f64> = scores.iter().map(|s| s.exp()).collect();
             let raw_sum: f64 = raw.iter().sum();
-            if raw_sum.is_finite() && raw_sum > 0.0 {
+            // The same form as the cell's working line above the table.
+            if !softmax_is_shifted(raw_sum) {
                 (scores, raw, raw_sum, false)
             } else {
                 (scores, shifted_exps.clone(), *shifted_sum, true)
