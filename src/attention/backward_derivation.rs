@@ -2,7 +2,7 @@
 //! and the forward pass's numbers (a column dot product, a sum over heads, the softmax's
 //! backward, a head's block, a group's sum, a rotation turned back).
 
-use super::derivation::{EXTRA_OPERAND_DECIMALS, Turned, written};
+use super::derivation::{Turned, landing_digits, shown, written};
 use super::number::format_number;
 use super::positions::rope_angle;
 use super::{Attention, Cell, MatrixName, Operand};
@@ -174,12 +174,7 @@ impl BackwardRule {
         decimals: usize,
         result: &str,
     ) -> (Vec<Vec<String>>, Option<String>) {
-        let shown =
-            |value: f64, d: usize| -> f64 { format_number(value, d).parse().unwrap_or(value) };
-        let lands = |worked: f64| format_number(worked, decimals) == result;
-        let digits = |worked_at: &dyn Fn(usize) -> f64| {
-            (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| lands(worked_at(d)))
-        };
+        let digits = |worked_at: &dyn Fn(usize) -> f64| landing_digits(decimals, result, worked_at);
         let one = |text: String| vec![text];
         let name = |cell: Cell| attention.cell_name(cell);
         let column = |cell: Cell| {

@@ -5,7 +5,10 @@
 
 use nalgebra::DMatrixView;
 
-use super::number::{format_fixed, format_magnitude, format_number};
+use super::number::{
+    format_fixed, format_magnitude, format_number, magnitude_rounded, rounded, shown_number,
+    written_alike,
+};
 use super::positions::{rope_angle, sinusoid_angle};
 use super::{Attention, Cell, MatrixName, shifted_exp};
 use crate::pipeline::Op;
@@ -596,7 +599,11 @@ impl Derivation {
                 // √d_k is one number for the whole step: every cell writes it with the same
                 // decimals, and its score with as many as it needs.
                 let quotient_lands = |value: f64, shared: usize, own: usize| {
-                    num(shown(value, own) / shown(*divisor, shared)) == num(value / divisor)
+                    written_alike(
+                        shown(value, own) / shown(*divisor, shared),
+                        value / divisor,
+                        decimals,
+                    )
                 };
                 let step_scores: Vec<f64> = attention
                     .matrix_at(score.cell.matrix, score.cell.head, score.cell.token)
@@ -612,8 +619,14 @@ impl Derivation {
                             .collect()
                     })
                     .unwrap_or_default();
+                // The step's decimals are chosen with the fast estimate of each written number
+                // (a step has up to WHOLE_STEP_CELLS of them); this cell's are checked as written.
+                let roughly_lands = |value: f64, shared: usize, own: usize| {
+                    rounded(rounded(value, own) / rounded(*divisor, shared), decimals)
+                        == rounded(value / divisor, decimals)
+                };
                 let shared = shared_digits(decimals, step_scores.len(), |cell, shared, own| {
-                    quotient_lands(step_scores[cell], shared, own)
+                    roughly_lands(step_scores[cell], shared, own)
                 });
                 let found = own_and_shared_digits(decimals, shared, |shared, own| {
                     quotient_lands(score.value, shared, own)
@@ -671,7 +684,13 @@ impl Derivation {
                         num(magnitude(raw[key], own) / magnitude(raw_sum, shared))
                             == num(raw[key] / raw_sum)
                     };
-                    let shared = shared_digits(decimals, raw.len(), quotient_lands);
+                    let roughly_lands = |key: usize, shared: usize, own: usize| {
+                        rounded(
+                            magnitude_rounded(raw[key], own) / magnitude_rounded(raw_sum, shared),
+                            decimals,
+                        ) == rounded(raw[key] / raw_sum, decimals)
+                    };
+                    let shared = shared_digits(decimals, raw.len(), roughly_lands);
                     let found = own_and_shared_digits(decimals, shared, |shared, own| {
                         quotient_lands(*selected, shared, own)
                     });
@@ -922,7 +941,7 @@ pub fn softmax_is_shifted(raw_sum: f64) -> bool {
 
 /// A number as a learner reads it off the screen at `d` decimals.
 pub(super) fn shown(value: f64, d: usize) -> f64 {
-    format_number(value, d).parse().unwrap_or(value)
+    shown_number(value, d)
 }
 
 /// The fewest decimals (the lesson's at least) with which the operands, as written, work out to
@@ -932,8 +951,12 @@ pub(super) fn landing_digits(
     result: &str,
     worked_at: impl Fn(usize) -> f64,
 ) -> Option<usize> {
-    (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
-        .find(|&d| format_number(worked_at(d), decimals) == result)
+    match result.parse::<f64>() {
+        Ok(target) if target.is_finite() => (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
+            .find(|&d| written_alike(worked_at(d), target, decimals)),
+        _ => (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
+            .find(|&d| format_number(worked_at(d), decimals) == result),
+    }
 }
 
 /// The operands' decimals and the result as written: with `found` decimals the arithmetic lands
@@ -962,16 +985,13 @@ impl Turned<'_> {
     /// The working's lines: the formula, the numbers, the result, with the operands written
     /// with as many decimals as make the arithmetic land on `result`.
     pub(super) fn lines(&self, decimals: usize, result: &str) -> Vec<Vec<String>> {
-        let shown =
-            |value: f64, d: usize| -> f64 { format_number(value, d).parse().unwrap_or(value) };
         let sign = if self.minus { "−" } else { "+" };
         let second_sign = if self.minus { -1.0 } else { 1.0 };
         let worked = |d: usize| {
             shown(self.first.1, d) * shown(self.first_factor.1, d)
                 + second_sign * shown(self.second.1, d) * shown(self.second_factor.1, d)
         };
-        let found = (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
-            .find(|&d| format_number(worked(d), decimals) == result);
+        let found = landing_digits(decimals, result, worked);
         let (d, result) = written(found, decimals, result);
         vec![
             vec![format!(

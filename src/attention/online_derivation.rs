@@ -2,7 +2,7 @@
 //! tile of keys come from the state before the tile and the tile's scores (and values).
 
 use super::derivation::{EXTRA_OPERAND_DECIMALS, landing_digits, shown, written};
-use super::number::{format_magnitude, format_number};
+use super::number::{format_magnitude, format_number, written_alike};
 use super::{Attention, Cell, MatrixName, Operand};
 use crate::pipeline::OnlinePart;
 
@@ -155,19 +155,14 @@ impl OnlineRule {
         let one = |text: String| vec![text];
         let shown = |value: f64, d: usize| -> f64 {
             if value.is_finite() {
-                format_number(value, d).parse().unwrap_or(value)
+                shown(value, d)
             } else {
                 value
             }
         };
         // As many decimals as it takes for the arithmetic as written to land on the result.
         let landing = |worked: &dyn Fn(usize) -> f64| {
-            written(
-                (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
-                    .find(|&d| format_number(worked(d), decimals) == result),
-                decimals,
-                result,
-            )
+            written(landing_digits(decimals, result, worked), decimals, result)
         };
         let max = self.max_after(value);
         let masked = self.scores.len() - self.visible().len();
@@ -322,8 +317,8 @@ impl OnlineRule {
                 };
                 let (d, result) = written(
                     (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
-                        format_number(worked(d, false), decimals) == result
-                            && format_number(worked(d, true), decimals) == result
+                        written_alike(worked(d, false), value, decimals)
+                            && written_alike(worked(d, true), value, decimals)
                     }),
                     decimals,
                     result,
