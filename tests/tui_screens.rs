@@ -1186,7 +1186,7 @@ fn an_edit_error_at_80_columns_keeps_its_start_and_its_end() {
             None,
             "9999999999999999999999999999999999999999",
         ),
-        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e9"),
+        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e400"),
         (
             "causal-cat-sat-mat",
             4,

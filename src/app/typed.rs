@@ -19,7 +19,7 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
         return Ok(f64::NEG_INFINITY);
     }
     let mask_help = if matrix == MatrixName::Mask {
-        " (a mask cell is 0 to keep the score, -inf to hide the key, or a bias within ±1e6)"
+        " (a mask cell is 0 to keep the score, -inf to hide the key, or any finite bias)"
     } else {
         ""
     };
@@ -36,7 +36,13 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
     let value: f64 = text.parse().map_err(|_| {
         format!("`{shown}` is not a number; type something like 0.5, -2 or 1e-3{mask_help}")
     })?;
-    if value.abs() > MAX_ABS_VALUE {
+    // A mask's bias is only added to a score: any finite size is allowed, as in -1e9 fills.
+    if value.is_infinite() {
+        return Err(format!(
+            "{shown} is too large to be a finite number; type a smaller one{mask_help}"
+        ));
+    }
+    if value.abs() > MAX_ABS_VALUE && matrix != MatrixName::Mask {
         return Err(format!(
             "{shown} is out of range; lesson numbers stay within ±{MAX_ABS_VALUE}{mask_help}"
         ));

@@ -47,5 +47,28 @@ pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Optio
 pub fn caption_in(attention: &Attention, matrix: MatrixName, head: usize) -> String {
     let equation =
         formula_in(attention, matrix, head).unwrap_or_else(|| attention.symbol_in(matrix, head));
-    attention.plan.captioned(equation, matrix)
+    let caption = attention.plan.captioned(equation, matrix);
+    // Under grouped or multi-query attention a K/V group's matrix is named by its group: say
+    // whose it is, so K⁽²⁾ beside Q⁽³⁾ is not read as head 2's.
+    let heads = attention.heads();
+    if matrix.per() != crate::pipeline::Per::KvGroup || heads.kv >= heads.query {
+        return caption;
+    }
+    let group = heads.group_of(head);
+    let shared = if heads.kv == 1 {
+        format!("the one K/V group, shared by all {} heads", heads.query)
+    } else {
+        let first = heads.first_of_group(group) + 1;
+        let last = first + heads.query / heads.kv - 1;
+        let members = if last == first + 1 {
+            format!("heads {first} and {last}")
+        } else {
+            format!("heads {first}–{last}")
+        };
+        format!("K/V group {}, shared by {members}", group + 1)
+    };
+    match caption.strip_suffix(')') {
+        Some(open) => format!("{open}; {shared})"),
+        None => format!("{caption} ({shared})"),
+    }
 }

@@ -70,7 +70,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         return;
     }
     if step.is_backward() {
-        // What is differentiated, its value now (which `g` lowers).
+        // What is differentiated, its value now (which `g` lowers for a small enough η).
         let loss = tutor.attention.loss().map_or_else(String::new, |loss| {
             crate::attention::number::format_number(loss, tutor.lesson.decimals)
         });
