@@ -146,7 +146,7 @@ fn a_formula_too_wide_for_80_columns_says_so_with_an_ellipsis_and_keeps_the_lit_
     );
     let narrow = formula(&draw(&app, &Theme::monochrome(), 80, 24));
     assert!(
-        narrow.contains("head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾"),
+        narrow.contains("head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ᵍ⁾ᵀ / √d_k)V⁽ᵍ⁾"),
         "{narrow}"
     );
 }

@@ -47,9 +47,15 @@ pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Optio
 pub fn caption_in(attention: &Attention, matrix: MatrixName, head: usize) -> String {
     let equation =
         formula_in(attention, matrix, head).unwrap_or_else(|| attention.symbol_in(matrix, head));
-    let caption = attention.plan.captioned(equation, matrix);
-    // Under grouped or multi-query attention a K/V group's matrix is named by its group: say
-    // whose it is, so K⁽²⁾ beside Q⁽³⁾ is not read as head 2's.
+    attention.plan.captioned(equation, matrix)
+}
+
+/// `caption_in`, saying whose a K/V group's matrix is under grouped or multi-query attention
+/// (`K⁽²⁾ = X·W_k⁽²⁾ (keys; K/V group 2, shared by heads 3 and 4)`), so that K⁽²⁾ in head 3's
+/// section of `show` is not read as head 2's. The tutor's header says the group instead, and
+/// its panels keep the short caption that fits 80 columns.
+pub fn caption_with_group(attention: &Attention, matrix: MatrixName, head: usize) -> String {
+    let caption = caption_in(attention, matrix, head);
     let heads = attention.heads();
     if matrix.per() != crate::pipeline::Per::KvGroup || heads.kv >= heads.query {
         return caption;
