@@ -833,7 +833,11 @@ fn a_step_that_raises_the_loss_says_so_with_l_before_and_after() {
     // Where L falls, nothing says it rose.
     let mut app = common::lesson_app("backward", include_str!("../lessons/backward.toml"));
     update(&mut app, Action::GradientStep);
-    assert!(!common::status(&app).contains("rose"), "{}", common::status(&app));
+    assert!(
+        !common::status(&app).contains("rose"),
+        "{}",
+        common::status(&app)
+    );
 }
 
 #[test]

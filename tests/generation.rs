@@ -435,7 +435,10 @@ fn the_cache_saving_counts_the_forward_pass_alone_with_a_backward_pass_on() {
         "generation",
         &["--step", "kv_cache", "--token", "1", "--grad-seed", "1"],
     );
-    assert!(note(&first).contains("the cache saves nothing yet"), "{first}");
+    assert!(
+        note(&first).contains("the cache saves nothing yet"),
+        "{first}"
+    );
     assert!(!note(&first).contains("more"), "{first}");
     // The engine's counts, which the tutor shows after `d`, at every token.
     let mut trained = lesson(SMALL);

@@ -73,8 +73,14 @@ fn unscaled_softmax_saturates_to_one_key_as_d_k_grows_and_its_gradient_vanishes(
             (point.scaled.entropy - settled[0].scaled.entropy).abs() < 0.05,
             "{point:?}"
         );
-        assert!(point.scaled.max_weight > first.scaled.max_weight + 0.02, "{point:?}");
-        assert!(point.scaled.entropy < first.scaled.entropy - 0.08, "{point:?}");
+        assert!(
+            point.scaled.max_weight > first.scaled.max_weight + 0.02,
+            "{point:?}"
+        );
+        assert!(
+            point.scaled.entropy < first.scaled.entropy - 0.08,
+            "{point:?}"
+        );
     }
 }
 

@@ -52,7 +52,10 @@ fn a_mask_cell_that_is_nan_or_plus_infinity_is_refused_with_its_place() {
         assert!(error.contains(what), "{mask}: {error}");
         assert!(error.contains("-inf or a finite number"), "{mask}: {error}");
         // The help says what a -1e9 fill does next to -inf.
-        assert!(error.contains("-1e9") && error.contains("weights of 0"), "{error}");
+        assert!(
+            error.contains("-1e9") && error.contains("weights of 0"),
+            "{error}"
+        );
     }
 }
 
@@ -80,18 +83,21 @@ fn any_finite_bias_is_a_mask_cell_as_tutorials_minus_1e9_and_finfo_min_fills_are
         .derive(Cell::new(MatrixName::Masked, 0, 0))
         .unwrap()
         .explain(&shifted, 3);
-    assert!(said.contains("every score of this row") && said.contains("hides nothing"), "{said}");
+    assert!(
+        said.contains("every score of this row") && said.contains("hides nothing"),
+        "{said}"
+    );
     // finfo.min swallows the scores: the row is weighted evenly.
-    let swallowed = lesson_with_mask("[[-3.4028234663852886e38, -3.4028234663852886e38], [0, 0]]")
-        .unwrap();
+    let swallowed =
+        lesson_with_mask("[[-3.4028234663852886e38, -3.4028234663852886e38], [0, 0]]").unwrap();
     assert_eq!(swallowed.weights()[(0, 0)], 0.5);
     // Outside a mask the value limit stands.
     let text = "format = 1\ntitle = \"Big\"\ntokens = [\"a\"]\nq = [[-1e9]]\nk = [[1]]\n\
                 v = [[1]]\n";
-    let error = load_text("big", None, text.to_string())
-        .err()
-        .expect("-1e9 in q is refused")
-        .render(false);
+    let Err(error) = load_text("big", None, text.to_string()) else {
+        panic!("-1e9 in q is refused");
+    };
+    let error = error.render(false);
     assert!(error.contains("out of range"), "{error}");
 }
 

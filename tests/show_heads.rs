@@ -110,8 +110,14 @@ fn keys_and_values_are_named_by_their_kv_group_in_text_markdown_and_json() {
         "{head3}"
     );
     assert!(head3.contains("V⁽²⁾ = X·W_v⁽²⁾"), "{head3}");
-    assert!(head3.contains("K⁽²⁾[snow, 1] = x_snow · W_k⁽²⁾[:, 1]"), "{head3}");
-    assert!(!head3.contains("K⁽³⁾") && !head3.contains("W_v⁽³⁾"), "{head3}");
+    assert!(
+        head3.contains("K⁽²⁾[snow, 1] = x_snow · W_k⁽²⁾[:, 1]"),
+        "{head3}"
+    );
+    assert!(
+        !head3.contains("K⁽³⁾") && !head3.contains("W_v⁽³⁾"),
+        "{head3}"
+    );
     assert!(head3.contains("Q⁽³⁾ = X·W_q⁽³⁾"), "{head3}");
     for (whose, out) in [
         ("text", common::show("gqa", &[])),
@@ -119,9 +125,19 @@ fn keys_and_values_are_named_by_their_kv_group_in_text_markdown_and_json() {
         ("json", common::show("gqa", &["--format", "json"])),
     ] {
         for wrong in [
-            "·K⁽³⁾", "·K⁽⁴⁾", "\nK⁽³⁾", "\nV⁽⁴⁾", "k⁽³⁾_", "v⁽⁴⁾_", "W_k⁽³⁾", "W_v⁽⁴⁾",
+            "·K⁽³⁾",
+            "·K⁽⁴⁾",
+            "\nK⁽³⁾",
+            "\nV⁽⁴⁾",
+            "k⁽³⁾_",
+            "v⁽⁴⁾_",
+            "W_k⁽³⁾",
+            "W_v⁽⁴⁾",
         ] {
-            assert!(!out.contains(wrong), "{whose} names a key by its query head: {wrong}");
+            assert!(
+                !out.contains(wrong),
+                "{whose} names a key by its query head: {wrong}"
+            );
         }
     }
     // The JSON's keys stay the contract's: heads are still listed one per query head.
@@ -130,9 +146,11 @@ fn keys_and_values_are_named_by_their_kv_group_in_text_markdown_and_json() {
     assert_eq!(json["heads"].as_array().unwrap().len(), 4);
     assert!(json["heads"][2]["k"].is_array());
     // Multi-query attention: one group, so K has no mark at all.
-    let mqa = show_lesson(&common::GQA.replace("kv_heads = 2", "kv_heads = 1").replace(
-        "shape = [4, 4] }",
-        "shape = [4, 2] }",
-    ), &["--step", "scores"]);
+    let mqa = show_lesson(
+        &common::GQA
+            .replace("kv_heads = 2", "kv_heads = 1")
+            .replace("shape = [4, 4] }", "shape = [4, 2] }"),
+        &["--step", "scores"],
+    );
     assert!(mqa.contains("scores⁽³⁾ = Q⁽³⁾·Kᵀ"), "{mqa}");
 }

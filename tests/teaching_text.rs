@@ -347,8 +347,14 @@ fn every_number_quoted_in_a_narration_is_a_value_of_its_lesson() {
 #[test]
 fn the_accumulator_divided_once_at_the_end_is_cited_to_flashattention_2() {
     let online = Step::OnlineSoftmax.default_narrations().join("\n");
-    assert!(online.contains("FlashAttention-2 does it (Dao 2023)"), "{online}");
-    assert!(!online.contains("FlashAttention does it (Dao et al. 2022)"), "{online}");
+    assert!(
+        online.contains("FlashAttention-2 does it (Dao 2023)"),
+        "{online}"
+    );
+    assert!(
+        !online.contains("FlashAttention does it (Dao et al. 2022)"),
+        "{online}"
+    );
     let docs = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/docs/lesson-format.md"
@@ -357,8 +363,14 @@ fn the_accumulator_divided_once_at_the_end_is_cited_to_flashattention_2() {
     for (whose, text) in [("README", readme()), ("docs", docs)] {
         let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.contains("FlashAttention-2 (Dao 2023)"), "{whose}");
-        assert!(!flat.contains("FlashAttention (Dao et al. 2022) computes"), "{whose}");
-        assert!(!flat.contains("FlashAttention (Dao et al. 2022) never"), "{whose}");
+        assert!(
+            !flat.contains("FlashAttention (Dao et al. 2022) computes"),
+            "{whose}"
+        );
+        assert!(
+            !flat.contains("FlashAttention (Dao et al. 2022) never"),
+            "{whose}"
+        );
     }
 }
 
@@ -381,7 +393,10 @@ fn two_heads_does_not_say_an_average_can_never_be_told_apart() {
 #[test]
 fn the_variance_argument_gives_its_assumption_and_vaswanis_own_words() {
     for (whose, text) in texts_for(Step::Scaling) {
-        assert!(text.contains("independent"), "{whose} leaves out independence: {text}");
+        assert!(
+            text.contains("independent"),
+            "{whose} leaves out independence: {text}"
+        );
         assert!(!text.contains("learning stalls"), "{whose}: {text}");
         assert!(!text.contains("learning slows"), "{whose}: {text}");
     }

@@ -363,8 +363,7 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
                 )
             } else if now < 0.0 {
                 // Below zero, the learner may wonder where it stops: it does not.
-                "; this L has no lowest value: small enough steps keep taking it lower"
-                    .to_string()
+                "; this L has no lowest value: small enough steps keep taking it lower".to_string()
             } else {
                 String::new()
             };
