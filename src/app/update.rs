@@ -358,8 +358,8 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             // convex in W_q and W_k, and a step may overshoot.
             let how = if now > before {
                 format!(
-                    "; L rose: η = {eta} is too large a step here (G sets a smaller one; \
-                     against the gradient, L falls only for a small enough η)"
+                    "; L rose: η = {eta} overshoots here, L falls only for a small enough η (G \
+                     sets it)"
                 )
             } else if now < 0.0 {
                 // Below zero, the learner may wonder where it stops: it does not.
