@@ -806,3 +806,72 @@ fn below_zero_the_gradient_step_says_this_loss_has_no_lowest_value() {
     assert!(now < 0.0, "two-heads' first step goes below zero: {now}");
     assert!(said.contains("no lowest value"), "{said}");
 }
+
+/// Issue 29's lesson where one step of η = 0.1 overshoots: L is not convex in W_q and W_k.
+const OVERSHOOT: &str = r#"
+format = 2
+title = "One step that raises L"
+tokens = ["a", "b", "c"]
+embeddings = [[-2, -1], [2, 2], [2, -1]]
+w_q = [[-2, -3], [3, 4]]
+w_k = [[3, -2], [-2, 2]]
+w_v = [[-2, 2], [-1, -2]]
+grad_output = [[1, 0], [0, 0], [0, 0]]
+"#;
+
+#[test]
+fn a_step_that_raises_the_loss_says_so_with_l_before_and_after() {
+    use attn_tutor::app::{Action, update};
+    let lesson = common::valid_lesson(OVERSHOOT);
+    let attention = Attention::compute(&lesson);
+    let before = attention.loss().unwrap();
+    let mut stepped = lesson.clone();
+    stepped.gradient_step(&attention, 0.1);
+    let after = Attention::compute(&stepped).loss().unwrap();
+    assert_eq!(format!("{before:.3} → {after:.3}"), "-3.839 → -3.107");
+    // A small enough step lowers it, as the words say.
+    let mut small = lesson.clone();
+    small.gradient_step(&attention, 0.001);
+    assert!(Attention::compute(&small).loss().unwrap() < before);
+    // In the tutor: L before and after, and that it rose.
+    let mut app = common::lesson_app("overshoot", OVERSHOOT);
+    update(&mut app, Action::GradientStep);
+    let said = common::status(&app);
+    assert!(said.contains("L = -3.839 → -3.107"), "{said}");
+    assert!(said.contains("L rose"), "{said}");
+    assert!(!said.contains("no lowest value"), "{said}");
+    // Where L falls, nothing says it rose.
+    let mut app = common::lesson_app("backward", include_str!("../lessons/backward.toml"));
+    update(&mut app, Action::GradientStep);
+    assert!(
+        !common::status(&app).contains("rose"),
+        "{}",
+        common::status(&app)
+    );
+}
+
+#[test]
+fn no_text_promises_that_every_step_lowers_the_loss() {
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/lesson-format.md"
+    ))
+    .unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let narration = include_str!("../lessons/backward.toml");
+    for (whose, text) in [("docs", &docs), ("README", &readme)] {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        for claim in ["each step lowers it", "showing L go down", "L going down"] {
+            assert!(!flat.contains(claim), "{whose} says `{claim}`");
+        }
+        assert!(flat.contains("small enough η"), "{whose}");
+        assert!(flat.contains("not convex"), "{whose}");
+    }
+    assert!(!narration.contains("L going down"));
+    assert!(narration.contains("only when η is small enough"));
+    // The docs' example is the lesson this file checks.
+    let flat = docs.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("from −3.839 to −3.107"));
+    assert!(flat.contains("w_q = [[-2, -3], [3, 4]]"));
+}

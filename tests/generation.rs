@@ -412,3 +412,48 @@ fn a_rotated_new_query_says_its_token_is_at_its_position() {
         .explain(&attention, 4);
     assert!(text.contains("token 3 is position p = 2"), "{text}");
 }
+
+#[test]
+fn the_cache_saving_counts_the_forward_pass_alone_with_a_backward_pass_on() {
+    // A backward pass is training's work: a model generating with or without a cache does
+    // not do it, so it is in neither count.
+    let note = |text: &str| {
+        text.lines()
+            .find(|line| line.contains("multiply-adds"))
+            .unwrap_or_else(|| panic!("no count: {text}"))
+            .to_string()
+    };
+    let third = common::show("generation", &["--step", "kv_cache", "--token", "3"]);
+    let third_trained = common::show(
+        "generation",
+        &["--step", "kv_cache", "--token", "3", "--grad-seed", "1"],
+    );
+    assert!(note(&third).contains("would take 108: 72 more"), "{third}");
+    assert_eq!(note(&third), note(&third_trained));
+    // At the first token nothing was cached: the cache saves nothing, whatever is trained.
+    let first = common::show(
+        "generation",
+        &["--step", "kv_cache", "--token", "1", "--grad-seed", "1"],
+    );
+    assert!(
+        note(&first).contains("the cache saves nothing yet"),
+        "{first}"
+    );
+    assert!(!note(&first).contains("more"), "{first}");
+    // The engine's counts, which the tutor shows after `d`, at every token.
+    let mut trained = lesson(SMALL);
+    trained.seed_grad_output(1);
+    let (plain, trained) = (
+        Attention::compute(&lesson(SMALL)),
+        Attention::compute(&trained),
+    );
+    assert!(trained.loss().is_some());
+    for token in 0..3 {
+        assert_eq!(
+            plain.decode_multiply_adds(token),
+            trained.decode_multiply_adds(token),
+            "token {token}"
+        );
+    }
+    assert_eq!(trained.decode_multiply_adds(0).saved(), 0);
+}

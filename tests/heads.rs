@@ -240,7 +240,32 @@ fn the_output_value_circuit_takes_the_heads_rows_of_w_o() {
         .derive(Cell::new(MatrixName::WOV, 1, 0).in_head(1))
         .unwrap()
         .explain(&attention, 4);
-    assert!(text.contains("W_o[2:2, 1]"), "{text}");
+    // In words, not `W_o[2:2, 1]`, a slice numpy reads otherwise.
+    assert!(text.contains("· (row 2 of W_o, column 1) ="), "{text}");
+    assert!(!text.contains("W_o["), "{text}");
+}
+
+#[test]
+fn a_heads_block_of_w_o_is_named_as_rows_first_to_last_not_as_a_slice() {
+    // Two heads of d_v = 2: head 2's block of W_o is its rows 3 and 4 (1-based, both in).
+    let loaded = attn_tutor::lesson::load_text(
+        "two-heads",
+        None,
+        attn_tutor::lesson::BUILTIN
+            .iter()
+            .find(|builtin| builtin.name == "two-heads")
+            .unwrap()
+            .text
+            .to_string(),
+    )
+    .unwrap();
+    let attention = Attention::compute(&loaded.lesson);
+    let text = attention
+        .derive(Cell::new(MatrixName::WOV, 0, 1).in_head(1))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(text.contains("· (rows 3–4 of W_o, column 2) ="), "{text}");
+    assert!(!text.contains("3:4"), "{text}");
 }
 
 #[test]

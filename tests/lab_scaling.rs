@@ -55,18 +55,52 @@ fn unscaled_softmax_saturates_to_one_key_as_d_k_grows_and_its_gradient_vanishes(
     assert!(last.raw.max_weight > 0.9, "{last:?}");
     assert!(last.raw.entropy < 0.5, "{last:?}");
     assert!(last.raw.gradient < last.scaled.gradient / 5.0, "{last:?}");
-    // Scaled, every d_k looks like d_k = 1: the same largest weight and entropy, roughly.
+    // Scaled, the std is about 1 at every d_k, and from d_k = 4 up the softmax figures
+    // settle; d_k = 1 is not among them: its rows' spreads |q| vary most, and its rows are
+    // evener on average.
     let first = sweep.points.first().unwrap();
+    assert_eq!(first.dim, 1);
     for point in &sweep.points {
+        assert!((point.scaled.std - 1.0).abs() < 0.1, "{point:?}");
+    }
+    let settled: Vec<_> = sweep.points.iter().filter(|point| point.dim >= 4).collect();
+    for point in &settled {
         assert!(
-            (point.scaled.max_weight - first.scaled.max_weight).abs() < 0.06,
+            (point.scaled.max_weight - settled[0].scaled.max_weight).abs() < 0.02,
             "{point:?}"
         );
         assert!(
-            (point.scaled.entropy - first.scaled.entropy).abs() < 0.25,
+            (point.scaled.entropy - settled[0].scaled.entropy).abs() < 0.05,
+            "{point:?}"
+        );
+        assert!(
+            point.scaled.max_weight > first.scaled.max_weight + 0.02,
+            "{point:?}"
+        );
+        assert!(
+            point.scaled.entropy < first.scaled.entropy - 0.08,
             "{point:?}"
         );
     }
+}
+
+#[test]
+fn the_lab_and_the_readme_say_scaling_matches_the_std_and_not_every_figure() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(!readme.contains("looks like d_k = 1"));
+    let sweep = sweep(&Settings::default());
+    let first = &sweep.points[0];
+    // The figures the README quotes for d_k = 1 are the sweep's.
+    for figure in [
+        format!("largest weight {:.3}", first.scaled.max_weight),
+        format!("entropy {:.3}", first.scaled.entropy),
+    ] {
+        assert!(readme.contains(&figure), "the README lacks `{figure}`");
+    }
+    let printed = String::from_utf8(lab(&[]).stdout).unwrap();
+    let said = printed.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(said.contains("but only the std"), "{printed}");
 }
 
 #[test]

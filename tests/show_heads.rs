@@ -21,9 +21,10 @@ fn a_step_of_one_head_has_a_section_per_head() {
             "{text}"
         );
     }
-    assert!(text.contains("scores⁽³⁾ = Q⁽³⁾·K⁽³⁾ᵀ"), "{text}");
+    // Head 3 of 4 in 2 K/V groups reads group 2's keys.
+    assert!(text.contains("scores⁽³⁾ = Q⁽³⁾·K⁽²⁾ᵀ"), "{text}");
     assert!(
-        text.contains("scores⁽³⁾[The, The] = q⁽³⁾_The · k⁽³⁾_The"),
+        text.contains("scores⁽³⁾[The, The] = q⁽³⁾_The · k⁽²⁾_The"),
         "{text}"
     );
     // Steps every head shares have one section.
@@ -96,4 +97,60 @@ fn concat_of_one_head_is_captioned_as_the_blocks_it_holds() {
         shown.contains("concat = [head] (every head's output side by side)"),
         "{shown}"
     );
+}
+
+#[test]
+fn keys_and_values_are_named_by_their_kv_group_in_text_markdown_and_json() {
+    // gqa: 4 query heads, 2 K/V groups; head 3's projection is group 2's keys and values.
+    let text = common::show("gqa", &["--step", "projection"]);
+    let head3 = &text[text.find("Projection — head 3/4").unwrap()..];
+    let head3 = &head3[..head3.find("== Step").unwrap_or(head3.len())];
+    assert!(
+        head3.contains("K⁽²⁾ = X·W_k⁽²⁾ (keys; K/V group 2, shared by heads 3 and 4)"),
+        "{head3}"
+    );
+    assert!(head3.contains("V⁽²⁾ = X·W_v⁽²⁾"), "{head3}");
+    assert!(
+        head3.contains("K⁽²⁾[snow, 1] = x_snow · W_k⁽²⁾[:, 1]"),
+        "{head3}"
+    );
+    assert!(
+        !head3.contains("K⁽³⁾") && !head3.contains("W_v⁽³⁾"),
+        "{head3}"
+    );
+    assert!(head3.contains("Q⁽³⁾ = X·W_q⁽³⁾"), "{head3}");
+    for (whose, out) in [
+        ("text", common::show("gqa", &[])),
+        ("markdown", common::show("gqa", &["--format", "markdown"])),
+        ("json", common::show("gqa", &["--format", "json"])),
+    ] {
+        for wrong in [
+            "·K⁽³⁾",
+            "·K⁽⁴⁾",
+            "\nK⁽³⁾",
+            "\nV⁽⁴⁾",
+            "k⁽³⁾_",
+            "v⁽⁴⁾_",
+            "W_k⁽³⁾",
+            "W_v⁽⁴⁾",
+        ] {
+            assert!(
+                !out.contains(wrong),
+                "{whose} names a key by its query head: {wrong}"
+            );
+        }
+    }
+    // The JSON's keys stay the contract's: heads are still listed one per query head.
+    let json: serde_json::Value =
+        serde_json::from_str(&common::show("gqa", &["--format", "json"])).unwrap();
+    assert_eq!(json["heads"].as_array().unwrap().len(), 4);
+    assert!(json["heads"][2]["k"].is_array());
+    // Multi-query attention: one group, so K has no mark at all.
+    let mqa = show_lesson(
+        &common::GQA
+            .replace("kv_heads = 2", "kv_heads = 1")
+            .replace("shape = [4, 4] }", "shape = [4, 2] }"),
+        &["--step", "scores"],
+    );
+    assert!(mqa.contains("scores⁽³⁾ = Q⁽³⁾·Kᵀ"), "{mqa}");
 }

@@ -341,3 +341,70 @@ fn every_number_quoted_in_a_narration_is_a_value_of_its_lesson() {
     }
     assert!(checked > 80, "only {checked} numbers found");
 }
+
+// --- issue 29, items 5–8: citations and claims that hold ----------------------------------------
+
+#[test]
+fn the_accumulator_divided_once_at_the_end_is_cited_to_flashattention_2() {
+    let online = Step::OnlineSoftmax.default_narrations().join("\n");
+    assert!(
+        online.contains("FlashAttention-2 does it (Dao 2023)"),
+        "{online}"
+    );
+    assert!(
+        !online.contains("FlashAttention does it (Dao et al. 2022)"),
+        "{online}"
+    );
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/lesson-format.md"
+    ))
+    .unwrap();
+    for (whose, text) in [("README", readme()), ("docs", docs)] {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains("FlashAttention-2 (Dao 2023)"), "{whose}");
+        assert!(
+            !flat.contains("FlashAttention (Dao et al. 2022) computes"),
+            "{whose}"
+        );
+        assert!(
+            !flat.contains("FlashAttention (Dao et al. 2022) never"),
+            "{whose}"
+        );
+    }
+}
+
+#[test]
+fn positions_cat_sat_mat_says_the_bag_of_words_holds_without_a_causal_mask() {
+    let loaded = lesson("positions-cat-sat-mat");
+    assert_eq!(loaded.lesson.mask, attn_tutor::lesson::Mask::None);
+    let text = narration("positions-cat-sat-mat", Step::Output);
+    assert!(text.contains("bag of words"), "{text}");
+    assert!(text.contains("without a causal mask"), "{text}");
+}
+
+#[test]
+fn two_heads_does_not_say_an_average_can_never_be_told_apart() {
+    let text = narration("two-heads", Step::OutputProjection);
+    assert!(!text.contains("can no longer be told apart"), "{text}");
+    assert!(text.contains("depends on the values"), "{text}");
+}
+
+#[test]
+fn the_variance_argument_gives_its_assumption_and_vaswanis_own_words() {
+    for (whose, text) in texts_for(Step::Scaling) {
+        assert!(
+            text.contains("independent"),
+            "{whose} leaves out independence: {text}"
+        );
+        assert!(!text.contains("learning stalls"), "{whose}: {text}");
+        assert!(!text.contains("learning slows"), "{whose}: {text}");
+    }
+    let default = Step::Scaling.default_narrations().join("\n");
+    assert!(
+        default.contains("“into regions where it has extremely small gradients”"),
+        "{default}"
+    );
+    // q·q of normal entries: a sum of d_k squares, χ² with d_k degrees, variance 2·d_k.
+    assert!(default.contains("variance 2·d_k"), "{default}");
+}

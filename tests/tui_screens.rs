@@ -146,7 +146,7 @@ fn a_formula_too_wide_for_80_columns_says_so_with_an_ellipsis_and_keeps_the_lit_
     );
     let narrow = formula(&draw(&app, &Theme::monochrome(), 80, 24));
     assert!(
-        narrow.contains("head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾"),
+        narrow.contains("head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ᵍ⁾ᵀ / √d_k)V⁽ᵍ⁾"),
         "{narrow}"
     );
 }
@@ -1186,7 +1186,7 @@ fn an_edit_error_at_80_columns_keeps_its_start_and_its_end() {
             None,
             "9999999999999999999999999999999999999999",
         ),
-        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e9"),
+        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e400"),
         (
             "causal-cat-sat-mat",
             4,

@@ -167,9 +167,15 @@ fn a_mask_cell_takes_minus_infinity_or_a_bias_and_a_fully_hidden_row_gets_zero_w
     assert_eq!(value(&app, MatrixName::Weights, 0, 0), 0.0);
     assert!(value(&app, MatrixName::Output, 0, 0).is_finite());
     assert!(status(&app).contains("hides every key"), "{}", status(&app));
-    // Any bias within the value limits is a mask cell too (issue 12); -1e9 is beyond them.
+    // Any finite bias is a mask cell too, a tutorial's -1e9 among them: on the row's only
+    // visible key it is a shift of the whole row, which softmax ignores.
     edit(&mut app, "-1e9");
+    assert!(!app.status.as_ref().unwrap().is_error, "{}", status(&app));
+    assert_eq!(value(&app, MatrixName::Mask, 0, 0), -1e9);
+    assert_eq!(value(&app, MatrixName::Weights, 0, 0), 1.0);
+    edit(&mut app, "1e400");
     assert!(app.status.as_ref().unwrap().is_error);
+    assert_eq!(value(&app, MatrixName::Mask, 0, 0), -1e9);
     edit(&mut app, "1");
     assert_eq!(value(&app, MatrixName::Mask, 0, 0), 1.0);
     assert_eq!(value(&app, MatrixName::Weights, 0, 0), 1.0);

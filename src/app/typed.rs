@@ -19,7 +19,7 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
         return Ok(f64::NEG_INFINITY);
     }
     let mask_help = if matrix == MatrixName::Mask {
-        " (a mask cell is 0 to keep the score, -inf to hide the key, or a bias within ±1e6)"
+        " (a mask cell is 0 to keep the score, -inf to hide the key, or any finite bias)"
     } else {
         ""
     };
@@ -36,7 +36,13 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
     let value: f64 = text.parse().map_err(|_| {
         format!("`{shown}` is not a number; type something like 0.5, -2 or 1e-3{mask_help}")
     })?;
-    if value.abs() > MAX_ABS_VALUE {
+    // A mask's bias is only added to a score: any finite size is allowed, as in -1e9 fills.
+    if value.is_infinite() {
+        return Err(format!(
+            "{shown} is too large to be a finite number; type a smaller one{mask_help}"
+        ));
+    }
+    if value.abs() > MAX_ABS_VALUE && matrix != MatrixName::Mask {
         return Err(format!(
             "{shown} is out of range; lesson numbers stay within ±{MAX_ABS_VALUE}{mask_help}"
         ));
@@ -84,20 +90,28 @@ mod tests {
     }
 
     #[test]
-    fn a_mask_cell_takes_minus_infinity_or_any_bias_within_the_value_limits() {
+    fn a_mask_cell_takes_minus_infinity_or_any_finite_bias() {
         assert_eq!(cell_value(MatrixName::Mask, "-inf"), Ok(f64::NEG_INFINITY));
         assert_eq!(cell_value(MatrixName::Mask, "0"), Ok(0.0));
         assert_eq!(cell_value(MatrixName::Mask, "1"), Ok(1.0));
         assert_eq!(cell_value(MatrixName::Mask, "-1e6"), Ok(-1e6));
         assert_eq!(cell_value(MatrixName::Mask, "−0.5"), Ok(-0.5));
-        for typed in ["-1e9", "inf", "nan", "abc", ""] {
+        // A tutorial's -1e9 and f32::MIN: a mask's bias is only added, so any size is fine.
+        assert_eq!(cell_value(MatrixName::Mask, "-1e9"), Ok(-1e9));
+        assert_eq!(
+            cell_value(MatrixName::Mask, "-3.4028235e38"),
+            Ok(-3.4028235e38)
+        );
+        for typed in ["-1e400", "inf", "nan", "abc", ""] {
             assert!(cell_value(MatrixName::Mask, typed).is_err(), "{typed}");
         }
         assert!(
-            cell_value(MatrixName::Mask, "-1e9")
+            cell_value(MatrixName::Mask, "-1e400")
                 .unwrap_err()
                 .contains("-inf to hide the key")
         );
+        // Elsewhere the value limit stands.
+        assert!(cell_value(MatrixName::Embeddings, "-1e9").is_err());
     }
 
     #[test]

@@ -354,15 +354,22 @@ fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             } else {
                 ""
             };
-            // Below zero, the learner may wonder where it stops: it does not.
-            let endless = if now < 0.0 {
-                "; this L has no lowest value, and each step takes it lower"
+            // A step against the gradient lowers L only when η is small enough: L is not
+            // convex in W_q and W_k, and a step may overshoot.
+            let how = if now > before {
+                format!(
+                    "; L rose: η = {eta} overshoots here, L falls only for a small enough η (G \
+                     sets it)"
+                )
+            } else if now < 0.0 {
+                // Below zero, the learner may wonder where it stops: it does not.
+                "; this L has no lowest value: small enough steps keep taking it lower".to_string()
             } else {
-                ""
+                String::new()
             };
             status = Some(Status::info(format!(
                 "A step of gradient descent, η = {eta}: {moved}{w_o} moved by −η times their \
-                 gradients; L = {} → {}{endless} (u undoes)",
+                 gradients; L = {} → {}{how} (u undoes)",
                 num(before),
                 num(now)
             )));

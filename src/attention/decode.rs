@@ -89,8 +89,9 @@ impl Attention {
             else {
                 continue;
             };
-            // The circuits are a lesson's reading aid, not part of a forward pass.
-            if matches!(name, MatrixName::WQK | MatrixName::WOV) {
+            // The circuits are a lesson's reading aid, and the backward pass is training's:
+            // neither is part of the forward pass a model without a cache redoes.
+            if matches!(name, MatrixName::WQK | MatrixName::WOV) || name.backward() {
                 continue;
             }
             for slot in 0..heads.count(name.per()) {

@@ -419,12 +419,18 @@ impl Derivation {
                                 right.cell.token,
                             )
                         } else {
-                            format!(
-                                "{}[{}, {}]",
-                                attention.symbol_in(right.cell.matrix, right.cell.head),
-                                head_rows(attention, terms),
-                                attention.column_label(right.cell.matrix, self.cell.col)
-                            )
+                            let symbol = attention.symbol_in(right.cell.matrix, right.cell.head);
+                            let col = attention.column_label(right.cell.matrix, self.cell.col);
+                            // In words, not `W_o[3:4, 2]`: a slice reads as one row in numpy.
+                            match head_rows(attention, terms) {
+                                Some((first, last)) if first == last => {
+                                    format!("(row {first} of {symbol}, column {col})")
+                                }
+                                Some((first, last)) => {
+                                    format!("(rows {first}–{last} of {symbol}, column {col})")
+                                }
+                                None => format!("{symbol}[:, {col}]"),
+                            }
                         }
                     ),
                     None => "an empty sum".to_string(),
@@ -894,19 +900,14 @@ fn exponent_digits(
         .unwrap_or(decimals + EXTRA_OPERAND_DECIMALS)
 }
 
-/// The rows of the right-hand matrix a dot product reads: `:` for all of them, or a head's
-/// block of W_o's rows (`3:4`, 1-based) for an output-value circuit.
-fn head_rows(attention: &Attention, terms: &[(Operand, Operand)]) -> String {
-    match (terms.first(), terms.last()) {
-        (Some((_, first)), Some((_, last)))
-            if attention
-                .matrix_at(first.cell.matrix, first.cell.head, first.cell.token)
-                .is_some_and(|matrix| matrix.nrows() != terms.len()) =>
-        {
-            format!("{}:{}", first.cell.row + 1, last.cell.row + 1)
-        }
-        _ => ":".to_string(),
-    }
+/// The rows of the right-hand matrix a dot product reads when they are not all of them: a
+/// head's block of W_o's rows (1-based, first and last) for an output-value circuit.
+fn head_rows(attention: &Attention, terms: &[(Operand, Operand)]) -> Option<(usize, usize)> {
+    let ((_, first), (_, last)) = (terms.first()?, terms.last()?);
+    attention
+        .matrix_at(first.cell.matrix, first.cell.head, first.cell.token)
+        .is_some_and(|matrix| matrix.nrows() != terms.len())
+        .then_some((first.cell.row + 1, last.cell.row + 1))
 }
 
 /// The terms of concat · W_o split by the head each comes from, when there are several heads.
@@ -1037,16 +1038,26 @@ fn mask_note(attention: &Attention, cell: Cell, bias: f64) -> Option<String> {
         });
     }
     let weight = attention.weights_of(cell.head)[(cell.row, cell.col)];
-    Some(if bias > 0.0 {
-        format!("a bias of {bias} added to the score; it raises this key's weight")
+    let whole_row = attention
+        .matrix(MatrixName::Mask)
+        .is_some_and(|mask| mask.row(cell.row).iter().all(|other| *other == bias));
+    // Written as the screen writes numbers: f32::MIN is not 39 digits.
+    let shown = format_number(bias, EXTRA_OPERAND_DECIMALS);
+    Some(if whole_row {
+        format!(
+            "a bias of {shown} added to every score of this row: softmax ignores a shift of the \
+             whole row, so unlike -inf it hides nothing here"
+        )
+    } else if bias > 0.0 {
+        format!("a bias of {shown} added to the score; it raises this key's weight")
     } else if weight > 0.0 {
         format!(
-            "a bias of {bias} added to the score: unlike -inf it does not hide the key, so \
+            "a bias of {shown} added to the score: unlike -inf it does not hide the key, so \
              its weight shrinks but is not 0"
         )
     } else {
         format!(
-            "a bias of {bias} added to the score: unlike -inf it does not hide the key, but \
+            "a bias of {shown} added to the score: unlike -inf it does not hide the key, but \
              this weight is so small that it underflows to 0 in floating point"
         )
     })

@@ -549,12 +549,17 @@ impl Attention {
     }
 
     /// The superscript that names a head's matrix (`⁽²⁾`), empty for a matrix the lesson
-    /// shares or in a lesson of one head.
+    /// shares or in a lesson of one head. Keys and values are named by their K/V group, the
+    /// point grouped-query attention teaches: query head 3 of 4 in 2 groups reads K⁽²⁾, and
+    /// with one group (multi-query) K has no mark.
     pub fn head_mark(&self, name: MatrixName, head: usize) -> String {
-        if self.heads().query > 1 && name.per() != crate::pipeline::Per::Lesson {
-            head_superscript(head)
-        } else {
-            String::new()
+        let heads = self.heads();
+        match name.per() {
+            crate::pipeline::Per::Lesson => String::new(),
+            _ if heads.query <= 1 => String::new(),
+            crate::pipeline::Per::KvGroup if heads.kv <= 1 => String::new(),
+            crate::pipeline::Per::KvGroup => head_superscript(heads.group_of(head)),
+            crate::pipeline::Per::QueryHead => head_superscript(head),
         }
     }
 

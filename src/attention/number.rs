@@ -1,13 +1,30 @@
 //! How numbers are written for a learner: rounded to the lesson's precision, without noise.
 
+/// From here on a number is written in scientific notation: 16 digits before the point are
+/// more than an f64 holds.
+const LARGE: f64 = 1e15;
+
 /// Writes `value` with at most `decimals` decimals, trailing zeros trimmed: 0.70710678 → "0.7071"
-/// at 4 decimals, 1.0 → "1", -0.00001 → "0". Infinities are written "-inf" / "inf".
+/// at 4 decimals, 1.0 → "1", -0.00001 → "0". Infinities are written "-inf" / "inf", and from
+/// 1e15 on in scientific notation: -3.4028e38.
 pub fn format_number(value: f64, decimals: usize) -> String {
     if value.is_nan() {
         return "NaN".to_string();
     }
     if value.is_infinite() {
         return if value < 0.0 { "-inf" } else { "inf" }.to_string();
+    }
+    // A mask's bias may be any finite number (f32::MIN, as Hugging Face fills masks): written
+    // out it would be 39 digits and more, nearly all of them noise.
+    if value.abs() >= LARGE {
+        let text = format!("{value:.decimals$e}");
+        let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+        let mantissa = if mantissa.contains('.') {
+            mantissa.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            mantissa
+        };
+        return format!("{mantissa}e{exponent}");
     }
     let mut text = format!("{value:.decimals$}");
     if text.contains('.') {

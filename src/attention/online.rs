@@ -1,4 +1,4 @@
-//! FlashAttention's online softmax (Dao et al. 2022): a head's output made one tile of keys at a
+//! FlashAttention-2's online softmax (Dao 2023): a head's output made one tile of keys at a
 //! time, keeping per query row only a running maximum m, a running sum l and an unnormalised
 //! output acc, so the whole row of scores is never held at once.
 //!

@@ -108,7 +108,11 @@ fn preamble(sweep: &Sweep) -> String {
          (scaled). max weight: a row's largest softmax weight (1/{keys} = {even:.4} means an \
          even spread, 1 one key only). entropy: a row's, in bits (log₂ {keys} = {bits:.3} means \
          an even spread, 0 one key only). gradient: the mean of p(1 − p) over a row, how much a \
-         weight still moves when its score does. The last three are means over the rows.",
+         weight still moves when its score does. The last three are means over the rows. \
+         Scaled, the std is the same at every d_k, but only the std: a row's scaled scores \
+         spread in proportion to |q| / √d_k, which varies widely from row to row at small d_k \
+         and settles as d_k grows, so the softmax figures of the smallest d_k differ from the \
+         rest.",
         samples = settings.samples,
         keys = settings.keys,
         variance = settings.variance,

@@ -14,7 +14,7 @@ use crate::attention::{Attention, Axis, Cell, MatrixName, OnlineSoftmax, Step, T
 use crate::lesson::text::printable;
 use crate::lesson::{Lesson, LoadedLesson, Mask, load};
 use crate::pipeline::Per;
-use crate::ui::formula::caption_in;
+use crate::ui::formula::caption_with_group;
 
 /// Derivations written out per step when no `--cell` narrows them down.
 const MAX_CELLS_PER_STEP: usize = 8;
@@ -645,7 +645,7 @@ fn write_text(
         }
         let head = section.head_index();
         for name in section.matrices.iter().filter(|name| section.shows(**name)) {
-            write!(out, "\n{}\n", caption_in(attention, *name, head))?;
+            write!(out, "\n{}\n", caption_with_group(attention, *name, head))?;
             write_text_table_in(
                 out,
                 attention,
@@ -692,7 +692,7 @@ fn write_markdown(
             write!(
                 out,
                 "\n**{}**\n\n",
-                markdown_text(&caption_in(attention, *name, head))
+                markdown_text(&caption_with_group(attention, *name, head))
             )?;
             write_markdown_table_in(
                 out,

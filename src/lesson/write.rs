@@ -14,9 +14,13 @@ use crate::pipeline::{MatrixName, Step};
 fn toml_number(value: f64) -> String {
     if value == f64::NEG_INFINITY {
         "-inf".to_string()
+    } else if value.abs() >= 1e15 {
+        // Only a mask's bias is this large (-1e9 is not; f32::MIN is): `{:e}` round-trips
+        // exactly and stays short where `{}` writes every digit.
+        format!("{value:e}")
     } else {
-        // `{}` never writes an exponent and round-trips exactly; lesson numbers are bounded by
-        // 1e6, so the text stays short.
+        // `{}` never writes an exponent and round-trips exactly; lesson numbers other than a
+        // mask's are bounded by 1e6, so the text stays short.
         format!("{value}")
     }
 }

@@ -49,3 +49,32 @@ pub fn caption_in(attention: &Attention, matrix: MatrixName, head: usize) -> Str
         formula_in(attention, matrix, head).unwrap_or_else(|| attention.symbol_in(matrix, head));
     attention.plan.captioned(equation, matrix)
 }
+
+/// `caption_in`, saying whose a K/V group's matrix is under grouped or multi-query attention
+/// (`K⁽²⁾ = X·W_k⁽²⁾ (keys; K/V group 2, shared by heads 3 and 4)`), so that K⁽²⁾ in head 3's
+/// section of `show` is not read as head 2's. The tutor's header says the group instead, and
+/// its panels keep the short caption that fits 80 columns.
+pub fn caption_with_group(attention: &Attention, matrix: MatrixName, head: usize) -> String {
+    let caption = caption_in(attention, matrix, head);
+    let heads = attention.heads();
+    if matrix.per() != crate::pipeline::Per::KvGroup || heads.kv >= heads.query {
+        return caption;
+    }
+    let group = heads.group_of(head);
+    let shared = if heads.kv == 1 {
+        format!("the one K/V group, shared by all {} heads", heads.query)
+    } else {
+        let first = heads.first_of_group(group) + 1;
+        let last = first + heads.query / heads.kv - 1;
+        let members = if last == first + 1 {
+            format!("heads {first} and {last}")
+        } else {
+            format!("heads {first}–{last}")
+        };
+        format!("K/V group {}, shared by {members}", group + 1)
+    };
+    match caption.strip_suffix(')') {
+        Some(open) => format!("{open}; {shared})"),
+        None => format!("{caption} ({shared})"),
+    }
+}

@@ -48,6 +48,16 @@ pub fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) ->
         String::new()
     };
     let tokens = format!("{} token{}", token + 1, if token == 0 { "" } else { "s" });
+    if token == 0 && counts.saved() == 0 {
+        // Nothing is cached before the first token: the step is the whole pass over it.
+        return format!(
+            "The cache holds {} numbers{groups}: the first token's keys and values. Generating \
+             it took {} multiply-adds, as a whole pass over this one token does: nothing was \
+             cached before it, so the cache saves nothing yet.",
+            grouped(attention.cache_numbers(token)),
+            grouped(counts.with_cache),
+        );
+    }
     format!(
         "The cache holds {} numbers{groups}: {tokens} of keys and values. Generating this \
          token took {} multiply-adds; recomputing the whole pass over the {tokens} so far, as a \

@@ -70,7 +70,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
         return;
     }
     if step.is_backward() {
-        // What is differentiated, its value now (which `g` lowers).
+        // What is differentiated, its value now (which `g` lowers for a small enough η).
         let loss = tutor.attention.loss().map_or_else(String::new, |loss| {
             crate::attention::number::format_number(loss, tutor.lesson.decimals)
         });
@@ -307,7 +307,14 @@ fn with_output_weights(tutor: &Tutor, theme: &Theme, width: u16) -> Vec<Span<'st
         (step == Step::Concat, format!("concat = {blocks}")),
         (
             step == Step::AllHeads,
-            "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".to_string(),
+            // Keys and values are named by their K/V group, g for head h's (none with one).
+            match tutor.heads() {
+                heads if heads.kv == 1 => "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾Kᵀ / √d_k)V".to_string(),
+                heads if heads.kv < heads.query => {
+                    "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ᵍ⁾ᵀ / √d_k)V⁽ᵍ⁾".to_string()
+                }
+                _ => "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".to_string(),
+            },
         ),
     ];
     // Too wide for the terminal: the clauses this step does not compute give way, last first,

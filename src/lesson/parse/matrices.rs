@@ -14,6 +14,14 @@ use crate::lesson::{Generator, InputMatrix, RandomKind};
 /// Problems reported per matrix before the rest of that matrix is summarised.
 const MAX_PER_MATRIX: usize = 5;
 
+/// What a mask cell may be, and what a large finite fill does next to -inf.
+const MASK_HELP: &str = "a mask cell is added to the score: 0 keeps the key, -inf hides it (a \
+                         weight of exactly 0), any finite number shifts it. A fill such as -1e9 \
+                         hides a key too, its exp underflowing to 0, but not a whole row: a row \
+                         whose every key gets it is shifted as a whole, which softmax ignores, so \
+                         it is weighted as if unmasked (evenly once the fill swallows the scores, \
+                         as finfo.min does), where -inf gives that row weights of 0";
+
 impl Reader<'_> {
     /// A matrix: an array of equal-length rows of numbers, or a generator table. `row_limit`
     /// bounds its rows (a row per token, or per model dimension); columns are bounded by
@@ -215,24 +223,28 @@ impl Reader<'_> {
                 .help(if quoted_infinity {
                     "write -inf without quotes: TOML reads -inf as a number, and a string is not one"
                 } else if allow_neg_inf {
-                    "a mask cell is a bias added to the score: 0 keeps it, -inf hides the key, \
-                     any number within ±1e6 shifts it"
+                    MASK_HELP
                 } else {
                     "write a number such as 0.25 or -1"
                 })
         })?;
-        // A mask cell is an additive bias, as in PyTorch's float masks and ALiBi: -inf hides the
-        // key, any finite number within the value limits shifts its score.
-        if allow_neg_inf
-            && (number == f64::NEG_INFINITY
-                || (number.is_finite() && number.abs() <= MAX_ABS_VALUE))
-        {
+        // A mask cell is an additive bias, as in PyTorch's float masks, Hugging Face's
+        // finfo.min fill and ALiBi: -inf hides the key, any finite number shifts its score. It
+        // is only added, never multiplied, so no size of bias can overflow what it meets.
+        if allow_neg_inf && (number == f64::NEG_INFINITY || number.is_finite()) {
             return Ok(if number == 0.0 { 0.0 } else { number });
         }
         if allow_neg_inf {
-            return Err(Diagnostic::error(cell.span(), format!("{}: a mask cell must be -inf or a number within ±1e6, found {}", place(), self.text_at(cell.span())))
-                .label("not -inf or a bias within ±1e6")
-                .help("0 lets the query see this key; -inf hides it (a weight of exactly 0); a tutorial's -1e9 is written -1e6 or -inf here"));
+            return Err(Diagnostic::error(
+                cell.span(),
+                format!(
+                    "{}: a mask cell must be -inf or a finite number, found {}",
+                    place(),
+                    self.text_at(cell.span())
+                ),
+            )
+            .label("not -inf or a finite bias")
+            .help(MASK_HELP));
         }
         let out_of_range = || {
             Diagnostic::error(

@@ -15,8 +15,10 @@ pub const ENTRY: StepEntry = StepEntry {
                     mask in cross-attention hides padding, or source tokens a lesson wants \
                     hidden. exp(-inf) is 0, so a hidden key gets a weight of exactly 0, and a \
                     row whose every key is hidden gets weights and output of 0 here, as \
-                    PyTorch's scaled_dot_product_attention gives since version 2.5. A finite \
-                    bias within ±1e6 is added to the score and tilts the row.";
+                    PyTorch's scaled_dot_product_attention gives since version 2.5. Any finite \
+                    bias is added to the score and tilts the row; a fill such as -1e9 hides a \
+                    key as -inf does (its exp underflows to 0), but on every key of a row it \
+                    shifts the whole row, which softmax ignores.";
         }
         "A mask is added to the scores: 0 where a query may look, -inf where it may not. In a \
          causal mask each token sees only itself and the tokens before it, as when a model \
@@ -24,11 +26,14 @@ pub const ENTRY: StepEntry = StepEntry {
          exactly 0. A row whose every key is hidden is 0 / 0: this tutor gives it weights and \
          output of 0, as PyTorch's scaled_dot_product_attention does since version 2.5 (older \
          versions and a plain softmax give NaN). Many tutorials instead fill hidden scores \
-         with -1e9 (masked_fill): a hidden key then gets a tiny weight, or 0 once exp \
-         underflows, and a row whose every key is hidden becomes uniform, 1/n for each of its \
-         n keys. A mask here may also hold any finite bias within ±1e6, as ALiBi's linear \
-         biases do: it is added to the score, not put in its place, so it tilts the row, and \
-         the same bias on every key of a row changes nothing."
+         with -1e9 (masked_fill, which puts it in the score's place): a hidden key gets a \
+         weight of 0 once exp underflows, and a row whose every key is hidden becomes uniform, \
+         1/n for each of its n keys. A mask here may hold any finite bias, as ALiBi's linear \
+         biases and Hugging Face's finfo.min fill do: it is added to the score, so it tilts \
+         the row. -1e9 added to a key hides it as -inf does, but added to every key of a row \
+         it changes nothing, since softmax ignores a shift of the whole row: the row is \
+         weighted as if unmasked (or evenly, once the bias is so large it swallows the \
+         scores)."
     },
     shown: |plan| plan.has(MatrixName::Masked),
     views: |plan| vec![View::computed(plan, MatrixName::Masked)],

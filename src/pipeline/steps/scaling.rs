@@ -7,11 +7,13 @@ pub const ENTRY: StepEntry = StepEntry {
     key: "scaling",
     title: "Scaling",
     narration: |_| {
-        "If the entries of queries and keys had mean 0 and variance 1, a dot product of d_k \
-         terms would have variance d_k; dividing every score by √d_k brings the variance back \
-         to 1. Without it, wide vectors give large scores that push softmax into regions where \
-         nearly all the weight goes to one key and its gradients are extremely small, so \
-         learning stalls (Vaswani et al., 2017)."
+        "Why √d_k (Vaswani et al. 2017): if a query's and a key's entries are independent, \
+         with mean 0 and variance 1, their dot product, a sum of d_k such products, has mean 0 \
+         and variance d_k; dividing every score by √d_k brings the variance back to 1. (A \
+         query scored against itself is not such a pair: with normal entries q·q has mean d_k \
+         and variance 2·d_k.) Unscaled, wide vectors give large scores that push softmax \
+         towards all the weight on one key, “into regions where it has extremely small \
+         gradients”, in the paper's words."
     },
     // Shown even when the lesson does not scale, as a note, so the learner sees it was skipped.
     shown: |_| true,
