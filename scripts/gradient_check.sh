@@ -45,7 +45,9 @@ for shape in "128 512 8" "256 1024 16"; do
         status=0
         /usr/bin/time -f '%e %M' -o "$scratch/time" "$bin" check "$file" >"$scratch/out" ||
             status=$?
-        read -r seconds kb <"$scratch/time"
+        read -r seconds kb <<EOF
+$(tail -n 1 "$scratch/time")
+EOF
         printf '%4d tokens x %4d x %2d heads, grad_output %-3s  %6.2f s  peak %4d MB  exit %d\n' \
             "$1" "$2" "$3" "$backward" "$seconds" $((kb / 1024)) "$status"
         grep 'gradients' "$scratch/out" || true

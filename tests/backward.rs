@@ -987,6 +987,9 @@ fn with_fault(
     faulty
 }
 
+/// A deliberate slip in a gradient.
+type Fault = Box<dyn Fn(&mut nalgebra::DMatrix<f64>)>;
+
 #[test]
 fn a_wrong_gradient_is_caught_and_named() {
     use attn_tutor::attention::gradient_check::{
@@ -1007,7 +1010,7 @@ fn a_wrong_gradient_is_caught_and_named() {
             let (rows, cols) = gradient.shape();
             let at = gradient.iamax_full();
             let heads = lesson.heads.query;
-            let faults: Vec<(&str, Box<dyn Fn(&mut nalgebra::DMatrix<f64>)>)> = vec![
+            let faults: Vec<(&str, Fault)> = vec![
                 ("a cell off by a tenth", Box::new(move |g| g[at] *= 1.1)),
                 (
                     "the last head's columns left out",
