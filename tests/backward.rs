@@ -690,7 +690,11 @@ fn check_compares_a_lessons_gradients_with_finite_differences() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(
-        text.contains("ok    gradients: all 16 input cells against central finite differences"),
+        text.contains(
+            "ok    gradients: dX, dW_q, dW_k, dW_v agree with central finite differences of L \
+             along a random direction U through all 16 cells of X, W_q, W_k, W_v: Σ dM ⊙ U = \
+             -4.52, off by "
+        ),
         "{text}"
     );
     // A lesson without a backward pass has no such line.
@@ -805,6 +809,311 @@ fn below_zero_the_gradient_step_says_this_loss_has_no_lowest_value() {
     let now = app.tutor.as_ref().unwrap().attention.loss().unwrap();
     assert!(now < 0.0, "two-heads' first step goes below zero: {now}");
     assert!(said.contains("no lowest value"), "{said}");
+}
+
+/// A random correct lesson with a backward pass, of any kind the format allows: 1–5 tokens,
+/// heads and K/V groups, W_o, every kind of positions, masks (a fully masked row among them),
+/// cross-attention, Q, K, V given, decode; its numbers typed to two decimals and scaled by
+/// 0.1, 1, 3 or 10, so that some softmaxes are nearly one-hot (where finite differences are
+/// hardest).
+fn random_lesson_text(seed: u64) -> String {
+    let mut draw = Draw(seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let mut pick = |n: usize| -> usize { ((draw.next() + 1.5) / 3.0 * n as f64) as usize % n };
+    let tokens = 1 + pick(5);
+    let cross = pick(4) == 0;
+    let direct = pick(4) == 0;
+    let (heads, kv) = [(1, 1), (1, 1), (2, 2), (2, 1), (4, 2), (3, 3)][pick(6)];
+    let positions = match pick(4) {
+        0 => "none",
+        1 if !direct => "sinusoidal",
+        2 if !direct && !cross => "learned",
+        _ => "rope",
+    };
+    let d_k = if positions == "rope" {
+        2 * (1 + pick(2))
+    } else {
+        1 + pick(3)
+    };
+    let d_v = 1 + pick(3);
+    let d_model = 1 + pick(6);
+    let d_out = 1 + pick(4);
+    let w_o = heads > 1 || pick(2) == 0;
+    let keys = if cross { 1 + pick(4) } else { tokens };
+    let mask = match pick(3) {
+        0 => "none",
+        1 if !cross => "causal",
+        _ => "written",
+    };
+    let decode = mask == "causal" && pick(2) == 0;
+    let scale = [0.1, 1.0, 3.0, 10.0][pick(4)];
+    let mut text = format!(
+        "format = 2\ntitle = \"random {seed}\"\ntokens = [{}]\nheads = {heads}\nkv_heads = {kv}\n\
+         scale = {}\ndecode = {decode}\n",
+        (0..tokens)
+            .map(|t| format!("\"t{t}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
+        pick(3) != 0,
+    );
+    if cross {
+        text.push_str(&format!(
+            "source_tokens = [{}]\n",
+            (0..keys)
+                .map(|t| format!("\"s{t}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let mut matrix = |rows: usize, cols: usize| -> String {
+        let rows: Vec<String> = (0..rows)
+            .map(|_| {
+                let cells: Vec<String> = (0..cols)
+                    .map(|_| format!("{}", (draw.next() * scale * 100.0).round() / 100.0))
+                    .collect();
+                format!("[{}]", cells.join(", "))
+            })
+            .collect();
+        format!("[{}]", rows.join(", "))
+    };
+    match positions {
+        "none" => {}
+        "learned" => text.push_str(&format!("positions = {}\n", matrix(tokens, d_model))),
+        other => text.push_str(&format!("positions = \"{other}\"\n")),
+    }
+    match mask {
+        "none" => {}
+        "causal" => text.push_str("mask = \"causal\"\n"),
+        // The last row sees nothing; the first hides its second key.
+        _ => {
+            let rows: Vec<String> = (0..tokens)
+                .map(|row| {
+                    let cells: Vec<&str> = (0..keys)
+                        .map(|key| {
+                            if (row == tokens - 1 && tokens > 1) || (row == 0 && key == 1) {
+                                "-inf"
+                            } else {
+                                "0"
+                            }
+                        })
+                        .collect();
+                    format!("[{}]", cells.join(", "))
+                })
+                .collect();
+            text.push_str(&format!("mask = [{}]\n", rows.join(", ")));
+        }
+    }
+    if direct {
+        text.push_str(&format!("q = {}\n", matrix(tokens, heads * d_k)));
+        text.push_str(&format!("k = {}\n", matrix(keys, kv * d_k)));
+        text.push_str(&format!("v = {}\n", matrix(keys, kv * d_v)));
+    } else {
+        text.push_str(&format!("embeddings = {}\n", matrix(tokens, d_model)));
+        if cross {
+            text.push_str(&format!("source_embeddings = {}\n", matrix(keys, d_model)));
+        }
+        text.push_str(&format!("w_q = {}\n", matrix(d_model, heads * d_k)));
+        text.push_str(&format!("w_k = {}\n", matrix(d_model, kv * d_k)));
+        text.push_str(&format!("w_v = {}\n", matrix(d_model, kv * d_v)));
+    }
+    let out = if w_o {
+        text.push_str(&format!("w_o = {}\n", matrix(heads * d_v, d_out)));
+        d_out
+    } else {
+        d_v
+    };
+    text.push_str(&format!("grad_output = {}\n", matrix(tokens, out)));
+    text
+}
+
+#[test]
+fn the_gradient_check_finds_no_fault_in_100_random_correct_lessons() {
+    use attn_tutor::attention::gradient_check::check_gradients;
+    let mut inputs = 0;
+    for seed in 0..100 {
+        let text = random_lesson_text(seed);
+        let lesson = common::valid_lesson(&text);
+        let attention = Attention::compute(&lesson);
+        let check = check_gradients(&lesson, &attention).expect("a backward pass");
+        let together = &check.together;
+        assert!(together.agrees(), "seed {seed}: {together:?}\n{text}");
+        assert!(check.each.is_empty());
+        inputs += together.inputs.len();
+    }
+    // Every lesson has at least Q, K and V (or W_q, W_k, W_v and X) to check.
+    assert!(inputs >= 300, "{inputs}");
+}
+
+/// A lesson whose softmax is nearly one-hot in places, with values and gradients in the
+/// hundreds: the old check (each of the 76 cells nudged by ±1e-5 alone, agreement to 1e-6 of
+/// the larger of 1 and the slope) reported FAIL, "largest relative difference 0.00000448 at
+/// dW_k⁽²⁾[3, 1]", from the rounding of a loss whose terms reach 10⁵. An 80-digit reference
+/// (exact decimal arithmetic, steps of 1e-30) agrees with every gradient of the engine to
+/// 1.1e-10 of the larger of 1 and the gradient.
+const NEARLY_ONE_HOT: &str = r#"format = 2
+title = "nearly one-hot"
+tokens = ["t0", "t1", "t2"]
+heads = 2
+embeddings = [[-4.39, 4.17, 3.17, -2.94], [-0.05, -0.61, 1.82, 3.46], [-4.87, -5.66, 4.03, -0.81]]
+w_q = [[0.79, -1.49, -0.16, 0.66], [-0.81, 1.34, 1.20, -1.41], [-1.42, 0.12, 1.32, -0.36], [-0.85, -0.23, -1.41, -0.83]]
+w_k = [[-0.19, -0.01, -0.80, -0.81], [-0.84, -0.12, -0.63, -1.44], [1.01, 0.17, 0.43, -0.94], [1.48, 1.08, -1.14, -0.50]]
+w_v = [[66.45, 63.36, 130.93, -23.37], [99.01, 51.09, -58.99, 26.27], [114.74, 103.86, 1.59, 26.70], [-139.64, -77.18, 89.22, -25.71]]
+w_o = [[-0.98, 0.15, 0.61, 0.52], [-0.38, -0.18, 0.03, 0.84], [0.06, -0.32, -0.03, -1.41], [-1.37, 0.61, 1.45, 0.28]]
+grad_output = [[-31.92, -98.90, 0.67, 144.62], [81.16, 11.89, 108.09, -80.35], [4.13, 135.74, 23.34, -12.26]]
+"#;
+
+#[test]
+fn check_passes_the_correct_gradients_of_a_lesson_with_a_nearly_one_hot_softmax() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("nearly-one-hot.toml");
+    std::fs::write(&path, NEARLY_ONE_HOT).unwrap();
+    let out = common::attn_tutor(&dir)
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "ok    gradients: dX, dW_q, dW_k, dW_v, dW_o agree with central finite differences"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("the lesson passes"), "{text}");
+}
+
+/// `gradients` with `fault` applied to the one of `input`.
+fn with_fault(
+    gradients: &[(MatrixName, String, nalgebra::DMatrix<f64>)],
+    input: MatrixName,
+    fault: impl Fn(&mut nalgebra::DMatrix<f64>),
+) -> Vec<(MatrixName, String, nalgebra::DMatrix<f64>)> {
+    let mut faulty = gradients.to_vec();
+    for (name, _, gradient) in &mut faulty {
+        if *name == input {
+            fault(gradient);
+        }
+    }
+    faulty
+}
+
+/// A deliberate slip in a gradient.
+type Fault = Box<dyn Fn(&mut nalgebra::DMatrix<f64>)>;
+
+#[test]
+fn a_wrong_gradient_is_caught_and_named() {
+    use attn_tutor::attention::gradient_check::{
+        check_gradients, compare_gradients, directions, engine_gradients,
+    };
+    let (mut faults_seen, mut caught, mut tiny_caught, mut tiny_seen) = (0, 0, 0, 0);
+    for seed in 0..40 {
+        let text = random_lesson_text(seed);
+        let lesson = common::valid_lesson(&text);
+        let attention = Attention::compute(&lesson);
+        let correct = check_gradients(&lesson, &attention).unwrap();
+        let tolerance = correct.together.tolerance;
+        let gradients = engine_gradients(&lesson, &attention);
+        let directions = directions(&lesson, &gradients).unwrap();
+        for (index, (input, symbol, gradient)) in gradients.iter().enumerate() {
+            // The largest cell off by a tenth, one head's block (or the last row) left out,
+            // every cell off by 1 part in 10⁵.
+            let (rows, cols) = gradient.shape();
+            let at = gradient.iamax_full();
+            let heads = lesson.heads.query;
+            let faults: Vec<(&str, Fault)> = vec![
+                ("a cell off by a tenth", Box::new(move |g| g[at] *= 1.1)),
+                (
+                    "the last head's columns left out",
+                    Box::new(move |g| {
+                        let width = cols / heads;
+                        if width < cols {
+                            g.columns_mut(cols - width, width).fill(0.0);
+                        } else {
+                            g.row_mut(rows - 1).fill(0.0);
+                        }
+                    }),
+                ),
+                ("every cell 1e-5 too large", Box::new(|g| *g *= 1.0 + 1e-5)),
+            ];
+            for (what, fault) in faults {
+                let tiny = what.starts_with("every");
+                let faulty = with_fault(&gradients, *input, fault);
+                if faulty[index].2 == *gradient {
+                    // Nothing to find: the row or block was 0 already (hidden by the mask).
+                    continue;
+                }
+                // What the fault changes along the direction the check takes: one at least
+                // twice the correct gradients' tolerance must be caught. (A gradient that is 0
+                // to rounding, a key hidden from every query, a one-hot softmax, has no such
+                // change.)
+                let effect = (&faulty[index].2 - gradient).dot(&directions[index]).abs();
+                faults_seen += 1;
+                tiny_seen += usize::from(tiny);
+                if effect < 2.0 * tolerance {
+                    continue;
+                }
+                let check = compare_gradients(&lesson, &faulty).unwrap();
+                assert!(
+                    !check.agrees(),
+                    "seed {seed}, {symbol} with {what}: {:?}\n{text}",
+                    check.together
+                );
+                // Each input alone then: the faulty one disagrees, the others agree.
+                assert_eq!(check.each.len(), gradients.len());
+                for (other, direction) in check.each.iter().enumerate() {
+                    if other == index && effect < 2.0 * direction.tolerance {
+                        continue;
+                    }
+                    assert_eq!(
+                        direction.agrees(),
+                        other != index,
+                        "seed {seed}, {symbol} with {what}: {direction:?}\n{text}"
+                    );
+                }
+                caught += 1;
+                tiny_caught += usize::from(tiny);
+            }
+        }
+    }
+    // Not vacuous: nearly every fault was large enough to be caught, and was; 1 part in 10⁵ of
+    // a whole gradient is caught in most cases too.
+    println!("{caught} of {faults_seen} faults caught, {tiny_caught} of {tiny_seen} of 1e-5");
+    assert!(caught * 10 >= faults_seen * 8, "{caught} of {faults_seen}");
+    assert!(
+        tiny_caught * 10 >= tiny_seen * 6,
+        "{tiny_caught} of {tiny_seen}"
+    );
+}
+
+#[test]
+fn a_wrong_gradient_fails_check_with_what_was_compared_and_the_tolerance() {
+    use attn_tutor::attention::gradient_check::{compare_gradients, engine_gradients};
+    let lesson = common::valid_lesson(NEARLY_ONE_HOT);
+    let attention = Attention::compute(&lesson);
+    let gradients = engine_gradients(&lesson, &attention);
+    // W_q's gradient with 1/√d_k left out.
+    let faulty = with_fault(&gradients, MatrixName::WQ, |g| *g *= 2f64.sqrt());
+    let check = compare_gradients(&lesson, &faulty).unwrap();
+    assert!(!check.agrees());
+    let text = attn_tutor::cli::gradient_lines(&attention, &check);
+    let fail = text.lines().next().unwrap();
+    for words in [
+        "FAIL  gradients: dW_q disagrees with central finite differences of L.",
+        "Along a random direction U through all 16 cells of W_q, the backward pass gives",
+        "Σ dW_q ⊙ U = ",
+        "and finite differences of L (steps ",
+        "extrapolated) give ",
+        "over the tolerance ",
+        "the two steps' slopes differ by, plus ",
+        " for float rounding)",
+    ] {
+        assert!(fail.contains(words), "{words:?} in {text}");
+    }
+    assert!(
+        text.contains("dX, dW_k, dW_v, dW_o agree with finite differences"),
+        "{text}"
+    );
+    assert_eq!(text.matches("FAIL").count(), 1, "{text}");
 }
 
 /// Issue 29's lesson where one step of η = 0.1 overshoots: L is not convex in W_q and W_k.

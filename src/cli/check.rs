@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use super::status;
+use crate::attention::gradient_check::{DirectionCheck, GradientCheck, SAFETY, SHRINK};
 use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Attention, Cell, Step};
 use crate::lesson::text::printable;
@@ -28,6 +29,7 @@ pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Wri
     let mut invalid = 0;
     let mut off = 0;
     let mut drifting = 0;
+    let mut gradients_off = 0;
     for result in &loaded {
         let lesson = match result {
             Ok(lesson) => lesson,
@@ -52,6 +54,7 @@ pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Wri
         let report = check_lesson(lesson);
         off += report.figures_off;
         drifting += report.figures_drifting;
+        gradients_off += usize::from(report.gradients_off);
         let _ = out.write_all(report.text.as_bytes());
     }
     let total = loaded.len();
@@ -66,9 +69,28 @@ pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Wri
     let summary = if invalid > 0 {
         let verb = if invalid == 1 { "is" } else { "are" };
         format!("{invalid} of {total} {} {verb} invalid", lessons(total))
-    } else if off > 0 {
+    } else if off > 0 || gradients_off > 0 {
         let verb = if off == 1 { "is" } else { "are" };
-        format!("{off} {} {verb} outside tolerance", figures(off))
+        let figures_off =
+            (off > 0).then(|| format!("{off} {} {verb} outside tolerance", figures(off)));
+        let gradients = (gradients_off > 0).then(|| {
+            let whose = if total == 1 {
+                "the lesson's".to_string()
+            } else {
+                let whose = if gradients_off == 1 {
+                    "lesson's"
+                } else {
+                    "lessons'"
+                };
+                format!("{gradients_off} {whose}")
+            };
+            format!("{whose} gradients disagree with finite differences (above)")
+        });
+        figures_off
+            .into_iter()
+            .chain(gradients)
+            .collect::<Vec<_>>()
+            .join("; ")
     } else if drifting > 0 {
         let verb = if drifting == 1 { "drifts" } else { "drift" };
         let passes = if total == 1 {
@@ -88,7 +110,7 @@ pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Wri
     let _ = writeln!(out, "\n{summary}");
     if invalid > 0 {
         status::INVALID
-    } else if off > 0 {
+    } else if off > 0 || gradients_off > 0 {
         status::FIGURE_OFF
     } else {
         status::OK
@@ -100,6 +122,8 @@ pub struct LessonReport {
     pub text: String,
     pub figures_off: usize,
     pub figures_drifting: usize,
+    /// The backward pass's gradients disagree with finite differences.
+    pub gradients_off: bool,
 }
 
 /// Compares every printed figure with the exact value.
@@ -117,6 +141,7 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
         text: String::new(),
         figures_off: 0,
         figures_drifting: 0,
+        gradients_off: false,
     };
     if lesson.expected.figures.is_empty() {
         text.push_str("  valid; no printed figures to compare\n");
@@ -166,30 +191,9 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
     }
     // The backward pass against finite differences: a lesson's gradients are figures of its
     // own, and a wrong one fails like a wrong printed figure.
-    if let Some(gradients) = crate::attention::gradient_check::check_gradients(lesson) {
-        let sampled = if gradients.checked < gradients.cells {
-            format!("{} of the {}", gradients.checked, gradients.cells)
-        } else {
-            format!("all {}", gradients.cells)
-        };
-        let verdict = if gradients.agrees() { "ok  " } else { "FAIL" };
-        let worst = if gradients.worst == 0.0 {
-            "exactly".to_string()
-        } else {
-            format!(
-                "largest relative difference {} at {}",
-                short(gradients.worst),
-                gradients.worst_at
-            )
-        };
-        text.push_str(&format!(
-            "  {verdict}  gradients: {sampled} input cells against central finite differences, \
-             {worst} (tolerance {})\n",
-            short(crate::attention::gradient_check::AGREEMENT)
-        ));
-        if !gradients.agrees() {
-            report.figures_off += 1;
-        }
+    if let Some(gradients) = crate::attention::gradient_check::check_gradients(lesson, &attention) {
+        text.push_str(&gradient_lines(&attention, &gradients));
+        report.gradients_off = !gradients.agrees();
     }
     // What the document got wrong that no figure shows, in the lesson author's words; the text
     // is untrusted, so anything invisible is written out as an escape.
@@ -221,6 +225,106 @@ pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
     }
     report.text = text;
     report
+}
+
+/// The gradient check's lines: an `ok` line saying what was compared, or a `FAIL` line per
+/// gradient that disagrees, with the numbers, the tolerance and where it comes from.
+pub fn gradient_lines(attention: &Attention, gradients: &GradientCheck) -> String {
+    let together = &gradients.together;
+    if gradients.agrees() {
+        return format!(
+            "  ok    gradients: {} {} with central finite differences of L along a random \
+             direction U through {}: Σ dM ⊙ U = {}, off by {} (tolerance {}; {} forward \
+             passes)\n",
+            together.gradients.join(", "),
+            if together.gradients.len() == 1 {
+                "agrees"
+            } else {
+                "agree"
+            },
+            cells_of(attention, together),
+            short(together.numeric),
+            short(together.difference()),
+            short(together.tolerance),
+            gradients.passes
+        );
+    }
+    let wrong: Vec<&DirectionCheck> = gradients.each.iter().filter(|d| !d.agrees()).collect();
+    let mut text = String::new();
+    if wrong.is_empty() {
+        // Wrong together, though none is alone: said as measured.
+        text.push_str(&failure_line(attention, together));
+        text.push_str("        alone, along a direction of its own, each agrees\n");
+        return text;
+    }
+    for direction in &wrong {
+        text.push_str(&failure_line(attention, direction));
+    }
+    let agreeing: Vec<&str> = gradients
+        .each
+        .iter()
+        .filter(|d| d.agrees())
+        .flat_map(|d| d.gradients.iter().map(String::as_str))
+        .collect();
+    if !agreeing.is_empty() {
+        text.push_str(&format!(
+            "        {} {} with finite differences along {} own random {}\n",
+            agreeing.join(", "),
+            if agreeing.len() == 1 {
+                "agrees"
+            } else {
+                "agree"
+            },
+            if agreeing.len() == 1 { "its" } else { "their" },
+            if agreeing.len() == 1 {
+                "direction"
+            } else {
+                "directions"
+            },
+        ));
+    }
+    text
+}
+
+/// "all 16 cells of X, W_q, W_k, W_v", "the one cell of W_q".
+fn cells_of(attention: &Attention, direction: &DirectionCheck) -> String {
+    let inputs: Vec<&str> = direction
+        .inputs
+        .iter()
+        .map(|input| attention.symbol(*input))
+        .collect();
+    if direction.cells == 1 {
+        format!("the one cell of {}", inputs.join(", "))
+    } else {
+        format!("all {} cells of {}", direction.cells, inputs.join(", "))
+    }
+}
+
+/// A `FAIL` line: what was compared, both numbers, the difference, the tolerance and its parts.
+fn failure_line(attention: &Attention, direction: &DirectionCheck) -> String {
+    let gradients = direction.gradients.join(", ");
+    let (verb, sum) = if direction.gradients.len() == 1 {
+        ("disagrees", format!("Σ {gradients} ⊙ U"))
+    } else {
+        ("disagree", "Σ dM ⊙ U over them".to_string())
+    };
+    format!(
+        "  FAIL  gradients: {gradients} {verb} with central finite differences of L. Along a \
+         random direction U through {cells}, the backward pass gives {sum} = {backward} and \
+         finite differences of L (steps {coarse} and {fine} along U, extrapolated) give \
+         {numeric}: they differ by {difference}, over the tolerance {tolerance} ({safety} × the \
+         {noise} the two steps' slopes differ by, plus {rounding} for float rounding)\n",
+        cells = cells_of(attention, direction),
+        backward = significant(direction.backward),
+        numeric = significant(direction.numeric),
+        coarse = short(direction.step * SHRINK),
+        fine = short(direction.step),
+        difference = short(direction.difference()),
+        tolerance = short(direction.tolerance),
+        safety = SAFETY,
+        noise = short(direction.noise),
+        rounding = short(direction.rounding),
+    )
 }
 
 struct Comparison {
@@ -390,6 +494,21 @@ fn significant_digits(text: &str) -> usize {
 /// `value` in scientific notation with `significant` digits: 0.063379 → "6.3379e-2".
 fn format_scientific(value: f64, significant: usize) -> String {
     format!("{value:.*e}", significant.saturating_sub(1))
+}
+
+/// A slope to 10 significant digits, enough to show where two that nearly agree part:
+/// 1.234567891, 0.0001234567891, and in scientific notation outside 1e-4..1e6.
+fn significant(value: f64) -> String {
+    let magnitude = if value == 0.0 {
+        0
+    } else {
+        value.abs().log10().floor() as i32
+    };
+    if value.is_finite() && (-4..6).contains(&magnitude) {
+        format!("{value:.*}", (9 - magnitude) as usize)
+    } else {
+        format!("{value:.9e}")
+    }
 }
 
 /// A small positive number in few characters: 0.000114, 5.05e-5 → "0.0000505", and below

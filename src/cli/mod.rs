@@ -4,6 +4,7 @@
 //! in-process; `run` wires them to stdout and stderr.
 
 mod check;
+pub use check::gradient_lines;
 mod lab;
 mod list;
 mod progress;
@@ -83,8 +84,8 @@ pub enum Command {
     },
     /// Validate lessons and compare their printed figures with the exact values.
     ///
-    /// Exit status: 0 when all is well, 1 when a figure is outside its tolerance, 2 when a
-    /// lesson is invalid.
+    /// Exit status: 0 when all is well, 1 when a figure is outside its tolerance or a lesson's
+    /// gradients disagree with finite differences, 2 when a lesson is invalid.
     Check {
         /// Built-in names or lesson files; all built-in lessons when none is given.
         lessons: Vec<String>,
@@ -288,7 +289,8 @@ fn step_parser() -> impl clap::builder::TypedValueParser<Value = StepChoice> {
 /// Exit statuses shared by the subcommands.
 pub mod status {
     pub const OK: u8 = 0;
-    /// `check`: a printed figure is outside its tolerance.
+    /// `check`: a printed figure is outside its tolerance, or a lesson's gradients disagree
+    /// with finite differences.
     pub const FIGURE_OFF: u8 = 1;
     /// An invalid lesson, or bad usage.
     pub const INVALID: u8 = 2;
@@ -436,7 +438,8 @@ fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         ".SH EXIT STATUS\n.TP\n\\fB{}\\fR\nSuccess.\n.TP\n\\fB{}\\fR\n\
-         \\fBcheck\\fR: a printed figure is outside its tolerance.\n.TP\n\\fB{}\\fR\n\
+         \\fBcheck\\fR: a printed figure is outside its tolerance, or a lesson's gradients \
+         disagree with finite differences.\n.TP\n\\fB{}\\fR\n\
          An invalid lesson, a file that cannot be read or written, or bad usage.\n\
          .TP\n\\fB129\\fR\nThe tutor's terminal hung up.",
         status::OK,
