@@ -8,6 +8,7 @@ mod agreement;
 mod backward_derivation;
 mod decode;
 mod derivation;
+pub mod footprint;
 pub mod gradient_check;
 mod held;
 pub mod number;

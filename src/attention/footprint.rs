@@ -1,0 +1,155 @@
+//! The most memory one lesson's engine can come to hold, worked out from the lesson's shape
+//! alone: what a classroom server reserves for a student before opening a lesson for them.
+
+use crate::lesson::Lesson;
+use crate::pipeline::{Axis, MatrixName, Op, Plan};
+
+/// Bytes of one number.
+const NUMBER: u64 = std::mem::size_of::<f64>() as u64;
+
+/// The bytes of every matrix `Attention` can hold for `lesson` once everything has been looked
+/// at: the matrices computed when it opens, every head's circuits, every step of generation's
+/// matrices at every token and the online softmax's state after every tile, the K/V caches,
+/// and every head's block cut out of the lesson's weights. The lesson's own matrices are not
+/// counted (they are shared with the lesson). A backward pass is counted whether the lesson has
+/// one or not: a learner can add it (`d`). Never less than the engine holds (see the tests),
+/// and for a lesson walked only on its first head, several times more.
+pub fn most_bytes(lesson: &Lesson) -> u64 {
+    let mut shape = lesson.shape();
+    let forward = Plan::new(shape);
+    shape.backward = true;
+    let backward = Plan::new(shape);
+    plan_bytes(lesson, &forward).max(plan_bytes(lesson, &backward))
+}
+
+fn plan_bytes(lesson: &Lesson, plan: &Plan) -> u64 {
+    let heads = plan.shape.heads;
+    let seq_len = lesson.seq_len() as u64;
+    let tiles = lesson.key_len().div_ceil(lesson.tile.max(1)) as u64;
+    let extent = |axis: Axis| -> u64 {
+        let count = match axis {
+            Axis::Queries => lesson.seq_len(),
+            Axis::Keys => lesson.key_len(),
+            Axis::DModel => lesson.d_model().unwrap_or(0),
+            Axis::DK => lesson.d_k(),
+            Axis::DV => lesson.d_v(),
+            Axis::HeadsDV => heads.query * lesson.d_v(),
+            Axis::DOut => lesson.d_out(),
+            Axis::NewToken | Axis::Single => 1,
+        };
+        count as u64
+    };
+    plan.order()
+        .iter()
+        .map(|&name| {
+            let entry = name.entry();
+            let count = heads.count(name.per()) as u64;
+            let (rows, cols) = (extent(entry.rows), extent(entry.cols));
+            let one = match plan.origin(name) {
+                // The cache holds a row per token.
+                Some(Op::Append { .. }) => seq_len * cols,
+                // A lesson's own matrix is shared, but a head's block of it is copied out when
+                // looked at; the mask is made.
+                Some(Op::Input | Op::Given) if name != MatrixName::Mask => {
+                    if count > 1 {
+                        rows * cols
+                    } else {
+                        0
+                    }
+                }
+                // The weights and, per row, the maximum, the sum and whether it is all masked.
+                Some(Op::RowSoftmax { .. }) => rows * cols + 3 * rows,
+                _ => rows * cols,
+            };
+            let instances = if name.per_tile() {
+                tiles
+            } else if name.per_token() {
+                seq_len
+            } else {
+                1
+            };
+            one * count * instances * NUMBER
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attention::Attention;
+
+    /// Bytes of the matrices an engine holds after every step's matrices, at every head and
+    /// every token (tile), have been looked at, counted from the matrices themselves.
+    fn held_after_everything(lesson: &Lesson) -> u64 {
+        let attention = Attention::compute(lesson);
+        let plan = &attention.plan;
+        let heads = attention.heads();
+        let tiles = lesson.key_len().div_ceil(lesson.tile.max(1));
+        let mut bytes = 0;
+        for &name in plan.order() {
+            let instances = if name.per_tile() {
+                tiles
+            } else if name.per_token() {
+                lesson.seq_len()
+            } else {
+                1
+            };
+            for slot in 0..heads.count(name.per()) {
+                let head = heads.head_of_slot(name.per(), slot);
+                for token in 0..instances {
+                    if let Some(matrix) = attention.matrix_at(name, head, token) {
+                        let (rows, cols) = matrix.shape();
+                        let shared = matches!(plan.origin(name), Some(Op::Input | Op::Given))
+                            && heads.count(name.per()) == 1
+                            && name != MatrixName::Mask;
+                        // A cache's views share its one matrix: its last is all of it.
+                        let cache = matches!(plan.origin(name), Some(Op::Append { .. }));
+                        if !shared && (!cache || token + 1 == instances) {
+                            bytes += (rows * cols) as u64 * NUMBER;
+                        }
+                    }
+                }
+            }
+        }
+        bytes
+    }
+
+    fn lesson(text: &str) -> Lesson {
+        crate::lesson::load_text("test", None, text.to_string())
+            .expect("a valid lesson")
+            .lesson
+    }
+
+    #[test]
+    fn no_engine_holds_more_than_the_estimate_of_its_lesson() {
+        let mut lessons: Vec<Lesson> = crate::lesson::BUILTIN
+            .iter()
+            .map(|builtin| lesson(builtin.text))
+            .collect();
+        lessons.push(lesson(
+            "format = 2\ntitle = \"gen\"\nheads = 4\nkv_heads = 2\nmask = \"causal\"\n\
+             decode = true\ntile = 3\ntokens = [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\"]\n\
+             embeddings = { random = \"normal\", seed = 1, shape = [7, 16] }\n\
+             w_q = { random = \"normal\", seed = 2, shape = [16, 16] }\n\
+             w_k = { random = \"normal\", seed = 3, shape = [16, 8] }\n\
+             w_v = { random = \"normal\", seed = 4, shape = [16, 8] }\n\
+             w_o = { random = \"normal\", seed = 5, shape = [16, 16] }\n",
+        ));
+        for lesson in &lessons {
+            let held = held_after_everything(lesson);
+            let most = most_bytes(lesson);
+            assert!(held > 0, "{}", lesson.title);
+            assert!(
+                held <= most,
+                "{}: the engine holds {held} B, more than the {most} B estimated",
+                lesson.title
+            );
+            // Not so loose as to refuse students for nothing: within 8× of a full walk.
+            assert!(
+                most <= 8 * held,
+                "{}: {most} B estimated for {held} B held",
+                lesson.title
+            );
+        }
+    }
+}
