@@ -472,7 +472,7 @@ impl Student {
             name,
             seat,
             pending: Vec::new(),
-            screen: vt100::Parser::new(24, 80, 0),
+            screen: vt100::Parser::new(24.try_into()?, 80.try_into()?, 0),
         };
         student.frame().await.context("waiting for the picker")?;
         Ok((student, started.elapsed()))
