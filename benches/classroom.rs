@@ -18,7 +18,8 @@
 //! `ATTN_BENCH_BROWSERS`) puts N of the students in browser seats (default: half).
 //! `--flood N` (or `ATTN_BENCH_FLOOD`) first has N more browser seats open the scaling lab and
 //! send 1,000 `r` each in one message, as an attacker would, while the class joins and types:
-//! the class's join and key times under that flood.
+//! the class's join and key times under that flood. `ATTN_BENCH_SERVER=PATH` runs that
+//! attn-tutor binary as the server instead of this build's (to measure an older commit).
 //! `--walk` (or `ATTN_BENCH_WALK=1`, with `--lesson`) has every student walk the lesson instead of
 //! pressing random keys: every step in turn (`n`), and on a step of generation every token, on
 //! the online softmax every tile (`)` and `(`), a frame awaited after each key. The server's
@@ -90,6 +91,13 @@ fn run() -> anyhow::Result<()> {
     drop(server);
     let report = outcome?;
     report.print(&log);
+    if let Some(path) = &lesson {
+        let reserved = attn_tutor::serve::seat_bytes(&load(path)?);
+        println!(
+            "each student on the lesson reserved {:.1} MiB of the class's --max-memory",
+            reserved as f64 / (1024.0 * 1024.0)
+        );
+    }
     ensure!(
         report.failures.is_empty(),
         "{} of {sessions} students failed",
@@ -189,13 +197,18 @@ struct Walk {
     first_token: usize,
 }
 
+/// The lesson of `--lesson`, as the server loads it.
+fn load(path: &Path) -> anyhow::Result<attn_tutor::lesson::Lesson> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let loaded = attn_tutor::lesson::load_text("bench", Some(path.to_path_buf()), text)
+        .map_err(|error| anyhow::anyhow!("{}: {}", path.display(), error.first_line()))?;
+    Ok(loaded.lesson)
+}
+
 impl Walk {
     fn of(path: &Path) -> anyhow::Result<Walk> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let loaded = attn_tutor::lesson::load_text("bench", Some(path.to_path_buf()), text)
-            .map_err(|error| anyhow::anyhow!("{}: {}", path.display(), error.first_line()))?;
-        let lesson = &loaded.lesson;
+        let lesson = &load(path)?;
         let plan = attn_tutor::pipeline::Plan::new(lesson.shape());
         let tiles = lesson.key_len().div_ceil(lesson.tile.max(1));
         let steps = lesson
@@ -258,7 +271,10 @@ impl Server {
         let dir = TempDir::new()?;
         // Room for everyone: the limits are the server's to test elsewhere.
         let limit = sessions.max(200).to_string();
-        let mut serve = Command::new(env!("CARGO_BIN_EXE_attn-tutor"));
+        // Another build of the server, to compare with (an older commit's, say).
+        let binary = std::env::var_os("ATTN_BENCH_SERVER")
+            .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_attn-tutor")), PathBuf::from);
+        let mut serve = Command::new(binary);
         serve.arg("serve");
         if let Some(lesson) = lesson {
             // Alone in a folder, it is the picker's last entry.
