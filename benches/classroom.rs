@@ -24,7 +24,7 @@
 //! pressing random keys: every step in turn (`n`), and on a step of generation every token, on
 //! the online softmax every tile (`)` and `(`), a frame awaited after each key. The server's
 //! memory is read before anyone joins, with everyone on the picker, at its peak while they walk,
-//! once they have walked, and 0.5 s and 5 s after they have all left: what a seat costs at its
+//! once they have walked, and 0.5 s, 5 s and 15 s after they have all left: what a seat costs at its
 //! most, and what the server gives back when it goes.
 
 use std::io::{BufRead, BufReader};
@@ -272,8 +272,10 @@ impl Server {
         // Room for everyone: the limits are the server's to test elsewhere.
         let limit = sessions.max(200).to_string();
         // Another build of the server, to compare with (an older commit's, say).
-        let binary = std::env::var_os("ATTN_BENCH_SERVER")
-            .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_attn-tutor")), PathBuf::from);
+        let binary = std::env::var_os("ATTN_BENCH_SERVER").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_attn-tutor")),
+            PathBuf::from,
+        );
         let mut serve = Command::new(binary);
         serve.arg("serve");
         if let Some(lesson) = lesson {
@@ -817,6 +819,8 @@ struct Report {
     left: Memory,
     /// 5 s after everyone left.
     settled: Memory,
+    /// 15 s after everyone left.
+    later: Memory,
     /// The keys of one walk through the lesson, when the students walked it.
     walked: Option<usize>,
 }
@@ -904,9 +908,12 @@ async fn classroom(
     // Time for the server to drop every session.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let left = server.memory()?;
-    // And for an allocator that gives memory back after a while rather than at once.
+    // And for an allocator that gives memory back after a while rather than at once, or once
+    // the threads that did the work have ended (tokio ends a blocking thread idle for 10 s).
     tokio::time::sleep(Duration::from_millis(4500)).await;
     let settled = server.memory()?;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let later = server.memory()?;
     Ok(Report {
         sessions,
         browsers,
@@ -927,6 +934,7 @@ async fn classroom(
         driven,
         left,
         settled,
+        later,
         walked: walk.map(|walk| walk.keys()),
     })
 }
@@ -1071,16 +1079,26 @@ impl Report {
             mib(self.left.rss_kib)
         );
         println!(
-            "  5 s after that           {:>8.1} MiB",
+            "  5 s after they left      {:>8.1} MiB",
             mib(self.settled.rss_kib)
+        );
+        println!(
+            "  15 s after they left     {:>8.1} MiB",
+            mib(self.later.rss_kib)
         );
         // The kernel's RSS counters are per-thread and lazily summed, so VmHWM can lag a VmRSS
         // read a moment earlier: the peak is the highest of both.
-        let peak = [self.connected, self.driven, self.left, self.settled]
-            .iter()
-            .map(|memory| memory.hwm_kib.max(memory.rss_kib))
-            .max()
-            .unwrap_or_default();
+        let peak = [
+            self.connected,
+            self.driven,
+            self.left,
+            self.settled,
+            self.later,
+        ]
+        .iter()
+        .map(|memory| memory.hwm_kib.max(memory.rss_kib))
+        .max()
+        .unwrap_or_default();
         println!(
             "  peak (VmHWM)             {:>8.1} MiB   {:>6.0} KiB per session",
             mib(peak),

@@ -454,6 +454,27 @@ fn a_lesson_the_classs_memory_has_no_room_for_is_not_opened_until_a_classmate_le
 }
 
 #[test]
+fn a_memory_limit_written_wrong_is_refused_with_an_example() {
+    for size in ["4", "4T", "8M", "lots", "99999999999G", "1.5G"] {
+        let finished = common::classroom::finish({
+            let mut command =
+                std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+            command.args(["serve", "--open", "--max-memory", size]);
+            command
+        });
+        assert_eq!(finished.status.code(), Some(2), "{size}");
+        assert!(
+            finished.stderr.contains("--max-memory")
+                && finished
+                    .stderr
+                    .contains("expected a size of memory like 4G (gibibytes) or 512M (mebibytes)"),
+            "{size}: {}",
+            finished.stderr
+        );
+    }
+}
+
+#[test]
 fn a_browser_that_never_asks_or_never_joins_is_dropped_at_its_deadlines() {
     let server = class(&["--open", "--login-seconds", "2"]);
     let port = server.page_port();

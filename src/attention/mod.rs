@@ -1217,7 +1217,11 @@ mod tests {
         let copy = presenter.clone();
         let copied = copy.matrix_at(MatrixName::KCache, 0, 3).unwrap();
         assert_eq!(made, copied);
-        assert_eq!(made.as_ptr(), copied.as_ptr(), "the copy made its own cache");
+        assert_eq!(
+            made.as_ptr(),
+            copied.as_ptr(),
+            "the copy made its own cache"
+        );
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub enum Command {
     ///
     /// Students need nothing but ssh: `ssh -p 2222 NAME@HOST`, or with --web a browser. Choose
     /// who may join with exactly one of --open, --password-file or --authorized-keys.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run a lab: an experiment swept over settings, printed as a table or JSON.
     Lab {
         #[command(subcommand)]
@@ -511,7 +511,7 @@ pub fn run(cli: Cli) -> ExitCode {
     if let Some(Command::Serve(args)) = cli.command {
         // The server's threads log to stderr: no lock may be held while it runs.
         let code = tutor::serve(
-            args,
+            *args,
             cli.no_color,
             &mut std::io::stdout(),
             &mut std::io::stderr(),

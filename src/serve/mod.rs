@@ -389,6 +389,10 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // The students' turns run on blocking threads; the allocator gives a thread's freed
+        // memory back to the system once the thread ends, so an idle one ends after 2 s
+        // (tokio's default is 10 s) and a class that has gone quiet shrinks soon after.
+        .thread_keep_alive(Duration::from_secs(2))
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
