@@ -12,26 +12,28 @@ const NUMBER: u64 = std::mem::size_of::<f64>() as u64;
 /// matrices at every token and the online softmax's state after every tile, the K/V caches,
 /// and every head's block cut out of the lesson's weights. The lesson's own matrices are not
 /// counted (they are shared with the lesson). A backward pass is counted whether the lesson has
-/// one or not: a learner can add it (`d`). Never less than the engine holds (see the tests),
-/// and for a lesson walked only on its first head, several times more.
+/// one or not: a learner can add it (`d`), and so are tiles of one key, the smallest a learner
+/// can make them (`b`). Never less than the engine holds (see the tests), and for a lesson
+/// walked only on its first head, several times more.
 pub fn most_bytes(lesson: &Lesson) -> u64 {
     let mut shape = lesson.shape();
     let forward = Plan::new(shape);
     shape.backward = true;
     let backward = Plan::new(shape);
-    plan_bytes(lesson, &forward).max(plan_bytes(lesson, &backward))
+    plan_bytes(lesson, &forward, 1).max(plan_bytes(lesson, &backward, 1))
 }
 
-fn plan_bytes(lesson: &Lesson, plan: &Plan) -> u64 {
+/// The bytes of every matrix of `plan`, with `tile` keys a tile.
+fn plan_bytes(lesson: &Lesson, plan: &Plan, tile: usize) -> u64 {
     plan.order()
         .iter()
-        .map(|&name| matrix_bytes(lesson, plan, name))
+        .map(|&name| matrix_bytes(lesson, plan, name, tile))
         .sum()
 }
 
 /// The most bytes the engine can hold of `name`, every head's (group's) and every token's
-/// (tile's) together.
-fn matrix_bytes(lesson: &Lesson, plan: &Plan, name: MatrixName) -> u64 {
+/// (tile's, `tile` keys a tile) together.
+fn matrix_bytes(lesson: &Lesson, plan: &Plan, name: MatrixName, tile: usize) -> u64 {
     let heads = plan.shape.heads;
     let seq_len = lesson.seq_len() as u64;
     let extent = |axis: Axis| -> u64 {
@@ -68,7 +70,7 @@ fn matrix_bytes(lesson: &Lesson, plan: &Plan, name: MatrixName) -> u64 {
         _ => rows * cols,
     };
     let instances = if name.per_tile() {
-        lesson.key_len().div_ceil(lesson.tile.max(1)) as u64
+        lesson.key_len().div_ceil(tile.max(1)) as u64
     } else if name.per_token() && !matches!(origin, Some(Op::Append { .. })) {
         seq_len
     } else {
@@ -144,7 +146,7 @@ mod tests {
             let attention = Attention::compute(lesson);
             for &name in attention.plan.order() {
                 let held = held_after_everything(&attention, lesson, name);
-                let most = matrix_bytes(lesson, &attention.plan, name);
+                let most = matrix_bytes(lesson, &attention.plan, name, lesson.tile);
                 assert!(
                     held <= most,
                     "{} {name:?}: the engine holds {held} B, more than the {most} B estimated",
@@ -159,7 +161,23 @@ mod tests {
                     lesson.title
                 );
             }
-            assert!(most_bytes(lesson) >= plan_bytes(lesson, &attention.plan));
+            assert!(most_bytes(lesson) >= plan_bytes(lesson, &attention.plan, lesson.tile));
+            // The learner makes the tiles as small as they go (`b`).
+            let mut smallest = lesson.clone();
+            smallest.tile = 1;
+            let attention = Attention::compute(&smallest);
+            let held: u64 = attention
+                .plan
+                .order()
+                .iter()
+                .map(|&name| held_after_everything(&attention, &smallest, name))
+                .sum();
+            assert!(
+                held <= most_bytes(lesson),
+                "{}: {held} B held with tiles of one key, {} B estimated",
+                lesson.title,
+                most_bytes(lesson)
+            );
         }
     }
 }
