@@ -184,13 +184,14 @@ fn toggle_follow(app: &mut App) {
             }),
             Some(tutor),
             Some(allowance),
-        ) => allowance.reserve(&tutor.name, &tutor.lesson).err(),
+        ) => allowance
+            .reserve(&tutor.lesson)
+            .err()
+            .map(|no_room| no_room.going_free(&tutor.name)),
         _ => None,
     };
     if let Some(refused) = refused {
-        app.status = Some(Status::error(format!(
-            "Still following the presenter. {refused}"
-        )));
+        app.status = Some(Status::error(refused));
         return;
     }
     let (status, rejoin) = match &mut app.classroom {

@@ -19,7 +19,7 @@ mod update;
 use std::path::PathBuf;
 
 pub use action::{Action, Direction, Effect, SaveFailure};
-pub use allowance::Allowance;
+pub use allowance::{Allowance, NoRoom};
 pub use changed::ChangedCells;
 pub use classroom::{Audience, Classroom, Follow, Presented};
 pub use history::{Change, most_kept_bytes};

@@ -146,9 +146,9 @@ fn open(app: &mut App) {
     match &entry.lesson {
         Ok(loaded) => {
             if let Some(allowance) = &app.allowance
-                && let Err(refused) = allowance.reserve(&entry.name, &loaded.lesson)
+                && let Err(no_room) = allowance.reserve(&loaded.lesson)
             {
-                app.status = Some(Status::error(refused));
+                app.status = Some(Status::error(no_room.opening(&entry.name)));
                 return;
             }
             let warnings = loaded.warnings.len();

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::app::{Allowance, most_kept_bytes};
+use crate::app::{Allowance, NoRoom, most_kept_bytes};
 use crate::attention::footprint;
 use crate::lesson::Lesson;
 
@@ -42,11 +42,6 @@ pub fn seat_bytes(lesson: &Lesson) -> u64 {
     let grad_output = (lesson.seq_len() * lesson.d_out()) as u64 * 8;
     let inputs = inputs + grad_output;
     footprint::most_bytes(lesson) + inputs + most_kept_bytes(2 * inputs)
-}
-
-/// Megabytes, rounded up, as the student reads them.
-fn megabytes(bytes: u64) -> u64 {
-    bytes.div_ceil(MIB)
 }
 
 /// The class's limit, and what its students' lessons have reserved of it.
@@ -91,22 +86,18 @@ impl SeatMemory {
 }
 
 impl Allowance for SeatMemory {
-    fn reserve(&self, name: &str, lesson: &Lesson) -> Result<(), String> {
+    fn reserve(&self, lesson: &Lesson) -> Result<(), NoRoom> {
         let needed = seat_bytes(lesson);
         let mut held = self.held();
         let mut reserved = self.class.reserved();
         let others = reserved.saturating_sub(*held);
         let limit = self.class.limit;
         if others.saturating_add(needed) > limit {
-            let left = limit.saturating_sub(others);
-            return Err(format!(
-                "{name} is not opened: it may take up to {} MiB of the server's memory, and the \
-                 class has {} MiB left of its {} MiB; open a smaller lesson, or try again when a \
-                 classmate has left theirs",
-                megabytes(needed),
-                left / MIB,
-                limit / MIB,
-            ));
+            return Err(NoRoom {
+                needed,
+                left: limit.saturating_sub(others),
+                limit,
+            });
         }
         *reserved = others + needed;
         *held = needed;
@@ -144,20 +135,66 @@ mod tests {
         let needed = seat_bytes(&lesson);
         let class = ClassMemory::new(2 * needed + needed / 2);
         let (first, second, third) = (class.seat(), class.seat(), class.seat());
-        first.reserve("a", &lesson).unwrap();
+        first.reserve(&lesson).unwrap();
         // Opening again (another lesson) replaces the seat's reservation, not adds to it.
-        first.reserve("a", &lesson).unwrap();
-        second.reserve("a", &lesson).unwrap();
+        first.reserve(&lesson).unwrap();
+        second.reserve(&lesson).unwrap();
         assert_eq!(*class.reserved(), 2 * needed);
-        let refused = third.reserve("cat-sleeps", &lesson).unwrap_err();
-        assert!(
-            refused.starts_with("cat-sleeps is not opened: it may take up to "),
-            "{refused}"
+        let refused = third.reserve(&lesson).unwrap_err();
+        assert_eq!(
+            refused,
+            NoRoom {
+                needed,
+                left: needed / 2,
+                limit: 2 * needed + needed / 2
+            }
         );
         first.release();
-        third.reserve("a", &lesson).unwrap();
+        third.reserve(&lesson).unwrap();
         drop(second);
         drop(third);
         assert_eq!(*class.reserved(), 0);
+    }
+
+    #[test]
+    fn a_follower_goes_free_only_with_room_for_their_own_copy_of_the_lesson() {
+        use crate::app::{Action, App, Classroom, Follow, Presented, update};
+        let mut presenter = App::new(App::builtin_entries(), Some(0));
+        presenter.picked = 0;
+        let presented = std::sync::Arc::new(Presented::of(&presenter, 1));
+        let needed = seat_bytes(&presenter.tutor.as_ref().unwrap().lesson);
+        for (limit, free) in [(needed / 2, false), (needed, true)] {
+            let class = ClassMemory::new(limit);
+            let mut student = App::new(App::builtin_entries(), None);
+            student.allowance = Some(class.seat());
+            student.classroom = Some(Classroom::Student {
+                follow: Follow::Following,
+                latest: None,
+            });
+            update(
+                &mut student,
+                Action::Presenter(std::sync::Arc::clone(&presented)),
+            );
+            assert!(student.tutor.is_some());
+            assert_eq!(*class.reserved(), 0, "following reserves nothing");
+            update(&mut student, Action::ToggleFollow);
+            assert_eq!(
+                student.follow() == Some(Follow::Free),
+                free,
+                "limit {limit}"
+            );
+            let status = student.status.as_ref().unwrap().text.clone();
+            if free {
+                assert_eq!(*class.reserved(), needed);
+            } else {
+                assert!(
+                    status.starts_with(
+                        "Still following the presenter: your own copy of cat-sleeps may take up to"
+                    ),
+                    "{status}"
+                );
+                assert_eq!(*class.reserved(), 0);
+            }
+        }
     }
 }
