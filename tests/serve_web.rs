@@ -1,6 +1,7 @@
 //! What the browser seat's server accepts, without a browser: only its page, assets and
 //! socket; the socket only from its own page; join codes checked and paced as SSH's are; the
-//! deadlines; the class's size; HTTPS; and the tutor's frames for the page's keys and size.
+//! deadlines; the class's size and its memory (`--max-memory`); HTTPS; and the tutor's frames
+//! for the page's keys and size.
 
 mod common;
 
