@@ -18,7 +18,14 @@
 //! `ATTN_BENCH_BROWSERS`) puts N of the students in browser seats (default: half).
 //! `--flood N` (or `ATTN_BENCH_FLOOD`) first has N more browser seats open the scaling lab and
 //! send 1,000 `r` each in one message, as an attacker would, while the class joins and types:
-//! the class's join and key times under that flood.
+//! the class's join and key times under that flood. `ATTN_BENCH_SERVER=PATH` runs that
+//! attn-tutor binary as the server instead of this build's (to measure an older commit).
+//! `--walk` (or `ATTN_BENCH_WALK=1`, with `--lesson`) has every student walk the lesson instead of
+//! pressing random keys: every step in turn (`n`), and on a step of generation every token, on
+//! the online softmax every tile (`)` and `(`), a frame awaited after each key. The server's
+//! memory is read before anyone joins, with everyone on the picker, at its peak while they walk,
+//! once they have walked, and 0.5 s, 5 s and 15 s after they have all left: what a seat costs at its
+//! most, and what the server gives back when it goes.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -61,6 +68,11 @@ fn run() -> anyhow::Result<()> {
     let (sessions, keys, browsers) = counts()?;
     let lesson = lesson()?;
     let flood = flood_seats()?;
+    let walk = match (walking(), &lesson) {
+        (false, _) => None,
+        (true, Some(path)) => Some(Arc::new(Walk::of(path)?)),
+        (true, None) => bail!("--walk walks the lesson of --lesson FILE: give one"),
+    };
     let server = Server::start(sessions + flood, lesson.as_deref())?;
     // The client shares the machine (and its cores) with the server, as a loopback test must.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -73,11 +85,19 @@ fn run() -> anyhow::Result<()> {
         browsers,
         lesson.is_some(),
         flood,
+        walk,
     ));
     let log = server.log();
     drop(server);
     let report = outcome?;
     report.print(&log);
+    if let Some(path) = &lesson {
+        let reserved = attn_tutor::serve::seat_bytes(&load(path)?);
+        println!(
+            "each student on the lesson reserved {:.1} MiB of the class's --max-memory",
+            reserved as f64 / (1024.0 * 1024.0)
+        );
+    }
     ensure!(
         report.failures.is_empty(),
         "{} of {sessions} students failed",
@@ -161,6 +181,61 @@ async fn flood(web_port: u16, seats: usize) -> anyhow::Result<Vec<Student>> {
     Ok(flooding)
 }
 
+/// Whether the students walk the lesson (`--walk`) rather than press random keys.
+fn walking() -> bool {
+    std::env::args().skip(1).any(|arg| arg == "--walk")
+        || std::env::var("ATTN_BENCH_WALK").is_ok_and(|value| value == "1")
+}
+
+/// What walking a lesson takes: each step's positions (tokens of a step of generation, tiles of
+/// the online softmax; none elsewhere), and where the tutor opens them.
+struct Walk {
+    /// For each step, in order: whether `(` `)` move the token there (else the tile), and how
+    /// many positions there are (0 on a step without them).
+    steps: Vec<(bool, usize)>,
+    /// The token the tutor opens at (the lesson's focus).
+    first_token: usize,
+}
+
+/// The lesson of `--lesson`, as the server loads it.
+fn load(path: &Path) -> anyhow::Result<attn_tutor::lesson::Lesson> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let loaded = attn_tutor::lesson::load_text("bench", Some(path.to_path_buf()), text)
+        .map_err(|error| anyhow::anyhow!("{}: {}", path.display(), error.first_line()))?;
+    Ok(loaded.lesson)
+}
+
+impl Walk {
+    fn of(path: &Path) -> anyhow::Result<Walk> {
+        let lesson = &load(path)?;
+        let plan = attn_tutor::pipeline::Plan::new(lesson.shape());
+        let tiles = lesson.key_len().div_ceil(lesson.tile.max(1));
+        let steps = lesson
+            .steps()
+            .into_iter()
+            .map(|step| {
+                if step.is_at_a_token(&plan) {
+                    (true, lesson.seq_len())
+                } else if step.is_at_a_tile(&plan) {
+                    (false, tiles)
+                } else {
+                    (true, 0)
+                }
+            })
+            .collect();
+        Ok(Walk {
+            steps,
+            first_token: lesson.focus.unwrap_or(0),
+        })
+    }
+
+    fn keys(&self) -> usize {
+        let moves: usize = self.steps.iter().map(|&(_, count)| 2 * count).sum();
+        moves + self.steps.len()
+    }
+}
+
 /// The lesson every student opens, when not the first built-in one.
 fn lesson() -> anyhow::Result<Option<PathBuf>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -196,7 +271,12 @@ impl Server {
         let dir = TempDir::new()?;
         // Room for everyone: the limits are the server's to test elsewhere.
         let limit = sessions.max(200).to_string();
-        let mut serve = Command::new(env!("CARGO_BIN_EXE_attn-tutor"));
+        // Another build of the server, to compare with (an older commit's, say).
+        let binary = std::env::var_os("ATTN_BENCH_SERVER").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_attn-tutor")),
+            PathBuf::from,
+        );
+        let mut serve = Command::new(binary);
         serve.arg("serve");
         if let Some(lesson) = lesson {
             // Alone in a folder, it is the picker's last entry.
@@ -389,6 +469,8 @@ struct Student {
     seat: Seat,
     /// Data read past the end of the last frame.
     pending: Vec<u8>,
+    /// The student's terminal, as the frames so far have drawn it.
+    screen: vt100::Parser,
 }
 
 impl Student {
@@ -408,6 +490,7 @@ impl Student {
             name,
             seat,
             pending: Vec::new(),
+            screen: vt100::Parser::new(24.try_into()?, 80.try_into()?, 0),
         };
         student.frame().await.context("waiting for the picker")?;
         Ok((student, started.elapsed()))
@@ -454,7 +537,9 @@ impl Student {
         loop {
             if let Some(at) = find(&self.pending, FRAME_END) {
                 let rest = self.pending.split_off(at + FRAME_END.len());
-                return Ok(std::mem::replace(&mut self.pending, rest));
+                let frame = std::mem::replace(&mut self.pending, rest);
+                self.screen.process(&frame);
+                return Ok(frame);
             }
             match &mut self.seat {
                 Seat::Ssh { channel, .. } => {
@@ -554,6 +639,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 enum Kind {
     Cursor,
     Step,
+    /// `(` or `)`: a step of generation's next token, or the online softmax's next tile.
+    Position,
 }
 
 /// One key press: what it was, from which seat, how long until its frame had arrived, the
@@ -599,7 +686,13 @@ fn step_shown(frame: &[u8]) -> Option<(u64, u64)> {
 /// Opens the first lesson with Enter (or the last, with End first), then presses `keys` keys with a student's pauses: three
 /// cursor moves to one step change, steps kept within the lesson so that every key changes
 /// the screen.
-async fn drive(student: &mut Student, keys: usize, seed: u64, last: bool) -> anyhow::Result<Run> {
+async fn drive(
+    student: &mut Student,
+    keys: usize,
+    seed: u64,
+    last: bool,
+    walk: Option<Arc<Walk>>,
+) -> anyhow::Result<Run> {
     let mut jitter = Jitter(seed);
     // Students do not press in lockstep.
     tokio::time::sleep(Duration::from_millis(jitter.below(PAUSE_MS.1))).await;
@@ -612,6 +705,9 @@ async fn drive(student: &mut Student, keys: usize, seed: u64, last: bool) -> any
     let (_, frame) = student.press(b"\r").await.context("opening the lesson")?;
     let (mut step, steps) =
         step_shown(&frame).context("the lesson's first frame shows no \"Step 1/N\"")?;
+    if let Some(walk) = walk {
+        return walk_lesson(student, &walk, step, steps).await;
+    }
     let mut run = Run::default();
     for _ in 0..keys {
         let pause = PAUSE_MS.0 + jitter.below(PAUSE_MS.1 - PAUSE_MS.0 + 1);
@@ -634,6 +730,66 @@ async fn drive(student: &mut Student, keys: usize, seed: u64, last: bool) -> any
             latency,
             bytes: frame.len(),
         });
+    }
+    Ok(run)
+}
+
+/// Walks the open lesson from its first step to its last, over every token (or tile) of each
+/// step that has them, a key at a time, each key's frame awaited.
+async fn walk_lesson(
+    student: &mut Student,
+    walk: &Walk,
+    first: u64,
+    steps: u64,
+) -> anyhow::Result<Run> {
+    ensure!(
+        first == 1 && steps as usize == walk.steps.len(),
+        "the lesson opened at step {first} of {steps}, not 1 of {}",
+        walk.steps.len()
+    );
+    let mut run = Run::default();
+    let (mut token, mut tile) = (walk.first_token, 0);
+    let mut press = async |student: &mut Student, kind, key: &'static [u8]| {
+        let (latency, frame) = student.press(key).await?;
+        run.samples.push(Sample {
+            kind,
+            browser: student.in_browser(),
+            latency,
+            bytes: frame.len(),
+        });
+        anyhow::Ok(frame)
+    };
+    for (index, &(tokens, count)) in walk.steps.iter().enumerate() {
+        let at = if tokens { &mut token } else { &mut tile };
+        if count > 1 {
+            // To the nearer end first when the tutor opened in between, then to the other.
+            if *at != 0 && *at != count - 1 {
+                for _ in 0..*at {
+                    press(student, Kind::Position, b"(").await?;
+                }
+                *at = 0;
+            }
+            let (key, to): (&'static [u8], usize) = if *at == 0 {
+                (b")", count - 1)
+            } else {
+                (b"(", 0)
+            };
+            for _ in 1..count {
+                press(student, Kind::Position, key)
+                    .await
+                    .with_context(|| format!("walking step {}", index + 1))?;
+            }
+            *at = to;
+        }
+        if index + 1 < walk.steps.len() {
+            press(student, Kind::Step, b"n").await?;
+            let expected = format!("Step {}/{steps}", index + 2);
+            let screen = student.screen.screen().contents();
+            ensure!(
+                screen.contains(&expected),
+                "after n the screen does not show {expected}:\n{screen}"
+            );
+        }
     }
     Ok(run)
 }
@@ -661,6 +817,12 @@ struct Report {
     connected: Memory,
     driven: Memory,
     left: Memory,
+    /// 5 s after everyone left.
+    settled: Memory,
+    /// 15 s after everyone left.
+    later: Memory,
+    /// The keys of one walk through the lesson, when the students walked it.
+    walked: Option<usize>,
 }
 
 /// The whole class: everyone joins at once, memory is read, everyone works through their keys,
@@ -672,6 +834,7 @@ async fn classroom(
     browsers: usize,
     last: bool,
     flood_seats: usize,
+    walk: Option<Arc<Walk>>,
 ) -> anyhow::Result<Report> {
     let baseline = server.memory()?;
     let flooding = flood(server.web_port, flood_seats).await?;
@@ -714,8 +877,9 @@ async fn classroom(
         .into_iter()
         .enumerate()
         .map(|(index, mut student)| {
+            let walk = walk.clone();
             tokio::spawn(async move {
-                let run = drive(&mut student, keys, index as u64 + 1, last).await;
+                let run = drive(&mut student, keys, index as u64 + 1, last, walk).await;
                 (student, run)
             })
         })
@@ -744,6 +908,12 @@ async fn classroom(
     // Time for the server to drop every session.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let left = server.memory()?;
+    // And for an allocator that gives memory back after a while rather than at once, or once
+    // the threads that did the work have ended (tokio ends a blocking thread idle for 10 s).
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    let settled = server.memory()?;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let later = server.memory()?;
     Ok(Report {
         sessions,
         browsers,
@@ -763,6 +933,9 @@ async fn classroom(
         connected,
         driven,
         left,
+        settled,
+        later,
+        walked: walk.map(|walk| walk.keys()),
     })
 }
 
@@ -807,13 +980,20 @@ impl Report {
                  TCP a second later"
             );
         }
-        println!(
-            "keys: {} per student, one every {}–{} ms; typing took {:.1} s",
-            self.keys,
-            PAUSE_MS.0,
-            PAUSE_MS.1,
-            self.drive_time.as_secs_f64()
-        );
+        match self.walked {
+            Some(walked) => println!(
+                "keys: each student walked the lesson, every step and every token (or tile) of \
+                 each, {walked} keys at most, each as soon as the last frame came; that took {:.1} s",
+                self.drive_time.as_secs_f64()
+            ),
+            None => println!(
+                "keys: {} per student, one every {}–{} ms; typing took {:.1} s",
+                self.keys,
+                PAUSE_MS.0,
+                PAUSE_MS.1,
+                self.drive_time.as_secs_f64()
+            ),
+        }
         println!();
         println!(
             "{:<26}{:>7}{:>9}{:>9}{:>9}{:>9}{:>13}",
@@ -823,6 +1003,7 @@ impl Report {
             ("all keys", None, None),
             ("cursor move (h j k l)", Some(Kind::Cursor), None),
             ("step change (n p)", Some(Kind::Step), None),
+            ("token or tile (( ))", Some(Kind::Position), None),
             ("  in a browser seat", None, Some(true)),
             ("  over SSH", None, Some(false)),
         ];
@@ -897,14 +1078,32 @@ impl Report {
             "  after everyone left      {:>8.1} MiB",
             mib(self.left.rss_kib)
         );
+        println!(
+            "  5 s after they left      {:>8.1} MiB",
+            mib(self.settled.rss_kib)
+        );
+        println!(
+            "  15 s after they left     {:>8.1} MiB",
+            mib(self.later.rss_kib)
+        );
         // The kernel's RSS counters are per-thread and lazily summed, so VmHWM can lag a VmRSS
         // read a moment earlier: the peak is the highest of both.
-        let peak = [self.connected, self.driven, self.left]
-            .iter()
-            .map(|memory| memory.hwm_kib.max(memory.rss_kib))
-            .max()
-            .unwrap_or_default();
-        println!("  peak (VmHWM)             {:>8.1} MiB", mib(peak));
+        let peak = [
+            self.connected,
+            self.driven,
+            self.left,
+            self.settled,
+            self.later,
+        ]
+        .iter()
+        .map(|memory| memory.hwm_kib.max(memory.rss_kib))
+        .max()
+        .unwrap_or_default();
+        println!(
+            "  peak (VmHWM)             {:>8.1} MiB   {:>6.0} KiB per session",
+            mib(peak),
+            peak.saturating_sub(self.baseline.rss_kib) as f64 / joined.max(1) as f64
+        );
         println!();
         // The log is INFO lines for connections and sign-ins; anything else deserves a look.
         let notable: Vec<&String> = log

@@ -1,6 +1,7 @@
 //! What the browser seat's server accepts, without a browser: only its page, assets and
 //! socket; the socket only from its own page; join codes checked and paced as SSH's are; the
-//! deadlines; the class's size; HTTPS; and the tutor's frames for the page's keys and size.
+//! deadlines; the class's size and its memory (`--max-memory`); HTTPS; and the tutor's frames
+//! for the page's keys and size.
 
 mod common;
 
@@ -358,6 +359,120 @@ fn the_class_size_counts_browser_seats() {
         log.contains("browser seat closed")
     });
     signed_in(port, "grace");
+}
+
+/// A generation lesson of 64 tokens over 4 heads (d_model 64): opened in a moment, and what it
+/// reserves is tens of MiB.
+fn generation_lesson() -> String {
+    let tokens: Vec<String> = (0..64).map(|token| format!("\"t{token}\"")).collect();
+    let mut text = format!(
+        "format = 2\ntitle = \"Generation, 64 tokens\"\nheads = 4\nmask = \"causal\"\n\
+         decode = true\ntokens = [{}]\n\
+         embeddings = {{ random = \"normal\", seed = 1, shape = [64, 64] }}\n",
+        tokens.join(", ")
+    );
+    for (key, seed) in [("w_q", 2), ("w_k", 3), ("w_v", 4), ("w_o", 5)] {
+        text.push_str(&format!(
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [64, 64] }}\n"
+        ));
+    }
+    text
+}
+
+#[test]
+fn a_lesson_the_classs_memory_has_no_room_for_is_not_opened_until_a_classmate_leaves() {
+    let text = generation_lesson();
+    let lesson = attn_tutor::lesson::load_text("gen", None, text.clone())
+        .expect("the lesson loads")
+        .lesson;
+    let mib = 1024 * 1024;
+    let seat = attn_tutor::serve::seat_bytes(&lesson);
+    // Room for one student on this lesson, not two.
+    let limit = (seat + seat / 2).div_ceil(mib);
+    let lessons = tempfile::TempDir::new().unwrap();
+    std::fs::write(lessons.path().join("gen.toml"), text).unwrap();
+    let server = class(&[
+        "--open",
+        "--lessons",
+        lessons.path().to_str().unwrap(),
+        "--max-memory",
+        &format!("{limit}M"),
+    ]);
+    let port = server.page_port();
+    let open_the_lesson = |seat: &mut Seat| {
+        // The folder's lesson is the picker's last.
+        seat.press("\x1b[F");
+        seat.press("\r");
+    };
+    let mut first = signed_in(port, "ada");
+    open_the_lesson(&mut first);
+    first.wait_until("the lesson", |seat| seat.screen_text().contains("Step 1/"));
+    let mut second = signed_in(port, "grace");
+    open_the_lesson(&mut second);
+    second.wait_until("the refusal", |seat| {
+        seat.screen_text().contains("gen.toml is not opened")
+    });
+    let screen = second.screen_text();
+    assert!(screen.contains(PICKER), "{screen}");
+    // The status line wraps: read its words.
+    let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    let needed = seat.div_ceil(mib);
+    assert!(
+        words.contains(&format!(
+            "gen.toml is not opened: it may take up to {needed} MiB of the server's memory, \
+             and the class has {} MiB left of its {limit} MiB; open a smaller lesson, or try \
+             again when a classmate has left theirs",
+            (limit * mib - seat) / mib
+        )),
+        "{screen}"
+    );
+    // A classmate on a small lesson is not held up by it.
+    let mut third = signed_in(port, "alan");
+    third.press("\r");
+    third.wait_until("the first built-in lesson", |seat| {
+        seat.screen_text().contains("Step 1/")
+    });
+    // The first student leaves (the socket just closes): their room comes back.
+    drop(first);
+    server.wait_for_log("the seat closing", |log| {
+        log.contains("browser seat closed")
+    });
+    // The session ends a moment after its socket: the student tries again, as one would.
+    for _ in 0..20 {
+        second.press("\r");
+        let tried = std::time::Instant::now();
+        second.wait_until("the lesson, or a moment", |seat| {
+            seat.screen_text().contains("Step 1/") || tried.elapsed() > Duration::from_millis(500)
+        });
+        if second.screen_text().contains("Step 1/") {
+            return;
+        }
+    }
+    panic!(
+        "the room did not come back when the first student left:\n{}",
+        second.screen_text()
+    );
+}
+
+#[test]
+fn a_memory_limit_written_wrong_is_refused_with_an_example() {
+    for size in ["4", "4T", "8M", "lots", "99999999999G", "1.5G"] {
+        let finished = common::classroom::finish({
+            let mut command =
+                std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+            command.args(["serve", "--open", "--max-memory", size]);
+            command
+        });
+        assert_eq!(finished.status.code(), Some(2), "{size}");
+        assert!(
+            finished.stderr.contains("--max-memory")
+                && finished
+                    .stderr
+                    .contains("expected a size of memory like 4G (gibibytes) or 512M (mebibytes)"),
+            "{size}: {}",
+            finished.stderr
+        );
+    }
 }
 
 #[test]

@@ -163,6 +163,10 @@ pub fn follow_again(app: &mut App) {
 fn show(app: &mut App, presented: &Presented) {
     app.picked = presented.picked.min(app.picker.len().saturating_sub(1));
     app.tutor = presented.tutor.clone();
+    // The presenter's lesson is the presenter's to hold: the student's own, if any, is gone.
+    if let Some(allowance) = &app.allowance {
+        allowance.release();
+    }
     // Only help can be open while following; anything else belonged to a screen now gone.
     if app.overlay != Overlay::Help {
         app.overlay = Overlay::None;
@@ -170,6 +174,26 @@ fn show(app: &mut App, presented: &Presented) {
 }
 
 fn toggle_follow(app: &mut App) {
+    // Free, the student's copy of the presenter's lesson grows on its own as they look
+    // around: it needs room of its own first.
+    let refused = match (&app.classroom, &app.tutor, &app.allowance) {
+        (
+            Some(Classroom::Student {
+                follow: Follow::Following,
+                ..
+            }),
+            Some(tutor),
+            Some(allowance),
+        ) => allowance
+            .reserve(&tutor.lesson)
+            .err()
+            .map(|no_room| no_room.going_free(&tutor.name)),
+        _ => None,
+    };
+    if let Some(refused) = refused {
+        app.status = Some(Status::error(refused));
+        return;
+    }
     let (status, rejoin) = match &mut app.classroom {
         Some(Classroom::Student { follow, latest }) => match follow {
             Follow::Following => {

@@ -294,6 +294,13 @@ fn mask_bytes(mask: &Mask) -> usize {
     }
 }
 
+/// The most bytes of whole matrices the undo and redo stacks can keep between them, when one
+/// change holds at most `one_change` bytes of them: `MAX_MATRIX_BYTES` (or `DEPTH` changes, if
+/// less), and the newest change, always kept.
+pub fn most_kept_bytes(one_change: u64) -> u64 {
+    (DEPTH as u64 * one_change).min(MAX_MATRIX_BYTES as u64) + one_change
+}
+
 /// The undo and redo stacks.
 #[derive(Debug, Clone, Default)]
 pub struct History {

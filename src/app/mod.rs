@@ -5,6 +5,7 @@
 //! SSH channel and in tests.
 
 mod action;
+mod allowance;
 mod changed;
 mod classroom;
 mod history;
@@ -18,9 +19,10 @@ mod update;
 use std::path::PathBuf;
 
 pub use action::{Action, Direction, Effect, SaveFailure};
+pub use allowance::{Allowance, NoRoom};
 pub use changed::ChangedCells;
 pub use classroom::{Audience, Classroom, Follow, Presented};
-pub use history::Change;
+pub use history::{Change, most_kept_bytes};
 pub use lab::{LabScreen, SCREEN_MAX_KEYS};
 pub use practice::{Feedback, Practice, practice_steps, symbols as practice_symbols};
 pub use screens::{panels, rows_are_tokens, steps};
@@ -65,6 +67,9 @@ pub struct App {
     pub can_save: bool,
     /// The first help row shown, where the help is taller than the terminal.
     pub help_scroll: u16,
+    /// Where the machine's memory is shared (a classroom server's student): asked before a
+    /// lesson is opened. `None` for a tutor of one's own.
+    pub allowance: Option<std::sync::Arc<dyn Allowance>>,
 }
 
 /// What `w` says where saving is off.
@@ -216,6 +221,7 @@ impl App {
             progress_changed: false,
             can_save: true,
             help_scroll: 0,
+            allowance: None,
         };
         if open.is_some() {
             update(&mut app, Action::Open);

@@ -145,6 +145,12 @@ fn open(app: &mut App) {
     };
     match &entry.lesson {
         Ok(loaded) => {
+            if let Some(allowance) = &app.allowance
+                && let Err(no_room) = allowance.reserve(&loaded.lesson)
+            {
+                app.status = Some(Status::error(no_room.opening(&entry.name)));
+                return;
+            }
             let warnings = loaded.warnings.len();
             let tutor = Tutor::new(loaded);
             let stopped_at = app
@@ -1057,7 +1063,12 @@ fn leave(app: &mut App, then: Leave) {
 
 fn go(app: &mut App, then: Leave) {
     match then {
-        Leave::ToPicker if app.tutor.is_some() => app.tutor = None,
+        Leave::ToPicker if app.tutor.is_some() => {
+            app.tutor = None;
+            if let Some(allowance) = &app.allowance {
+                allowance.release();
+            }
+        }
         Leave::ToPicker | Leave::Quit => match students_present(app) {
             // A presenter's quit ends the class for everyone: a stray `q q` must not.
             Some(students) if students > 0 => {

@@ -8,6 +8,7 @@ mod agreement;
 mod backward_derivation;
 mod decode;
 mod derivation;
+pub mod footprint;
 pub mod gradient_check;
 mod held;
 pub mod number;
@@ -77,7 +78,8 @@ pub struct Attention {
     /// The K and V caches, one per K/V group, each made once with a row per token (row t the
     /// key or value step t computed); the cache after step t is a view of its first t + 1
     /// rows. A copy per step would hold n²/2 rows per group: 539 MB at 256 tokens × 16 groups.
-    caches: Vec<Vec<OnceLock<DMatrix<f64>>>>,
+    /// Shared by the engine's copies (a presenter's, sent to every student who follows it).
+    caches: Vec<Vec<OnceLock<Arc<DMatrix<f64>>>>>,
     /// Keys per tile of the online softmax (the lesson's `tile`).
     pub tile: usize,
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
@@ -404,7 +406,13 @@ impl Attention {
         let whole = lazy.get_or_init(|| {
             let operands = self.operands_for(name, slot, Some(last));
             let origin = self.plan.origin(name).unwrap_or(Op::Input);
-            evaluate(origin, (0, 0), self.scale_divisor, None, &operands)
+            Arc::new(evaluate(
+                origin,
+                (0, 0),
+                self.scale_divisor,
+                None,
+                &operands,
+            ))
         });
         (token < whole.nrows()).then(|| whole.rows(0, token + 1))
     }
@@ -1191,6 +1199,34 @@ mod tests {
                 assert_eq!(bits(&ours), bits(&theirs), "{inner} × {cols}");
             }
         }
+    }
+
+    #[test]
+    fn a_copy_of_the_engine_shares_the_caches_already_made() {
+        // A presenter's engine is copied to every student who follows it: the copies must not
+        // each hold the caches again.
+        let tokens: Vec<String> = (0..6).map(|token| format!("\"t{token}\"")).collect();
+        let text = format!(
+            "format = 2\ntitle = \"gen\"\nmask = \"causal\"\ndecode = true\ntokens = [{}]\n\
+             embeddings = {{ random = \"normal\", seed = 1, shape = [6, 4] }}\n\
+             w_q = {{ random = \"normal\", seed = 2, shape = [4, 4] }}\n\
+             w_k = {{ random = \"normal\", seed = 3, shape = [4, 4] }}\n\
+             w_v = {{ random = \"normal\", seed = 4, shape = [4, 4] }}\n",
+            tokens.join(", ")
+        );
+        let lesson = crate::lesson::load_text("gen", None, text)
+            .expect("a valid lesson")
+            .lesson;
+        let presenter = Attention::compute(&lesson);
+        let made = presenter.matrix_at(MatrixName::KCache, 0, 3).unwrap();
+        let copy = presenter.clone();
+        let copied = copy.matrix_at(MatrixName::KCache, 0, 3).unwrap();
+        assert_eq!(made, copied);
+        assert_eq!(
+            made.as_ptr(),
+            copied.as_ptr(),
+            "the copy made its own cache"
+        );
     }
 
     #[test]

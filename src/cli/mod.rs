@@ -124,7 +124,7 @@ pub enum Command {
     ///
     /// Students need nothing but ssh: `ssh -p 2222 NAME@HOST`, or with --web a browser. Choose
     /// who may join with exactly one of --open, --password-file or --authorized-keys.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run a lab: an experiment swept over settings, printed as a table or JSON.
     Lab {
         #[command(subcommand)]
@@ -180,6 +180,12 @@ pub struct ServeArgs {
     /// The most students connected at once.
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub max_sessions: usize,
+    /// The most memory the students' lessons may take together, like 4G or 512M (default:
+    /// half of what the machine has available as the server starts). Each lesson a student
+    /// opens reserves the most it can come to hold; one that would pass this is not opened,
+    /// and the student is told why.
+    #[arg(long, value_name = "SIZE", value_parser = memory_size)]
+    pub max_memory: Option<u64>,
     /// The most connections at once from one address (a classroom often shares one).
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub per_address: usize,
@@ -271,6 +277,31 @@ fn socket_address(text: &str) -> Result<std::net::SocketAddr, String> {
          or 127.0.0.1:8080 (this machine only); [::]:8080 for IPv6 too"
             .to_string()
     })
+}
+
+/// A size of memory in bytes, from mebibytes (`512M`) or gibibytes (`4G`); from 16M to 1024G.
+fn memory_size(text: &str) -> Result<u64, String> {
+    const MIB: u64 = 1024 * 1024;
+    let wrong = || {
+        "expected a size of memory like 4G (gibibytes) or 512M (mebibytes), from 16M to 1024G"
+            .to_string()
+    };
+    let trimmed = text.trim();
+    let (number, unit) = match trimmed.char_indices().find(|(_, ch)| !ch.is_ascii_digit()) {
+        Some((at, _)) => trimmed.split_at(at),
+        None => return Err(wrong()),
+    };
+    let unit = match unit.to_ascii_uppercase().as_str() {
+        "M" | "MB" | "MIB" => MIB,
+        "G" | "GB" | "GIB" => 1024 * MIB,
+        _ => return Err(wrong()),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|number| number.checked_mul(unit))
+        .filter(|bytes| (16 * MIB..=1024 * 1024 * MIB).contains(bytes))
+        .ok_or_else(wrong)
 }
 
 /// `show --step`: one step, or every step.
@@ -483,7 +514,7 @@ pub fn run(cli: Cli) -> ExitCode {
     if let Some(Command::Serve(args)) = cli.command {
         // The server's threads log to stderr: no lock may be held while it runs.
         let code = tutor::serve(
-            args,
+            *args,
             cli.no_color,
             &mut std::io::stdout(),
             &mut std::io::stderr(),

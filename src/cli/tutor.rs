@@ -211,6 +211,9 @@ pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn
         host_key: args.host_key,
         access,
         max_sessions: args.max_sessions.max(1),
+        max_memory: args
+            .max_memory
+            .unwrap_or_else(crate::serve::default_memory_limit),
         per_address: args.per_address.max(1),
         login_deadline: std::time::Duration::from_secs(args.login_seconds.max(1)),
         idle_timeout: std::time::Duration::from_secs(args.idle_minutes.max(1) * 60),

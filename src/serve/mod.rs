@@ -7,6 +7,7 @@ mod client_text;
 mod files;
 mod host_key;
 mod join;
+mod memory;
 mod places;
 mod session;
 mod sign_ins;
@@ -24,6 +25,7 @@ use anyhow::Context;
 use russh::Disconnect;
 
 pub use access::Access;
+pub use memory::{default_limit as default_memory_limit, seat_bytes};
 pub use web::tls::config as tls_config;
 
 use crate::app::{Action, App, Audience, Classroom, PickerEntry, Presented, update};
@@ -55,6 +57,8 @@ pub struct ServeOptions {
     pub host_key: Option<PathBuf>,
     pub access: Access,
     pub max_sessions: usize,
+    /// Bytes the students' lessons may reserve together (`--max-memory`).
+    pub max_memory: u64,
     /// Connections at once from one address: a classroom often shares one NAT address.
     pub per_address: usize,
     /// Time allowed from connecting to being signed in.
@@ -109,6 +113,8 @@ pub struct Shared {
     class_over: tokio::sync::watch::Receiver<bool>,
     /// Where the sessions' tutors do their work, off the runtime's workers.
     workshop: session::Workshop,
+    /// What the students' lessons have reserved of the class's memory.
+    memory: Arc<memory::ClassMemory>,
 }
 
 /// What the connection's guard needs to know of the session (handshake done, signed in yet,
@@ -377,8 +383,16 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         open_files,
         "connections not signed in at once, across addresses"
     );
+    tracing::info!(
+        max_memory_mib = options.max_memory / (1024 * 1024),
+        "the most memory the students' lessons may reserve together"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // The students' turns run on blocking threads; the allocator gives a thread's freed
+        // memory back to the system once the thread ends, so an idle one ends after 2 s
+        // (tokio's default is 10 s) and a class that has gone quiet shrinks soon after.
+        .thread_keep_alive(Duration::from_secs(2))
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
@@ -517,6 +531,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         unsaved: AtomicUsize::new(0),
         class_over: class_over_receiver,
         workshop: session::Workshop::default(),
+        memory: memory::ClassMemory::new(options.max_memory),
     });
     let limits = (options.login_deadline, options.idle_timeout);
     if let Some((listener, config, _, _)) = ssh {

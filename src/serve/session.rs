@@ -279,6 +279,8 @@ impl Session {
         let mut app = App::new(start.shared.entries.clone(), None);
         // Files saved here would land on the teacher's machine.
         app.can_save = false;
+        // Given back when the session ends and the app with it.
+        app.allowance = Some(start.shared.memory.seat());
         let presenter = start.shared.presenter.clone();
         if presenter.is_some() {
             let follow = if start.shared.lock {
