@@ -355,8 +355,8 @@ impl Attention {
 
     /// `matrix_in`, for a step of generation's matrix the one of the step that generates the
     /// token at position `token` (for the online softmax's state, the one after tile `token`):
-    /// read in place, since the K or V cache after step t is the first t + 1 rows of its
-    /// group's one cache.
+    /// read in place, since the K or V cache after step t is the first t + 1 rows of one of its
+    /// group's blocks.
     pub fn matrix_at(
         &self,
         name: MatrixName,
@@ -1027,7 +1027,7 @@ impl Operands<'_> {
     }
 
     /// The operand for this head read in place, for a product: a head's block of W_q is not
-    /// copied out, and a cache is its group's first t + 1 rows.
+    /// copied out, and a cache is the first t + 1 rows of one of its group's blocks.
     fn view(&self, name: MatrixName) -> DMatrixView<'_, f64> {
         self.view_of(name, self.head)
     }
