@@ -3,8 +3,8 @@
 //!
 //! Run with `cargo bench --bench tutor`. Before the timings, the binary prints a table of bytes
 //! written per keystroke against a full repaint, for 80×24 and 120×40 terminals and for the
-//! built-in lesson `cat-sleeps` and a generated 64-token × 64-dimension lesson. The README quotes
-//! the figures.
+//! built-in lesson `cat-sleeps`, a generated 64-token × 64-dimension lesson and one of 8 heads;
+//! `cargo bench --bench tutor -- repaint` prints only that table. The README quotes the figures.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
@@ -238,9 +238,9 @@ fn bytes_table(lesson: &str, make: fn() -> App, width: u16, height: u16, theme: 
         grouped(first)
     );
     println!(
-        "| screen | full repaint | cursor move (→) | % of repaint | step change into it (n) | % of repaint |"
+        "| screen | full repaint | cursor move (→) | % of repaint | ←↓→↑, mean | % of repaint | step change into it (n) | % of repaint |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (index, step) in steps(&app).iter().enumerate() {
         let into = if index == 0 {
             "– | –".to_string()
@@ -256,12 +256,26 @@ fn bytes_table(lesson: &str, make: fn() -> App, width: u16, height: u16, theme: 
             &[Action::Move(Direction::Right)],
             theme,
         );
+        // Every arrow once, back to where the cursor was: ← undoes the → above first.
+        let arrows = [
+            Direction::Left,
+            Direction::Down,
+            Direction::Right,
+            Direction::Up,
+        ];
+        let mean = arrows
+            .iter()
+            .map(|arrow| key_bytes(&mut terminal, &mut app, &[Action::Move(*arrow)], theme))
+            .sum::<usize>()
+            / arrows.len();
         println!(
-            "| {} | {} | {} | {} | {into} |",
+            "| {} | {} | {} | {} | {} | {} | {into} |",
             step.title(),
             grouped(full),
             grouped(right),
             percent(right, full),
+            grouped(mean),
+            percent(mean, full),
         );
     }
     // An edit on the Embedding screen: `e` opens the prompt, a digit goes into it, Enter applies
@@ -293,6 +307,7 @@ fn print_bytes_tables() {
     for (width, height) in [(80, 24), (120, 40)] {
         bytes_table("cat-sleeps", cat_sleeps_app, width, height, &theme);
         bytes_table("64×64", big_app, width, height, &theme);
+        bytes_table("64 tokens × 8 heads", heads_app, width, height, &theme);
     }
     println!();
 }
@@ -696,6 +711,10 @@ fn main() {
     // `--list` (used by test runners to discover benchmarks) wants nothing but the list.
     if std::env::args().any(|arg| arg == "open-steps") {
         print_open_times();
+        return;
+    }
+    if std::env::args().any(|arg| arg == "repaint") {
+        print_bytes_tables();
         return;
     }
     if !std::env::args().any(|arg| arg == "--list") {

@@ -172,6 +172,93 @@ fn every_steps_cache_is_the_first_rows_of_its_groups_one_cache() {
     }
 }
 
+/// 40 tokens, two heads over two K/V groups, d_model 8 with RoPE and W_o: long enough for
+/// the caches' blocks of 16, 32 and 40 rows.
+fn forty_tokens() -> Lesson {
+    let tokens: Vec<String> = (1..=40).map(|i| format!("\"t{i}\"")).collect();
+    lesson(&format!(
+        r#"
+format = 2
+title = "Forty tokens"
+heads = 2
+positions = "rope"
+mask = "causal"
+decode = true
+tokens = [{}]
+embeddings = {{ random = "normal", seed = 1, shape = [40, 8] }}
+w_q = {{ random = "normal", seed = 2, shape = [8, 8] }}
+w_k = {{ random = "normal", seed = 3, shape = [8, 8] }}
+w_v = {{ random = "normal", seed = 4, shape = [8, 8] }}
+w_o = {{ random = "normal", seed = 5, shape = [8, 8] }}
+"#,
+        tokens.join(", ")
+    ))
+}
+
+#[test]
+fn opening_a_step_at_an_early_token_makes_only_the_caches_first_block() {
+    // Opening the output row at the first token made every row of every cache: 537 million
+    // multiply-adds at 256 tokens × 16 groups, half a second.
+    let attention = Attention::compute(&forty_tokens());
+    let output = attention.plan.final_decode_output();
+    assert!(attention.matrix_at(output, 0, 0).is_some());
+    for name in [MatrixName::KCache, MatrixName::VCache] {
+        for head in 0..2 {
+            assert_eq!(attention.made_so_far(name, head), 16, "{name:?} {head}");
+        }
+    }
+    assert_eq!(attention.made_so_far(MatrixName::KNewRope, 1), 16);
+    // A token past the first block makes the next; the last, every row.
+    assert!(attention.matrix_at(MatrixName::KCache, 1, 20).is_some());
+    assert_eq!(attention.made_so_far(MatrixName::KCache, 1), 32);
+    assert_eq!(attention.made_so_far(MatrixName::KCache, 0), 16);
+    assert!(attention.matrix_at(output, 0, 39).is_some());
+    assert_eq!(attention.made_so_far(MatrixName::VCache, 0), 40);
+}
+
+#[test]
+fn a_cache_made_in_blocks_holds_the_rows_each_step_makes_alone_to_the_bit() {
+    let lesson = forty_tokens();
+    // Each step's key and value made on its own, before any cache.
+    let alone = Attention::compute(&lesson);
+    let bits = |row: nalgebra::DMatrixView<'_, f64>| -> Vec<u64> {
+        row.iter().map(|value| value.to_bits()).collect()
+    };
+    let mut rows = Vec::new();
+    for head in 0..2 {
+        for token in 0..40 {
+            for name in [MatrixName::KNewRope, MatrixName::VNew] {
+                rows.push(bits(alone.matrix_at(name, head, token).unwrap()));
+            }
+        }
+    }
+    // The caches first, at the last token then at every other: their rows made together.
+    let together = Attention::compute(&lesson);
+    let mut index = 0;
+    for head in 0..2 {
+        let keys = together.matrix_at(MatrixName::KCache, head, 39).unwrap();
+        let values = together.matrix_at(MatrixName::VCache, head, 39).unwrap();
+        for token in 0..40 {
+            assert_eq!(bits(keys.rows(token, 1)), rows[index], "k, {head}, {token}");
+            assert_eq!(
+                bits(values.rows(token, 1)),
+                rows[index + 1],
+                "v, {head}, {token}"
+            );
+            for (name, whole) in [(MatrixName::KCache, &keys), (MatrixName::VCache, &values)] {
+                let cache = together.matrix_at(name, head, token).unwrap();
+                assert_eq!(cache.nrows(), token + 1);
+                assert_eq!(cache, whole.rows(0, token + 1), "{name:?} {head} {token}");
+            }
+            index += 2;
+        }
+    }
+    for token in 0..40 {
+        let check = together.decode_check(token).unwrap();
+        assert!(check.agrees, "token {token}: {check:?}");
+    }
+}
+
 #[test]
 fn every_step_of_a_lesson_of_heads_agrees_with_the_causal_pass() {
     let attention = Attention::compute(&two_heads());
