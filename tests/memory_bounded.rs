@@ -93,9 +93,11 @@ fn the_largest_lesson_shows_as_text_within_150_mb() {
 /// holds one engine in `check`: 97 MB, where a second one, made for a backward pass the lesson
 /// does not have, took it to 150 MB.
 #[test]
-fn the_largest_generation_lesson_checks_within_120_mb() {
+fn the_largest_generation_lesson_checks_within_150_mb() {
+    // Issue 29's goal. It peaked at 97 MB with the system's allocator; mimalloc, which gives a
+    // classroom's memory back when students leave, holds some 20 MB more here.
     let (written, peak) = run("decode-largest.toml", &["check"]);
     assert!(written > 0, "the report");
     assert!(peak > 0, "the peak was sampled");
-    assert!(peak <= 120 * 1024, "peak {} MB", peak / 1024);
+    assert!(peak <= LIMIT_KIB, "peak {} MB", peak / 1024);
 }

@@ -221,3 +221,31 @@ fn at_80x24_every_matrix_up_to_6x6_is_whole_and_every_operand_on_screen() {
 fn at_120x40_every_matrix_up_to_12x12_is_whole_and_every_operand_on_screen() {
     every_cell_of_every_step(120, 40, 12);
 }
+
+#[test]
+fn room_a_long_caption_cannot_use_goes_to_a_neighbours_labels() {
+    // At 80×24 the online softmax's m panel took the row's spare columns for a caption too long
+    // to show ("▸ m" beside blank columns) while rescale, beside it, cut "sleeps" to "slee…".
+    let index = BUILTIN.iter().position(|b| b.name == "cat-sleeps").unwrap();
+    let mut app = App::new(App::builtin_entries(), Some(index));
+    let tutor = app.tutor.as_ref().unwrap();
+    let step = tutor
+        .steps
+        .iter()
+        .position(|step| step.key() == "online_softmax");
+    update(&mut app, Action::GoToStep(step.unwrap() + 1));
+    let lines = screen(&app, 80, 24);
+    let rows: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.starts_with("sleeps"))
+        .collect();
+    assert!(!rows.is_empty(), "{lines:#?}");
+    for row in rows {
+        assert!(!row.contains("slee…"), "{row}");
+        assert_eq!(
+            row.matches("sleeps").count(),
+            4,
+            "every panel's label whole: {row}"
+        );
+    }
+}

@@ -47,6 +47,9 @@ pub type Matrices = Vec<Vec<Arc<Held>>>;
 /// first looked at.
 type TokenSlots = Vec<OnceLock<Arc<DMatrix<f64>>>>;
 
+/// One K/V group's cache of one matrix: its blocks of doubling length, each made once.
+type CacheBlocks = Vec<OnceLock<Arc<DMatrix<f64>>>>;
+
 /// Every matrix of one forward pass of attention, every head, kept so that each cell can
 /// explain itself.
 #[derive(Debug, Clone)]
@@ -81,7 +84,7 @@ pub struct Attention {
     /// holds them. A copy per step would hold n²/2 rows per group: 539 MB at 256 tokens × 16
     /// groups; one block of every token would make all n rows to open the first step.
     /// Shared by the engine's copies (a presenter's, sent to every student who follows it).
-    caches: Vec<Vec<Vec<OnceLock<Arc<DMatrix<f64>>>>>>,
+    caches: Vec<Vec<CacheBlocks>>,
     /// Keys per tile of the online softmax (the lesson's `tile`).
     pub tile: usize,
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
@@ -433,7 +436,13 @@ impl Attention {
                 self.make_new_rows(of, slot, rows);
             }
             let operands = self.operands_for(name, slot, Some(rows - 1));
-            Arc::new(evaluate(origin, (0, 0), self.scale_divisor, None, &operands))
+            Arc::new(evaluate(
+                origin,
+                (0, 0),
+                self.scale_divisor,
+                None,
+                &operands,
+            ))
         });
         (token < cache.nrows()).then(|| cache.rows(0, token + 1))
     }

@@ -438,13 +438,19 @@ fn grow_to_captions(shapes: &[Shape], group: &[usize], cap: usize, width: u16) -
         shapes[group[*position]].captioned_width(cap)
             - widths[*position].min(shapes[group[*position]].captioned_width(cap))
     });
+    // A caption shows whole, as its formula, or as its symbol: room that does not reach the
+    // next of those shows nothing more ("▸ m" beside blank columns while the next panel cut its
+    // labels), so it is kept for labels.
     for position in &order {
-        let want = shapes[group[*position]]
-            .captioned_width(cap)
-            .saturating_sub(widths[*position]);
-        let given = want.min(spare);
-        widths[*position] += given;
-        spare -= given;
+        let shape = &shapes[group[*position]];
+        for target in [shape.captioned_width(cap), shape.formula_width(cap)] {
+            let want = target.saturating_sub(widths[*position]);
+            if want <= spare {
+                widths[*position] += want;
+                spare -= want;
+                break;
+            }
+        }
     }
     // Then, with room still, column labels whole ("sleeping" over one-digit numbers).
     for position in order {

@@ -90,6 +90,8 @@ pub struct Shape {
     minus_infinity: bool,
     /// Columns the caption needs whole.
     caption_width: usize,
+    /// Columns of the caption's formula, its gloss left out: the middle of what it can show.
+    formula_width: usize,
     /// Columns of the caption's symbol, the least of it shown.
     symbol_width: usize,
 }
@@ -122,17 +124,21 @@ impl Shape {
             negative,
             minus_infinity,
             caption_width: columns(&caption(tutor, matrix)),
+            formula_width: columns(without_gloss(&caption(tutor, matrix))),
             symbol_width: columns(caption_symbol(&caption(tutor, matrix))),
         }
     }
 
-    /// The width that also shows every column label whole ("sleeping" over numbers of one
-    /// digit), when the row has the room: the panel's columns widen to fill it.
+    /// The width that also shows every label whole: each column's ("sleeping" over numbers of
+    /// one digit; the columns widen to fill it) and each row's (a panel gives its row labels at
+    /// most half its width). Not the caption's: a caption gets its room first, whole or not at
+    /// all, and what a long caption would take here is what a neighbour's labels need.
     pub fn labelled_width(&self, cap: usize) -> u16 {
         let cell = self.cell_width(cap).max(self.header_width);
         let labelled = self.label_width + self.total_cols * (cell + 1);
-        (self.captioned_width(cap) as usize)
+        (self.whole_width(cap) as usize)
             .max(labelled)
+            .max(2 * self.label_width)
             .min(usize::from(u16::MAX / 8)) as u16
     }
 
@@ -171,6 +177,14 @@ impl Shape {
     pub fn captioned_width(&self, cap: usize) -> u16 {
         (self.whole_width(cap) as usize)
             .max(self.caption_width + 2)
+            .min(usize::from(u16::MAX / 8)) as u16
+    }
+
+    /// The width that shows the caption's formula, its gloss left out ("V = X·W_v" of
+    /// "V = X·W_v (values)").
+    pub fn formula_width(&self, cap: usize) -> u16 {
+        (self.whole_width(cap) as usize)
+            .max(self.formula_width + 2)
             .min(usize::from(u16::MAX / 8)) as u16
     }
 
