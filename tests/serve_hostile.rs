@@ -1,8 +1,8 @@
 //! The classroom faces untrusted students: what a client chooses never reaches the teacher's
 //! log raw or unbounded, one address cannot lock its classmates out or guess the join code
 //! quickly, a connection that never finishes the SSH handshake is dropped early, and a host key
-//! others can read is refused; students flooding the lab with redraws do not keep a classmate
-//! from their first frame.
+//! others can read is refused; students flooding the lab with redraws, or streaming messages full
+//! of keys, do not keep a classmate from their first frame.
 
 mod common;
 
