@@ -1,8 +1,8 @@
 //! The classroom faces untrusted students: what a client chooses never reaches the teacher's
 //! log raw or unbounded, one address cannot lock its classmates out or guess the join code
 //! quickly, a connection that never finishes the SSH handshake is dropped early, and a host key
-//! others can read is refused; students flooding the lab with redraws do not keep a classmate
-//! from their first frame.
+//! others can read is refused; students flooding the lab with redraws, or streaming messages full
+//! of keys, do not keep a classmate from their first frame.
 
 mod common;
 
@@ -686,6 +686,51 @@ fn students_flooding_the_lab_with_redraws_do_not_keep_a_classmate_from_their_fir
                 .and_then(|seed| seed.parse::<u64>().ok())
                 .is_some_and(|seed| seed > 1)
         });
+    }
+    server.assert_still_serving();
+    assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+#[test]
+fn students_streaming_full_messages_of_keys_do_not_keep_a_classmate_from_their_first_frame() {
+    // Each key's bytes used to be cut from the front of what was waiting, moving the rest of the
+    // message each time: 60,000 keys in one message cost the server's worker a tenth of a second
+    // or more, so two seats streaming such messages kept every other connection waiting for
+    // the whole stream (a page's plain GET took 21 s during a 12 s stream from four seats).
+    let mut server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let port = server.page_port();
+    let attackers: Vec<_> = (0..2)
+        .map(|index| {
+            let mut seat = Seat::open(port);
+            seat.join(&format!("stream{index}"), "", 80, 24);
+            seat.wait_until("the picker", |seat| seat.screen_text().contains(PICKER));
+            thread::spawn(move || {
+                let keys = "jk".repeat(30_000);
+                for _ in 0..150 {
+                    seat.press(&keys);
+                }
+                seat
+            })
+        })
+        .collect();
+    thread::sleep(Duration::from_millis(500));
+    let (drawn, picker) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let mut classmate = Seat::open(port);
+        classmate.join("classmate", "", 80, 24);
+        classmate.wait_until("the classmate's picker, during the stream", |seat| {
+            seat.screen_text().contains(PICKER)
+        });
+        let _ = drawn.send(());
+    });
+    let in_time = picker.recv_timeout(Duration::from_secs(10)).is_ok();
+    assert!(
+        in_time,
+        "the classmate got no picker within 10 s of the stream; the log:\n{}",
+        server.log()
+    );
+    for attacker in attackers {
+        attacker.join().unwrap();
     }
     server.assert_still_serving();
     assert!(!server.log().contains("panicked"), "{}", server.log());

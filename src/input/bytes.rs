@@ -38,47 +38,53 @@ impl Decoder {
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
         self.pending.extend_from_slice(bytes);
         let mut events = Vec::new();
+        // What is decoded is dropped from `pending` once, at the end: dropping each key's
+        // bytes as it is decoded moves the rest of the packet every time, so a 64 KiB packet
+        // of keys cost a second of CPU on the connection's worker and one student's stream of
+        // them held up every other connection.
+        let mut at = 0;
         loop {
+            let rest = &self.pending[at..];
             if let Some(paste) = self.paste.as_mut() {
-                match find(&self.pending, PASTE_END) {
+                match find(rest, PASTE_END) {
                     Some(end) => {
-                        extend_bounded(paste, &self.pending[..end]);
+                        extend_bounded(paste, &rest[..end]);
                         let text = String::from_utf8_lossy(paste).into_owned();
                         self.paste = None;
-                        self.pending.drain(..end + PASTE_END.len());
+                        at += end + PASTE_END.len();
                         events.push(Event::Paste(text));
                         continue;
                     }
                     None => {
                         // Keep a tail that could be the start of the end marker.
                         let keep = PASTE_END.len() - 1;
-                        let cut = self.pending.len().saturating_sub(keep);
-                        extend_bounded(paste, &self.pending[..cut]);
-                        self.pending.drain(..cut);
-                        return events;
+                        let cut = rest.len().saturating_sub(keep);
+                        extend_bounded(paste, &rest[..cut]);
+                        at += cut;
+                        break;
                     }
                 }
             }
-            if self.pending.is_empty() {
-                return events;
+            if rest.is_empty() {
+                break;
             }
-            if self.pending.starts_with(PASTE_START) {
-                self.pending.drain(..PASTE_START.len());
+            if rest.starts_with(PASTE_START) {
+                at += PASTE_START.len();
                 self.paste = Some(Vec::new());
                 continue;
             }
-            match parse(&self.pending) {
+            match parse(rest) {
                 Parsed::Done(event, used) => {
-                    self.pending.drain(..used.max(1));
+                    at += used.max(1);
                     events.extend(event);
                 }
-                Parsed::Incomplete if self.pending.len() > MAX_SEQUENCE => {
-                    // Not a sequence we know that ever ends: drop its first byte and go on.
-                    self.pending.remove(0);
-                }
-                Parsed::Incomplete => return events,
+                // Not a sequence we know that ever ends: drop its first byte and go on.
+                Parsed::Incomplete if rest.len() > MAX_SEQUENCE => at += 1,
+                Parsed::Incomplete => break,
             }
         }
+        self.pending.drain(..at);
+        events
     }
 
     /// Whether a lone ESC is waiting: the Escape key, unless the rest of a sequence follows.
