@@ -153,8 +153,34 @@ pub fn wrap_to_end(text: &str, width: usize, last_width: usize, max_lines: usize
         }
         let last = lines.len() - 1;
         lines[last] = fit(&format!("{} …", top.trim()), room);
+        lines.reverse();
+        return lines;
     }
     lines.reverse();
+    balance(lines, width)
+}
+
+/// Evens out the lines of a message that fits whole: filled from the end, the top line gets
+/// only what is left over ("Practice:" alone above a full line). A line's first word moves up
+/// while the line above has room for it and the longer of the two gets shorter.
+fn balance(mut lines: Vec<String>, width: usize) -> Vec<String> {
+    for upper in 0..lines.len().saturating_sub(1) {
+        loop {
+            let below = words_outside_brackets(&lines[upper + 1]);
+            if below.len() < 2 {
+                break;
+            }
+            let raised = format!("{} {}", lines[upper], below[0]);
+            let rest = below[1..].join(" ");
+            let (raised, rest) = (raised.trim().to_string(), rest.trim().to_string());
+            let before = columns(&lines[upper]).max(columns(&lines[upper + 1]));
+            if columns(&raised) > width || columns(&raised).max(columns(&rest)) >= before {
+                break;
+            }
+            lines[upper] = raised;
+            lines[upper + 1] = rest;
+        }
+    }
     lines
 }
 
@@ -242,6 +268,17 @@ mod tests {
             wrap_to_end("a b c d e f g h i j", 5, 5, 2),
             vec!["a b …", "h i j"]
         );
+    }
+
+    #[test]
+    fn a_status_message_that_fits_is_shared_evenly_between_its_lines() {
+        // Filled from the end alone, the top line held "Practice:" and the bottom the rest.
+        let text = "Practice: the cells marked ? hide their numbers; type yours and Enter";
+        let lines = wrap_to_end(text, 40, 40, 2);
+        assert_eq!(lines.join(" "), text);
+        let (top, bottom) = (columns(&lines[0]), columns(&lines[1]));
+        assert!(top.abs_diff(bottom) <= 12, "{lines:?}");
+        assert!(lines.iter().all(|line| columns(line) <= 40), "{lines:?}");
     }
 
     #[test]
