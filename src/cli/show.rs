@@ -31,6 +31,8 @@ pub struct Asked<'a> {
     pub size: &'a str,
     /// A picture without colors (`--no-color`, NO_COLOR): bold, underline, reverse video.
     pub monochrome: bool,
+    /// `--compact`: JSON without spaces or line breaks.
+    pub compact: bool,
 }
 
 pub fn run(
@@ -140,7 +142,7 @@ pub fn run(
     let _ = match format {
         ShowFormat::Text => write_text(&mut out, &loaded, &attention, &sections),
         ShowFormat::Markdown => write_markdown(&mut out, &loaded, &attention, &sections),
-        ShowFormat::Json => write_json(&mut out, &loaded, &attention, &sections),
+        ShowFormat::Json => write_json(&mut out, &loaded, &attention, &sections, asked.compact),
         // Drawn by `screens`, above.
         ShowFormat::Svg | ShowFormat::Html => Ok(()),
     }
@@ -723,6 +725,7 @@ fn write_json(
     loaded: &LoadedLesson,
     attention: &Attention,
     sections: &[Section],
+    compact: bool,
 ) -> io::Result<()> {
     let lesson = &loaded.lesson;
     // Every section's derivations: with several heads, each head's, told apart by `head`;
@@ -813,7 +816,13 @@ fn write_json(
         fields.push(("backward", Field::Object(backward_fields(attention))));
     }
     fields.sort_by_key(|(key, _)| *key);
-    serde_json::to_writer_pretty(&mut *out, &Document(fields)).map_err(io::Error::from)?;
+    let document = Document(fields);
+    if compact {
+        serde_json::to_writer(&mut *out, &document)
+    } else {
+        serde_json::to_writer_pretty(&mut *out, &document)
+    }
+    .map_err(io::Error::from)?;
     writeln!(out)
 }
 
