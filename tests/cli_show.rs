@@ -625,7 +625,13 @@ fn the_handout_shows_a_lessons_asterisks_as_asterisks() {
 fn show_json_compact_has_no_whitespace_between_values_and_parses_to_the_same_document() {
     // Every value and key alike, on lessons with heads, a mask, generation, cross-attention
     // and a backward pass: only the spaces and line breaks go.
-    for lesson in ["cat-sleeps", "two-heads", "generation", "translation", "backward"] {
+    for lesson in [
+        "cat-sleeps",
+        "two-heads",
+        "generation",
+        "translation",
+        "backward",
+    ] {
         let pretty = show(lesson, &["--format", "json"]);
         let compact = show(lesson, &["--format", "json", "--compact"]);
         let pretty_value: Value = serde_json::from_str(&pretty).unwrap();
@@ -634,7 +640,11 @@ fn show_json_compact_has_no_whitespace_between_values_and_parses_to_the_same_doc
         // One line, ended by a newline, with no whitespace outside the strings.
         assert_eq!(compact.lines().count(), 1, "{lesson}");
         assert!(compact.ends_with('\n'), "{lesson}");
-        assert_eq!(whitespace_outside_strings(compact.trim_end()), 0, "{lesson}");
+        assert_eq!(
+            whitespace_outside_strings(compact.trim_end()),
+            0,
+            "{lesson}"
+        );
         assert!(compact.len() < pretty.len(), "{lesson}");
     }
 }

@@ -60,7 +60,7 @@ fn written_arithmetically(value: f64, decimals: usize) -> Option<String> {
         return Some("0".to_string());
     }
     let mut decimals = decimals;
-    while decimals > 0 && digits % 10 == 0 {
+    while decimals > 0 && digits.is_multiple_of(10) {
         digits /= 10;
         decimals -= 1;
     }
@@ -271,9 +271,34 @@ mod tests {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(29);
         let mut values = vec![
-            0.0, -0.0, 0.5, -0.5, 1.5, 2.5, 0.125, 0.375, 0.05, 0.15, 0.25, 0.35, 1e-9, -1e-9,
-            0.1 + 0.2, 1.0 / 3.0, 2.0 / 3.0, 999.9995, 999999.5, 123456789.123456, 1e14 + 0.5,
-            9.999999e14, -9.999999e14, 0.70710678, -22.627417, 4.1133, 1.2649, 0.0001,
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            0.125,
+            0.375,
+            0.05,
+            0.15,
+            0.25,
+            0.35,
+            1e-9,
+            -1e-9,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            2.0 / 3.0,
+            999.9995,
+            999999.5,
+            123456789.123456,
+            1e14 + 0.5,
+            9.999999e14,
+            -9.999999e14,
+            0.6180339,
+            -22.627417,
+            4.1133,
+            1.2649,
+            0.0001,
         ];
         for _ in 0..20_000 {
             let mantissa: f64 = rng.random_range(-1.0..1.0);
