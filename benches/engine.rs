@@ -228,5 +228,73 @@ fn lab_benchmarks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(engine, benchmarks, heads_benchmarks, lab_benchmarks);
+/// A 64-token lesson with 64-dimensional generated embeddings, 8 heads of 8 and a 64 × 64 W_o,
+/// with a causal mask (format 2): the larger lesson `show --format json` is timed on.
+fn json_lesson_text() -> String {
+    let (tokens, d_model, heads) = (64, 64, 8);
+    let mut text = format!(
+        "format = 2\ntitle = \"64 tokens, {heads} heads\"\nheads = {heads}\nmask = \"causal\"\n"
+    );
+    let labels: Vec<String> = (0..tokens).map(|i| format!("\"t{i}\"")).collect();
+    let _ = writeln!(text, "tokens = [{}]", labels.join(", "));
+    let _ = writeln!(
+        text,
+        "embeddings = {{ random = \"normal\", seed = 9, shape = [{tokens}, {d_model}] }}"
+    );
+    for (key, seed) in [("w_q", 1), ("w_k", 2), ("w_v", 3), ("w_o", 4)] {
+        let _ = writeln!(
+            text,
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [{d_model}, {d_model}] }}"
+        );
+    }
+    text
+}
+
+/// `show LESSON --format json [--compact]` in the process, from reading the lesson to the last
+/// byte written (into a sink): beside `benches/numpy_json.py`, which times numpy computing the
+/// same numbers and orjson writing them (`benches/show_json.sh` runs both).
+fn show_json_benchmarks(c: &mut Criterion) {
+    use attn_tutor::cli::{Cli, run_command};
+    use clap::Parser;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let large = dir.path().join("json-64x64x8.toml");
+    std::fs::write(&large, json_lesson_text()).expect("the lesson is written");
+    let large = large.to_str().expect("a UTF-8 path").to_string();
+    let mut group = c.benchmark_group("show json");
+    group.sample_size(20);
+    for (name, lesson) in [
+        ("cat-sleeps", "cat-sleeps"),
+        ("two-heads", "two-heads"),
+        ("64 tokens x 64 x 8 heads", large.as_str()),
+    ] {
+        for compact in [false, true] {
+            let mut args = vec!["attn-tutor", "show", lesson, "--format", "json"];
+            if compact {
+                args.push("--compact");
+            }
+            let label = format!("{name}{}", if compact { ", compact" } else { "" });
+            group.bench_function(label, |b| {
+                b.iter(|| {
+                    let cli = Cli::parse_from(&args);
+                    let code = run_command(
+                        cli.command,
+                        false,
+                        &mut std::io::sink(),
+                        &mut std::io::sink(),
+                    );
+                    assert_eq!(code, 0);
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    engine,
+    benchmarks,
+    heads_benchmarks,
+    lab_benchmarks,
+    show_json_benchmarks
+);
 criterion_main!(engine);

@@ -620,3 +620,61 @@ fn the_handout_shows_a_lessons_asterisks_as_asterisks() {
         .success()
         .stdout(predicate::str::contains("q \\*times\\* k, not emphasis"));
 }
+
+#[test]
+fn show_json_compact_has_no_whitespace_between_values_and_parses_to_the_same_document() {
+    // Every value and key alike, on lessons with heads, a mask, generation, cross-attention
+    // and a backward pass: only the spaces and line breaks go.
+    for lesson in [
+        "cat-sleeps",
+        "two-heads",
+        "generation",
+        "translation",
+        "backward",
+    ] {
+        let pretty = show(lesson, &["--format", "json"]);
+        let compact = show(lesson, &["--format", "json", "--compact"]);
+        let pretty_value: Value = serde_json::from_str(&pretty).unwrap();
+        let compact_value: Value = serde_json::from_str(&compact).expect("compact JSON parses");
+        assert_eq!(compact_value, pretty_value, "{lesson}");
+        // One line, ended by a newline, with no whitespace outside the strings.
+        assert_eq!(compact.lines().count(), 1, "{lesson}");
+        assert!(compact.ends_with('\n'), "{lesson}");
+        assert_eq!(
+            whitespace_outside_strings(compact.trim_end()),
+            0,
+            "{lesson}"
+        );
+        assert!(compact.len() < pretty.len(), "{lesson}");
+    }
+}
+
+#[test]
+fn show_compact_without_json_exits_2_naming_the_flag_and_the_format() {
+    for format in ["text", "markdown"] {
+        let dir = TempDir::new().unwrap();
+        attn_tutor(&dir)
+            .args(["show", "cat-sleeps", "--compact", "--format", format])
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains("--compact"))
+            .stderr(predicate::str::contains(format!("--format {format}")))
+            .stderr(predicate::str::contains("help: add --format json"));
+    }
+}
+
+/// How many whitespace characters a JSON text has outside its strings.
+fn whitespace_outside_strings(json: &str) -> usize {
+    let (mut in_string, mut escaped, mut count) = (false, false, 0);
+    for c in json.chars() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (_, false, '"') => in_string = !in_string,
+            (false, _, c) if c.is_whitespace() => count += 1,
+            _ => {}
+        }
+    }
+    count
+}

@@ -26,6 +26,9 @@ pub fn format_number(value: f64, decimals: usize) -> String {
         };
         return format!("{mantissa}e{exponent}");
     }
+    if let Some(text) = written_arithmetically(value, decimals) {
+        return text;
+    }
     let mut text = format!("{value:.decimals$}");
     if text.contains('.') {
         let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
@@ -35,6 +38,42 @@ pub fn format_number(value: f64, decimals: usize) -> String {
         text = "0".to_string();
     }
     text
+}
+
+/// `format_number`'s text made from the rounded integer, where that is the text: `value` ×
+/// 10^decimals rounds to the same integer as the exact decimal expansion away from a tie
+/// (10^decimals is exact, rounding is monotonic and every k + ½ below 2^52 is a float), so
+/// the digits are that integer's. Near a tie only the exact expansion decides: `None`. Writing
+/// through `format!` took most of `show --format json`'s time (its exact mode falls back to
+/// big-number arithmetic).
+fn written_arithmetically(value: f64, decimals: usize) -> Option<String> {
+    if decimals > 15 {
+        return None;
+    }
+    let scaled = value * 10f64.powi(decimals as i32);
+    if scaled.abs() >= 1e15 || ((scaled - scaled.floor()) - 0.5).abs() <= 1e-6 {
+        return None;
+    }
+    // Exact: |scaled| < 1e15 < 2^53.
+    let mut digits = scaled.abs().round() as u64;
+    if digits == 0 {
+        return Some("0".to_string());
+    }
+    let mut decimals = decimals;
+    while decimals > 0 && digits.is_multiple_of(10) {
+        digits /= 10;
+        decimals -= 1;
+    }
+    let sign = if value < 0.0 { "-" } else { "" };
+    let text = digits.to_string();
+    Some(if decimals == 0 {
+        format!("{sign}{text}")
+    } else if text.len() > decimals {
+        let (whole, fraction) = text.split_at(text.len() - decimals);
+        format!("{sign}{whole}.{fraction}")
+    } else {
+        format!("{sign}0.{text:0>decimals$}")
+    })
 }
 
 /// Writes a quantity that may span many orders of magnitude (an exponential, a sum of them)
@@ -208,6 +247,75 @@ mod tests {
                 assert!(
                     (estimate - written).abs() <= 1e-12 * value.abs().max(1.0),
                     "{value} {decimals}"
+                );
+            }
+        }
+    }
+
+    /// The text `format_number` wrote before it rounded arithmetically: `format!`'s exact
+    /// decimal expansion, trailing zeros trimmed.
+    fn written_by_format(value: f64, decimals: usize) -> String {
+        let mut text = format!("{value:.decimals$}");
+        if text.contains('.') {
+            let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
+            text.truncate(trimmed);
+        }
+        if text == "-0" {
+            text = "0".to_string();
+        }
+        text
+    }
+
+    #[test]
+    fn rounding_arithmetically_writes_what_the_exact_expansion_writes() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(29);
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            0.125,
+            0.375,
+            0.05,
+            0.15,
+            0.25,
+            0.35,
+            1e-9,
+            -1e-9,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            2.0 / 3.0,
+            999.9995,
+            999999.5,
+            123456789.123456,
+            1e14 + 0.5,
+            9.999999e14,
+            -9.999999e14,
+            0.6180339,
+            -22.627417,
+            4.1133,
+            1.2649,
+            0.0001,
+        ];
+        for _ in 0..20_000 {
+            let mantissa: f64 = rng.random_range(-1.0..1.0);
+            let exponent: i32 = rng.random_range(-12..15);
+            values.push(mantissa * 10f64.powi(exponent));
+            // Numbers written with few decimals, whose neighbours are ties and near-ties.
+            let places: i32 = rng.random_range(0..9);
+            let whole: i64 = rng.random_range(-1_000_000..1_000_000);
+            values.push(whole as f64 / 10f64.powi(places));
+            values.push((whole as f64 + 0.5) / 10f64.powi(places));
+        }
+        for value in values {
+            for decimals in 0..=16 {
+                assert_eq!(
+                    format_number(value, decimals),
+                    written_by_format(value, decimals),
+                    "{value:e} at {decimals} decimals"
                 );
             }
         }

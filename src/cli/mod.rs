@@ -81,6 +81,10 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
         format: ShowFormat,
+        /// With --format json: no spaces or line breaks (the same keys and values, about half
+        /// the bytes, written faster).
+        #[arg(long)]
+        compact: bool,
     },
     /// Validate lessons and compare their printed figures with the exact values.
     ///
@@ -551,7 +555,23 @@ pub fn run_command(
             grad_seed,
             size,
             format,
+            compact,
         }) => {
+            if compact && format != ShowFormat::Json {
+                let _ = writeln!(
+                    err,
+                    "error: --compact writes JSON without spaces; it has no meaning for {}\n\
+                     help: add --format json, or leave out --compact",
+                    match format {
+                        ShowFormat::Text => "--format text",
+                        ShowFormat::Markdown => "--format markdown",
+                        ShowFormat::Svg => "--format svg",
+                        ShowFormat::Html => "--format html",
+                        ShowFormat::Json => "--format json",
+                    }
+                );
+                return status::INVALID;
+            }
             if step == Some(StepChoice::All) && format == ShowFormat::Svg {
                 let _ = writeln!(
                     err,
@@ -583,6 +603,7 @@ pub fn run_command(
                     grad_seed,
                     size: &size,
                     monochrome: no_color_asked(),
+                    compact,
                 },
                 format,
                 color,

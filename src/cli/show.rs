@@ -31,6 +31,8 @@ pub struct Asked<'a> {
     pub size: &'a str,
     /// A picture without colors (`--no-color`, NO_COLOR): bold, underline, reverse video.
     pub monochrome: bool,
+    /// `--compact`: JSON without spaces or line breaks.
+    pub compact: bool,
 }
 
 pub fn run(
@@ -140,7 +142,7 @@ pub fn run(
     let _ = match format {
         ShowFormat::Text => write_text(&mut out, &loaded, &attention, &sections),
         ShowFormat::Markdown => write_markdown(&mut out, &loaded, &attention, &sections),
-        ShowFormat::Json => write_json(&mut out, &loaded, &attention, &sections),
+        ShowFormat::Json => write_json(&mut out, &loaded, &attention, &sections, asked.compact),
         // Drawn by `screens`, above.
         ShowFormat::Svg | ShowFormat::Html => Ok(()),
     }
@@ -158,7 +160,9 @@ struct Section {
     /// Why a step has nothing to show, or what is special about it.
     note: Option<String>,
     matrices: Vec<MatrixName>,
-    derivations: Vec<(Option<Cell>, String)>,
+    /// Each explained cell with its value, and its working: made once, for the text and the
+    /// JSON alike. `None` for a line that explains no cell ("… more cells").
+    derivations: Vec<(Option<(Cell, f64)>, String)>,
     /// The head this section shows, and how many the lesson has: a step of one head has a
     /// section per head in a lesson of several.
     head: Option<(usize, usize)>,
@@ -476,7 +480,8 @@ impl Section {
             };
             for cell in cells {
                 if let Some(derivation) = attention.derive(cell) {
-                    derivations.push((Some(cell), derivation.explain(attention, lesson.decimals)));
+                    let text = derivation.explain(attention, lesson.decimals);
+                    derivations.push((Some((derivation.cell, derivation.value)), text));
                 }
             }
             if cell.is_none() {
@@ -720,6 +725,7 @@ fn write_json(
     loaded: &LoadedLesson,
     attention: &Attention,
     sections: &[Section],
+    compact: bool,
 ) -> io::Result<()> {
     let lesson = &loaded.lesson;
     // Every section's derivations: with several heads, each head's, told apart by `head`;
@@ -727,7 +733,6 @@ fn write_json(
     let derivations = Derivations {
         sections,
         attention,
-        decimals: lesson.decimals,
     };
     let mut fields: Vec<(&str, Field)> = vec![
         ("name", Field::Text(&loaded.name)),
@@ -811,7 +816,13 @@ fn write_json(
         fields.push(("backward", Field::Object(backward_fields(attention))));
     }
     fields.sort_by_key(|(key, _)| *key);
-    serde_json::to_writer_pretty(&mut *out, &Document(fields)).map_err(io::Error::from)?;
+    let document = Document(fields);
+    if compact {
+        serde_json::to_writer(&mut *out, &document)
+    } else {
+        serde_json::to_writer_pretty(&mut *out, &document)
+    }
+    .map_err(io::Error::from)?;
     writeln!(out)
 }
 
@@ -1020,32 +1031,29 @@ enum Field<'a> {
     Object(Document<'a>),
 }
 
-/// The explained cells of every section, each made as it is written.
+/// The explained cells of every section, as the sections made them.
 struct Derivations<'a> {
     sections: &'a [Section],
     attention: &'a Attention,
-    decimals: usize,
 }
 
 impl Serialize for Derivations<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let attention = self.attention;
-        let cells = || {
-            self.sections
-                .iter()
-                .flat_map(|section| &section.derivations)
-                .filter_map(|(cell, _)| *cell)
-        };
+        let several_heads = self.attention.heads().query > 1;
+        let explained = self
+            .sections
+            .iter()
+            .flat_map(|section| &section.derivations)
+            .filter_map(|(cell, text)| cell.map(|(cell, value)| (cell, value, text)));
         let mut list = serializer.serialize_seq(None)?;
-        for derivation in cells().filter_map(|cell| attention.derive(cell)) {
+        for (cell, value, text) in explained {
             list.serialize_element(&DerivationJson {
-                col: derivation.cell.col,
-                head: (attention.heads().query > 1 && derivation.cell.matrix.per() != Per::Lesson)
-                    .then_some(derivation.cell.head),
-                matrix: derivation.cell.matrix.key(),
-                row: derivation.cell.row,
-                text: derivation.explain(attention, self.decimals),
-                value: derivation.value,
+                col: cell.col,
+                head: (several_heads && cell.matrix.per() != Per::Lesson).then_some(cell.head),
+                matrix: cell.matrix.key(),
+                row: cell.row,
+                text,
+                value,
             })?;
         }
         list.end()
@@ -1054,7 +1062,7 @@ impl Serialize for Derivations<'_> {
 
 /// One explained cell; fields in alphabetical order, as the JSON has them.
 #[derive(Serialize)]
-struct DerivationJson {
+struct DerivationJson<'a> {
     col: usize,
     /// The index in `heads` of the head whose matrix the cell is in, for a lesson of several
     /// heads and a matrix that is one head's.
@@ -1062,7 +1070,7 @@ struct DerivationJson {
     head: Option<usize>,
     matrix: &'static str,
     row: usize,
-    text: String,
+    text: &'a str,
     #[serde(serialize_with = "derivation_value")]
     value: f64,
 }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `show --format json` beside numpy + orjson writing the same numbers, both timed in the
+# process (the interpreter's and numpy's start, about 100 ms, would otherwise be most of
+# Python's time): `cargo bench --bench engine -- "show json"` reads, computes and writes each
+# lesson into a sink; benches/numpy_json.py computes the same matrices with numpy from the
+# lesson's inputs, checks them against attn-tutor's, and times computing and writing them.
+# Needs python3 with numpy and orjson (pip install numpy orjson).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+# The larger lesson, as benches/engine.rs writes it: 64 tokens × 64 dims, 8 heads, W_o, causal.
+{
+  echo 'format = 2'
+  echo 'title = "64 tokens, 8 heads"'
+  echo 'heads = 8'
+  echo 'mask = "causal"'
+  printf 'tokens = ['
+  for i in $(seq 0 63); do printf '"t%d"%s' "$i" "$([ "$i" -lt 63 ] && echo ', ')"; done
+  echo ']'
+  echo 'embeddings = { random = "normal", seed = 9, shape = [64, 64] }'
+  for pair in w_q:1 w_k:2 w_v:3 w_o:4; do
+    echo "${pair%%:*} = { random = \"normal\", seed = ${pair##*:}, shape = [64, 64] }"
+  done
+} > "$dir/large.toml"
+for lesson in cat-sleeps two-heads "$dir/large.toml"; do
+  json="$dir/$(basename "$lesson" .toml).json"
+  target/release/attn-tutor show "$lesson" --format json > "$json"
+  echo "== $(basename "$lesson" .toml): $(wc -c < "$json") bytes indented, $(target/release/attn-tutor show "$lesson" --format json --compact | wc -c) compact"
+  python3 benches/numpy_json.py "$json" --runs 50 --indent
+  python3 benches/numpy_json.py "$json" --runs 50
+done
+cargo bench --bench engine -- "show json"
