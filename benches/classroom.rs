@@ -26,6 +26,11 @@
 //! memory is read before anyone joins, with everyone on the picker, at its peak while they walk,
 //! once they have walked, and 0.5 s, 5 s and 15 s after they have all left: what a seat costs at its
 //! most, and what the server gives back when it goes.
+//! `--class` (or `ATTN_BENCH_CLASS=1`) is a class led by a presenter instead: `serve --present`
+//! in a pseudo-terminal, the bench typing the presenter's step changes every 2 s, and every
+//! student following, a cursor key about once a second each (`--keys N` of them): the times from
+//! a student's key to their next frame, and from the presenter's key to each follower's frame
+//! showing the new step (see `class`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -258,6 +258,7 @@ struct Drawn {
 
 impl Stage {
     /// How many follower screens were drawn rather than copied.
+    #[cfg(test)]
     pub fn renders(&self) -> usize {
         self.renders.load(Ordering::SeqCst)
     }
