@@ -942,6 +942,14 @@ mod tests {
             1,
             "five followers, one screen, one drawing"
         );
+        let computed = |desk: &Desk| Arc::clone(&desk.app.tutor.as_ref().unwrap().attention);
+        let presenters = Arc::clone(&first.tutor.as_ref().unwrap().attention);
+        assert!(
+            class
+                .iter()
+                .all(|desk| Arc::ptr_eq(&computed(desk), &presenters)),
+            "the followers' tutors share the presenter's computed lesson, not copies of it"
+        );
         // A seat of its own draws the same screen.
         let alone = Arc::new(Stage::default());
         let mut own = follower(&alone, size);
