@@ -26,6 +26,11 @@
 //! memory is read before anyone joins, with everyone on the picker, at its peak while they walk,
 //! once they have walked, and 0.5 s, 5 s and 15 s after they have all left: what a seat costs at its
 //! most, and what the server gives back when it goes.
+//! `--class` (or `ATTN_BENCH_CLASS=1`) is a class led by a presenter instead: `serve --present`
+//! in a pseudo-terminal, the bench typing the presenter's step changes every 2 s, and every
+//! student following, a cursor key about once a second each (`--keys N` of them): the times from
+//! a student's key to their next frame, and from the presenter's key to each follower's frame
+//! showing the new step (see `class`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -66,6 +71,9 @@ fn main() -> ExitCode {
 
 fn run() -> anyhow::Result<()> {
     let (sessions, keys, browsers) = counts()?;
+    if class_mode() {
+        return class(sessions, keys, browsers);
+    }
     let lesson = lesson()?;
     let flood = flood_seats()?;
     let walk = match (walking(), &lesson) {
@@ -1130,4 +1138,438 @@ impl Report {
             );
         }
     }
+}
+
+/// `--class` (or `ATTN_BENCH_CLASS=1`): a class led by a presenter, as it is taught. The server
+/// runs `serve --present` in a pseudo-terminal, the bench typing the presenter's keys; every
+/// student follows, presses a cursor key (h j k l) about once a second (0.5–1.5 s apart), and the
+/// presenter changes step every 2 s (forward to the last step, then back), so every 2 s the
+/// server draws a new screen for every student at once.
+fn class_mode() -> bool {
+    std::env::args().skip(1).any(|arg| arg == "--class")
+        || std::env::var("ATTN_BENCH_CLASS").is_ok_and(|value| value == "1")
+}
+
+/// How long a class student waits between keys, in milliseconds.
+const CLASS_PAUSE_MS: (u64, u64) = (500, 1500);
+
+/// How often the presenter changes step.
+const PRESENTER_EVERY: Duration = Duration::from_secs(2);
+
+/// `attn-tutor serve --present` in a pseudo-terminal: its keyboard, and the ports it serves.
+struct Presenting {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    keyboard: Box<dyn std::io::Write + Send>,
+    /// The presenter's screen, as the terminal shows it.
+    screen: Arc<Mutex<vt100::Parser>>,
+    pid: u32,
+    port: u16,
+    web_port: u16,
+    log: PathBuf,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+    _dir: TempDir,
+}
+
+impl Presenting {
+    fn start(sessions: usize) -> anyhow::Result<Presenting> {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let dir = TempDir::new()?;
+        let limit = sessions.max(200).to_string();
+        let binary = std::env::var_os("ATTN_BENCH_SERVER").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_attn-tutor")),
+            PathBuf::from,
+        );
+        let log = dir.path().join("serve.log");
+        let mut serve = CommandBuilder::new(binary);
+        serve.args(["serve", "--open", "--present"]);
+        serve.args(["--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"]);
+        serve.arg("--host-key");
+        serve.arg(dir.path().join("host_key"));
+        serve.arg("--log");
+        serve.arg(&log);
+        serve.args(["--max-sessions", &limit, "--per-address", &limit]);
+        serve.env("TERM", "xterm-256color");
+        serve.env("XDG_DATA_HOME", dir.path());
+        serve.cwd(dir.path());
+        // Wide, so that the status line's ways in fit on one line.
+        let (rows, cols) = (40, 240);
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|error| anyhow::anyhow!("cannot open a pseudo-terminal: {error}"))?;
+        let child = pair
+            .slave
+            .spawn_command(serve)
+            .map_err(|error| anyhow::anyhow!("cannot start attn-tutor serve --present: {error}"))?;
+        drop(pair.slave);
+        let pid = child.process_id().context("the server's process id")?;
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            rows.try_into()?,
+            cols.try_into()?,
+            0,
+        )));
+        let mut output = pair
+            .master
+            .try_clone_reader()
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
+        let shown = Arc::clone(&screen);
+        // Read all the while: a terminal nobody reads would stall the presenter's tutor.
+        std::thread::spawn(move || {
+            let mut buffer = [0; 16384];
+            while let Ok(read @ 1..) = std::io::Read::read(&mut output, &mut buffer) {
+                shown
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .process(&buffer[..read]);
+            }
+        });
+        let keyboard = pair
+            .master
+            .take_writer()
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
+        let mut presenting = Presenting {
+            child,
+            keyboard,
+            screen,
+            pid,
+            port: 0,
+            web_port: 0,
+            log,
+            _master: pair.master,
+            _dir: dir,
+        };
+        let started = Instant::now();
+        let text = loop {
+            let text = presenting.text();
+            if text.contains("ssh -p ") && text.contains("http://127.0.0.1:") {
+                break text;
+            }
+            ensure!(
+                started.elapsed() < PATIENCE,
+                "the presenter's tutor named no ways in within {PATIENCE:?}:\n{text}\nits log:\n{}",
+                std::fs::read_to_string(&presenting.log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let after = |marker: &str| -> Option<u16> {
+            let rest = text.split(marker).nth(1)?;
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        };
+        presenting.port = after("ssh -p ").context("no ssh port on the presenter's screen")?;
+        presenting.web_port =
+            after("http://127.0.0.1:").context("no page address on the presenter's screen")?;
+        Ok(presenting)
+    }
+
+    fn text(&self) -> String {
+        self.screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .screen()
+            .contents()
+    }
+
+    fn press(&mut self, keys: &[u8]) -> anyhow::Result<()> {
+        std::io::Write::write_all(&mut self.keyboard, keys)?;
+        Ok(std::io::Write::flush(&mut self.keyboard)?)
+    }
+
+    /// Waits until the presenter's own screen shows `words`.
+    fn wait_for(&self, words: &str) -> anyhow::Result<()> {
+        let started = Instant::now();
+        while !self.text().contains(words) {
+            ensure!(
+                started.elapsed() < PATIENCE,
+                "the presenter's screen never showed {words:?}:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    }
+
+    fn memory(&self) -> anyhow::Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid))?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .context("no VmRSS in the server's /proc status")
+    }
+}
+
+impl Drop for Presenting {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The presenter's latest step change: which step, and when its key was typed.
+#[derive(Debug, Clone, Copy)]
+struct Announced {
+    /// Counts the changes, so that each student times each change once.
+    number: u64,
+    step: u64,
+    at: Instant,
+}
+
+/// What one class student measured: their keys' latencies, and the presenter's step changes'
+/// (key typed by the presenter to the end of the student's frame showing the new step).
+#[derive(Default)]
+struct ClassRun {
+    keys: Vec<Duration>,
+    changes: Vec<Duration>,
+    /// Step changes this student never saw (a later one came first, or the class ended).
+    missed: u64,
+    bytes: usize,
+    frames: usize,
+}
+
+/// One following student: a cursor key every 0.5–1.5 s (`keys` of them), reading every frame
+/// the while, until `until`.
+async fn follow(
+    student: &mut Student,
+    keys: usize,
+    seed: u64,
+    until: Instant,
+    mut announced: tokio::sync::watch::Receiver<Option<Announced>>,
+) -> anyhow::Result<ClassRun> {
+    let mut jitter = Jitter(seed);
+    let mut run = ClassRun::default();
+    let mut next_key =
+        tokio::time::Instant::now() + Duration::from_millis(jitter.below(CLASS_PAUSE_MS.1));
+    let (mut sent, mut pressed, mut seen) = (None::<Instant>, 0, 0);
+    let until = tokio::time::Instant::from_std(until);
+    loop {
+        let key_due = sent.is_none() && pressed < keys;
+        tokio::select! {
+            frame = student.frame() => {
+                let frame = frame?;
+                let arrived = Instant::now();
+                run.frames += 1;
+                run.bytes += frame.len();
+                if let Some(at) = sent.take() {
+                    run.keys.push(arrived - at);
+                }
+                let latest = *announced.borrow_and_update();
+                if let Some(change) = latest
+                    && change.number > seen
+                    && step_shown(&frame).map(|(step, _)| step) == Some(change.step)
+                {
+                    run.missed += change.number - seen - 1;
+                    seen = change.number;
+                    run.changes.push(arrived - change.at);
+                }
+            }
+            () = tokio::time::sleep_until(next_key), if key_due => {
+                let keys: [&'static [u8]; 4] = [b"h", b"j", b"k", b"l"];
+                student.send(keys[jitter.below(4) as usize]).await?;
+                sent = Some(Instant::now());
+                pressed += 1;
+                let pause = CLASS_PAUSE_MS.0 + jitter.below(CLASS_PAUSE_MS.1 - CLASS_PAUSE_MS.0 + 1);
+                next_key = tokio::time::Instant::now() + Duration::from_millis(pause);
+            }
+            () = tokio::time::sleep_until(until) => break,
+        }
+    }
+    let last = announced.borrow().map_or(0, |change| change.number);
+    run.missed += last.saturating_sub(seen);
+    Ok(run)
+}
+
+/// The class led by a presenter (`--class`): everyone joins and follows the presenter into the
+/// first lesson, then types for `keys` seconds or so while the presenter changes step.
+fn class(sessions: usize, keys: usize, browsers: usize) -> anyhow::Result<()> {
+    let mut server = Presenting::start(sessions)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let (port, web_port) = (server.port, server.web_port);
+    let before_kib = server.memory()?;
+    let started = Instant::now();
+    let mut students = runtime.block_on(async {
+        let joining: Vec<_> = (0..sessions)
+            .map(|index| {
+                let web = (index * browsers / sessions != (index + 1) * browsers / sessions)
+                    .then_some(web_port);
+                tokio::spawn(Student::join(port, web, format!("student{index}")))
+            })
+            .collect();
+        let mut students = Vec::new();
+        for joined in joining {
+            students.push(joined.await??.0);
+        }
+        anyhow::Ok(students)
+    })?;
+    let joined_in = started.elapsed();
+    // The presenter opens the first lesson; every student's screen follows to its first step.
+    server.press(b"\r")?;
+    server.wait_for("Step 1/")?;
+    let steps: u64 = step_shown(server.text().as_bytes())
+        .map(|(_, steps)| steps)
+        .context("the presenter's lesson shows no \"Step 1/N\"")?;
+    runtime.block_on(async {
+        for student in &mut students {
+            while !student.screen.screen().contents().contains("Step 1/") {
+                student.frame().await?;
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    let with_lesson_kib = server.memory()?;
+
+    let typing = Duration::from_secs(keys as u64) + Duration::from_millis(CLASS_PAUSE_MS.1);
+    let until = Instant::now() + typing + Duration::from_secs(1);
+    let (announce, announced) = tokio::sync::watch::channel(None::<Announced>);
+    let cpu_before = (cpu_time("self")?, cpu_time(&server.pid.to_string())?);
+    let began = Instant::now();
+    let driving: Vec<_> = students
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut student)| {
+            let announced = announced.clone();
+            runtime.spawn(async move {
+                let run = follow(&mut student, keys, index as u64 + 1, until, announced).await;
+                (student, run)
+            })
+        })
+        .collect();
+    // The presenter: a step every 2 s, to the last and back.
+    let (mut step, mut forward, mut number) = (1, true, 0);
+    let mut next = began + PRESENTER_EVERY;
+    while next + PRESENTER_EVERY < began + typing {
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        if step == steps {
+            forward = false;
+        } else if step == 1 {
+            forward = true;
+        }
+        step = if forward { step + 1 } else { step - 1 };
+        number += 1;
+        announce.send_replace(Some(Announced {
+            number,
+            step,
+            at: Instant::now(),
+        }));
+        server.press(if forward { b"n" } else { b"p" })?;
+        next += PRESENTER_EVERY;
+    }
+    let mut runs = Vec::new();
+    let mut failures = Vec::new();
+    let mut students = Vec::new();
+    for driven in driving {
+        let (student, run) = runtime.block_on(driven)?;
+        match run {
+            Ok(run) => runs.push(run),
+            Err(error) => failures.push(format!("{} following: {error:#}", student.name)),
+        }
+        students.push(student);
+    }
+    let drive_time = began.elapsed();
+    let client_cpu = cpu_time("self")? - cpu_before.0;
+    let server_cpu = cpu_time(&server.pid.to_string())? - cpu_before.1;
+    let after_kib = server.memory()?;
+    runtime.block_on(async {
+        for student in students {
+            student.leave().await;
+        }
+    });
+
+    let mut key_times: Vec<Duration> = runs.iter().flat_map(|run| run.keys.clone()).collect();
+    let mut change_times: Vec<Duration> = runs.iter().flat_map(|run| run.changes.clone()).collect();
+    key_times.sort();
+    change_times.sort();
+    let missed: u64 = runs.iter().map(|run| run.missed).sum();
+    let frames: usize = runs.iter().map(|run| run.frames).sum();
+    let bytes: usize = runs.iter().map(|run| run.bytes).sum();
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    println!("attn-tutor classroom benchmark: a class led by a presenter");
+    println!("machine: {cores} cores, shared by the server and the {sessions} clients");
+    println!(
+        "seats: {browsers} in a browser seat, {} over SSH; all {sessions} joined in {:.2} s and follow",
+        sessions - browsers,
+        joined_in.as_secs_f64()
+    );
+    println!(
+        "each student: a cursor key (h j k l) every {}–{} ms, {keys} keys; the presenter: a step \
+         change every {} s ({number} changes over a {steps}-step lesson); {:.1} s in all",
+        CLASS_PAUSE_MS.0,
+        CLASS_PAUSE_MS.1,
+        PRESENTER_EVERY.as_secs(),
+        drive_time.as_secs_f64()
+    );
+    println!();
+    println!(
+        "{:<34}{:>7}{:>9}{:>9}{:>9}{:>9}",
+        "", "count", "p50 ms", "p95 ms", "p99 ms", "max ms"
+    );
+    for (label, times) in [
+        ("student key to next frame", &key_times),
+        ("presenter's step to a student", &change_times),
+    ] {
+        if times.is_empty() {
+            println!("{label:<34}{:>7}", 0);
+            continue;
+        }
+        println!(
+            "{label:<34}{:>7}{:>9.2}{:>9.2}{:>9.2}{:>9.2}",
+            times.len(),
+            percentile(times, 50),
+            percentile(times, 95),
+            percentile(times, 99),
+            percentile(times, 100)
+        );
+    }
+    println!(
+        "step changes a student never saw (a later one came first): {missed} of {}",
+        number * sessions as u64
+    );
+    let work = key_times.len() + change_times.len();
+    println!();
+    println!(
+        "frames: {frames}, {:.0} bytes each on average",
+        bytes as f64 / frames.max(1) as f64
+    );
+    let seconds = drive_time.as_secs_f64();
+    println!(
+        "CPU while the class ran: server {:.2} s ({:.0} % of one core, {:.0} µs per student key \
+         or step change seen)",
+        server_cpu.as_secs_f64(),
+        100.0 * server_cpu.as_secs_f64() / seconds,
+        1e6 * server_cpu.as_secs_f64() / work.max(1) as f64
+    );
+    println!(
+        "                         clients {:.2} s ({:.0} % of one core)",
+        client_cpu.as_secs_f64(),
+        100.0 * client_cpu.as_secs_f64() / seconds
+    );
+    println!(
+        "server memory (VmRSS): {:.1} MiB before anyone joined, {:.1} MiB with everyone on the \
+         lesson, {:.1} MiB at the end",
+        before_kib as f64 / 1024.0,
+        with_lesson_kib as f64 / 1024.0,
+        after_kib as f64 / 1024.0
+    );
+    for failure in &failures {
+        println!("FAILED {failure}");
+    }
+    let p99 = percentile(&key_times, 99).max(percentile(&change_times, 99));
+    if !key_times.is_empty() && !change_times.is_empty() {
+        let verdict = if p99 <= 20.0 { "met" } else { "NOT met" };
+        println!(
+            "goal p99 ≤ 20 ms for keys and step changes: {verdict} ({p99:.2} ms on {cores} cores)"
+        );
+    }
+    ensure!(
+        failures.is_empty(),
+        "{} of {sessions} students failed",
+        failures.len()
+    );
+    Ok(())
 }

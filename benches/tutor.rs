@@ -600,7 +600,7 @@ fn decoding_benchmarks(c: &mut Criterion) {
                     let mut app = lesson.clone();
                     let tutor = app.tutor.as_mut().expect("a lesson is open");
                     // A fresh engine: no token's matrices made yet.
-                    tutor.attention = Attention::compute(&tutor.lesson);
+                    tutor.attention = Attention::compute(&tutor.lesson).into();
                     update(&mut app, Action::GoToStep(number));
                     app
                 },
@@ -650,7 +650,7 @@ fn print_open_times() {
         for last in [false, true] {
             let mut app = lesson.clone();
             let tutor = app.tutor.as_mut().expect("a lesson is open");
-            tutor.attention = Attention::compute(&tutor.lesson);
+            tutor.attention = Attention::compute(&tutor.lesson).into();
             if last {
                 tutor.set_token(tokens - 1);
                 tutor.set_tile(tiles - 1);
@@ -675,7 +675,7 @@ fn print_open_times() {
     for (index, step) in steps(&lesson).iter().enumerate() {
         let mut app = lesson.clone();
         let tutor = app.tutor.as_mut().expect("a lesson is open");
-        tutor.attention = Attention::compute(&tutor.lesson);
+        tutor.attention = Attention::compute(&tutor.lesson).into();
         update(&mut app, Action::GoToStep(index + 1));
         let tutor = app.tutor.as_ref().expect("a lesson is open");
         if !tutor.step_is_per_token() && !tutor.step_is_per_tile() {

@@ -37,7 +37,9 @@ pub struct Tutor {
     /// The lesson as last saved (or loaded): edits since then are unsaved.
     pub saved: Lesson,
     pub lesson: Lesson,
-    pub attention: Attention,
+    /// Shared between copies: every follower of a presenter gets a copy of the presenter's
+    /// tutor at each change. Replaced whole on an edit, never changed in place.
+    pub attention: std::sync::Arc<Attention>,
     pub steps: Vec<Step>,
     /// Position in `steps`.
     pub step_index: usize,
@@ -86,7 +88,7 @@ impl Tutor {
             original: lesson.clone(),
             saved: lesson.clone(),
             lesson,
-            attention,
+            attention: attention.into(),
             steps,
             step_index: 0,
             head: 0,
@@ -397,7 +399,8 @@ impl Tutor {
 
     /// Recomputes attention and marks every cell whose value changed.
     fn recompute(&mut self) {
-        let before = std::mem::replace(&mut self.attention, Attention::compute(&self.lesson));
+        let before =
+            std::mem::replace(&mut self.attention, Attention::compute(&self.lesson).into());
         self.changed.clear();
         // Tiles of another size hold other keys: nothing of theirs is compared, and the tile on
         // screen becomes the one that holds the first key of the tile that was.

@@ -115,6 +115,8 @@ pub struct Shared {
     workshop: session::Workshop,
     /// What the students' lessons have reserved of the class's memory.
     memory: Arc<memory::ClassMemory>,
+    /// The presenter's screen as drawn for followers, shared by them.
+    stage: Arc<session::Stage>,
 }
 
 /// What the connection's guard needs to know of the session (handshake done, signed in yet,
@@ -532,6 +534,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         class_over: class_over_receiver,
         workshop: session::Workshop::default(),
         memory: memory::ClassMemory::new(options.max_memory),
+        stage: Arc::default(),
     });
     let limits = (options.login_deadline, options.idle_timeout);
     if let Some((listener, config, _, _)) = ssh {

@@ -12,23 +12,24 @@
 //! app's state, not in a queue, and the next frame carries them all (the latest frame wins).
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::cursor::Hide;
 use crossterm::event::{EnableBracketedPaste, EnableMouseCapture, Event};
 use crossterm::terminal::EnterAlternateScreen;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::{Notify, Semaphore, watch};
 
-use crate::app::{Action, App, Classroom, Follow, Presented, Status};
+use crate::app::{Action, App, Classroom, Follow, Overlay, Presented, Status};
 use crate::input::action_for;
 use crate::input::bytes::Decoder;
 use crate::term::channel::{ChannelBackend, Outbox};
 use crate::term::{Painter, dispatch};
-use crate::ui::Theme;
+use crate::ui::{Theme, view};
 
 use super::Shared;
 use super::student::{refuse_save, restore_terminal};
@@ -198,6 +199,89 @@ impl Workshop {
     }
 }
 
+/// The presenter's screen as drawn for the students who follow it: drawn once per distinct
+/// screen (the presenter's version of it, the terminal's size and colours, the student's badge
+/// and status line), not once per student. When the presenter changes step, every follower's
+/// turn comes at once; drawing the screen is most of a turn's work, and all but the first
+/// follower of each size copy it. Each seat still diffs the copy with what its own terminal
+/// shows (a follower that moved their cursor, resized or fell behind gets what it needs), and
+/// a whole repaint (another step), which does not depend on what was shown, is encoded once too.
+#[derive(Debug, Default)]
+pub struct Stage {
+    /// The screens drawn for the presenter's latest versions, the newest last.
+    drawn: Mutex<Vec<Arc<Drawn>>>,
+    /// Screens drawn for followers (not copied): what the sharing saves, counted.
+    renders: AtomicUsize,
+}
+
+/// Followers of different sizes and colours at once: screens kept per presenter version.
+const STAGE_SCREENS: usize = 16;
+
+/// What makes two followers' screens the same.
+#[derive(Debug, Clone, PartialEq)]
+struct ScreenKey {
+    version: u64,
+    size: Size,
+    theme: Theme,
+    follow: Follow,
+    status: Option<Status>,
+}
+
+impl ScreenKey {
+    /// The key of `app`'s screen when it is exactly the presenter's `version` of it: following,
+    /// on a lesson, nothing of the student's own on top. `None` when anything else shows.
+    fn of(app: &App, version: u64, size: Size, theme: Theme) -> Option<ScreenKey> {
+        let follow = app.follow().filter(|_| app.is_following())?;
+        let plain = app.tutor.is_some()
+            && app.lab.is_none()
+            && app.overlay == Overlay::None
+            && app.after_save.is_none()
+            && !app.quit;
+        plain.then(|| ScreenKey {
+            version,
+            size,
+            theme,
+            follow,
+            status: app.status.clone(),
+        })
+    }
+}
+
+/// One screen drawn for followers, and the bytes of a whole repaint of it once a follower has
+/// needed one.
+#[derive(Debug)]
+struct Drawn {
+    key: ScreenKey,
+    screen: Buffer,
+    repaint: Mutex<Option<Arc<Vec<u8>>>>,
+}
+
+impl Stage {
+    /// How many follower screens were drawn rather than copied.
+    #[cfg(test)]
+    pub fn renders(&self) -> usize {
+        self.renders.load(Ordering::SeqCst)
+    }
+
+    fn find(&self, key: &ScreenKey) -> Option<Arc<Drawn>> {
+        let drawn = self.drawn.lock().ok()?;
+        drawn.iter().find(|drawn| drawn.key == *key).cloned()
+    }
+
+    fn keep(&self, drawn: Arc<Drawn>) {
+        self.renders.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut kept) = self.drawn.lock() {
+            // Older versions are not drawn again: the presenter has moved on.
+            let newest = drawn.key.version;
+            kept.retain(|old| old.key.version >= newest && old.key != drawn.key);
+            if kept.len() >= STAGE_SCREENS {
+                kept.remove(0);
+            }
+            kept.push(drawn);
+        }
+    }
+}
+
 /// Everything a session starts from.
 pub struct Start {
     pub shared: Arc<Shared>,
@@ -236,6 +320,10 @@ struct Desk {
     size: Size,
     /// The time this seat's turns have taken, all told: the clock its keys go stale by.
     worked: Duration,
+    /// The class's screens drawn for followers, when the class has a presenter.
+    stage: Option<Arc<Stage>>,
+    /// The presenter's version of the screen shown, while it is shown untouched.
+    presented: Option<u64>,
 }
 
 /// What waits for the session's next turn.
@@ -298,7 +386,10 @@ impl Session {
             unsaved: Tally::new(&start.shared, |shared| &shared.unsaved),
             class_over: start.shared.class_over.clone(),
             workshop: start.shared.workshop.clone(),
-            desk: Some(Desk::new(&start.who, app, start.size, start.theme)?),
+            desk: Some(
+                Desk::new(&start.who, app, start.size, start.theme)?
+                    .on_stage(presenter.as_ref().map(|_| Arc::clone(&start.shared.stage))),
+            ),
             who: start.who,
             writer: start.writer,
             mailbox: start.mailbox,
@@ -469,7 +560,15 @@ impl Desk {
             theme,
             size,
             worked: Duration::ZERO,
+            stage: None,
+            presented: None,
         })
+    }
+
+    /// Shares the screens drawn for followers with the rest of the class.
+    fn on_stage(mut self, stage: Option<Arc<Stage>>) -> Desk {
+        self.stage = stage;
+        self
     }
 
     /// One turn: the presenter's latest screen, the new size, and the student's keys in the
@@ -479,6 +578,7 @@ impl Desk {
         let started = Instant::now();
         let mut failed = false;
         if let Some(presented) = work.presented {
+            self.presented = Some(presented.version);
             dispatch(
                 &mut self.app,
                 Action::Presenter(presented),
@@ -500,6 +600,7 @@ impl Desk {
                 dropped += 1;
                 continue;
             }
+            self.presented = None;
             self.apply(&event);
             if started.elapsed() >= time {
                 break;
@@ -551,11 +652,65 @@ impl Desk {
             .resize(Rect::new(0, 0, size.width, size.height))
     }
 
-    /// Draws the app; what changed on the screen, to send.
+    /// Draws the app; what changed on the screen, to send. A follower's screen that is the
+    /// presenter's, untouched, comes from the stage when another follower drew it already.
     fn draw(&mut self) -> std::io::Result<Vec<u8>> {
+        let key = self
+            .stage
+            .as_ref()
+            .and(self.presented)
+            .and_then(|version| ScreenKey::of(&self.app, version, self.size, self.theme));
+        let (Some(stage), Some(key)) = (self.stage.clone(), key) else {
+            self.painter
+                .draw(&mut self.terminal, &self.app, &self.theme)?;
+            return Ok(self.outbox.take());
+        };
+        // What was queued before this frame (the terminal's setup, on the first) goes first.
+        let mut bytes = self.outbox.take();
+        let repaints = self.painter.repaints(&self.app);
+        let Some(drawn) = stage.find(&key) else {
+            let mut screen = None;
+            let (app, theme) = (&self.app, &self.theme);
+            self.painter.draw_with(&mut self.terminal, app, |frame| {
+                view(frame, app, theme);
+                screen = Some(frame.buffer_mut().clone());
+            })?;
+            let frame = self.outbox.take();
+            if let Some(screen) = screen {
+                let repaint = repaints.then(|| Arc::new(frame.clone()));
+                stage.keep(Arc::new(Drawn {
+                    key,
+                    screen,
+                    repaint: Mutex::new(repaint),
+                }));
+            }
+            bytes.extend_from_slice(&frame);
+            return Ok(bytes);
+        };
+        let repaint = repaints
+            .then(|| drawn.repaint.lock().ok().and_then(|bytes| bytes.clone()))
+            .flatten();
+        if let Some(repaint) = repaint {
+            self.painter
+                .adopt(&mut self.terminal, &self.app, &drawn.screen);
+            bytes.extend_from_slice(&repaint);
+            return Ok(bytes);
+        }
         self.painter
-            .draw(&mut self.terminal, &self.app, &self.theme)?;
-        Ok(self.outbox.take())
+            .draw_with(&mut self.terminal, &self.app, |frame| {
+                let buffer = frame.buffer_mut();
+                if buffer.area == drawn.screen.area {
+                    buffer.content.clone_from_slice(&drawn.screen.content);
+                } else {
+                    buffer.clone_from(&drawn.screen);
+                }
+            })?;
+        let frame = self.outbox.take();
+        if repaints && let Ok(mut kept) = drawn.repaint.lock() {
+            kept.get_or_insert_with(|| Arc::new(frame.clone()));
+        }
+        bytes.extend_from_slice(&frame);
+        Ok(bytes)
     }
 }
 
@@ -724,6 +879,145 @@ mod tests {
             status,
             "3 keys were dropped: typed while the tutor was still busy with over 2 s of your \
              earlier keys; type again"
+        );
+    }
+
+    /// A follower's desk sharing `stage`, on a terminal of `size`.
+    fn follower(stage: &Arc<Stage>, size: Size) -> Desk {
+        let mut app = App::new(App::builtin_entries(), None);
+        app.classroom = Some(Classroom::Student {
+            follow: Follow::Following,
+            latest: None,
+        });
+        Desk::new("student", app, size, Theme::from_env(true))
+            .unwrap()
+            .on_stage(Some(Arc::clone(stage)))
+    }
+
+    /// The presenter on the first lesson, `steps` steps in, as students get it.
+    fn presented(steps: usize, version: u64) -> Arc<Presented> {
+        let mut teacher = App::new(App::builtin_entries(), None);
+        dispatch(&mut teacher, Action::Submit, &mut refuse_save);
+        for _ in 0..steps {
+            dispatch(&mut teacher, Action::NextStep, &mut refuse_save);
+        }
+        Arc::new(Presented::of(&teacher, version))
+    }
+
+    /// What a terminal shows after `frames`.
+    fn shown(size: Size, frames: &[&[u8]]) -> String {
+        let mut terminal = vt100::Parser::new(
+            size.height.try_into().unwrap(),
+            size.width.try_into().unwrap(),
+            0,
+        );
+        for frame in frames {
+            terminal.process(frame);
+        }
+        terminal.screen().contents_formatted()
+    }
+
+    fn presenter_moves(desk: &mut Desk, presented: &Arc<Presented>) -> Vec<u8> {
+        let work = Work {
+            presented: Some(Arc::clone(presented)),
+            ..Work::default()
+        };
+        let turned = desk.turn(work, Duration::from_secs(60));
+        assert!(!turned.failed);
+        turned.frame
+    }
+
+    #[test]
+    fn followers_on_the_same_screen_share_one_drawing_and_each_terminal_stays_right() {
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let first = presented(0, 1);
+        let mut class: Vec<Desk> = (0..5).map(|_| follower(&stage, size)).collect();
+        let opened: Vec<Vec<u8>> = class
+            .iter_mut()
+            .map(|desk| presenter_moves(desk, &first))
+            .collect();
+        assert_eq!(
+            stage.renders(),
+            1,
+            "five followers, one screen, one drawing"
+        );
+        let computed = |desk: &Desk| Arc::clone(&desk.app.tutor.as_ref().unwrap().attention);
+        let presenters = Arc::clone(&first.tutor.as_ref().unwrap().attention);
+        assert!(
+            class
+                .iter()
+                .all(|desk| Arc::ptr_eq(&computed(desk), &presenters)),
+            "the followers' tutors share the presenter's computed lesson, not copies of it"
+        );
+        // A seat of its own draws the same screen.
+        let alone = Arc::new(Stage::default());
+        let mut own = follower(&alone, size);
+        let own_opened = presenter_moves(&mut own, &first);
+        for frame in &opened {
+            assert_eq!(shown(size, &[frame]), shown(size, &[&own_opened]));
+        }
+
+        // One follower looks around on their own, another's terminal is larger: the presenter's
+        // next step reaches both right, from what each of them shows.
+        let looking = keys("jjl", Duration::from_secs(3600));
+        let looked = class[0].turn(
+            Work {
+                events: looking.clone(),
+                ..Work::default()
+            },
+            Duration::from_secs(60),
+        );
+        own.turn(
+            Work {
+                events: looking,
+                ..Work::default()
+            },
+            Duration::from_secs(60),
+        );
+        let larger = Size::new(100, 30);
+        class[1].resize(larger).unwrap();
+        let next = presented(1, 2);
+        let renders = stage.renders();
+        let frames: Vec<Vec<u8>> = class
+            .iter_mut()
+            .map(|desk| presenter_moves(desk, &next))
+            .collect();
+        assert_eq!(
+            stage.renders(),
+            renders + 2,
+            "one drawing per size, whatever each follower showed before"
+        );
+        let own_next = presenter_moves(&mut own, &next);
+        let expected = shown(size, &[&own_opened, &own_next]);
+        assert_eq!(
+            shown(size, &[&opened[0], &looked.frame, &frames[0]]),
+            expected
+        );
+        for at in 2..5 {
+            assert_eq!(shown(size, &[&opened[at], &frames[at]]), expected);
+        }
+        let mut large = follower(&alone, larger);
+        let large_next = presenter_moves(&mut large, &next);
+        assert_eq!(
+            shown(larger, &[&frames[1]]),
+            shown(larger, &[&large_next]),
+            "the resized follower is repainted whole at its new size"
+        );
+
+        // A follower who moved their cursor on the same step is not given the shared screen
+        // until the presenter moves again: their own cursor shows.
+        let moved = class[2].turn(
+            Work {
+                events: keys("k", Duration::from_secs(3600)),
+                ..Work::default()
+            },
+            Duration::from_secs(60),
+        );
+        assert_ne!(
+            shown(size, &[&opened[2], &frames[2], &moved.frame]),
+            expected,
+            "the follower's own cursor move shows"
         );
     }
 

@@ -50,9 +50,27 @@ impl Painter {
         app: &App,
         theme: &Theme,
     ) -> std::io::Result<()> {
-        let screen = ScreenId::of(app);
-        let changed = self.last.as_ref().is_some_and(|last| *last != screen);
-        self.last = Some(screen);
+        self.draw_with(terminal, app, |frame| view(frame, app, theme))
+    }
+
+    /// Whether the next frame of `app` repaints the whole screen (another step or lesson than
+    /// the last frame's): its bytes then do not depend on what the terminal showed before.
+    pub fn repaints(&self, app: &App) -> bool {
+        self.last
+            .as_ref()
+            .is_some_and(|last| *last != ScreenId::of(app))
+    }
+
+    /// As `draw`, with the screen of `app` filled in by `fill` (`view`, or a copy of the same
+    /// screen drawn for another terminal).
+    pub fn draw_with<B: Backend<Error = std::io::Error> + Write>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        app: &App,
+        fill: impl FnOnce(&mut ratatui::Frame),
+    ) -> std::io::Result<()> {
+        let changed = self.repaints(app);
+        self.last = Some(ScreenId::of(app));
         crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
         if changed {
             // Not `Terminal::clear`: it asks the terminal for the cursor position, a round trip
@@ -62,9 +80,29 @@ impl Painter {
             crossterm::queue!(terminal.backend_mut(), Clear(ClearType::All))?;
             terminal.swap_buffers();
         }
-        terminal.draw(|frame| view(frame, app, theme))?;
+        terminal.draw(fill)?;
         crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
         Write::flush(terminal.backend_mut())
+    }
+
+    /// Takes `screen` (the screen of `app`) as this terminal's last frame without drawing it:
+    /// the caller sends the bytes of a whole repaint of it, made for another terminal of the
+    /// same size (see `repaints`), so that the next frame's diff starts from what is shown.
+    pub fn adopt<B: Backend<Error = std::io::Error>>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        app: &App,
+        screen: &ratatui::buffer::Buffer,
+    ) {
+        self.last = Some(ScreenId::of(app));
+        let current = terminal.current_buffer_mut();
+        if current.area == screen.area {
+            current.content.clone_from_slice(&screen.content);
+        } else {
+            current.clone_from(screen);
+        }
+        // The buffer just filled becomes the previous frame, the one the next draw diffs with.
+        terminal.swap_buffers();
     }
 }
 
