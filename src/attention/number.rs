@@ -29,6 +29,12 @@ pub fn format_number(value: f64, decimals: usize) -> String {
     if let Some(text) = written_arithmetically(value, decimals) {
         return text;
     }
+    written_by_format(value, decimals)
+}
+
+/// `format!`'s exact decimal expansion of `value`, trailing zeros trimmed: what
+/// `format_number` writes where rounding arithmetically cannot be trusted.
+fn written_by_format(value: f64, decimals: usize) -> String {
     let mut text = format!("{value:.decimals$}");
     if text.contains('.') {
         let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
@@ -250,20 +256,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    /// The text `format_number` wrote before it rounded arithmetically: `format!`'s exact
-    /// decimal expansion, trailing zeros trimmed.
-    fn written_by_format(value: f64, decimals: usize) -> String {
-        let mut text = format!("{value:.decimals$}");
-        if text.contains('.') {
-            let trimmed = text.trim_end_matches('0').trim_end_matches('.').len();
-            text.truncate(trimmed);
-        }
-        if text == "-0" {
-            text = "0".to_string();
-        }
-        text
     }
 
     #[test]
