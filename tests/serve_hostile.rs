@@ -659,16 +659,7 @@ fn students_flooding_the_lab_with_redraws_do_not_keep_a_classmate_from_their_fir
 
     // The classmate's page opens and draws the picker within a minute (a few seconds here; on
     // the old server, a frozen server never answered the socket).
-    let (drawn, picker) = std::sync::mpsc::channel();
-    thread::spawn(move || {
-        let mut classmate = Seat::open(port);
-        classmate.join("classmate", "", 80, 24);
-        classmate.wait_until("the classmate's picker, during the flood", |seat| {
-            seat.screen_text().contains(PICKER)
-        });
-        let _ = drawn.send(());
-    });
-    let in_time = picker.recv_timeout(Duration::from_secs(60)).is_ok();
+    let in_time = classmate_sees_the_picker(port, "during the flood", Duration::from_secs(60));
     stop.store(true, Ordering::SeqCst);
     assert!(
         in_time,
@@ -714,16 +705,7 @@ fn students_streaming_full_messages_of_keys_do_not_keep_a_classmate_from_their_f
         })
         .collect();
     thread::sleep(Duration::from_millis(500));
-    let (drawn, picker) = std::sync::mpsc::channel();
-    thread::spawn(move || {
-        let mut classmate = Seat::open(port);
-        classmate.join("classmate", "", 80, 24);
-        classmate.wait_until("the classmate's picker, during the stream", |seat| {
-            seat.screen_text().contains(PICKER)
-        });
-        let _ = drawn.send(());
-    });
-    let in_time = picker.recv_timeout(Duration::from_secs(10)).is_ok();
+    let in_time = classmate_sees_the_picker(port, "during the stream", Duration::from_secs(10));
     assert!(
         in_time,
         "the classmate got no picker within 10 s of the stream; the log:\n{}",
@@ -734,4 +716,19 @@ fn students_streaming_full_messages_of_keys_do_not_keep_a_classmate_from_their_f
     }
     server.assert_still_serving();
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// Whether a classmate who joins on `port` sees the picker within `within`; the seat waits on a
+/// thread of its own, so a server that never answers fails the test instead of hanging it.
+fn classmate_sees_the_picker(port: u16, during: &'static str, within: Duration) -> bool {
+    let (drawn, picker) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let mut classmate = Seat::open(port);
+        classmate.join("classmate", "", 80, 24);
+        classmate.wait_until(&format!("the classmate's picker, {during}"), |seat| {
+            seat.screen_text().contains(PICKER)
+        });
+        let _ = drawn.send(());
+    });
+    picker.recv_timeout(within).is_ok()
 }
