@@ -148,3 +148,25 @@ fn reset_through_a_symbolic_link_clears_the_file_it_names_and_keeps_the_link() {
     let (_, stdout, _) = progress(home.path(), &[]);
     assert!(stdout.contains("No practice kept yet"), "{stdout}");
 }
+
+#[test]
+fn reset_with_nothing_kept_writes_no_file_even_where_a_dangling_link_points() {
+    let home = TempDir::new().unwrap();
+    let elsewhere = TempDir::new().unwrap();
+    let target = elsewhere.path().join("not-yet.toml");
+    let file = home.path().join("attn-tutor/progress.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&target, &file).unwrap();
+    let (code, stdout, stderr) = progress(home.path(), &["--reset"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("nothing to clear"), "{stdout}");
+    assert!(!target.exists(), "a reset made a file where the link points");
+    assert!(std::fs::symlink_metadata(&file).unwrap().is_symlink());
+
+    // No data folder at all: nothing is made either.
+    let empty = TempDir::new().unwrap();
+    let (code, stdout, _) = progress(empty.path(), &["--reset"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("nothing to clear"), "{stdout}");
+    assert!(!empty.path().join("attn-tutor").exists());
+}

@@ -55,8 +55,8 @@ fn two_hundred_silent_connections_do_not_keep_a_student_out_and_are_evicted_or_d
     assert_eq!(closed, 200, "every silent connection is closed");
     let counts = |log: &str| {
         (
-            count_lines(log, "evicted: the oldest connection of this address"),
-            count_lines(
+            count_events(log, "evicted: the oldest connection of this address"),
+            count_events(
                 log,
                 "dropped: no SSH handshake within the handshake deadline",
             ),

@@ -51,6 +51,16 @@ pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn
         return status::INVALID;
     }
     if reset {
+        // Nothing kept means nothing to clear, and nothing to write: a reset must not make a
+        // file, least of all where a dangling link named progress.toml points.
+        if store.lessons().next().is_none() {
+            let _ = writeln!(
+                out,
+                "No practice kept yet ({}); nothing to clear.",
+                printable_path(&path)
+            );
+            return status::OK;
+        }
         store.reset(lesson);
         if let Err(error) = store.save() {
             let _ = writeln!(err, "error: {error}");

@@ -26,6 +26,16 @@ impl Access {
             "--password-file {}: its first line is empty; put the class's join code on it",
             printable_path(path)
         );
+        // A student types the code: a tab or another control character cannot be typed the
+        // same on every keyboard and terminal, so such a line was never meant as one.
+        if let Some(column) = code.chars().position(char::is_control) {
+            anyhow::bail!(
+                "--password-file {}:1:{}: the join code holds a control character; put the \
+                 class's join code, letters, digits, spaces and punctuation, on the first line",
+                printable_path(path),
+                column + 1
+            );
+        }
         Ok(Access::Password(code))
     }
 
@@ -120,6 +130,20 @@ fn same_text(expected: &str, typed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_join_code_with_a_control_character_is_refused_naming_its_column() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let file = dir.path().join("code");
+        std::fs::write(&file, "Name:\tattn-tutor\n").unwrap();
+        let error = Access::password_file(&file).unwrap_err().to_string();
+        assert!(error.contains("code:1:6: the join code holds a control character"), "{error}");
+        std::fs::write(&file, "blue sunflower 42\n").unwrap();
+        assert!(matches!(
+            Access::password_file(&file).unwrap(),
+            Access::Password(code) if code == "blue sunflower 42"
+        ));
+    }
 
     #[test]
     fn the_join_code_must_match_exactly() {

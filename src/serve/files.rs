@@ -81,6 +81,16 @@ pub fn read(path: &Path, expected: &Expected) -> anyhow::Result<Vec<u8>> {
     file.take(expected.most + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("{}: cannot read it", named()))?;
+    // The kernel's own files (/proc, /sys) call themselves regular but say they are empty and
+    // then hold text made on reading: nothing a teacher wrote, and never the same twice.
+    anyhow::ensure!(
+        opened.len() > 0 || bytes.is_empty(),
+        "{}: a file the kernel makes as it is read (its size says 0 bytes, yet it holds {}), not \
+         one written for this; expected {}",
+        named(),
+        bytes.len(),
+        expected.holds
+    );
     anyhow::ensure!(
         bytes.len() as u64 <= expected.most,
         "{}: larger than {} KiB, more than any real one; expected {}",
@@ -196,6 +206,22 @@ mod tests {
             );
             assert!(error.contains("expected a PEM private key"), "{error}");
         }
+    }
+
+    #[test]
+    fn a_file_the_kernel_makes_as_it_is_read_is_refused() {
+        let error = read(Path::new("/proc/self/status"), &PASSWORD_FILE)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("--password-file /proc/self/status: a file the kernel makes"),
+            "{error}"
+        );
+        // An empty file the teacher made is read as empty, for its own error later.
+        let dir = tempfile::TempDir::new().unwrap();
+        let empty = dir.path().join("code");
+        std::fs::write(&empty, "").unwrap();
+        assert!(read(&empty, &PASSWORD_FILE).unwrap().is_empty());
     }
 
     #[test]

@@ -12,9 +12,11 @@ mod places;
 mod session;
 mod sign_ins;
 mod student;
+mod unsigned_log;
 mod web;
 mod wire;
 
+use crate::serve::unsigned_log::unsigned;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -267,7 +269,7 @@ async fn connection(
             if !watch.has_ended() {
                 // The error may quote what the client sent.
                 let error = client_text(&error.to_string(), client_text::ERROR);
-                tracing::info!(%peer, %error, "handshake failed");
+                unsigned!(info, "handshake failed", %peer, %error);
             }
             guard.abort();
             return;
@@ -281,11 +283,19 @@ async fn connection(
     {
         // One student's broken connection ends only that session.
         let error = client_text(&error.to_string(), client_text::ERROR);
-        tracing::info!(%peer, %error, "session ended with an error");
+        if watch.signed_in.load(Ordering::SeqCst) {
+            tracing::info!(%peer, %error, "session ended with an error");
+        } else {
+            unsigned!(info, "session ended with an error", %peer, %error);
+        }
     }
     guard.abort();
     let sessions = shared.sessions.load(Ordering::SeqCst);
-    tracing::info!(%peer, sessions, "connection closed");
+    if watch.signed_in.load(Ordering::SeqCst) {
+        tracing::info!(%peer, sessions, "connection closed");
+    } else {
+        unsigned!(info, "connection closed", %peer, sessions);
+    }
 }
 
 /// How the guard sends a connection away.
@@ -298,10 +308,18 @@ pub(crate) enum Farewell {
 }
 
 impl Farewell {
-    fn no_handshake(&self) -> &'static str {
+    fn log_no_handshake(&self, peer: SocketAddr) {
         match self {
-            Farewell::Ssh(_) => "no SSH handshake within the handshake deadline",
-            Farewell::Web => "no HTTP request (or TLS handshake) within the handshake deadline",
+            Farewell::Ssh(_) => unsigned!(
+                info,
+                "dropped: no SSH handshake within the handshake deadline",
+                %peer
+            ),
+            Farewell::Web => unsigned!(
+                info,
+                "dropped: no HTTP request (or TLS handshake) within the handshake deadline",
+                %peer
+            ),
         }
     }
 
@@ -330,7 +348,7 @@ async fn guard(
         () = watch.until_ended() => return,
     }
     if !watch.handshake_done.load(Ordering::SeqCst) {
-        tracing::info!(%peer, "dropped: {}", farewell.no_handshake());
+        farewell.log_no_handshake(peer);
         watch.end();
         return;
     }
@@ -339,7 +357,7 @@ async fn guard(
         () = watch.until_ended() => return,
     }
     if !watch.signed_in.load(Ordering::SeqCst) {
-        tracing::info!(%peer, "dropped: not signed in within the login deadline");
+        unsigned!(info, "dropped: not signed in within the login deadline", %peer);
         farewell.say("sign-in took too long").await;
         watch.end();
         return;
@@ -492,6 +510,14 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         .collect::<Vec<_>>()
         .join("\n");
     tracing::info!(join = %joins.join(", "), "serving");
+    // What a flood of connections not signed in did not log line by line, summed up.
+    runtime.spawn(async {
+        let mut every = tokio::time::interval(unsigned_log::SUMMARY_EVERY);
+        loop {
+            every.tick().await;
+            unsigned_log::summarise();
+        }
+    });
 
     let (class_over, class_over_receiver) = tokio::sync::watch::channel(false);
     let presenter_app = options.present.map(|theme| {
@@ -564,6 +590,7 @@ pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Resul
         }
         _ => runtime.block_on(stop_signal())?,
     };
+    unsigned_log::summarise();
     tracing::info!(signal = ?stopped_by, "the class is over");
     let _ = class_over.send(true);
     // Each session restores its student's terminal and closes; give them a moment.
@@ -687,21 +714,23 @@ where
         let place = match shared.places.admit(peer.ip(), &watch, shared.per_address) {
             Admitted::Free(place) => place,
             Admitted::Evicting(place, oldest) => {
-                tracing::info!(
-                    %peer,
-                    oldest = ?oldest,
+                unsigned!(
+                    info,
                     "evicted: the oldest connection of this address among those least far \
-                     from signing in, to make room"
+                     from signing in, to make room",
+                    %peer,
+                    oldest = ?oldest
                 );
                 place
             }
             Admitted::EvictingElsewhere(place, oldest) => {
-                tracing::info!(
-                    %peer,
-                    oldest = ?oldest,
+                unsigned!(
+                    info,
                     "evicted: the oldest connection among those least far from signing in, of \
                      the address with the most: the class's limit of connections not signed in \
-                     was reached"
+                     was reached",
+                    %peer,
+                    oldest = ?oldest
                 );
                 // The evicted connection's task closes its socket: let it run before the next
                 // accept, so a flood does not outrun the limit on open files.
@@ -709,12 +738,12 @@ where
                 place
             }
             Admitted::Refused => {
-                tracing::warn!(%peer, "refused: too many connections from this address");
+                unsigned!(warn, "refused: too many connections from this address", %peer);
                 continue;
             }
         };
         let _ = stream.set_nodelay(true);
-        tracing::info!(%peer, "connection");
+        unsigned!(info, "connection opened", %peer);
         let stream = places::Heard::new(stream, Arc::clone(&watch));
         tokio::spawn(serve(stream, watch, place, Arc::clone(&shared)));
     }

@@ -60,20 +60,21 @@ impl Default for State {
     }
 }
 
-struct Tokens {
-    tokens: f64,
+/// A token bucket: `rate` tokens a second, at most `burst` kept.
+pub(super) struct Tokens {
+    pub(super) tokens: f64,
     updated: Instant,
 }
 
 impl Tokens {
-    fn full(burst: f64) -> Tokens {
+    pub(super) fn full(burst: f64) -> Tokens {
         Tokens {
             tokens: burst,
             updated: Instant::now(),
         }
     }
 
-    fn refill(&mut self, rate: f64, burst: f64) {
+    pub(super) fn refill(&mut self, rate: f64, burst: f64) {
         let now = Instant::now();
         let earned = now.duration_since(self.updated).as_secs_f64() * rate;
         self.tokens = (self.tokens + earned).min(burst);

@@ -2,6 +2,7 @@
 //! runs in its own task (`session`), fed through a mailbox. Everything that is not the tutor
 //! in a terminal (exec, sftp, forwarding, agent, X11) is refused with a reply.
 
+use crate::serve::unsigned_log::unsigned;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -100,11 +101,12 @@ impl Student {
     }
 
     fn refused(&self, user: &str, how: &str) -> Auth {
-        tracing::info!(
+        unsigned!(
+            info,
+            "sign-in refused",
             user = %client_text(user, client_text::NAME),
             peer = ?self.peer,
-            how,
-            "sign-in refused"
+            how
         );
         self.try_again()
     }
@@ -191,12 +193,13 @@ impl russh::server::Handler for Student {
             self.accepted(user, "password")
         } else {
             self.failures = self.failures.saturating_add(1);
-            tracing::info!(
+            unsigned!(
+                info,
+                "sign-in refused: wrong join code",
                 user = %client_text(user, client_text::NAME),
                 peer = ?self.peer,
                 waited_ms = waited.as_millis(),
-                failures = self.failures,
-                "sign-in refused: wrong join code"
+                failures = self.failures
             );
             self.try_again()
         })

@@ -593,7 +593,20 @@ pub fn closed_by_the_server(mut connection: TcpStream) -> bool {
     }
 }
 
-/// How many lines of `log` contain `what`.
-pub fn count_lines(log: &str, what: &str) -> usize {
-    log.lines().filter(|line| line.contains(what)).count()
+/// How many events of `log` contain `what`: a line each, and those of connections not signed
+/// in that a flood kept from their own lines, counted in the server's summaries ("812 more not
+/// logged one by one: evicted: …").
+pub fn count_events(log: &str, what: &str) -> usize {
+    const HELD: &str = " more not logged one by one: ";
+    log.lines()
+        .filter(|line| line.contains(what))
+        .map(|line| match line.split_once(HELD) {
+            Some((before, _)) => before
+                .rsplit(' ')
+                .next()
+                .and_then(|count| count.parse().ok())
+                .unwrap_or_else(|| panic!("a summary without its count: {line}")),
+            None => 1,
+        })
+        .sum()
 }

@@ -9,6 +9,7 @@ mod page;
 mod seat;
 pub mod tls;
 
+use crate::serve::unsigned_log::unsigned;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -115,7 +116,7 @@ pub async fn connection(
                     drop(request);
                     if !watch.has_ended() {
                         let error = client_text(&error.to_string(), client_text::ERROR);
-                        tracing::info!(peer = %watch.peer, %error, "TLS handshake failed");
+                        unsigned!(info, "TLS handshake failed", peer = %watch.peer, %error);
                     }
                 }
             }
@@ -169,10 +170,11 @@ impl Request {
         let host = named_host(&incoming);
         let host = host.as_str();
         if !self.site.serves_host(host) {
-            tracing::info!(
+            unsigned!(
+                info,
+                "refused: a name for this server that only TLS can vouch for",
                 peer = %self.watch.peer,
-                host = %client_text(host, client_text::LABEL),
-                "refused: a name for this server that only TLS can vouch for"
+                host = %client_text(host, client_text::LABEL)
             );
             return plain(
                 StatusCode::MISDIRECTED_REQUEST,
@@ -221,10 +223,11 @@ impl Request {
             .get(header::ORIGIN)
             .and_then(|origin| origin.to_str().ok());
         if !origin.is_some_and(|origin| origin.eq_ignore_ascii_case(&expected)) {
-            tracing::info!(
+            unsigned!(
+                info,
+                "WebSocket refused: not from this server's page",
                 peer = %self.watch.peer,
-                origin = %client_text(origin.unwrap_or("(none)"), client_text::LABEL),
-                "WebSocket refused: not from this server's page"
+                origin = %client_text(origin.unwrap_or("(none)"), client_text::LABEL)
             );
             return plain(
                 StatusCode::FORBIDDEN,

@@ -2,6 +2,7 @@
 //! class has one, checked in its address's turn as SSH's are), then the student's tutor,
 //! with the page's keys and sizes into the session's mailbox and its frames out to the page.
 
+use crate::serve::unsigned_log::unsigned;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -239,7 +240,7 @@ impl Seat {
                 // A window resized while the student types their name.
                 Ok(FromPage::Size { .. }) => continue,
                 Err(_) => {
-                    tracing::info!(peer = %self.watch.peer, "closed: not a join message");
+                    unsigned!(info, "closed: not a join message", peer = %self.watch.peer);
                     return None;
                 }
             };
@@ -263,12 +264,13 @@ impl Seat {
             };
             if !self.shared.access.allows_password(&code) {
                 failures += 1;
-                tracing::info!(
+                unsigned!(
+                    info,
+                    "sign-in refused: wrong join code",
                     user = %name,
                     peer = %self.watch.peer,
                     waited_ms = waited.as_millis(),
-                    failures,
-                    "sign-in refused: wrong join code"
+                    failures
                 );
                 let again = failures < MOST_TRIES;
                 let refused = ToPage::Refused {
