@@ -160,7 +160,10 @@ fn reset_with_nothing_kept_writes_no_file_even_where_a_dangling_link_points() {
     let (code, stdout, stderr) = progress(home.path(), &["--reset"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("nothing to clear"), "{stdout}");
-    assert!(!target.exists(), "a reset made a file where the link points");
+    assert!(
+        !target.exists(),
+        "a reset made a file where the link points"
+    );
     assert!(std::fs::symlink_metadata(&file).unwrap().is_symlink());
 
     // No data folder at all: nothing is made either.

@@ -94,6 +94,23 @@ fn the_lab_screen_at_80x24_and_120x40() {
 }
 
 #[test]
+fn the_lab_ends_with_what_its_charts_show_in_a_sentence_whole_at_every_width() {
+    let app = lab();
+    for width in [80, 100, 120, 160] {
+        let screen = common::screen(&app, width, 24);
+        let said = screen
+            .lines()
+            .find(|line| line.contains("softmax") && line.contains("√d_k"))
+            .unwrap_or_else(|| panic!("no conclusion at {width} columns:\n{screen}"));
+        assert!(
+            said.trim_end().ends_with("d_k.") || said.trim_end().ends_with("alive."),
+            "cut at {width} columns: {said}"
+        );
+    }
+    assert!(common::screen(&app, 160, 24).contains("gives one key nearly all the weight"));
+}
+
+#[test]
 fn the_readme_capture_of_the_lab_is_what_the_tutor_draws() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();

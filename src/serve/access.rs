@@ -137,7 +137,10 @@ mod tests {
         let file = dir.path().join("code");
         std::fs::write(&file, "Name:\tattn-tutor\n").unwrap();
         let error = Access::password_file(&file).unwrap_err().to_string();
-        assert!(error.contains("code:1:6: the join code holds a control character"), "{error}");
+        assert!(
+            error.contains("code:1:6: the join code holds a control character"),
+            "{error}"
+        );
         std::fs::write(&file, "blue sunflower 42\n").unwrap();
         assert!(matches!(
             Access::password_file(&file).unwrap(),

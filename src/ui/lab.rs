@@ -66,32 +66,57 @@ pub fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
     Line::from(vec![
         Span::styled(" ⣿ raw: q·k", raw_style(theme)),
         Span::raw("   • scaled: q·k / √d_k"),
-        Span::styled("   │ the chosen d_k, its row below", theme.muted()),
+        Span::styled(
+            format!("   │ d_k {}, its first row's weights below", lab.dim()),
+            theme.muted(),
+        ),
     ])
     .render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
 
-    // Two rows of two charts above the bars and the status line.
-    let charts_height = area.height.saturating_sub(2 + BAR_ROWS + 2 + 1);
+    // Two rows of two charts above the bars, what they show, and the status line.
+    let charts_height = area.height.saturating_sub(2 + BAR_ROWS + 2 + 1 + 1);
     let (half_width, half_height) = (area.width / 2, charts_height / 2);
     for (index, figure) in FIGURES.iter().enumerate() {
         let x = area.x + (index as u16 % 2) * half_width;
         let y = area.y + 2 + (index as u16 / 2) * half_height;
         // A column between the charts, so that one's labels never touch the other's lines.
         let width = half_width.saturating_sub(1);
-        chart(lab, figure, theme, Rect::new(x, y, width, half_height), buf);
+        // The lower charts take the row an odd height leaves over.
+        let height = if index < 2 {
+            half_height
+        } else {
+            charts_height - half_height
+        };
+        chart(lab, figure, theme, Rect::new(x, y, width, height), buf);
     }
     bars(
         lab,
         theme,
+        Rect::new(area.x, area.y + 2 + charts_height, area.width, BAR_ROWS + 2),
+        buf,
+    );
+    let conclusion = CONCLUSIONS
+        .into_iter()
+        .find(|sentence| sentence.chars().count() < width)
+        .unwrap_or("");
+    Line::from(Span::styled(format!(" {conclusion}"), theme.title())).render(
         Rect::new(
             area.x,
-            area.y + 2 + 2 * half_height,
+            area.y + 2 + charts_height + BAR_ROWS + 2,
             area.width,
-            BAR_ROWS + 2,
+            1,
         ),
         buf,
     );
 }
+
+/// What the charts show, in one line: the longest that fits the screen's width is drawn.
+const CONCLUSIONS: [&str; 3] = [
+    "Raw, the scores spread as √d_k: softmax gives one key nearly all the weight and its \
+     gradient fades. Divided by √d_k, they spread alike at every d_k.",
+    "÷ √d_k keeps the scores' spread alike at every d_k: softmax stays soft, its gradient alive.",
+    "÷ √d_k: one spread at every d_k, so softmax stays soft and its gradient alive.",
+];
 
 /// The raw scores' line and bars: bold in the terminal's own color, readable on a light or a
 /// dark background and without color; the scaled ones are plain (and dotted in the charts).
