@@ -48,7 +48,7 @@ pub const SAFETY: f64 = 10.0;
 /// pass's loss is a sum of seq_len × d_out products, each made through sums of up to 1024
 /// terms, an exponential and a division, each of which rounds; a strict bound would grow with
 /// every sum's length and allow errors far larger than happen. The factor is measured instead:
-/// on 2,000 random lessons of the kinds `tests/backward.rs` draws (it keeps 100) the slopes
+/// on 2,000 random lessons of the kinds `tests/it/backward.rs` draws (it keeps 100) the slopes
 /// differed by at most 1.6 of these units where rounding, not the step, set the difference, and
 /// on the 128 × 512 and 256 × 1024 lessons of the README's table by under 0.01; 64 leaves a
 /// margin of 40.

@@ -1,0 +1,1263 @@
+//! Snapshot tests of what the tutor draws: every step of every built-in lesson at 80×24 and
+//! 120×40 (with a mask of the cursor, operand and changed-cell highlighting at 80×24), the picker,
+//! help, the edit prompt and its errors, a broken lesson, the too-small screen, the classroom's
+//! status line, and a check that the color theme paints the weights as a heatmap.
+
+use crate::common;
+
+use common::buffer_text as text;
+
+use attn_tutor::app::{Action, App, PickerEntry, update};
+use attn_tutor::attention::MatrixName;
+use attn_tutor::lesson::{BUILTIN, load_text};
+use attn_tutor::ui::layout::tutor_layout;
+use attn_tutor::ui::{Theme, view};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+
+/// Draws the app once on a fresh terminal of this size.
+fn draw(app: &App, theme: &Theme, width: u16, height: u16) -> Buffer {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("a test terminal");
+    terminal
+        .draw(|frame| view(frame, app, theme))
+        .expect("drawing never fails on a test terminal");
+    terminal.backend().buffer().clone()
+}
+
+/// Every cell of the buffer, row by row.
+fn rows(buffer: &Buffer) -> impl Iterator<Item = &[Cell]> {
+    buffer.content.chunks(usize::from(buffer.area.width))
+}
+
+/// One char per cell: `#` reversed (the cursor), `_` underlined (operands), `*` italic (changed
+/// numbers), `.` anything else.
+fn style_mask(buffer: &Buffer) -> String {
+    mask(buffer, |cell| {
+        let modifier = cell.modifier;
+        if modifier.contains(Modifier::REVERSED) {
+            '#'
+        } else if modifier.contains(Modifier::UNDERLINED) {
+            '_'
+        } else if modifier.contains(Modifier::ITALIC) {
+            '*'
+        } else {
+            '.'
+        }
+    })
+}
+
+/// One char per cell for a color theme: `@` a 24-bit background (the heatmap and highlights),
+/// `+` 24-bit text on the default background, `#` reversed, `.` anything else.
+fn color_mask(buffer: &Buffer) -> String {
+    mask(buffer, |cell| match (cell.bg, cell.fg) {
+        (Color::Rgb(..), _) => '@',
+        (_, Color::Rgb(..)) => '+',
+        _ if cell.modifier.contains(Modifier::REVERSED) => '#',
+        _ => '.',
+    })
+}
+
+fn mask(buffer: &Buffer, mark: impl Fn(&Cell) -> char) -> String {
+    rows(buffer)
+        .map(|cells| cells.iter().map(&mark).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text, a separator, then the style mask.
+fn text_and_mask(buffer: &Buffer) -> String {
+    let separator = "-".repeat(usize::from(buffer.area.width));
+    format!("{}\n{separator}\n{}", text(buffer), style_mask(buffer))
+}
+
+fn open(lesson: usize) -> App {
+    App::new(App::builtin_entries(), Some(lesson))
+}
+
+fn lesson_index(name: &str) -> usize {
+    BUILTIN
+        .iter()
+        .position(|builtin| builtin.name == name)
+        .expect("a built-in lesson of this name")
+}
+
+/// Snapshots every step of every built-in lesson at one size.
+fn every_step_at(width: u16, height: u16, with_mask: bool) {
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        let mut app = open(index);
+        let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+        assert!(
+            (5..=attn_tutor::attention::Step::ALL.len()).contains(&steps),
+            "{} has {steps} steps",
+            builtin.name
+        );
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            let tutor = app.tutor.as_ref().expect("still in the lesson");
+            assert_eq!(tutor.step_index + 1, number);
+            let buffer = draw(&app, &Theme::monochrome(), width, height);
+            let name = format!("{}_{width}x{height}_{}", builtin.name, tutor.step().key());
+            let shown = if with_mask {
+                text_and_mask(&buffer)
+            } else {
+                text(&buffer)
+            };
+            insta::assert_snapshot!(name, shown);
+        }
+    }
+}
+
+#[test]
+fn a_formula_too_wide_for_80_columns_says_so_with_an_ellipsis_and_keeps_the_lit_clause() {
+    let formula = |buffer: &Buffer| text(buffer).lines().nth(1).unwrap_or("").to_string();
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        let mut app = open(index);
+        let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            let narrow = formula(&draw(&app, &Theme::monochrome(), 80, 24));
+            let whole = formula(&draw(&app, &Theme::monochrome(), 400, 24));
+            // Whole, or the definitions after "where" left off whole, or cut with a "…".
+            let definitions_left_off = whole
+                .strip_prefix(narrow.as_str())
+                .is_some_and(|rest| rest.starts_with("    where "));
+            assert!(
+                narrow == whole || definitions_left_off || narrow.contains('…'),
+                "{} step {number}: the formula is cut unsaid at 80 columns:\n{narrow}\n{whole}",
+                builtin.name
+            );
+        }
+    }
+    // Several heads: on All heads the clause it computes stays whole, the others give way.
+    let mut app = open(lesson_index("gqa"));
+    let all_heads = app
+        .tutor
+        .as_ref()
+        .unwrap()
+        .steps
+        .iter()
+        .position(|step| *step == attn_tutor::attention::Step::AllHeads);
+    update(
+        &mut app,
+        Action::GoToStep(all_heads.expect("gqa has All heads") + 1),
+    );
+    let narrow = formula(&draw(&app, &Theme::monochrome(), 80, 24));
+    assert!(
+        narrow.contains("head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ᵍ⁾ᵀ / √d_k)V⁽ᵍ⁾"),
+        "{narrow}"
+    );
+}
+
+#[test]
+fn every_step_of_every_builtin_lesson_at_80x24_with_its_highlighting() {
+    every_step_at(80, 24, true);
+}
+
+#[test]
+fn every_step_of_every_builtin_lesson_at_120x40() {
+    every_step_at(120, 40, false);
+}
+
+#[test]
+fn the_softmax_step_in_color_paints_the_weights_as_a_heatmap() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    let tutor = app.tutor.as_ref().expect("the lesson opens");
+    let softmax = tutor
+        .steps
+        .iter()
+        .position(|step| step.key() == "softmax")
+        .expect("a softmax step")
+        + 1;
+    update(&mut app, Action::GoToStep(softmax));
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let buffer = draw(&app, &theme, 80, 24);
+    let separator = "-".repeat(80);
+    insta::assert_snapshot!(
+        "cat-sleeps_80x24_softmax_truecolor",
+        format!("{}\n{separator}\n{}", text(&buffer), color_mask(&buffer))
+    );
+
+    let tutor = app.tutor.as_ref().expect("still in the lesson");
+    let layout = tutor_layout(tutor, Rect::new(0, 0, 80, 24));
+    let weights = layout
+        .panels
+        .iter()
+        .find(|panel| panel.matrix == MatrixName::Weights)
+        .expect("the softmax step shows the weights");
+    // Below the caption and the column headers, right of the token labels.
+    let body = Rect::new(
+        weights.area.x + weights.label_width + 1,
+        weights.area.y + 2,
+        weights.area.width.saturating_sub(weights.label_width + 1),
+        weights.area.height.saturating_sub(2),
+    );
+    let digits: Vec<&Cell> = body
+        .positions()
+        .map(|position| &buffer[position])
+        .filter(|cell| cell.symbol().chars().all(|ch| ch.is_ascii_digit()))
+        .filter(|cell| !cell.symbol().is_empty())
+        .collect();
+    assert!(
+        !digits.is_empty(),
+        "no digits in the weights panel {body:?}"
+    );
+    // The cursor is reverse video in every theme; every other weight sits on its heat color.
+    let heat: Vec<&Cell> = digits
+        .into_iter()
+        .filter(|cell| !cell.modifier.contains(Modifier::REVERSED))
+        .collect();
+    assert!(!heat.is_empty(), "only the cursor in the weights panel");
+    for cell in heat {
+        assert!(
+            matches!(cell.bg, Color::Rgb(..)),
+            "a weight digit {:?} has no heatmap background: {:?}",
+            cell.symbol(),
+            cell.bg
+        );
+    }
+}
+
+#[test]
+fn the_picker_lists_the_builtin_lessons() {
+    let app = App::new(App::builtin_entries(), None);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("picker_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn the_picker_keeps_each_title_readable_and_apart_from_its_shape_in_one_column() {
+    let app = App::new(App::builtin_entries(), None);
+    for width in [80, 100, 120] {
+        let screen = text(&draw(&app, &Theme::monochrome(), width, 40));
+        let mut shape_columns = std::collections::BTreeSet::new();
+        for entry in &app.picker {
+            let lesson = &entry.lesson.as_ref().expect("a built-in loads").lesson;
+            let row = screen
+                .lines()
+                .find(|line| {
+                    line.chars()
+                        .skip(2)
+                        .collect::<String>()
+                        .split_whitespace()
+                        .next()
+                        == Some(entry.name.as_str())
+                })
+                .unwrap_or_else(|| panic!("no row for {} at {width}:\n{screen}", entry.name));
+            let rest: String = row.chars().skip(24).collect();
+            let (title, shape) = rest
+                .split_once("  ")
+                .unwrap_or_else(|| panic!("no two spaces between title and shape: {row:?}"));
+            let shown = title.trim_end_matches('…');
+            assert!(
+                lesson.title.starts_with(shown),
+                "{row:?}: {shown:?} is not the title's start"
+            );
+            let wanted = lesson.title.chars().count().min(29);
+            assert!(
+                shown.chars().count() >= wanted,
+                "at {width} columns the title is cut to {shown:?}: {row:?}"
+            );
+            let first_clause = lesson.shape_text();
+            let first_clause = first_clause.split(", ").next().unwrap_or_default();
+            assert!(
+                shape.trim_start().starts_with(first_clause),
+                "at {width} columns the shape lost its first clause: {row:?}"
+            );
+            shape_columns.insert(24 + rest.chars().count() - shape.trim_start().chars().count());
+        }
+        assert_eq!(
+            shape_columns.len(),
+            1,
+            "at {width} columns the shapes start in different columns {shape_columns:?}:\n{screen}"
+        );
+    }
+}
+
+#[test]
+fn help_over_the_picker() {
+    let mut app = App::new(App::builtin_entries(), None);
+    update(&mut app, Action::ToggleHelp);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("picker_help_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn help_over_a_lesson() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(3));
+    update(&mut app, Action::ToggleHelp);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("cat-sleeps_help_80x24", text_and_mask(&buffer));
+}
+
+/// The bottom line of a drawn screen.
+fn last_line(buffer: &Buffer) -> String {
+    text(buffer).lines().last().unwrap_or("").to_string()
+}
+
+#[test]
+fn in_a_classroom_the_status_line_says_following_free_or_locked() {
+    use attn_tutor::app::{Classroom, Follow};
+    let mut lines = Vec::new();
+    for follow in [Follow::Following, Follow::Free, Follow::Locked] {
+        let mut app = open(lesson_index("cat-sleeps"));
+        app.classroom = Some(Classroom::Student {
+            follow,
+            latest: None,
+        });
+        lines.push(last_line(&draw(&app, &Theme::monochrome(), 80, 24)));
+    }
+    insta::assert_snapshot!("classroom_student_status_80x24", lines.join("\n"));
+}
+
+#[test]
+fn the_presenters_status_line_counts_the_students_who_follow() {
+    use attn_tutor::app::{Audience, Classroom};
+    let mut app = open(lesson_index("cat-sleeps"));
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience {
+            connected: 12,
+            following: 9,
+            unsaved: 0,
+        },
+        join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
+    });
+    let on_lesson = last_line(&draw(&app, &Theme::monochrome(), 80, 24));
+    update(&mut app, Action::ToggleHelp);
+    let help = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("classroom_presenter_status_80x24", on_lesson);
+    insta::assert_snapshot!("classroom_presenter_help_80x24", text(&help));
+}
+
+#[test]
+fn the_presenters_help_names_the_browser_page_on_a_line_of_its_own() {
+    use attn_tutor::app::{Audience, Classroom};
+    let mut app = open(lesson_index("cat-sleeps"));
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: "ssh -p 2222 NAME@192.168.1.20\nhttp://192.168.1.20:8080/".to_string(),
+        host_key: Some(FINGERPRINT.to_string()),
+    });
+    update(&mut app, Action::ToggleHelp);
+    let help = text(&draw(&app, &Theme::monochrome(), 80, 24));
+    let row = |words: &str| {
+        help.lines()
+            .find(|line| line.contains(words))
+            .unwrap_or_else(|| panic!("no {words:?} in the help:\n{help}"))
+            .to_string()
+    };
+    assert!(
+        row("Students join with:").contains("ssh -p 2222 NAME@192.168.1.20"),
+        "{help}"
+    );
+    assert!(
+        row("or open:").contains("http://192.168.1.20:8080/"),
+        "{help}"
+    );
+    // The banner that printed the host key is under the presenter's tutor: the help shows it
+    // whole, for students whose ssh asks them to check it.
+    assert!(row("ssh host key:").contains(FINGERPRINT), "{help}");
+}
+
+/// A host key's fingerprint as ssh prints it.
+const FINGERPRINT: &str = "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s";
+
+#[test]
+fn where_nothing_may_be_saved_the_help_says_what_w_does_instead() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::ToggleHelp);
+    let own = text(&draw(&app, &Theme::monochrome(), 80, 40));
+    assert!(
+        own.contains("save the edited lesson as a new file"),
+        "{own}"
+    );
+    app.can_save = false;
+    let in_class = text(&draw(&app, &Theme::monochrome(), 80, 40));
+    assert!(
+        !in_class.contains("save the edited lesson as a new file"),
+        "{in_class}"
+    );
+    assert!(
+        in_class.contains("show the edited lesson as a file to copy"),
+        "{in_class}"
+    );
+}
+
+#[test]
+fn only_a_classroom_student_is_told_of_going_free() {
+    use attn_tutor::app::{Audience, Classroom, Follow};
+    let help_of = |classroom: Option<Classroom>| {
+        let mut app = open(lesson_index("cat-sleeps"));
+        app.classroom = classroom;
+        update(&mut app, Action::ToggleHelp);
+        text(&draw(&app, &Theme::monochrome(), 80, 40))
+    };
+    let student = help_of(Some(Classroom::Student {
+        follow: Follow::Free,
+        latest: None,
+    }));
+    assert!(student.contains("go free, or follow again"), "{student}");
+    let presenter = help_of(Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
+        host_key: None,
+    }));
+    assert!(!presenter.contains("go free"), "{presenter}");
+    let alone = help_of(None);
+    assert!(!alone.contains("go free"), "{alone}");
+}
+
+/// cat-sleeps on step `number` with practice on.
+fn practising(number: usize) -> App {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(number));
+    update(&mut app, Action::TogglePractice);
+    app
+}
+
+/// Types an answer for the selected hidden cell and presses Enter.
+fn answer(app: &mut App, typed: &str) {
+    let mut chars = typed.chars();
+    update(app, Action::StartAnswer(chars.next().unwrap()));
+    for ch in chars {
+        update(app, Action::Type(ch));
+    }
+    update(app, Action::Submit);
+}
+
+#[test]
+fn practice_hides_the_scores_until_they_are_predicted() {
+    let app = practising(3);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("practice_before_an_answer_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn a_right_answer_reveals_the_cell_and_the_cursor_moves_on() {
+    let mut app = practising(3);
+    // scores[sleeps, The] = q_sleeps · k_The = 0.8×0.9 + 1.1×1.2 + 1.4×1.2 + 1.7×1.3 = 5.93.
+    answer(&mut app, "5.93");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "practice_after_a_right_answer_80x24",
+        text_and_mask(&buffer)
+    );
+}
+
+#[test]
+fn a_hint_shows_the_first_term_then_every_term() {
+    let mut app = practising(3);
+    update(&mut app, Action::Hint);
+    update(&mut app, Action::Hint);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("practice_with_two_hints_80x24", text(&buffer));
+}
+
+#[test]
+fn a_wrong_answer_that_forgot_the_scaling_is_explained() {
+    let mut app = practising(4);
+    // The raw score 5.93 typed for scaled[sleeps, The] = 5.93 / √4 = 2.965.
+    answer(&mut app, "5.93");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("practice_slip_explained_80x24", text(&buffer));
+}
+
+#[test]
+fn editing_a_cell_shows_the_prompt_with_what_is_typed() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(1));
+    update(&mut app, Action::Edit);
+    for ch in "0.7".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("cat-sleeps_edit_prompt_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn an_invalid_number_keeps_the_prompt_open_and_shows_an_error() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(1));
+    update(&mut app, Action::Edit);
+    for ch in "abc".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    assert!(
+        matches!(app.overlay, attn_tutor::app::Overlay::Prompt(_)),
+        "the prompt stays open: {:?}",
+        app.overlay
+    );
+    assert!(
+        app.status.as_ref().is_some_and(|status| status.is_error),
+        "an error on the status line: {:?}",
+        app.status
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("cat-sleeps_edit_error_80x24", text_and_mask(&buffer));
+}
+
+#[test]
+fn an_edit_marks_the_numbers_it_changed() {
+    // On the Projection step the edited embedding and the queries it feeds share the screen.
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(2));
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Embeddings,
+            row: 2,
+            col: Some(0),
+        },
+    );
+    update(&mut app, Action::Edit);
+    for ch in "0.7".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    let tutor = app.tutor.as_ref().expect("still in the lesson");
+    assert!(
+        tutor
+            .changed
+            .iter()
+            .any(|cell| cell.matrix == MatrixName::Q),
+        "the queries changed: {:?}",
+        tutor.changed
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "cat-sleeps_80x24_projection_after_an_edit",
+        text_and_mask(&buffer)
+    );
+}
+
+#[test]
+fn a_terminal_too_small_says_how_big_it_must_be() {
+    let app = open(lesson_index("cat-sleeps"));
+    let buffer = draw(&app, &Theme::monochrome(), 60, 20);
+    insta::assert_snapshot!("too_small_60x20", text(&buffer));
+}
+
+#[test]
+fn a_broken_lesson_in_the_picker_shows_its_first_problem() {
+    let mut entries = App::builtin_entries();
+    entries.push(PickerEntry {
+        name: "broken".to_string(),
+        lesson: load_text("broken", None, "format = 1\ntitle = 3\n".to_string()),
+    });
+    let broken = entries.len() - 1;
+    assert!(entries[broken].lesson.is_err(), "the lesson does not load");
+    let mut app = App::new(entries, None);
+    app.picked = broken;
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("picker_broken_lesson_80x24", text_and_mask(&buffer));
+}
+
+/// The screen's text at a size, for the checks that look for a phrase.
+fn screen_text(app: &App, width: u16, height: u16) -> String {
+    text(&draw(app, &Theme::monochrome(), width, height))
+}
+
+#[test]
+fn the_projection_step_shows_k_and_v_or_says_they_are_there() {
+    for lesson in ["cat-sleeps", "numpy-walkthrough", "cat-sat-mat"] {
+        let mut app = open(lesson_index(lesson));
+        update(&mut app, Action::GoToStep(2));
+        for (width, height) in [(80, 24), (120, 40), (200, 60)] {
+            let shown = screen_text(&app, width, height);
+            for (symbol, formula) in [("K", "K = X·W_k"), ("V", "V = X·W_v")] {
+                assert!(
+                    shown.contains(formula),
+                    "{lesson} Projection at {width}×{height} never mentions {symbol}:\n{shown}"
+                );
+            }
+        }
+    }
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(2));
+    insta::assert_snapshot!(
+        "cat-sleeps_80x24_projection_names_k_and_v",
+        screen_text(&app, 80, 24)
+    );
+}
+
+#[test]
+fn a_long_lesson_list_keeps_its_page_full_and_says_which_lesson_of_how_many() {
+    let mut entries = App::builtin_entries();
+    for copy in 0..3 {
+        let mut entry = App::builtin_entries().remove(copy);
+        entry.name = format!("{}-copy", entry.name);
+        entries.push(entry);
+    }
+    let total = entries.len();
+    assert!(
+        total > 11,
+        "fewer lessons than an 80×24 page holds: {total}"
+    );
+    let mut app = App::new(entries, None);
+    app.picked = total - 1;
+    let shown = screen_text(&app, 80, 24);
+    let position = format!("{total} of {total}");
+    assert!(shown.contains(&position), "no \"{position}\":\n{shown}");
+    let (list, first) = attn_tutor::ui::picker::list_area(&app, Rect::new(0, 0, 80, 24));
+    assert_eq!(
+        first + usize::from(list.height),
+        total,
+        "the last page is not full: {first} + {}",
+        list.height
+    );
+    insta::assert_snapshot!("picker_a_long_list_the_last_picked_80x24", shown);
+}
+
+#[test]
+fn in_16_colors_nearby_weights_get_different_heatmap_shades() {
+    let theme = Theme::detect(false, None, Some("xterm"));
+    let shades: Vec<Option<Color>> = [0.05, 0.15, 0.25, 0.4, 0.55, 0.7, 0.9]
+        .iter()
+        .map(|weight| theme.heat(*weight).bg)
+        .collect();
+    for (index, shade) in shades.iter().enumerate() {
+        assert!(shade.is_some(), "no shade for weight {index}");
+        assert!(
+            !shades[..index].contains(shade),
+            "weights share a shade in 16 colors: {shades:?}"
+        );
+    }
+    // Each weight of cat-sat-mat's Softmax as the letter of its shade.
+    let mut app = open(lesson_index("cat-sat-mat"));
+    update(&mut app, Action::GoToStep(5));
+    let buffer = draw(&app, &theme, 80, 24);
+    let shaded = mask(&buffer, |cell| match cell.bg {
+        Color::Reset => '.',
+        Color::Black => 'k',
+        Color::Magenta => 'm',
+        Color::Blue => 'b',
+        Color::Cyan => 'c',
+        Color::Green => 'g',
+        Color::LightGreen => 'G',
+        Color::Yellow => 'y',
+        Color::LightYellow => 'Y',
+        Color::White => 'w',
+        Color::Gray => 'a',
+        Color::LightBlue => 'B',
+        Color::LightCyan => 'C',
+        Color::LightRed => 'R',
+        _ => '?',
+    });
+    insta::assert_snapshot!(
+        "cat-sat-mat_80x24_softmax_16_colors",
+        format!("{}\n{}\n{shaded}", text(&buffer), "-".repeat(80))
+    );
+}
+
+/// The last `count` lines of the screen.
+fn last_lines(buffer: &Buffer, count: usize) -> Vec<String> {
+    let shown = text(buffer);
+    let lines: Vec<&str> = shown.lines().collect();
+    lines[lines.len().saturating_sub(count)..]
+        .iter()
+        .map(|line| line.to_string())
+        .collect()
+}
+
+/// Every word of `message` appears whole among the words of `lines`.
+fn assert_words_whole(message: &str, lines: &[String]) {
+    let shown: Vec<&str> = lines
+        .iter()
+        .flat_map(|line| line.split_whitespace())
+        .collect();
+    for word in message.split_whitespace() {
+        assert!(
+            shown.contains(&word),
+            "{word:?} of {message:?} is not shown whole in:\n{}",
+            lines.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_presenters_join_line_wraps_whole_words_and_keeps_the_command_on_one_line() {
+    use attn_tutor::app::{Audience, Classroom, Status};
+    let join = "ssh -p 24568 NAME@127.0.0.1";
+    let mut app = App::new(App::builtin_entries(), None);
+    app.classroom = Some(Classroom::Presenter {
+        audience: Audience::default(),
+        join: join.to_string(),
+        host_key: None,
+    });
+    let message = format!("Presenting: students join with  {join}");
+    app.status = Some(Status::info(message.clone()));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 2);
+    assert_words_whole(&message, &lines);
+    assert!(
+        lines.iter().any(|line| line.contains(join)),
+        "the command is split:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[1].starts_with(" 0 students · 0 following"),
+        "the badge starts the bottom line:\n{}",
+        lines.join("\n")
+    );
+    insta::assert_snapshot!("classroom_presenter_join_line_80x24", lines.join("\n"));
+}
+
+#[test]
+fn a_question_too_long_for_one_line_wraps_and_keeps_its_choices() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(5));
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Weights,
+            row: 2,
+            col: Some(2),
+        },
+    );
+    update(&mut app, Action::Edit);
+    assert!(
+        matches!(app.overlay, attn_tutor::app::Overlay::Question(_)),
+        "a question: {:?}",
+        app.overlay
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 2);
+    assert_words_whole(
+        "weights[sleeps, sleeps] is computed, not typed in. Enter: go to · Esc stay",
+        &lines,
+    );
+    insta::assert_snapshot!("cat-sleeps_jump_question_80x24", lines.join("\n"));
+}
+
+#[test]
+fn a_long_message_wraps_whole_words_and_an_overlong_one_keeps_its_end() {
+    use attn_tutor::app::Status;
+    let mut app = open(lesson_index("cat-sleeps"));
+    let message = "Not saved: could not write /home/learner/lessons/attention/my-edited-cat-sleeps-lesson.toml: the folder is read-only. Your edits are still here";
+    app.status = Some(Status::error(message));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 3);
+    assert_words_whole(message, &lines);
+
+    let overlong = format!(
+        "Not saved: {}. Your edits are still here",
+        "the reason is long and goes on ".repeat(12).trim_end()
+    );
+    app.status = Some(Status::error(overlong));
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let lines = last_lines(&buffer, 3);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.trim_start().starts_with("Not saved:")),
+        "the start is lost:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines[2].trim_end().ends_with("Your edits are still here"),
+        "the end is lost:\n{}",
+        lines.join("\n")
+    );
+    assert!(
+        lines.iter().any(|line| line.contains('…')),
+        "no sign of what was left out"
+    );
+    for line in &lines {
+        for word in line.split_whitespace() {
+            assert!(
+                "Not saved: the reason is long and goes on. Your edits are still here …"
+                    .split_whitespace()
+                    .any(|known| known.trim_end_matches('.') == word.trim_end_matches('.')),
+                "a word cut: {word:?} in:\n{}",
+                lines.join("\n")
+            );
+        }
+    }
+    insta::assert_snapshot!("cat-sleeps_overlong_message_80x24", lines.join("\n"));
+}
+
+/// A causal lesson of twenty tokens t1 … t20 with random embeddings and weights.
+fn twenty_tokens() -> App {
+    let tokens: Vec<String> = (1..=20).map(|n| format!("\"t{n}\"")).collect();
+    let source = format!(
+        "format = 1\ntitle = \"Twenty tokens\"\ntokens = [{}]\n\
+         embeddings = {{ random = \"normal\", seed = 1, shape = [20, 4] }}\n\
+         w_q = {{ random = \"normal\", seed = 2, shape = [4, 4] }}\n\
+         w_k = {{ random = \"normal\", seed = 3, shape = [4, 4] }}\n\
+         w_v = {{ random = \"normal\", seed = 4, shape = [4, 4] }}\n\
+         mask = \"causal\"\ndecimals = 3\n",
+        tokens.join(", ")
+    );
+    let lesson = load_text("twenty", None, source);
+    assert!(lesson.is_ok(), "the lesson loads: {:?}", lesson.err());
+    let mut app = App::new(
+        vec![PickerEntry {
+            name: "twenty".to_string(),
+            lesson,
+        }],
+        Some(0),
+    );
+    let softmax = app
+        .tutor
+        .as_ref()
+        .expect("the lesson opens")
+        .steps
+        .iter()
+        .position(|step| step.key() == "softmax")
+        .expect("a softmax step");
+    update(&mut app, Action::GoToStep(softmax + 1));
+    app
+}
+
+#[test]
+fn a_long_softmax_breakdown_says_which_keys_it_shows_and_keeps_the_selected_one() {
+    let mut app = twenty_tokens();
+    // The row of t13, key t9: beyond the first page of keys.
+    update(
+        &mut app,
+        Action::Select {
+            matrix: MatrixName::Weights,
+            row: 12,
+            col: Some(8),
+        },
+    );
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let shown = text(&buffer);
+    let title = shown
+        .lines()
+        .find(|line| line.contains("Softmax of row t13"))
+        .unwrap_or_else(|| panic!("no softmax working:\n{shown}"));
+    assert!(
+        title.contains("keys ") && title.contains(" of 20"),
+        "the title does not say which keys are shown: {title:?}"
+    );
+    let table: Vec<&str> = shown
+        .lines()
+        .skip_while(|line| !line.contains("Softmax of row t13"))
+        .skip(1)
+        .take_while(|line| !line.starts_with("──"))
+        .collect();
+    assert!(
+        table
+            .iter()
+            .any(|line| line.trim_start().starts_with("t9 ")),
+        "the selected key t9 is not in the table:\n{}",
+        table.join("\n")
+    );
+    assert!(
+        table.iter().any(|line| line.contains("Σ all 20")),
+        "the sum does not say it is over all 20 keys:\n{}",
+        table.join("\n")
+    );
+    insta::assert_snapshot!(
+        "twenty_tokens_softmax_row_t13_80x24",
+        text_and_mask(&buffer)
+    );
+}
+
+/// The screens a lesson of several heads adds, and a step of one head shown for head 2, at
+/// 80×24 (with the highlighting) and 120×40: `LESSON_WxH_STEPKEY` as for the built-ins.
+fn screens_of_heads_at(width: u16, height: u16, with_mask: bool) {
+    for (name, lesson) in [
+        ("typed-heads", common::TWO_HEADS),
+        ("generated-gqa", common::GQA),
+    ] {
+        let mut app = common::lesson_app(name, lesson);
+        let shown = |app: &App| {
+            let buffer = draw(app, &Theme::monochrome(), width, height);
+            if with_mask {
+                text_and_mask(&buffer)
+            } else {
+                text(&buffer)
+            }
+        };
+        for key in ["all_heads", "concat", "output_projection", "circuits"] {
+            common::go_to(&mut app, key);
+            insta::assert_snapshot!(format!("{name}_{width}x{height}_{key}"), shown(&app));
+        }
+        // The circuits' second view, W_OV, for head 2.
+        update(&mut app, Action::NextHead);
+        let tutor = app.tutor.as_mut().unwrap();
+        tutor.focus_on(MatrixName::WOV);
+        insta::assert_snapshot!(
+            format!("{name}_{width}x{height}_circuits_w_ov_head2"),
+            shown(&app)
+        );
+        for key in ["scores", "softmax"] {
+            common::go_to(&mut app, key);
+            insta::assert_snapshot!(format!("{name}_{width}x{height}_{key}_head2"), shown(&app));
+        }
+    }
+}
+
+#[test]
+fn the_screens_of_several_heads_at_80x24_with_their_highlighting() {
+    screens_of_heads_at(80, 24, true);
+}
+
+#[test]
+fn the_screens_of_several_heads_at_120x40() {
+    screens_of_heads_at(120, 40, false);
+}
+
+#[test]
+fn all_heads_pages_eight_heads_at_80x24() {
+    let mut app = common::lesson_app("eight-heads", &common::many_heads(8, 6));
+    common::go_to(&mut app, "all_heads");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!("eight-heads_80x24_all_heads", text(&buffer));
+}
+
+#[test]
+fn all_heads_in_color_paints_every_map_as_a_heatmap() {
+    let mut app = common::gqa_lesson();
+    common::go_to(&mut app, "all_heads");
+    let buffer = draw(&app, &Theme::detect(false, Some("truecolor"), None), 80, 24);
+    insta::assert_snapshot!("generated-gqa_80x24_all_heads_color", color_mask(&buffer));
+}
+
+#[test]
+fn cross_attention_shows_the_source_on_the_embedding_step() {
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut app = open(lesson_index("translation"));
+        update(&mut app, Action::GoToStep(1));
+        update(&mut app, Action::NextMatrix);
+        let buffer = draw(&app, &Theme::monochrome(), width, height);
+        let name = format!("translation_{width}x{height}_embedding_source");
+        insta::assert_snapshot!(name, text_and_mask(&buffer));
+    }
+}
+
+#[test]
+fn cross_attention_adds_the_sinusoid_to_the_source_from_its_first_token() {
+    let text = r#"
+format = 2
+title = "Cross with positions"
+tokens = ["le", "chat"]
+source_tokens = ["the", "black", "cat"]
+positions = "sinusoidal"
+embeddings = [[1, 0], [0, 1]]
+source_embeddings = [[1, 0], [0.5, 0.5], [0, 2]]
+w_q = [[1, 0], [0, 1]]
+w_k = [[2, 0], [0, 1]]
+w_v = [[1, 2], [3, 4]]
+"#;
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut app = common::lesson_app("cross-positions", text);
+        update(&mut app, Action::GoToStep(2));
+        // The target's view, then the source's.
+        for _ in 0..3 {
+            update(&mut app, Action::NextMatrix);
+        }
+        let buffer = draw(&app, &Theme::monochrome(), width, height);
+        let name = format!("cross-positions_{width}x{height}_positions_source");
+        insta::assert_snapshot!(name, text_and_mask(&buffer));
+    }
+}
+
+#[test]
+fn the_online_softmax_step_in_its_middle_tile_and_on_its_acc_view() {
+    let mut app = open(lesson_index("cat-sat-mat"));
+    common::go_to(&mut app, "online_softmax");
+    update(&mut app, Action::NextToken);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "cat-sat-mat_80x24_online_softmax_tile_2",
+        text_and_mask(&buffer)
+    );
+    // `]` moves on to the panels of acc, the second view.
+    while app.tutor.as_ref().unwrap().focus != MatrixName::OnlineAcc {
+        update(&mut app, Action::NextMatrix);
+    }
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    insta::assert_snapshot!(
+        "cat-sat-mat_80x24_online_softmax_acc",
+        text_and_mask(&buffer)
+    );
+    insta::assert_snapshot!(
+        "cat-sat-mat_120x40_online_softmax_acc",
+        screen_text(&app, 120, 40)
+    );
+}
+
+#[test]
+fn a_help_taller_than_the_terminal_scrolls_and_says_which_rows_it_shows() {
+    // Two heads and generation: the head's and the token's rows too.
+    let mut app = common::lesson_app(
+        "decode-two-heads",
+        include_str!("../fixtures/decode-two-heads.toml"),
+    );
+    update(&mut app, Action::ToggleHelp);
+    let shown = screen_text(&app, 80, 24);
+    assert!(
+        shown.contains("? or Esc closes · ↓ ↑ rows 1–20 of 21"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Ctrl-c"), "{shown}");
+    for _ in 0..40 {
+        update(&mut app, Action::ScrollHelp(1));
+    }
+    let shown = screen_text(&app, 80, 24);
+    assert!(
+        shown.contains("Ctrl-c"),
+        "the last row comes into view:\n{shown}"
+    );
+    assert!(
+        !shown.contains("n  p  Tab"),
+        "the first row went up:\n{shown}"
+    );
+    // Where every row fits (120×40), nothing scrolls and the border says only how to close.
+    let tall = screen_text(&app, 120, 40);
+    assert!(
+        tall.contains("n  p  Tab") && tall.contains("Ctrl-c"),
+        "{tall}"
+    );
+    assert!(tall.contains("? or Esc closes ─"), "{tall}");
+    // Closing and opening again starts at the top.
+    update(&mut app, Action::ToggleHelp);
+    update(&mut app, Action::ToggleHelp);
+    assert!(screen_text(&app, 80, 24).contains("n  p  Tab"));
+}
+
+#[test]
+fn the_backward_steps_through_w_o_and_rope_at_80x24_and_120x40() {
+    for (lesson, step) in [
+        ("two-heads", "backward_output"),
+        ("rope-same-distance", "backward_rotation"),
+    ] {
+        let mut app = open(lesson_index(lesson));
+        // `d`: a drawn grad_output gives the lesson its backward steps.
+        update(&mut app, Action::AddBackward);
+        common::go_to(&mut app, step);
+        let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+        insta::assert_snapshot!(format!("{lesson}_80x24_{step}"), text_and_mask(&buffer));
+        insta::assert_snapshot!(
+            format!("{lesson}_120x40_{step}"),
+            screen_text(&app, 120, 40)
+        );
+    }
+}
+
+/// The rows of the help's box, between its side borders.
+fn help_box_rows(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .filter_map(|line| {
+            let start = line.find('│')?;
+            let end = line.rfind('│')?;
+            (end > start).then(|| line[start + '│'.len_utf8()..end].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn at_80_columns_no_line_of_any_help_runs_into_its_border() {
+    use attn_tutor::app::{Audience, Classroom, Follow};
+    let mut helps = Vec::new();
+    let picker = App::new(App::builtin_entries(), None);
+    helps.push(("the picker", picker));
+    let classrooms = [
+        ("a learner alone", None),
+        (
+            "a free student",
+            Some(Classroom::Student {
+                follow: Follow::Free,
+                latest: None,
+            }),
+        ),
+        (
+            "a locked student",
+            Some(Classroom::Student {
+                follow: Follow::Locked,
+                latest: None,
+            }),
+        ),
+        (
+            "the presenter",
+            Some(Classroom::Presenter {
+                audience: Audience::default(),
+                join: "ssh -p 2222 NAME@192.168.1.20\nhttp://192.168.1.20:8080/".to_string(),
+                host_key: Some(FINGERPRINT.to_string()),
+            }),
+        ),
+    ];
+    for (who, classroom) in classrooms {
+        let mut app = open(lesson_index("two-heads"));
+        app.classroom = classroom;
+        helps.push((who, app));
+    }
+    for (who, mut app) in helps {
+        update(&mut app, Action::ToggleHelp);
+        // Tall enough that nothing scrolls: every row is checked.
+        let screen = text(&draw(&app, &Theme::monochrome(), 80, 70));
+        let rows = help_box_rows(&screen);
+        assert!(rows.len() > 5, "{who}: no help box:\n{screen}");
+        for row in rows {
+            assert!(
+                row.ends_with(' '),
+                "{who}: a help line is cut at the border: {row:?}\n{screen}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_locked_students_help_lists_only_the_keys_that_work_while_locked() {
+    use attn_tutor::app::{Classroom, Follow};
+    let mut app = open(lesson_index("cat-sleeps"));
+    app.classroom = Some(Classroom::Student {
+        follow: Follow::Locked,
+        latest: None,
+    });
+    update(&mut app, Action::ToggleHelp);
+    let help = text(&draw(&app, &Theme::monochrome(), 80, 60));
+    for works in [
+        "move the cell cursor",
+        "previous, next matrix",
+        "scroll the narration",
+    ] {
+        assert!(help.contains(works), "{works:?} missing:\n{help}");
+    }
+    for idle in [
+        "next step, previous step",
+        "edit; a computed cell",
+        "practice",
+        "go free, or follow again",
+    ] {
+        assert!(
+            !help.contains(idle),
+            "{idle:?} does nothing while locked:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn the_note_under_the_matrices_is_never_cut_mid_sentence() {
+    use attn_tutor::attention::Step;
+    for (width, height) in [(80, 24), (120, 40)] {
+        for (index, builtin) in BUILTIN.iter().enumerate() {
+            let mut app = open(index);
+            let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+            for number in 1..=steps {
+                update(&mut app, Action::GoToStep(number));
+                // Each view of the step (Circuits: W_QK, then W_OV).
+                let views = if app.tutor.as_ref().unwrap().step() == Step::Circuits {
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..views {
+                    let tutor = app.tutor.as_ref().expect("still in the lesson");
+                    let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
+                    if let Some(note) = layout.note {
+                        let screen = text(&draw(&app, &Theme::monochrome(), width, height));
+                        let lines: Vec<&str> = screen.lines().collect();
+                        let last = (note.y..note.bottom())
+                            .map(|row| lines[usize::from(row)].trim_end())
+                            .rfind(|line| !line.is_empty())
+                            .unwrap_or_default();
+                        assert!(
+                            last.ends_with('.') || last.ends_with(").") || last.ends_with(')'),
+                            "{} step {number} at {width}×{height}: the note is cut: {last:?}\n{screen}",
+                            builtin.name
+                        );
+                    }
+                    update(&mut app, Action::NextMatrix);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_edit_error_at_80_columns_keeps_its_start_and_its_end() {
+    let cases: [(&str, usize, Option<MatrixName>, &str); 6] = [
+        ("cat-sleeps", 1, None, "1e9"),
+        ("cat-sleeps", 1, None, "abc"),
+        ("cat-sleeps", 1, None, "12[3"),
+        (
+            "cat-sleeps",
+            1,
+            None,
+            "9999999999999999999999999999999999999999",
+        ),
+        ("causal-cat-sat-mat", 4, Some(MatrixName::Mask), "1e400"),
+        (
+            "causal-cat-sat-mat",
+            4,
+            Some(MatrixName::Mask),
+            "infinity[x",
+        ),
+    ];
+    for (lesson, step, matrix, typed) in cases {
+        let mut app = open(lesson_index(lesson));
+        update(&mut app, Action::GoToStep(step));
+        if let Some(matrix) = matrix {
+            update(
+                &mut app,
+                Action::Select {
+                    matrix,
+                    row: 0,
+                    col: Some(1),
+                },
+            );
+        }
+        update(&mut app, Action::Edit);
+        for ch in typed.chars() {
+            update(&mut app, Action::Type(ch));
+        }
+        update(&mut app, Action::Submit);
+        let message = app.status.as_ref().expect("an error").text.clone();
+        let screen = text(&draw(&app, &Theme::monochrome(), 80, 24));
+        let bottom: Vec<&str> = screen.lines().rev().take(4).collect();
+        let shown = bottom
+            .iter()
+            .rev()
+            .map(|line| line.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let first: String = message.chars().take(12).collect();
+        let last: String = {
+            let chars: Vec<char> = message.chars().collect();
+            chars[chars.len().saturating_sub(10)..].iter().collect()
+        };
+        assert!(
+            shown.contains(&first) && shown.contains(&last),
+            "{lesson} {typed:?}: {message:?} shows as\n{}",
+            bottom.iter().rev().copied().collect::<Vec<_>>().join("\n")
+        );
+    }
+}
+
+#[test]
+fn labels_and_captions_are_whole_where_the_row_has_room() {
+    let cases = [
+        ("translation", "scaling", 120, 40, "sleeping", 2),
+        ("translation", "scores", 120, 40, "sleeping", 1),
+        ("gqa", "online_softmax", 120, 40, "rescale⁽¹⁾", 1),
+        ("two-heads", "online_softmax", 120, 40, "rescale⁽¹⁾", 1),
+    ];
+    for (lesson, step, width, height, words, times) in cases {
+        let mut app = open(lesson_index(lesson));
+        let steps = app.tutor.as_ref().unwrap().steps.len();
+        let number = (1..=steps)
+            .find(|number| {
+                update(&mut app, Action::GoToStep(*number));
+                app.tutor.as_ref().unwrap().step().key() == step
+            })
+            .unwrap_or_else(|| panic!("{lesson} has no {step} step"));
+        update(&mut app, Action::GoToStep(number));
+        let screen = text(&draw(&app, &Theme::monochrome(), width, height));
+        let top: String = screen.lines().take(4).collect::<Vec<_>>().join("\n");
+        assert_eq!(
+            top.matches(words).count(),
+            times,
+            "{lesson} {step} at {width}×{height}: {words:?} cut:\n{top}"
+        );
+    }
+}
