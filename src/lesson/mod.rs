@@ -12,6 +12,7 @@ pub mod limits;
 mod load;
 mod nesting;
 mod parse;
+pub mod schema;
 pub mod text;
 mod write;
 

@@ -63,7 +63,7 @@ fn is_as_generated(input: &InputMatrix) -> bool {
         .is_some_and(|generator| generator.generate() == *input.values)
 }
 
-fn write_input(out: &mut dyn fmt::Write, input: &InputMatrix) -> fmt::Result {
+fn write_matrix_input(out: &mut dyn fmt::Write, input: &InputMatrix) -> fmt::Result {
     match input.generator {
         // An edited generated matrix is written out literally: its numbers are no longer the
         // recipe's.
@@ -109,6 +109,16 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
         out,
         "# Written by attn-tutor. The lesson format is described in docs/lesson-format.md."
     )?;
+    for key in &super::schema::KEYS {
+        (key.write)(out, lesson)?;
+    }
+    Ok(())
+}
+
+// Each key's writer, as `schema::KEYS` lists them. A key the lesson leaves at its default is
+// written only where saying it helps a reader of the file.
+
+pub(super) fn write_format(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     // A tile changed in the tutor (`b`, `B`) is a format 2 key: a format 1 lesson saved with it
     // becomes format 2 (everything of format 1 reads the same there), or it would not load.
     let format = if lesson.tile == super::limits::DEFAULT_TILE {
@@ -116,108 +126,175 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     } else {
         lesson.format.max(2)
     };
-    writeln!(out, "format = {format}")?;
-    writeln!(out, "title = {}", toml_string(&lesson.title))?;
-    writeln!(out, "source = {}", toml_string(&lesson.source))?;
-    writeln!(out, "summary = {}", toml_string(&lesson.summary))?;
+    writeln!(out, "format = {format}")
+}
+
+pub(super) fn write_title(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    writeln!(out, "title = {}", toml_string(&lesson.title))
+}
+
+pub(super) fn write_source(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    writeln!(out, "source = {}", toml_string(&lesson.source))
+}
+
+pub(super) fn write_summary(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    writeln!(out, "summary = {}", toml_string(&lesson.summary))
+}
+
+pub(super) fn write_tokens(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     let tokens: Vec<String> = lesson.tokens.iter().map(|t| toml_string(t)).collect();
-    writeln!(out, "\ntokens = [{}]", tokens.join(", "))?;
-    if lesson.is_cross() {
-        let source: Vec<String> = lesson
-            .source_tokens
-            .iter()
-            .map(|t| toml_string(t))
-            .collect();
-        writeln!(out, "source_tokens = [{}]", source.join(", "))?;
+    writeln!(out, "\ntokens = [{}]", tokens.join(", "))
+}
+
+pub(super) fn write_source_tokens(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    if !lesson.is_cross() {
+        return Ok(());
     }
-    // Heads are written only when there are several, or fewer K/V groups than heads: a lesson
-    // of one head says nothing of heads (and stays a valid format 1 file when it was one).
+    let source: Vec<String> = lesson
+        .source_tokens
+        .iter()
+        .map(|t| toml_string(t))
+        .collect();
+    writeln!(out, "source_tokens = [{}]", source.join(", "))
+}
+
+/// The lesson's matrix `name`, when it has one.
+pub(super) fn write_input(
+    out: &mut dyn fmt::Write,
+    lesson: &Lesson,
+    name: MatrixName,
+) -> fmt::Result {
+    let Some(input) = lesson.input(name) else {
+        return Ok(());
+    };
+    write!(out, "{} = ", name.key())?;
+    write_matrix_input(out, input)?;
+    writeln!(out)
+}
+
+/// A learned positions matrix as a matrix; the other kinds by name.
+pub(super) fn write_positions(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    if lesson.input(MatrixName::Positions).is_some() {
+        return write_input(out, lesson, MatrixName::Positions);
+    }
+    match lesson.positions.kind().key().filter(|_| lesson.format >= 2) {
+        Some(kind) => writeln!(out, "positions = {}", toml_string(kind)),
+        None => Ok(()),
+    }
+}
+
+// Heads are written only when there are several, or fewer K/V groups than heads: a lesson of
+// one head says nothing of heads (and stays a valid format 1 file when it was one).
+
+pub(super) fn write_heads(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     if lesson.heads.query > 1 {
         writeln!(out, "heads = {}", lesson.heads.query)?;
     }
+    Ok(())
+}
+
+pub(super) fn write_kv_heads(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     if lesson.heads.kv != lesson.heads.query {
         writeln!(out, "kv_heads = {}", lesson.heads.kv)?;
     }
-    for (name, input) in lesson.inputs() {
-        write!(out, "{} = ", name.key())?;
-        write_input(out, input)?;
-        writeln!(out)?;
-    }
-    // A learned positions matrix is written with the inputs; the other kinds by name.
-    if let Some(kind) = lesson.positions.kind().key().filter(|_| lesson.format >= 2) {
-        writeln!(out, "positions = {}", toml_string(kind))?;
-    }
-    writeln!(out, "\nscale = {}", lesson.scale)?;
+    Ok(())
+}
+
+pub(super) fn write_scale(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    writeln!(out, "\nscale = {}", lesson.scale)
+}
+
+pub(super) fn write_mask(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     match &lesson.mask {
-        Mask::None => {
-            writeln!(out, "mask = \"none\"")?;
-        }
-        Mask::Causal => {
-            writeln!(out, "mask = \"causal\"")?;
-        }
+        Mask::None => writeln!(out, "mask = \"none\""),
+        Mask::Causal => writeln!(out, "mask = \"causal\""),
         Mask::Matrix(matrix) => {
             out.write_str("mask = ")?;
             write_matrix(out, matrix)?;
-            writeln!(out)?;
+            writeln!(out)
         }
     }
-    // Generation comes with the causal mask it needs, said just after it.
+}
+
+pub(super) fn write_decode(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     if lesson.decode {
         writeln!(out, "decode = true")?;
     }
-    // Only a lesson that changed it says its tile (and is written as format 2, above).
+    Ok(())
+}
+
+/// Only a lesson that changed it says its tile (and is written as format 2, above).
+pub(super) fn write_tile(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     if lesson.tile != super::limits::DEFAULT_TILE {
         writeln!(out, "tile = {}", lesson.tile)?;
     }
-    if let Some(focus) = lesson.focus {
-        let label = &lesson.tokens[focus];
-        if lesson.tokens.iter().filter(|t| *t == label).count() == 1 {
-            writeln!(out, "focus = {}", toml_string(label))?;
-        } else {
-            writeln!(out, "focus = {}", focus + 1)?;
-        }
+    Ok(())
+}
+
+/// By label when the label is one token's only, else by position.
+pub(super) fn write_focus(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    let Some(focus) = lesson.focus else {
+        return Ok(());
+    };
+    let label = &lesson.tokens[focus];
+    if lesson.tokens.iter().filter(|t| *t == label).count() == 1 {
+        writeln!(out, "focus = {}", toml_string(label))
+    } else {
+        writeln!(out, "focus = {}", focus + 1)
     }
-    writeln!(out, "decimals = {}", lesson.decimals)?;
+}
+
+pub(super) fn write_decimals(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    writeln!(out, "decimals = {}", lesson.decimals)
+}
+
+pub(super) fn write_narration(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     if Step::ALL
         .iter()
-        .any(|step| lesson.narration.get(*step).is_some())
+        .all(|step| lesson.narration.get(*step).is_none())
     {
-        writeln!(out, "\n[narration]")?;
-        for step in Step::ALL {
-            if let Some(text) = lesson.narration.get(step) {
-                writeln!(out, "{} = {}", step.key(), toml_string(text))?;
-            }
+        return Ok(());
+    }
+    writeln!(out, "\n[narration]")?;
+    for step in Step::ALL {
+        if let Some(text) = lesson.narration.get(step) {
+            writeln!(out, "{} = {}", step.key(), toml_string(text))?;
         }
     }
-    if lesson.expected.tolerance.is_some()
-        || !lesson.expected.figures.is_empty()
-        || !lesson.expected.slips.is_empty()
+    Ok(())
+}
+
+pub(super) fn write_expected(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    if lesson.expected.tolerance.is_none()
+        && lesson.expected.figures.is_empty()
+        && lesson.expected.slips.is_empty()
     {
-        writeln!(out, "\n[expected]")?;
-        if let Some(tolerance) = lesson.expected.tolerance {
-            writeln!(out, "tolerance = {}", toml_number(tolerance))?;
+        return Ok(());
+    }
+    writeln!(out, "\n[expected]")?;
+    if let Some(tolerance) = lesson.expected.tolerance {
+        writeln!(out, "tolerance = {}", toml_number(tolerance))?;
+    }
+    if !lesson.expected.slips.is_empty() {
+        writeln!(out, "slips = [")?;
+        for slip in &lesson.expected.slips {
+            writeln!(out, "  {},", toml_string(slip))?;
         }
-        if !lesson.expected.slips.is_empty() {
-            writeln!(out, "slips = [")?;
-            for slip in &lesson.expected.slips {
-                writeln!(out, "  {},", toml_string(slip))?;
-            }
-            writeln!(out, "]")?;
+        writeln!(out, "]")?;
+    }
+    for figure in &lesson.expected.figures {
+        match figure.head {
+            Some(head) => writeln!(
+                out,
+                "\n[expected.heads.{}.{}]",
+                head + 1,
+                figure.matrix.key()
+            )?,
+            None => writeln!(out, "\n[expected.{}]", figure.matrix.key())?,
         }
-        for figure in &lesson.expected.figures {
-            match figure.head {
-                Some(head) => writeln!(
-                    out,
-                    "\n[expected.heads.{}.{}]",
-                    head + 1,
-                    figure.matrix.key()
-                )?,
-                None => writeln!(out, "\n[expected.{}]", figure.matrix.key())?,
-            }
-            for row in &figure.rows {
-                let printed: Vec<&str> = row.values.iter().map(|n| n.text.as_str()).collect();
-                writeln!(out, "\"{}\" = [{}]", row.row + 1, printed.join(", "))?;
-            }
+        for row in &figure.rows {
+            let printed: Vec<&str> = row.values.iter().map(|n| n.text.as_str()).collect();
+            writeln!(out, "\"{}\" = [{}]", row.row + 1, printed.join(", "))?;
         }
     }
     Ok(())

@@ -275,3 +275,45 @@ fn a_format_1_lesson_saved_with_its_tile_unchanged_stays_format_1() {
     assert!(saved.contains("format = 1\n"), "{saved}");
     assert!(!saved.contains("tile"), "{saved}");
 }
+
+#[test]
+fn every_key_of_format_2_in_a_format_1_lesson_is_refused_saying_why() {
+    let base = "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nembeddings = [[1, 0], [0, 1]]\n\
+                w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 0], [0, 1]]\n";
+    let values = [
+        ("source_tokens", "[\"x\"]"),
+        ("source_embeddings", "[[1, 0]]"),
+        ("positions", "\"rope\""),
+        ("heads", "2"),
+        ("kv_heads", "1"),
+        ("w_o", "[[1, 0], [0, 1]]"),
+        ("decode", "true"),
+        ("tile", "4"),
+        ("grad_output", "[[1, 0], [0, 1]]"),
+    ];
+    let of_format_2: Vec<&str> = attn_tutor::lesson::schema::KEYS
+        .iter()
+        .filter(|key| key.since == 2)
+        .map(|key| key.name)
+        .collect();
+    assert_eq!(
+        of_format_2,
+        values.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+        "a key of format 2 this test does not try"
+    );
+    for (name, value) in values {
+        let text = format!("{base}{name} = {value}\n");
+        let why = attn_tutor::lesson::schema::key(name)
+            .and_then(|key| key.format_1_has_not)
+            .unwrap();
+        let Err(LoadError::Invalid { diagnostics, .. }) = load_text("lesson", None, text) else {
+            panic!("{name} = {value} was taken in a format 1 lesson");
+        };
+        assert!(
+            diagnostics.iter().any(
+                |said| said.message == format!("`{name}` needs `format = 2`") && said.label == why
+            ),
+            "{name}: {diagnostics:?}"
+        );
+    }
+}

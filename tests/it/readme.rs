@@ -64,6 +64,30 @@ fn in_words(count: usize) -> &'static str {
 }
 
 #[test]
+fn the_docs_table_of_keys_is_the_schemas() {
+    let docs = document("docs/lesson-format.md");
+    let table: Vec<&str> = docs
+        .split("## All keys at a glance")
+        .nth(1)
+        .expect("the docs list every key")
+        .lines()
+        .skip_while(|line| !line.starts_with("| Key"))
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .collect();
+    let schema: Vec<String> = attn_tutor::lesson::schema::KEYS
+        .iter()
+        .map(|key| key.doc_row())
+        .collect();
+    assert_eq!(
+        table,
+        schema,
+        "docs/lesson-format.md's table of keys should be, from src/lesson/schema.rs:\n{}",
+        schema.join("\n")
+    );
+}
+
+#[test]
 fn the_readme_counts_the_built_in_lessons_of_today() {
     let readme = document("README.md")
         .split_whitespace()

@@ -27,16 +27,9 @@ impl Reader<'_> {
         format: Option<u32>,
     ) -> Option<Heads> {
         let mut ok = true;
-        if format == Some(1) {
-            for key in HEADS_KEYS {
-                if let Some((span, _)) = entries.get(key) {
-                    ok = false;
-                    self.error(
-                        Diagnostic::error(span, format!("`{key}` needs `format = 2`"))
-                            .label("a format 1 lesson has one head and no W_o")
-                            .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
-                    );
-                }
+        for key in HEADS_KEYS {
+            if let Some((span, _)) = entries.get(key) {
+                ok &= self.of_its_format(key, span, format);
             }
         }
         let query = match entries.get("heads") {

@@ -48,35 +48,8 @@ impl Parsed {
     }
 }
 
-const TOP_KEYS: [&str; 27] = [
-    "format",
-    "title",
-    "source",
-    "summary",
-    "tokens",
-    "source_tokens",
-    "embeddings",
-    "source_embeddings",
-    "w_q",
-    "w_k",
-    "w_v",
-    "q",
-    "k",
-    "v",
-    "w_o",
-    "grad_output",
-    "heads",
-    "kv_heads",
-    "positions",
-    "scale",
-    "mask",
-    "decode",
-    "tile",
-    "focus",
-    "decimals",
-    "narration",
-    "expected",
-];
+/// The keys a lesson may have, from the one table of them.
+const TOP_KEYS: &[&str] = &super::schema::NAMES;
 
 /// More diagnostics than this drown the first ones; the rest are counted instead.
 const MAX_DIAGNOSTICS: usize = 50;
@@ -142,6 +115,30 @@ struct Reader<'s> {
 impl<'s> Reader<'s> {
     fn error(&mut self, diagnostic: Diagnostic) {
         self.diagnostics.push(diagnostic);
+    }
+
+    /// Whether the key `name`, written at `span`, is of the lesson's format; when it is not,
+    /// says so with what the table of keys gives as the reason.
+    fn of_its_format(&mut self, name: &str, span: Range<usize>, format: Option<u32>) -> bool {
+        let Some(key) = super::schema::key(name) else {
+            return true;
+        };
+        let Some(format) = format.filter(|format| *format < key.since) else {
+            return true;
+        };
+        let mut diagnostic = Diagnostic::error(
+            span,
+            format!("`{name}` needs `format = {}`", key.since),
+        )
+        .help(format!(
+            "write `format = {}` at the top of the file; everything else of format {format} stays as it is",
+            key.since
+        ));
+        if let Some(why) = key.format_1_has_not {
+            diagnostic = diagnostic.label(why);
+        }
+        self.error(diagnostic);
+        false
     }
 
     fn lesson(&mut self) -> Option<Lesson> {
@@ -252,7 +249,7 @@ impl<'s> Reader<'s> {
                 entries.list.push((name, key.span(), value));
             } else {
                 if let Some(meant) =
-                    self.unknown_key(name, key.span(), &TOP_KEYS, "not a lesson key")
+                    self.unknown_key(name, key.span(), TOP_KEYS, "not a lesson key")
                 {
                     misspelt.push((meant, key.span(), value));
                 }
@@ -270,9 +267,17 @@ impl<'s> Reader<'s> {
             }
         }
         let misplaced = self.misplaced_keys(&mut entries);
+        let format = self.format(entries.get("format"));
+        // Said once, as a key of format 2, not again as a source without its tokens.
+        if let Some((span, _)) = entries.get("source_embeddings")
+            && !self.of_its_format("source_embeddings", span, format)
+        {
+            entries
+                .list
+                .retain(|(name, ..)| *name != "source_embeddings");
+        }
         let find = |name: &str| entries.get(name);
 
-        let format = self.format(find("format"));
         let title = self.text_field(find("title"), "title", Some(TITLE_ROOM), None, true);
         let source = self.text_field(
             find("source"),
@@ -292,12 +297,8 @@ impl<'s> Reader<'s> {
         let token_labels = tokens.as_deref();
         let source_tokens = self.source_tokens(find("source_tokens"));
         let cross = find("source_tokens").is_some();
-        if let (true, Some(1), Some((span, _))) = (cross, format, find("source_tokens")) {
-            self.error(
-                Diagnostic::error(span, "`source_tokens` needs `format = 2`")
-                    .label("a format 1 lesson is self-attention")
-                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
-            );
+        if let Some((span, _)) = find("source_tokens") {
+            self.of_its_format("source_tokens", span, format);
         }
         let source_len = source_tokens.as_ref().map(Vec::len);
         let heads = self.heads(&entries, format);

@@ -75,12 +75,7 @@ impl Reader<'_> {
         let Some((key, value)) = entry else {
             return true;
         };
-        if format == Some(1) {
-            self.error(
-                Diagnostic::error(key, "`grad_output` needs `format = 2`")
-                    .label("a format 1 lesson has no backward pass")
-                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
-            );
+        if !self.of_its_format("grad_output", key.clone(), format) {
             return false;
         }
         // With W_o, its columns are compared with grad_output's by the inputs' rules.
@@ -122,12 +117,7 @@ impl Reader<'_> {
         if !decode {
             return Some(false);
         }
-        if format == Some(1) {
-            self.error(
-                Diagnostic::error(key, "`decode` needs `format = 2`")
-                    .label("a format 1 lesson has no generation steps")
-                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
-            );
+        if !self.of_its_format("decode", key.clone(), format) {
             return None;
         }
         if cross {
@@ -168,12 +158,7 @@ impl Reader<'_> {
         let Some((key, value)) = entry else {
             return Some(DEFAULT_TILE);
         };
-        if format == Some(1) {
-            self.error(
-                Diagnostic::error(key, "`tile` needs `format = 2`")
-                    .label("a format 1 lesson has no online softmax")
-                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
-            );
+        if !self.of_its_format("tile", key.clone(), format) {
             return None;
         }
         let found = match value.get_ref() {

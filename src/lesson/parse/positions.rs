@@ -30,12 +30,7 @@ impl Reader<'_> {
         let Some((key_span, value)) = entry else {
             return Some(PositionInputs::None);
         };
-        if format == Some(1) {
-            self.error(
-                Diagnostic::error(key_span, "`positions` needs `format = 2`")
-                    .label("a format 1 lesson has no positions")
-                    .help("write `format = 2` at the top of the file; everything else of format 1 stays as it is"),
-            );
+        if !self.of_its_format("positions", key_span.clone(), format) {
             return None;
         }
         let positions = match value.get_ref() {
