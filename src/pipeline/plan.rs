@@ -627,23 +627,29 @@ impl Plan {
         &self.order
     }
 
-    /// The matrix that is projected into Q, K and V: X (embeddings + positions) or the
-    /// embeddings themselves.
+    /// The matrix that is projected into Q: whatever the plan multiplies by W_q (X, the
+    /// embeddings plus positions, or the embeddings themselves). Read from the plan, so an
+    /// operation put between the embeddings and the projections is what they read.
     pub fn projected_input(&self) -> Option<MatrixName> {
-        [MatrixName::X, MatrixName::Embeddings]
-            .into_iter()
-            .find(|name| self.has(*name))
+        self.multiplied_by(MatrixName::Q, MatrixName::WQ)
     }
 
-    /// The matrix projected into K and V: the source (with its positions) in cross-attention,
-    /// else the same as `projected_input`.
+    /// The matrix projected into K and V: whatever the plan multiplies by W_k (the source,
+    /// with its positions, in cross-attention; else the same as `projected_input`).
     pub fn projected_source(&self) -> Option<MatrixName> {
-        if !self.shape.cross {
-            return self.projected_input();
+        self.multiplied_by(MatrixName::K, MatrixName::WK)
+    }
+
+    /// The left operand of `product` when the plan makes it as that times `weights`.
+    fn multiplied_by(&self, product: MatrixName, weights: MatrixName) -> Option<MatrixName> {
+        match self.origin(product) {
+            Some(Op::Product {
+                left,
+                right,
+                transpose_right: false,
+            }) if right == weights => Some(left),
+            _ => None,
         }
-        [MatrixName::SourceX, MatrixName::SourceEmbeddings]
-            .into_iter()
-            .find(|name| self.has(*name))
     }
 
     /// The matrix a lesson's answer is: the heads' outputs projected by W_o, or the one head's
@@ -721,5 +727,48 @@ impl Plan {
             Some(gloss) => format!("{equation} ({gloss})"),
             None => equation,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_projections_read_what_the_plan_multiplies_by_their_weights() {
+        for shape in Shape::every() {
+            let plan = Plan::new(shape);
+            if !shape.projected {
+                assert_eq!(plan.projected_input(), None, "{shape:?}");
+                continue;
+            }
+            let x = plan.projected_input().unwrap();
+            assert!(
+                plan.order().iter().position(|name| *name == x)
+                    < plan.order().iter().position(|name| *name == MatrixName::Q)
+            );
+            let expected = if plan.has(MatrixName::X) {
+                MatrixName::X
+            } else {
+                MatrixName::Embeddings
+            };
+            assert_eq!(x, expected, "{shape:?}");
+        }
+        // An operation put between X and the projections (as a normalisation would be) is
+        // what they read, with nothing else told.
+        let mut plan = Plan::new(Shape::every()[0]);
+        let between = MatrixName::Positions;
+        for (product, weights) in [
+            (MatrixName::Q, MatrixName::WQ),
+            (MatrixName::K, MatrixName::WK),
+        ] {
+            plan.origins[product.index()] = Some(Op::Product {
+                left: between,
+                right: weights,
+                transpose_right: false,
+            });
+        }
+        assert_eq!(plan.projected_input(), Some(between));
+        assert_eq!(plan.projected_source(), Some(between));
     }
 }
