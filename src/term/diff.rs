@@ -333,6 +333,14 @@ fn changed_cells<'a>(shown: &Buffer, next: &'a Buffer) -> Vec<(u16, u16, &'a Cel
     let mut changed = shown.diff(next);
     let width = |cell: &Cell| cell.symbol().width();
     let (left, right) = (next.area.left(), next.area.right());
+    // Most frames have no wide character near a change: nothing more to look at.
+    let near_wide = |&(x, y, cell): &(u16, u16, &Cell)| {
+        let last = (x + width(cell).max(1) as u16).min(right) - 1;
+        (x.saturating_sub(3).max(left)..=last).any(|start| width(&shown[(start, y)]) > 1)
+    };
+    if !changed.iter().any(near_wide) {
+        return changed;
+    }
     let written: HashSet<(u16, u16)> = changed
         .iter()
         .flat_map(|&(x, y, cell)| {
