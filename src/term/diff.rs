@@ -66,7 +66,7 @@ fn bg_param(color: Color, out: &mut String) {
     let _ = write!(out, "{}", Colored::BackgroundColor(color.into_crossterm()));
 }
 
-/// Parameters joined by `;`: each added with `param`, skipping the empty ones.
+/// SGR parameters joined by `;`, leaving out the empty ones (a colour crossterm leaves out).
 struct Params(String);
 
 impl Params {
@@ -146,6 +146,11 @@ fn sgr(from: Pen, to: Pen, out: &mut Vec<u8>) {
     } else {
         changes.0
     };
+    // Only colours changed and crossterm leaves colours out (NO_COLOR in this process's
+    // environment): `ESC[m` would be a reset, so nothing is sent.
+    if params.is_empty() {
+        return;
+    }
     out.extend_from_slice(b"\x1b[");
     out.extend_from_slice(params.as_bytes());
     out.push(b'm');
