@@ -2,6 +2,7 @@
 //! and the local terminal's event loop.
 
 pub mod channel;
+mod diff;
 pub mod local;
 pub mod record;
 
@@ -10,6 +11,7 @@ use std::io::Write;
 use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
+use ratatui::buffer::Buffer;
 
 use crate::app::{Action, App, Effect, SaveFailure, update};
 use crate::attention::Step;
@@ -33,17 +35,22 @@ impl ScreenId {
     }
 }
 
-/// Draws frames for one terminal, remembering which screen it showed last.
+/// Draws frames for one terminal, remembering which screen it showed last and what is on it.
 #[derive(Debug, Default)]
 pub struct Painter {
     last: Option<ScreenId>,
+    /// The terminal's contents as the last frame left them; `None` before the first frame,
+    /// which goes to a blank terminal.
+    shown: Option<Buffer>,
+    /// The bytes of a frame, gathered before they are written.
+    bytes: Vec<u8>,
 }
 
 impl Painter {
-    /// Draws one frame inside synchronized-output mode, so the terminal shows it whole. ratatui
-    /// sends only the cells that differ from the previous frame; on a change of screen (another
-    /// step or lesson) clearing first and painting the new screen is smaller than that diff,
-    /// which must also blank every old cell.
+    /// Draws one frame inside synchronized-output mode, so the terminal shows it whole. Only
+    /// the cells that differ from what the terminal shows are sent (see `diff`); on a change of
+    /// screen (another step or lesson) clearing first and painting the new screen is smaller
+    /// than that diff, which must also blank every old cell.
     pub fn draw<B: Backend<Error = std::io::Error> + Write>(
         &mut self,
         terminal: &mut Terminal<B>,
@@ -71,16 +78,33 @@ impl Painter {
     ) -> std::io::Result<()> {
         let changed = self.repaints(app);
         self.last = Some(ScreenId::of(app));
-        crossterm::queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-        if changed {
+        // ratatui's own draw would diff with its previous frame and write the changes its way;
+        // the frame is rendered into its buffer here and the changes written by `diff`.
+        terminal.autoresize()?;
+        fill(&mut terminal.get_frame());
+        let next = terminal.current_buffer_mut();
+        let area = next.area;
+        crossterm::queue!(&mut self.bytes, BeginSynchronizedUpdate)?;
+        let shown = match self.shown.take() {
             // Not `Terminal::clear`: it asks the terminal for the cursor position, a round trip
-            // an SSH channel cannot make. Clear the screen ourselves, and make ratatui's
-            // previous frame blank (swapping after a draw leaves both buffers reset) so the
-            // next draw paints every cell.
-            crossterm::queue!(terminal.backend_mut(), Clear(ClearType::All))?;
-            terminal.swap_buffers();
-        }
-        terminal.draw(fill)?;
+            // an SSH channel cannot make. A terminal of another size than the last frame's was
+            // cleared by the resize, or will be here.
+            Some(shown) if !changed && shown.area == area => shown,
+            Some(_) => {
+                crossterm::queue!(&mut self.bytes, Clear(ClearType::All))?;
+                Buffer::empty(area)
+            }
+            None => Buffer::empty(area),
+        };
+        diff::write_changes(&shown, next, &mut self.bytes);
+        // The frame just drawn is what the terminal shows now; ratatui's buffer gets the old
+        // one back, to be blanked and drawn into next time.
+        self.shown = Some(std::mem::replace(next, shown));
+        terminal.swap_buffers();
+        let backend = terminal.backend_mut();
+        backend.write_all(&self.bytes)?;
+        self.bytes.clear();
+        terminal.hide_cursor()?;
         crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
         Write::flush(terminal.backend_mut())
     }
@@ -90,19 +114,15 @@ impl Painter {
     /// same size (see `repaints`), so that the next frame's diff starts from what is shown.
     pub fn adopt<B: Backend<Error = std::io::Error>>(
         &mut self,
-        terminal: &mut Terminal<B>,
+        _terminal: &mut Terminal<B>,
         app: &App,
-        screen: &ratatui::buffer::Buffer,
+        screen: &Buffer,
     ) {
         self.last = Some(ScreenId::of(app));
-        let current = terminal.current_buffer_mut();
-        if current.area == screen.area {
-            current.content.clone_from_slice(&screen.content);
-        } else {
-            current.clone_from(screen);
+        match &mut self.shown {
+            Some(shown) => shown.clone_from(screen),
+            None => self.shown = Some(screen.clone()),
         }
-        // The buffer just filled becomes the previous frame, the one the next draw diffs with.
-        terminal.swap_buffers();
     }
 }
 

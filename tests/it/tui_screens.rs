@@ -7,16 +7,18 @@ use crate::common;
 
 use common::buffer_text as text;
 
-use attn_tutor::app::{Action, App, PickerEntry, update};
+use attn_tutor::app::{Action, App, Direction, PickerEntry, update};
 use attn_tutor::attention::MatrixName;
 use attn_tutor::lesson::{BUILTIN, load_text};
+use attn_tutor::term::Painter;
+use attn_tutor::term::channel::Outbox;
 use attn_tutor::ui::layout::tutor_layout;
 use attn_tutor::ui::{Theme, view};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use ratatui::backend::{CrosstermBackend, TestBackend};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
+use ratatui::{Terminal, TerminalOptions, Viewport};
 
 /// Draws the app once on a fresh terminal of this size.
 fn draw(app: &App, theme: &Theme, width: u16, height: u16) -> Buffer {
@@ -1260,4 +1262,300 @@ fn labels_and_captions_are_whole_where_the_row_has_room() {
             "{lesson} {step} at {width}×{height}: {words:?} cut:\n{top}"
         );
     }
+}
+
+// --- What a keystroke sends to the terminal ---------------------------------------------------
+
+/// The 64-token lesson of 8 heads (64-dimensional embeddings, W_o 64 × 64) that the repaint
+/// bench measures (benches/tutor.rs).
+fn heads_lesson_text() -> String {
+    let labels: Vec<String> = (1..=64).map(|i| format!("\"t{i}\"")).collect();
+    let mut text = format!(
+        "format = 2\ntitle = \"64 tokens, 8 heads\"\nheads = 8\ntokens = [{}]\n",
+        labels.join(", ")
+    );
+    for (key, seed) in [
+        ("embeddings", 1),
+        ("w_q", 2),
+        ("w_k", 3),
+        ("w_v", 4),
+        ("w_o", 5),
+    ] {
+        text.push_str(&format!(
+            "{key} = {{ random = \"normal\", seed = {seed}, shape = [64, 64] }}\n"
+        ));
+    }
+    text
+}
+
+fn heads_app() -> App {
+    let lesson = load_text("heads", None, heads_lesson_text());
+    assert!(lesson.is_ok(), "the generated lesson loads");
+    App::new(
+        vec![PickerEntry {
+            name: "heads".into(),
+            lesson,
+        }],
+        Some(0),
+    )
+}
+
+/// A terminal of a fixed size, drawn the way the tutor draws, keeping the bytes it is sent.
+struct Painted {
+    terminal: Terminal<CrosstermBackend<Outbox>>,
+    sent: Outbox,
+    painter: Painter,
+}
+
+impl Painted {
+    fn new(width: u16, height: u16) -> Painted {
+        let sent = Outbox::default();
+        let terminal = Terminal::with_options(
+            CrosstermBackend::new(sent.clone()),
+            TerminalOptions {
+                viewport: Viewport::Fixed(Rect::new(0, 0, width, height)),
+            },
+        )
+        .expect("a fixed terminal");
+        Painted {
+            terminal,
+            sent,
+            painter: Painter::default(),
+        }
+    }
+
+    /// The bytes of the next frame of `app`.
+    fn frame(&mut self, app: &App, theme: &Theme) -> Vec<u8> {
+        self.painter
+            .draw(&mut self.terminal, app, theme)
+            .expect("drawing into memory never fails");
+        self.sent.take()
+    }
+}
+
+/// The bytes of a full repaint of what `app` shows: its first frame on a fresh terminal.
+fn full_repaint(app: &App, theme: &Theme, width: u16, height: u16) -> Vec<u8> {
+    Painted::new(width, height).frame(app, theme)
+}
+
+/// Every cell a terminal shows: its text, colours and attributes.
+fn cells(screen: &vt100::Screen) -> Vec<String> {
+    let (rows, columns) = screen.size();
+    let mut cells = Vec::new();
+    for row in 0..rows.get() {
+        for column in 0..columns.get() {
+            let cell = screen.cell(row, column).expect("inside the screen");
+            // A cell never written and one written with a space look the same.
+            let contents = match cell.contents() {
+                "" => " ",
+                contents => contents,
+            };
+            cells.push(format!(
+                "{row},{column}: {contents:?} {:?} {:?} b{} d{} i{} u{} r{}",
+                cell.fgcolor(),
+                cell.bgcolor(),
+                cell.bold(),
+                cell.dim(),
+                cell.italic(),
+                cell.underline(),
+                cell.inverse()
+            ));
+        }
+    }
+    cells
+}
+
+/// What a fresh terminal shows after these bytes.
+fn shown_after(bytes: &[u8], width: u16, height: u16) -> Vec<String> {
+    let mut terminal = vt100::Parser::new(
+        height.try_into().expect("a terminal has rows"),
+        width.try_into().expect("a terminal has columns"),
+        0,
+    );
+    terminal.process(bytes);
+    cells(terminal.screen())
+}
+
+/// The keys of the repaint bench on each screen: the step change into it, →, then ←, ↓, →, ↑.
+fn bench_keys() -> [Action; 5] {
+    [
+        Action::Move(Direction::Right),
+        Action::Move(Direction::Left),
+        Action::Move(Direction::Down),
+        Action::Move(Direction::Right),
+        Action::Move(Direction::Up),
+    ]
+}
+
+/// The bytes ratatui's own writer sends for the next frame of `app` (the cells that differ,
+/// each gap re-addressed, both colours whenever either changes): what the tutor sent before
+/// its painter wrote the changes itself.
+fn ratatui_frame(
+    terminal: &mut Terminal<CrosstermBackend<Outbox>>,
+    sent: &Outbox,
+    app: &App,
+    theme: &Theme,
+) -> usize {
+    terminal
+        .draw(|frame| view(frame, app, theme))
+        .expect("drawing into memory never fails");
+    sent.take().len()
+}
+
+#[test]
+fn cursor_moves_send_under_nine_tenths_of_what_ratatuis_writer_sends_and_seven_tenths_in_all() {
+    // Issue 29 item 15: the 64-token, 8-head lesson at 120×40, the repaint bench's keys. A
+    // highlighted column moving with the cursor was sent a row at a time with its cursor
+    // address and both colours; and every gap cost an address.
+    let (width, height) = (120, 40);
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let mut app = heads_app();
+    let mut painted = Painted::new(width, height);
+    painted.frame(&app, &theme);
+    let sent = Outbox::default();
+    let mut plain = Terminal::with_options(
+        CrosstermBackend::new(sent.clone()),
+        TerminalOptions {
+            viewport: Viewport::Fixed(Rect::new(0, 0, width, height)),
+        },
+    )
+    .expect("a fixed terminal");
+    ratatui_frame(&mut plain, &sent, &app, &theme);
+    let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+    let mut too_dear = Vec::new();
+    let (mut all_ours, mut all_ratatuis) = (0, 0);
+    for (index, step) in steps.iter().enumerate() {
+        if index > 0 {
+            update(&mut app, Action::NextStep);
+            painted.frame(&app, &theme);
+            ratatui_frame(&mut plain, &sent, &app, &theme);
+        }
+        let (mut ours, mut ratatuis) = (0, 0);
+        for key in bench_keys() {
+            update(&mut app, key);
+            ours += painted.frame(&app, &theme).len();
+            ratatuis += ratatui_frame(&mut plain, &sent, &app, &theme);
+        }
+        if ours * 10 > ratatuis * 9 {
+            too_dear.push(format!(
+                "{}: {ours} bytes, ratatui's {ratatuis}",
+                step.title()
+            ));
+        }
+        all_ours += ours;
+        all_ratatuis += ratatuis;
+    }
+    assert!(
+        too_dear.is_empty(),
+        "cursor moves over nine tenths of ratatui's bytes:\n{}",
+        too_dear.join("\n")
+    );
+    assert!(
+        all_ours * 10 <= all_ratatuis * 7,
+        "cursor moves on every screen: {all_ours} bytes, ratatui's {all_ratatuis}"
+    );
+}
+
+#[test]
+fn a_highlighted_column_moving_sideways_sends_its_colour_once() {
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let mut app = heads_app();
+    let mut terminal = Painted::new(120, 40);
+    update(&mut app, Action::NextStep);
+    terminal.frame(&app, &theme);
+    assert_eq!(app.tutor.as_ref().unwrap().step().title(), "Projection");
+    update(&mut app, Action::Move(Direction::Right));
+    let bytes = String::from_utf8(terminal.frame(&app, &theme)).expect("text");
+    // The operand highlight: a 24-bit background behind the column of W_q, 25 rows of it.
+    let highlights = bytes.matches("48;2;").count();
+    assert!(
+        highlights <= 2,
+        "the highlighted column's colour was sent {highlights} times: {bytes:?}"
+    );
+}
+
+#[test]
+fn what_the_painter_sends_leaves_the_terminal_as_a_full_repaint_would() {
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let cases: [(App, u16, u16); 3] = [
+        (heads_app(), 120, 40),
+        (heads_app(), 80, 24),
+        (open(lesson_index("cat-sleeps")), 80, 24),
+    ];
+    for (mut app, width, height) in cases {
+        let mut terminal = Painted::new(width, height);
+        let mut screen = vt100::Parser::new(
+            height.try_into().expect("a terminal has rows"),
+            width.try_into().expect("a terminal has columns"),
+            0,
+        );
+        screen.process(&terminal.frame(&app, &theme));
+        let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+        for (index, step) in steps.iter().enumerate() {
+            if index > 0 {
+                update(&mut app, Action::NextStep);
+                screen.process(&terminal.frame(&app, &theme));
+            }
+            let mut keys = bench_keys().to_vec();
+            keys.extend([Action::Edit, Action::Type('7'), Action::Submit]);
+            for key in keys {
+                update(&mut app, key.clone());
+                screen.process(&terminal.frame(&app, &theme));
+                let expected =
+                    shown_after(&full_repaint(&app, &theme, width, height), width, height);
+                let wrong: Vec<String> = cells(screen.screen())
+                    .iter()
+                    .zip(&expected)
+                    .filter(|(got, expected)| got != expected)
+                    .map(|(got, expected)| format!("shows {got}, a full repaint {expected}"))
+                    .take(5)
+                    .collect();
+                assert!(
+                    wrong.is_empty(),
+                    "{} at {width}×{height} after {key:?}:\n{}",
+                    step.title(),
+                    wrong.join("\n")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn without_colour_the_painter_sends_no_colour() {
+    // NO_COLOR: every step, the bench's keys and an edit, and not one colour code.
+    let theme = Theme::detect(true, Some("truecolor"), Some("xterm-256color"));
+    let mut app = heads_app();
+    let mut terminal = Painted::new(80, 24);
+    let mut sent = terminal.frame(&app, &theme);
+    let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+    for index in 0..steps {
+        if index > 0 {
+            update(&mut app, Action::NextStep);
+            sent.extend(terminal.frame(&app, &theme));
+        }
+        for key in bench_keys()
+            .into_iter()
+            .chain([Action::Edit, Action::Type('7'), Action::Submit])
+        {
+            update(&mut app, key);
+            sent.extend(terminal.frame(&app, &theme));
+        }
+    }
+    let sent = String::from_utf8(sent).expect("text");
+    let mut attributes = 0;
+    for sgr in sent.split("\x1b[").filter_map(|rest| {
+        let end = rest.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+        (rest[end..].starts_with('m')).then(|| &rest[..end])
+    }) {
+        attributes += 1;
+        for param in sgr.split(';') {
+            let code: u32 = param.parse().unwrap_or(0);
+            assert!(
+                !matches!(code, 30..=38 | 40..=48 | 90..=97 | 100..=107),
+                "a colour code {code} in ESC[{sgr}m"
+            );
+        }
+    }
+    assert!(attributes > 0, "the cursor and highlights are still drawn");
 }
