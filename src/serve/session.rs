@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crossterm::cursor::Hide;
@@ -22,7 +22,7 @@ use crossterm::terminal::EnterAlternateScreen;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, watch};
 
 use crate::app::{Action, App, Classroom, Follow, Overlay, Presented, Status};
 use crate::input::action_for;
@@ -77,6 +77,8 @@ pub enum Ending {
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
     wake: Notify,
+    /// Told when the session takes what waits, or ends: there is room again.
+    taken: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -84,6 +86,8 @@ struct Inbox {
     /// Kept across takes: a sequence or a paste may be split across packets.
     decoder: Decoder,
     taken: Taken,
+    /// The session has ended: nothing will be taken again.
+    closed: bool,
 }
 
 /// What the session takes from the mailbox each time it wakes.
@@ -134,6 +138,34 @@ impl Mailbox {
         kept_all
     }
 
+    /// Waits while the input kept is at its limit, until the session takes it (or ends). The
+    /// connection waits here before reading more, so a client that sends faster than its
+    /// session works is held back by the connection itself (TCP's, SSH's flow control) rather
+    /// than having the runtime's workers decode input that would only be dropped: four seats
+    /// streaming 60 KB messages of keys took the workers from every classmate's sign-in.
+    pub async fn room(&self) {
+        loop {
+            let taken = self.taken.notified();
+            tokio::pin!(taken);
+            taken.as_mut().enable();
+            let full = self.inbox.lock().is_ok_and(|inbox| {
+                !inbox.closed && inbox.taken.cost + KEY_COST > MAX_PENDING_INPUT
+            });
+            if !full {
+                return;
+            }
+            taken.await;
+        }
+    }
+
+    /// The session has ended: a connection waiting for room waits no more.
+    fn close(&self) {
+        if let Ok(mut inbox) = self.inbox.lock() {
+            inbox.closed = true;
+        }
+        self.taken.notify_waiters();
+    }
+
     pub fn resize(&self, size: Size) {
         if let Ok(mut inbox) = self.inbox.lock() {
             inbox.taken.size = Some(size);
@@ -164,23 +196,95 @@ impl Mailbox {
     }
 
     fn take(&self) -> Taken {
-        self.inbox
+        let taken = self
+            .inbox
             .lock()
             .map(|mut inbox| std::mem::take(&mut inbox.taken))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        self.taken.notify_waiters();
+        taken
     }
 }
 
 /// Where the class's tutors do their work: updating an app with a student's keys and drawing
 /// its screen. A lab sweep or a big lesson's step takes a tenth of a second or more of CPU, so
 /// that work never runs on the runtime's workers (which must stay free to answer every other
-/// connection) but on blocking threads, a turn at a time, at most `turns` at once. Seats wait
-/// for a turn in the order they asked (the semaphore is first come, first served), and a seat
-/// with work left after its turn asks again at the back: each busy seat gets its share, and a
-/// classmate's first frame waits for one turn of each seat ahead of it, not for their backlogs.
-#[derive(Debug, Clone)]
+/// connection) but on blocking threads, a turn at a time, at most one per core but one at once.
+/// Which seat works next is not first come, first served: the seat that has done the least work
+/// lately goes first (a fair share), so a classmate who has just come, or who only moves a
+/// cursor, passes every seat busy with heavy turns, and the busy seats take turns among
+/// themselves. One more lane is kept for light seats only, so that their turns do not wait for a
+/// heavy turn to end either: a newcomer's first frame waits for no one's sweep.
+#[derive(Clone)]
 pub struct Workshop {
-    turns: Arc<Semaphore>,
+    floor: Arc<Mutex<Floor>>,
+}
+
+/// The workshop's lanes and the seats waiting for one.
+struct Floor {
+    /// Turns at once for any seat.
+    lanes: usize,
+    /// Of `lanes`, how many are working.
+    working: usize,
+    /// Whether the lane kept for light seats is working.
+    light_working: bool,
+    waiting: Vec<Job>,
+    /// Jobs queued so far: among seats with the same load, the first to ask goes first.
+    queued: u64,
+}
+
+/// A seat's turn waiting for a lane.
+struct Job {
+    desk: Desk,
+    work: Work,
+    order: u64,
+    done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
+}
+
+/// Which seats a lane takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    Any,
+    /// Only seats whose `Load` is light.
+    Light,
+}
+
+/// How fast a seat's past work stops counting against it: halved every second.
+const LOAD_HALF_LIFE: f64 = 1.0;
+
+/// A seat is light, and may take the lane kept for light seats, when its last turn took less than
+/// this and its recent work (decayed by `LOAD_HALF_LIFE`) is less than `LIGHT_LOAD`: a cursor
+/// move, a step, a first frame; never a lab sweep.
+const LIGHT_TURN: Duration = Duration::from_millis(20);
+const LIGHT_LOAD: f64 = 0.05;
+
+/// A seat's recent work: what decides its place in the workshop's queue.
+#[derive(Debug, Clone, Copy, Default)]
+struct Load {
+    /// Seconds of work, as they stood at `at`.
+    work: f64,
+    at: Option<Instant>,
+    last_turn: Duration,
+}
+
+impl Load {
+    /// The seat's recent work as it stands at `now`, in seconds.
+    fn at(&self, now: Instant) -> f64 {
+        self.at.map_or(0.0, |at| {
+            let since = now.saturating_duration_since(at).as_secs_f64();
+            self.work * 0.5_f64.powf(since / LOAD_HALF_LIFE)
+        })
+    }
+
+    fn add(&mut self, turn: Duration, now: Instant) {
+        self.work = self.at(now) + turn.as_secs_f64();
+        self.at = Some(now);
+        self.last_turn = turn;
+    }
+
+    fn is_light(&self, now: Instant) -> bool {
+        self.last_turn < LIGHT_TURN && self.at(now) < LIGHT_LOAD
+    }
 }
 
 impl Default for Workshop {
@@ -194,7 +298,103 @@ impl Default for Workshop {
 impl Workshop {
     pub fn with_turns(turns: usize) -> Workshop {
         Workshop {
-            turns: Arc::new(Semaphore::new(turns.max(1))),
+            floor: Arc::new(Mutex::new(Floor {
+                lanes: turns.max(1),
+                working: 0,
+                light_working: false,
+                waiting: Vec::new(),
+                queued: 0,
+            })),
+        }
+    }
+
+    /// Queues a seat's turn; `done` gets the desk back with what the turn did (or is dropped if
+    /// the turn failed). Must be called on the runtime.
+    fn queue(&self, desk: Desk, work: Work, done: tokio::sync::oneshot::Sender<(Desk, Turned)>) {
+        let lane = {
+            let mut floor = self.floor.lock().unwrap_or_else(PoisonError::into_inner);
+            floor.queued += 1;
+            let order = floor.queued;
+            floor.waiting.push(Job {
+                desk,
+                work,
+                order,
+                done,
+            });
+            floor.open_lane(Instant::now())
+        };
+        if let Some(lane) = lane {
+            let floor = Arc::clone(&self.floor);
+            tokio::task::spawn_blocking(move || work_lane(&floor, lane));
+        }
+    }
+}
+
+impl Floor {
+    /// A lane to start working, if one is free and a waiting seat may take it.
+    fn open_lane(&mut self, now: Instant) -> Option<Lane> {
+        if self.working < self.lanes {
+            self.working += 1;
+            Some(Lane::Any)
+        } else if !self.light_working && self.waiting.iter().any(|job| job.desk.load.is_light(now))
+        {
+            self.light_working = true;
+            Some(Lane::Light)
+        } else {
+            None
+        }
+    }
+
+    /// The next seat to work in `lane`: the least recent work first, then the first to ask.
+    fn next(&mut self, lane: Lane, now: Instant) -> Option<Job> {
+        let best = self
+            .waiting
+            .iter()
+            .enumerate()
+            .filter(|(_, job)| lane == Lane::Any || job.desk.load.is_light(now))
+            .map(|(at, job)| (at, job.desk.load.at(now), job.order))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))?
+            .0;
+        Some(self.waiting.swap_remove(best))
+    }
+
+    fn close(&mut self, lane: Lane) {
+        match lane {
+            Lane::Any => self.working -= 1,
+            Lane::Light => self.light_working = false,
+        }
+    }
+}
+
+/// A lane at work on a blocking thread: one seat's turn after another until no seat it may take
+/// waits.
+fn work_lane(floor: &Mutex<Floor>, lane: Lane) {
+    loop {
+        let job = {
+            let mut floor = floor.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(job) = floor.next(lane, Instant::now()) else {
+                floor.close(lane);
+                return;
+            };
+            job
+        };
+        // The seat left while it waited.
+        if job.done.is_closed() {
+            continue;
+        }
+        let Job {
+            mut desk,
+            work,
+            done,
+            ..
+        } = job;
+        let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let turned = desk.turn(work, TURN_TIME);
+            (desk, turned)
+        }));
+        // A turn that panicked drops `done`: its session ends, the lane goes on.
+        if let Ok(turned) = turned {
+            let _ = done.send(turned);
         }
     }
 }
@@ -320,6 +520,8 @@ struct Desk {
     size: Size,
     /// The time this seat's turns have taken, all told: the clock its keys go stale by.
     worked: Duration,
+    /// Its recent work: its place in the workshop's queue.
+    load: Load,
     /// The class's screens drawn for followers, when the class has a presenter.
     stage: Option<Arc<Stage>>,
     /// The presenter's version of the screen shown, while it is shown untouched.
@@ -359,6 +561,12 @@ pub async fn run(start: Start) {
     match Session::new(start) {
         Ok(session) => session.run().await,
         Err(error) => tracing::warn!(student = %who, %error, "the tutor could not start"),
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.mailbox.close();
     }
 }
 
@@ -467,32 +675,27 @@ impl Session {
             .map_or(Duration::ZERO, |desk| desk.worked)
     }
 
-    /// Waits for a turn in the workshop and does `work` on a blocking thread. `None` when the
-    /// session is over (the connection went, the class ended, the work could not be done).
+    /// Waits for a turn in the workshop, where `work` is done on a blocking thread. `None` when
+    /// the session is over (the connection went, the class ended, the work could not be done).
     async fn turn(&mut self, work: Work) -> Option<Turned> {
-        let turns = Arc::clone(&self.workshop.turns);
-        let permit = tokio::select! {
-            permit = turns.acquire_owned() => permit.ok()?,
+        let desk = self.desk.take()?;
+        let (done, turned) = tokio::sync::oneshot::channel();
+        self.workshop.queue(desk, work, done);
+        let done = tokio::select! {
+            done = turned => done,
             _ = self.connection.changed() => return None,
             _ = self.class_over.changed() => {
                 self.goodbye(Some(Ending::ClassOver)).await;
                 return None;
             }
         };
-        let mut desk = self.desk.take()?;
-        let done = tokio::task::spawn_blocking(move || {
-            let turned = desk.turn(work, TURN_TIME);
-            drop(permit);
-            (desk, turned)
-        })
-        .await;
         match done {
             Ok((desk, turned)) => {
                 self.desk = Some(desk);
                 Some(turned)
             }
-            Err(error) => {
-                tracing::warn!(student = %self.who, %error, "the tutor's work failed");
+            Err(_) => {
+                tracing::warn!(student = %self.who, "the tutor's work failed");
                 None
             }
         }
@@ -560,6 +763,7 @@ impl Desk {
             theme,
             size,
             worked: Duration::ZERO,
+            load: Load::default(),
             stage: None,
             presented: None,
         })
@@ -620,7 +824,9 @@ impl Desk {
                 }
             }
         }
-        self.worked += started.elapsed();
+        let took = started.elapsed();
+        self.worked += took;
+        self.load.add(took, Instant::now());
         Turned {
             frame,
             left: events,
