@@ -1227,6 +1227,63 @@ mod tests {
         );
     }
 
+    /// A desk waiting in `floor` with `turns` of work done just now (none: a newcomer).
+    fn waiting(floor: &mut Floor, turns: &[Duration], now: Instant) -> usize {
+        let mut desk = desk();
+        for turn in turns {
+            desk.load.add(*turn, now);
+        }
+        let (done, _) = tokio::sync::oneshot::channel();
+        floor.queued += 1;
+        let order = floor.queued;
+        floor.waiting.push(Job {
+            desk,
+            work: Work::default(),
+            order,
+            done,
+        });
+        usize::try_from(order).unwrap()
+    }
+
+    #[test]
+    fn a_newcomer_works_before_seats_busy_with_heavy_turns_and_those_share_the_rest() {
+        let now = Instant::now();
+        let mut floor = Floor {
+            lanes: 1,
+            working: 0,
+            light_working: false,
+            waiting: Vec::new(),
+            queued: 0,
+        };
+        let sweep = Duration::from_millis(800);
+        // Three seats sweeping the lab asked first; the third has swept twice.
+        let busy = waiting(&mut floor, &[sweep], now);
+        let busier = waiting(&mut floor, &[sweep, sweep], now);
+        let also_busy = waiting(&mut floor, &[sweep], now);
+        let newcomer = waiting(&mut floor, &[], now);
+        let order = |job: Option<Job>| usize::try_from(job.expect("a seat waits").order).unwrap();
+        assert_eq!(floor.open_lane(now), Some(Lane::Any));
+        // The lane kept for light seats opens for the newcomer, and takes only light seats.
+        assert_eq!(floor.open_lane(now), Some(Lane::Light));
+        assert_eq!(floor.open_lane(now), None, "both lanes work");
+        assert_eq!(order(floor.next(Lane::Light, now)), newcomer);
+        assert!(
+            floor.next(Lane::Light, now).is_none(),
+            "no sweep in the light lane"
+        );
+        // The busy seats in turn: the least recent work first, then the first to ask.
+        assert_eq!(order(floor.next(Lane::Any, now)), busy);
+        assert_eq!(order(floor.next(Lane::Any, now)), also_busy);
+        assert_eq!(order(floor.next(Lane::Any, now)), busier);
+        // A seat's work counts less as time goes: a second later a seat that swept once then
+        // waits behind one that has swept twice but two seconds before.
+        let later = now + Duration::from_secs(2);
+        let early = waiting(&mut floor, &[sweep, sweep], now);
+        let just_now = waiting(&mut floor, &[sweep], later);
+        assert_eq!(order(floor.next(Lane::Any, later)), early);
+        assert_eq!(order(floor.next(Lane::Any, later)), just_now);
+    }
+
     #[test]
     fn a_lone_escape_in_its_own_packet_is_the_escape_key() {
         let mailbox = Mailbox::default();
