@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crossterm::cursor::Hide;
@@ -218,7 +218,16 @@ impl Mailbox {
 #[derive(Clone)]
 pub struct Workshop {
     floor: Arc<Mutex<Floor>>,
+    /// Wakes a lane that waits for more work (see `LANE_LINGER`).
+    more: Arc<Condvar>,
 }
+
+/// How long a lane with nothing to do waits for more before its blocking task ends. At a
+/// presenter's step the followers' turns are queued one by one as their sessions wake, each
+/// faster than the last was worked: a lane that ended at once was started again for nearly
+/// every follower, a blocking task (and often a thread) each. Waiting a moment, one lane works
+/// them all in a row.
+const LANE_LINGER: Duration = Duration::from_millis(50);
 
 /// The workshop's lanes and the seats waiting for one.
 struct Floor {
@@ -228,9 +237,13 @@ struct Floor {
     working: usize,
     /// Whether the lane kept for light seats is working.
     light_working: bool,
+    /// Of the lanes working, those waiting for more (any seat, light seats).
+    lingering: (usize, usize),
     waiting: Vec<Job>,
     /// Jobs queued so far: among seats with the same load, the first to ask goes first.
     queued: u64,
+    /// Lanes started so far: each is a blocking task that works one turn after another.
+    opened: usize,
 }
 
 /// A seat's turn waiting for a lane.
@@ -302,30 +315,40 @@ impl Workshop {
                 lanes: turns.max(1),
                 working: 0,
                 light_working: false,
+                lingering: (0, 0),
                 waiting: Vec::new(),
                 queued: 0,
+                opened: 0,
             })),
+            more: Arc::new(Condvar::new()),
         }
     }
 
     /// Queues a seat's turn; `done` gets the desk back with what the turn did (or is dropped if
     /// the turn failed). Must be called on the runtime.
     fn queue(&self, desk: Desk, work: Work, done: tokio::sync::oneshot::Sender<(Desk, Turned)>) {
+        let now = Instant::now();
         let lane = {
             let mut floor = self.floor.lock().unwrap_or_else(PoisonError::into_inner);
             floor.queued += 1;
             let order = floor.queued;
+            let light = desk.load.is_light(now);
             floor.waiting.push(Job {
                 desk,
                 work,
                 order,
                 done,
             });
-            floor.open_lane(Instant::now())
+            if floor.lingering.0 > 0 || (light && floor.lingering.1 > 0) {
+                self.more.notify_all();
+                None
+            } else {
+                floor.open_lane(now)
+            }
         };
         if let Some(lane) = lane {
-            let floor = Arc::clone(&self.floor);
-            tokio::task::spawn_blocking(move || work_lane(&floor, lane));
+            let (floor, more) = (Arc::clone(&self.floor), Arc::clone(&self.more));
+            tokio::task::spawn_blocking(move || work_lane(&floor, &more, lane));
         }
     }
 }
@@ -333,16 +356,18 @@ impl Workshop {
 impl Floor {
     /// A lane to start working, if one is free and a waiting seat may take it.
     fn open_lane(&mut self, now: Instant) -> Option<Lane> {
-        if self.working < self.lanes {
+        let lane = if self.working < self.lanes {
             self.working += 1;
-            Some(Lane::Any)
+            Lane::Any
         } else if !self.light_working && self.waiting.iter().any(|job| job.desk.load.is_light(now))
         {
             self.light_working = true;
-            Some(Lane::Light)
+            Lane::Light
         } else {
-            None
-        }
+            return None;
+        };
+        self.opened += 1;
+        Some(lane)
     }
 
     /// The next seat to work in `lane`: the least recent work first, then the first to ask.
@@ -358,6 +383,18 @@ impl Floor {
         Some(self.waiting.swap_remove(best))
     }
 
+    fn linger(&mut self, lane: Lane, lingering: bool) {
+        let count = match lane {
+            Lane::Any => &mut self.lingering.0,
+            Lane::Light => &mut self.lingering.1,
+        };
+        if lingering {
+            *count += 1;
+        } else {
+            *count -= 1;
+        }
+    }
+
     fn close(&mut self, lane: Lane) {
         match lane {
             Lane::Any => self.working -= 1,
@@ -367,16 +404,28 @@ impl Floor {
 }
 
 /// A lane at work on a blocking thread: one seat's turn after another until no seat it may take
-/// waits.
-fn work_lane(floor: &Mutex<Floor>, lane: Lane) {
+/// has waited for `LANE_LINGER`.
+fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
     loop {
         let job = {
             let mut floor = floor.lock().unwrap_or_else(PoisonError::into_inner);
-            let Some(job) = floor.next(lane, Instant::now()) else {
-                floor.close(lane);
-                return;
-            };
-            job
+            let idle = Instant::now();
+            loop {
+                if let Some(job) = floor.next(lane, Instant::now()) {
+                    break job;
+                }
+                let left = LANE_LINGER.saturating_sub(idle.elapsed());
+                if left.is_zero() {
+                    floor.close(lane);
+                    return;
+                }
+                floor.linger(lane, true);
+                floor = more
+                    .wait_timeout(floor, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                floor.linger(lane, false);
+            }
         };
         // The seat left while it waited.
         if job.done.is_closed() {
@@ -1002,6 +1051,9 @@ mod tests {
         assert!(mailbox.input(b"n"));
     }
 
+    /// The longest a test waits for the workshop to go quiet.
+    const PATIENCE: Duration = Duration::from_secs(10);
+
     fn desk() -> Desk {
         let app = App::new(App::builtin_entries(), None);
         Desk::new("student", app, Size::new(80, 24), Theme::from_env(true)).unwrap()
@@ -1252,8 +1304,10 @@ mod tests {
             lanes: 1,
             working: 0,
             light_working: false,
+            lingering: (0, 0),
             waiting: Vec::new(),
             queued: 0,
+            opened: 0,
         };
         let sweep = Duration::from_millis(800);
         // Three seats sweeping the lab asked first; the third has swept twice.
@@ -1282,6 +1336,79 @@ mod tests {
         let just_now = waiting(&mut floor, &[sweep], later);
         assert_eq!(order(floor.next(Lane::Any, later)), early);
         assert_eq!(order(floor.next(Lane::Any, later)), just_now);
+    }
+
+    #[test]
+    fn at_a_step_change_the_followers_turns_are_worked_in_a_row_by_the_lanes_open() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let workshop = Workshop::with_turns(1);
+        let step = presented(1, 1);
+        let class = 40;
+        let desks: Vec<Desk> = (0..class).map(|_| follower(&stage, size)).collect();
+        let frames = runtime.block_on(async {
+            let mut turns = Vec::new();
+            // The followers' sessions wake one after another, each a moment after the last.
+            for desk in desks {
+                let (done, turned) = tokio::sync::oneshot::channel();
+                let work = Work {
+                    presented: Some(Arc::clone(&step)),
+                    ..Work::default()
+                };
+                workshop.queue(desk, work, done);
+                turns.push(turned);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let mut frames = Vec::new();
+            for turned in turns {
+                let (_, turned) = turned.await.expect("every follower's turn is worked");
+                frames.push(turned.frame);
+            }
+            frames
+        });
+        assert!(frames.iter().all(|frame| !frame.is_empty()));
+        assert_eq!(stage.renders(), 1, "one drawing for the class");
+        // The lane for any seat, and the one kept for light seats: each worked one follower's
+        // turn after another, not one blocking task per turn.
+        let opened = workshop.floor.lock().unwrap().opened;
+        assert!(opened <= 2, "{opened} lanes opened for {class} turns");
+        // And once nothing more comes, they end.
+        let idle = Instant::now();
+        while workshop.floor.lock().unwrap().working > 0 && idle.elapsed() < PATIENCE {
+            std::thread::sleep(LANE_LINGER);
+        }
+        let floor = workshop.floor.lock().unwrap();
+        assert_eq!((floor.working, floor.light_working), (0, false));
+    }
+
+    #[test]
+    fn a_connection_waits_for_room_while_the_inbox_is_full_until_the_session_takes_it_or_ends() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mailbox = Arc::new(Mailbox::default());
+        let waits = |mailbox: &Arc<Mailbox>| {
+            let mailbox = Arc::clone(mailbox);
+            runtime.block_on(async move {
+                tokio::time::timeout(Duration::from_millis(50), mailbox.room())
+                    .await
+                    .is_err()
+            })
+        };
+        assert!(!waits(&mailbox), "room while nothing waits");
+        mailbox.input(&vec![b'j'; MAX_PENDING_INPUT]);
+        assert!(waits(&mailbox), "no room while the inbox is full");
+        mailbox.take();
+        assert!(!waits(&mailbox), "room once the session took the keys");
+        mailbox.input(&vec![b'j'; MAX_PENDING_INPUT]);
+        mailbox.close();
+        assert!(!waits(&mailbox), "no waiting on a session that has ended");
     }
 
     #[test]
