@@ -2,8 +2,9 @@
 //! their window size and the presenter, and drawn into their channel (SSH) or socket (browser)
 //! one frame at a time.
 //!
-//! The SSH handler only drops what arrives into the session's `Mailbox`; this task takes it and
-//! has the work done in the class's `Workshop`, a turn at a time, off the runtime's workers.
+//! The SSH handler only drops what arrives into the session's `Mailbox` (a browser seat's
+//! socket is not read while the mailbox is full); this task takes it and has the work done in
+//! the class's `Workshop`, a turn at a time, off the runtime's workers, the lightest seats first.
 //! That keeps the connection's loop free to read window adjustments while a frame waits for a
 //! slow client, keeps one student's heavy keys (a lab sweep, a big lesson's step) from
 //! stalling anyone else's connection, and bounds what one student can make the server hold and
@@ -269,6 +270,7 @@ const LOAD_HALF_LIFE: f64 = 1.0;
 /// this and its recent work (decayed by `LOAD_HALF_LIFE`) is less than `LIGHT_LOAD`: a cursor
 /// move, a step, a first frame; never a lab sweep.
 const LIGHT_TURN: Duration = Duration::from_millis(20);
+/// In seconds; see `LIGHT_TURN`.
 const LIGHT_LOAD: f64 = 0.05;
 
 /// A seat's recent work: what decides its place in the workshop's queue.
