@@ -18,7 +18,11 @@
 //! `ATTN_BENCH_BROWSERS`) puts N of the students in browser seats (default: half).
 //! `--flood N` (or `ATTN_BENCH_FLOOD`) first has N more browser seats open the scaling lab and
 //! send 1,000 `r` each in one message, as an attacker would, while the class joins and types:
-//! the class's join and key times under that flood. `ATTN_BENCH_SERVER=PATH` runs that
+//! the class's join and key times under that flood. With `--sustain SECS` (or
+//! `ATTN_BENCH_SUSTAIN`) the flooding seats are 200×60 and keep flooding instead: each sends
+//! 60 KB messages of `r]` (a new seed and one more key a row: a heavier sweep each time), one
+//! after another for SECS seconds, reading its frames as they come; the class joins 2 s into it.
+//! `ATTN_BENCH_SERVER=PATH` runs that
 //! attn-tutor binary as the server instead of this build's (to measure an older commit).
 //! `--walk` (or `ATTN_BENCH_WALK=1`, with `--lesson`) has every student walk the lesson instead of
 //! pressing random keys: every step in turn (`n`), and on a step of generation every token, on
@@ -76,6 +80,7 @@ fn run() -> anyhow::Result<()> {
     }
     let lesson = lesson()?;
     let flood = flood_seats()?;
+    let sustained = sustain()?;
     let walk = match (walking(), &lesson) {
         (false, _) => None,
         (true, Some(path)) => Some(Arc::new(Walk::of(path)?)),
@@ -92,7 +97,7 @@ fn run() -> anyhow::Result<()> {
         keys,
         browsers,
         lesson.is_some(),
-        flood,
+        (flood, sustained),
         walk,
     ));
     let log = server.log();
@@ -173,6 +178,123 @@ fn flood_seats() -> anyhow::Result<usize> {
 
 /// The redraws each flooding seat sends, in one message.
 static REDRAWS: [u8; 1000] = [b'r'; 1000];
+
+/// How long the flooding seats keep flooding (`--sustain SECS`); `None`: one message each.
+fn sustain() -> anyhow::Result<Option<Duration>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let given = args
+        .iter()
+        .position(|arg| arg == "--sustain")
+        .map(|at| args.get(at + 1).cloned().unwrap_or_default())
+        .or_else(|| std::env::var("ATTN_BENCH_SUSTAIN").ok());
+    given
+        .map(|text| {
+            text.parse::<f64>()
+                .ok()
+                .filter(|seconds| seconds.is_finite() && *seconds > 0.0 && *seconds <= 3600.0)
+                .map(Duration::from_secs_f64)
+                .with_context(|| {
+                    format!(
+                        "--sustain / ATTN_BENCH_SUSTAIN wants seconds (0 to 3600), not {text:?}"
+                    )
+                })
+        })
+        .transpose()
+}
+
+/// A sustained flooding seat's terminal.
+const FLOOD_SIZE: (u16, u16) = (200, 60);
+
+/// What one sustained flooding seat did.
+#[derive(Debug, Default)]
+struct Flooded {
+    messages: usize,
+    frames: usize,
+}
+
+/// `seats` browser seats at `FLOOD_SIZE` in the scaling lab, each sending 60 KB messages of
+/// `r]` for `time` and reading whatever frames come: the tasks, each ending with what it did.
+async fn sustained_flood(
+    web_port: u16,
+    seats: usize,
+    time: Duration,
+) -> anyhow::Result<Vec<tokio::task::JoinHandle<anyhow::Result<Flooded>>>> {
+    let message: Vec<u8> = b"r]".repeat(30_000);
+    let mut flooding = Vec::new();
+    for index in 0..seats {
+        let mut request = format!("ws://127.0.0.1:{web_port}/ws").into_client_request()?;
+        request
+            .headers_mut()
+            .insert("Origin", format!("http://127.0.0.1:{web_port}").parse()?);
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", web_port)).await?;
+        stream.set_nodelay(true)?;
+        let (mut socket, _) = tokio_tungstenite::client_async(request, stream).await?;
+        let join = serde_json::json!({
+            "join": { "name": format!("flood{index}"), "code": "",
+                      "columns": FLOOD_SIZE.0, "rows": FLOOD_SIZE.1 }
+        });
+        socket.send(Message::Text(join.to_string().into())).await?;
+        let mut seen = Vec::new();
+        // The picker, then the lab.
+        for (key, shows) in [(None, &b"\x1b[?2026l"[..]), (Some(&b"L"[..]), &b"seed"[..])] {
+            if let Some(key) = key {
+                socket.send(Message::Binary(key.to_vec().into())).await?;
+                seen.clear();
+            }
+            within("a flooding seat's frame", async {
+                while find(&seen, shows).is_none() {
+                    match socket.next().await {
+                        Some(Ok(Message::Binary(data))) => seen.extend_from_slice(&data),
+                        Some(Ok(_)) => {}
+                        _ => bail!("the server ended a flooding seat"),
+                    }
+                }
+                Ok(())
+            })
+            .await?;
+        }
+        flooding.push(socket);
+    }
+    let until = Instant::now() + time;
+    Ok(flooding
+        .into_iter()
+        .map(|socket| {
+            let message = message.clone();
+            tokio::spawn(async move {
+                let (mut sink, mut stream) = socket.split();
+                let frames = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+                let counted = Arc::clone(&frames);
+                let reading = tokio::spawn(async move {
+                    while let Some(Ok(message)) = stream.next().await {
+                        if let Message::Binary(data) = message {
+                            let drawn = data.windows(FRAME_END.len()).filter(|w| *w == FRAME_END);
+                            counted.fetch_add(drawn.count(), std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                });
+                let mut flooded = Flooded::default();
+                while Instant::now() < until {
+                    let sent = tokio::time::timeout_at(
+                        until.into(),
+                        sink.send(Message::Binary(message.clone().into())),
+                    )
+                    .await;
+                    match sent {
+                        Ok(Ok(())) => flooded.messages += 1,
+                        Ok(Err(error)) => return Err(error.into()),
+                        Err(_) => break,
+                    }
+                }
+                // The frames drawn while it flooded; the seat is left as it is (it leaves when
+                // the bench ends).
+                flooded.frames = frames.load(std::sync::atomic::Ordering::SeqCst);
+                reading.abort();
+                drop(sink);
+                Ok(flooded)
+            })
+        })
+        .collect())
+}
 
 /// `seats` browser seats in the scaling lab, each having sent `REDRAWS`: kept (and not read)
 /// while the class works.
@@ -808,6 +930,8 @@ struct Report {
     keys: usize,
     /// Seats that flooded the lab before the class joined.
     flood: usize,
+    /// How long they flooded, and what each did, when they kept flooding (`--sustain`).
+    sustained: Option<(Duration, Vec<Flooded>)>,
     joined: usize,
     connect_time: Duration,
     /// Each student's time from connecting to seeing the picker, sorted.
@@ -841,11 +965,19 @@ async fn classroom(
     keys: usize,
     browsers: usize,
     last: bool,
-    flood_seats: usize,
+    (flood_seats, sustain): (usize, Option<Duration>),
     walk: Option<Arc<Walk>>,
 ) -> anyhow::Result<Report> {
     let baseline = server.memory()?;
-    let flooding = flood(server.web_port, flood_seats).await?;
+    let (flooding, sustaining) = match sustain {
+        None => (flood(server.web_port, flood_seats).await?, Vec::new()),
+        Some(time) => {
+            let sustaining = sustained_flood(server.web_port, flood_seats, time).await?;
+            // The flood under way before the class comes.
+            tokio::time::sleep(Duration::from_secs(2).min(time / 2)).await;
+            (Vec::new(), sustaining)
+        }
+    };
     let overflows_before = listen_overflows();
     let started = Instant::now();
     let joining: Vec<_> = (0..sessions)
@@ -906,6 +1038,13 @@ async fn classroom(
         students.push(student);
     }
     let drive_time = started.elapsed();
+    let mut flooded = Vec::new();
+    for seat in sustaining {
+        match seat.await? {
+            Ok(seat) => flooded.push(seat),
+            Err(error) => failures.push(format!("a flooding seat: {error:#}")),
+        }
+    }
     let client_cpu = cpu_time("self")? - cpu_before.0;
     let server_cpu = cpu_time(&server.pid.to_string())? - cpu_before.1;
     let driven = server.memory()?;
@@ -927,6 +1066,7 @@ async fn classroom(
         browsers,
         keys,
         flood: flood_seats,
+        sustained: sustain.map(|time| (time, flooded)),
         joined,
         connect_time,
         join_times,
@@ -975,12 +1115,23 @@ impl Report {
             percentile(&self.join_times, 50),
             percentile(&self.join_times, 100),
         );
-        if self.flood > 0 {
-            println!(
+        match &self.sustained {
+            _ if self.flood == 0 => {}
+            None => println!(
                 "  while {} browser seats in the lab had each sent 1,000 r (a sweep each on a \
                  server that redraws per key)",
                 self.flood
-            );
+            ),
+            Some((time, flooded)) => println!(
+                "  while {} browser seats at {}×{} in the lab sent 60 KB messages of r] for {:.0} s \
+                 (the class joining 2 s in): {} messages sent, {} frames drawn for them",
+                self.flood,
+                FLOOD_SIZE.0,
+                FLOOD_SIZE.1,
+                time.as_secs_f64(),
+                flooded.iter().map(|seat| seat.messages).sum::<usize>(),
+                flooded.iter().map(|seat| seat.frames).sum::<usize>(),
+            ),
         }
         if let Some(overflows) = self.overflows.filter(|&count| count > 0) {
             println!(

@@ -2,8 +2,9 @@
 //! their window size and the presenter, and drawn into their channel (SSH) or socket (browser)
 //! one frame at a time.
 //!
-//! The SSH handler only drops what arrives into the session's `Mailbox`; this task takes it and
-//! has the work done in the class's `Workshop`, a turn at a time, off the runtime's workers.
+//! The SSH handler only drops what arrives into the session's `Mailbox` (a browser seat's
+//! socket is not read while the mailbox is full); this task takes it and has the work done in
+//! the class's `Workshop`, a turn at a time, off the runtime's workers, the lightest seats first.
 //! That keeps the connection's loop free to read window adjustments while a frame waits for a
 //! slow client, keeps one student's heavy keys (a lab sweep, a big lesson's step) from
 //! stalling anyone else's connection, and bounds what one student can make the server hold and
@@ -13,7 +14,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crossterm::cursor::Hide;
@@ -22,7 +23,7 @@ use crossterm::terminal::EnterAlternateScreen;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, watch};
 
 use crate::app::{Action, App, Classroom, Follow, Overlay, Presented, Status};
 use crate::input::action_for;
@@ -77,6 +78,8 @@ pub enum Ending {
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
     wake: Notify,
+    /// Told when the session takes what waits, or ends: there is room again.
+    taken: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -84,6 +87,8 @@ struct Inbox {
     /// Kept across takes: a sequence or a paste may be split across packets.
     decoder: Decoder,
     taken: Taken,
+    /// The session has ended: nothing will be taken again.
+    closed: bool,
 }
 
 /// What the session takes from the mailbox each time it wakes.
@@ -134,6 +139,34 @@ impl Mailbox {
         kept_all
     }
 
+    /// Waits while the input kept is at its limit, until the session takes it (or ends). The
+    /// connection waits here before reading more, so a client that sends faster than its
+    /// session works is held back by the connection itself (TCP's, SSH's flow control) rather
+    /// than having the runtime's workers decode input that would only be dropped: four seats
+    /// streaming 60 KB messages of keys took the workers from every classmate's sign-in.
+    pub async fn room(&self) {
+        loop {
+            let taken = self.taken.notified();
+            tokio::pin!(taken);
+            taken.as_mut().enable();
+            let full = self.inbox.lock().is_ok_and(|inbox| {
+                !inbox.closed && inbox.taken.cost + KEY_COST > MAX_PENDING_INPUT
+            });
+            if !full {
+                return;
+            }
+            taken.await;
+        }
+    }
+
+    /// The session has ended: a connection waiting for room waits no more.
+    fn close(&self) {
+        if let Ok(mut inbox) = self.inbox.lock() {
+            inbox.closed = true;
+        }
+        self.taken.notify_waiters();
+    }
+
     pub fn resize(&self, size: Size) {
         if let Ok(mut inbox) = self.inbox.lock() {
             inbox.taken.size = Some(size);
@@ -164,23 +197,109 @@ impl Mailbox {
     }
 
     fn take(&self) -> Taken {
-        self.inbox
+        let taken = self
+            .inbox
             .lock()
             .map(|mut inbox| std::mem::take(&mut inbox.taken))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        self.taken.notify_waiters();
+        taken
     }
 }
 
 /// Where the class's tutors do their work: updating an app with a student's keys and drawing
 /// its screen. A lab sweep or a big lesson's step takes a tenth of a second or more of CPU, so
 /// that work never runs on the runtime's workers (which must stay free to answer every other
-/// connection) but on blocking threads, a turn at a time, at most `turns` at once. Seats wait
-/// for a turn in the order they asked (the semaphore is first come, first served), and a seat
-/// with work left after its turn asks again at the back: each busy seat gets its share, and a
-/// classmate's first frame waits for one turn of each seat ahead of it, not for their backlogs.
-#[derive(Debug, Clone)]
+/// connection) but on blocking threads, a turn at a time, at most one per core but one at once.
+/// Which seat works next is not first come, first served: the seat that has done the least work
+/// lately goes first (a fair share), so a classmate who has just come, or who only moves a
+/// cursor, passes every seat busy with heavy turns, and the busy seats take turns among
+/// themselves. One more lane is kept for light seats only, so that their turns do not wait for a
+/// heavy turn to end either: a newcomer's first frame waits for no one's sweep.
+#[derive(Clone)]
 pub struct Workshop {
-    turns: Arc<Semaphore>,
+    floor: Arc<Mutex<Floor>>,
+    /// Wakes a lane that waits for more work (see `LANE_LINGER`).
+    more: Arc<Condvar>,
+}
+
+/// How long a lane with nothing to do waits for more before its blocking task ends. At a
+/// presenter's step the followers' turns are queued one by one as their sessions wake, each
+/// faster than the last was worked: a lane that ended at once was started again for nearly
+/// every follower, a blocking task (and often a thread) each. Waiting a moment, one lane works
+/// them all in a row.
+const LANE_LINGER: Duration = Duration::from_millis(50);
+
+/// The workshop's lanes and the seats waiting for one.
+struct Floor {
+    /// Turns at once for any seat.
+    lanes: usize,
+    /// Of `lanes`, how many are working.
+    working: usize,
+    /// Whether the lane kept for light seats is working.
+    light_working: bool,
+    /// Of the lanes working, those waiting for more (any seat, light seats).
+    lingering: (usize, usize),
+    waiting: Vec<Job>,
+    /// Jobs queued so far: among seats with the same load, the first to ask goes first.
+    queued: u64,
+    /// Lanes started so far: each is a blocking task that works one turn after another.
+    opened: usize,
+}
+
+/// A seat's turn waiting for a lane.
+struct Job {
+    desk: Desk,
+    work: Work,
+    order: u64,
+    done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
+}
+
+/// Which seats a lane takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    Any,
+    /// Only seats whose `Load` is light.
+    Light,
+}
+
+/// How fast a seat's past work stops counting against it: halved every second.
+const LOAD_HALF_LIFE: f64 = 1.0;
+
+/// A seat is light, and may take the lane kept for light seats, when its last turn took less than
+/// this and its recent work (decayed by `LOAD_HALF_LIFE`) is less than `LIGHT_LOAD`: a cursor
+/// move, a step, a first frame; never a lab sweep.
+const LIGHT_TURN: Duration = Duration::from_millis(20);
+/// In seconds; see `LIGHT_TURN`.
+const LIGHT_LOAD: f64 = 0.05;
+
+/// A seat's recent work: what decides its place in the workshop's queue.
+#[derive(Debug, Clone, Copy, Default)]
+struct Load {
+    /// Seconds of work, as they stood at `at`.
+    work: f64,
+    at: Option<Instant>,
+    last_turn: Duration,
+}
+
+impl Load {
+    /// The seat's recent work as it stands at `now`, in seconds.
+    fn at(&self, now: Instant) -> f64 {
+        self.at.map_or(0.0, |at| {
+            let since = now.saturating_duration_since(at).as_secs_f64();
+            self.work * 0.5_f64.powf(since / LOAD_HALF_LIFE)
+        })
+    }
+
+    fn add(&mut self, turn: Duration, now: Instant) {
+        self.work = self.at(now) + turn.as_secs_f64();
+        self.at = Some(now);
+        self.last_turn = turn;
+    }
+
+    fn is_light(&self, now: Instant) -> bool {
+        self.last_turn < LIGHT_TURN && self.at(now) < LIGHT_LOAD
+    }
 }
 
 impl Default for Workshop {
@@ -194,7 +313,139 @@ impl Default for Workshop {
 impl Workshop {
     pub fn with_turns(turns: usize) -> Workshop {
         Workshop {
-            turns: Arc::new(Semaphore::new(turns.max(1))),
+            floor: Arc::new(Mutex::new(Floor {
+                lanes: turns.max(1),
+                working: 0,
+                light_working: false,
+                lingering: (0, 0),
+                waiting: Vec::new(),
+                queued: 0,
+                opened: 0,
+            })),
+            more: Arc::new(Condvar::new()),
+        }
+    }
+
+    /// Queues a seat's turn; `done` gets the desk back with what the turn did (or is dropped if
+    /// the turn failed). Must be called on the runtime.
+    fn queue(&self, desk: Desk, work: Work, done: tokio::sync::oneshot::Sender<(Desk, Turned)>) {
+        let now = Instant::now();
+        let lane = {
+            let mut floor = self.floor.lock().unwrap_or_else(PoisonError::into_inner);
+            floor.queued += 1;
+            let order = floor.queued;
+            let light = desk.load.is_light(now);
+            floor.waiting.push(Job {
+                desk,
+                work,
+                order,
+                done,
+            });
+            if floor.lingering.0 > 0 || (light && floor.lingering.1 > 0) {
+                self.more.notify_all();
+                None
+            } else {
+                floor.open_lane(now)
+            }
+        };
+        if let Some(lane) = lane {
+            let (floor, more) = (Arc::clone(&self.floor), Arc::clone(&self.more));
+            tokio::task::spawn_blocking(move || work_lane(&floor, &more, lane));
+        }
+    }
+}
+
+impl Floor {
+    /// A lane to start working, if one is free and a waiting seat may take it.
+    fn open_lane(&mut self, now: Instant) -> Option<Lane> {
+        let lane = if self.working < self.lanes {
+            self.working += 1;
+            Lane::Any
+        } else if !self.light_working && self.waiting.iter().any(|job| job.desk.load.is_light(now))
+        {
+            self.light_working = true;
+            Lane::Light
+        } else {
+            return None;
+        };
+        self.opened += 1;
+        Some(lane)
+    }
+
+    /// The next seat to work in `lane`: the least recent work first, then the first to ask.
+    fn next(&mut self, lane: Lane, now: Instant) -> Option<Job> {
+        let best = self
+            .waiting
+            .iter()
+            .enumerate()
+            .filter(|(_, job)| lane == Lane::Any || job.desk.load.is_light(now))
+            .map(|(at, job)| (at, job.desk.load.at(now), job.order))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))?
+            .0;
+        Some(self.waiting.swap_remove(best))
+    }
+
+    fn linger(&mut self, lane: Lane, lingering: bool) {
+        let count = match lane {
+            Lane::Any => &mut self.lingering.0,
+            Lane::Light => &mut self.lingering.1,
+        };
+        if lingering {
+            *count += 1;
+        } else {
+            *count -= 1;
+        }
+    }
+
+    fn close(&mut self, lane: Lane) {
+        match lane {
+            Lane::Any => self.working -= 1,
+            Lane::Light => self.light_working = false,
+        }
+    }
+}
+
+/// A lane at work on a blocking thread: one seat's turn after another until no seat it may take
+/// has waited for `LANE_LINGER`.
+fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
+    loop {
+        let job = {
+            let mut floor = floor.lock().unwrap_or_else(PoisonError::into_inner);
+            let idle = Instant::now();
+            loop {
+                if let Some(job) = floor.next(lane, Instant::now()) {
+                    break job;
+                }
+                let left = LANE_LINGER.saturating_sub(idle.elapsed());
+                if left.is_zero() {
+                    floor.close(lane);
+                    return;
+                }
+                floor.linger(lane, true);
+                floor = more
+                    .wait_timeout(floor, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                floor.linger(lane, false);
+            }
+        };
+        // The seat left while it waited.
+        if job.done.is_closed() {
+            continue;
+        }
+        let Job {
+            mut desk,
+            work,
+            done,
+            ..
+        } = job;
+        let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let turned = desk.turn(work, TURN_TIME);
+            (desk, turned)
+        }));
+        // A turn that panicked drops `done`: its session ends, the lane goes on.
+        if let Ok(turned) = turned {
+            let _ = done.send(turned);
         }
     }
 }
@@ -320,6 +571,8 @@ struct Desk {
     size: Size,
     /// The time this seat's turns have taken, all told: the clock its keys go stale by.
     worked: Duration,
+    /// Its recent work: its place in the workshop's queue.
+    load: Load,
     /// The class's screens drawn for followers, when the class has a presenter.
     stage: Option<Arc<Stage>>,
     /// The presenter's version of the screen shown, while it is shown untouched.
@@ -359,6 +612,12 @@ pub async fn run(start: Start) {
     match Session::new(start) {
         Ok(session) => session.run().await,
         Err(error) => tracing::warn!(student = %who, %error, "the tutor could not start"),
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.mailbox.close();
     }
 }
 
@@ -467,32 +726,27 @@ impl Session {
             .map_or(Duration::ZERO, |desk| desk.worked)
     }
 
-    /// Waits for a turn in the workshop and does `work` on a blocking thread. `None` when the
-    /// session is over (the connection went, the class ended, the work could not be done).
+    /// Waits for a turn in the workshop, where `work` is done on a blocking thread. `None` when
+    /// the session is over (the connection went, the class ended, the work could not be done).
     async fn turn(&mut self, work: Work) -> Option<Turned> {
-        let turns = Arc::clone(&self.workshop.turns);
-        let permit = tokio::select! {
-            permit = turns.acquire_owned() => permit.ok()?,
+        let desk = self.desk.take()?;
+        let (done, turned) = tokio::sync::oneshot::channel();
+        self.workshop.queue(desk, work, done);
+        let done = tokio::select! {
+            done = turned => done,
             _ = self.connection.changed() => return None,
             _ = self.class_over.changed() => {
                 self.goodbye(Some(Ending::ClassOver)).await;
                 return None;
             }
         };
-        let mut desk = self.desk.take()?;
-        let done = tokio::task::spawn_blocking(move || {
-            let turned = desk.turn(work, TURN_TIME);
-            drop(permit);
-            (desk, turned)
-        })
-        .await;
         match done {
             Ok((desk, turned)) => {
                 self.desk = Some(desk);
                 Some(turned)
             }
-            Err(error) => {
-                tracing::warn!(student = %self.who, %error, "the tutor's work failed");
+            Err(_) => {
+                tracing::warn!(student = %self.who, "the tutor's work failed");
                 None
             }
         }
@@ -560,6 +814,7 @@ impl Desk {
             theme,
             size,
             worked: Duration::ZERO,
+            load: Load::default(),
             stage: None,
             presented: None,
         })
@@ -620,7 +875,9 @@ impl Desk {
                 }
             }
         }
-        self.worked += started.elapsed();
+        let took = started.elapsed();
+        self.worked += took;
+        self.load.add(took, Instant::now());
         Turned {
             frame,
             left: events,
@@ -795,6 +1052,9 @@ mod tests {
         // Once the session has taken it, there is room again.
         assert!(mailbox.input(b"n"));
     }
+
+    /// The longest a test waits for the workshop to go quiet.
+    const PATIENCE: Duration = Duration::from_secs(10);
 
     fn desk() -> Desk {
         let app = App::new(App::builtin_entries(), None);
@@ -1019,6 +1279,138 @@ mod tests {
             expected,
             "the follower's own cursor move shows"
         );
+    }
+
+    /// A desk waiting in `floor` with `turns` of work done just now (none: a newcomer).
+    fn waiting(floor: &mut Floor, turns: &[Duration], now: Instant) -> usize {
+        let mut desk = desk();
+        for turn in turns {
+            desk.load.add(*turn, now);
+        }
+        let (done, _) = tokio::sync::oneshot::channel();
+        floor.queued += 1;
+        let order = floor.queued;
+        floor.waiting.push(Job {
+            desk,
+            work: Work::default(),
+            order,
+            done,
+        });
+        usize::try_from(order).unwrap()
+    }
+
+    #[test]
+    fn a_newcomer_works_before_seats_busy_with_heavy_turns_and_those_share_the_rest() {
+        let now = Instant::now();
+        let mut floor = Floor {
+            lanes: 1,
+            working: 0,
+            light_working: false,
+            lingering: (0, 0),
+            waiting: Vec::new(),
+            queued: 0,
+            opened: 0,
+        };
+        let sweep = Duration::from_millis(800);
+        // Three seats sweeping the lab asked first; the third has swept twice.
+        let busy = waiting(&mut floor, &[sweep], now);
+        let busier = waiting(&mut floor, &[sweep, sweep], now);
+        let also_busy = waiting(&mut floor, &[sweep], now);
+        let newcomer = waiting(&mut floor, &[], now);
+        let order = |job: Option<Job>| usize::try_from(job.expect("a seat waits").order).unwrap();
+        assert_eq!(floor.open_lane(now), Some(Lane::Any));
+        // The lane kept for light seats opens for the newcomer, and takes only light seats.
+        assert_eq!(floor.open_lane(now), Some(Lane::Light));
+        assert_eq!(floor.open_lane(now), None, "both lanes work");
+        assert_eq!(order(floor.next(Lane::Light, now)), newcomer);
+        assert!(
+            floor.next(Lane::Light, now).is_none(),
+            "no sweep in the light lane"
+        );
+        // The busy seats in turn: the least recent work first, then the first to ask.
+        assert_eq!(order(floor.next(Lane::Any, now)), busy);
+        assert_eq!(order(floor.next(Lane::Any, now)), also_busy);
+        assert_eq!(order(floor.next(Lane::Any, now)), busier);
+        // A seat's work counts less as time goes: a second later a seat that swept once then
+        // waits behind one that has swept twice but two seconds before.
+        let later = now + Duration::from_secs(2);
+        let early = waiting(&mut floor, &[sweep, sweep], now);
+        let just_now = waiting(&mut floor, &[sweep], later);
+        assert_eq!(order(floor.next(Lane::Any, later)), early);
+        assert_eq!(order(floor.next(Lane::Any, later)), just_now);
+    }
+
+    #[test]
+    fn at_a_step_change_the_followers_turns_are_worked_in_a_row_by_the_lanes_open() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let workshop = Workshop::with_turns(1);
+        let step = presented(1, 1);
+        let class = 40;
+        let desks: Vec<Desk> = (0..class).map(|_| follower(&stage, size)).collect();
+        let frames = runtime.block_on(async {
+            let mut turns = Vec::new();
+            // The followers' sessions wake one after another, each a moment after the last.
+            for desk in desks {
+                let (done, turned) = tokio::sync::oneshot::channel();
+                let work = Work {
+                    presented: Some(Arc::clone(&step)),
+                    ..Work::default()
+                };
+                workshop.queue(desk, work, done);
+                turns.push(turned);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let mut frames = Vec::new();
+            for turned in turns {
+                let (_, turned) = turned.await.expect("every follower's turn is worked");
+                frames.push(turned.frame);
+            }
+            frames
+        });
+        assert!(frames.iter().all(|frame| !frame.is_empty()));
+        assert_eq!(stage.renders(), 1, "one drawing for the class");
+        // The lane for any seat, and the one kept for light seats: each worked one follower's
+        // turn after another, not one blocking task per turn.
+        let opened = workshop.floor.lock().unwrap().opened;
+        assert!(opened <= 2, "{opened} lanes opened for {class} turns");
+        // And once nothing more comes, they end.
+        let idle = Instant::now();
+        while workshop.floor.lock().unwrap().working > 0 && idle.elapsed() < PATIENCE {
+            std::thread::sleep(LANE_LINGER);
+        }
+        let floor = workshop.floor.lock().unwrap();
+        assert_eq!((floor.working, floor.light_working), (0, false));
+    }
+
+    #[test]
+    fn a_connection_waits_for_room_while_the_inbox_is_full_until_the_session_takes_it_or_ends() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mailbox = Arc::new(Mailbox::default());
+        let waits = |mailbox: &Arc<Mailbox>| {
+            let mailbox = Arc::clone(mailbox);
+            runtime.block_on(async move {
+                tokio::time::timeout(Duration::from_millis(50), mailbox.room())
+                    .await
+                    .is_err()
+            })
+        };
+        assert!(!waits(&mailbox), "room while nothing waits");
+        mailbox.input(&vec![b'j'; MAX_PENDING_INPUT]);
+        assert!(waits(&mailbox), "no room while the inbox is full");
+        mailbox.take();
+        assert!(!waits(&mailbox), "room once the session took the keys");
+        mailbox.input(&vec![b'j'; MAX_PENDING_INPUT]);
+        mailbox.close();
+        assert!(!waits(&mailbox), "no waiting on a session that has ended");
     }
 
     #[test]

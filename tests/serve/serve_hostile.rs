@@ -1,8 +1,8 @@
 //! The classroom faces untrusted students: what a client chooses never reaches the teacher's
 //! log raw or unbounded, one address cannot lock its classmates out or guess the join code
 //! quickly, a connection that never finishes the SSH handshake is dropped early, and a host key
-//! others can read is refused; students flooding the lab with redraws, or streaming messages full
-//! of keys, do not keep a classmate from their first frame.
+//! others can read is refused; students flooding the lab with redraws (at once or streamed), or
+//! streaming messages full of keys, do not keep a classmate from their first frame.
 
 use crate::common;
 
@@ -691,6 +691,58 @@ fn students_flooding_the_lab_with_redraws_do_not_keep_a_classmate_from_their_fir
                 .is_some_and(|seed| seed > 1)
         });
     }
+    server.assert_still_serving();
+    assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+#[test]
+fn students_streaming_redraws_into_the_lab_do_not_keep_a_classmate_from_their_first_frame() {
+    // Three seats in the lab send messages of 60,000 r one after another. On the old server the
+    // runtime's workers decoded every message (keys it then dropped), and a classmate's first
+    // frame waited for a turn of each seat's sweep after that: many seconds before they saw the
+    // picker. Now a seat's socket is not read while its session has a full inbox, and a
+    // newcomer's turn goes ahead of every sweep, in a lane kept for light seats.
+    let mut server = Server::start(&["--open", "--web", "127.0.0.1:0"]);
+    let port = server.page_port();
+    let seats: Vec<Seat> = (0..3)
+        .map(|index| in_the_lab(port, &format!("stream{index}")))
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let attackers: Vec<_> = seats
+        .into_iter()
+        .map(|mut seat| {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let redraws = "r".repeat(60_000);
+                let started = Instant::now();
+                // At most 500 messages and 30 s each, and no more once the classmate is in.
+                for _ in 0..500 {
+                    if stop.load(Ordering::SeqCst) || started.elapsed() > Duration::from_secs(30) {
+                        break;
+                    }
+                    seat.press(&redraws);
+                }
+                seat
+            })
+        })
+        .collect();
+    // The stream under way before the classmate comes.
+    thread::sleep(Duration::from_secs(1));
+    let started = Instant::now();
+    let in_time = classmate_sees_the_picker(port, "during the stream", Duration::from_secs(30));
+    let took = started.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    for attacker in attackers {
+        attacker.join().unwrap();
+    }
+    eprintln!("the classmate saw the picker after {took:?}");
+    // Generous for a debug build on a shared machine: the old server took far longer.
+    assert!(
+        in_time && took < Duration::from_secs(5),
+        "the classmate saw {} after {took:?} of the stream; the log:\n{}",
+        if in_time { "the picker" } else { "no picker" },
+        server.log()
+    );
     server.assert_still_serving();
     assert!(!server.log().contains("panicked"), "{}", server.log());
 }

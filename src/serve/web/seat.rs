@@ -186,6 +186,7 @@ impl Seat {
                         if !mailbox.input(&keys) {
                             tracing::debug!(student = %who, "input dropped: the session is behind");
                         }
+                        mailbox.room().await;
                     }
                     Message::Text(text) => match serde_json::from_str::<FromPage>(&text) {
                         Ok(FromPage::Size { columns, rows }) => {
