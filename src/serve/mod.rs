@@ -143,6 +143,8 @@ pub struct Watch {
     /// Becomes true when the connection is being ended from outside (evicted, too slow): a
     /// handler waiting for its turn stops waiting.
     ended: tokio::sync::watch::Sender<bool>,
+    /// Becomes true when the connection's socket is closed, its files given back.
+    gone: tokio::sync::watch::Sender<bool>,
 }
 
 impl Watch {
@@ -158,6 +160,7 @@ impl Watch {
             tutor: Mutex::new(None),
             socket: Mutex::new(socket),
             ended: tokio::sync::watch::channel(false).0,
+            gone: tokio::sync::watch::channel(false).0,
         }
     }
 
@@ -228,6 +231,17 @@ impl Watch {
 
     pub fn has_ended(&self) -> bool {
         *self.ended.borrow()
+    }
+
+    /// The connection's socket is closed.
+    fn closed(&self) {
+        self.gone.send_replace(true);
+    }
+
+    /// Returns once the connection's socket is closed, or after `limit`.
+    async fn until_closed(&self, limit: Duration) {
+        let mut gone = self.gone.subscribe();
+        let _ = tokio::time::timeout(limit, gone.wait_for(|gone| *gone)).await;
     }
 
     /// Returns once the connection is being ended from outside.
@@ -683,6 +697,11 @@ fn listen(address: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     socket.listen(1024)
 }
 
+/// How long the next accept waits for an evicted connection to close its socket: it gives its
+/// files back before a flood's next connection takes more, so a flood never outruns the limit
+/// on open files; a connection whose task is stuck does not hold the door for longer.
+const EVICTED_CLOSING: Duration = Duration::from_millis(50);
+
 /// Accepts connections for as long as the server runs.
 /// Every connection, SSH or browser, takes a place among its address's first; `serve` then
 /// runs it.
@@ -719,8 +738,9 @@ where
                     "evicted: the oldest connection of this address among those least far \
                      from signing in, to make room",
                     %peer,
-                    oldest = ?oldest
+                    oldest = ?oldest.peer
                 );
+                oldest.until_closed(EVICTED_CLOSING).await;
                 place
             }
             Admitted::EvictingElsewhere(place, oldest) => {
@@ -730,11 +750,9 @@ where
                      the address with the most: the class's limit of connections not signed in \
                      was reached",
                     %peer,
-                    oldest = ?oldest
+                    oldest = ?oldest.peer
                 );
-                // The evicted connection's task closes its socket: let it run before the next
-                // accept, so a flood does not outrun the limit on open files.
-                tokio::task::yield_now().await;
+                oldest.until_closed(EVICTED_CLOSING).await;
                 place
             }
             Admitted::Refused => {

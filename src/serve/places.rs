@@ -11,7 +11,7 @@
 //! address counts by its /64, which one machine may fill.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
@@ -66,10 +66,10 @@ pub enum Admitted {
     /// A free place.
     Free(Place),
     /// The place of this older connection of the same address, which is being dropped.
-    Evicting(Place, SocketAddr),
+    Evicting(Place, Arc<Watch>),
     /// A place, made by dropping this connection of the address holding the most connections
     /// not signed in: the class had as many as it takes at once.
-    EvictingElsewhere(Place, SocketAddr),
+    EvictingElsewhere(Place, Arc<Watch>),
     /// Every place of the address holds a signed-in student.
     Refused,
 }
@@ -172,7 +172,7 @@ impl Places {
             address.waiting.push_back(Arc::clone(watch));
             drop(state);
             victim.end();
-            return Admitted::Evicting(place(), victim.peer);
+            return Admitted::Evicting(place(), victim);
         }
         address.taken += 1;
         if !full {
@@ -209,7 +209,7 @@ impl Places {
         };
         drop(state);
         victim.end();
-        Admitted::EvictingElsewhere(place(), victim.peer)
+        Admitted::EvictingElsewhere(place(), victim)
     }
 }
 
@@ -257,6 +257,12 @@ pub struct Heard {
 impl Heard {
     pub fn new(stream: tokio::net::TcpStream, watch: Arc<Watch>) -> Heard {
         Heard { stream, watch }
+    }
+}
+
+impl Drop for Heard {
+    fn drop(&mut self) {
+        self.watch.closed();
     }
 }
 
@@ -309,6 +315,7 @@ impl AsyncWrite for Heard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
     fn watch(id: u64) -> Arc<Watch> {
         Arc::new(Watch::new(id, SocketAddr::from(([127, 0, 0, 1], 1)), None))
