@@ -89,7 +89,14 @@ struct Inbox {
     taken: Taken,
     /// The session has ended: nothing will be taken again.
     closed: bool,
+    /// Packets with keys dropped since the log last said so, and when it did.
+    dropped: u64,
+    dropped_said: Option<Instant>,
 }
+
+/// How often the log says a seat's keys are being dropped: a flood sends thousands of packets a
+/// second, and the log is the teacher's disk.
+const DROPS_SAID_EVERY: Duration = Duration::from_secs(5);
 
 /// What the session takes from the mailbox each time it wakes.
 #[derive(Debug, Default)]
@@ -112,6 +119,21 @@ fn cost(event: &Event) -> usize {
 }
 
 impl Mailbox {
+    /// Counts a packet whose keys were dropped; how many were since the log last said so, when
+    /// it is time to say it again (the first, then at most once every few seconds).
+    pub fn dropped_to_say(&self) -> Option<u64> {
+        let mut inbox = self.inbox.lock().ok()?;
+        inbox.dropped += 1;
+        let due = inbox
+            .dropped_said
+            .is_none_or(|said| said.elapsed() >= DROPS_SAID_EVERY);
+        if !due {
+            return None;
+        }
+        inbox.dropped_said = Some(Instant::now());
+        Some(std::mem::take(&mut inbox.dropped))
+    }
+
     /// Adds a packet of input; returns false if some keys were dropped because too much is
     /// waiting.
     pub fn input(&self, data: &[u8]) -> bool {
@@ -1051,6 +1073,26 @@ mod tests {
         assert!(taken.cost <= MAX_PENDING_INPUT);
         // Once the session has taken it, there is room again.
         assert!(mailbox.input(b"n"));
+    }
+
+    #[test]
+    fn a_flood_of_dropped_keys_is_said_once_with_its_count_not_once_a_packet() {
+        let mailbox = Mailbox::default();
+        assert!(
+            mailbox.input(&vec![b'r'; MAX_PENDING_INPUT / KEY_COST]),
+            "the first fills it"
+        );
+        let said: Vec<u64> = (0..200)
+            .filter(|_| !mailbox.input(&vec![b'r'; 1000]))
+            .filter_map(|_| mailbox.dropped_to_say())
+            .collect();
+        // The first drop is said at once; the next are counted for the next saying.
+        assert_eq!(said, [1]);
+        let mut inbox = mailbox.inbox.lock().unwrap();
+        assert_eq!(inbox.dropped, 199);
+        inbox.dropped_said = Some(Instant::now() - DROPS_SAID_EVERY);
+        drop(inbox);
+        assert_eq!(mailbox.dropped_to_say(), Some(200));
     }
 
     /// The longest a test waits for the workshop to go quiet.

@@ -450,8 +450,10 @@ impl russh::server::Handler for Student {
             return Ok(());
         };
         self.watch.input();
-        if !mailbox.input(data) {
-            tracing::debug!(student = %self.who(), "input dropped: the session is behind");
+        if !mailbox.input(data)
+            && let Some(packets) = mailbox.dropped_to_say()
+        {
+            tracing::debug!(student = %self.who(), packets, "input dropped: the session is behind");
         }
         Ok(())
     }

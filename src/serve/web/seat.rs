@@ -183,8 +183,14 @@ impl Seat {
                 match message {
                     Message::Binary(keys) => {
                         self.watch.input();
-                        if !mailbox.input(&keys) {
-                            tracing::debug!(student = %who, "input dropped: the session is behind");
+                        if !mailbox.input(&keys)
+                            && let Some(packets) = mailbox.dropped_to_say()
+                        {
+                            tracing::debug!(
+                                student = %who,
+                                packets,
+                                "input dropped: the session is behind"
+                            );
                         }
                         mailbox.room().await;
                     }
