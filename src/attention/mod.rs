@@ -169,6 +169,7 @@ impl Attention {
                             model_width,
                             every_core: parallel && count == 1,
                             token: None,
+                            projected: plan.projected_input(),
                         };
                         let value = evaluate(origin, size, scale_divisor, None, &operands);
                         (Held::computed(value), None)
@@ -274,6 +275,7 @@ impl Attention {
                     model_width: self.model_width,
                     every_core: false,
                     token: name.kept_apart().then_some((self, token)),
+                    projected: self.plan.projected_input(),
                 };
                 let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
                 // A slip that has no numbers here (looking ahead from the last token).
@@ -608,6 +610,7 @@ impl Attention {
             model_width: self.model_width,
             every_core: false,
             token: token.map(|token| (self, token)),
+            projected: self.plan.projected_input(),
         }
     }
 
@@ -1029,6 +1032,9 @@ struct Operands<'a> {
     /// For a step of generation's matrix: the engine that holds the steps' matrices, and the
     /// position t of the step.
     token: Option<(&'a Attention, usize)>,
+    /// What the plan projects into Q: the target's rows, which a slip may take for the
+    /// source's.
+    projected: Option<MatrixName>,
 }
 
 impl Operands<'_> {
@@ -1149,9 +1155,8 @@ fn evaluate(
             (Some(Variant::WrongGroup), false) => operands.view(left) * operands.other_group(right),
             // The target's rows, with the positions added the same way, where the source's go.
             (Some(Variant::TargetNotSource), false) => {
-                let target = match left {
-                    MatrixName::SourceX => MatrixName::X,
-                    _ => MatrixName::Embeddings,
+                let Some(target) = operands.projected else {
+                    return DMatrix::zeros(0, 0);
                 };
                 if get(target).ncols() == get(right).nrows() {
                     get(target) * get(right)
