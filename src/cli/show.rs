@@ -1411,3 +1411,53 @@ pub(super) fn wrap(text: &str, width: usize) -> String {
     }
     out.trim_end().to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// `value` written as `write_json` writes a document: through `Blocks`, indented or not.
+    fn written(value: &Value, compact: bool) -> String {
+        let mut out = Vec::new();
+        let mut blocks = Blocks::new(&mut out);
+        if compact {
+            value.serialize(&mut serde_json::Serializer::new(&mut blocks))
+        } else {
+            value.serialize(&mut serde_json::Serializer::with_formatter(
+                &mut blocks,
+                Indented::default(),
+            ))
+        }
+        .unwrap();
+        blocks.flush().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_json_writer_writes_what_serde_json_writes_across_blocks_and_past_the_indent_levels() {
+        // Deeper than the indentation written in one piece, empty arrays and objects, a
+        // string longer than a block, and enough numbers to fill many blocks.
+        let mut deep = json!([1.5, [], {}, "end"]);
+        for level in 0..(INDENT_LEVELS + 6) {
+            deep = json!({ "level": level, "inner": deep, "empty": [] });
+        }
+        let numbers: Vec<f64> = (0..40_000).map(|i| f64::from(i) / 7.0 - 300.0).collect();
+        let value = json!({
+            "deep": deep,
+            "long text": "a ☃ \" \\ \n".repeat(BLOCK / 4),
+            "numbers": [numbers.clone(), numbers],
+            "nothing": null,
+        });
+        let pretty = written(&value, false);
+        assert!(pretty.len() > 10 * BLOCK);
+        // The innermost level's keys: in the document, then in 30 levels.
+        let innermost = format!("\n{}\"level\": 0\n", "  ".repeat(INDENT_LEVELS + 7));
+        assert!(pretty.contains(&innermost));
+        assert_eq!(pretty, serde_json::to_string_pretty(&value).unwrap());
+        assert_eq!(
+            written(&value, true),
+            serde_json::to_string(&value).unwrap()
+        );
+    }
+}
