@@ -96,7 +96,6 @@ impl<'a> OnlineSoftmax<'a> {
             rescale: Vec::with_capacity(rows),
             sum: vec![0.0; rows],
             acc: DMatrix::zeros(rows, self.values.ncols()),
-            weights: Vec::with_capacity(rows),
         }
     }
 
@@ -186,9 +185,6 @@ pub struct Tiles<'a> {
     rescale: Vec<Option<f64>>,
     sum: Vec<f64>,
     acc: DMatrix<f64>,
-    /// Room for one number per query row, kept between tiles: the tile's maxima, then its
-    /// weights e^(s − m) for one key at a time.
-    weights: Vec<f64>,
 }
 
 impl Iterator for Tiles<'_> {
@@ -216,60 +212,31 @@ impl Tiles<'_> {
         let last = (first + tile.max(1) - 1).min(keys - 1);
         self.next_key = last + 1;
         self.max_before.clone_from(&self.max);
-        // Walked key by key down the columns, which nalgebra keeps contiguous (row by row each
-        // read was a stride apart); every cell still takes its keys in order, in the same
-        // operations, so the numbers are the same to the bit.
-        let rows = scores.nrows();
-        let (scores, values_rows) = (scores.as_slice(), values.nrows());
-        let values = values.as_slice();
-        // A masked key's -inf never raises the maximum.
-        let raised = &mut self.weights;
-        raised.clone_from(&self.max);
-        for key in first..=last {
-            for (max, score) in raised.iter_mut().zip(&scores[key * rows..(key + 1) * rows]) {
-                *max = max.max(*score);
-            }
-        }
         let rescale = &mut self.rescale;
         rescale.clear();
-        rescale.resize(rows, None);
-        for row in 0..rows {
-            let (old, new) = (self.max[row], raised[row]);
+        rescale.resize(scores.nrows(), None);
+        for row in 0..scores.nrows() {
+            let old = self.max[row];
+            // A masked key's -inf never raises the maximum.
+            let new = (first..=last).fold(old, |max, key| max.max(scores[(row, key)]));
             if new > old {
                 // Only when the maximum rises: old may be -inf (factor 0, on l = 0 and
                 // acc = 0), new never is, so e^(−inf − (−inf)) cannot appear.
                 let factor = (old - new).exp();
                 self.sum[row] *= factor;
+                self.acc.row_mut(row).scale_mut(factor);
                 self.max[row] = new;
                 rescale[row] = Some(factor);
             }
-        }
-        // (`chunks_exact_mut` cannot take chunks of no rows.)
-        if rows > 0 && rescale.iter().any(Option::is_some) {
-            for column in self.acc.as_mut_slice().chunks_exact_mut(rows) {
-                for (cell, factor) in column.iter_mut().zip(rescale.iter()) {
-                    if let Some(factor) = factor {
-                        *cell *= factor;
-                    }
-                }
-            }
-        }
-        let weights = raised;
-        for key in (first..=last).filter(|_| rows > 0) {
-            let column = &scores[key * rows..(key + 1) * rows];
-            for (row, weight) in weights.iter_mut().enumerate() {
+            for key in first..=last {
                 // A masked key's e^(−inf) is exactly 0 and adds nothing (`shifted_exp`).
-                *weight = shifted_exp(column[row], self.max[row]);
-                if *weight != 0.0 {
-                    self.sum[row] += *weight;
+                let weight = shifted_exp(scores[(row, key)], self.max[row]);
+                if weight == 0.0 {
+                    continue;
                 }
-            }
-            for (col, acc) in self.acc.as_mut_slice().chunks_exact_mut(rows).enumerate() {
-                let value = values[col * values_rows + key];
-                for (cell, weight) in acc.iter_mut().zip(weights.iter()) {
-                    if *weight != 0.0 {
-                        *cell += weight * value;
-                    }
+                self.sum[row] += weight;
+                for col in 0..values.ncols() {
+                    self.acc[(row, col)] += weight * values[(key, col)];
                 }
             }
         }
