@@ -288,6 +288,34 @@ fn show_json_benchmarks(c: &mut Criterion) {
         }
     }
     group.finish();
+    // What the whole is made of: reading the command line, then loading the lesson (parsing
+    // and checking its TOML), then computing it; the rest of the whole above is the workings
+    // and writing the JSON.
+    let mut stages = c.benchmark_group("show json stages");
+    stages.sample_size(20);
+    for (name, lesson) in [
+        ("cat-sleeps", "cat-sleeps"),
+        ("64 tokens x 64 x 8 heads", large.as_str()),
+    ] {
+        let args = ["attn-tutor", "show", lesson, "--format", "json"];
+        stages.bench_function(format!("{name}: command line"), |b| {
+            b.iter(|| black_box(Cli::parse_from(args)))
+        });
+        stages.bench_function(format!("{name}: command line + load"), |b| {
+            b.iter(|| {
+                black_box(Cli::parse_from(args));
+                black_box(attn_tutor::lesson::load(lesson).expect("the lesson loads"))
+            })
+        });
+        stages.bench_function(format!("{name}: command line + load + compute"), |b| {
+            b.iter(|| {
+                black_box(Cli::parse_from(args));
+                let loaded = attn_tutor::lesson::load(lesson).expect("the lesson loads");
+                black_box(Attention::compute(&loaded.lesson))
+            })
+        });
+    }
+    stages.finish();
 }
 
 criterion_group!(

@@ -2,8 +2,10 @@
 # `show --format json` beside numpy + orjson writing the same numbers, both timed in the
 # process (the interpreter's and numpy's start, about 100 ms, would otherwise be most of
 # Python's time): `cargo bench --bench engine -- "show json"` reads, computes and writes each
-# lesson into a sink; benches/numpy_json.py computes the same matrices with numpy from the
-# lesson's inputs, checks them against attn-tutor's, and times computing and writing them.
+# lesson into a sink (and "show json stages" times reading the command line, loading and
+# computing alone, to tell the parts apart); benches/numpy_json.py computes the same
+# matrices with numpy from the lesson's inputs, checks them against attn-tutor's, and times
+# computing and writing them.
 # Needs python3 with numpy and orjson (pip install numpy orjson).
 set -euo pipefail
 cd "$(dirname "$0")/.."

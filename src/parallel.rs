@@ -1,19 +1,27 @@
 //! Independent pieces of work (heads, generated matrices) spread over every core.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many cores the work may use, asked of the system once: the standard library reads the
+/// cgroup's CPU quota from /proc each time it is asked, which, asked for every matrix product,
+/// was half the time `show --format json` took on a small lesson.
+pub fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
 
 /// `value(index)` for every index below `count`, in order: on every core when `parallel` and there
 /// are several. Each core takes the next piece when it finishes one, so pieces of unequal size
 /// (a 256 × 1024 embedding and 1024 × 1024 weights) still keep every core busy.
 pub fn each<T: Send>(count: usize, parallel: bool, value: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if !parallel || count < 2 || threads < 2 {
+    if !parallel || count < 2 || cores() < 2 {
         return (0..count).map(value).collect();
     }
     let next = AtomicUsize::new(0);
     let (next, value) = (&next, &value);
     let mut results: Vec<Option<T>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.min(count))
+        let workers: Vec<_> = (0..cores().min(count))
             .map(|_| {
                 scope.spawn(move || {
                     let mut done = Vec::new();

@@ -847,7 +847,7 @@ fn product(
     if left.nrows() == 1 {
         return row_product(left, right);
     }
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = crate::parallel::cores();
     let width = right.ncols().div_ceil(threads.max(1));
     // nalgebra hands a product to matrixmultiply only when every side is longer than 5, and
     // adds a narrower one column by column, which rounds differently: every band, and the

@@ -70,16 +70,30 @@ fn written_arithmetically(value: f64, decimals: usize) -> Option<String> {
         digits /= 10;
         decimals -= 1;
     }
-    let sign = if value < 0.0 { "-" } else { "" };
-    let text = digits.to_string();
-    Some(if decimals == 0 {
-        format!("{sign}{text}")
-    } else if text.len() > decimals {
-        let (whole, fraction) = text.split_at(text.len() - decimals);
-        format!("{sign}{whole}.{fraction}")
-    } else {
-        format!("{sign}0.{text:0>decimals$}")
-    })
+    // Written from the last digit back, the point after `decimals` of them, and at least one
+    // digit before it ("0.05"): one piece of text, without `format!`'s machinery. At most 18
+    // bytes: a sign, "0." and 15 decimals (|scaled| < 1e15 has at most 15 digits).
+    let mut text = [0u8; 20];
+    let mut start = text.len();
+    let mut written = 0;
+    loop {
+        if decimals > 0 && written == decimals {
+            start -= 1;
+            text[start] = b'.';
+        }
+        start -= 1;
+        text[start] = b'0' + (digits % 10) as u8;
+        digits /= 10;
+        written += 1;
+        if digits == 0 && written > decimals {
+            break;
+        }
+    }
+    if value < 0.0 {
+        start -= 1;
+        text[start] = b'-';
+    }
+    Some(text[start..].iter().map(|&byte| char::from(byte)).collect())
 }
 
 /// Writes a quantity that may span many orders of magnitude (an exponential, a sum of them)

@@ -817,13 +817,177 @@ fn write_json(
     }
     fields.sort_by_key(|(key, _)| *key);
     let document = Document(fields);
+    let mut blocks = Blocks::new(out);
     if compact {
-        serde_json::to_writer(&mut *out, &document)
+        document.serialize(&mut serde_json::Serializer::new(&mut blocks))
     } else {
-        serde_json::to_writer_pretty(&mut *out, &document)
+        document.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut blocks,
+            Indented::default(),
+        ))
     }
     .map_err(io::Error::from)?;
-    writeln!(out)
+    blocks.write_all(b"\n")?;
+    blocks.flush()
+}
+
+/// Bytes kept in a block before they are handed on to the output.
+const BLOCK: usize = 64 * 1024;
+
+/// The JSON on its way to the output, a block at a time. serde_json writes each number as
+/// several small pieces (the separator, the indentation, the digits); each written through
+/// `&mut dyn Write` is a call that cannot be inlined, and on a large lesson those calls were a
+/// third of the time. Here each piece is a copy into the block.
+struct Blocks<'a> {
+    block: Vec<u8>,
+    out: &'a mut dyn Write,
+}
+
+impl<'a> Blocks<'a> {
+    fn new(out: &'a mut dyn Write) -> Self {
+        Blocks {
+            block: Vec::with_capacity(BLOCK),
+            out,
+        }
+    }
+
+    #[cold]
+    fn hand_on(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.block)?;
+        self.block.clear();
+        Ok(())
+    }
+}
+
+impl Write for Blocks<'_> {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.write_all(bytes)?;
+        Ok(bytes.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.block.len() + bytes.len() > BLOCK {
+            self.hand_on()?;
+            // A piece longer than a block (a long working) goes on as it is.
+            if bytes.len() > BLOCK {
+                return self.out.write_all(bytes);
+            }
+        }
+        self.block.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.hand_on()?;
+        self.out.flush()
+    }
+}
+
+/// Levels of indentation written as one piece; deeper ones (no document has them) are
+/// written a level at a time after those.
+const INDENT_LEVELS: usize = 24;
+
+/// ",\n" and the indentation of the deepest level `INDENT_LEVELS`: a new line at depth d is a
+/// slice of it.
+static NEW_LINE: [u8; 2 + 2 * INDENT_LEVELS] = {
+    let mut line = [b' '; 2 + 2 * INDENT_LEVELS];
+    line[0] = b',';
+    line[1] = b'\n';
+    line
+};
+
+/// serde_json's `PrettyFormatter` with its two spaces, byte for byte the same, but writing a
+/// new line and its indentation as one piece instead of one piece per level (a number in an
+/// online-softmax state is six levels deep).
+#[derive(Default)]
+struct Indented {
+    depth: usize,
+    /// Whether the array or object just ended held anything (`[]` and `{}` stay on one line).
+    has_value: bool,
+}
+
+impl Indented {
+    /// A new line at the current depth, after a comma unless `first`.
+    #[inline]
+    fn new_line<W: ?Sized + Write>(&self, writer: &mut W, first: bool) -> io::Result<()> {
+        let levels = self.depth.min(INDENT_LEVELS);
+        writer.write_all(&NEW_LINE[usize::from(first)..2 + 2 * levels])?;
+        for _ in levels..self.depth {
+            writer.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    #[inline]
+    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(b"[")
+    }
+
+    #[inline]
+    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.new_line(writer, true)?;
+        }
+        writer.write_all(b"]")
+    }
+
+    #[inline]
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.new_line(writer, first)
+    }
+
+    #[inline]
+    fn end_array_value<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    #[inline]
+    fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(b"{")
+    }
+
+    #[inline]
+    fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.new_line(writer, true)?;
+        }
+        writer.write_all(b"}")
+    }
+
+    #[inline]
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.new_line(writer, first)
+    }
+
+    #[inline]
+    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(b": ")
+    }
+
+    #[inline]
+    fn end_object_value<W: ?Sized + Write>(&mut self, _writer: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// One step of generation in the JSON: the new query (rotated with rope: as it meets the
@@ -1246,4 +1410,54 @@ pub(super) fn wrap(text: &str, width: usize) -> String {
         out.push('\n');
     }
     out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// `value` written as `write_json` writes a document: through `Blocks`, indented or not.
+    fn written(value: &Value, compact: bool) -> String {
+        let mut out = Vec::new();
+        let mut blocks = Blocks::new(&mut out);
+        if compact {
+            value.serialize(&mut serde_json::Serializer::new(&mut blocks))
+        } else {
+            value.serialize(&mut serde_json::Serializer::with_formatter(
+                &mut blocks,
+                Indented::default(),
+            ))
+        }
+        .unwrap();
+        blocks.flush().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn the_json_writer_writes_what_serde_json_writes_across_blocks_and_past_the_indent_levels() {
+        // Deeper than the indentation written in one piece, empty arrays and objects, a
+        // string longer than a block, and enough numbers to fill many blocks.
+        let mut deep = json!([1.5, [], {}, "end"]);
+        for level in 0..(INDENT_LEVELS + 6) {
+            deep = json!({ "level": level, "inner": deep, "empty": [] });
+        }
+        let numbers: Vec<f64> = (0..40_000).map(|i| f64::from(i) / 7.0 - 300.0).collect();
+        let value = json!({
+            "deep": deep,
+            "long text": "a ☃ \" \\ \n".repeat(BLOCK / 4),
+            "numbers": [numbers.clone(), numbers],
+            "nothing": null,
+        });
+        let pretty = written(&value, false);
+        assert!(pretty.len() > 10 * BLOCK);
+        // The innermost level's keys: in the document, then in 30 levels.
+        let innermost = format!("\n{}\"level\": 0\n", "  ".repeat(INDENT_LEVELS + 7));
+        assert!(pretty.contains(&innermost));
+        assert_eq!(pretty, serde_json::to_string_pretty(&value).unwrap());
+        assert_eq!(
+            written(&value, true),
+            serde_json::to_string(&value).unwrap()
+        );
+    }
 }
