@@ -921,21 +921,33 @@ impl Indented {
     }
 }
 
-impl serde_json::ser::Formatter for Indented {
-    #[inline]
-    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+impl Indented {
+    /// An array or object begins: one level deeper, nothing in it yet.
+    fn open<W: ?Sized + Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.depth += 1;
         self.has_value = false;
-        writer.write_all(b"[")
+        writer.write_all(bracket)
     }
 
-    #[inline]
-    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+    /// It ends: its closing bracket on a line of its own unless it was empty.
+    fn close<W: ?Sized + Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
         self.depth -= 1;
         if self.has_value {
             self.new_line(writer, true)?;
         }
-        writer.write_all(b"]")
+        writer.write_all(bracket)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    #[inline]
+    fn begin_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.open(writer, b"[")
+    }
+
+    #[inline]
+    fn end_array<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.close(writer, b"]")
     }
 
     #[inline]
@@ -955,18 +967,12 @@ impl serde_json::ser::Formatter for Indented {
 
     #[inline]
     fn begin_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        writer.write_all(b"{")
+        self.open(writer, b"{")
     }
 
     #[inline]
     fn end_object<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            self.new_line(writer, true)?;
-        }
-        writer.write_all(b"}")
+        self.close(writer, b"}")
     }
 
     #[inline]
