@@ -297,19 +297,17 @@ async fn connection(
     {
         // One student's broken connection ends only that session.
         let error = client_text(&error.to_string(), client_text::ERROR);
-        if watch.signed_in.load(Ordering::SeqCst) {
-            tracing::info!(%peer, %error, "session ended with an error");
-        } else {
-            unsigned!(info, "session ended with an error", %peer, %error);
-        }
+        unsigned!(
+            unless watch.signed_in.load(Ordering::SeqCst);
+            info, "session ended with an error", %peer, %error
+        );
     }
     guard.abort();
     let sessions = shared.sessions.load(Ordering::SeqCst);
-    if watch.signed_in.load(Ordering::SeqCst) {
-        tracing::info!(%peer, sessions, "connection closed");
-    } else {
-        unsigned!(info, "connection closed", %peer, sessions);
-    }
+    unsigned!(
+        unless watch.signed_in.load(Ordering::SeqCst);
+        info, "connection closed", %peer, sessions
+    );
 }
 
 /// How the guard sends a connection away.

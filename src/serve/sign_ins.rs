@@ -62,7 +62,7 @@ impl Default for State {
 
 /// A token bucket: `rate` tokens a second, at most `burst` kept.
 pub(super) struct Tokens {
-    pub(super) tokens: f64,
+    tokens: f64,
     updated: Instant,
 }
 
@@ -79,6 +79,16 @@ impl Tokens {
         let earned = now.duration_since(self.updated).as_secs_f64() * rate;
         self.tokens = (self.tokens + earned).min(burst);
         self.updated = now;
+    }
+
+    /// Refills, then takes a token if a whole one is there.
+    pub(super) fn take_one(&mut self, rate: f64, burst: f64) -> bool {
+        self.refill(rate, burst);
+        let taken = self.tokens >= 1.0;
+        if taken {
+            self.tokens -= 1.0;
+        }
+        taken
     }
 
     /// How long until a whole token is there.

@@ -34,9 +34,7 @@ pub fn may_log(what: &'static str) -> bool {
 impl Share {
     fn may_log(&mut self, what: &'static str) -> bool {
         let tokens = self.tokens.get_or_insert_with(|| Tokens::full(BURST));
-        tokens.refill(PER_SECOND, BURST);
-        if tokens.tokens >= 1.0 {
-            tokens.tokens -= 1.0;
+        if tokens.take_one(PER_SECOND, BURST) {
             return true;
         }
         match self.held.iter_mut().find(|(kind, _)| *kind == what) {
@@ -60,7 +58,13 @@ pub fn summarise() {
 
 /// Logs an event of a connection not signed in, within the log's share: `unsigned!(info,
 /// "connection opened", %peer)`. The message must be a literal: it names the kind in summaries.
+/// `unsigned!(unless SIGNED_IN; …)` logs it in full when SIGNED_IN holds.
 macro_rules! unsigned {
+    (unless $signed_in:expr; $level:ident, $message:literal, $($field:tt)+) => {
+        if $signed_in || $crate::serve::unsigned_log::may_log($message) {
+            tracing::$level!($($field)+, $message);
+        }
+    };
     ($level:ident, $message:literal) => {
         if $crate::serve::unsigned_log::may_log($message) {
             tracing::$level!($message);
