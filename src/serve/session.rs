@@ -327,7 +327,7 @@ impl Load {
 impl Default for Workshop {
     /// One turn at a time per core but one: a core stays for the connections themselves.
     fn default() -> Workshop {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let cores = crate::parallel::cores();
         Workshop::with_turns(cores.saturating_sub(1).max(1))
     }
 }
