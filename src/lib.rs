@@ -11,6 +11,7 @@ pub mod input;
 pub mod keymap;
 pub mod lab;
 pub mod lesson;
+pub mod ops;
 pub mod parallel;
 pub mod pipeline;
 pub mod practice;

@@ -96,7 +96,7 @@ pub fn computed_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<Mat
             attention.plan.origin(*name).is_some_and(|origin| {
                 // A generation step's row of X (or of the given Q, K, V) is a copy of
                 // numbers an earlier step showed.
-                !origin.is_lesson_input() && !matches!(origin, crate::pipeline::Op::TokenRow { .. })
+                !origin.is_lesson_input() && !matches!(origin, crate::pipeline::Op::TokenRow(_))
             }) && *name != MatrixName::Mask
                 && !earlier.contains(name)
         })

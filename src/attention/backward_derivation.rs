@@ -4,9 +4,8 @@
 
 use super::derivation::{Turned, landing_digits, shown, written};
 use super::number::format_number;
-use super::positions::rope_angle;
-use super::{Attention, Cell, MatrixName, Operand};
-use crate::pipeline::{Op, Per};
+use super::{Attention, Cell, Operand};
+use crate::pipeline::Per;
 
 /// One gradient cell, with what it is made from.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,99 +36,6 @@ pub enum BackwardRule {
         /// This cell is the first (even) one of its pair.
         lower: bool,
     },
-}
-
-impl Attention {
-    /// The working of `cell`, a gradient made by the backward operation `origin`.
-    pub(super) fn backward_rule(&self, cell: Cell, origin: Op) -> Option<BackwardRule> {
-        let (head, row, col) = (cell.head, cell.row, cell.col);
-        let at = |matrix: MatrixName, head: usize, row: usize, col: usize| {
-            let cell = Cell::new(matrix, row, col).in_head(head);
-            self.value(cell).map(|value| Operand { cell, value })
-        };
-        Some(match origin {
-            Op::TransposedProduct { left, right } => {
-                let rows = self.matrix_in(left, head)?.nrows();
-                BackwardRule::ColumnDot {
-                    terms: (0..rows)
-                        .map(|m| Some((at(left, head, m, row)?, at(right, head, m, col)?)))
-                        .collect::<Option<_>>()?,
-                }
-            }
-            Op::HeadsProduct { left, right } => BackwardRule::HeadsDot {
-                blocks: self
-                    .heads()
-                    .slot_heads(left.per())
-                    .map(|head| {
-                        let width = self.matrix_in(left, head)?.ncols();
-                        let terms = (0..width)
-                            .map(|m| Some((at(left, head, row, m)?, at(right, head, col, m)?)))
-                            .collect::<Option<_>>()?;
-                        Some((head, terms))
-                    })
-                    .collect::<Option<_>>()?,
-            },
-            Op::SoftmaxBackward { weights, grad } => {
-                let keys = self.matrix_in(weights, head)?.ncols();
-                BackwardRule::SoftmaxBackward {
-                    weight: at(weights, head, row, col)?,
-                    grad: at(grad, head, row, col)?,
-                    row: (0..keys)
-                        .map(|key| Some((at(weights, head, row, key)?, at(grad, head, row, key)?)))
-                        .collect::<Option<_>>()?,
-                }
-            }
-            Op::GroupSum { of } => {
-                let group = self.heads().group_of(head);
-                BackwardRule::Sum {
-                    terms: (0..self.heads().query)
-                        .filter(|member| self.heads().group_of(*member) == group)
-                        .map(|member| at(of, member, row, col))
-                        .collect::<Option<_>>()?,
-                    paths: false,
-                }
-            }
-            Op::Sum3 { of } => BackwardRule::Sum {
-                terms: of
-                    .iter()
-                    .map(|path| at(*path, head, row, col))
-                    .collect::<Option<_>>()?,
-                paths: true,
-            },
-            Op::HeadBlock { of } => {
-                let width = self.matrix_in(cell.matrix, head)?.ncols();
-                BackwardRule::Block {
-                    from: at(of, 0, row, head * width + col)?,
-                }
-            }
-            Op::RotateBack { of } => {
-                let d_k = self.matrix_in(of, head)?.ncols();
-                let pair = col / 2;
-                BackwardRule::RotateBack {
-                    first: at(of, head, row, 2 * pair)?,
-                    second: at(of, head, row, 2 * pair + 1)?,
-                    position: row,
-                    angle: rope_angle(row, pair, d_k),
-                    lower: col % 2 == 0,
-                }
-            }
-            _ => return None,
-        })
-    }
-}
-
-/// Whether `origin` is one of the backward pass's own operations, explained here.
-pub(super) fn is_backward(origin: Op) -> bool {
-    matches!(
-        origin,
-        Op::TransposedProduct { .. }
-            | Op::HeadsProduct { .. }
-            | Op::SoftmaxBackward { .. }
-            | Op::GroupSum { .. }
-            | Op::Sum3 { .. }
-            | Op::HeadBlock { .. }
-            | Op::RotateBack { .. }
-    )
 }
 
 impl BackwardRule {

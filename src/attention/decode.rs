@@ -3,6 +3,7 @@
 
 use super::agreement::{Agreement, Comparison};
 use super::{Attention, Axis, MatrixName};
+use crate::ops;
 use crate::pipeline::Op;
 
 /// Multiply-adds of one step of generation, with the cache and without it.
@@ -81,11 +82,11 @@ impl Attention {
         };
         let heads = self.heads();
         for &name in self.plan.order() {
-            let Some(Op::Product {
+            let Some(Op::Product(ops::Product {
                 left,
                 right,
                 transpose_right,
-            }) = self.plan.origin(name)
+            })) = self.plan.origin(name)
             else {
                 continue;
             };

@@ -3,15 +3,11 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
-use nalgebra::DMatrixView;
-
 use super::number::{
     format_fixed, format_magnitude, format_number, magnitude_rounded, rounded, shown_number,
     written_alike,
 };
-use super::positions::{rope_angle, sinusoid_angle};
-use super::{Attention, Cell, MatrixName, shifted_exp};
-use crate::pipeline::Op;
+use super::{Attention, Cell, MatrixName};
 
 /// One number that went into a cell, and where it sits.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,6 +85,39 @@ pub enum Rule {
     Backward(super::backward_derivation::BackwardRule),
 }
 
+/// One cell being explained, and the engine that holds its operands: what an operation's
+/// `derive` reads.
+pub(crate) struct Site<'a> {
+    pub(crate) attention: &'a Attention,
+    pub(crate) cell: Cell,
+    /// The width of the cell's matrix (the sinusoid's d_model, the rotation's d_k).
+    pub(crate) width: usize,
+}
+
+impl Site<'_> {
+    /// `matrix[row, col]` as this cell's head sees it (its group's for keys and values, the
+    /// lesson's when every head shares it) at this cell's step of generation.
+    pub(crate) fn operand(&self, matrix: MatrixName, row: usize, col: usize) -> Option<Operand> {
+        self.operand_of(matrix, self.cell.head, row, col)
+    }
+
+    /// `operand` as head `head` sees it.
+    pub(crate) fn operand_of(
+        &self,
+        matrix: MatrixName,
+        head: usize,
+        row: usize,
+        col: usize,
+    ) -> Option<Operand> {
+        let cell = Cell::new(matrix, row, col)
+            .in_head(head)
+            .at_token(self.cell.token);
+        self.attention
+            .value(cell)
+            .map(|value| Operand { cell, value })
+    }
+}
+
 /// A cell, its value, and how it was computed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Derivation {
@@ -108,172 +137,13 @@ impl Attention {
             return None;
         }
         let value = matrix[(cell.row, cell.col)];
-        let head = cell.head;
-        // An operand of head h's matrix is head h's (its group's for keys and values), or the
-        // lesson's when every head shares it.
-        let operand_of = |matrix: MatrixName, head: usize, row: usize, col: usize| {
-            let cell = Cell::new(matrix, row, col).in_head(head).at_token(token);
-            self.value(cell).map(|value| Operand { cell, value })
-        };
-        let operand =
-            |matrix: MatrixName, row: usize, col: usize| operand_of(matrix, head, row, col);
-        let (row, col) = (cell.row, cell.col);
         let origin = self.plan.origin(cell.matrix)?;
-        if super::backward_derivation::is_backward(origin) {
-            let rule = Rule::Backward(self.backward_rule(cell, origin)?);
-            return Some(Derivation { cell, value, rule });
-        }
-        let rule = match origin {
-            // Worked out above, in `backward_derivation`.
-            Op::TransposedProduct { .. }
-            | Op::HeadsProduct { .. }
-            | Op::SoftmaxBackward { .. }
-            | Op::GroupSum { .. }
-            | Op::Sum3 { .. }
-            | Op::HeadBlock { .. }
-            | Op::RotateBack { .. } => return None,
-            Op::Input | Op::Given => Rule::Input,
-            Op::Online {
-                part,
-                scores,
-                values,
-            } => Rule::Online(self.online_rule(cell, part, scores, values)?),
-            Op::Sinusoid => {
-                let pair = col / 2;
-                Rule::Sinusoid {
-                    position: row,
-                    pair,
-                    d_model: matrix.ncols(),
-                    angle: sinusoid_angle(row, pair, matrix.ncols()),
-                    cosine: col % 2 == 1,
-                }
-            }
-            Op::Add { left, right } => Rule::Add {
-                left: operand(left, row, col)?,
-                right: operand(right, row, col)?,
-            },
-            Op::Product {
-                left,
-                right,
-                transpose_right,
-            } => {
-                // Both operands looked up once: a 1024-wide dot product has 2048 of them.
-                let (left_cell, right_cell) = (
-                    Cell::new(left, row, 0).in_head(head).at_token(token),
-                    Cell::new(right, 0, col).in_head(head).at_token(token),
-                );
-                let left_matrix = self.matrix_at(left, left_cell.head, token)?;
-                let right_matrix = self.matrix_at(right, right_cell.head, token)?;
-                let at = |matrix: &DMatrixView<f64>, cell: Cell, row: usize, col: usize| {
-                    (row < matrix.nrows() && col < matrix.ncols()).then(|| Operand {
-                        cell: Cell { row, col, ..cell },
-                        value: matrix[(row, col)],
-                    })
-                };
-                Rule::Dot {
-                    transpose_right,
-                    terms: (0..left_matrix.ncols())
-                        .map(|m| {
-                            let right = if transpose_right {
-                                at(&right_matrix, right_cell, col, m)?
-                            } else {
-                                at(&right_matrix, right_cell, m, col)?
-                            };
-                            Some((at(&left_matrix, left_cell, row, m)?, right))
-                        })
-                        .collect::<Option<_>>()?,
-                }
-            }
-            Op::Rotate { of } => {
-                let pair = col / 2;
-                let d_k = matrix.ncols();
-                // A step of generation's one row is at its token's position.
-                let position = if cell.matrix.per_token() { token } else { row };
-                Rule::Rotate {
-                    first: operand(of, row, 2 * pair)?,
-                    second: operand(of, row, 2 * pair + 1)?,
-                    position,
-                    pair,
-                    d_k,
-                    angle: rope_angle(position, pair, d_k),
-                    lower: col % 2 == 0,
-                }
-            }
-            Op::Scale { of } => Rule::Scale {
-                score: operand(of, row, col)?,
-                d_k: self.d_k(),
-                divisor: self.scale_divisor,
-            },
-            Op::Mask { of, mask } => Rule::Mask {
-                score: operand(of, row, col)?,
-                mask: operand(mask, row, col)?,
-            },
-            Op::RowSoftmax { of } => {
-                let input = self.matrix_at(of, head, token)?;
-                let width = input.ncols();
-                let row_operands = (0..width)
-                    .map(|col| operand(of, row, col))
-                    .collect::<Option<Vec<_>>>()?;
-                // A step of generation's one row is worked out here; the whole pass keeps its
-                // working.
-                let own;
-                let softmax = if cell.matrix.per_token() {
-                    own = super::softmax_rows(&input.into_owned());
-                    &own
-                } else {
-                    self.softmax_of(head)?
-                };
-                if *softmax.fully_masked.get(row)? {
-                    Rule::FullyMasked { row: row_operands }
-                } else {
-                    let row_max = softmax.row_max[row];
-                    Rule::Softmax {
-                        shifted_exps: row_operands
-                            .iter()
-                            .map(|operand| shifted_exp(operand.value, row_max))
-                            .collect(),
-                        row: row_operands,
-                        selected: col,
-                        row_max,
-                        shifted_sum: softmax.shifted_sums[row],
-                    }
-                }
-            }
-            Op::Concat { of } => {
-                let width = self.matrix_at(of, 0, token)?.ncols().max(1);
-                Rule::Concat {
-                    from: operand_of(of, col / width, row, col % width)?,
-                }
-            }
-            Op::HeadRows { left, right } => {
-                let width = self.matrix_in(left, head)?.ncols();
-                Rule::Dot {
-                    transpose_right: false,
-                    terms: (0..width)
-                        .map(|m| {
-                            Some((
-                                operand(left, row, m)?,
-                                operand(right, head * width + m, col)?,
-                            ))
-                        })
-                        .collect::<Option<_>>()?,
-                }
-            }
-            Op::TokenRow { of } => Rule::TokenRow {
-                from: operand(of, token, col)?,
-            },
-            Op::Append { of } => {
-                // Row j of the cache is the new row of step j.
-                let from = Cell::new(of, 0, col).in_head(head).at_token(row);
-                Rule::Cached {
-                    from: Operand {
-                        cell: from,
-                        value: self.value(from)?,
-                    },
-                    new: row == token,
-                }
-            }
+        let site = Site {
+            attention: self,
+            cell,
+            width: matrix.ncols(),
         };
+        let rule = origin.operation().derive(&site)?;
         Some(Derivation { cell, value, rule })
     }
 

@@ -55,10 +55,10 @@ fn matrix_bytes(lesson: &Lesson, plan: &Plan, name: MatrixName, tile: usize) -> 
     let origin = plan.origin(name);
     let one = match origin {
         // The cache holds a row per token.
-        Some(Op::Append { .. }) => seq_len * cols,
+        Some(Op::Append(_)) => seq_len * cols,
         // A lesson's own matrix is shared, but a head's block of it is copied out when looked
         // at; the mask is made.
-        Some(Op::Input | Op::Given) if name != MatrixName::Mask => {
+        Some(Op::Input(_) | Op::Given(_)) if name != MatrixName::Mask => {
             if count > 1 {
                 rows * cols
             } else {
@@ -66,12 +66,12 @@ fn matrix_bytes(lesson: &Lesson, plan: &Plan, name: MatrixName, tile: usize) -> 
             }
         }
         // The weights and, per row, the maximum, the sum and whether it is all masked.
-        Some(Op::RowSoftmax { .. }) => rows * cols + 3 * rows,
+        Some(Op::RowSoftmax(_)) => rows * cols + 3 * rows,
         _ => rows * cols,
     };
     let instances = if name.per_tile() {
         lesson.key_len().div_ceil(tile.max(1)) as u64
-    } else if name.per_token() && !matches!(origin, Some(Op::Append { .. })) {
+    } else if name.per_token() && !matches!(origin, Some(Op::Append(_))) {
         seq_len
     } else {
         // One cache, whose first t + 1 rows are the cache after step t.
@@ -104,11 +104,11 @@ mod tests {
             for token in 0..instances {
                 if let Some(matrix) = attention.matrix_at(name, head, token) {
                     let (rows, cols) = matrix.shape();
-                    let shared = matches!(plan.origin(name), Some(Op::Input | Op::Given))
+                    let shared = matches!(plan.origin(name), Some(Op::Input(_) | Op::Given(_)))
                         && heads.count(name.per()) == 1
                         && name != MatrixName::Mask;
                     // A cache's views share its one matrix: its last is all of it.
-                    let cache = matches!(plan.origin(name), Some(Op::Append { .. }));
+                    let cache = matches!(plan.origin(name), Some(Op::Append(_)));
                     if !shared && (!cache || token + 1 == instances) {
                         bytes += (rows * cols) as u64 * NUMBER;
                     }

@@ -20,17 +20,20 @@ mod softmax;
 mod variant;
 
 pub use agreement::Agreement;
+pub use backward_derivation::BackwardRule;
 pub use decode::MultiplyAdds;
+pub(crate) use derivation::Site;
 pub use derivation::{Derivation, Explanation, Operand, Rule, softmax_is_shifted, token_words};
 pub use held::Held;
 pub use online::{OnlineSoftmax, Tile, TileState, Tiles};
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
-use positions::{rotate_rows_as, sinusoidal_as};
-pub use softmax::{RowSoftmax, entropy_bits, shifted_exp, softmax_rows};
+pub(crate) use positions::{rotate_rows_as, sinusoidal_as};
+pub use softmax::{RowSoftmax, entropy_bits, shifted_exp, shifted_exps, softmax_rows};
 pub use variant::Variant;
 
 pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step};
 
+use crate::ops;
 use std::sync::{Arc, OnceLock};
 
 use nalgebra::{DMatrix, DMatrixView};
@@ -113,13 +116,13 @@ impl Attention {
         // Heads are independent: a large lesson computes them on every core.
         let parallel = lesson.seq_len() * model_width >= PARALLEL_WORK;
         for &name in plan.order() {
-            let origin = plan.origin(name).unwrap_or(Op::Input);
+            let origin = plan.origin(name).unwrap_or(Op::Input(ops::Input));
             let count = heads.count(name.per());
             if name.entry().on_demand {
                 on_demand[name.index()] = vec![OnceLock::new(); count];
                 continue;
             }
-            if matches!(origin, Op::Append { .. }) {
+            if matches!(origin, Op::Append(_)) {
                 let blocks = cache_blocks(lesson.seq_len()).len();
                 caches[name.index()] = vec![vec![OnceLock::new(); blocks]; count];
                 continue;
@@ -136,7 +139,7 @@ impl Attention {
             }
             let slot_value = |slot: usize| -> (Arc<Held>, Option<RowSoftmax>) {
                 match origin {
-                    Op::Input | Op::Given => (
+                    Op::Input(_) | Op::Given(_) => (
                         match name {
                             MatrixName::Mask => Held::computed(
                                 lesson
@@ -151,7 +154,7 @@ impl Attention {
                         },
                         None,
                     ),
-                    Op::RowSoftmax { of } => {
+                    Op::RowSoftmax(ops::RowSoftmax { of }) => {
                         let rows = softmax_rows(matrices[of.index()][slot].matrix());
                         (Held::shared(Arc::clone(&rows.weights)), Some(rows))
                     }
@@ -167,11 +170,13 @@ impl Attention {
                             heads,
                             head: heads.head_of_slot(name.per(), slot),
                             model_width,
+                            scale_divisor,
+                            size,
                             every_core: parallel && count == 1,
                             token: None,
                             projected: plan.projected_input(),
                         };
-                        let value = evaluate(origin, size, scale_divisor, None, &operands);
+                        let value = origin.operation().evaluate(&operands, None);
                         (Held::computed(value), None)
                     }
                 }
@@ -231,10 +236,10 @@ impl Attention {
         // products made from it (K and V).
         let from_source = matches!(
             origin,
-            Op::Product {
+            Op::Product(ops::Product {
                 left: MatrixName::SourceX | MatrixName::SourceEmbeddings,
                 ..
-            }
+            })
         );
         if variant == Variant::TargetNotSource && !from_source {
             return None;
@@ -273,11 +278,13 @@ impl Attention {
                     heads,
                     head: heads.head_of_slot(name.per(), slot),
                     model_width: self.model_width,
+                    scale_divisor: self.scale_divisor,
+                    size,
                     every_core: false,
                     token: name.kept_apart().then_some((self, token)),
                     projected: self.plan.projected_input(),
                 };
-                let value = evaluate(origin, size, self.scale_divisor, chosen, &operands);
+                let value = origin.operation().evaluate(&operands, chosen);
                 // A slip that has no numbers here (looking ahead from the last token).
                 if name == at && value.is_empty() {
                     return None;
@@ -433,18 +440,12 @@ impl Attention {
         let block = lengths.iter().position(|length| token < *length)?;
         let rows = lengths[block];
         let cache = blocks.get(block)?.get_or_init(|| {
-            let origin = self.plan.origin(name).unwrap_or(Op::Input);
-            if let Op::Append { of } = origin {
+            let origin = self.plan.origin(name).unwrap_or(Op::Input(ops::Input));
+            if let Op::Append(ops::Append { of }) = origin {
                 self.make_new_rows(of, slot, rows);
             }
             let operands = self.operands_for(name, slot, Some(rows - 1));
-            Arc::new(evaluate(
-                origin,
-                (0, 0),
-                self.scale_divisor,
-                None,
-                &operands,
-            ))
+            Arc::new(origin.operation().evaluate(&operands, None))
         });
         (token < cache.nrows()).then(|| cache.rows(0, token + 1))
     }
@@ -481,16 +482,16 @@ impl Attention {
         tokens: std::ops::Range<usize>,
     ) -> Option<DMatrix<f64>> {
         match self.plan.origin(name)? {
-            Op::TokenRow { of } if !of.per_token() => {
+            Op::TokenRow(ops::TokenRow { of }) if !of.per_token() => {
                 let whole = self.whole_at(of, head, 0)?;
                 (tokens.end <= whole.nrows())
                     .then(|| whole.rows(tokens.start, tokens.len()).into_owned())
             }
-            Op::Product {
+            Op::Product(ops::Product {
                 left,
                 right,
                 transpose_right: false,
-            } if left.per_token() && !right.per_token() => {
+            }) if left.per_token() && !right.per_token() => {
                 let operands = self.operands_for(name, self.heads().slot(name.per(), head), None);
                 let right = operands.view(right);
                 // The tokens' rows of X are read in place, not copied once per group.
@@ -498,7 +499,7 @@ impl Attention {
                     (rows.ncols() == right.nrows()).then(|| rows_product(rows, right))
                 };
                 match self.plan.origin(left)? {
-                    Op::TokenRow { of } if !of.per_token() => {
+                    Op::TokenRow(ops::TokenRow { of }) if !of.per_token() => {
                         let whole = self.whole_at(of, head, 0)?;
                         if tokens.end > whole.nrows() {
                             return None;
@@ -508,7 +509,7 @@ impl Attention {
                     _ => product(self.rows_at(left, head, tokens)?.as_view()),
                 }
             }
-            Op::Rotate { of } => {
+            Op::Rotate(ops::Rotate { of }) => {
                 let first = tokens.start;
                 Some(rotate_rows_as(
                     &self.rows_at(of, head, tokens)?,
@@ -536,23 +537,26 @@ impl Attention {
         }
         let shape = |of: MatrixName| self.shape_at(of, head, token);
         match self.plan.origin(name)? {
-            Op::Append { of } => Some((token + 1, shape(of)?.1)),
-            Op::Product {
+            Op::Append(ops::Append { of }) => Some((token + 1, shape(of)?.1)),
+            Op::Product(ops::Product {
                 left,
                 right,
                 transpose_right,
-            } => {
+            }) => {
                 let (left, right) = (shape(left)?, shape(right)?);
                 Some((left.0, if transpose_right { right.0 } else { right.1 }))
             }
-            Op::Scale { of } | Op::RowSoftmax { of } | Op::Rotate { of } | Op::Mask { of, .. } => {
-                shape(of)
-            }
+            Op::Scale(ops::Scale { of })
+            | Op::RowSoftmax(ops::RowSoftmax { of })
+            | Op::Rotate(ops::Rotate { of })
+            | Op::Mask(ops::Mask { of, .. }) => shape(of),
             // Every head's block side by side.
-            Op::Concat { of } => (0..self.heads().query).try_fold((0, 0), |(_, width), head| {
-                let (rows, cols) = self.shape_at(of, head, token)?;
-                Some((rows, width + cols))
-            }),
+            Op::Concat(ops::Concat { of }) => {
+                (0..self.heads().query).try_fold((0, 0), |(_, width), head| {
+                    let (rows, cols) = self.shape_at(of, head, token)?;
+                    Some((rows, width + cols))
+                })
+            }
             _ => self.matrix_at(name, head, token).map(|m| m.shape()),
         }
     }
@@ -564,7 +568,7 @@ impl Attention {
         // Every head's output row, side by side: in a large lesson the heads (each its group's
         // caches) are made on every core first.
         if lazy.get().is_none()
-            && let Some(Op::Concat { of }) = self.plan.origin(name)
+            && let Some(Op::Concat(ops::Concat { of })) = self.plan.origin(name)
             && of.per_token()
             && self.seq_len() * self.model_width >= PARALLEL_WORK
         {
@@ -589,13 +593,7 @@ impl Attention {
         let origin = self.plan.origin(name)?;
         let value = lazy.get_or_init(|| {
             let operands = self.operands_for(name, slot, token);
-            Arc::new(evaluate(
-                origin,
-                (0, 0),
-                self.scale_divisor,
-                None,
-                &operands,
-            ))
+            Arc::new(origin.operation().evaluate(&operands, None))
         });
         Some(value)
     }
@@ -608,6 +606,8 @@ impl Attention {
             heads: self.heads(),
             head: self.heads().head_of_slot(name.per(), slot),
             model_width: self.model_width,
+            scale_divisor: self.scale_divisor,
+            size: (0, 0),
             every_core: false,
             token: token.map(|token| (self, token)),
             projected: self.plan.projected_input(),
@@ -835,7 +835,7 @@ const NALGEBRA_SMALL: usize = 5;
 
 /// left · right, on every core when `every_core`: each core computes a band of the result's
 /// columns (left · a band of right's columns), which gives the same numbers as one product.
-fn product(
+pub(crate) fn product(
     left: DMatrixView<'_, f64>,
     right: DMatrixView<'_, f64>,
     every_core: bool,
@@ -1019,31 +1019,35 @@ fn block_sums<const ROWS: usize, const COLUMNS: usize>(
 
 /// The operands of one head's operation: matrices already computed (the plan computes every
 /// operand before the matrices made from it), seen from query head `head`.
-struct Operands<'a> {
-    matrices: &'a Matrices,
-    heads: Heads,
-    head: usize,
+pub(crate) struct Operands<'a> {
+    pub(crate) matrices: &'a Matrices,
+    pub(crate) heads: Heads,
+    pub(crate) head: usize,
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
     /// learner who divides by √d_model divides by.
-    model_width: usize,
+    pub(crate) model_width: usize,
+    /// √d_k, what the scaling step divides by.
+    pub(crate) scale_divisor: f64,
+    /// The result's (rows, columns), which only the sinusoid needs.
+    pub(crate) size: (usize, usize),
     /// Whether a product may take every core: a large lesson's one-of-a-kind product
     /// (concat · W_o), not one head's, which already shares the cores with the other heads.
-    every_core: bool,
+    pub(crate) every_core: bool,
     /// For a step of generation's matrix: the engine that holds the steps' matrices, and the
     /// position t of the step.
-    token: Option<(&'a Attention, usize)>,
+    pub(crate) token: Option<(&'a Attention, usize)>,
     /// What the plan projects into Q: the target's rows, which a slip may take for the
     /// source's.
-    projected: Option<MatrixName>,
+    pub(crate) projected: Option<MatrixName>,
 }
 
 impl Operands<'_> {
     /// The operand's matrix for this head: its group's for keys and values.
-    fn get(&self, name: MatrixName) -> &DMatrix<f64> {
+    pub(crate) fn get(&self, name: MatrixName) -> &DMatrix<f64> {
         self.of_head(name, self.head)
     }
 
-    fn of_head(&self, name: MatrixName, head: usize) -> &DMatrix<f64> {
+    pub(crate) fn of_head(&self, name: MatrixName, head: usize) -> &DMatrix<f64> {
         if name.per_token() {
             let token = self.token.map_or(0, |(_, token)| token);
             return self.at_token(name, head, token);
@@ -1055,7 +1059,7 @@ impl Operands<'_> {
 
     /// A step of generation's matrix at position `token`, for head `head`: a variant's own, made
     /// anew at its token, or the engine's.
-    fn at_token(&self, name: MatrixName, head: usize, token: usize) -> &DMatrix<f64> {
+    pub(crate) fn at_token(&self, name: MatrixName, head: usize, token: usize) -> &DMatrix<f64> {
         let slot = self.heads.slot(name.per(), head);
         if Some(token) == self.token.map(|(_, at)| at)
             && let Some(made) = self.matrices[name.index()].get(slot)
@@ -1071,18 +1075,18 @@ impl Operands<'_> {
     }
 
     /// The position t of the step of generation this operation is part of.
-    fn position(&self) -> usize {
+    pub(crate) fn position(&self) -> usize {
         self.token.map_or(0, |(_, token)| token)
     }
 
     /// The operand for this head read in place, for a product: a head's block of W_q is not
     /// copied out, and a cache is the first t + 1 rows of one of its group's blocks.
-    fn view(&self, name: MatrixName) -> DMatrixView<'_, f64> {
+    pub(crate) fn view(&self, name: MatrixName) -> DMatrixView<'_, f64> {
         self.view_of(name, self.head)
     }
 
     /// `view` of head `head`'s operand.
-    fn view_of(&self, name: MatrixName, head: usize) -> DMatrixView<'_, f64> {
+    pub(crate) fn view_of(&self, name: MatrixName, head: usize) -> DMatrixView<'_, f64> {
         let slot = self.heads.slot(name.per(), head);
         if let Some((attention, token)) = self.token
             && attention.is_cache(name)
@@ -1107,7 +1111,7 @@ impl Operands<'_> {
 
     /// The operand as another K/V group has it: the next group's, or with one group per head
     /// the next head's; the head's own when there is no other.
-    fn other_group(&self, name: MatrixName) -> DMatrixView<'_, f64> {
+    pub(crate) fn other_group(&self, name: MatrixName) -> DMatrixView<'_, f64> {
         let (query, kv) = (self.heads.query, self.heads.kv.max(1));
         match name.per() {
             crate::pipeline::Per::KvGroup if kv > 1 => {
@@ -1122,254 +1126,10 @@ impl Operands<'_> {
     }
 
     /// Every query head's matrix of `name`, head 1 first.
-    fn every_head(&self, name: MatrixName) -> Vec<&DMatrix<f64>> {
+    pub(crate) fn every_head(&self, name: MatrixName) -> Vec<&DMatrix<f64>> {
         (0..self.heads.query)
             .map(|head| self.of_head(name, head))
             .collect()
-    }
-}
-
-/// One operation on matrices already computed, the right way or as `variant` does it. `size`
-/// is the result's (rows, columns), which only the sinusoid needs; an input is not evaluated.
-fn evaluate(
-    origin: Op,
-    size: (usize, usize),
-    scale_divisor: f64,
-    variant: Option<Variant>,
-    operands: &Operands,
-) -> DMatrix<f64> {
-    let get = |name| operands.get(name);
-    match origin {
-        Op::Input | Op::Given => DMatrix::zeros(0, 0),
-        Op::Sinusoid => sinusoidal_as(size.0, size.1, variant),
-        Op::Add { left, right } => get(left) + get(right),
-        Op::Product {
-            left,
-            right,
-            transpose_right,
-        } => match (variant, transpose_right) {
-            // Another group's keys, values or their weights (the right-hand operand).
-            (Some(Variant::WrongGroup), true) => {
-                operands.view(left) * operands.other_group(right).transpose()
-            }
-            (Some(Variant::WrongGroup), false) => operands.view(left) * operands.other_group(right),
-            // The target's rows, with the positions added the same way, where the source's go.
-            (Some(Variant::TargetNotSource), false) => {
-                let Some(target) = operands.projected else {
-                    return DMatrix::zeros(0, 0);
-                };
-                if get(target).ncols() == get(right).nrows() {
-                    get(target) * get(right)
-                } else {
-                    DMatrix::zeros(0, 0)
-                }
-            }
-            // Row not column: x · W row c, which fits only a square W.
-            (Some(Variant::RowNotColumn), false) if operands.view(right).is_square() => {
-                operands.view(left) * operands.view(right).transpose()
-            }
-            // Query and key swapped: the transposed scores.
-            (Some(Variant::Swapped), true) => (get(left) * get(right).transpose()).transpose(),
-            (_, true) => operands.view(left) * operands.view(right).transpose(),
-            (_, false) => product(
-                operands.view(left),
-                operands.view(right),
-                operands.every_core,
-            ),
-        },
-        Op::HeadRows { left, right } => {
-            let (left, right) = (get(left), get(right));
-            let start = operands.head * left.ncols();
-            if start + left.ncols() > right.nrows() {
-                return DMatrix::zeros(0, 0);
-            }
-            left * right.rows(start, left.ncols())
-        }
-        // A step of generation's row is at its token's position, not at 0.
-        Op::Rotate { of } => {
-            let first = if of.per_token() {
-                operands.position()
-            } else {
-                0
-            };
-            rotate_rows_as(get(of), first, variant)
-        }
-        Op::TokenRow { of } => {
-            let (whole, token) = (get(of), operands.position());
-            if token < whole.nrows() {
-                whole.rows(token, 1).into_owned()
-            } else {
-                DMatrix::zeros(0, 0)
-            }
-        }
-        Op::Append { of } => {
-            // Each row as its own step made it: the cache is what generation kept, not a
-            // slice of the whole pass.
-            let rows: Vec<&DMatrix<f64>> = (0..=operands.position())
-                .map(|token| operands.at_token(of, operands.head, token))
-                .collect();
-            let width = rows.last().map_or(0, |row| row.ncols());
-            let mut cache = DMatrix::zeros(rows.len(), width);
-            for (index, row) in rows.iter().enumerate() {
-                if row.shape() == (1, width) {
-                    cache.row_mut(index).copy_from(&row.row(0));
-                }
-            }
-            cache
-        }
-        Op::Online {
-            part,
-            scores,
-            values,
-        } => {
-            let (tile, index) = operands
-                .token
-                .map_or((1, 0), |(attention, index)| (attention.tile, index));
-            let online = OnlineSoftmax {
-                scores: get(scores),
-                values: get(values),
-                tile,
-            };
-            online
-                .part_at(index, |state| state.part(part))
-                .unwrap_or_else(|| DMatrix::zeros(0, 0))
-        }
-        Op::TransposedProduct { left, right } => {
-            let (left, right) = (get(left), get(right));
-            if variant == Some(Variant::NotTransposed) {
-                return if left.is_square() && left.ncols() == right.nrows() {
-                    left * right
-                } else {
-                    DMatrix::zeros(0, 0)
-                };
-            }
-            if left.nrows() != right.nrows() {
-                return DMatrix::zeros(0, 0);
-            }
-            left.transpose() * right
-        }
-        Op::HeadBlock { of } => {
-            let whole = get(of);
-            let width = whole.ncols() / operands.heads.query.max(1);
-            let start = operands.head * width;
-            if start + width > whole.ncols() {
-                return DMatrix::zeros(0, 0);
-            }
-            whole.columns(start, width).into_owned()
-        }
-        Op::SoftmaxBackward { weights, grad } => {
-            let (p, d) = (get(weights), get(grad));
-            if p.shape() != d.shape() {
-                return DMatrix::zeros(0, 0);
-            }
-            if variant == Some(Variant::DiagonalOnly) {
-                return p.component_mul(d);
-            }
-            softmax_backward(p, d)
-        }
-        Op::GroupSum { of } => {
-            let group = operands.heads.group_of(operands.head);
-            let mut sum: Option<DMatrix<f64>> = None;
-            for head in
-                (0..operands.heads.query).filter(|head| operands.heads.group_of(*head) == group)
-            {
-                let matrix = operands.of_head(of, head);
-                match &mut sum {
-                    Some(sum) if sum.shape() == matrix.shape() => *sum += matrix,
-                    Some(_) => return DMatrix::zeros(0, 0),
-                    None => sum = Some(matrix.clone()),
-                }
-            }
-            sum.unwrap_or_else(|| DMatrix::zeros(0, 0))
-        }
-        Op::HeadsProduct { left, right } => {
-            // One term per query head, or per K/V group when the gradient is a group's.
-            let mut sum: Option<DMatrix<f64>> = None;
-            for head in operands.heads.slot_heads(left.per()) {
-                let (l, r) = (operands.of_head(left, head), operands.of_head(right, head));
-                if l.ncols() != r.ncols() {
-                    return DMatrix::zeros(0, 0);
-                }
-                let term = l * r.transpose();
-                match &mut sum {
-                    Some(sum) if sum.shape() == term.shape() => *sum += term,
-                    Some(_) => return DMatrix::zeros(0, 0),
-                    None => sum = Some(term),
-                }
-            }
-            sum.unwrap_or_else(|| DMatrix::zeros(0, 0))
-        }
-        Op::Sum3 { of: [a, b, c] } => {
-            let (a, b, c) = (get(a), get(b), get(c));
-            if a.shape() != b.shape() || a.shape() != c.shape() {
-                return DMatrix::zeros(0, 0);
-            }
-            a + b + c
-        }
-        Op::RotateBack { of } => rotate_rows_as(get(of), 0, Some(Variant::RotatedBackwards)),
-        Op::Scale { of } => match variant {
-            Some(Variant::SkipScale) => get(of).clone(),
-            Some(Variant::ScaleByModelWidth) => get(of) / (operands.model_width as f64).sqrt(),
-            Some(Variant::ScaleByAllHeadsWidth) => {
-                get(of) / (scale_divisor * (operands.heads.query as f64).sqrt())
-            }
-            _ => get(of) / scale_divisor,
-        },
-        Op::Mask { of, mask } => match variant {
-            Some(Variant::SkipMask) => get(of).clone(),
-            _ => get(of) + get(mask),
-        },
-        Op::RowSoftmax { of } => match variant {
-            Some(Variant::FutureToken) => future_token_weights(operands, get(of).ncols(), 1),
-            Some(Variant::EveryToken) => {
-                future_token_weights(operands, get(of).ncols(), usize::MAX)
-            }
-            Some(Variant::ExpOnly) => get(of).map(f64::exp),
-            Some(Variant::ShiftedExpOnly) => softmax::shifted_exps(get(of)),
-            Some(Variant::ColumnSoftmax) => softmax_rows(&get(of).transpose()).weights.transpose(),
-            Some(Variant::AveragedHeads) => {
-                let every = operands.every_head(of);
-                let mut sum = DMatrix::zeros(get(of).nrows(), get(of).ncols());
-                for input in &every {
-                    if input.shape() == sum.shape() {
-                        sum += &*softmax_rows(input).weights;
-                    }
-                }
-                sum / every.len().max(1) as f64
-            }
-            _ => Arc::unwrap_or_clone(softmax_rows(get(of)).weights),
-        },
-        Op::Concat { of } => {
-            let mut blocks = operands.every_head(of);
-            if variant == Some(Variant::ConcatReversed) {
-                blocks.reverse();
-            }
-            if variant == Some(Variant::ConcatInterleaved) {
-                // Column c of head h lands at c·H + h: dimension-major, not head-major.
-                let count = blocks.len();
-                let rows = blocks.first().map_or(0, |block| block.nrows());
-                let width = blocks.first().map_or(0, |block| block.ncols());
-                return DMatrix::from_fn(rows, width * count, |row, col| {
-                    let block = blocks[col % count];
-                    if row < block.nrows() && col / count < block.ncols() {
-                        block[(row, col / count)]
-                    } else {
-                        0.0
-                    }
-                });
-            }
-            let rows = blocks.first().map_or(0, |block| block.nrows());
-            let widths: usize = blocks.iter().map(|block| block.ncols()).sum();
-            let mut concat = DMatrix::zeros(rows, widths);
-            let mut start = 0;
-            for block in blocks {
-                if block.nrows() == rows {
-                    concat.columns_mut(start, block.ncols()).copy_from(block);
-                }
-                start += block.ncols();
-            }
-            concat
-        }
     }
 }
 
@@ -1386,26 +1146,6 @@ pub fn softmax_backward(weights: &DMatrix<f64>, grad: &DMatrix<f64>) -> DMatrix<
         }
     }
     result
-}
-
-/// A step of generation's weights as a learner who lets the new token look `ahead` tokens
-/// further than the cache makes them (one, or every one left): the softmax over the cache and
-/// those tokens' keys (the whole pass's unmasked scores), of which the cache's `keys` are kept.
-/// No matrix for the last token, which has nothing ahead.
-fn future_token_weights(operands: &Operands, keys: usize, ahead: usize) -> DMatrix<f64> {
-    let unmasked = if operands.matrices[MatrixName::Scaled.index()].is_empty() {
-        MatrixName::Scores
-    } else {
-        MatrixName::Scaled
-    };
-    let scores = operands.get(unmasked);
-    let token = operands.position();
-    if token + 1 >= scores.nrows() || keys + 1 > scores.ncols() {
-        return DMatrix::zeros(0, 0);
-    }
-    let seen = (keys + ahead.min(scores.ncols() - keys)).min(scores.ncols());
-    let row = scores.view((token, 0), (1, seen)).into_owned();
-    softmax_rows(&row).weights.columns(0, keys).into_owned()
 }
 
 impl Mask {

@@ -33,7 +33,7 @@ const NAMED_KEYS: usize = 6;
 
 impl Attention {
     /// The working of `cell`, a cell of the online softmax's `part` after tile `cell.token`.
-    pub(super) fn online_rule(
+    pub(crate) fn online_rule(
         &self,
         cell: Cell,
         part: OnlinePart,

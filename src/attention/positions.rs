@@ -16,7 +16,7 @@ pub fn sinusoidal(seq_len: usize, d_model: usize) -> DMatrix<f64> {
 }
 
 /// The sinusoidal encoding made the right way, or as a learner's `slip` makes it.
-pub(super) fn sinusoidal_as(seq_len: usize, d_model: usize, slip: Option<Variant>) -> DMatrix<f64> {
+pub(crate) fn sinusoidal_as(seq_len: usize, d_model: usize, slip: Option<Variant>) -> DMatrix<f64> {
     DMatrix::from_fn(seq_len, d_model, |row, col| {
         let (position, pair) = read(slip, row, col);
         let angle = sinusoid_angle(position, pair, d_model);
@@ -39,7 +39,7 @@ pub fn rotate_rows(matrix: &DMatrix<f64>) -> DMatrix<f64> {
 
 /// The rotation made the right way, or as a learner's `slip` makes it, of rows whose first is
 /// at position `first` (a step of generation's one row is at its token's position).
-pub(super) fn rotate_rows_as(
+pub(crate) fn rotate_rows_as(
     matrix: &DMatrix<f64>,
     first: usize,
     slip: Option<Variant>,

@@ -2,6 +2,7 @@
 //! written for other numbers (an edited and saved lesson, a copied text) says so in `check`.
 //! Only decimals are checked: whole numbers such as the 1 and 0 of an embedding are everywhere.
 
+use crate::ops;
 use nalgebra::{DMatrix, DMatrixView};
 
 use super::{Attention, MatrixName, Step, rope_angle, sinusoid_angle, softmax_rows};
@@ -100,7 +101,7 @@ fn quotable_in_head(lesson: &Lesson, attention: &Attention, head: usize) -> Vec<
     }
     // The vectors that meet in the scores: Q and K, or their rotations with RoPE.
     let (queries, keys) = match attention.plan.origin(MatrixName::Scores) {
-        Some(Op::Product { left, right, .. }) => (matrix(left), matrix(right)),
+        Some(Op::Product(ops::Product { left, right, .. })) => (matrix(left), matrix(right)),
         _ => (matrix(MatrixName::Q), matrix(MatrixName::K)),
     };
     for name in [
@@ -126,7 +127,7 @@ fn quotable_in_head(lesson: &Lesson, attention: &Attention, head: usize) -> Vec<
         ),
         (MatrixName::QRope, rope_angle),
     ] {
-        if let Some(Op::Sinusoid | Op::Rotate { .. }) = attention.plan.origin(name) {
+        if let Some(Op::Sinusoid(_) | Op::Rotate(_)) = attention.plan.origin(name) {
             let (rows, cols) = matrix(name).shape();
             for p in 0..rows {
                 values.extend((0..cols / 2).map(|i| angle(p, i, cols)));

@@ -1,7 +1,7 @@
 //! The wrong ways a learner may compute an operation: each a variant the engine can run in the
 //! right way's place, so practice can tell which slip gives a learner's number.
 
-use crate::pipeline::{MatrixName, Op};
+use crate::pipeline::Op;
 
 /// One common slip in one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -62,68 +62,7 @@ pub enum Variant {
 impl Variant {
     /// The variants of an operation, its own slips nearest first.
     pub fn of(op: Op) -> &'static [Variant] {
-        match op {
-            Op::Input
-            | Op::Given
-            | Op::Add { .. }
-            | Op::HeadRows { .. }
-            | Op::TokenRow { .. }
-            | Op::Append { .. }
-            | Op::Online { .. }
-            | Op::HeadBlock { .. }
-            | Op::GroupSum { .. }
-            | Op::HeadsProduct { .. }
-            | Op::Sum3 { .. }
-            | Op::RotateBack { .. } => &[],
-            Op::Concat { .. } => &[Variant::ConcatReversed, Variant::ConcatInterleaved],
-            Op::SoftmaxBackward { .. } => &[Variant::DiagonalOnly],
-            Op::TransposedProduct { .. } => &[Variant::NotTransposed],
-            Op::Sinusoid => &[
-                Variant::SinCosSwapped,
-                Variant::PositionsFromOne,
-                Variant::ExponentByColumn,
-            ],
-            Op::Product {
-                transpose_right: false,
-                ..
-            } => &[
-                Variant::RowNotColumn,
-                Variant::WrongGroup,
-                Variant::TargetNotSource,
-            ],
-            Op::Product {
-                transpose_right: true,
-                ..
-            } => &[Variant::Swapped, Variant::WrongGroup],
-            Op::Rotate { .. } => &[
-                Variant::RotatedBackwards,
-                Variant::SinCosSwapped,
-                Variant::PositionsFromOne,
-                Variant::ExponentByColumn,
-            ],
-            Op::Scale { .. } => &[
-                Variant::SkipScale,
-                Variant::ScaleByModelWidth,
-                Variant::ScaleByAllHeadsWidth,
-            ],
-            Op::Mask { .. } => &[Variant::SkipMask],
-            // One row over the cache: a column softmax of one row is no slip anyone makes.
-            Op::RowSoftmax {
-                of: MatrixName::DecodeScores | MatrixName::DecodeScaled,
-            } => &[
-                Variant::FutureToken,
-                Variant::EveryToken,
-                Variant::ExpOnly,
-                Variant::ShiftedExpOnly,
-                Variant::AveragedHeads,
-            ],
-            Op::RowSoftmax { .. } => &[
-                Variant::ExpOnly,
-                Variant::ShiftedExpOnly,
-                Variant::ColumnSoftmax,
-                Variant::AveragedHeads,
-            ],
-        }
+        op.operation().slips()
     }
 
     pub fn applies_to(self, op: Op) -> bool {

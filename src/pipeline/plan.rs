@@ -3,6 +3,7 @@
 //! agree on it.
 
 use super::{MatrixName, OnlinePart, Op};
+use crate::ops;
 
 /// How positions enter the lesson (format 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -193,10 +194,10 @@ impl Plan {
             order: Vec::new(),
         };
         let (q, k, v) = if shape.projected {
-            plan.add(MatrixName::Embeddings, Op::Input);
+            plan.add(MatrixName::Embeddings, Op::Input(ops::Input));
             let added = match shape.positions {
-                Positions::Sinusoidal => Some(Op::Sinusoid),
-                Positions::Learned => Some(Op::Input),
+                Positions::Sinusoidal => Some(Op::Sinusoid(ops::Sinusoid)),
+                Positions::Learned => Some(Op::Input(ops::Input)),
                 Positions::None | Positions::Rope => None,
             };
             let projected = match added {
@@ -204,10 +205,10 @@ impl Plan {
                     plan.add(MatrixName::Positions, origin);
                     plan.add(
                         MatrixName::X,
-                        Op::Add {
+                        Op::Add(ops::Add {
                             left: MatrixName::Embeddings,
                             right: MatrixName::Positions,
-                        },
+                        }),
                     );
                     MatrixName::X
                 }
@@ -216,15 +217,15 @@ impl Plan {
             // Cross-attention's keys and values come from the source, which gets the same
             // sinusoid as the target, counted from its own first token.
             let source = if shape.cross {
-                plan.add(MatrixName::SourceEmbeddings, Op::Input);
+                plan.add(MatrixName::SourceEmbeddings, Op::Input(ops::Input));
                 if shape.positions == Positions::Sinusoidal {
-                    plan.add(MatrixName::SourcePositions, Op::Sinusoid);
+                    plan.add(MatrixName::SourcePositions, Op::Sinusoid(ops::Sinusoid));
                     plan.add(
                         MatrixName::SourceX,
-                        Op::Add {
+                        Op::Add(ops::Add {
                             left: MatrixName::SourceEmbeddings,
                             right: MatrixName::SourcePositions,
-                        },
+                        }),
                     );
                     MatrixName::SourceX
                 } else {
@@ -238,78 +239,81 @@ impl Plan {
                 (MatrixName::WK, MatrixName::K, source),
                 (MatrixName::WV, MatrixName::V, source),
             ] {
-                plan.add(weights, Op::Input);
+                plan.add(weights, Op::Input(ops::Input));
                 plan.add(
                     result,
-                    Op::Product {
+                    Op::Product(ops::Product {
                         left: from,
                         right: weights,
                         transpose_right: false,
-                    },
+                    }),
                 );
             }
             (MatrixName::Q, MatrixName::K, MatrixName::V)
         } else {
             for given in [MatrixName::Q, MatrixName::K, MatrixName::V] {
-                plan.add(given, Op::Given);
+                plan.add(given, Op::Given(ops::Given));
             }
             (MatrixName::Q, MatrixName::K, MatrixName::V)
         };
         let (q, k) = if shape.positions == Positions::Rope {
-            plan.add(MatrixName::QRope, Op::Rotate { of: q });
-            plan.add(MatrixName::KRope, Op::Rotate { of: k });
+            plan.add(MatrixName::QRope, Op::Rotate(ops::Rotate { of: q }));
+            plan.add(MatrixName::KRope, Op::Rotate(ops::Rotate { of: k }));
             (MatrixName::QRope, MatrixName::KRope)
         } else {
             (q, k)
         };
         plan.add(
             MatrixName::Scores,
-            Op::Product {
+            Op::Product(ops::Product {
                 left: q,
                 right: k,
                 transpose_right: true,
-            },
+            }),
         );
         let mut last = MatrixName::Scores;
         if shape.scale {
-            plan.add(MatrixName::Scaled, Op::Scale { of: last });
+            plan.add(MatrixName::Scaled, Op::Scale(ops::Scale { of: last }));
             last = MatrixName::Scaled;
         }
         if shape.mask {
-            plan.add(MatrixName::Mask, Op::Input);
+            plan.add(MatrixName::Mask, Op::Input(ops::Input));
             plan.add(
                 MatrixName::Masked,
-                Op::Mask {
+                Op::Mask(ops::Mask {
                     of: last,
                     mask: MatrixName::Mask,
-                },
+                }),
             );
             last = MatrixName::Masked;
         }
-        plan.add(MatrixName::Weights, Op::RowSoftmax { of: last });
+        plan.add(
+            MatrixName::Weights,
+            Op::RowSoftmax(ops::RowSoftmax { of: last }),
+        );
         plan.add(
             MatrixName::Output,
-            Op::Product {
+            Op::Product(ops::Product {
                 left: MatrixName::Weights,
                 right: v,
                 transpose_right: false,
-            },
+            }),
         );
         if shape.output_weights {
-            plan.add(MatrixName::WO, Op::Input);
+            plan.add(MatrixName::WO, Op::Input(ops::Input));
             plan.add(
                 MatrixName::Concat,
-                Op::Concat {
+                Op::Concat(ops::Concat {
                     of: MatrixName::Output,
-                },
+                }),
             );
             plan.add(
                 MatrixName::Projected,
-                Op::Product {
+                Op::Product(ops::Product {
                     left: MatrixName::Concat,
                     right: MatrixName::WO,
                     transpose_right: false,
-                },
+                }),
             );
         }
         // The circuits read the weights and W_o, so a lesson that gives Q, K and V or has no
@@ -317,18 +321,18 @@ impl Plan {
         if shape.circuits && shape.projected && shape.output_weights {
             plan.add(
                 MatrixName::WQK,
-                Op::Product {
+                Op::Product(ops::Product {
                     left: MatrixName::WQ,
                     right: MatrixName::WK,
                     transpose_right: true,
-                },
+                }),
             );
             plan.add(
                 MatrixName::WOV,
-                Op::HeadRows {
+                Op::HeadRows(ops::HeadRows {
                     left: MatrixName::WV,
                     right: MatrixName::WO,
-                },
+                }),
             );
         }
         // Every lesson's softmax is worked out again tile by tile, as FlashAttention does it,
@@ -341,11 +345,11 @@ impl Plan {
         ] {
             plan.add(
                 part.matrix(),
-                Op::Online {
+                Op::Online(ops::Online {
                     part,
                     scores: last,
                     values: v,
-                },
+                }),
             );
         }
         if shape.decode {
@@ -364,28 +368,28 @@ impl Plan {
     /// RoPE), `v` the values.
     fn add_backward(&mut self, q: MatrixName, k: MatrixName, v: MatrixName) {
         let shape = self.shape;
-        self.add(MatrixName::DOutput, Op::Input);
+        self.add(MatrixName::DOutput, Op::Input(ops::Input));
         let head_grad = if shape.output_weights {
             self.add(
                 MatrixName::DConcat,
-                Op::Product {
+                Op::Product(ops::Product {
                     left: MatrixName::DOutput,
                     right: MatrixName::WO,
                     transpose_right: true,
-                },
+                }),
             );
             self.add(
                 MatrixName::DWO,
-                Op::TransposedProduct {
+                Op::TransposedProduct(ops::TransposedProduct {
                     left: MatrixName::Concat,
                     right: MatrixName::DOutput,
-                },
+                }),
             );
             self.add(
                 MatrixName::DHeadOutput,
-                Op::HeadBlock {
+                Op::HeadBlock(ops::HeadBlock {
                     of: MatrixName::DConcat,
-                },
+                }),
             );
             MatrixName::DHeadOutput
         } else {
@@ -393,32 +397,32 @@ impl Plan {
         };
         self.add(
             MatrixName::DWeights,
-            Op::Product {
+            Op::Product(ops::Product {
                 left: head_grad,
                 right: v,
                 transpose_right: true,
-            },
+            }),
         );
         self.add(
             MatrixName::DV,
-            Op::TransposedProduct {
+            Op::TransposedProduct(ops::TransposedProduct {
                 left: MatrixName::Weights,
                 right: head_grad,
-            },
+            }),
         );
         self.add(
             MatrixName::DSoftmaxInput,
-            Op::SoftmaxBackward {
+            Op::SoftmaxBackward(ops::SoftmaxBackward {
                 weights: MatrixName::Weights,
                 grad: MatrixName::DWeights,
-            },
+            }),
         );
         let d_scores = if shape.scale {
             self.add(
                 MatrixName::DScores,
-                Op::Scale {
+                Op::Scale(ops::Scale {
                     of: MatrixName::DSoftmaxInput,
-                },
+                }),
             );
             MatrixName::DScores
         } else {
@@ -432,27 +436,33 @@ impl Plan {
         };
         self.add(
             dq,
-            Op::Product {
+            Op::Product(ops::Product {
                 left: d_scores,
                 right: k,
                 transpose_right: false,
-            },
+            }),
         );
         self.add(
             dk,
-            Op::TransposedProduct {
+            Op::TransposedProduct(ops::TransposedProduct {
                 left: d_scores,
                 right: q,
-            },
+            }),
         );
         if rope {
-            self.add(MatrixName::DQ, Op::RotateBack { of: dq });
-            self.add(MatrixName::DK, Op::RotateBack { of: dk });
+            self.add(MatrixName::DQ, Op::RotateBack(ops::RotateBack { of: dq }));
+            self.add(MatrixName::DK, Op::RotateBack(ops::RotateBack { of: dk }));
         }
         // The heads of a K/V group share its keys and values: their gradients add up.
         let (dk, dv) = if shape.heads.kv < shape.heads.query {
-            self.add(MatrixName::DKGroup, Op::GroupSum { of: MatrixName::DK });
-            self.add(MatrixName::DVGroup, Op::GroupSum { of: MatrixName::DV });
+            self.add(
+                MatrixName::DKGroup,
+                Op::GroupSum(ops::GroupSum { of: MatrixName::DK }),
+            );
+            self.add(
+                MatrixName::DVGroup,
+                Op::GroupSum(ops::GroupSum { of: MatrixName::DV }),
+            );
             (MatrixName::DKGroup, MatrixName::DVGroup)
         } else {
             (MatrixName::DK, MatrixName::DV)
@@ -467,10 +477,10 @@ impl Plan {
         ] {
             self.add(
                 result,
-                Op::TransposedProduct {
+                Op::TransposedProduct(ops::TransposedProduct {
                     left: from,
                     right: grad,
-                },
+                }),
             );
         }
         for (result, grad, weights) in [
@@ -480,27 +490,27 @@ impl Plan {
         ] {
             self.add(
                 result,
-                Op::HeadsProduct {
+                Op::HeadsProduct(ops::HeadsProduct {
                     left: grad,
                     right: weights,
-                },
+                }),
             );
         }
         // X reaches the loss through Q, K and V; in cross-attention the source through K and V.
         if shape.cross {
             self.add(
                 MatrixName::DSource,
-                Op::Add {
+                Op::Add(ops::Add {
                     left: MatrixName::DXK,
                     right: MatrixName::DXV,
-                },
+                }),
             );
         } else {
             self.add(
                 MatrixName::DX,
-                Op::Sum3 {
+                Op::Sum3(ops::Sum3 {
                     of: [MatrixName::DXQ, MatrixName::DXK, MatrixName::DXV],
-                },
+                }),
             );
         }
     }
@@ -513,7 +523,7 @@ impl Plan {
         let shape = self.shape;
         let (q, k, v) = match self.projected_input() {
             Some(x) => {
-                self.add(MatrixName::XNew, Op::TokenRow { of: x });
+                self.add(MatrixName::XNew, Op::TokenRow(ops::TokenRow { of: x }));
                 for (result, weights) in [
                     (MatrixName::QNew, MatrixName::WQ),
                     (MatrixName::KNew, MatrixName::WK),
@@ -521,11 +531,11 @@ impl Plan {
                 ] {
                     self.add(
                         result,
-                        Op::Product {
+                        Op::Product(ops::Product {
                             left: MatrixName::XNew,
                             right: weights,
                             transpose_right: false,
-                        },
+                        }),
                     );
                 }
                 (MatrixName::QNew, MatrixName::KNew, MatrixName::VNew)
@@ -536,56 +546,59 @@ impl Plan {
                     (MatrixName::KNew, MatrixName::K),
                     (MatrixName::VNew, MatrixName::V),
                 ] {
-                    self.add(result, Op::TokenRow { of: given });
+                    self.add(result, Op::TokenRow(ops::TokenRow { of: given }));
                 }
                 (MatrixName::QNew, MatrixName::KNew, MatrixName::VNew)
             }
         };
         let (q, k) = if shape.positions == Positions::Rope {
-            self.add(MatrixName::QNewRope, Op::Rotate { of: q });
-            self.add(MatrixName::KNewRope, Op::Rotate { of: k });
+            self.add(MatrixName::QNewRope, Op::Rotate(ops::Rotate { of: q }));
+            self.add(MatrixName::KNewRope, Op::Rotate(ops::Rotate { of: k }));
             (MatrixName::QNewRope, MatrixName::KNewRope)
         } else {
             (q, k)
         };
-        self.add(MatrixName::KCache, Op::Append { of: k });
-        self.add(MatrixName::VCache, Op::Append { of: v });
+        self.add(MatrixName::KCache, Op::Append(ops::Append { of: k }));
+        self.add(MatrixName::VCache, Op::Append(ops::Append { of: v }));
         self.add(
             MatrixName::DecodeScores,
-            Op::Product {
+            Op::Product(ops::Product {
                 left: q,
                 right: MatrixName::KCache,
                 transpose_right: true,
-            },
+            }),
         );
         let mut last = MatrixName::DecodeScores;
         if shape.scale {
-            self.add(MatrixName::DecodeScaled, Op::Scale { of: last });
+            self.add(MatrixName::DecodeScaled, Op::Scale(ops::Scale { of: last }));
             last = MatrixName::DecodeScaled;
         }
-        self.add(MatrixName::DecodeWeights, Op::RowSoftmax { of: last });
+        self.add(
+            MatrixName::DecodeWeights,
+            Op::RowSoftmax(ops::RowSoftmax { of: last }),
+        );
         self.add(
             MatrixName::DecodeOutput,
-            Op::Product {
+            Op::Product(ops::Product {
                 left: MatrixName::DecodeWeights,
                 right: MatrixName::VCache,
                 transpose_right: false,
-            },
+            }),
         );
         if self.has(MatrixName::WO) {
             self.add(
                 MatrixName::DecodeConcat,
-                Op::Concat {
+                Op::Concat(ops::Concat {
                     of: MatrixName::DecodeOutput,
-                },
+                }),
             );
             self.add(
                 MatrixName::DecodeProjected,
-                Op::Product {
+                Op::Product(ops::Product {
                     left: MatrixName::DecodeConcat,
                     right: MatrixName::WO,
                     transpose_right: false,
-                },
+                }),
             );
         }
     }
@@ -603,7 +616,7 @@ impl Plan {
     /// The matrix a step of generation's softmax is taken over.
     pub fn decode_softmax_input(&self) -> MatrixName {
         match self.origin(MatrixName::DecodeWeights) {
-            Some(Op::RowSoftmax { of }) => of,
+            Some(Op::RowSoftmax(ops::RowSoftmax { of })) => of,
             _ => MatrixName::DecodeScores,
         }
     }
@@ -643,11 +656,11 @@ impl Plan {
     /// The left operand of `product` when the plan makes it as that times `weights`.
     fn multiplied_by(&self, product: MatrixName, weights: MatrixName) -> Option<MatrixName> {
         match self.origin(product) {
-            Some(Op::Product {
+            Some(Op::Product(ops::Product {
                 left,
                 right,
                 transpose_right: false,
-            }) if right == weights => Some(left),
+            })) if right == weights => Some(left),
             _ => None,
         }
     }
@@ -665,7 +678,7 @@ impl Plan {
     /// The matrix softmax is taken over: masked, else scaled, else the scores.
     pub fn softmax_input(&self) -> MatrixName {
         match self.origin(MatrixName::Weights) {
-            Some(Op::RowSoftmax { of }) => of,
+            Some(Op::RowSoftmax(ops::RowSoftmax { of })) => of,
             _ => MatrixName::Scores,
         }
     }
@@ -701,9 +714,9 @@ impl Plan {
     /// `equation` (a symbol, or `symbol = formula`) followed by what the matrix is, in
     /// parentheses, when it has words: the caption of a table of it.
     pub fn captioned(&self, equation: String, name: MatrixName) -> String {
-        let origin = self.origin(name).unwrap_or(Op::Input);
+        let origin = self.origin(name).unwrap_or(Op::Input(ops::Input));
         let gloss = name.entry().gloss.map(|gloss| match origin {
-            Op::Given => format!("{gloss}, given"),
+            Op::Given(_) => format!("{gloss}, given"),
             _ => gloss.to_string(),
         });
         let gloss = match (name, self.shape.positions) {
@@ -762,11 +775,11 @@ mod tests {
             (MatrixName::Q, MatrixName::WQ),
             (MatrixName::K, MatrixName::WK),
         ] {
-            plan.origins[product.index()] = Some(Op::Product {
+            plan.origins[product.index()] = Some(Op::Product(ops::Product {
                 left: between,
                 right: weights,
                 transpose_right: false,
-            });
+            }));
         }
         assert_eq!(plan.projected_input(), Some(between));
         assert_eq!(plan.projected_source(), Some(between));

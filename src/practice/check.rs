@@ -30,6 +30,7 @@
 
 use super::answer::Answer;
 use crate::attention::{Attention, Cell, MatrixName, Variant, value_in};
+use crate::ops;
 use crate::pipeline::Op;
 
 /// What the tutor says about one predicted number.
@@ -120,10 +121,10 @@ impl SlipKind {
     fn of(variant: Variant, origin: Op) -> SlipKind {
         match variant {
             Variant::RowNotColumn => match origin {
-                Op::Product {
+                Op::Product(ops::Product {
                     right: MatrixName::V | MatrixName::VCache,
                     ..
-                } => SlipKind::VRowNotColumn,
+                }) => SlipKind::VRowNotColumn,
                 _ => SlipKind::WRowNotColumn,
             },
             Variant::Swapped => SlipKind::SwappedQueryKey,

@@ -2,6 +2,7 @@
 //! plan's operation, so that a header says of a head what is true of it.
 
 use crate::attention::{Attention, MatrixName};
+use crate::ops;
 use crate::pipeline::Op;
 
 /// `name`'s symbol in head `head`, `=`, and its operation written in that head's symbols;
@@ -9,7 +10,7 @@ use crate::pipeline::Op;
 pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Option<String> {
     let origin = attention.plan.origin(name)?;
     // Every head's matrix side by side: named block by block, not in one head's symbols.
-    if let Op::Concat { of } = origin {
+    if let Op::Concat(ops::Concat { of }) = origin {
         let heads = attention.heads().query;
         let block = |head: usize| attention.symbol_in(of, head);
         let blocks = match heads {
@@ -20,7 +21,7 @@ pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Optio
         return Some(format!("{} = [{blocks}]", attention.symbol_in(name, head)));
     }
     // A sum over every head (or group): its terms in the symbols of head h, not of one head.
-    if let Op::HeadsProduct { left, right } = origin {
+    if let Op::HeadsProduct(ops::HeadsProduct { left, right }) = origin {
         let several = match left.per() {
             crate::pipeline::Per::KvGroup => attention.heads().kv > 1,
             _ => attention.heads().query > 1,

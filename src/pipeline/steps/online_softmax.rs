@@ -1,6 +1,7 @@
 //! The online softmax: the same output made one tile of keys at a time, as FlashAttention
 //! does it, keeping per query row only m, l and acc.
 
+use crate::ops;
 use crate::pipeline::{MatrixName, Op, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
@@ -23,7 +24,9 @@ pub const ENTRY: StepEntry = StepEntry {
         // The softmax's input the tiles read, then the state after the tile: m, the factor and
         // l on one view, acc with the values it sums on the other (all six do not fit 80
         // columns).
-        let Some(Op::Online { scores, values, .. }) = plan.origin(MatrixName::OnlineMax) else {
+        let Some(Op::Online(ops::Online { scores, values, .. })) =
+            plan.origin(MatrixName::OnlineMax)
+        else {
             return Vec::new();
         };
         vec![

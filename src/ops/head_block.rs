@@ -1,0 +1,46 @@
+//! Head h's block of columns of a matrix of every head side by side (d_concat's): the
+//! concatenation's gradient handed back to each head.
+
+use nalgebra::DMatrix;
+
+use super::Operation;
+use crate::attention::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::pipeline::MatrixName;
+
+/// Head h's block of columns of a matrix of every head side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadBlock {
+    pub of: MatrixName,
+}
+
+impl Operation for HeadBlock {
+    fn operands(&self) -> Vec<MatrixName> {
+        vec![self.of]
+    }
+
+    fn formula(&self, symbol: &dyn Fn(MatrixName) -> String) -> Option<String> {
+        Some(format!("{}[:, the head's columns]", symbol(self.of)))
+    }
+
+    fn slips(&self) -> &'static [Variant] {
+        &[]
+    }
+
+    fn evaluate(&self, operands: &Operands, _: Option<Variant>) -> DMatrix<f64> {
+        let whole = operands.get(self.of);
+        let width = whole.ncols() / operands.heads.query.max(1);
+        let start = operands.head * width;
+        if start + width > whole.ncols() {
+            return DMatrix::zeros(0, 0);
+        }
+        whole.columns(start, width).into_owned()
+    }
+
+    fn derive(&self, site: &Site) -> Option<Rule> {
+        let cell = site.cell;
+        let width = site.attention.matrix_in(cell.matrix, cell.head)?.ncols();
+        Some(Rule::Backward(BackwardRule::Block {
+            from: site.operand_of(self.of, 0, cell.row, cell.head * width + cell.col)?,
+        }))
+    }
+}

@@ -1,0 +1,64 @@
+//! RoPE: each row at position p turned pair by pair by the angles p · 10000^(−2i/d_k).
+
+use nalgebra::DMatrix;
+
+use super::Operation;
+use crate::attention::{Operands, Rule, Site, Variant, rope_angle, rotate_rows_as};
+use crate::pipeline::MatrixName;
+
+/// Each row at position p turned pairwise by angles p · 10000^(−2i/d_k) (RoPE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rotate {
+    pub of: MatrixName,
+}
+
+impl Operation for Rotate {
+    fn operands(&self) -> Vec<MatrixName> {
+        vec![self.of]
+    }
+
+    fn formula(&self, symbol: &dyn Fn(MatrixName) -> String) -> Option<String> {
+        Some(format!("rotate({})", symbol(self.of)))
+    }
+
+    fn slips(&self) -> &'static [Variant] {
+        &[
+            Variant::RotatedBackwards,
+            Variant::SinCosSwapped,
+            Variant::PositionsFromOne,
+            Variant::ExponentByColumn,
+        ]
+    }
+
+    fn evaluate(&self, operands: &Operands, slip: Option<Variant>) -> DMatrix<f64> {
+        // A step of generation's row is at its token's position, not at 0.
+        let first = if self.of.per_token() {
+            operands.position()
+        } else {
+            0
+        };
+        rotate_rows_as(operands.get(self.of), first, slip)
+    }
+
+    fn derive(&self, site: &Site) -> Option<Rule> {
+        let cell = site.cell;
+        let (row, col) = (cell.row, cell.col);
+        let pair = col / 2;
+        let d_k = site.width;
+        // A step of generation's one row is at its token's position.
+        let position = if cell.matrix.per_token() {
+            cell.token
+        } else {
+            row
+        };
+        Some(Rule::Rotate {
+            first: site.operand(self.of, row, 2 * pair)?,
+            second: site.operand(self.of, row, 2 * pair + 1)?,
+            position,
+            pair,
+            d_k,
+            angle: rope_angle(position, pair, d_k),
+            lower: col % 2 == 0,
+        })
+    }
+}
