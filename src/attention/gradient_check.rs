@@ -109,26 +109,11 @@ impl GradientCheck {
     }
 }
 
-/// The gradient matrix of `input`; for a matrix of every head side by side (W_q), one per head
-/// or group (dW_q of each head), which `engine_gradients` lays side by side again.
-fn gradient_of(lesson: &Lesson, attention: &Attention, input: MatrixName) -> Option<MatrixName> {
-    let grouped = attention.has(MatrixName::DKGroup);
-    let gradient = match input {
-        MatrixName::WQ => MatrixName::DWQ,
-        MatrixName::WK => MatrixName::DWK,
-        MatrixName::WV => MatrixName::DWV,
-        MatrixName::WO => MatrixName::DWO,
-        // X = E + P: both have X's gradient.
-        MatrixName::Embeddings | MatrixName::Positions if lesson.is_cross() => MatrixName::DXQ,
-        MatrixName::Embeddings | MatrixName::Positions => MatrixName::DX,
-        MatrixName::SourceEmbeddings => MatrixName::DSource,
-        MatrixName::Q => MatrixName::DQ,
-        MatrixName::K if grouped => MatrixName::DKGroup,
-        MatrixName::K => MatrixName::DK,
-        MatrixName::V if grouped => MatrixName::DVGroup,
-        MatrixName::V => MatrixName::DV,
-        _ => return None,
-    };
+/// The gradient matrix of `input`, as the plan's backward pass makes it; for a matrix of every
+/// head side by side (W_q), one per head or group (dW_q of each head), which
+/// `engine_gradients` lays side by side again.
+fn gradient_of(attention: &Attention, input: MatrixName) -> Option<MatrixName> {
+    let gradient = attention.plan.gradient_of(input)?;
     attention.has(gradient).then_some(gradient)
 }
 
@@ -143,7 +128,7 @@ pub fn engine_gradients(
         .inputs()
         .into_iter()
         .filter_map(|(input, values)| {
-            let gradient = gradient_of(lesson, attention, input)?;
+            let gradient = gradient_of(attention, input)?;
             let (rows, cols) = values.values.shape();
             let blocks = match gradient.per() {
                 Per::Lesson => 1,

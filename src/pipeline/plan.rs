@@ -184,6 +184,9 @@ pub struct Plan {
     pub shape: Shape,
     origins: [Option<Op>; MatrixName::ALL.len()],
     order: Vec<MatrixName>,
+    /// The backward pass's gradient of each matrix it differentiates, recorded as the pass is
+    /// planned.
+    gradients: [Option<MatrixName>; MatrixName::ALL.len()],
 }
 
 impl Plan {
@@ -192,6 +195,7 @@ impl Plan {
             shape,
             origins: [None; MatrixName::ALL.len()],
             order: Vec::new(),
+            gradients: [None; MatrixName::ALL.len()],
         };
         let (q, k, v) = if shape.projected {
             plan.add(MatrixName::Embeddings, Op::Input(ops::Input));
@@ -385,6 +389,7 @@ impl Plan {
                     right: MatrixName::DOutput,
                 }),
             );
+            self.differentiates(MatrixName::WO, MatrixName::DWO);
             self.add(
                 MatrixName::DHeadOutput,
                 Op::HeadBlock(ops::HeadBlock {
@@ -467,14 +472,18 @@ impl Plan {
         } else {
             (MatrixName::DK, MatrixName::DV)
         };
+        self.differentiates(MatrixName::Q, MatrixName::DQ);
+        self.differentiates(MatrixName::K, dk);
+        self.differentiates(MatrixName::V, dv);
         let (Some(x), Some(source)) = (self.projected_input(), self.projected_source()) else {
             return;
         };
-        for (result, from, grad) in [
-            (MatrixName::DWQ, x, MatrixName::DQ),
-            (MatrixName::DWK, source, dk),
-            (MatrixName::DWV, source, dv),
+        for (result, from, grad, weights) in [
+            (MatrixName::DWQ, x, MatrixName::DQ, MatrixName::WQ),
+            (MatrixName::DWK, source, dk, MatrixName::WK),
+            (MatrixName::DWV, source, dv, MatrixName::WV),
         ] {
+            self.differentiates(weights, result);
             self.add(
                 result,
                 Op::TransposedProduct(ops::TransposedProduct {
@@ -505,7 +514,10 @@ impl Plan {
                     right: MatrixName::DXV,
                 }),
             );
+            self.differentiates(x, MatrixName::DXQ);
+            self.differentiates(source, MatrixName::DSource);
         } else {
+            self.differentiates(x, MatrixName::DX);
             self.add(
                 MatrixName::DX,
                 Op::Sum3(ops::Sum3 {
@@ -624,6 +636,26 @@ impl Plan {
     fn add(&mut self, name: MatrixName, origin: Op) {
         self.origins[name.index()] = Some(origin);
         self.order.push(name);
+    }
+
+    /// Records that the backward pass's `gradient` is ∂L/∂`forward`.
+    fn differentiates(&mut self, forward: MatrixName, gradient: MatrixName) {
+        self.gradients[forward.index()] = Some(gradient);
+    }
+
+    /// The backward pass's ∂L/∂`name`, read from the plan: the gradient recorded for it, or
+    /// for a matrix added to another (X = E + P), the sum's, which each addend shares.
+    /// `None` when the pass does not reach it.
+    pub fn gradient_of(&self, name: MatrixName) -> Option<MatrixName> {
+        if let Some(gradient) = self.gradients[name.index()] {
+            return Some(gradient);
+        }
+        self.order.iter().find_map(|&sum| match self.origin(sum)? {
+            Op::Add(ops::Add { left, right }) if left == name || right == name => {
+                self.gradient_of(sum)
+            }
+            _ => None,
+        })
     }
 
     /// Where a matrix comes from, or `None` when this lesson does not have it.
@@ -783,5 +815,57 @@ mod tests {
         }
         assert_eq!(plan.projected_input(), Some(between));
         assert_eq!(plan.projected_source(), Some(between));
+    }
+
+    #[test]
+    fn each_input_has_the_gradient_its_backward_pass_makes_for_it_read_from_the_plan() {
+        for shape in Shape::every() {
+            let shape = Shape {
+                backward: true,
+                decode: false,
+                ..shape
+            };
+            let plan = Plan::new(shape);
+            let grouped = shape.heads.kv < shape.heads.query;
+            let expect = |name: MatrixName, gradient: MatrixName| {
+                if plan.has(name) {
+                    assert_eq!(plan.gradient_of(name), Some(gradient), "{name:?} {shape:?}");
+                }
+            };
+            expect(MatrixName::Q, MatrixName::DQ);
+            expect(
+                MatrixName::K,
+                if grouped {
+                    MatrixName::DKGroup
+                } else {
+                    MatrixName::DK
+                },
+            );
+            expect(
+                MatrixName::V,
+                if grouped {
+                    MatrixName::DVGroup
+                } else {
+                    MatrixName::DV
+                },
+            );
+            expect(MatrixName::WQ, MatrixName::DWQ);
+            expect(MatrixName::WO, MatrixName::DWO);
+            // X = E + P: the embeddings and the positions share X's gradient; in
+            // cross-attention X reaches the loss through Q alone.
+            let x_gradient = if shape.cross {
+                MatrixName::DXQ
+            } else {
+                MatrixName::DX
+            };
+            expect(MatrixName::Embeddings, x_gradient);
+            if shape.positions == Positions::Learned {
+                expect(MatrixName::Positions, x_gradient);
+            }
+            expect(MatrixName::SourceEmbeddings, MatrixName::DSource);
+        }
+        // Without a backward pass nothing has a gradient.
+        let plan = Plan::new(Shape::every()[0]);
+        assert_eq!(plan.gradient_of(MatrixName::WQ), None);
     }
 }
