@@ -210,69 +210,28 @@ fn note(
     shown: bool,
     token: usize,
 ) -> Option<String> {
-    let direct = lesson.d_model().is_none();
+    // What the lesson's plan makes of the step, or why it has not got it: the step's own words.
+    let plan = &attention.plan;
+    if let Some(said) = if shown {
+        step.note(plan)
+    } else {
+        step.absent(plan)
+    } {
+        return Some(said.to_string());
+    }
     match step {
-        Step::Embedding if direct => {
-            Some("This lesson gives Q, K and V directly; it has no embeddings.".into())
-        }
-        Step::Projection if direct => {
-            Some("This lesson gives Q, K and V directly, so there is nothing to project.".into())
-        }
-        Step::Positions if !shown => Some(match lesson.positions.kind().key() {
-            Some("rope") => "This lesson adds no positions to the embeddings (positions = \
-                             \"rope\" turns Q and K instead): X is the embeddings."
-                .into(),
-            _ if direct => "This lesson gives Q, K and V directly: it has no embeddings to add \
-                            positions to."
-                .into(),
-            _ => {
-                "This lesson adds no positions (positions = \"none\"): X is the embeddings.".into()
-            }
-        }),
-        Step::Rotation if !shown => {
-            Some("This lesson does not rotate (positions is not \"rope\").".into())
-        }
-        Step::Scaling if !lesson.scale => {
-            Some("This lesson does not scale (scale = false): softmax reads the raw scores.".into())
-        }
         Step::Scaling => Some(format!(
             "d_k = {}, so every score is divided by √{} = {}.",
             attention.d_k(),
             attention.d_k(),
             format_number(attention.scale_divisor, lesson.decimals.max(4))
         )),
-        Step::Masking if !shown => {
-            Some("This lesson has no mask: every query sees every key.".into())
-        }
-        Step::Softmax => {
-            let hidden: Vec<String> = attention
-                .fully_masked_rows()
-                .map(|row| attention.tokens[row].clone())
-                .collect();
-            (!hidden.is_empty()).then(|| {
-                format!(
-                    "Every key of {} is masked: those weights are 0, not NaN, and so is their \
-                     output.",
-                    hidden.join(", ")
-                )
-            })
-        }
-        Step::AllHeads if !shown => {
-            Some("This lesson has one head: its weights are the Softmax step's.".into())
-        }
+        Step::Softmax => crate::ui::notes::fully_masked(attention),
         Step::AllHeads => Some(format!(
             "The weights of each of the {} heads are printed in the Softmax section, one part \
              per head; the tutor shows them side by side.",
             attention.heads().query
         )),
-        Step::Concat if !shown => Some(
-            "This lesson has one head: there is nothing to lay side by side (concat is its \
-             output)."
-                .into(),
-        ),
-        Step::OutputProjection | Step::Circuits if !shown => {
-            Some("This lesson has no output weights (w_o): the head's output is the answer.".into())
-        }
         Step::Concat => Some(format!(
             "{} heads × d_v {} = {} columns, head 1's first.",
             attention.heads().query,
@@ -300,9 +259,6 @@ fn note(
                 "W_QK leaves out the rotation (rope): x_i · W_QK · {key}ᵀ{divided} is the {step} \
                  step's score only where the query and the key stand at the same position."
             ))
-        }
-        Step::NewToken | Step::KvCache | Step::DecodeWeights | Step::DecodeOutput if !shown => {
-            Some("This lesson has no generation steps: they come with `decode = true`.".into())
         }
         Step::KvCache => {
             let counts = attention.decode_multiply_adds(token);
@@ -353,16 +309,8 @@ fn note(
     }
 }
 
-/// A backward step's note: that the lesson has no backward pass, or on the first backward
-/// step the loss being differentiated.
+/// A backward step's note: on the first backward step, the loss being differentiated.
 fn backward_note(attention: &Attention, lesson: &Lesson, step: Step) -> Option<String> {
-    if !attention.plan.shape.backward {
-        return Some(
-            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
-             --grad-seed S."
-                .into(),
-        );
-    }
     let first = Step::all_in(&attention.plan)
         .into_iter()
         .find(|step| step.is_backward());
@@ -421,12 +369,8 @@ impl Section {
             0
         };
         let lesson = &loaded.lesson;
-        let direct = lesson.d_model().is_none();
-        // The default Projection text explains X·W, which a lesson without embeddings does not
-        // have (the tutor leaves it out too).
         let narration = match lesson.narration.get(step) {
             Some(own) => own.to_string(),
-            None if direct && step == Step::Projection => String::new(),
             None => step.narration(&attention.plan).to_string(),
         };
         let steps = lesson.steps();

@@ -75,8 +75,14 @@ pub struct StepEntry {
     /// Our words, shown where a lesson gives none of its own; right for the lesson they are
     /// shown in, so they may depend on its plan.
     pub narration: fn(&Plan) -> &'static str,
+    /// Said before the narration wherever the step is shown (the tutor, `show`), when the
+    /// lesson's plan makes the step other than usual: Q, K and V given, scaling turned off.
+    pub note: fn(&Plan) -> Option<&'static str>,
     /// Whether a lesson with this plan has the step.
     pub shown: fn(&Plan) -> bool,
+    /// Why a lesson with this plan has not got the step, and what would give it one: `show`
+    /// says it where the step would be.
+    pub absent: fn(&Plan) -> Option<&'static str>,
     /// The screen's views: a step with several results (Q, K and V) has one view for each,
     /// and `[` `]` turn between them.
     pub views: fn(&Plan) -> Vec<View>,
@@ -204,13 +210,23 @@ impl Step {
         (self.entry().narration)(plan)
     }
 
+    /// The note said before the narration, if this lesson's plan makes the step unusual.
+    pub fn note(self, plan: &Plan) -> Option<&'static str> {
+        (self.entry().note)(plan)
+    }
+
+    /// Why this lesson has not got the step, where there is something to say.
+    pub fn absent(self, plan: &Plan) -> Option<&'static str> {
+        (self.entry().absent)(plan)
+    }
+
     /// Every default text this step shows, over every kind of lesson that has the step.
     pub fn default_narrations(self) -> Vec<&'static str> {
         let mut texts: Vec<&'static str> = Vec::new();
         for shape in super::Shape::every() {
             let plan = Plan::new(shape);
             let text = self.narration(&plan);
-            if (self.entry().shown)(&plan) && !texts.contains(&text) {
+            if (self.entry().shown)(&plan) && !text.is_empty() && !texts.contains(&text) {
                 texts.push(text);
             }
         }

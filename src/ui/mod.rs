@@ -8,6 +8,7 @@ mod header;
 mod lab;
 pub mod layout;
 mod matrix;
+pub mod notes;
 pub mod online;
 pub mod picker;
 mod practice;

@@ -254,7 +254,6 @@ pub fn narration_text(tutor: &Tutor) -> String {
     }
     let step = tutor.step();
     let mut text = String::new();
-    let projected = tutor.attention.has(MatrixName::Embeddings);
     if tutor.numbers_changed() && tutor.lesson.narration.get(step).is_some() && tutor.presented {
         // A student's screen: the presenter changed it, and a follower has no R.
         text.push_str(
@@ -267,34 +266,17 @@ pub fn narration_text(tutor: &Tutor) -> String {
              numbers and words; R resets them. A saved copy leaves this text out.)\n",
         );
     }
-    if !projected && step == Step::Projection && tutor.lesson.is_cross() {
-        text.push_str(
-            "This lesson gives Q, K and V directly, as if the projections had already been \
-             done: each row of Q is a target token's query, each row of K and V a source \
-             token's key and value.\n",
-        );
-    } else if !projected && step == Step::Projection {
-        text.push_str(
-            "This lesson gives Q, K and V directly, as if the projection from embeddings had \
-             already been done: each row is one token's query, key and value.\n",
-        );
+    // What the lesson's plan makes of the step (Q, K and V given, scaling off), then what its
+    // numbers do (rows the mask hides entirely): worded as `show` words them.
+    if let Some(note) = step.note(&tutor.attention.plan) {
+        text.push_str(note);
+        text.push('\n');
     }
-    if step == Step::Scaling && !tutor.lesson.scale {
-        text.push_str(
-            "Skipped: this lesson sets scale = false, so the raw scores go to softmax \
-             unscaled.\n",
-        );
-    }
-    let hidden: Vec<String> = tutor
-        .attention
-        .fully_masked_rows()
-        .map(|row| tutor.lesson.tokens[row].clone())
-        .collect();
-    if !hidden.is_empty() && matches!(step, Step::Masking | Step::Softmax | Step::Output) {
-        text.push_str(&format!(
-            "The mask hides every key from {}: its weights and output are 0.\n",
-            hidden.join(", ")
-        ));
+    if matches!(step, Step::Masking | Step::Softmax | Step::Output)
+        && let Some(hidden) = crate::ui::notes::fully_masked(&tutor.attention)
+    {
+        text.push_str(&hidden);
+        text.push('\n');
     }
     let focus = tutor.lesson.focus.unwrap_or(0);
     if tutor.step_is_per_token()
@@ -311,8 +293,6 @@ pub fn narration_text(tutor: &Tutor) -> String {
     }
     match tutor.lesson.narration.get(step) {
         Some(own) => text.push_str(own),
-        // Our projection text explains X·W, which a lesson without embeddings does not have.
-        None if !projected && step == Step::Projection => {}
         None => text.push_str(step.narration(&tutor.attention.plan)),
     }
     text

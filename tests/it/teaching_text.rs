@@ -7,6 +7,8 @@ use attn_tutor::attention::{Attention, MatrixName, Step, softmax_rows};
 use attn_tutor::lesson::{BUILTIN, LoadedLesson, load_text, template};
 use nalgebra::DMatrix;
 
+use crate::common::{fixture, go_to, lesson_app, show};
+
 fn lesson(name: &str) -> LoadedLesson {
     let builtin = BUILTIN
         .iter()
@@ -407,4 +409,37 @@ fn the_variance_argument_gives_its_assumption_and_vaswanis_own_words() {
     );
     // q·q of normal entries: a sum of d_k squares, χ² with d_k degrees, variance 2·d_k.
     assert!(default.contains("variance 2·d_k"), "{default}");
+}
+
+/// What a step says about a lesson's plan or numbers (Q, K and V given, scaling off, a row the
+/// mask hides entirely) is worded once: `show` and the tutor say the same sentence.
+#[test]
+fn show_and_the_tutor_say_a_steps_note_in_the_same_words() {
+    for (fixture_name, step, words) in [
+        (
+            "direct-qkv.toml",
+            Step::Projection,
+            "gives Q, K and V directly",
+        ),
+        ("direct-qkv.toml", Step::Scaling, "scale = false"),
+        ("medium-masked.toml", Step::Scaling, "scale = false"),
+        ("medium-masked.toml", Step::Softmax, "hides every key"),
+    ] {
+        let path = fixture(fixture_name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut app = lesson_app(fixture_name, &text);
+        go_to(&mut app, step.key());
+        let tutor = attn_tutor::ui::narration_text(app.tutor.as_ref().unwrap());
+        let note = tutor
+            .lines()
+            .find(|line| line.contains(words))
+            .unwrap_or_else(|| panic!("the tutor's {step:?} of {fixture_name} says {words:?}"))
+            .to_string();
+        let shown = show(path.to_str().unwrap(), &["--step", step.key()]);
+        assert!(
+            shown.contains(&format!("Note: {note}")),
+            "show --step {} of {fixture_name} says the tutor's {note:?}:\n{shown}",
+            step.key()
+        );
+    }
 }

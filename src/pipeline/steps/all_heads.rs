@@ -26,6 +26,8 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.shape.heads.query > 1,
     // The screen draws every head's weights itself; the cursor stays on the picked head's.
+    note: |_| None,
+    absent: |_| Some("This lesson has one head: its weights are the Softmax step's."),
     views: |_| {
         vec![View {
             result: MatrixName::Weights,

@@ -19,6 +19,13 @@ pub const ENTRY: StepEntry = StepEntry {
          P, and E's gradient is the same dX."
     },
     shown: |plan| plan.has(MatrixName::DXQ),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
     views: |plan| {
         [
             MatrixName::DXQ,

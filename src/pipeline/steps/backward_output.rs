@@ -14,6 +14,13 @@ pub const ENTRY: StepEntry = StepEntry {
          Each head then takes its own columns of d_concat, the gradient of its output."
     },
     shown: |plan| plan.has(MatrixName::DConcat),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
     views: |plan| {
         [
             MatrixName::DConcat,

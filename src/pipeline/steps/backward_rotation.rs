@@ -13,6 +13,13 @@ pub const ENTRY: StepEntry = StepEntry {
          and row by row, each row by its own position's angles."
     },
     shown: |plan| plan.has(MatrixName::DQRope),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
     views: |plan| {
         vec![
             View::computed(plan, MatrixName::DQ),

@@ -39,6 +39,13 @@ pub const ENTRY: StepEntry = StepEntry {
         }
     },
     shown: |plan| plan.has(MatrixName::DQ),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
     views: |plan| {
         let (dq, dk) = if plan.has(MatrixName::DQRope) {
             (MatrixName::DQRope, MatrixName::DKRope)

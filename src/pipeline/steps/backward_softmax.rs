@@ -16,5 +16,12 @@ pub const ENTRY: StepEntry = StepEntry {
          masked. Leaving out the average (weights ⊙ d_weights alone) is the common mistake."
     },
     shown: |plan| plan.has(MatrixName::DSoftmaxInput),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
     views: |plan| vec![View::computed(plan, MatrixName::DSoftmaxInput)],
 };

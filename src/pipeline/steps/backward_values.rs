@@ -20,6 +20,13 @@ pub const ENTRY: StepEntry = StepEntry {
         }
     },
     shown: |plan| plan.has(MatrixName::DWeights),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
     views: |plan| {
         vec![
             View::computed(plan, MatrixName::DWeights),

@@ -27,6 +27,18 @@ pub const ENTRY: StepEntry = StepEntry {
          between the two."
     },
     shown: |plan| plan.has(MatrixName::WQK),
+    note: |_| None,
+    absent: |plan| {
+        Some(if !plan.shape.output_weights {
+            "This lesson has no output weights (w_o): the head's output is the answer."
+        } else if !plan.shape.projected {
+            "This lesson gives Q, K and V directly: the circuits are made from the weights that \
+             project the embeddings."
+        } else {
+            "This lesson's d_model is wider than 128: its circuits, d_model × d_model numbers \
+             a head, would be pages no learner reads."
+        })
+    },
     views: |plan| {
         vec![
             View::computed(plan, MatrixName::WQK),

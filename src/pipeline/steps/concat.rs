@@ -13,5 +13,11 @@ pub const ENTRY: StepEntry = StepEntry {
          W_o's rows are in the same order, one block of rows per head."
     },
     shown: |plan| plan.has(MatrixName::Concat) && plan.shape.heads.query > 1,
+    note: |_| None,
+    absent: |_| {
+        Some(
+            "This lesson has one head: there is nothing to lay side by side (concat is its output).",
+        )
+    },
     views: |plan| vec![View::computed(plan, MatrixName::Concat)],
 };

@@ -21,6 +21,8 @@ pub const ENTRY: StepEntry = StepEntry {
         }
     },
     shown: |plan| plan.has(MatrixName::DecodeOutput),
+    note: |_| None,
+    absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [
             MatrixName::DecodeOutput,

@@ -24,6 +24,8 @@ pub const ENTRY: StepEntry = StepEntry {
     // A lesson that gives Q, K and V itself has no embeddings: it starts at Projection.
     shown: |plan| plan.has(MatrixName::Embeddings),
     // Cross-attention's source has its own embeddings, a second view.
+    note: |_| None,
+    absent: |_| Some("This lesson gives Q, K and V directly; it has no embeddings."),
     views: |plan| {
         [MatrixName::Embeddings, MatrixName::SourceEmbeddings]
             .into_iter()

@@ -22,6 +22,8 @@ pub const ENTRY: StepEntry = StepEntry {
          the numbers held and what reusing them saved."
     },
     shown: |plan| plan.has(MatrixName::KCache),
+    note: |_| None,
+    absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [MatrixName::KCache, MatrixName::VCache]
             .into_iter()

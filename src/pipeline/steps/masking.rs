@@ -36,5 +36,7 @@ pub const ENTRY: StepEntry = StepEntry {
          scores)."
     },
     shown: |plan| plan.has(MatrixName::Masked),
+    note: |_| None,
+    absent: |_| Some("This lesson has no mask: every query sees every key."),
     views: |plan| vec![View::computed(plan, MatrixName::Masked)],
 };

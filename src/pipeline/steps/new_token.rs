@@ -21,6 +21,8 @@ pub const ENTRY: StepEntry = StepEntry {
          tokens' keys and values were made when those tokens were."
     },
     shown: |plan| plan.has(MatrixName::QNew),
+    note: |_| None,
+    absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [
             MatrixName::QNew,

@@ -20,6 +20,8 @@ pub const ENTRY: StepEntry = StepEntry {
          stored, and each query row holds B scores at a time, however many keys there are."
     },
     shown: |plan| plan.has(MatrixName::OnlineMax),
+    note: |_| None,
+    absent: |_| None,
     views: |plan| {
         // The softmax's input the tiles read, then the state after the tile: m, the factor and
         // l on one view, acc with the values it sums on the other (all six do not fit 80

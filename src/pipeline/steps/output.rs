@@ -22,5 +22,7 @@ pub const ENTRY: StepEntry = StepEntry {
          token's value: this is how context flows between words."
     },
     shown: |_| true,
+    note: |_| None,
+    absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Output)],
 };

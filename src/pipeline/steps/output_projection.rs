@@ -20,5 +20,7 @@ pub const ENTRY: StepEntry = StepEntry {
         }
     },
     shown: |plan| plan.has(MatrixName::Projected),
+    note: |_| None,
+    absent: |_| Some("This lesson has no output weights (w_o): the head's output is the answer."),
     views: |plan| vec![View::computed(plan, MatrixName::Projected)],
 };

@@ -10,6 +10,19 @@ pub const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.has(MatrixName::X),
     // The cursor starts on the positions; `]` goes on to their sum with the embeddings, and
     // in cross-attention to the source's.
+    note: |_| None,
+    absent: |plan| {
+        Some(match plan.shape.positions {
+            Positions::Rope => {
+                "This lesson adds no positions to the embeddings (positions = \"rope\" turns Q \
+                 and K instead): X is the embeddings."
+            }
+            _ if !plan.shape.projected => {
+                "This lesson gives Q, K and V directly: it has no embeddings to add positions to."
+            }
+            _ => "This lesson adds no positions (positions = \"none\"): X is the embeddings.",
+        })
+    },
     views: |plan| {
         [
             (MatrixName::Positions, MatrixName::X),

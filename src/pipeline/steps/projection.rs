@@ -15,11 +15,9 @@ pub const ENTRY: StepEntry = StepEntry {
                     or S with a column of the weights, so Q has a row per target token and K \
                     and V a row per source token.";
         }
-        if plan.shape.cross {
-            return "This lesson gives the queries, keys and values directly: a query (what a \
-                    token is looking for) for each target token, and a key (what a token \
-                    offers) and a value (what it passes on) for each source token. In a model \
-                    they are the target's and the source's embeddings times learned weights.";
+        // Q, K and V given: the note says so, and there is no X·W to explain.
+        if !plan.has(MatrixName::WQ) {
+            return "";
         }
         "Three learned matrices turn each embedding into three new vectors: a query (what this \
          token is looking for), a key (what it offers to others) and a value (what it passes \
@@ -27,6 +25,19 @@ pub const ENTRY: StepEntry = StepEntry {
          column of the weights."
     },
     shown: |_| true,
+    note: |plan| match (plan.has(MatrixName::WQ), plan.shape.cross) {
+        (true, _) => None,
+        (false, true) => Some(
+            "This lesson gives Q, K and V directly, as if the projections had already been \
+                 done: each row of Q is a target token's query, each row of K and V a source \
+                 token's key and value.",
+        ),
+        (false, false) => Some(
+            "This lesson gives Q, K and V directly, as if the projection from embeddings had \
+                 already been done: each row is one token's query, key and value.",
+        ),
+    },
+    absent: |_| None,
     views: |plan| {
         let projections = [MatrixName::Q, MatrixName::K, MatrixName::V];
         if plan.has(MatrixName::WQ) {

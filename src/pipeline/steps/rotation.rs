@@ -26,6 +26,8 @@ pub const ENTRY: StepEntry = StepEntry {
          rotated."
     },
     shown: |plan| plan.has(MatrixName::QRope),
+    note: |_| None,
+    absent: |_| Some("This lesson does not rotate (positions is not \"rope\")."),
     views: |plan| {
         [MatrixName::QRope, MatrixName::KRope]
             .into_iter()

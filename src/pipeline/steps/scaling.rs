@@ -17,6 +17,12 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     // Shown even when the lesson does not scale, as a note, so the learner sees it was skipped.
     shown: |_| true,
+    note: |plan| {
+        (!plan.shape.scale).then_some(
+            "This lesson sets scale = false: the scores go to softmax unscaled, and this step is skipped.",
+        )
+    },
+    absent: |_| None,
     views: |plan| {
         if plan.has(MatrixName::Scaled) {
             vec![View::computed(plan, MatrixName::Scaled)]

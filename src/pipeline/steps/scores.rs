@@ -23,5 +23,7 @@ pub const ENTRY: StepEntry = StepEntry {
          Together the scores form QKᵀ, one row per query and one column per key."
     },
     shown: |_| true,
+    note: |_| None,
+    absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Scores)],
 };

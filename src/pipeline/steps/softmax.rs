@@ -14,5 +14,7 @@ pub const ENTRY: StepEntry = StepEntry {
          but keeps exp from overflowing."
     },
     shown: |_| true,
+    note: |_| None,
+    absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Weights)],
 };
