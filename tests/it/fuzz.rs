@@ -272,6 +272,8 @@ fn terminal_bytes() -> impl Strategy<Value = Vec<u8>> {
 #[test]
 fn random_terminal_bytes_drive_the_tutor_without_panic_or_leak() {
     let seeds = input_seeds();
+    // The built-ins are read once: each case opens its own app on a copy of them.
+    let entries = App::builtin_entries();
     let strategy = (
         prop_oneof![
             1 => (0..seeds.len()).prop_map(move |index| seeds[index].clone()),
@@ -282,7 +284,7 @@ fn random_terminal_bytes_drive_the_tutor_without_panic_or_leak() {
         (20..140u16, 5..50u16),
     );
     proptest!(config(cases(300)), |((bytes, chunks, lesson, (width, height)) in strategy)| {
-        let mut app = App::new(App::builtin_entries(), Some(lesson));
+        let mut app = App::new(entries.clone(), Some(lesson));
         let mut decoder = Decoder::new();
         let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
         let area = Rect::new(0, 0, width, height);

@@ -4,8 +4,23 @@
 
 use crate::common;
 
-use attn_tutor::lab::scaling::{Settings, point, sweep};
+use std::sync::OnceLock;
+
+use attn_tutor::lab::scaling::{Settings, Sweep, point, sweep};
 use tempfile::TempDir;
+
+/// The default sweep, run once for the tests that read it (a sweep's figures depend only on
+/// its settings, which a test below checks).
+fn default_sweep() -> &'static Sweep {
+    static SWEEP: OnceLock<Sweep> = OnceLock::new();
+    SWEEP.get_or_init(|| sweep(&Settings::default()))
+}
+
+/// What `attn-tutor lab scaling` prints with its defaults, run once for the tests that read it.
+fn default_printout() -> &'static str {
+    static PRINTED: OnceLock<String> = OnceLock::new();
+    PRINTED.get_or_init(|| String::from_utf8(lab(&[]).stdout).unwrap())
+}
 
 fn settings(dims: &[usize], samples: usize) -> Settings {
     Settings {
@@ -44,7 +59,7 @@ fn the_spread_follows_the_variance() {
 
 #[test]
 fn unscaled_softmax_saturates_to_one_key_as_d_k_grows_and_its_gradient_vanishes() {
-    let sweep = sweep(&Settings::default());
+    let sweep = default_sweep();
     let raw: Vec<f64> = sweep
         .points
         .iter()
@@ -89,7 +104,7 @@ fn the_lab_and_the_readme_say_scaling_matches_the_std_and_not_every_figure() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     assert!(!readme.contains("looks like d_k = 1"));
-    let sweep = sweep(&Settings::default());
+    let sweep = default_sweep();
     let first = &sweep.points[0];
     // The figures the README quotes for d_k = 1 are the sweep's.
     for figure in [
@@ -98,7 +113,7 @@ fn the_lab_and_the_readme_say_scaling_matches_the_std_and_not_every_figure() {
     ] {
         assert!(readme.contains(&figure), "the README lacks `{figure}`");
     }
-    let printed = String::from_utf8(lab(&[]).stdout).unwrap();
+    let printed = default_printout();
     let said = printed.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(said.contains("but only the std"), "{printed}");
 }
@@ -224,6 +239,6 @@ fn the_readme_shows_what_the_lab_prints() {
         .expect("the README shows the lab")
         + "$ attn-tutor lab scaling\n".len();
     let shown = &readme[start..start + readme[start..].find("```").unwrap()];
-    let printed = String::from_utf8(lab(&[]).stdout).unwrap();
+    let printed = default_printout();
     assert_eq!(shown, printed);
 }
