@@ -644,6 +644,7 @@ fn print_open_times() {
     );
     println!("| step | at the first token or tile | at the last |");
     println!("|---|---:|---:|");
+    print_engine_time(&lesson);
     let mut slowest = Duration::ZERO;
     for (index, step) in steps(&lesson).iter().enumerate() {
         let mut times = Vec::new();
@@ -700,6 +701,38 @@ fn print_open_times() {
     println!();
 }
 
+/// The processor time this process has used so far, every thread's, in ticks of 10 ms: utime +
+/// stime, fields 14 and 15 of /proc/self/stat, counted after the command's name (Linux).
+fn processor_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// The time to make the engine of the lesson (the whole pass, before any step is opened), the
+/// mean of five, on the wall clock and in processor time: what opening the lesson costs before
+/// its first frame.
+fn print_engine_time(lesson: &App) {
+    const MAKINGS: u32 = 5;
+    let tutor = lesson.tutor.as_ref().expect("open");
+    let (Some(before), start) = (processor_ticks(), Instant::now()) else {
+        return;
+    };
+    for _ in 0..MAKINGS {
+        black_box(Attention::compute(&tutor.lesson));
+    }
+    let wall = start.elapsed() / MAKINGS;
+    let Some(after) = processor_ticks() else {
+        return;
+    };
+    println!(
+        "the engine (the whole pass), {MAKINGS} makings: {:.0} ms of processor time each (every \
+         thread), {:.1} ms on the wall clock\n",
+        (after - before) as f64 * 10.0 / f64::from(MAKINGS),
+        wall.as_secs_f64() * 1e3
+    );
+}
+
 /// The processor time (every thread's, so less hostage to the machine's load than the wall
 /// clock) of opening the output row at the last token from a fresh engine, the slowest opening:
 /// ten openings from clones of one fresh engine, read from /proc/self/stat (Linux, in ticks of
@@ -711,12 +744,7 @@ fn print_output_row_cpu(lesson: &App, tokens: usize) {
     else {
         return;
     };
-    // utime + stime, fields 14 and 15 of /proc/self/stat, counted after the command's name.
-    let ticks = || -> Option<u64> {
-        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-        let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
-        Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-    };
+    let ticks = processor_ticks;
     let theme = theme();
     let fresh = Attention::compute(&lesson.tutor.as_ref().expect("open").lesson);
     const OPENINGS: u32 = 10;

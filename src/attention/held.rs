@@ -49,15 +49,29 @@ impl Held {
         }
     }
 
+    /// Whether a block has been copied out of its whole (`matrix`).
+    #[cfg(test)]
+    pub(crate) fn copied(&self) -> bool {
+        self.cut.get().is_some()
+    }
+
     /// The matrix read in place, for a product.
     pub fn view(&self) -> DMatrixView<'_, f64> {
-        match self.block {
-            None => self.whole.as_view(),
+        self.top_rows(self.whole.nrows())
+    }
+
+    /// Its first `rows` rows read in place (at most all of them): a K or V cache, which is the
+    /// first t + 1 rows of the whole pass's keys or values.
+    pub fn top_rows(&self, rows: usize) -> DMatrixView<'_, f64> {
+        let (first, width) = match self.block {
+            None => (0, self.whole.ncols()),
             Some((block, blocks)) => {
                 let width = self.whole.ncols() / blocks;
-                self.whole.columns(block * width, width)
+                (block * width, width)
             }
-        }
+        };
+        self.whole
+            .view((0, first), (rows.min(self.whole.nrows()), width))
     }
 }
 
@@ -73,5 +87,7 @@ mod tests {
         assert_eq!(second.view().into_owned(), expected);
         assert_eq!(*second.matrix(), expected);
         assert_eq!(*Held::block(&whole, 0, 1).matrix(), *whole);
+        assert_eq!(second.top_rows(2).into_owned(), expected.rows(0, 2));
+        assert_eq!(second.top_rows(9).into_owned(), expected);
     }
 }

@@ -50,9 +50,6 @@ pub type Matrices = Vec<Vec<Arc<Held>>>;
 /// first looked at.
 type TokenSlots = Vec<OnceLock<Arc<DMatrix<f64>>>>;
 
-/// One K/V group's cache of one matrix: its blocks of doubling length, each made once.
-type CacheBlocks = Vec<OnceLock<Arc<DMatrix<f64>>>>;
-
 /// Every matrix of one forward pass of attention, every head, kept so that each cell can
 /// explain itself.
 #[derive(Debug, Clone)]
@@ -78,16 +75,9 @@ pub struct Attention {
     on_demand: Vec<Vec<OnceLock<Arc<DMatrix<f64>>>>>,
     /// The steps of generation's matrices (`MatrixEntry::per_token`), one cell per matrix,
     /// slot and token position t, each made when first looked at from the cells of the same t
-    /// (and the cache from the new rows of every t before it); and the same for the online
+    /// (the K and V caches are not here: `cache_rows`); and the same for the online
     /// softmax's state after each tile (`MatrixEntry::per_tile`), one cell per tile.
     per_token: Vec<Vec<TokenSlots>>,
-    /// The K and V caches, per K/V group a few blocks of doubling length (16 rows, 32, …, every
-    /// token), each made once with a row per token (row t the key or value step t computed);
-    /// the cache after step t is a view of the first t + 1 rows of the shortest block that
-    /// holds them. A copy per step would hold n²/2 rows per group: 539 MB at 256 tokens × 16
-    /// groups; one block of every token would make all n rows to open the first step.
-    /// Shared by the engine's copies (a presenter's, sent to every student who follows it).
-    caches: Vec<Vec<CacheBlocks>>,
     /// Keys per tile of the online softmax (the lesson's `tile`).
     pub tile: usize,
     /// d_model, or every head's query width together when the lesson gives Q itself: what a
@@ -109,12 +99,12 @@ impl Attention {
         let mut matrices: Matrices = vec![Vec::new(); MatrixName::ALL.len()];
         let mut on_demand = vec![Vec::new(); MatrixName::ALL.len()];
         let mut per_token = vec![Vec::new(); MatrixName::ALL.len()];
-        let mut caches = vec![Vec::new(); MatrixName::ALL.len()];
         let mut softmax = Vec::new();
         let scale_divisor = (lesson.d_k() as f64).sqrt();
         let model_width = lesson.d_model().unwrap_or(heads.query * lesson.d_k());
         // Heads are independent: a large lesson computes them on every core.
         let parallel = lesson.seq_len() * model_width >= PARALLEL_WORK;
+        let cache_sources = cache_sources(&plan);
         for &name in plan.order() {
             let origin = plan.origin(name).unwrap_or(Op::Input(ops::Input));
             let count = heads.count(name.per());
@@ -122,9 +112,8 @@ impl Attention {
                 on_demand[name.index()] = vec![OnceLock::new(); count];
                 continue;
             }
+            // A K or V cache is read from the whole pass's keys or values (`cache_rows`).
             if matches!(origin, Op::Append(_)) {
-                let blocks = cache_blocks(lesson.seq_len()).len();
-                caches[name.index()] = vec![vec![OnceLock::new(); blocks]; count];
                 continue;
             }
             if name.kept_apart() {
@@ -173,6 +162,7 @@ impl Attention {
                             scale_divisor,
                             size,
                             every_core: parallel && count == 1,
+                            in_step_order: cache_sources.contains(&name),
                             token: None,
                             projected: plan.projected_input(),
                         };
@@ -201,7 +191,6 @@ impl Attention {
             matrices,
             on_demand,
             per_token,
-            caches,
             model_width,
             causal: matches!(lesson.mask, Mask::Causal),
             softmax,
@@ -248,6 +237,7 @@ impl Attention {
         let at_slot = heads.slot(at.per(), head);
         let mut matrices = self.matrices.clone();
         let mut redo = vec![at];
+        let cache_sources = cache_sources(&self.plan);
         for &name in self.plan.order() {
             let origin = self.plan.origin(name)?;
             if name != at
@@ -281,6 +271,7 @@ impl Attention {
                     scale_divisor: self.scale_divisor,
                     size,
                     every_core: false,
+                    in_step_order: cache_sources.contains(&name),
                     token: name.kept_apart().then_some((self, token)),
                     projected: self.plan.projected_input(),
                 };
@@ -377,9 +368,17 @@ impl Attention {
         head: usize,
         token: usize,
     ) -> Option<DMatrixView<'_, f64>> {
+        let slot = self.heads().slot(name.per(), head);
         if self.is_cache(name) {
-            self.plan.origin(name)?;
-            return self.cache_rows(name, self.heads().slot(name.per(), head), token);
+            return self.cache_rows(name, slot, token);
+        }
+        // A head's block of a lesson's matrix is read in place, not cut out: the explanations
+        // of a step read 16 heads' blocks of W_q, W_k and W_v, 24 MB as copies.
+        if !name.kept_apart()
+            && self.on_demand[name.index()].get(slot).is_none()
+            && let Some(held) = self.matrices[name.index()].get(slot)
+        {
+            return Some(held.view());
         }
         self.whole_at(name, head, token).map(DMatrix::as_view)
     }
@@ -399,126 +398,43 @@ impl Attention {
             .map(|held| held.matrix())
     }
 
-    /// How much of head `head`'s step-of-generation matrix `name` is made so far: for a K or V
-    /// cache the rows of its longest block made, else the steps (or tiles) whose matrix is
-    /// made. Each is made when a step first looks at it; opening one step makes what it needs.
+    /// How many of head `head`'s step-of-generation matrices `name` are made so far: the steps
+    /// (or tiles) whose matrix is made. Each is made when a step first looks at it; opening one
+    /// step makes what it needs. A K or V cache is made with the whole pass: every row.
     pub fn made_so_far(&self, name: MatrixName, head: usize) -> usize {
         let slot = self.heads().slot(name.per(), head);
         if self.is_cache(name) {
-            let lengths = cache_blocks(self.seq_len());
-            return self.caches[name.index()].get(slot).map_or(0, |blocks| {
-                blocks
-                    .iter()
-                    .zip(lengths)
-                    .filter(|(block, _)| block.get().is_some())
-                    .map(|(_, length)| length)
-                    .max()
-                    .unwrap_or(0)
-            });
+            return self
+                .cache_rows(name, slot, self.seq_len().saturating_sub(1))
+                .map_or(0, |cache| cache.nrows());
         }
         self.per_token[name.index()].get(slot).map_or(0, |made| {
             made.iter().filter(|lazy| lazy.get().is_some()).count()
         })
     }
 
-    /// Whether `name` is a K or V cache, held once per group and read a prefix at a time.
+    /// Whether `name` is a K or V cache, read a prefix at a time from the whole pass.
     fn is_cache(&self, name: MatrixName) -> bool {
-        !self.caches[name.index()].is_empty()
+        matches!(self.plan.origin(name), Some(Op::Append(_)))
     }
 
-    /// Slot `slot`'s cache after step `token`: the first `token + 1` rows of the shortest of
-    /// its blocks that holds them, made the first time a step of it is looked at (each row as
-    /// its own step made it, so the numbers are those a cache grown one row a step holds).
+    /// Slot `slot`'s cache after step `token`: the first `token + 1` rows of the whole pass's
+    /// keys or values of its group (after rotation with RoPE). The whole pass sums those the
+    /// way each step sums its own row (`cache_sources`), so row t is the key or value step t
+    /// computed, to the bit: the cache is what generation kept, and it costs nothing to open.
+    /// A cache of its own made anew per group was 537 million multiply-adds at 256 tokens ×
+    /// 16 groups, most of the time of opening the output row at the last token.
     fn cache_rows(
         &self,
         name: MatrixName,
         slot: usize,
         token: usize,
     ) -> Option<DMatrixView<'_, f64>> {
-        let blocks = self.caches[name.index()].get(slot)?;
-        let lengths = cache_blocks(self.seq_len());
-        let block = lengths.iter().position(|length| token < *length)?;
-        let rows = lengths[block];
-        let cache = blocks.get(block)?.get_or_init(|| {
-            let origin = self.plan.origin(name).unwrap_or(Op::Input(ops::Input));
-            if let Op::Append(ops::Append { of }) = origin {
-                self.make_new_rows(of, slot, rows);
-            }
-            let operands = self.operands_for(name, slot, Some(rows - 1));
-            Arc::new(origin.operation().evaluate(&operands, None))
-        });
-        (token < cache.nrows()).then(|| cache.rows(0, token + 1))
-    }
-
-    /// Makes slot `slot`'s new row `name` (k_t or v_t) of every step t below `tokens` not yet
-    /// made, all in one pass where the steps' operations allow it (`rows_at`): a cache of 256
-    /// rows is 256 products of a row by W_k, made one by one about four times slower.
-    fn make_new_rows(&self, name: MatrixName, slot: usize, tokens: usize) {
-        let Some(made) = self.per_token[name.index()].get(slot) else {
-            return;
+        let Some(Op::Append(ops::Append { of })) = self.plan.origin(name) else {
+            return None;
         };
-        let Some(first) = (0..tokens.min(made.len())).find(|token| made[*token].get().is_none())
-        else {
-            return;
-        };
-        let head = self.heads().head_of_slot(name.per(), slot);
-        let Some(rows) = self.rows_at(name, head, first..tokens) else {
-            return;
-        };
-        for (index, lazy) in made[first..tokens].iter().enumerate() {
-            // A row already made (by its own step) is the same to the bit: it is kept.
-            let _ = lazy.set(Arc::new(rows.rows(index, 1).into_owned()));
-        }
-    }
-
-    /// Head `head`'s matrix `name` of the steps of generation at positions `tokens`, one row
-    /// a step, made together: the same operations row by row, in the same order, so the same
-    /// numbers to the bit. `None` where a step's operation is not one made this way (then each
-    /// step makes its own).
-    fn rows_at(
-        &self,
-        name: MatrixName,
-        head: usize,
-        tokens: std::ops::Range<usize>,
-    ) -> Option<DMatrix<f64>> {
-        match self.plan.origin(name)? {
-            Op::TokenRow(ops::TokenRow { of }) if !of.per_token() => {
-                let whole = self.whole_at(of, head, 0)?;
-                (tokens.end <= whole.nrows())
-                    .then(|| whole.rows(tokens.start, tokens.len()).into_owned())
-            }
-            Op::Product(ops::Product {
-                left,
-                right,
-                transpose_right: false,
-            }) if left.per_token() && !right.per_token() => {
-                let operands = self.operands_for(name, self.heads().slot(name.per(), head), None);
-                let right = operands.view(right);
-                // The tokens' rows of X are read in place, not copied once per group.
-                let product = |rows: DMatrixView<'_, f64>| {
-                    (rows.ncols() == right.nrows()).then(|| rows_product(rows, right))
-                };
-                match self.plan.origin(left)? {
-                    Op::TokenRow(ops::TokenRow { of }) if !of.per_token() => {
-                        let whole = self.whole_at(of, head, 0)?;
-                        if tokens.end > whole.nrows() {
-                            return None;
-                        }
-                        product(whole.rows(tokens.start, tokens.len()))
-                    }
-                    _ => product(self.rows_at(left, head, tokens)?.as_view()),
-                }
-            }
-            Op::Rotate(ops::Rotate { of }) => {
-                let first = tokens.start;
-                Some(rotate_rows_as(
-                    &self.rows_at(of, head, tokens)?,
-                    first,
-                    None,
-                ))
-            }
-            _ => None,
-        }
+        let whole = self.matrices[whole_pass_of(&self.plan, of)?.index()].get(slot)?;
+        (token < whole.view().nrows()).then(|| whole.top_rows(token + 1))
     }
 
     /// The shape of head `head`'s matrix `name` at step `token`, worked out from the plan for
@@ -565,19 +481,9 @@ impl Attention {
     /// softmax's state after tile `token`), made the first time.
     fn token_matrix(&self, name: MatrixName, slot: usize, token: usize) -> Option<&DMatrix<f64>> {
         let lazy = self.per_token[name.index()].get(slot)?.get(token)?;
-        // Every head's output row, side by side: in a large lesson the heads (each its group's
-        // caches) are made on every core first.
-        if lazy.get().is_none()
-            && let Some(Op::Concat(ops::Concat { of })) = self.plan.origin(name)
-            && of.per_token()
-            && self.seq_len() * self.model_width >= PARALLEL_WORK
-        {
-            let heads = self.heads();
-            crate::parallel::each(heads.query, true, |head| {
-                self.token_matrix(of, heads.slot(of.per(), head), token)
-                    .is_some()
-            });
-        }
+        // Every head's output row is made here one after another: with the caches read from
+        // the whole pass, a head's row is a few hundred thousand multiply-adds, less than
+        // starting a thread for it.
         self.made_once(lazy, name, slot, Some(token))
     }
 
@@ -609,6 +515,7 @@ impl Attention {
             scale_divisor: self.scale_divisor,
             size: (0, 0),
             every_core: false,
+            in_step_order: false,
             token: token.map(|token| (self, token)),
             projected: self.plan.projected_input(),
         }
@@ -758,22 +665,54 @@ impl Attention {
 /// threads costs more than it saves (a lesson a learner edits cell by cell is far below).
 const PARALLEL_WORK: usize = 64 * 1024;
 
-/// The rows of a K or V cache's blocks for a lesson of `tokens` tokens: 16, 32, 64, … and the
-/// last of every token. Opening the first step makes 16 rows of each cache; walking to the last
-/// makes each row once, and copies at most twice as many rows as there are.
-fn cache_blocks(tokens: usize) -> Vec<usize> {
-    let mut lengths = Vec::new();
-    let mut length = FIRST_CACHE_BLOCK;
-    while length < tokens {
-        lengths.push(length);
-        length *= 2;
+/// The whole pass's matrix whose row t is step t's row `new` (its q, k or v, rotated or not):
+/// the same operation on the whole, found in the plan. `None` for a matrix no step's row is a
+/// row of.
+fn whole_pass_of(plan: &Plan, new: MatrixName) -> Option<MatrixName> {
+    let whole = |origin: Op| {
+        plan.order()
+            .iter()
+            .copied()
+            .find(|name| !name.per_token() && plan.origin(*name) == Some(origin))
+    };
+    match plan.origin(new)? {
+        Op::TokenRow(ops::TokenRow { of }) if !of.per_token() => Some(of),
+        Op::Product(ops::Product {
+            left,
+            right,
+            transpose_right: false,
+        }) if !right.per_token() => whole(Op::Product(ops::Product {
+            left: whole_pass_of(plan, left)?,
+            right,
+            transpose_right: false,
+        })),
+        Op::Rotate(ops::Rotate { of }) => whole(Op::Rotate(ops::Rotate {
+            of: whole_pass_of(plan, of)?,
+        })),
+        _ => None,
     }
-    lengths.push(tokens);
-    lengths
 }
 
-/// The rows of a cache's first block.
-const FIRST_CACHE_BLOCK: usize = 16;
+/// The whole pass's products the K and V caches are read from (`cache_rows`): summed row by
+/// row as a step of generation sums its one row (`rows_product`), not by matrixmultiply.
+fn cache_sources(plan: &Plan) -> Vec<MatrixName> {
+    let mut sources = Vec::new();
+    for &name in plan.order() {
+        let Some(Op::Append(ops::Append { of })) = plan.origin(name) else {
+            continue;
+        };
+        // The rotated keys are the keys turned row by row: the keys themselves are summed so.
+        let mut row = Some(of);
+        while let Some(new) = row {
+            sources.extend(whole_pass_of(plan, new));
+            row = match plan.origin(new) {
+                Some(Op::Rotate(ops::Rotate { of })) => Some(of),
+                _ => None,
+            };
+        }
+    }
+    sources
+}
 
 /// The matrix a lesson does not have, for a getter that returns a matrix either way.
 fn empty() -> &'static DMatrix<f64> {
@@ -835,10 +774,13 @@ const NALGEBRA_SMALL: usize = 5;
 
 /// left · right, on every core when `every_core`: each core computes a band of the result's
 /// columns (left · a band of right's columns), which gives the same numbers as one product.
+/// `in_step_order`: each row summed as `row_product` sums it (`rows_product`), not by
+/// matrixmultiply.
 pub(crate) fn product(
     left: DMatrixView<'_, f64>,
     right: DMatrixView<'_, f64>,
     every_core: bool,
+    in_step_order: bool,
 ) -> DMatrix<f64> {
     // Operands that do not fit (only a slip's can) give no matrix rather than a panic.
     if left.ncols() != right.nrows() {
@@ -847,6 +789,13 @@ pub(crate) fn product(
     if left.nrows() == 1 {
         return row_product(left, right);
     }
+    let multiply = |right: DMatrixView<'_, f64>| {
+        if in_step_order {
+            rows_product(left, right)
+        } else {
+            left * right
+        }
+    };
     let threads = crate::parallel::cores();
     let width = right.ncols().div_ceil(threads.max(1));
     // nalgebra hands a product to matrixmultiply only when every side is longer than 5, and
@@ -858,11 +807,11 @@ pub(crate) fn product(
         && left.nrows() > NALGEBRA_SMALL
         && left.ncols() > NALGEBRA_SMALL;
     if !banded {
-        return left * right;
+        return multiply(right);
     }
     let bands = crate::parallel::each(right.ncols().div_ceil(width), true, |band| {
         let start = band * width;
-        left * right.columns(start, width.min(right.ncols() - start))
+        multiply(right.columns(start, width.min(right.ncols() - start)))
     });
     let mut result = DMatrix::zeros(left.nrows(), right.ncols());
     for (band, values) in bands.iter().enumerate() {
@@ -1033,6 +982,9 @@ pub(crate) struct Operands<'a> {
     /// Whether a product may take every core: a large lesson's one-of-a-kind product
     /// (concat · W_o), not one head's, which already shares the cores with the other heads.
     pub(crate) every_core: bool,
+    /// Whether a product is summed row by row as a step of generation sums its row: the whole
+    /// pass's keys and values, which the caches are read from.
+    pub(crate) in_step_order: bool,
     /// For a step of generation's matrix: the engine that holds the steps' matrices, and the
     /// position t of the step.
     pub(crate) token: Option<(&'a Attention, usize)>,
@@ -1220,6 +1172,41 @@ mod tests {
     }
 
     #[test]
+    fn explaining_a_step_reads_each_heads_block_of_the_weights_in_place() {
+        // The explanations of the projections cut every head's block out of W_q, W_k and W_v:
+        // 24 MB of copies at d_model 1024 and 16 heads, held as long as the engine.
+        let text = "format = 2\ntitle = \"blocks\"\nheads = 2\ntokens = [\"a\", \"b\", \"c\"]\n\
+             embeddings = { random = \"normal\", seed = 1, shape = [3, 8] }\n\
+             w_q = { random = \"normal\", seed = 2, shape = [8, 8] }\n\
+             w_k = { random = \"normal\", seed = 3, shape = [8, 8] }\n\
+             w_v = { random = \"normal\", seed = 4, shape = [8, 8] }\n\
+             w_o = { random = \"normal\", seed = 5, shape = [8, 8] }\n";
+        let lesson = crate::lesson::load_text("blocks", None, text.to_string())
+            .expect("a valid lesson")
+            .lesson;
+        let attention = Attention::compute(&lesson);
+        for name in [MatrixName::Q, MatrixName::K, MatrixName::V] {
+            for head in 0..2 {
+                let derivation = attention
+                    .derive(Cell::new(name, 2, 3).in_head(head))
+                    .expect("a cell of the projection");
+                assert!(!derivation.explain(&attention, 3).is_empty());
+            }
+        }
+        for weights in [MatrixName::WQ, MatrixName::WK, MatrixName::WV] {
+            let whole = &lesson.input(weights).expect("the lesson's weights").values;
+            for head in 0..2 {
+                assert!(
+                    !attention.matrices[weights.index()][head].copied(),
+                    "{weights:?}, head {head}: its block was copied out"
+                );
+                let block = attention.matrix_at(weights, head, 0).unwrap();
+                assert_eq!(block, whole.columns(4 * head, 4));
+            }
+        }
+    }
+
+    #[test]
     fn rows_made_together_are_each_rows_own_product_to_the_bit() {
         let value = |i: usize| match i % 11 {
             0 => 0.1,
@@ -1277,13 +1264,20 @@ mod tests {
             let right = DMatrix::from_fn(300, columns, |row, col| {
                 ((row * 13 + col * 29) % 19) as f64 / 3.0 - 2.5 + (row as f64).sqrt() / 7.0
             });
-            let one = product(left.as_view(), right.as_view(), false);
+            let one = product(left.as_view(), right.as_view(), false, false);
             assert_eq!(
-                product(left.as_view(), right.as_view(), true),
+                product(left.as_view(), right.as_view(), true, false),
                 one,
                 "{columns}"
             );
             assert_eq!(one, &left * &right);
+            // Summed as the steps of generation sum their rows, on one core or many.
+            let bits = |m: &DMatrix<f64>| m.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            let in_order = rows_product(left.as_view(), right.as_view());
+            for every_core in [false, true] {
+                let made = product(left.as_view(), right.as_view(), every_core, true);
+                assert_eq!(bits(&made), bits(&in_order), "{columns}, {every_core}");
+            }
         }
     }
 }

@@ -72,6 +72,7 @@ impl Operation for Product {
                 operands.view(left),
                 operands.view(right),
                 operands.every_core,
+                operands.in_step_order,
             ),
         }
     }
