@@ -5,47 +5,6 @@ use std::fmt;
 
 use super::{MatrixName, Plan, steps};
 
-/// One screen of the tutor, in the order attention is computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Step {
-    Embedding,
-    Positions,
-    Projection,
-    Rotation,
-    Scores,
-    Scaling,
-    Masking,
-    Softmax,
-    /// Every head's weights side by side (a lesson with several heads).
-    AllHeads,
-    Output,
-    /// The heads' outputs side by side (several heads with W_o).
-    Concat,
-    /// concat · W_o (a lesson with W_o).
-    OutputProjection,
-    /// Each head's W_QK and W_OV (embeddings and W_o).
-    Circuits,
-    /// The same output made one tile of keys at a time (FlashAttention's online softmax).
-    OnlineSoftmax,
-    /// Generation with a K/V cache (`decode = true`), step t: the new token's q, k and v.
-    NewToken,
-    /// The K and V caches with the new token's row added.
-    KvCache,
-    /// The new token's one row of scores and weights over the cache.
-    DecodeWeights,
-    /// The new token's output row, checked against the whole pass's.
-    DecodeOutput,
-    // The backward pass (a lesson with `grad_output`), from the output back.
-    BackwardOutput,
-    BackwardValues,
-    BackwardSoftmax,
-    BackwardScaling,
-    BackwardScores,
-    BackwardRotation,
-    BackwardWeights,
-    BackwardInput,
-}
-
 /// What a screen shows when it is turned to one of its results: the result, where the cursor
 /// starts, and the matrices on screen, left to right.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,35 +47,69 @@ pub struct StepEntry {
     pub views: fn(&Plan) -> Vec<View>,
 }
 
-/// The one table, in the order the steps are taken.
-const STEPS: [&StepEntry; 26] = [
-    &steps::embedding::ENTRY,
-    &steps::positions::ENTRY,
-    &steps::projection::ENTRY,
-    &steps::rotation::ENTRY,
-    &steps::scores::ENTRY,
-    &steps::scaling::ENTRY,
-    &steps::masking::ENTRY,
-    &steps::softmax::ENTRY,
-    &steps::all_heads::ENTRY,
-    &steps::output::ENTRY,
-    &steps::concat::ENTRY,
-    &steps::output_projection::ENTRY,
-    &steps::circuits::ENTRY,
-    &steps::online_softmax::ENTRY,
-    &steps::new_token::ENTRY,
-    &steps::kv_cache::ENTRY,
-    &steps::decode_weights::ENTRY,
-    &steps::decode_output::ENTRY,
-    &steps::backward_output::ENTRY,
-    &steps::backward_values::ENTRY,
-    &steps::backward_softmax::ENTRY,
-    &steps::backward_scaling::ENTRY,
-    &steps::backward_scores::ENTRY,
-    &steps::backward_rotation::ENTRY,
-    &steps::backward_weights::ENTRY,
-    &steps::backward_input::ENTRY,
-];
+/// The one list of steps, in the order they are taken, each with the file of its entry: it
+/// makes `Step`, `Step::ALL` and the table of entries, so a step cannot be named without its
+/// entry, nor have an entry out of its place.
+macro_rules! steps {
+    ($($(#[$doc:meta])* $name:ident => $file:ident,)*) => {
+        /// One screen of the tutor, in the order attention is computed.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Step {
+            $($(#[$doc])* $name,)*
+        }
+
+        /// Each step's entry, in the order of `Step`.
+        const STEPS: [&StepEntry; Step::COUNT] = [$(&steps::$file::ENTRY,)*];
+
+        impl Step {
+            /// How many steps there are.
+            const COUNT: usize = [$(Step::$name,)*].len();
+
+            /// All steps in order; the one place that decides the step order.
+            pub const ALL: [Step; Step::COUNT] = [$(Step::$name,)*];
+        }
+    };
+}
+
+steps! {
+    Embedding => embedding,
+    Positions => positions,
+    Projection => projection,
+    Rotation => rotation,
+    Scores => scores,
+    Scaling => scaling,
+    Masking => masking,
+    Softmax => softmax,
+    /// Every head's weights side by side (a lesson with several heads).
+    AllHeads => all_heads,
+    Output => output,
+    /// The heads' outputs side by side (several heads with W_o).
+    Concat => concat,
+    /// concat · W_o (a lesson with W_o).
+    OutputProjection => output_projection,
+    /// Each head's W_QK and W_OV (embeddings and W_o).
+    Circuits => circuits,
+    /// The same output made one tile of keys at a time (FlashAttention's online softmax).
+    OnlineSoftmax => online_softmax,
+    /// Generation with a K/V cache (`decode = true`), step t: the new token's q, k and v.
+    NewToken => new_token,
+    /// The K and V caches with the new token's row added.
+    KvCache => kv_cache,
+    /// The new token's one row of scores and weights over the cache.
+    DecodeWeights => decode_weights,
+    /// The new token's output row, checked against the whole pass's.
+    DecodeOutput => decode_output,
+    /// The backward pass (a lesson with `grad_output`), from the output back: the loss's
+    /// gradient through W_o.
+    BackwardOutput => backward_output,
+    BackwardValues => backward_values,
+    BackwardSoftmax => backward_softmax,
+    BackwardScaling => backward_scaling,
+    BackwardScores => backward_scores,
+    BackwardRotation => backward_rotation,
+    BackwardWeights => backward_weights,
+    BackwardInput => backward_input,
+}
 
 impl Step {
     /// Whether this is a step of the backward pass.
@@ -133,36 +126,6 @@ impl Step {
                 | Step::BackwardInput
         )
     }
-
-    /// All steps in order; the one place that decides the step order.
-    pub const ALL: [Step; 26] = [
-        Step::Embedding,
-        Step::Positions,
-        Step::Projection,
-        Step::Rotation,
-        Step::Scores,
-        Step::Scaling,
-        Step::Masking,
-        Step::Softmax,
-        Step::AllHeads,
-        Step::Output,
-        Step::Concat,
-        Step::OutputProjection,
-        Step::Circuits,
-        Step::OnlineSoftmax,
-        Step::NewToken,
-        Step::KvCache,
-        Step::DecodeWeights,
-        Step::DecodeOutput,
-        Step::BackwardOutput,
-        Step::BackwardValues,
-        Step::BackwardSoftmax,
-        Step::BackwardScaling,
-        Step::BackwardScores,
-        Step::BackwardRotation,
-        Step::BackwardWeights,
-        Step::BackwardInput,
-    ];
 
     pub fn entry(self) -> &'static StepEntry {
         STEPS[self as usize]
