@@ -50,9 +50,28 @@ impl Axis {
     }
 }
 
-/// A matrix of the pipeline, inputs and computed alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum MatrixName {
+/// The one list of matrices, in table order: it makes `MatrixName`, `MatrixName::ALL` and the
+/// table's length, so a matrix named here without its entry in `MATRICES` does not compile
+/// (and a test checks the entries' order).
+macro_rules! matrix_names {
+    ($($name:ident,)*) => {
+        /// A matrix of the pipeline, inputs and computed alike.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum MatrixName {
+            $($name,)*
+        }
+
+        impl MatrixName {
+            /// How many matrices there are.
+            const COUNT: usize = [$(MatrixName::$name,)*].len();
+
+            /// Every matrix, in table order.
+            pub const ALL: [MatrixName; MatrixName::COUNT] = [$(MatrixName::$name,)*];
+        }
+    };
+}
+
+matrix_names! {
     Embeddings,
     Positions,
     X,
@@ -153,7 +172,7 @@ pub struct MatrixEntry {
 }
 
 /// The one table. Its order is the order of `MatrixName`, which a test checks.
-const MATRICES: [MatrixEntry; 65] = [
+const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
     MatrixEntry {
         name: MatrixName::Embeddings,
         key: "embeddings",
@@ -1075,75 +1094,6 @@ const MATRICES: [MatrixEntry; 65] = [
 ];
 
 impl MatrixName {
-    /// Every matrix, in table order.
-    pub const ALL: [MatrixName; 65] = [
-        MatrixName::Embeddings,
-        MatrixName::Positions,
-        MatrixName::X,
-        MatrixName::SourceEmbeddings,
-        MatrixName::SourcePositions,
-        MatrixName::SourceX,
-        MatrixName::WQ,
-        MatrixName::WK,
-        MatrixName::WV,
-        MatrixName::Q,
-        MatrixName::K,
-        MatrixName::V,
-        MatrixName::QRope,
-        MatrixName::KRope,
-        MatrixName::Scores,
-        MatrixName::Scaled,
-        MatrixName::Mask,
-        MatrixName::Masked,
-        MatrixName::Weights,
-        MatrixName::Output,
-        MatrixName::WO,
-        MatrixName::Concat,
-        MatrixName::Projected,
-        MatrixName::WQK,
-        MatrixName::WOV,
-        MatrixName::XNew,
-        MatrixName::QNew,
-        MatrixName::KNew,
-        MatrixName::VNew,
-        MatrixName::QNewRope,
-        MatrixName::KNewRope,
-        MatrixName::KCache,
-        MatrixName::VCache,
-        MatrixName::DecodeScores,
-        MatrixName::DecodeScaled,
-        MatrixName::DecodeWeights,
-        MatrixName::DecodeOutput,
-        MatrixName::DecodeConcat,
-        MatrixName::DecodeProjected,
-        MatrixName::OnlineMax,
-        MatrixName::OnlineRescale,
-        MatrixName::OnlineSum,
-        MatrixName::OnlineAcc,
-        MatrixName::DOutput,
-        MatrixName::DConcat,
-        MatrixName::DWO,
-        MatrixName::DHeadOutput,
-        MatrixName::DWeights,
-        MatrixName::DV,
-        MatrixName::DSoftmaxInput,
-        MatrixName::DScores,
-        MatrixName::DQRope,
-        MatrixName::DKRope,
-        MatrixName::DQ,
-        MatrixName::DK,
-        MatrixName::DKGroup,
-        MatrixName::DVGroup,
-        MatrixName::DWQ,
-        MatrixName::DWK,
-        MatrixName::DWV,
-        MatrixName::DXQ,
-        MatrixName::DXK,
-        MatrixName::DXV,
-        MatrixName::DX,
-        MatrixName::DSource,
-    ];
-
     pub const fn entry(self) -> &'static MatrixEntry {
         &MATRICES[self.index()]
     }
