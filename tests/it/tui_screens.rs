@@ -1545,7 +1545,11 @@ fn a_column_of_operands_is_marked_beside_each_number_and_on_its_header() {
         .filter(|&(x, y)| buffer[(x, y)].symbol() == "▐")
         .collect();
     let rows = w_q.rows.len() as u16;
-    assert_eq!(bars.len(), usize::from(rows), "a bar on every row shown: {bars:?}");
+    assert_eq!(
+        bars.len(),
+        usize::from(rows),
+        "a bar on every row shown: {bars:?}"
+    );
     for &(x, y) in &bars {
         assert_eq!(buffer[(x, y)].fg, amber);
         // Against a number of the column on its right.
@@ -1558,7 +1562,10 @@ fn a_column_of_operands_is_marked_beside_each_number_and_on_its_header() {
         .map(|x| buffer[(x, w_q.area.y + 1)].symbol().to_string())
         .collect();
     assert_eq!(header.trim(), "2");
-    assert_eq!(buffer[(bars[0].0 + w_q.cell_width, w_q.area.y + 1)].bg, amber);
+    assert_eq!(
+        buffer[(bars[0].0 + w_q.cell_width, w_q.area.y + 1)].bg,
+        amber
+    );
     // The numbers stay plain, and the row of X keeps its highlight on every number.
     assert_eq!(buffer[(bars[0].0 + 1, w_q.area.y + 2)].bg, Color::Reset);
     let x = layout
@@ -1574,9 +1581,9 @@ fn a_column_of_operands_is_marked_beside_each_number_and_on_its_header() {
 
 #[test]
 fn stepping_onto_a_rows_label_keeps_the_pages_of_the_other_panels() {
-    // Online softmax of the 8-head lesson at 80×24 and 120×40: the scores' panel shows one
-    // column, the tile's first key. On m's row label it paged to the scores' own cursor
-    // (left on key 2 by the Softmax step), and back again on →.
+    // Online softmax of the 8-head lesson at 80×24 and 120×40: the scaled scores' panel shows
+    // one column, the tile's first key. On m's row label it paged to the scaled scores' own
+    // cursor (left on key 2 on the Scaling step), and back again on →.
     for (width, height) in [(120, 40), (80, 24)] {
         let mut app = heads_app();
         let number = {
@@ -1584,8 +1591,8 @@ fn stepping_onto_a_rows_label_keeps_the_pages_of_the_other_panels() {
             tutor
                 .steps
                 .iter()
-                .position(|step| step.title() == "Softmax")
-                .expect("a Softmax step")
+                .position(|step| step.title() == "Scaling")
+                .expect("a Scaling step")
                 + 1
         };
         update(&mut app, Action::GoToStep(number));
@@ -1602,7 +1609,10 @@ fn stepping_onto_a_rows_label_keeps_the_pages_of_the_other_panels() {
         };
         let on_cell = pages(&app);
         update(&mut app, Action::Move(Direction::Left));
-        assert!(app.tutor.as_ref().unwrap().selected_cell().is_none(), "on the label");
+        assert!(
+            app.tutor.as_ref().unwrap().selected_cell().is_none(),
+            "on the label"
+        );
         assert_eq!(pages(&app), on_cell, "at {width}×{height}");
     }
 }
