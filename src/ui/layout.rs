@@ -66,6 +66,18 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         .and_then(|cell| tutor.attention.derive(cell))
         .map(|derivation| derivation.operands().into_iter().collect())
         .unwrap_or_default();
+    // The pages the other panels show: on a row's label, those of the cell the cursor left,
+    // so that stepping onto the label (and back) does not page them to their own cursors.
+    let anchors: HashSet<Cell> = if selected.is_none() {
+        let cursor = tutor.cursor(tutor.focus);
+        tutor
+            .attention
+            .derive(tutor.cell(tutor.focus, cursor.row, cursor.col))
+            .map(|derivation| derivation.operands().into_iter().collect())
+            .unwrap_or_default()
+    } else {
+        operands.clone()
+    };
     let below_width = area.width.saturating_sub(2);
     let working_below = steady_working_need(tutor, below_width);
     let narration_need =
@@ -107,7 +119,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                     panels.push(Geometry::new(
                         shape,
                         rect,
-                        anchor(tutor, shape.matrix, &operands),
+                        anchor(tutor, shape.matrix, &anchors),
                         plan.cap,
                     ));
                     x += width + GAP;
@@ -157,7 +169,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
             let (panels, mut working) = paged(
                 tutor,
                 &shapes,
-                &operands,
+                &anchors,
                 area,
                 body_height.saturating_sub(note_rows),
                 working_below,

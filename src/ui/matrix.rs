@@ -425,12 +425,19 @@ impl Widget for MatrixPanel<'_> {
         ])
         .render(Rect::new(area.x, area.y, area.width, 1), buf);
 
+        // A column of operands (W_q's column on Projection, V's on Output) is marked by its
+        // header and a bar beside each number, its numbers left plain: a cursor move along a
+        // row then changes two characters a row, not every digit of two columns (a terminal
+        // cannot change a cell's colour without writing it again).
+        let column_of_operands = operand_column(self.tutor, matrix, self.operands);
         // Column headers.
         let width = usize::from(geometry.cell_width);
         for col in geometry.cols.clone() {
             let label = pad_left(&label(self.tutor, matrix, col, false), width);
             let style = if self.focused && col == cursor.col && !cursor.on_label {
                 theme.title()
+            } else if column_of_operands == Some(col) {
+                theme.operand()
             } else {
                 theme.muted()
             };
@@ -470,7 +477,7 @@ impl Widget for MatrixPanel<'_> {
                 let style =
                     if self.focused && !cursor.on_label && cursor.row == row && cursor.col == col {
                         theme.cursor()
-                    } else if self.operands.contains(&cell) {
+                    } else if self.operands.contains(&cell) && column_of_operands != Some(col) {
                         theme.operand()
                     } else if self.tutor.changed.contains(&cell) {
                         theme.changed()
@@ -499,9 +506,39 @@ impl Widget for MatrixPanel<'_> {
                     width,
                     style,
                 );
+                if column_of_operands == Some(col) && self.operands.contains(&cell) {
+                    buf.set_stringn(
+                        geometry.cell_x(col) - 1,
+                        y,
+                        COLUMN_BAR,
+                        1,
+                        theme.operand_bar(),
+                    );
+                }
             }
         }
     }
+}
+
+/// Drawn in the gap left of each number of a column of operands, against the number.
+pub const COLUMN_BAR: &str = "▐";
+
+/// The column of `matrix` that holds its operands, when they are two or more cells of a single
+/// column (in the head shown).
+fn operand_column(tutor: &Tutor, matrix: MatrixName, operands: &HashSet<Cell>) -> Option<usize> {
+    let head = tutor.cell(matrix, 0, 0).head;
+    let mut mine = operands
+        .iter()
+        .filter(|cell| cell.matrix == matrix && cell.head == head);
+    let first = mine.next()?;
+    let mut count = 1;
+    for cell in mine {
+        if cell.col != first.col {
+            return None;
+        }
+        count += 1;
+    }
+    (count >= 2).then_some(first.col)
 }
 
 #[cfg(test)]

@@ -130,6 +130,16 @@ impl Theme {
         self.highlight(OPERAND, Modifier::UNDERLINED | Modifier::BOLD)
     }
 
+    /// The bar beside each number of a column of operands (see `matrix::COLUMN_BAR`): the
+    /// operand amber, or bold where there is no color.
+    pub fn operand_bar(&self) -> Style {
+        if self.is_monochrome() {
+            Style::new().add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(self.rgb(OPERAND))
+        }
+    }
+
     /// Numbers that changed with the last edit.
     pub fn changed(&self) -> Style {
         let style = Style::new().add_modifier(Modifier::BOLD | Modifier::ITALIC);

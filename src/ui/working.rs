@@ -15,6 +15,9 @@ use crate::lesson::text::{columns, printable};
 use super::text::{fit, pad_right, wrap_pieces, wrap_words};
 use super::theme::Theme;
 
+/// Lines kept for the selected cell's quotient beside the softmax table.
+const QUOTIENT_LINES: usize = 2;
+
 /// Columns the softmax table leaves for the explanation beside it, when there is room.
 const ASIDE_MIN: u16 = 26;
 
@@ -55,6 +58,12 @@ impl SoftmaxPlan {
             width
         };
         let mut aside = softmax_quotient(tutor, selected, aside_width);
+        // Beside the table the quotient gets two lines even when it takes one, so that the
+        // notes below it keep their place while the cursor moves along the row (one key's
+        // quotient wraps where its neighbour's does not).
+        if beside && !aside.is_empty() && aside.len() < QUOTIENT_LINES {
+            aside.resize(QUOTIENT_LINES, String::new());
+        }
         let mut note_ends = vec![aside.len()];
         for note in [
             entropy_note(tutor, row, aside_width),

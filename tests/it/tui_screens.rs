@@ -1466,12 +1466,184 @@ fn a_highlighted_column_moving_sideways_sends_its_colour_once() {
     assert_eq!(app.tutor.as_ref().unwrap().step().title(), "Projection");
     update(&mut app, Action::Move(Direction::Right));
     let bytes = String::from_utf8(terminal.frame(&app, &theme)).expect("text");
-    // The operand highlight: a 24-bit background behind the column of W_q, 25 rows of it.
-    let highlights = bytes.matches("48;2;").count();
+    // The operand amber: the column header of W_q behind, the bars beside its 25 numbers.
+    let highlights = bytes.matches("255;214;120").count();
     assert!(
         highlights <= 2,
         "the highlighted column's colour was sent {highlights} times: {bytes:?}"
     );
+}
+
+/// The bytes of each of the repaint bench's arrows (←, ↓, →, ↑ after a →) on every step of the
+/// 64-token, 8-head lesson, with the step's full repaint: (step, full repaint, arrows' mean).
+fn bench_means(width: u16, height: u16) -> Vec<(String, usize, usize)> {
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let mut app = heads_app();
+    let mut painted = Painted::new(width, height);
+    painted.frame(&app, &theme);
+    let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+    let mut means = Vec::new();
+    for (index, step) in steps.iter().enumerate() {
+        if index > 0 {
+            update(&mut app, Action::NextStep);
+            painted.frame(&app, &theme);
+        }
+        let full = full_repaint(&app, &theme, width, height).len();
+        let mut arrows = 0;
+        for (turn, key) in bench_keys().into_iter().enumerate() {
+            update(&mut app, key);
+            let bytes = painted.frame(&app, &theme).len();
+            // The first → only brings the cursor to where the bench starts.
+            if turn > 0 {
+                arrows += bytes;
+            }
+        }
+        means.push((step.title().to_string(), full, arrows / 4));
+    }
+    means
+}
+
+#[test]
+fn a_cursor_move_repaints_at_most_a_tenth_of_the_screen_at_120x40() {
+    // Issue 29 item 15, as `cargo bench --bench tutor -- repaint` measures it. A column of
+    // operands moving along a row re-styled every digit of two columns (Projection 12.0 %,
+    // Output 10.9 %); the softmax notes moved up or down a line with the quotient (10.2 %); on
+    // Online softmax the scores paged to their own cursor on the row's label (12.8 %).
+    // Output projection rewrites its 64 products on every move; it is held to its figure.
+    let mut too_dear = Vec::new();
+    for (step, full, mean) in bench_means(120, 40) {
+        let most = if step == "Output projection" { 25 } else { 10 };
+        if mean * 100 > full * most {
+            too_dear.push(format!(
+                "{step}: {mean} of {full} bytes ({:.1} %, at most {most} %)",
+                100.0 * mean as f64 / full as f64
+            ));
+        }
+    }
+    assert!(too_dear.is_empty(), "{}", too_dear.join("\n"));
+}
+
+#[test]
+fn a_column_of_operands_is_marked_beside_each_number_and_on_its_header() {
+    // Projection of the 8-head lesson at 120×40, the cursor on Q⁽¹⁾[t1, 2]: its operands are
+    // row t1 of X and column 2 of W_q⁽¹⁾.
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let mut app = heads_app();
+    update(&mut app, Action::NextStep);
+    update(&mut app, Action::Move(Direction::Right));
+    let tutor = app.tutor.as_ref().expect("the lesson opens");
+    let layout = tutor_layout(tutor, Rect::new(0, 0, 120, 40));
+    let buffer = draw(&app, &theme, 120, 40);
+    let w_q = layout
+        .panels
+        .iter()
+        .find(|panel| panel.matrix == MatrixName::WQ)
+        .expect("W_q has a panel");
+    let amber = Color::Rgb(255, 214, 120);
+    let bars: Vec<(u16, u16)> = (w_q.area.y..w_q.area.bottom())
+        .flat_map(|y| (w_q.area.x..w_q.area.right()).map(move |x| (x, y)))
+        .filter(|&(x, y)| buffer[(x, y)].symbol() == "▐")
+        .collect();
+    let rows = w_q.rows.len() as u16;
+    assert_eq!(
+        bars.len(),
+        usize::from(rows),
+        "a bar on every row shown: {bars:?}"
+    );
+    for &(x, y) in &bars {
+        assert_eq!(buffer[(x, y)].fg, amber);
+        // Against a number of the column on its right.
+        let number: String = (x + 1..x + 1 + w_q.cell_width)
+            .map(|x| buffer[(x, y)].symbol().to_string())
+            .collect();
+        assert!(number.trim().parse::<f64>().is_ok(), "{number:?}");
+    }
+    let header: String = (bars[0].0 + 1..bars[0].0 + 1 + w_q.cell_width)
+        .map(|x| buffer[(x, w_q.area.y + 1)].symbol().to_string())
+        .collect();
+    assert_eq!(header.trim(), "2");
+    assert_eq!(
+        buffer[(bars[0].0 + w_q.cell_width, w_q.area.y + 1)].bg,
+        amber
+    );
+    // The numbers stay plain, and the row of X keeps its highlight on every number.
+    assert_eq!(buffer[(bars[0].0 + 1, w_q.area.y + 2)].bg, Color::Reset);
+    let x = layout
+        .panels
+        .iter()
+        .find(|panel| matches!(panel.matrix, MatrixName::X | MatrixName::Embeddings))
+        .expect("X has a panel");
+    let lit = (x.area.x..x.area.right())
+        .filter(|&column| buffer[(column, x.area.y + 2)].bg == amber)
+        .count();
+    assert_eq!(lit, x.cols.len() * usize::from(x.cell_width));
+}
+
+#[test]
+fn stepping_onto_a_rows_label_keeps_the_pages_of_the_other_panels() {
+    // Online softmax of the 8-head lesson at 80×24 and 120×40: the scaled scores' panel shows
+    // one column, the tile's first key. On m's row label it paged to the scaled scores' own
+    // cursor (left on key 2 on the Scaling step), and back again on →.
+    for (width, height) in [(120, 40), (80, 24)] {
+        let mut app = heads_app();
+        let number = {
+            let tutor = app.tutor.as_ref().expect("the lesson opens");
+            tutor
+                .steps
+                .iter()
+                .position(|step| step.title() == "Scaling")
+                .expect("a Scaling step")
+                + 1
+        };
+        update(&mut app, Action::GoToStep(number));
+        update(&mut app, Action::Move(Direction::Right));
+        let online = app.tutor.as_ref().unwrap().steps.len();
+        update(&mut app, Action::GoToStep(online));
+        let pages = |app: &App| {
+            let tutor = app.tutor.as_ref().expect("the lesson opens");
+            tutor_layout(tutor, Rect::new(0, 0, width, height))
+                .panels
+                .iter()
+                .map(|panel| (panel.matrix, panel.rows.clone(), panel.cols.clone()))
+                .collect::<Vec<_>>()
+        };
+        let on_cell = pages(&app);
+        update(&mut app, Action::Move(Direction::Left));
+        assert!(
+            app.tutor.as_ref().unwrap().selected_cell().is_none(),
+            "on the label"
+        );
+        assert_eq!(pages(&app), on_cell, "at {width}×{height}");
+    }
+}
+
+#[test]
+fn the_softmax_notes_keep_their_line_along_a_row() {
+    // Softmax of the 8-head lesson at 120×40: the quotient of key t2 wraps onto a second line,
+    // that of t1 does not; the entropy note below them stays on one line for every key.
+    let theme = Theme::detect(false, Some("truecolor"), None);
+    let mut app = heads_app();
+    let number = app
+        .tutor
+        .as_ref()
+        .expect("the lesson opens")
+        .steps
+        .iter()
+        .position(|step| step.title() == "Softmax")
+        .expect("a Softmax step")
+        + 1;
+    update(&mut app, Action::GoToStep(number));
+    let mut lines = Vec::new();
+    for _ in 0..6 {
+        let screen = text(&draw(&app, &theme, 120, 40));
+        let line = screen
+            .lines()
+            .position(|line| line.contains("Entropy:"))
+            .expect("the entropy note shows");
+        lines.push(line);
+        update(&mut app, Action::Move(Direction::Right));
+    }
+    assert!(lines.iter().all(|line| *line == lines[0]), "{lines:?}");
 }
 
 #[test]
