@@ -2,9 +2,10 @@
 //! and the forward pass's numbers (a column dot product, a sum over heads, the softmax's
 //! backward, a head's block, a group's sum, a rotation turned back).
 
-use super::derivation::{Turned, landing_digits, shown, written};
+use super::landing::Operand;
+use super::landing::{Turned, landing_digits, shown, written};
 use super::number::format_number;
-use super::{Attention, Cell, Operand};
+use super::{Attention, Cell};
 use crate::pipeline::Per;
 
 /// One gradient cell, with what it is made from.

@@ -3,18 +3,12 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
+pub use super::landing::Operand;
+use super::landing::{EXTRA_OPERAND_DECIMALS, Turned, landing_digits, shown, written};
 use super::number::{
-    format_fixed, format_magnitude, format_number, magnitude_rounded, rounded, shown_number,
-    written_alike,
+    format_fixed, format_magnitude, format_number, magnitude_rounded, rounded, written_alike,
 };
 use super::{Attention, Cell, MatrixName};
-
-/// One number that went into a cell, and where it sits.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Operand {
-    pub cell: Cell,
-    pub value: f64,
-}
 
 /// How a cell's value was made.
 #[derive(Debug, Clone, PartialEq)]
@@ -801,84 +795,10 @@ fn head_blocks<'a>(
     Some(terms.chunks(width).collect())
 }
 
-/// Decimals an operand may be given beyond the lesson's, for its arithmetic to land.
-pub(super) const EXTRA_OPERAND_DECIMALS: usize = 6;
-
 /// Whether a softmax row is written in its shifted form, exp(x − max): only when the plain
 /// exponentials overflow (or are all 0), so a learner sees the softmax they know.
 pub fn softmax_is_shifted(raw_sum: f64) -> bool {
     !(raw_sum.is_finite() && raw_sum > 0.0)
-}
-
-/// A number as a learner reads it off the screen at `d` decimals.
-pub(super) fn shown(value: f64, d: usize) -> f64 {
-    shown_number(value, d)
-}
-
-/// The fewest decimals (the lesson's at least) with which the operands, as written, work out to
-/// `result` as written; `None` when no number of decimals does.
-pub(super) fn landing_digits(
-    decimals: usize,
-    result: &str,
-    worked_at: impl Fn(usize) -> f64,
-) -> Option<usize> {
-    match result.parse::<f64>() {
-        Ok(target) if target.is_finite() => (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
-            .find(|&d| written_alike(worked_at(d), target, decimals)),
-        _ => (decimals..=decimals + EXTRA_OPERAND_DECIMALS)
-            .find(|&d| format_number(worked_at(d), decimals) == result),
-    }
-}
-
-/// The operands' decimals and the result as written: with `found` decimals the arithmetic lands
-/// on the result; when no number of decimals makes it land (a sum of many rounded terms), the
-/// most are shown and the result is marked ≈.
-pub(super) fn written(found: Option<usize>, decimals: usize, result: &str) -> (usize, String) {
-    match found {
-        Some(d) => (d, result.to_string()),
-        None => (decimals + EXTRA_OPERAND_DECIMALS, format!("≈ {result}")),
-    }
-}
-
-/// One number of a pair turned by an angle (RoPE forward, and its gradient turned back): the
-/// pair's two numbers, each with its factor (a sine or cosine, signed) and how the factor is
-/// written.
-pub(super) struct Turned<'a> {
-    pub first: (String, f64),
-    pub second: (String, f64),
-    pub first_factor: (&'a str, f64),
-    pub second_factor: (&'a str, f64),
-    /// The second term is subtracted (its factor is written unsigned).
-    pub minus: bool,
-}
-
-impl Turned<'_> {
-    /// The working's lines: the formula, the numbers, the result, with the operands written
-    /// with as many decimals as make the arithmetic land on `result`.
-    pub(super) fn lines(&self, decimals: usize, result: &str) -> Vec<Vec<String>> {
-        let sign = if self.minus { "−" } else { "+" };
-        let second_sign = if self.minus { -1.0 } else { 1.0 };
-        let worked = |d: usize| {
-            shown(self.first.1, d) * shown(self.first_factor.1, d)
-                + second_sign * shown(self.second.1, d) * shown(self.second_factor.1, d)
-        };
-        let found = landing_digits(decimals, result, worked);
-        let (d, result) = written(found, decimals, result);
-        vec![
-            vec![format!(
-                "{}·{} {sign} {}·{}",
-                self.first.0, self.first_factor.0, self.second.0, self.second_factor.0
-            )],
-            vec![format!(
-                "({} × {}) {sign} ({} × {})",
-                format_number(self.first.1, d),
-                format_number(self.first_factor.1, d),
-                format_number(self.second.1, d),
-                format_number(self.second_factor.1, d)
-            )],
-            vec![result],
-        ]
-    }
 }
 
 /// On the backward pass's d_weights, a key the softmax gave no weight (hidden by the mask): its

@@ -11,6 +11,7 @@ mod derivation;
 pub mod footprint;
 pub mod gradient_check;
 mod held;
+mod landing;
 pub mod number;
 mod online;
 mod online_derivation;

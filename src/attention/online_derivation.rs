@@ -1,9 +1,10 @@
 //! The online softmax's working, cell by cell: how m, the rescale factor, l and acc after one
 //! tile of keys come from the state before the tile and the tile's scores (and values).
 
-use super::derivation::{EXTRA_OPERAND_DECIMALS, landing_digits, shown, written};
+use super::landing::Operand;
+use super::landing::{EXTRA_OPERAND_DECIMALS, landing_digits, shown, written};
 use super::number::{format_magnitude, format_number, written_alike};
-use super::{Attention, Cell, MatrixName, Operand};
+use super::{Attention, Cell, MatrixName};
 use crate::pipeline::OnlinePart;
 
 /// One cell of the state after a tile, with what it is made from.
