@@ -267,6 +267,9 @@ struct Floor {
     queued: u64,
     /// Lanes started so far: each is a blocking task that works one turn after another.
     opened: usize,
+    /// The lane working the followers' turns for a presenter's version, and the version: its
+    /// followers who come meanwhile wait for it rather than draw the same screen in another.
+    cueing: Vec<(Lane, u64)>,
 }
 
 /// A seat's turn waiting for a lane.
@@ -275,6 +278,16 @@ struct Job {
     work: Work,
     order: u64,
     done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
+}
+
+impl Job {
+    /// A follower's turn with nothing to do but show the presenter's version: that version,
+    /// and the job's place in the queue.
+    fn cue(&self) -> Option<(u64, u64)> {
+        let only_presented = self.work.events.is_empty() && self.work.size.is_none();
+        let presented = self.work.presented.as_ref()?;
+        (only_presented && self.desk.stage.is_some()).then_some((presented.version, self.order))
+    }
 }
 
 /// Which seats a lane takes.
@@ -343,6 +356,7 @@ impl Workshop {
                 waiting: Vec::new(),
                 queued: 0,
                 opened: 0,
+                cueing: Vec::new(),
             })),
             more: Arc::new(Condvar::new()),
         }
@@ -394,17 +408,45 @@ impl Floor {
         Some(lane)
     }
 
-    /// The next seat to work in `lane`: the least recent work first, then the first to ask.
-    fn next(&mut self, lane: Lane, now: Instant) -> Option<Job> {
-        let best = self
+    /// The next seats to work in `lane`. Followers given the presenter's change and nothing
+    /// else go first, all of them for the same version at once: the whole class waits for that
+    /// screen, and each of their turns only copies what the first drew (see `Stage`), tens of
+    /// microseconds, where one seat's key can take a whole drawing. Otherwise one seat: the
+    /// least recent work first, then the first to ask.
+    fn next(&mut self, lane: Lane, now: Instant) -> Vec<Job> {
+        // This lane's last jobs are done.
+        self.cueing.retain(|(cueing, _)| *cueing != lane);
+        let elsewhere = |job: &Job| {
+            job.cue()
+                .is_some_and(|(version, _)| self.cueing.iter().any(|(_, cued)| *cued == version))
+        };
+        let cue = self
+            .waiting
+            .iter()
+            .filter(|job| !elsewhere(job))
+            .filter_map(Job::cue)
+            .min_by_key(|(version, order)| (std::cmp::Reverse(*version), *order));
+        if let Some((version, _)) = cue {
+            self.cueing.push((lane, version));
+            let (mut cued, rest): (Vec<Job>, Vec<Job>) = std::mem::take(&mut self.waiting)
+                .into_iter()
+                .partition(|job| job.cue().is_some_and(|(cued, _)| cued == version));
+            self.waiting = rest;
+            cued.sort_by_key(|job| job.order);
+            return cued;
+        }
+        let Some(best) = self
             .waiting
             .iter()
             .enumerate()
             .filter(|(_, job)| lane == Lane::Any || job.desk.load.is_light(now))
+            .filter(|(_, job)| !elsewhere(job))
             .map(|(at, job)| (at, job.desk.load.at(now), job.order))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))?
-            .0;
-        Some(self.waiting.swap_remove(best))
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))
+        else {
+            return Vec::new();
+        };
+        vec![self.waiting.swap_remove(best.0)]
     }
 
     fn linger(&mut self, lane: Lane, lingering: bool) {
@@ -431,12 +473,13 @@ impl Floor {
 /// has waited for `LANE_LINGER`.
 fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
     loop {
-        let job = {
+        let jobs = {
             let mut floor = floor.lock().unwrap_or_else(PoisonError::into_inner);
             let idle = Instant::now();
             loop {
-                if let Some(job) = floor.next(lane, Instant::now()) {
-                    break job;
+                let jobs = floor.next(lane, Instant::now());
+                if !jobs.is_empty() {
+                    break jobs;
                 }
                 let left = LANE_LINGER.saturating_sub(idle.elapsed());
                 if left.is_zero() {
@@ -451,23 +494,25 @@ fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
                 floor.linger(lane, false);
             }
         };
-        // The seat left while it waited.
-        if job.done.is_closed() {
-            continue;
-        }
-        let Job {
-            mut desk,
-            work,
-            done,
-            ..
-        } = job;
-        let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let turned = desk.turn(work, TURN_TIME);
-            (desk, turned)
-        }));
-        // A turn that panicked drops `done`: its session ends, the lane goes on.
-        if let Ok(turned) = turned {
-            let _ = done.send(turned);
+        for job in jobs {
+            // The seat left while it waited.
+            if job.done.is_closed() {
+                continue;
+            }
+            let Job {
+                mut desk,
+                work,
+                done,
+                ..
+            } = job;
+            let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let turned = desk.turn(work, TURN_TIME);
+                (desk, turned)
+            }));
+            // A turn that panicked drops `done`: its session ends, the lane goes on.
+            if let Ok(turned) = turned {
+                let _ = done.send(turned);
+            }
         }
     }
 }
@@ -476,15 +521,19 @@ fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
 /// screen (the presenter's version of it, the terminal's size and colours, the student's badge
 /// and status line), not once per student. When the presenter changes step, every follower's
 /// turn comes at once; drawing the screen is most of a turn's work, and all but the first
-/// follower of each size copy it. Each seat still diffs the copy with what its own terminal
-/// shows (a follower that moved their cursor, resized or fell behind gets what it needs), and
-/// a whole repaint (another step), which does not depend on what was shown, is encoded once too.
+/// follower of each size copy it. The bytes that bring a terminal to it are made once too: a
+/// whole repaint (another step) does not depend on what was shown, and the change from another
+/// shared screen is the same for every follower whose terminal shows that screen. Only a seat
+/// that shows something of its own (a follower who moved their cursor, resized or fell behind)
+/// diffs the copy with its terminal.
 #[derive(Debug, Default)]
 pub struct Stage {
     /// The screens drawn for the presenter's latest versions, the newest last.
     drawn: Mutex<Vec<Arc<Drawn>>>,
     /// Screens drawn for followers (not copied): what the sharing saves, counted.
     renders: AtomicUsize,
+    /// Frames encoded for followers (a diff or a repaint, not copied), counted likewise.
+    encoded: AtomicUsize,
 }
 
 /// Followers of different sizes and colours at once: screens kept per presenter version.
@@ -520,13 +569,49 @@ impl ScreenKey {
     }
 }
 
-/// One screen drawn for followers, and the bytes of a whole repaint of it once a follower has
-/// needed one.
+/// One screen drawn for followers, and the bytes that bring a terminal to it, once a follower
+/// has needed them: a whole repaint, and the changes from other shared screens.
 #[derive(Debug)]
 struct Drawn {
     key: ScreenKey,
     screen: Buffer,
     repaint: Mutex<Option<Arc<Vec<u8>>>>,
+    /// The bytes from the screen of each key to this one.
+    changes: Mutex<Vec<(ScreenKey, Arc<Vec<u8>>)>>,
+}
+
+impl Drawn {
+    /// The bytes to this screen from the shared screen `from`, or a whole repaint when
+    /// `repaints` (whatever the terminal showed).
+    fn bytes_from(&self, from: Option<&ScreenKey>, repaints: bool) -> Option<Arc<Vec<u8>>> {
+        if repaints {
+            return self.repaint.lock().ok()?.clone();
+        }
+        let from = from?;
+        let changes = self.changes.lock().ok()?;
+        changes
+            .iter()
+            .find(|(key, _)| key == from)
+            .map(|(_, bytes)| Arc::clone(bytes))
+    }
+
+    /// Keeps `bytes`, just encoded, for the next follower coming from the same screen.
+    fn keep_bytes(&self, from: Option<ScreenKey>, repaints: bool, bytes: &[u8]) {
+        if repaints {
+            if let Ok(mut kept) = self.repaint.lock() {
+                kept.get_or_insert_with(|| Arc::new(bytes.to_vec()));
+            }
+        } else if let Some(from) = from
+            && let Ok(mut changes) = self.changes.lock()
+            && !changes.iter().any(|(key, _)| *key == from)
+        {
+            // Followers come from few screens at once (the presenter's last versions, at each
+            // size): more than that are left to diff on their own.
+            if changes.len() < STAGE_SCREENS {
+                changes.push((from, Arc::new(bytes.to_vec())));
+            }
+        }
+    }
 }
 
 impl Stage {
@@ -534,6 +619,12 @@ impl Stage {
     #[cfg(test)]
     pub fn renders(&self) -> usize {
         self.renders.load(Ordering::SeqCst)
+    }
+
+    /// How many follower frames were encoded rather than copied.
+    #[cfg(test)]
+    pub fn encoded(&self) -> usize {
+        self.encoded.load(Ordering::SeqCst)
     }
 
     fn find(&self, key: &ScreenKey) -> Option<Arc<Drawn>> {
@@ -599,6 +690,8 @@ struct Desk {
     stage: Option<Arc<Stage>>,
     /// The presenter's version of the screen shown, while it is shown untouched.
     presented: Option<u64>,
+    /// The shared screen the terminal shows, exactly, when its last frame was one.
+    shows: Option<ScreenKey>,
 }
 
 /// What waits for the session's next turn.
@@ -839,6 +932,7 @@ impl Desk {
             load: Load::default(),
             stage: None,
             presented: None,
+            shows: None,
         })
     }
 
@@ -926,19 +1020,23 @@ impl Desk {
 
     fn resize(&mut self, size: Size) -> std::io::Result<()> {
         self.size = size;
+        // Resizing may clear the terminal: its screen is no longer the shared one.
+        self.shows = None;
         self.terminal.backend_mut().set_size(size);
         self.terminal
             .resize(Rect::new(0, 0, size.width, size.height))
     }
 
     /// Draws the app; what changed on the screen, to send. A follower's screen that is the
-    /// presenter's, untouched, comes from the stage when another follower drew it already.
+    /// presenter's, untouched, comes from the stage when another follower drew it already, and
+    /// so do its bytes when another follower's terminal showed what this one shows.
     fn draw(&mut self) -> std::io::Result<Vec<u8>> {
         let key = self
             .stage
             .as_ref()
             .and(self.presented)
             .and_then(|version| ScreenKey::of(&self.app, version, self.size, self.theme));
+        let from = self.shows.take();
         let (Some(stage), Some(key)) = (self.stage.clone(), key) else {
             self.painter
                 .draw(&mut self.terminal, &self.app, &self.theme)?;
@@ -954,25 +1052,27 @@ impl Desk {
                 view(frame, app, theme);
                 screen = Some(frame.buffer_mut().clone());
             })?;
+            stage.encoded.fetch_add(1, Ordering::SeqCst);
             let frame = self.outbox.take();
             if let Some(screen) = screen {
-                let repaint = repaints.then(|| Arc::new(frame.clone()));
-                stage.keep(Arc::new(Drawn {
-                    key,
+                let drawn = Drawn {
+                    key: key.clone(),
                     screen,
-                    repaint: Mutex::new(repaint),
-                }));
+                    repaint: Mutex::default(),
+                    changes: Mutex::default(),
+                };
+                drawn.keep_bytes(from, repaints, &frame);
+                stage.keep(Arc::new(drawn));
+                self.shows = Some(key);
             }
             bytes.extend_from_slice(&frame);
             return Ok(bytes);
         };
-        let repaint = repaints
-            .then(|| drawn.repaint.lock().ok().and_then(|bytes| bytes.clone()))
-            .flatten();
-        if let Some(repaint) = repaint {
+        if let Some(shared) = drawn.bytes_from(from.as_ref(), repaints) {
             self.painter
                 .adopt(&mut self.terminal, &self.app, &drawn.screen);
-            bytes.extend_from_slice(&repaint);
+            bytes.extend_from_slice(&shared);
+            self.shows = Some(key);
             return Ok(bytes);
         }
         self.painter
@@ -984,10 +1084,10 @@ impl Desk {
                     buffer.clone_from(&drawn.screen);
                 }
             })?;
+        stage.encoded.fetch_add(1, Ordering::SeqCst);
         let frame = self.outbox.take();
-        if repaints && let Ok(mut kept) = drawn.repaint.lock() {
-            kept.get_or_insert_with(|| Arc::new(frame.clone()));
-        }
+        drawn.keep_bytes(from, repaints, &frame);
+        self.shows = Some(key);
         bytes.extend_from_slice(&frame);
         Ok(bytes)
     }
@@ -1323,6 +1423,107 @@ mod tests {
         );
     }
 
+    #[test]
+    fn followers_showing_the_same_screen_get_the_same_bytes_encoded_once_and_each_terminal_stays_right()
+     {
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let mut teacher = App::new(App::builtin_entries(), None);
+        dispatch(&mut teacher, Action::Submit, &mut refuse_save);
+        dispatch(&mut teacher, Action::NextStep, &mut refuse_save);
+        let first = Arc::new(Presented::of(&teacher, 1));
+        // The presenter moves their cursor on the same step: not a whole repaint, a change
+        // that depends on what each terminal shows.
+        dispatch(
+            &mut teacher,
+            Action::Move(crate::app::Direction::Up),
+            &mut refuse_save,
+        );
+        let moved = Arc::new(Presented::of(&teacher, 2));
+        let mut class: Vec<Desk> = (0..6).map(|_| follower(&stage, size)).collect();
+        let opened: Vec<Vec<u8>> = class
+            .iter_mut()
+            .map(|desk| presenter_moves(desk, &first))
+            .collect();
+        // One follower moved their own cursor meanwhile: their terminal shows their screen.
+        let own_move = class[5]
+            .turn(
+                Work {
+                    events: keys("l", Duration::from_secs(3600)),
+                    ..Work::default()
+                },
+                Duration::from_secs(60),
+            )
+            .frame;
+        let encoded = stage.encoded();
+        let frames: Vec<Vec<u8>> = class
+            .iter_mut()
+            .map(|desk| presenter_moves(desk, &moved))
+            .collect();
+        assert_eq!(
+            stage.encoded(),
+            encoded + 2,
+            "five terminals showing the shared screen, one showing its own: two encodings"
+        );
+        assert!(frames[1..5].iter().all(|frame| *frame == frames[0]));
+        // Each terminal shows what a seat of its own, drawn all along, shows.
+        let alone = Arc::new(Stage::default());
+        let mut own = follower(&alone, size);
+        let own_first = presenter_moves(&mut own, &first);
+        let own_moved = presenter_moves(&mut own, &moved);
+        let expected = shown(size, &[&own_first, &own_moved]);
+        assert_ne!(
+            expected,
+            shown(size, &[&own_first]),
+            "the presenter's move shows"
+        );
+        for at in 0..5 {
+            assert_eq!(shown(size, &[&opened[at], &frames[at]]), expected);
+        }
+        // That terminal got its own diff, which may write a blank cell where the others cleared
+        // it: the same to the eye, so compared cell by cell.
+        assert_eq!(
+            looks(size, &[&opened[5], &own_move, &frames[5]]),
+            looks(size, &[&own_first, &own_moved])
+        );
+    }
+
+    /// What a terminal shows after `frames`, cell by cell: each cell's text, colours and
+    /// attributes.
+    fn looks(size: Size, frames: &[&[u8]]) -> Vec<String> {
+        let mut terminal = vt100::Parser::new(
+            size.height.try_into().unwrap(),
+            size.width.try_into().unwrap(),
+            0,
+        );
+        for frame in frames {
+            terminal.process(frame);
+        }
+        let screen = terminal.screen();
+        (0..size.height)
+            .flat_map(|row| (0..size.width).map(move |col| (row, col)))
+            .map(|(row, col)| {
+                screen.cell(row, col).map_or_else(String::new, |cell| {
+                    // A cell never written shows as a blank.
+                    let text = if cell.has_contents() {
+                        cell.contents()
+                    } else {
+                        " "
+                    };
+                    format!(
+                        "{text:?} {:?} {:?} {} {} {} {}",
+                        cell.fgcolor(),
+                        cell.bgcolor(),
+                        cell.bold(),
+                        cell.italic(),
+                        cell.underline(),
+                        cell.inverse()
+                    )
+                })
+            })
+            .collect()
+    }
+
     /// A desk waiting in `floor` with `turns` of work done just now (none: a newcomer).
     fn waiting(floor: &mut Floor, turns: &[Duration], now: Instant) -> usize {
         let mut desk = desk();
@@ -1352,6 +1553,7 @@ mod tests {
             waiting: Vec::new(),
             queued: 0,
             opened: 0,
+            cueing: Vec::new(),
         };
         let sweep = Duration::from_millis(800);
         // Three seats sweeping the lab asked first; the third has swept twice.
@@ -1359,14 +1561,17 @@ mod tests {
         let busier = waiting(&mut floor, &[sweep, sweep], now);
         let also_busy = waiting(&mut floor, &[sweep], now);
         let newcomer = waiting(&mut floor, &[], now);
-        let order = |job: Option<Job>| usize::try_from(job.expect("a seat waits").order).unwrap();
+        let order = |jobs: Vec<Job>| {
+            assert_eq!(jobs.len(), 1, "one seat at a time");
+            usize::try_from(jobs[0].order).unwrap()
+        };
         assert_eq!(floor.open_lane(now), Some(Lane::Any));
         // The lane kept for light seats opens for the newcomer, and takes only light seats.
         assert_eq!(floor.open_lane(now), Some(Lane::Light));
         assert_eq!(floor.open_lane(now), None, "both lanes work");
         assert_eq!(order(floor.next(Lane::Light, now)), newcomer);
         assert!(
-            floor.next(Lane::Light, now).is_none(),
+            floor.next(Lane::Light, now).is_empty(),
             "no sweep in the light lane"
         );
         // The busy seats in turn: the least recent work first, then the first to ask.
@@ -1380,6 +1585,61 @@ mod tests {
         let just_now = waiting(&mut floor, &[sweep], later);
         assert_eq!(order(floor.next(Lane::Any, later)), early);
         assert_eq!(order(floor.next(Lane::Any, later)), just_now);
+    }
+
+    #[test]
+    fn the_followers_waiting_for_the_presenters_change_are_taken_at_once_before_other_seats() {
+        let now = Instant::now();
+        let mut floor = Floor {
+            lanes: 1,
+            working: 0,
+            light_working: false,
+            lingering: (0, 0),
+            waiting: Vec::new(),
+            queued: 0,
+            opened: 0,
+            cueing: Vec::new(),
+        };
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let (older, newer) = (presented(1, 1), presented(2, 2));
+        let queue = |floor: &mut Floor, work: Work| {
+            let (done, _) = tokio::sync::oneshot::channel();
+            floor.queued += 1;
+            floor.waiting.push(Job {
+                desk: follower(&stage, size),
+                work,
+                order: floor.queued,
+                done,
+            });
+            floor.queued
+        };
+        let cue = |presented: &Arc<Presented>| Work {
+            presented: Some(Arc::clone(presented)),
+            ..Work::default()
+        };
+        // A seat with a key asked first; a follower moved and was cued in the same turn.
+        let key = queue(&mut floor, Work {
+            events: keys("j", Duration::ZERO),
+            ..Work::default()
+        });
+        let late = queue(&mut floor, cue(&older));
+        let cued: Vec<u64> = (0..5).map(|_| queue(&mut floor, cue(&newer))).collect();
+        let moved = queue(&mut floor, Work {
+            events: keys("k", Duration::ZERO),
+            ..cue(&newer)
+        });
+        let orders = |jobs: Vec<Job>| jobs.iter().map(|job| job.order).collect::<Vec<u64>>();
+        assert_eq!(orders(floor.next(Lane::Light, now)), cued);
+        // A follower who comes while the light lane works the others waits for that lane, which
+        // has their screen drawn by then.
+        let straggler = queue(&mut floor, cue(&newer));
+        assert_eq!(orders(floor.next(Lane::Any, now)), vec![late]);
+        // Then seat by seat, as ever.
+        assert_eq!(orders(floor.next(Lane::Any, now)), vec![key]);
+        assert_eq!(orders(floor.next(Lane::Any, now)), vec![moved]);
+        assert!(floor.next(Lane::Any, now).is_empty());
+        assert_eq!(orders(floor.next(Lane::Light, now)), vec![straggler]);
     }
 
     #[test]
