@@ -1619,16 +1619,22 @@ mod tests {
             ..Work::default()
         };
         // A seat with a key asked first; a follower moved and was cued in the same turn.
-        let key = queue(&mut floor, Work {
-            events: keys("j", Duration::ZERO),
-            ..Work::default()
-        });
+        let key = queue(
+            &mut floor,
+            Work {
+                events: keys("j", Duration::ZERO),
+                ..Work::default()
+            },
+        );
         let late = queue(&mut floor, cue(&older));
         let cued: Vec<u64> = (0..5).map(|_| queue(&mut floor, cue(&newer))).collect();
-        let moved = queue(&mut floor, Work {
-            events: keys("k", Duration::ZERO),
-            ..cue(&newer)
-        });
+        let moved = queue(
+            &mut floor,
+            Work {
+                events: keys("k", Duration::ZERO),
+                ..cue(&newer)
+            },
+        );
         let orders = |jobs: Vec<Job>| jobs.iter().map(|job| job.order).collect::<Vec<u64>>();
         assert_eq!(orders(floor.next(Lane::Light, now)), cued);
         // A follower who comes while the light lane works the others waits for that lane, which
