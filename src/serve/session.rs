@@ -267,9 +267,6 @@ struct Floor {
     queued: u64,
     /// Lanes started so far: each is a blocking task that works one turn after another.
     opened: usize,
-    /// The lane working the followers' turns for a presenter's version, and the version: its
-    /// followers who come meanwhile wait for it rather than draw the same screen in another.
-    cueing: Vec<(Lane, u64)>,
 }
 
 /// A seat's turn waiting for a lane.
@@ -278,16 +275,6 @@ struct Job {
     work: Work,
     order: u64,
     done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
-}
-
-impl Job {
-    /// A follower's turn with nothing to do but show the presenter's version: that version,
-    /// and the job's place in the queue.
-    fn cue(&self) -> Option<(u64, u64)> {
-        let only_presented = self.work.events.is_empty() && self.work.size.is_none();
-        let presented = self.work.presented.as_ref()?;
-        (only_presented && self.desk.stage.is_some()).then_some((presented.version, self.order))
-    }
 }
 
 /// Which seats a lane takes.
@@ -356,7 +343,6 @@ impl Workshop {
                 waiting: Vec::new(),
                 queued: 0,
                 opened: 0,
-                cueing: Vec::new(),
             })),
             more: Arc::new(Condvar::new()),
         }
@@ -408,45 +394,17 @@ impl Floor {
         Some(lane)
     }
 
-    /// The next seats to work in `lane`. Followers given the presenter's change and nothing
-    /// else go first, all of them for the same version at once: the whole class waits for that
-    /// screen, and each of their turns only copies what the first drew (see `Stage`), tens of
-    /// microseconds, where one seat's key can take a whole drawing. Otherwise one seat: the
-    /// least recent work first, then the first to ask.
-    fn next(&mut self, lane: Lane, now: Instant) -> Vec<Job> {
-        // This lane's last jobs are done.
-        self.cueing.retain(|(cueing, _)| *cueing != lane);
-        let elsewhere = |job: &Job| {
-            job.cue()
-                .is_some_and(|(version, _)| self.cueing.iter().any(|(_, cued)| *cued == version))
-        };
-        let cue = self
-            .waiting
-            .iter()
-            .filter(|job| !elsewhere(job))
-            .filter_map(Job::cue)
-            .min_by_key(|(version, order)| (std::cmp::Reverse(*version), *order));
-        if let Some((version, _)) = cue {
-            self.cueing.push((lane, version));
-            let (mut cued, rest): (Vec<Job>, Vec<Job>) = std::mem::take(&mut self.waiting)
-                .into_iter()
-                .partition(|job| job.cue().is_some_and(|(cued, _)| cued == version));
-            self.waiting = rest;
-            cued.sort_by_key(|job| job.order);
-            return cued;
-        }
-        let Some(best) = self
+    /// The next seat to work in `lane`: the least recent work first, then the first to ask.
+    fn next(&mut self, lane: Lane, now: Instant) -> Option<Job> {
+        let best = self
             .waiting
             .iter()
             .enumerate()
             .filter(|(_, job)| lane == Lane::Any || job.desk.load.is_light(now))
-            .filter(|(_, job)| !elsewhere(job))
             .map(|(at, job)| (at, job.desk.load.at(now), job.order))
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))
-        else {
-            return Vec::new();
-        };
-        vec![self.waiting.swap_remove(best.0)]
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))?
+            .0;
+        Some(self.waiting.swap_remove(best))
     }
 
     fn linger(&mut self, lane: Lane, lingering: bool) {
@@ -473,13 +431,12 @@ impl Floor {
 /// has waited for `LANE_LINGER`.
 fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
     loop {
-        let jobs = {
+        let job = {
             let mut floor = floor.lock().unwrap_or_else(PoisonError::into_inner);
             let idle = Instant::now();
             loop {
-                let jobs = floor.next(lane, Instant::now());
-                if !jobs.is_empty() {
-                    break jobs;
+                if let Some(job) = floor.next(lane, Instant::now()) {
+                    break job;
                 }
                 let left = LANE_LINGER.saturating_sub(idle.elapsed());
                 if left.is_zero() {
@@ -494,25 +451,23 @@ fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
                 floor.linger(lane, false);
             }
         };
-        for job in jobs {
-            // The seat left while it waited.
-            if job.done.is_closed() {
-                continue;
-            }
-            let Job {
-                mut desk,
-                work,
-                done,
-                ..
-            } = job;
-            let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let turned = desk.turn(work, TURN_TIME);
-                (desk, turned)
-            }));
-            // A turn that panicked drops `done`: its session ends, the lane goes on.
-            if let Ok(turned) = turned {
-                let _ = done.send(turned);
-            }
+        // The seat left while it waited.
+        if job.done.is_closed() {
+            continue;
+        }
+        let Job {
+            mut desk,
+            work,
+            done,
+            ..
+        } = job;
+        let turned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let turned = desk.turn(work, TURN_TIME);
+            (desk, turned)
+        }));
+        // A turn that panicked drops `done`: its session ends, the lane goes on.
+        if let Ok(turned) = turned {
+            let _ = done.send(turned);
         }
     }
 }
@@ -1553,7 +1508,6 @@ mod tests {
             waiting: Vec::new(),
             queued: 0,
             opened: 0,
-            cueing: Vec::new(),
         };
         let sweep = Duration::from_millis(800);
         // Three seats sweeping the lab asked first; the third has swept twice.
@@ -1561,17 +1515,14 @@ mod tests {
         let busier = waiting(&mut floor, &[sweep, sweep], now);
         let also_busy = waiting(&mut floor, &[sweep], now);
         let newcomer = waiting(&mut floor, &[], now);
-        let order = |jobs: Vec<Job>| {
-            assert_eq!(jobs.len(), 1, "one seat at a time");
-            usize::try_from(jobs[0].order).unwrap()
-        };
+        let order = |job: Option<Job>| usize::try_from(job.expect("a seat waits").order).unwrap();
         assert_eq!(floor.open_lane(now), Some(Lane::Any));
         // The lane kept for light seats opens for the newcomer, and takes only light seats.
         assert_eq!(floor.open_lane(now), Some(Lane::Light));
         assert_eq!(floor.open_lane(now), None, "both lanes work");
         assert_eq!(order(floor.next(Lane::Light, now)), newcomer);
         assert!(
-            floor.next(Lane::Light, now).is_empty(),
+            floor.next(Lane::Light, now).is_none(),
             "no sweep in the light lane"
         );
         // The busy seats in turn: the least recent work first, then the first to ask.
@@ -1585,67 +1536,6 @@ mod tests {
         let just_now = waiting(&mut floor, &[sweep], later);
         assert_eq!(order(floor.next(Lane::Any, later)), early);
         assert_eq!(order(floor.next(Lane::Any, later)), just_now);
-    }
-
-    #[test]
-    fn the_followers_waiting_for_the_presenters_change_are_taken_at_once_before_other_seats() {
-        let now = Instant::now();
-        let mut floor = Floor {
-            lanes: 1,
-            working: 0,
-            light_working: false,
-            lingering: (0, 0),
-            waiting: Vec::new(),
-            queued: 0,
-            opened: 0,
-            cueing: Vec::new(),
-        };
-        let stage = Arc::new(Stage::default());
-        let size = Size::new(80, 24);
-        let (older, newer) = (presented(1, 1), presented(2, 2));
-        let queue = |floor: &mut Floor, work: Work| {
-            let (done, _) = tokio::sync::oneshot::channel();
-            floor.queued += 1;
-            floor.waiting.push(Job {
-                desk: follower(&stage, size),
-                work,
-                order: floor.queued,
-                done,
-            });
-            floor.queued
-        };
-        let cue = |presented: &Arc<Presented>| Work {
-            presented: Some(Arc::clone(presented)),
-            ..Work::default()
-        };
-        // A seat with a key asked first; a follower moved and was cued in the same turn.
-        let key = queue(
-            &mut floor,
-            Work {
-                events: keys("j", Duration::ZERO),
-                ..Work::default()
-            },
-        );
-        let late = queue(&mut floor, cue(&older));
-        let cued: Vec<u64> = (0..5).map(|_| queue(&mut floor, cue(&newer))).collect();
-        let moved = queue(
-            &mut floor,
-            Work {
-                events: keys("k", Duration::ZERO),
-                ..cue(&newer)
-            },
-        );
-        let orders = |jobs: Vec<Job>| jobs.iter().map(|job| job.order).collect::<Vec<u64>>();
-        assert_eq!(orders(floor.next(Lane::Light, now)), cued);
-        // A follower who comes while the light lane works the others waits for that lane, which
-        // has their screen drawn by then.
-        let straggler = queue(&mut floor, cue(&newer));
-        assert_eq!(orders(floor.next(Lane::Any, now)), vec![late]);
-        // Then seat by seat, as ever.
-        assert_eq!(orders(floor.next(Lane::Any, now)), vec![key]);
-        assert_eq!(orders(floor.next(Lane::Any, now)), vec![moved]);
-        assert!(floor.next(Lane::Any, now).is_empty());
-        assert_eq!(orders(floor.next(Lane::Light, now)), vec![straggler]);
     }
 
     #[test]
