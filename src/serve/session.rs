@@ -476,15 +476,19 @@ fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
 /// screen (the presenter's version of it, the terminal's size and colours, the student's badge
 /// and status line), not once per student. When the presenter changes step, every follower's
 /// turn comes at once; drawing the screen is most of a turn's work, and all but the first
-/// follower of each size copy it. Each seat still diffs the copy with what its own terminal
-/// shows (a follower that moved their cursor, resized or fell behind gets what it needs), and
-/// a whole repaint (another step), which does not depend on what was shown, is encoded once too.
+/// follower of each size copy it. The bytes that bring a terminal to it are made once too: a
+/// whole repaint (another step) does not depend on what was shown, and the change from another
+/// shared screen is the same for every follower whose terminal shows that screen. Only a seat
+/// that shows something of its own (a follower who moved their cursor, resized or fell behind)
+/// diffs the copy with its terminal.
 #[derive(Debug, Default)]
 pub struct Stage {
     /// The screens drawn for the presenter's latest versions, the newest last.
     drawn: Mutex<Vec<Arc<Drawn>>>,
     /// Screens drawn for followers (not copied): what the sharing saves, counted.
     renders: AtomicUsize,
+    /// Frames encoded for followers (a diff or a repaint, not copied), counted likewise.
+    encoded: AtomicUsize,
 }
 
 /// Followers of different sizes and colours at once: screens kept per presenter version.
@@ -520,13 +524,49 @@ impl ScreenKey {
     }
 }
 
-/// One screen drawn for followers, and the bytes of a whole repaint of it once a follower has
-/// needed one.
+/// One screen drawn for followers, and the bytes that bring a terminal to it, once a follower
+/// has needed them: a whole repaint, and the changes from other shared screens.
 #[derive(Debug)]
 struct Drawn {
     key: ScreenKey,
     screen: Buffer,
     repaint: Mutex<Option<Arc<Vec<u8>>>>,
+    /// The bytes from the screen of each key to this one.
+    changes: Mutex<Vec<(ScreenKey, Arc<Vec<u8>>)>>,
+}
+
+impl Drawn {
+    /// The bytes to this screen from the shared screen `from`, or a whole repaint when
+    /// `repaints` (whatever the terminal showed).
+    fn bytes_from(&self, from: Option<&ScreenKey>, repaints: bool) -> Option<Arc<Vec<u8>>> {
+        if repaints {
+            return self.repaint.lock().ok()?.clone();
+        }
+        let from = from?;
+        let changes = self.changes.lock().ok()?;
+        changes
+            .iter()
+            .find(|(key, _)| key == from)
+            .map(|(_, bytes)| Arc::clone(bytes))
+    }
+
+    /// Keeps `bytes`, just encoded, for the next follower coming from the same screen.
+    fn keep_bytes(&self, from: Option<ScreenKey>, repaints: bool, bytes: &[u8]) {
+        if repaints {
+            if let Ok(mut kept) = self.repaint.lock() {
+                kept.get_or_insert_with(|| Arc::new(bytes.to_vec()));
+            }
+        } else if let Some(from) = from
+            && let Ok(mut changes) = self.changes.lock()
+            && !changes.iter().any(|(key, _)| *key == from)
+        {
+            // Followers come from few screens at once (the presenter's last versions, at each
+            // size): more than that are left to diff on their own.
+            if changes.len() < STAGE_SCREENS {
+                changes.push((from, Arc::new(bytes.to_vec())));
+            }
+        }
+    }
 }
 
 impl Stage {
@@ -534,6 +574,12 @@ impl Stage {
     #[cfg(test)]
     pub fn renders(&self) -> usize {
         self.renders.load(Ordering::SeqCst)
+    }
+
+    /// How many follower frames were encoded rather than copied.
+    #[cfg(test)]
+    pub fn encoded(&self) -> usize {
+        self.encoded.load(Ordering::SeqCst)
     }
 
     fn find(&self, key: &ScreenKey) -> Option<Arc<Drawn>> {
@@ -599,6 +645,8 @@ struct Desk {
     stage: Option<Arc<Stage>>,
     /// The presenter's version of the screen shown, while it is shown untouched.
     presented: Option<u64>,
+    /// The shared screen the terminal shows, exactly, when its last frame was one.
+    shows: Option<ScreenKey>,
 }
 
 /// What waits for the session's next turn.
@@ -839,6 +887,7 @@ impl Desk {
             load: Load::default(),
             stage: None,
             presented: None,
+            shows: None,
         })
     }
 
@@ -926,19 +975,23 @@ impl Desk {
 
     fn resize(&mut self, size: Size) -> std::io::Result<()> {
         self.size = size;
+        // Resizing may clear the terminal: its screen is no longer the shared one.
+        self.shows = None;
         self.terminal.backend_mut().set_size(size);
         self.terminal
             .resize(Rect::new(0, 0, size.width, size.height))
     }
 
     /// Draws the app; what changed on the screen, to send. A follower's screen that is the
-    /// presenter's, untouched, comes from the stage when another follower drew it already.
+    /// presenter's, untouched, comes from the stage when another follower drew it already, and
+    /// so do its bytes when another follower's terminal showed what this one shows.
     fn draw(&mut self) -> std::io::Result<Vec<u8>> {
         let key = self
             .stage
             .as_ref()
             .and(self.presented)
             .and_then(|version| ScreenKey::of(&self.app, version, self.size, self.theme));
+        let from = self.shows.take();
         let (Some(stage), Some(key)) = (self.stage.clone(), key) else {
             self.painter
                 .draw(&mut self.terminal, &self.app, &self.theme)?;
@@ -954,25 +1007,27 @@ impl Desk {
                 view(frame, app, theme);
                 screen = Some(frame.buffer_mut().clone());
             })?;
+            stage.encoded.fetch_add(1, Ordering::SeqCst);
             let frame = self.outbox.take();
             if let Some(screen) = screen {
-                let repaint = repaints.then(|| Arc::new(frame.clone()));
-                stage.keep(Arc::new(Drawn {
-                    key,
+                let drawn = Drawn {
+                    key: key.clone(),
                     screen,
-                    repaint: Mutex::new(repaint),
-                }));
+                    repaint: Mutex::default(),
+                    changes: Mutex::default(),
+                };
+                drawn.keep_bytes(from, repaints, &frame);
+                stage.keep(Arc::new(drawn));
+                self.shows = Some(key);
             }
             bytes.extend_from_slice(&frame);
             return Ok(bytes);
         };
-        let repaint = repaints
-            .then(|| drawn.repaint.lock().ok().and_then(|bytes| bytes.clone()))
-            .flatten();
-        if let Some(repaint) = repaint {
+        if let Some(shared) = drawn.bytes_from(from.as_ref(), repaints) {
             self.painter
                 .adopt(&mut self.terminal, &self.app, &drawn.screen);
-            bytes.extend_from_slice(&repaint);
+            bytes.extend_from_slice(&shared);
+            self.shows = Some(key);
             return Ok(bytes);
         }
         self.painter
@@ -984,10 +1039,10 @@ impl Desk {
                     buffer.clone_from(&drawn.screen);
                 }
             })?;
+        stage.encoded.fetch_add(1, Ordering::SeqCst);
         let frame = self.outbox.take();
-        if repaints && let Ok(mut kept) = drawn.repaint.lock() {
-            kept.get_or_insert_with(|| Arc::new(frame.clone()));
-        }
+        drawn.keep_bytes(from, repaints, &frame);
+        self.shows = Some(key);
         bytes.extend_from_slice(&frame);
         Ok(bytes)
     }
@@ -1321,6 +1376,107 @@ mod tests {
             expected,
             "the follower's own cursor move shows"
         );
+    }
+
+    #[test]
+    fn followers_showing_the_same_screen_get_the_same_bytes_encoded_once_and_each_terminal_stays_right()
+     {
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let mut teacher = App::new(App::builtin_entries(), None);
+        dispatch(&mut teacher, Action::Submit, &mut refuse_save);
+        dispatch(&mut teacher, Action::NextStep, &mut refuse_save);
+        let first = Arc::new(Presented::of(&teacher, 1));
+        // The presenter moves their cursor on the same step: not a whole repaint, a change
+        // that depends on what each terminal shows.
+        dispatch(
+            &mut teacher,
+            Action::Move(crate::app::Direction::Up),
+            &mut refuse_save,
+        );
+        let moved = Arc::new(Presented::of(&teacher, 2));
+        let mut class: Vec<Desk> = (0..6).map(|_| follower(&stage, size)).collect();
+        let opened: Vec<Vec<u8>> = class
+            .iter_mut()
+            .map(|desk| presenter_moves(desk, &first))
+            .collect();
+        // One follower moved their own cursor meanwhile: their terminal shows their screen.
+        let own_move = class[5]
+            .turn(
+                Work {
+                    events: keys("l", Duration::from_secs(3600)),
+                    ..Work::default()
+                },
+                Duration::from_secs(60),
+            )
+            .frame;
+        let encoded = stage.encoded();
+        let frames: Vec<Vec<u8>> = class
+            .iter_mut()
+            .map(|desk| presenter_moves(desk, &moved))
+            .collect();
+        assert_eq!(
+            stage.encoded(),
+            encoded + 2,
+            "five terminals showing the shared screen, one showing its own: two encodings"
+        );
+        assert!(frames[1..5].iter().all(|frame| *frame == frames[0]));
+        // Each terminal shows what a seat of its own, drawn all along, shows.
+        let alone = Arc::new(Stage::default());
+        let mut own = follower(&alone, size);
+        let own_first = presenter_moves(&mut own, &first);
+        let own_moved = presenter_moves(&mut own, &moved);
+        let expected = shown(size, &[&own_first, &own_moved]);
+        assert_ne!(
+            expected,
+            shown(size, &[&own_first]),
+            "the presenter's move shows"
+        );
+        for at in 0..5 {
+            assert_eq!(shown(size, &[&opened[at], &frames[at]]), expected);
+        }
+        // That terminal got its own diff, which may write a blank cell where the others cleared
+        // it: the same to the eye, so compared cell by cell.
+        assert_eq!(
+            looks(size, &[&opened[5], &own_move, &frames[5]]),
+            looks(size, &[&own_first, &own_moved])
+        );
+    }
+
+    /// What a terminal shows after `frames`, cell by cell: each cell's text, colours and
+    /// attributes.
+    fn looks(size: Size, frames: &[&[u8]]) -> Vec<String> {
+        let mut terminal = vt100::Parser::new(
+            size.height.try_into().unwrap(),
+            size.width.try_into().unwrap(),
+            0,
+        );
+        for frame in frames {
+            terminal.process(frame);
+        }
+        let screen = terminal.screen();
+        (0..size.height)
+            .flat_map(|row| (0..size.width).map(move |col| (row, col)))
+            .map(|(row, col)| {
+                screen.cell(row, col).map_or_else(String::new, |cell| {
+                    // A cell never written shows as a blank.
+                    let text = if cell.has_contents() {
+                        cell.contents()
+                    } else {
+                        " "
+                    };
+                    format!(
+                        "{text:?} {:?} {:?} {} {} {} {}",
+                        cell.fgcolor(),
+                        cell.bgcolor(),
+                        cell.bold(),
+                        cell.italic(),
+                        cell.underline(),
+                        cell.inverse()
+                    )
+                })
+            })
+            .collect()
     }
 
     /// A desk waiting in `floor` with `turns` of work done just now (none: a newcomer).
