@@ -60,7 +60,10 @@ pub fn key(name: &str) -> Option<&'static Key> {
 
 /// Every key, in the order a saved lesson writes them and the docs list them: the tables last,
 /// since a key after a `[table]` header belongs to that table.
-pub static KEYS: [Key; 27] = [
+/// How many keys a lesson file has: `KEYS` and `NAMES` are this long.
+const KEY_COUNT: usize = 27;
+
+pub static KEYS: [Key; KEY_COUNT] = [
     Key {
         name: "format",
         since: 1,
@@ -334,8 +337,8 @@ pub static KEYS: [Key; 27] = [
 ];
 
 /// The key names, for the parser's "unknown key" and its suggestions.
-pub static NAMES: [&str; 27] = {
-    let mut names = [""; 27];
+pub static NAMES: [&str; KEY_COUNT] = {
+    let mut names = [""; KEY_COUNT];
     let mut index = 0;
     while index < KEYS.len() {
         names[index] = KEYS[index].name;
@@ -371,6 +374,27 @@ mod tests {
                 key.name
             );
             assert!(key.format_1_has_not.is_some(), "{}", key.name);
+        }
+    }
+
+    /// The docs' table says which keys `[narration]` and `[expected]` take from these lines:
+    /// a new step or a new figure that they leave out fails here.
+    #[test]
+    fn the_tables_limits_name_every_step_and_every_figure() {
+        let narration = key("narration").unwrap();
+        for step in crate::pipeline::Step::ALL {
+            assert!(
+                narration.limits.contains(&format!("`{}`", step.key())),
+                "`narration`'s limits do not name `{}`",
+                step.key()
+            );
+        }
+        let expected = key("expected").unwrap();
+        for figure in crate::lesson::parse::figure_keys() {
+            assert!(
+                expected.limits.contains(&format!("`{figure}`")),
+                "`expected`'s limits do not name `{figure}`"
+            );
         }
     }
 }

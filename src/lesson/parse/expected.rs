@@ -64,6 +64,16 @@ const INPUT_ONLY: [MatrixName; 6] = [
     MatrixName::WO,
 ];
 
+/// The keys of the matrices `[expected]` may give figures of, the whole lesson's and a head's
+/// (the schema's test holds the docs' table to them).
+#[cfg(test)]
+pub(crate) fn figure_keys() -> impl Iterator<Item = &'static str> {
+    LESSON_FIGURES
+        .iter()
+        .chain(HEAD_FIGURES.iter())
+        .map(|name| name.key())
+}
+
 /// Whether `key` is one of `[expected]`'s own keys, rather than a lesson key written below the
 /// header by mistake (`q`, `k` and `v` are both: under `[expected]` they are figures; `heads`
 /// is both: under `[expected]` it is the table of each head's figures).

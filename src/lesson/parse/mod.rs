@@ -10,6 +10,8 @@
 //! `report` and `values`.
 
 mod expected;
+#[cfg(test)]
+pub(crate) use expected::figure_keys;
 mod heads;
 mod inputs;
 mod matrices;
