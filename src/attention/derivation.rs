@@ -3,8 +3,7 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
-pub use super::landing::Operand;
-use super::landing::{EXTRA_OPERAND_DECIMALS, Turned, landing_digits, shown, written};
+use super::landing::{EXTRA_OPERAND_DECIMALS, Operand, Turned, landing_digits, shown, written};
 use super::number::{
     format_fixed, format_magnitude, format_number, magnitude_rounded, rounded, written_alike,
 };

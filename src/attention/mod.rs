@@ -24,8 +24,9 @@ pub use agreement::Agreement;
 pub use backward_derivation::BackwardRule;
 pub use decode::MultiplyAdds;
 pub(crate) use derivation::Site;
-pub use derivation::{Derivation, Explanation, Operand, Rule, softmax_is_shifted, token_words};
+pub use derivation::{Derivation, Explanation, Rule, softmax_is_shifted, token_words};
 pub use held::Held;
+pub use landing::Operand;
 pub use online::{OnlineSoftmax, Tile, TileState, Tiles};
 pub use positions::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 pub(crate) use positions::{rotate_rows_as, sinusoidal_as};
@@ -34,12 +35,12 @@ pub use variant::Variant;
 
 pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step};
 
-use crate::ops;
 use std::sync::{Arc, OnceLock};
 
 use nalgebra::{DMatrix, DMatrixView};
 
 use crate::lesson::{Lesson, Mask};
+use crate::ops;
 use crate::pipeline::{Op, Plan};
 
 /// The matrices of one lesson: one list per entry of the table, holding one matrix for the

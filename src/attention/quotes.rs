@@ -2,11 +2,11 @@
 //! written for other numbers (an edited and saved lesson, a copied text) says so in `check`.
 //! Only decimals are checked: whole numbers such as the 1 and 0 of an embedding are everywhere.
 
-use crate::ops;
 use nalgebra::{DMatrix, DMatrixView};
 
 use super::{Attention, MatrixName, Step, rope_angle, sinusoid_angle, softmax_rows};
 use crate::lesson::Lesson;
+use crate::ops;
 use crate::pipeline::Op;
 
 /// A decimal a narration quotes that no value of its lesson rounds to.
