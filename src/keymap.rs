@@ -222,7 +222,7 @@ use Mods::{Any, NoControl};
 // On a lesson's screen. Control with any key but r and c does nothing there.
 const LESSON: &[Place] = &[Place::Lesson];
 
-pub static NEXT_PREVIOUS: Entry = Entry {
+pub(crate) static NEXT_PREVIOUS: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('n', NoControl, |_| Action::NextStep)],
@@ -239,7 +239,7 @@ pub static NEXT_PREVIOUS: Entry = Entry {
     short: "n/p",
 };
 
-pub static GO_TO_STEP: Entry = Entry {
+pub(crate) static GO_TO_STEP: Entry = Entry {
     places: LESSON,
     keys: &[&[code(Code::StepNumber, NoControl, |digit| {
         Action::GoToStep(digit.to_digit(10).unwrap_or(1) as usize)
@@ -250,7 +250,7 @@ pub static GO_TO_STEP: Entry = Entry {
     short: "",
 };
 
-pub static FIRST_LAST: Entry = Entry {
+pub(crate) static FIRST_LAST: Entry = Entry {
     places: LESSON,
     keys: &[
         &[key(KeyCode::Home, NoControl, |_| Action::FirstStep)],
@@ -260,7 +260,7 @@ pub static FIRST_LAST: Entry = Entry {
     short: "Home/End",
 };
 
-pub static MOVE: Entry = Entry {
+pub(crate) static MOVE: Entry = Entry {
     places: LESSON,
     keys: &[
         &[
@@ -287,7 +287,7 @@ pub static MOVE: Entry = Entry {
     short: "←↓↑→",
 };
 
-pub static MATRIX: Entry = Entry {
+pub(crate) static MATRIX: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('[', NoControl, |_| Action::PreviousMatrix)],
@@ -298,7 +298,7 @@ pub static MATRIX: Entry = Entry {
 };
 
 /// Only a lesson with several heads names these keys on its bottom line and in its help.
-pub static HEAD: Entry = Entry {
+pub(crate) static HEAD: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('<', NoControl, |_| Action::PreviousHead)],
@@ -309,7 +309,7 @@ pub static HEAD: Entry = Entry {
 };
 
 /// Only a lesson with generation steps names these keys on its bottom line and in its help.
-pub static TOKEN: Entry = Entry {
+pub(crate) static TOKEN: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('(', NoControl, |_| Action::PreviousToken)],
@@ -320,7 +320,7 @@ pub static TOKEN: Entry = Entry {
 };
 
 /// `( )` walk the tiles on the online softmax step, and name them so there; `b` `B` size them.
-pub static TILE: Entry = Entry {
+pub(crate) static TILE: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('b', NoControl, |_| Action::LargerTiles)],
@@ -331,7 +331,7 @@ pub static TILE: Entry = Entry {
 };
 
 /// The backward pass: `d` gives a lesson one, `g` takes a step of gradient descent.
-pub static BACKWARD: Entry = Entry {
+pub(crate) static BACKWARD: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('d', NoControl, |_| Action::AddBackward)],
@@ -342,14 +342,14 @@ pub static BACKWARD: Entry = Entry {
     short: "d/g/G",
 };
 
-pub static SELECT: Entry = Entry {
+pub(crate) static SELECT: Entry = Entry {
     places: LESSON,
     keys: &[&[CLICK]],
     help: &["select a cell or a token"],
     short: "click",
 };
 
-pub static EDIT: Entry = Entry {
+pub(crate) static EDIT: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('e', NoControl, |_| Action::Edit)],
@@ -359,7 +359,7 @@ pub static EDIT: Entry = Entry {
     short: "e",
 };
 
-pub static UNDO_REDO: Entry = Entry {
+pub(crate) static UNDO_REDO: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('u', NoControl, |_| Action::Undo)],
@@ -369,7 +369,7 @@ pub static UNDO_REDO: Entry = Entry {
     short: "u",
 };
 
-pub static RESET_REROLL: Entry = Entry {
+pub(crate) static RESET_REROLL: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('R', NoControl, |_| Action::Reset)],
@@ -379,14 +379,14 @@ pub static RESET_REROLL: Entry = Entry {
     short: "R",
 };
 
-pub static SAVE: Entry = Entry {
+pub(crate) static SAVE: Entry = Entry {
     places: LESSON,
     keys: &[&[ch('w', NoControl, |_| Action::Save)]],
     help: &["save the edited lesson as a new file"],
     short: "w",
 };
 
-pub static SCROLL: Entry = Entry {
+pub(crate) static SCROLL: Entry = Entry {
     places: LESSON,
     keys: &[
         &[
@@ -402,42 +402,42 @@ pub static SCROLL: Entry = Entry {
     short: "Shift-↑ Shift-↓",
 };
 
-pub static PRACTICE: Entry = Entry {
+pub(crate) static PRACTICE: Entry = Entry {
     places: LESSON,
     keys: &[&[ch('x', NoControl, |_| Action::TogglePractice)]],
     help: &["practice: predict the hidden ?, typing a number"],
     short: "x",
 };
 
-pub static PRACTICE_ROW: Entry = Entry {
+pub(crate) static PRACTICE_ROW: Entry = Entry {
     places: LESSON,
     keys: &[&[ch('X', NoControl, |_| Action::TogglePracticeRow)]],
     help: &["practice: only the focus row (X again: all)"],
     short: "X",
 };
 
-pub static HINT: Entry = Entry {
+pub(crate) static HINT: Entry = Entry {
     places: LESSON,
     keys: &[&[ch('t', NoControl, |_| Action::Hint)]],
     help: &["practice: a hint (again: more, then the answer)"],
     short: "t",
 };
 
-pub static FOLLOW: Entry = Entry {
+pub(crate) static FOLLOW: Entry = Entry {
     places: LESSON,
     keys: &[&[ch('f', NoControl, |_| Action::ToggleFollow)]],
     help: &["in a classroom: go free, or follow again"],
     short: "f",
 };
 
-pub static HELP: Entry = Entry {
+pub(crate) static HELP: Entry = Entry {
     places: LESSON,
     keys: &[&[ch('?', NoControl, |_| Action::ToggleHelp)]],
     help: &["this help"],
     short: "?",
 };
 
-pub static BACK: Entry = Entry {
+pub(crate) static BACK: Entry = Entry {
     places: LESSON,
     keys: &[
         &[ch('q', NoControl, |_| Action::Back)],
@@ -447,7 +447,7 @@ pub static BACK: Entry = Entry {
     short: "q",
 };
 
-pub static QUIT: Entry = Entry {
+pub(crate) static QUIT: Entry = Entry {
     places: &[Place::Anywhere],
     keys: &[&[ch('c', Mods::Control, |_| Action::Quit)]],
     help: &["quit"],
@@ -456,7 +456,7 @@ pub static QUIT: Entry = Entry {
 
 /// In practice, on a hidden cell, a number typed is the learner's answer (the prompt opens with
 /// it). The help tells it with `x`; the bottom line says it.
-pub static PREDICT: Entry = Entry {
+pub(crate) static PREDICT: Entry = Entry {
     places: &[Place::Predicting],
     keys: &[&[
         code(Code::Chars('0', '9'), NoControl, Action::StartAnswer),
@@ -471,7 +471,7 @@ pub static PREDICT: Entry = Entry {
 // (`picker_help`); the lesson rows below it name the rest.
 const PICKER: &[Place] = &[Place::Picker];
 
-pub static PICK_MOVE: Entry = Entry {
+pub(crate) static PICK_MOVE: Entry = Entry {
     places: PICKER,
     keys: &[
         &[
@@ -491,7 +491,7 @@ pub static PICK_MOVE: Entry = Entry {
     short: "↑↓",
 };
 
-pub static PICK_OPEN: Entry = Entry {
+pub(crate) static PICK_OPEN: Entry = Entry {
     places: PICKER,
     keys: &[
         &[key(KeyCode::Enter, Any, |_| Action::Open)],
@@ -502,14 +502,14 @@ pub static PICK_OPEN: Entry = Entry {
     short: "Enter",
 };
 
-pub static PICK_CLICK: Entry = Entry {
+pub(crate) static PICK_CLICK: Entry = Entry {
     places: PICKER,
     keys: &[&[CLICK]],
     help: &[],
     short: "click",
 };
 
-pub static PICK_FIRST_LAST: Entry = Entry {
+pub(crate) static PICK_FIRST_LAST: Entry = Entry {
     places: PICKER,
     keys: &[
         &[key(KeyCode::Home, Any, |_| Action::FirstStep)],
@@ -519,7 +519,7 @@ pub static PICK_FIRST_LAST: Entry = Entry {
     short: "Home/End",
 };
 
-pub static PICK_QUIT: Entry = Entry {
+pub(crate) static PICK_QUIT: Entry = Entry {
     places: PICKER,
     keys: &[
         &[ch('q', Any, |_| Action::Back)],
@@ -529,21 +529,21 @@ pub static PICK_QUIT: Entry = Entry {
     short: "q",
 };
 
-pub static PICK_HELP: Entry = Entry {
+pub(crate) static PICK_HELP: Entry = Entry {
     places: PICKER,
     keys: &[&[ch('?', Any, |_| Action::ToggleHelp)]],
     help: &[],
     short: "?",
 };
 
-pub static PICK_FOLLOW: Entry = Entry {
+pub(crate) static PICK_FOLLOW: Entry = Entry {
     places: PICKER,
     keys: &[&[ch('f', Any, |_| Action::ToggleFollow)]],
     help: &[],
     short: "f",
 };
 
-pub static PICK_LAB: Entry = Entry {
+pub(crate) static PICK_LAB: Entry = Entry {
     places: PICKER,
     keys: &[&[ch('L', Any, |_| Action::OpenLab)]],
     help: &["the scaling lab (why √d_k)"],
@@ -552,7 +552,7 @@ pub static PICK_LAB: Entry = Entry {
 
 const LAB: &[Place] = &[Place::Lab];
 
-pub static LAB_DIM: Entry = Entry {
+pub(crate) static LAB_DIM: Entry = Entry {
     places: LAB,
     keys: &[
         &[key(KeyCode::Left, Any, |_| Action::Move(Direction::Left))],
@@ -564,7 +564,7 @@ pub static LAB_DIM: Entry = Entry {
     short: "←→",
 };
 
-pub static LAB_KEYS: Entry = Entry {
+pub(crate) static LAB_KEYS: Entry = Entry {
     places: LAB,
     keys: &[
         &[ch('[', Any, |_| Action::PreviousMatrix)],
@@ -574,14 +574,14 @@ pub static LAB_KEYS: Entry = Entry {
     short: "[ ]",
 };
 
-pub static LAB_SEED: Entry = Entry {
+pub(crate) static LAB_SEED: Entry = Entry {
     places: LAB,
     keys: &[&[ch('r', Any, |_| Action::Reroll)]],
     help: &["draw again with the next seed"],
     short: "r",
 };
 
-pub static LAB_BACK: Entry = Entry {
+pub(crate) static LAB_BACK: Entry = Entry {
     places: LAB,
     keys: &[
         &[ch('q', Any, |_| Action::Back)],
@@ -591,7 +591,7 @@ pub static LAB_BACK: Entry = Entry {
     short: "q",
 };
 
-pub static LAB_HELP: Entry = Entry {
+pub(crate) static LAB_HELP: Entry = Entry {
     places: LAB,
     keys: &[&[ch('?', Any, |_| Action::ToggleHelp)]],
     help: &["these keys"],
@@ -610,7 +610,7 @@ static LAB_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
 });
 
 /// On the help overlay: its bottom border names the shown keys.
-pub static CLOSE_HELP: Entry = Entry {
+pub(crate) static CLOSE_HELP: Entry = Entry {
     places: &[Place::Help],
     keys: &[
         &[ch('?', Any, |_| Action::ToggleHelp)],
@@ -623,7 +623,7 @@ pub static CLOSE_HELP: Entry = Entry {
 };
 
 /// On the help overlay, where its rows do not all fit: the bottom border says so.
-pub static SCROLL_HELP: Entry = Entry {
+pub(crate) static SCROLL_HELP: Entry = Entry {
     places: &[Place::Help],
     keys: &[
         &[
@@ -640,42 +640,42 @@ pub static SCROLL_HELP: Entry = Entry {
 };
 
 // Prompts and questions on the status line.
-pub static SUBMIT: Entry = Entry {
+pub(crate) static SUBMIT: Entry = Entry {
     places: &[Place::Prompt, Place::Question, Place::Resume],
     keys: &[&[key(KeyCode::Enter, Any, |_| Action::Submit)]],
     help: &[],
     short: "Enter",
 };
 
-pub static CANCEL: Entry = Entry {
+pub(crate) static CANCEL: Entry = Entry {
     places: &[Place::Prompt, Place::Question, Place::Resume],
     keys: &[&[key(KeyCode::Esc, Any, |_| Action::Cancel)]],
     help: &[],
     short: "Esc",
 };
 
-pub static BACKSPACE: Entry = Entry {
+pub(crate) static BACKSPACE: Entry = Entry {
     places: &[Place::Prompt],
     keys: &[&[key(KeyCode::Backspace, Any, |_| Action::Backspace)]],
     help: &[],
     short: "Backspace",
 };
 
-pub static CLEAR_INPUT: Entry = Entry {
+pub(crate) static CLEAR_INPUT: Entry = Entry {
     places: &[Place::Prompt],
     keys: &[&[ch('u', Mods::Control, |_| Action::ClearInput)]],
     help: &[],
     short: "Ctrl-u",
 };
 
-pub static TYPE: Entry = Entry {
+pub(crate) static TYPE: Entry = Entry {
     places: &[Place::Prompt],
     keys: &[&[code(Code::AnyChar, Mods::Typed, Action::Type)]],
     help: &[],
     short: "",
 };
 
-pub static ANSWER: Entry = Entry {
+pub(crate) static ANSWER: Entry = Entry {
     places: &[Place::Question],
     keys: &[&[code(Code::AnyChar, NoControl, Action::Answer)]],
     help: &[],
@@ -789,13 +789,13 @@ pub fn key_action(key: KeyEvent, app: &App) -> Option<Action> {
 }
 
 /// What a mouse gesture does in the app's state: an Action, `Does::ByPosition`, or nothing.
-pub fn gesture(code: Code, app: &App) -> Option<Does> {
+pub(crate) fn gesture(code: Code, app: &App) -> Option<Does> {
     find(places(app), |candidate| candidate.code == code).map(|key| key.does)
 }
 
 /// The help overlay's rows for a lesson's screen: keys and words, a row with no keys going on
 /// with the words above it. `steps` is the most steps a lesson has, for `1 … N`.
-pub fn help_rows(steps: usize) -> Vec<(String, &'static str)> {
+pub(crate) fn help_rows(steps: usize) -> Vec<(String, &'static str)> {
     let mut rows = Vec::new();
     for entry in KEY_MAP
         .iter()
@@ -1004,7 +1004,7 @@ fn several_heads(app: &App) -> bool {
 
 /// The hints of the app's footer: those of `footer(app)`, with `< > head` after the cell keys
 /// on a lesson with several heads where the learner may change the head.
-pub fn hints_for(app: &App) -> Vec<&'static Hint> {
+pub(crate) fn hints_for(app: &App) -> Vec<&'static Hint> {
     let footer = footer(app);
     let mut shown: Vec<&'static Hint> = hints(footer).iter().collect();
     let changes_head = matches!(
@@ -1034,12 +1034,12 @@ pub fn hints_for(app: &App) -> Vec<&'static Hint> {
 }
 
 /// The app's bottom line of key hints (see `hints_for`).
-pub fn app_hint_line(app: &App) -> String {
+pub(crate) fn app_hint_line(app: &App) -> String {
     line_of(&hints_for(app))
 }
 
 /// The help's rows for the app's screen: the head keys only for a lesson with several heads.
-pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
+pub(crate) fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     let (heads, tokens) = (several_heads(app), decodes(app));
     // Going free is a classroom student's key: the presenter and a learner alone have no one
     // to follow.
@@ -1076,7 +1076,7 @@ static SAVE_ELSEWHERE: LazyLock<(String, &'static str)> = LazyLock::new(|| {
 });
 
 /// A footer's hints on one line: ` n/p step · ←↓↑→ cell · ? help`.
-pub fn hint_line(footer: Footer) -> String {
+pub(crate) fn hint_line(footer: Footer) -> String {
     line_of(&hints(footer).iter().collect::<Vec<_>>())
 }
 

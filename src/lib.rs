@@ -1,20 +1,16 @@
 //! attn-tutor: a step-through tutor for the self-attention mechanism of Transformers.
 //!
 //! Data flows one way: lesson file → `lesson::Lesson` (validated) → `attention::Attention`
-//! (computed, every cell explainable) → what the command line or the tutor shows.
+//! (computed, every cell explainable) → what the command line or the tutor shows. The first two
+//! are the engine crate (engine/), re-exported here under the names the rest of the program
+//! uses; this crate is what shows them: the app, the terminal UI, the classroom and the CLI.
+
+pub use attn_engine::{attention, data, lab, lesson, ops, parallel, pipeline, practice};
 
 pub mod app;
-pub mod attention;
 pub mod cli;
-pub mod data;
 pub mod input;
 pub mod keymap;
-pub mod lab;
-pub mod lesson;
-pub mod ops;
-pub mod parallel;
-pub mod pipeline;
-pub mod practice;
 pub mod serve;
 pub mod term;
 pub mod ui;

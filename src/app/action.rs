@@ -7,16 +7,9 @@ use std::sync::Arc;
 
 use crate::attention::MatrixName;
 
-use super::classroom::{Audience, Presented};
+use super::presented::{Audience, Presented};
+use super::tutor::Direction;
 use crate::practice::ProgressStore;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Up,
-    Down,
-    Left,
-    Right,
-}
 
 /// One thing the learner did, already decoded from keys or the mouse. The same Actions come from
 /// a local terminal, an SSH channel and the tests.
@@ -111,7 +104,7 @@ impl Action {
     /// How a log names this action. Never what was typed, pasted or answered: a log may be
     /// read by others (a teacher's, a server's), and a learner's answers and edits are theirs.
     /// A match on every variant, so a new one must decide.
-    pub fn logged(&self) -> String {
+    pub(crate) fn logged(&self) -> String {
         match self {
             Action::Type(_) => "Type".to_string(),
             Action::Paste(text) => format!("Paste({} characters)", text.chars().count()),

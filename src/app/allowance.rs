@@ -28,7 +28,7 @@ pub struct NoRoom {
 
 impl NoRoom {
     /// What the student reads when the lesson `name` is not opened.
-    pub fn opening(&self, name: &str) -> String {
+    pub(crate) fn opening(&self, name: &str) -> String {
         format!(
             "{name} is not opened: it may take up to {}; open a smaller lesson, or try again \
              when a classmate has left theirs",
@@ -37,7 +37,7 @@ impl NoRoom {
     }
 
     /// What a following student reads when they cannot go free with their own copy of `name`.
-    pub fn going_free(&self, name: &str) -> String {
+    pub(crate) fn going_free(&self, name: &str) -> String {
         format!(
             "Still following the presenter: your own copy of {name} may take up to {}; try \
              again when a classmate has left theirs",

@@ -39,13 +39,13 @@ struct Marks {
 }
 
 impl ChangedCells {
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.matrices.clear();
         self.count = 0;
     }
 
     /// The heads of the lesson the cells are marked in.
-    pub fn set_heads(&mut self, heads: Heads) {
+    pub(crate) fn set_heads(&mut self, heads: Heads) {
         self.heads = heads;
     }
 
@@ -57,7 +57,7 @@ impl ChangedCells {
     }
 
     /// How many cells changed.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.count
     }
 
@@ -103,7 +103,7 @@ impl ChangedCells {
     /// Marks each cell of `of`'s matrix (its name and head; the row and column are not read)
     /// whose value differs, bit for bit (-inf equals -inf, and any change at all is shown),
     /// between `old` and `new` of the same shape.
-    pub fn mark_differences<S1, S2>(
+    pub(crate) fn mark_differences<S1, S2>(
         &mut self,
         of: Cell,
         old: &Matrix<f64, Dyn, Dyn, S1>,

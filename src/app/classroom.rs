@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::action::Action;
+use super::presented::{Audience, Presented};
 use super::tutor::Tutor;
 use super::{App, Overlay, Status};
 
@@ -29,15 +30,6 @@ pub enum Classroom {
     },
 }
 
-/// How many students are connected, and how many of them follow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Audience {
-    pub connected: usize,
-    pub following: usize,
-    /// Students gone free who have edits of their own not saved: ending the class loses them.
-    pub unsaved: usize,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Follow {
     /// Showing the presenter's screen; `f` goes free.
@@ -49,7 +41,7 @@ pub enum Follow {
 }
 
 impl Follow {
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Follow::Following => "following",
             Follow::Free => "free",
@@ -58,42 +50,9 @@ impl Follow {
     }
 }
 
-/// What the presenter has on screen: the lesson picked, and the lesson being taught with its
-/// edits, step and cursor.
-#[derive(Debug, Clone)]
-pub struct Presented {
-    /// Counts up with every change, so a screen is told apart from the next without comparing
-    /// whole lessons.
-    pub version: u64,
-    pub picked: usize,
-    pub tutor: Option<Tutor>,
-}
-
-impl PartialEq for Presented {
-    fn eq(&self, other: &Presented) -> bool {
-        self.version == other.version
-    }
-}
-
-impl Presented {
-    /// The presenter's screen as students get it. The edit history stays with the presenter:
-    /// students cannot undo the presenter's edits, and it would be copied to every student.
-    pub fn of(app: &App, version: u64) -> Presented {
-        Presented {
-            version,
-            picked: app.picked,
-            tutor: app.tutor.as_ref().map(|tutor| Tutor {
-                history: Default::default(),
-                presented: true,
-                ..tutor.clone()
-            }),
-        }
-    }
-}
-
 impl App {
     /// How this student follows the presenter; `None` outside a class led by one.
-    pub fn follow(&self) -> Option<Follow> {
+    pub(crate) fn follow(&self) -> Option<Follow> {
         match &self.classroom {
             Some(Classroom::Student { follow, .. }) => Some(*follow),
             _ => None,
@@ -101,14 +60,14 @@ impl App {
     }
 
     /// Whether this student's screen is the presenter's (following or locked).
-    pub fn is_following(&self) -> bool {
+    pub(crate) fn is_following(&self) -> bool {
         self.follow().is_some_and(|follow| follow != Follow::Free)
     }
 }
 
 /// Handles the Actions that belong to the classroom, and keeps a following student on the
 /// presenter's screen. Returns the Action back when the ordinary update should handle it.
-pub fn intercept(app: &mut App, action: Action) -> Option<Action> {
+pub(crate) fn intercept(app: &mut App, action: Action) -> Option<Action> {
     match action {
         Action::Presenter(presented) => {
             if let Some(Classroom::Student { follow, latest }) = &mut app.classroom {
@@ -144,7 +103,7 @@ fn has_own_edits(tutor: &Tutor) -> bool {
 }
 
 /// A free student follows the presenter again, their edits given up (they said so).
-pub fn follow_again(app: &mut App) {
+pub(crate) fn follow_again(app: &mut App) {
     if let Some(Classroom::Student { follow, latest }) = &mut app.classroom
         && *follow == Follow::Free
     {

@@ -19,7 +19,7 @@ const MAX_MATRIX_BYTES: usize = 64 * 1024 * 1024;
 /// Where a cell of one head's input matrix is in the lesson's own matrix (row, column): head
 /// (or K/V group) h's block of columns, as the file lays the heads side by side. A matrix the
 /// lesson does not cut into heads is its own.
-pub fn lesson_place(attention: &Attention, cell: Cell) -> (usize, usize) {
+pub(crate) fn lesson_place(attention: &Attention, cell: Cell) -> (usize, usize) {
     let heads = attention.heads();
     let per = cell.matrix.per();
     if heads.count(per) < 2 {
@@ -33,7 +33,7 @@ pub fn lesson_place(attention: &Attention, cell: Cell) -> (usize, usize) {
 
 /// The cell of a head's matrix at (row, column) of the lesson's own matrix: the reverse of
 /// `lesson_place`, named by the first query head that reads it.
-pub fn head_cell(attention: &Attention, matrix: MatrixName, row: usize, col: usize) -> Cell {
+pub(crate) fn head_cell(attention: &Attention, matrix: MatrixName, row: usize, col: usize) -> Cell {
     let heads = attention.heads();
     let per = matrix.per();
     let width = attention.matrix_in(matrix, 0).map_or(0, DMatrix::ncols);
@@ -114,7 +114,7 @@ impl Change {
     }
 
     /// Applies the change forwards (`redo`) or backwards (`undo`).
-    pub fn apply(&self, lesson: &mut Lesson, forwards: bool) {
+    pub(crate) fn apply(&self, lesson: &mut Lesson, forwards: bool) {
         match self {
             Change::Cell {
                 matrix,
@@ -159,7 +159,7 @@ impl Change {
     /// What the change did, named for the learner, from the state it leaves to the one it
     /// brings (`forwards` as for `apply`): undoing X[The, 1] = 2 gives "X[The, 1] = 2 → 1".
     /// `attention` names the cells by their token labels.
-    pub fn describe(&self, attention: &Attention, forwards: bool) -> String {
+    pub(crate) fn describe(&self, attention: &Attention, forwards: bool) -> String {
         match self {
             Change::Cell {
                 matrix,
@@ -269,7 +269,13 @@ fn pick<'a, T>(forwards: bool, before: &'a T, after: &'a T) -> &'a T {
 }
 
 /// Writes one number of an input matrix or of a mask given as a matrix.
-pub fn set_cell(lesson: &mut Lesson, matrix: MatrixName, row: usize, col: usize, value: f64) {
+pub(crate) fn set_cell(
+    lesson: &mut Lesson,
+    matrix: MatrixName,
+    row: usize,
+    col: usize,
+    value: f64,
+) {
     let target: Option<&mut DMatrix<f64>> = match matrix {
         MatrixName::Mask => match &mut lesson.mask {
             Mask::Matrix(mask) => Some(mask),
@@ -310,7 +316,7 @@ pub struct History {
 
 impl History {
     /// Records a change just made; a new change forgets what could be redone.
-    pub fn record(&mut self, change: Change) {
+    pub(crate) fn record(&mut self, change: Change) {
         self.redo.clear();
         self.undo.push(change);
         if self.undo.len() > DEPTH {
@@ -323,7 +329,8 @@ impl History {
     }
 
     /// How many changes can be undone.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.undo.len()
     }
 
@@ -331,13 +338,13 @@ impl History {
         self.undo.is_empty()
     }
 
-    pub fn undo(&mut self) -> Option<&Change> {
+    pub(crate) fn undo(&mut self) -> Option<&Change> {
         let change = self.undo.pop()?;
         self.redo.push(change);
         self.redo.last()
     }
 
-    pub fn redo(&mut self) -> Option<&Change> {
+    pub(crate) fn redo(&mut self) -> Option<&Change> {
         let change = self.redo.pop()?;
         self.undo.push(change);
         self.undo.last()

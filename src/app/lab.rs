@@ -35,7 +35,7 @@ impl PartialEq for LabScreen {
 
 impl LabScreen {
     /// The default sweep, with d_k = 64 chosen (a head's width in many models).
-    pub fn open() -> LabScreen {
+    pub(crate) fn open() -> LabScreen {
         let settings = Settings::default();
         let chosen = settings.dims.iter().position(|dim| *dim == 64).unwrap_or(0);
         LabScreen::with(settings, chosen)
@@ -72,7 +72,7 @@ impl LabScreen {
     }
 
     /// The next (or previous) d_k of the sweep; `false` at either end.
-    pub fn choose(&mut self, forwards: bool) -> bool {
+    pub(crate) fn choose(&mut self, forwards: bool) -> bool {
         let next = if forwards {
             self.chosen + 1
         } else {
@@ -90,7 +90,7 @@ impl LabScreen {
     }
 
     /// Twice (or half) the keys in a row, from 2 to `SCREEN_MAX_KEYS`; `false` at the limit.
-    pub fn change_keys(&mut self, more: bool) -> bool {
+    pub(crate) fn change_keys(&mut self, more: bool) -> bool {
         let keys = self.settings().keys;
         let next = if more { keys * 2 } else { keys / 2 };
         if !(2..=SCREEN_MAX_KEYS).contains(&next) {
@@ -102,7 +102,7 @@ impl LabScreen {
     }
 
     /// The whole sweep drawn again with the next seed.
-    pub fn reseed(&mut self) {
+    pub(crate) fn reseed(&mut self) {
         self.settings.seed = self.settings.seed.wrapping_add(1);
         *self = LabScreen::with(self.settings.clone(), self.chosen);
     }

@@ -11,22 +11,24 @@ mod classroom;
 mod history;
 mod lab;
 mod practice;
-pub mod screens;
+mod presented;
+pub(crate) mod screens;
 mod tutor;
 mod typed;
 mod update;
 
 use std::path::PathBuf;
 
-pub use action::{Action, Direction, Effect, SaveFailure};
+pub use action::{Action, Effect, SaveFailure};
 pub use allowance::{Allowance, NoRoom};
 pub use changed::ChangedCells;
-pub use classroom::{Audience, Classroom, Follow, Presented};
+pub use classroom::{Classroom, Follow};
 pub use history::{Change, most_kept_bytes};
 pub use lab::{LabScreen, SCREEN_MAX_KEYS};
 pub use practice::{Feedback, Practice, practice_steps, symbols as practice_symbols};
+pub use presented::{Audience, Presented};
 pub use screens::{panels, rows_are_tokens, steps};
-pub use tutor::{Cursor, Tutor};
+pub use tutor::{Cursor, Direction, Tutor};
 pub use typed::{cell_value, token_label};
 pub use update::update;
 
@@ -103,7 +105,7 @@ pub enum Tokens {
 
 impl Tokens {
     /// The tokens that label the rows of `matrix` in `lesson`, when its rows are tokens.
-    pub fn of_rows(lesson: &crate::lesson::Lesson, matrix: MatrixName) -> Option<Tokens> {
+    pub(crate) fn of_rows(lesson: &crate::lesson::Lesson, matrix: MatrixName) -> Option<Tokens> {
         match matrix.entry().rows {
             crate::pipeline::Axis::Keys if lesson.is_cross() => Some(Tokens::Source),
             axis if axis.is_tokens() => Some(Tokens::Target),
@@ -112,7 +114,7 @@ impl Tokens {
     }
 
     /// The labels themselves.
-    pub fn in_lesson(self, lesson: &crate::lesson::Lesson) -> &[String] {
+    pub(crate) fn in_lesson(self, lesson: &crate::lesson::Lesson) -> &[String] {
         match self {
             Tokens::Target => &lesson.tokens,
             Tokens::Source => &lesson.source_tokens,
@@ -121,7 +123,7 @@ impl Tokens {
 
     /// "token", or in cross-attention (`cross`) "target token" or "source token", as a label
     /// is named in a prompt or a message.
-    pub fn noun(self, cross: bool) -> &'static str {
+    pub(crate) fn noun(self, cross: bool) -> &'static str {
         match (self, cross) {
             (Tokens::Target, false) => "token",
             (Tokens::Target, true) => "target token",
@@ -130,7 +132,7 @@ impl Tokens {
     }
 
     /// The same at the head of a prompt or a title: "Token", "Target token", "Source token".
-    pub fn title(self, cross: bool) -> &'static str {
+    pub(crate) fn title(self, cross: bool) -> &'static str {
         match (self, cross) {
             (Tokens::Target, false) => "Token",
             (Tokens::Target, true) => "Target token",

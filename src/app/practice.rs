@@ -44,19 +44,19 @@ impl Practice {
         self.attempts.get(&cell)
     }
 
-    pub fn attempt_mut(&mut self, cell: Cell) -> &mut CellAttempt {
+    pub(crate) fn attempt_mut(&mut self, cell: Cell) -> &mut CellAttempt {
         self.attempts.entry(cell).or_default()
     }
 
     /// Whether the cell has been answered right, revealed or shown after a wrong answer.
-    pub fn is_done(&self, cell: Cell) -> bool {
+    pub(crate) fn is_done(&self, cell: Cell) -> bool {
         self.attempts
             .get(&cell)
             .is_some_and(|attempt| attempt.outcome().is_some())
     }
 
     /// How the done cells of `matrices` (a step's targets) ended, counted together.
-    pub fn score_of(&self, matrices: &[MatrixName]) -> StepScore {
+    pub(crate) fn score_of(&self, matrices: &[MatrixName]) -> StepScore {
         self.attempts
             .iter()
             .filter(|(cell, _)| matrices.contains(&cell.matrix))
@@ -86,7 +86,7 @@ impl Tutor {
 
     /// The target the learner is at: the matrix under the cursor when it is one, else the first
     /// with a `?` left, else the step's first.
-    pub fn practice_target(&self) -> Option<MatrixName> {
+    pub(crate) fn practice_target(&self) -> Option<MatrixName> {
         let targets = self.practice_targets();
         if targets.contains(&self.focus) {
             return Some(self.focus);
@@ -106,7 +106,7 @@ impl Tutor {
     }
 
     /// Whether a step has anything to predict.
-    pub fn has_practice_on(&self, step: Step) -> bool {
+    pub(crate) fn has_practice_on(&self, step: Step) -> bool {
         !self.practice_targets_on(step).is_empty()
     }
 
@@ -147,7 +147,7 @@ impl Tutor {
     }
 
     /// How the step's done cells ended, all its targets together.
-    pub fn step_score(&self) -> StepScore {
+    pub(crate) fn step_score(&self) -> StepScore {
         self.practice
             .as_ref()
             .map_or_else(StepScore::default, |practice| {
@@ -156,7 +156,7 @@ impl Tutor {
     }
 
     /// The hint level shown for a cell so far.
-    pub fn hint_level(&self, cell: Cell) -> Option<HintLevel> {
+    pub(crate) fn hint_level(&self, cell: Cell) -> Option<HintLevel> {
         self.practice
             .as_ref()
             .and_then(|practice| practice.attempt(cell))
@@ -165,7 +165,7 @@ impl Tutor {
 }
 
 /// `x`: practice on (the step's results hidden) or off (everything shown again).
-pub fn toggle(tutor: &mut Tutor) -> Status {
+pub(crate) fn toggle(tutor: &mut Tutor) -> Status {
     if let Some(practice) = tutor.practice.take() {
         let total = practice.done.total();
         return Status::info(if total.cells() == 0 {
@@ -189,7 +189,7 @@ pub fn toggle(tutor: &mut Tutor) -> Status {
 }
 
 /// `X`: while practising, hide only the focus row of each step, or the whole step again.
-pub fn toggle_row(tutor: &mut Tutor) -> Status {
+pub(crate) fn toggle_row(tutor: &mut Tutor) -> Status {
     let row = tutor.focus_row();
     let label = printable(&tutor.lesson.tokens[row]);
     let Some(practice) = tutor.practice.as_mut() else {
@@ -223,7 +223,7 @@ pub fn symbols(tutor: &Tutor, matrices: &[MatrixName]) -> String {
 
 /// `t`: the next hint for the hidden cell under the cursor; the third is the answer, and the
 /// cursor goes on to the next `?` as after an answer.
-pub fn hint(tutor: &mut Tutor) -> Status {
+pub(crate) fn hint(tutor: &mut Tutor) -> Status {
     let Some(cell) = tutor.selected_cell().filter(|cell| tutor.is_hidden(*cell)) else {
         // On a cell already done, the hint key goes to the next one to do.
         let hidden = tutor.hidden_cells();
@@ -267,7 +267,7 @@ pub fn hint(tutor: &mut Tutor) -> Status {
 /// their number beside the exact one, naming the slip when it is a common one. Either way the
 /// cell is done and the cursor goes on to the next `?`; the verdict and the working stay in the
 /// practice panel until the next answer or hint.
-pub fn answer(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<Status, String> {
+pub(crate) fn answer(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<Status, String> {
     let answer = Answer::parse(typed)?;
     let decimals = tutor.lesson.decimals;
     let verdict = crate::practice::check_answer(&tutor.attention, cell, &answer, decimals)
@@ -326,7 +326,7 @@ fn step_finished(tutor: &mut Tutor) -> Option<Status> {
 /// else to the first hidden cell of the step, target by target: a matrix is finished before the
 /// next, so X = E + P is not asked while a cell of P it needs is still hidden. The Projection
 /// screen turns to its projection.
-pub fn to_next_hidden(tutor: &mut Tutor, after: Cell) {
+pub(crate) fn to_next_hidden(tutor: &mut Tutor, after: Cell) {
     let hidden = tutor.hidden_cells();
     let next = hidden
         .iter()

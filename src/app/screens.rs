@@ -11,7 +11,7 @@ pub fn steps(lesson: &Lesson) -> Vec<Step> {
 }
 
 /// The view of a step turned to `choice` (Q, K or V on the Projection screen), or its first.
-pub fn view(step: Step, attention: &Attention, choice: MatrixName) -> View {
+pub(crate) fn view(step: Step, attention: &Attention, choice: MatrixName) -> View {
     let mut views = step.views(&attention.plan);
     let chosen = views
         .iter()
@@ -32,13 +32,13 @@ pub fn panels(step: Step, attention: &Attention, choice: MatrixName) -> Vec<Matr
 }
 
 /// The matrix a step computes, where the cursor starts.
-pub fn result(step: Step, attention: &Attention, choice: MatrixName) -> MatrixName {
+pub(crate) fn result(step: Step, attention: &Attention, choice: MatrixName) -> MatrixName {
     view(step, attention, choice).result
 }
 
 /// The order `[` and `]` visit matrices on a step's screen: every view's matrices, each once,
 /// so on the Projection screen each projection comes after the weights it is made from.
-pub fn order(step: Step, attention: &Attention) -> Vec<MatrixName> {
+pub(crate) fn order(step: Step, attention: &Attention) -> Vec<MatrixName> {
     let mut order = Vec::new();
     for view in step.views(&attention.plan) {
         for panel in view.panels {
@@ -52,7 +52,7 @@ pub fn order(step: Step, attention: &Attention) -> Vec<MatrixName> {
 
 /// The view a step turns to for the cursor to sit in `matrix`: the current one if it shows the
 /// matrix, else the first that does.
-pub fn choice_for(
+pub(crate) fn choice_for(
     step: Step,
     attention: &Attention,
     matrix: MatrixName,
@@ -73,7 +73,7 @@ pub fn choice_for(
 
 /// Whether a step, turned to `choice`, shows one head's matrices: its result is a head's or a
 /// K/V group's, not one the lesson shares.
-pub fn is_per_head(step: Step, attention: &Attention, choice: MatrixName) -> bool {
+pub(crate) fn is_per_head(step: Step, attention: &Attention, choice: MatrixName) -> bool {
     result(step, attention, choice).per() != Per::Lesson
 }
 
@@ -84,7 +84,7 @@ pub fn rows_are_tokens(matrix: MatrixName) -> bool {
 
 /// The matrices a step computes that no earlier step of the lesson shows: what the learner
 /// predicts there in practice. The lesson's own numbers are never among them.
-pub fn computed_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<MatrixName> {
+pub(crate) fn computed_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<MatrixName> {
     let earlier: Vec<MatrixName> = steps
         .iter()
         .take_while(|earlier| **earlier != step)
@@ -105,7 +105,7 @@ pub fn computed_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<Mat
 
 /// The matrices a step brings to the screen that the step before it did not show, the lesson's
 /// own numbers first: what a handout prints for the step.
-pub fn new_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<MatrixName> {
+pub(crate) fn new_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<MatrixName> {
     let before = steps
         .iter()
         .position(|shown| *shown == step)

@@ -12,10 +12,18 @@ use crate::lesson::text::{TITLE_ROOM, printable_path};
 use crate::lesson::{Lesson, LoadedLesson, Mask};
 
 use super::Tokens;
-use super::action::Direction;
 use super::changed::ChangedCells;
 use super::history::{Change, History};
 use super::screens;
+
+/// Which way a key moves the cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Up,
+    Down,
+    Left,
+    Right,
+}
 
 /// Where the cursor sits in one matrix: a cell, or the token label heading a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,7 +86,7 @@ pub struct Tutor {
 }
 
 impl Tutor {
-    pub fn new(loaded: &LoadedLesson) -> Tutor {
+    pub(crate) fn new(loaded: &LoadedLesson) -> Tutor {
         let lesson = loaded.lesson.clone();
         let attention = Attention::compute(&lesson);
         let steps = screens::steps(&lesson);
@@ -122,7 +130,7 @@ impl Tutor {
     }
 
     /// The view this step is turned to: the result it shows.
-    pub fn choice(&self) -> MatrixName {
+    pub(crate) fn choice(&self) -> MatrixName {
         let step = self.step();
         self.choices
             .get(&step)
@@ -131,20 +139,20 @@ impl Tutor {
     }
 
     /// The query heads and K/V groups of the lesson.
-    pub fn heads(&self) -> Heads {
+    pub(crate) fn heads(&self) -> Heads {
         self.attention.heads()
     }
 
     /// The matrix with this name as the head on screen sees it (its group's keys and values,
     /// the lesson's shared matrices), if the lesson has it.
-    pub fn values(&self, name: MatrixName) -> Option<DMatrixView<'_, f64>> {
+    pub(crate) fn values(&self, name: MatrixName) -> Option<DMatrixView<'_, f64>> {
         self.attention
             .matrix_at(name, self.head, self.index_of(name))
     }
 
     /// Which of a matrix kept apart is on screen: the tile's for the online softmax's state,
     /// the token's for a generation step's (0 for every other matrix).
-    pub fn index_of(&self, name: MatrixName) -> usize {
+    pub(crate) fn index_of(&self, name: MatrixName) -> usize {
         if name.per_tile() {
             self.tile
         } else {
@@ -154,7 +162,7 @@ impl Tutor {
 
     /// A cell of `matrix` in the head on screen (and at the token on screen, for a generation
     /// step's matrix).
-    pub fn cell(&self, matrix: MatrixName, row: usize, col: usize) -> Cell {
+    pub(crate) fn cell(&self, matrix: MatrixName, row: usize, col: usize) -> Cell {
         Cell::new(matrix, row, col)
             .in_head(self.head)
             .at_token(self.token)
@@ -179,7 +187,7 @@ impl Tutor {
     /// Makes the online softmax's tiles `size` keys each (an undoable change of the lesson's
     /// `tile`), staying at the tile that holds the first key of the one on screen (as undo and
     /// redo do: see `recompute`).
-    pub fn set_tile_size(&mut self, size: usize) {
+    pub(crate) fn set_tile_size(&mut self, size: usize) {
         let before = self.lesson.tile;
         if size == before {
             return;
@@ -231,7 +239,7 @@ impl Tutor {
     }
 
     /// The next (or previous) head, wrapping around.
-    pub fn cycle_head(&mut self, forwards: bool) {
+    pub(crate) fn cycle_head(&mut self, forwards: bool) {
         let count = self.heads().query.max(1);
         let next = if forwards {
             (self.head + 1) % count
@@ -243,7 +251,7 @@ impl Tutor {
 
     /// Whether the step on screen shows one head's matrices: its result is a head's (or a K/V
     /// group's) and the lesson has several heads.
-    pub fn step_is_per_head(&self) -> bool {
+    pub(crate) fn step_is_per_head(&self) -> bool {
         self.heads().query > 1 && screens::is_per_head(self.step(), &self.attention, self.choice())
     }
 
@@ -315,7 +323,7 @@ impl Tutor {
         }
     }
 
-    pub fn move_cursor(&mut self, direction: Direction) {
+    pub(crate) fn move_cursor(&mut self, direction: Direction) {
         let mut cursor = self.cursor(self.focus);
         match direction {
             Direction::Up => cursor.row = cursor.row.saturating_sub(1),
@@ -330,7 +338,7 @@ impl Tutor {
     }
 
     /// Moves focus to the next (or previous) matrix on screen, wrapping around.
-    pub fn cycle_focus(&mut self, forwards: bool) {
+    pub(crate) fn cycle_focus(&mut self, forwards: bool) {
         let order = screens::order(self.step(), &self.attention);
         let here = order.iter().position(|m| *m == self.focus).unwrap_or(0);
         let next = if forwards {
@@ -351,7 +359,7 @@ impl Tutor {
         self.clear_marks();
     }
 
-    pub fn clear_marks(&mut self) {
+    pub(crate) fn clear_marks(&mut self) {
         self.changed.clear();
         self.changed_label = None;
     }
@@ -365,7 +373,7 @@ impl Tutor {
     }
 
     /// Makes a change, records it for undo, and recomputes everything downstream.
-    pub fn change(&mut self, change: Change) {
+    pub(crate) fn change(&mut self, change: Change) {
         change.apply(&mut self.lesson, true);
         self.history.record(change);
         self.recompute();
@@ -376,13 +384,8 @@ impl Tutor {
         self.undo_edit().is_some()
     }
 
-    /// Makes the last edit undone again, if there is one.
-    pub fn redo(&mut self) -> bool {
-        self.redo_edit().is_some()
-    }
-
     /// Takes back the last edit; returns what it was, named ("X[The, 1] = 2 → 1").
-    pub fn undo_edit(&mut self) -> Option<String> {
+    pub(crate) fn undo_edit(&mut self) -> Option<String> {
         let change = self.history.undo().cloned()?;
         change.apply(&mut self.lesson, false);
         self.recompute();
@@ -390,7 +393,7 @@ impl Tutor {
     }
 
     /// Makes the last edit undone again; returns what it was, named.
-    pub fn redo_edit(&mut self) -> Option<String> {
+    pub(crate) fn redo_edit(&mut self) -> Option<String> {
         let change = self.history.redo().cloned()?;
         change.apply(&mut self.lesson, true);
         self.recompute();
@@ -497,7 +500,7 @@ impl Tutor {
     }
 
     /// `NAME-edited.toml`, beside the lesson file when there is one.
-    pub fn default_save_name(&self) -> String {
+    pub(crate) fn default_save_name(&self) -> String {
         let file = format!("{}-edited.toml", self.name);
         match self.path.as_ref().and_then(|path| path.parent()) {
             Some(dir) if !dir.as_os_str().is_empty() => printable_path(&dir.join(file)),

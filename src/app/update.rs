@@ -6,11 +6,12 @@ use crate::attention::{Cell, MatrixName};
 use crate::lesson::limits::MAX_FILE_BYTES;
 use crate::lesson::{InputMatrix, Mask, keep_generators, lesson_to_toml, lesson_toml_bytes};
 
-use super::action::{Action, Direction, Effect, SaveFailure};
+use super::action::{Action, Effect, SaveFailure};
 use super::classroom::{self, Classroom};
 use super::history::{Change, WholeLesson, lesson_place};
 use super::practice;
 use super::screens;
+use super::tutor::Direction;
 use super::tutor::{Cursor, Tutor};
 use super::typed::{cell_value, token_label};
 use super::{App, Leave, Overlay, Prompt, PromptFor, Question, Status, Tokens};
@@ -893,7 +894,7 @@ fn reroll(tutor: &mut Tutor) -> Status {
 }
 
 /// Largest seed a re-roll gives: a teacher reads seeds aloud and types them, so they stay short.
-pub const MAX_REROLLED_SEED: u64 = 999_999;
+pub(crate) const MAX_REROLLED_SEED: u64 = 999_999;
 
 /// The next seed, from 1 to `MAX_REROLLED_SEED`: an affine map that permutes that range (its
 /// multiplier, the prime 2^19 − 1, shares no factor with 999,999), so distinct seeds stay

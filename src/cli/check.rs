@@ -17,7 +17,7 @@ use nalgebra::DMatrix;
 /// Drift notes listed per figure before the rest are counted.
 const MAX_NOTES: usize = 8;
 
-pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let loaded: Vec<Result<LoadedLesson, _>> = if specs.is_empty() {
         BUILTIN
             .iter()
@@ -118,7 +118,7 @@ pub fn run(specs: &[String], color: bool, out: &mut dyn Write, err: &mut dyn Wri
 }
 
 /// The outcome of one lesson's check.
-pub struct LessonReport {
+pub(crate) struct LessonReport {
     pub text: String,
     pub figures_off: usize,
     pub figures_drifting: usize,
@@ -127,7 +127,7 @@ pub struct LessonReport {
 }
 
 /// Compares every printed figure with the exact value.
-pub fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
+pub(crate) fn check_lesson(loaded: &LoadedLesson) -> LessonReport {
     let lesson = &loaded.lesson;
     let attention = Attention::compute(lesson);
     let tolerance = lesson.tolerance();

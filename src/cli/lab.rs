@@ -8,7 +8,7 @@ use super::{Format, status};
 use crate::lab::scaling::{Settings, Sweep, sweep};
 
 /// `lab scaling`: refuses settings it cannot sweep, naming the option, else prints the sweep.
-pub fn scaling(
+pub(crate) fn scaling(
     settings: &Settings,
     format: Format,
     out: &mut dyn Write,

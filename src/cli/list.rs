@@ -5,7 +5,7 @@ use std::io::Write;
 use super::status;
 use crate::lesson::{BUILTIN, load_text};
 
-pub fn run(out: &mut dyn Write) -> u8 {
+pub(crate) fn run(out: &mut dyn Write) -> u8 {
     let width = BUILTIN
         .iter()
         .map(|lesson| lesson.name.len())

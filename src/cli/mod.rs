@@ -322,13 +322,13 @@ fn step_parser() -> impl clap::builder::TypedValueParser<Value = StepChoice> {
 }
 
 /// Exit statuses shared by the subcommands.
-pub mod status {
-    pub const OK: u8 = 0;
+pub(crate) mod status {
+    pub(crate) const OK: u8 = 0;
     /// `check`: a printed figure is outside its tolerance, or a lesson's gradients disagree
     /// with finite differences.
-    pub const FIGURE_OFF: u8 = 1;
+    pub(crate) const FIGURE_OFF: u8 = 1;
     /// An invalid lesson, or bad usage.
-    pub const INVALID: u8 = 2;
+    pub(crate) const INVALID: u8 = 2;
 }
 
 /// Whether to color what goes to stderr.

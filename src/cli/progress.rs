@@ -8,7 +8,12 @@ use crate::practice::{ProgressStore, ProgressWarning, default_path, shown_name};
 
 use super::status;
 
-pub fn run(reset: bool, lesson: Option<&str>, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(
+    reset: bool,
+    lesson: Option<&str>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let path = default_path();
     let (mut store, warning) = ProgressStore::open(&path);
     // A store without a file is one that could not be read (or was damaged and could not be

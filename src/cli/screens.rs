@@ -96,7 +96,7 @@ fn screen(
     Ok(picture)
 }
 
-pub fn run(
+pub(crate) fn run(
     loaded: &LoadedLesson,
     asked: &Asked<'_>,
     format: ShowFormat,

@@ -10,7 +10,7 @@ use crate::attention::{Attention, MatrixName};
 
 /// Head `head`'s matrix (its group's for keys and values; head 0 with one head) as a
 /// plain-text table: row labels left, numbers right-aligned.
-pub fn write_text_table_in(
+pub(crate) fn write_text_table_in(
     out: &mut dyn Write,
     attention: &Attention,
     name: MatrixName,
@@ -71,7 +71,7 @@ pub fn write_text_table_in(
 /// `\`, `` ` ``, `*`, `<`, `>`, `[`, `]`, `&`, `~`, `#`, `|` (a table's cell border), `_` where
 /// it could open or close emphasis (not inside a word like W_q), and what would open a list or
 /// underline a heading at the start of a line.
-pub fn markdown_text(text: &str) -> String {
+pub(crate) fn markdown_text(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut line_start = 0;
@@ -109,7 +109,7 @@ pub fn markdown_text(text: &str) -> String {
 /// the longest run of backticks inside, so no backtick in the text can close it, and a space
 /// pads a text that starts or ends with a backtick or a space (CommonMark takes one away from
 /// each end). Inside a code span nothing is markup: `<svg …>` stays text.
-pub fn markdown_code(text: &str) -> String {
+pub(crate) fn markdown_code(text: &str) -> String {
     let one_line = text.replace(['\n', '\r'], " ");
     let longest = one_line
         .split(|c| c != '`')
@@ -126,7 +126,7 @@ pub fn markdown_code(text: &str) -> String {
 }
 
 /// Head `head`'s matrix as a GitHub-flavoured Markdown table.
-pub fn write_markdown_table_in(
+pub(crate) fn write_markdown_table_in(
     out: &mut dyn Write,
     attention: &Attention,
     name: MatrixName,

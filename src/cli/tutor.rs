@@ -14,7 +14,7 @@ use crate::ui::Theme;
 
 use super::{ServeArgs, status};
 
-pub fn run(
+pub(crate) fn run(
     lesson: Option<&str>,
     practice: bool,
     folders: &[PathBuf],
@@ -130,7 +130,12 @@ fn picker_entries(folders: &[PathBuf], err: &mut dyn Write) -> Option<Vec<Picker
     Some(entries)
 }
 
-pub fn serve(args: ServeArgs, no_color: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn serve(
+    args: ServeArgs,
+    no_color: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let Some(entries) = picker_entries(&args.lessons, err) else {
         return status::INVALID;
     };

@@ -8,7 +8,7 @@ use crate::lesson::limits::MAX_FILE_BYTES;
 use crate::lesson::text::{printable, printable_path};
 use crate::lesson::{freeze as freeze_text, frozen_bytes, load, parse, template, write_new_file};
 
-pub fn new(path: &Path, title: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn new(path: &Path, title: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let text = template(title);
     let parsed = parse(&text);
     if let Some(problem) = parsed.errors().next() {
@@ -33,7 +33,7 @@ pub fn new(path: &Path, title: &str, out: &mut dyn Write, err: &mut dyn Write) -
     }
 }
 
-pub fn freeze(
+pub(crate) fn freeze(
     spec: &str,
     output: &Path,
     color: bool,

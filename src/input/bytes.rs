@@ -88,7 +88,7 @@ impl Decoder {
     }
 
     /// Whether a lone ESC is waiting: the Escape key, unless the rest of a sequence follows.
-    pub fn waiting_on_escape(&self) -> bool {
+    pub(crate) fn waiting_on_escape(&self) -> bool {
         self.paste.is_none() && self.pending == b"\x1b"
     }
 

@@ -11,14 +11,14 @@ use super::files;
 use crate::lesson::text::printable_path;
 
 #[derive(Debug, Clone)]
-pub enum Access {
+pub(crate) enum Access {
     Open,
     Password(String),
     Keys(Vec<PublicKey>),
 }
 
 impl Access {
-    pub fn password_file(path: &Path) -> anyhow::Result<Access> {
+    pub(crate) fn password_file(path: &Path) -> anyhow::Result<Access> {
         let text = files::read_text(path, &files::PASSWORD_FILE)?;
         let code = text.lines().next().unwrap_or("").trim().to_string();
         anyhow::ensure!(
@@ -40,7 +40,7 @@ impl Access {
     }
 
     /// Reads an OpenSSH `authorized_keys` file: one key per line, comments and options allowed.
-    pub fn authorized_keys(path: &Path) -> anyhow::Result<Access> {
+    pub(crate) fn authorized_keys(path: &Path) -> anyhow::Result<Access> {
         let text = files::read_text(path, &files::AUTHORIZED_KEYS)?;
         let mut keys = Vec::new();
         for (number, line) in text.lines().enumerate() {
@@ -74,7 +74,7 @@ impl Access {
     }
 
     /// The authentication methods the server offers.
-    pub fn methods(&self) -> MethodSet {
+    pub(crate) fn methods(&self) -> MethodSet {
         let kinds: &[MethodKind] = match self {
             Access::Open => &[
                 MethodKind::None,
@@ -87,11 +87,11 @@ impl Access {
         MethodSet::from(kinds)
     }
 
-    pub fn allows_anyone(&self) -> bool {
+    pub(crate) fn allows_anyone(&self) -> bool {
         matches!(self, Access::Open)
     }
 
-    pub fn allows_password(&self, typed: &str) -> bool {
+    pub(crate) fn allows_password(&self, typed: &str) -> bool {
         match self {
             Access::Open => true,
             Access::Password(code) => same_text(code, typed),
@@ -99,7 +99,7 @@ impl Access {
         }
     }
 
-    pub fn allows_key(&self, key: &PublicKey) -> bool {
+    pub(crate) fn allows_key(&self, key: &PublicKey) -> bool {
         match self {
             Access::Open => true,
             Access::Keys(keys) => keys.iter().any(|known| known.key_data() == key.key_data()),
@@ -108,7 +108,7 @@ impl Access {
     }
 
     /// How the banner describes the choice.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Access::Open => "open: any name, no password".to_string(),
             Access::Password(_) => "the join code of the password file".to_string(),

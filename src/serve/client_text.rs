@@ -5,18 +5,18 @@
 use crate::lesson::text::printable;
 
 /// The most characters of a user name shown.
-pub const NAME: usize = 32;
+pub(crate) const NAME: usize = 32;
 
 /// The most characters of a terminal type or a client's version string shown: real ones are
 /// short (`xterm-256color`, `SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13`).
-pub const LABEL: usize = 64;
+pub(crate) const LABEL: usize = 64;
 
 /// The most characters of an error shown when it may quote the client.
-pub const ERROR: usize = 200;
+pub(crate) const ERROR: usize = 200;
 
 /// `text` with its control and invisible characters escaped, cut after `max` characters of the
 /// client's text with `…(N more)` saying how many were left out.
-pub fn client_text(text: &str, max: usize) -> String {
+pub(crate) fn client_text(text: &str, max: usize) -> String {
     let total = text.chars().count();
     if total <= max {
         return printable(text);

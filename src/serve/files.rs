@@ -12,7 +12,7 @@ use anyhow::Context;
 use crate::lesson::text::printable_path;
 
 /// What a flag's file must be.
-pub struct Expected {
+pub(crate) struct Expected {
     /// The flag that named the file, as the teacher typed it (`--tls-key`).
     pub flag: &'static str,
     /// What it should hold, for the error (`a PEM private key`).
@@ -24,7 +24,7 @@ pub struct Expected {
 }
 
 /// A join code on one line: a few words.
-pub const PASSWORD_FILE: Expected = Expected {
+pub(crate) const PASSWORD_FILE: Expected = Expected {
     flag: "--password-file",
     holds: "the class's join code on its first line",
     most: 64 * 1024,
@@ -32,7 +32,7 @@ pub const PASSWORD_FILE: Expected = Expected {
 };
 
 /// A class's keys: a line of about a hundred bytes for each student, and comments.
-pub const AUTHORIZED_KEYS: Expected = Expected {
+pub(crate) const AUTHORIZED_KEYS: Expected = Expected {
     flag: "--authorized-keys",
     holds: "an OpenSSH authorized_keys file, one `ssh-ed25519 AAAA… name` line a key",
     most: 4 * 1024 * 1024,
@@ -40,7 +40,7 @@ pub const AUTHORIZED_KEYS: Expected = Expected {
 };
 
 /// An OpenSSH private key: a few hundred bytes for Ed25519, a few thousand for RSA.
-pub const HOST_KEY: Expected = Expected {
+pub(crate) const HOST_KEY: Expected = Expected {
     flag: "--host-key",
     holds: "an OpenSSH private key (-----BEGIN OPENSSH PRIVATE KEY-----)",
     most: 64 * 1024,
@@ -48,7 +48,7 @@ pub const HOST_KEY: Expected = Expected {
 };
 
 /// A certificate chain: a few certificates of a few kilobytes each.
-pub const TLS_CERT: Expected = Expected {
+pub(crate) const TLS_CERT: Expected = Expected {
     flag: "--tls-cert",
     holds: "a PEM file of -----BEGIN CERTIFICATE----- blocks",
     most: 1024 * 1024,
@@ -56,7 +56,7 @@ pub const TLS_CERT: Expected = Expected {
 };
 
 /// A PEM private key: a few kilobytes even for RSA 8192.
-pub const TLS_KEY: Expected = Expected {
+pub(crate) const TLS_KEY: Expected = Expected {
     flag: "--tls-key",
     holds: "a PEM private key (-----BEGIN PRIVATE KEY-----)",
     most: 64 * 1024,
@@ -64,7 +64,7 @@ pub const TLS_KEY: Expected = Expected {
 };
 
 /// The bytes of the file at `path`, if it is what `expected` says.
-pub fn read(path: &Path, expected: &Expected) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn read(path: &Path, expected: &Expected) -> anyhow::Result<Vec<u8>> {
     let named = || format!("{} {}", expected.flag, printable_path(path));
     // Looked at before opening: opening a pipe waits for a writer, which may never come.
     let before = std::fs::metadata(path).with_context(|| format!("{}: cannot read it", named()))?;
@@ -102,7 +102,7 @@ pub fn read(path: &Path, expected: &Expected) -> anyhow::Result<Vec<u8>> {
 }
 
 /// As [`read`], as text.
-pub fn read_text(path: &Path, expected: &Expected) -> anyhow::Result<String> {
+pub(crate) fn read_text(path: &Path, expected: &Expected) -> anyhow::Result<String> {
     String::from_utf8(read(path, expected)?).map_err(|error| {
         anyhow::anyhow!(
             "{} {}: not text (byte {} is not UTF-8); expected {}",
@@ -160,7 +160,7 @@ fn describe(kind: &std::fs::FileType) -> &'static str {
 /// Refuses a private key that the group or others may read or write, as OpenSSH does: anyone
 /// who can read it can pretend to be this server to the students.
 #[cfg(unix)]
-pub fn refuse_unprotected(
+pub(crate) fn refuse_unprotected(
     metadata: &std::fs::Metadata,
     flag: &str,
     path: &Path,
@@ -178,7 +178,7 @@ pub fn refuse_unprotected(
 }
 
 #[cfg(not(unix))]
-pub fn refuse_unprotected(
+pub(crate) fn refuse_unprotected(
     _metadata: &std::fs::Metadata,
     _flag: &str,
     _path: &Path,

@@ -13,12 +13,12 @@ use super::files;
 use crate::lesson::text::printable_path;
 
 /// Where the key lives unless `--host-key` says otherwise: the user's data directory.
-pub fn default_path() -> PathBuf {
+pub(crate) fn default_path() -> PathBuf {
     crate::data::data_dir().join("ssh_host_ed25519_key")
 }
 
 /// Reads the key at `path`, or makes one there (mode 0600) when there is none.
-pub fn load_or_create(path: &Path) -> anyhow::Result<(PrivateKey, bool)> {
+pub(crate) fn load_or_create(path: &Path) -> anyhow::Result<(PrivateKey, bool)> {
     // A link to nowhere is not "no key": it is read, and its error shown.
     if path.symlink_metadata().is_ok() {
         let text = files::read_text(path, &files::HOST_KEY)?;
@@ -62,6 +62,6 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// The fingerprint students' ssh shows on first connection: `SHA256:…`.
-pub fn fingerprint(key: &PrivateKey) -> String {
+pub(crate) fn fingerprint(key: &PrivateKey) -> String {
     key.public_key().fingerprint(HashAlg::Sha256).to_string()
 }

@@ -9,7 +9,7 @@ use std::net::{IpAddr, SocketAddr};
 const MOST: usize = 4;
 
 /// The join lines for a server listening on `listening`, given this machine's addresses.
-pub fn join_lines(listening: SocketAddr, machine: &[IpAddr]) -> Vec<String> {
+pub(crate) fn join_lines(listening: SocketAddr, machine: &[IpAddr]) -> Vec<String> {
     let port = listening.port();
     lines(listening, machine, |host| {
         format!("ssh -p {port} NAME@{host}")
@@ -17,7 +17,7 @@ pub fn join_lines(listening: SocketAddr, machine: &[IpAddr]) -> Vec<String> {
 }
 
 /// The addresses browser students open, for a page served on `listening`.
-pub fn web_lines(listening: SocketAddr, machine: &[IpAddr], tls: bool) -> Vec<String> {
+pub(crate) fn web_lines(listening: SocketAddr, machine: &[IpAddr], tls: bool) -> Vec<String> {
     let port = listening.port();
     let scheme = if tls { "https" } else { "http" };
     lines(listening, machine, |host| {
@@ -51,7 +51,7 @@ fn lines(
 }
 
 /// This machine's addresses, or none when they cannot be read.
-pub fn machine_addresses() -> Vec<IpAddr> {
+pub(crate) fn machine_addresses() -> Vec<IpAddr> {
     if_addrs::get_if_addrs()
         .map(|interfaces| interfaces.iter().map(|interface| interface.ip()).collect())
         .unwrap_or_default()

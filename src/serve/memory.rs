@@ -46,13 +46,13 @@ pub fn seat_bytes(lesson: &Lesson) -> u64 {
 
 /// The class's limit, and what its students' lessons have reserved of it.
 #[derive(Debug)]
-pub struct ClassMemory {
+pub(crate) struct ClassMemory {
     limit: u64,
     reserved: Mutex<u64>,
 }
 
 impl ClassMemory {
-    pub fn new(limit: u64) -> Arc<ClassMemory> {
+    pub(crate) fn new(limit: u64) -> Arc<ClassMemory> {
         Arc::new(ClassMemory {
             limit,
             reserved: Mutex::new(0),
@@ -60,7 +60,7 @@ impl ClassMemory {
     }
 
     /// A new student's share: nothing reserved until they open a lesson.
-    pub fn seat(self: &Arc<ClassMemory>) -> Arc<SeatMemory> {
+    pub(crate) fn seat(self: &Arc<ClassMemory>) -> Arc<SeatMemory> {
         Arc::new(SeatMemory {
             class: Arc::clone(self),
             held: Mutex::new(0),
@@ -74,7 +74,7 @@ impl ClassMemory {
 
 /// One student's reservation; given back when the student's tutor is dropped (they left).
 #[derive(Debug)]
-pub struct SeatMemory {
+pub(crate) struct SeatMemory {
     class: Arc<ClassMemory>,
     held: Mutex<u64>,
 }

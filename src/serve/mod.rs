@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use russh::Disconnect;
 
-pub use access::Access;
+pub(crate) use access::Access;
 pub use memory::{default_limit as default_memory_limit, seat_bytes};
 pub use web::tls::config as tls_config;
 
@@ -42,15 +42,15 @@ use student::Student;
 /// exchange; a few round trips, well under a second on any real network). A connection that
 /// says nothing, or stalls half-way, holds its place no longer than this, whatever the
 /// sign-in deadline.
-pub const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
+pub(crate) const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// Keepalives (SSH) or pings (browsers) a client may leave unanswered in a row before it is
 /// taken for gone: a laptop shut or a tablet asleep frees its place within a few minutes.
-pub const KEEPALIVES_MISSED: usize = 3;
+pub(crate) const KEEPALIVES_MISSED: usize = 3;
 
 /// What `serve` was asked to do.
 #[derive(Debug, Clone)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// Where SSH students connect; none with `--no-ssh`.
     pub listen: Option<SocketAddr>,
     /// Where browser students open the page (`--web`).
@@ -80,7 +80,7 @@ pub struct ServeOptions {
 
 /// The browser seat's address, and its TLS settings for HTTPS.
 #[derive(Clone)]
-pub struct WebOptions {
+pub(crate) struct WebOptions {
     pub listen: SocketAddr,
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
 }
@@ -95,7 +95,7 @@ impl std::fmt::Debug for WebOptions {
 }
 
 /// What every student's connection shares.
-pub struct Shared {
+pub(crate) struct Shared {
     entries: Vec<PickerEntry>,
     access: Access,
     sessions: AtomicUsize,
@@ -124,7 +124,7 @@ pub struct Shared {
 /// What the connection's guard needs to know of the session (handshake done, signed in yet,
 /// when the student last typed), and how it ends the connection from outside.
 #[derive(Debug)]
-pub struct Watch {
+pub(crate) struct Watch {
     /// Tells this connection from the others of its address.
     id: u64,
     peer: SocketAddr,
@@ -164,25 +164,25 @@ impl Watch {
         }
     }
 
-    pub fn showing_tutor(&self, mailbox: Option<Arc<Mailbox>>) {
+    pub(crate) fn showing_tutor(&self, mailbox: Option<Arc<Mailbox>>) {
         if let Ok(mut tutor) = self.tutor.lock() {
             *tutor = mailbox;
         }
     }
 
     /// Key exchange is over and the client asks to sign in.
-    pub fn handshake_done(&self) {
+    pub(crate) fn handshake_done(&self) {
         self.handshake_done.store(true, Ordering::SeqCst);
     }
 
     /// The client has sent its first bytes.
-    pub fn heard(&self) {
+    pub(crate) fn heard(&self) {
         self.heard.store(true, Ordering::Relaxed);
     }
 
     /// How far the connection has got towards signing in: 0 nothing heard from the client, 1
     /// heard, 2 its handshake done.
-    pub fn progress(&self) -> u8 {
+    pub(crate) fn progress(&self) -> u8 {
         if self.handshake_done.load(Ordering::SeqCst) {
             return 2;
         }
@@ -205,11 +205,11 @@ impl Watch {
             .is_some_and(|socket| matches!(socket.peek(&mut [0; 1]), Ok(read) if read > 0))
     }
 
-    pub fn signed_in(&self) {
+    pub(crate) fn signed_in(&self) {
         self.signed_in.store(true, Ordering::SeqCst);
     }
 
-    pub fn input(&self) {
+    pub(crate) fn input(&self) {
         let now = self.started.elapsed().as_millis();
         self.last_input_ms
             .store(u64::try_from(now).unwrap_or(u64::MAX), Ordering::SeqCst);
@@ -221,7 +221,7 @@ impl Watch {
     }
 
     /// Ends the connection now: its socket is shut down and anything waiting stops.
-    pub fn end(&self) {
+    pub(crate) fn end(&self) {
         self.ended.send_replace(true);
         let socket = self.socket.lock().ok().and_then(|mut socket| socket.take());
         if let Some(socket) = socket {
@@ -229,7 +229,7 @@ impl Watch {
         }
     }
 
-    pub fn has_ended(&self) -> bool {
+    pub(crate) fn has_ended(&self) -> bool {
         *self.ended.borrow()
     }
 
@@ -245,7 +245,7 @@ impl Watch {
     }
 
     /// Returns once the connection is being ended from outside.
-    pub async fn until_ended(&self) {
+    pub(crate) async fn until_ended(&self) {
         let mut ended = self.ended.subscribe();
         let _ = ended.wait_for(|ended| *ended).await;
     }
@@ -400,7 +400,10 @@ async fn guard(
 /// Serves until the process is stopped (or, with a presenter, until the presenter quits), then
 /// sends every student home with their terminal restored. Prints where students connect
 /// before it starts. Returns the signal that stopped it, if one did.
-pub fn run(options: ServeOptions, out: &mut dyn std::io::Write) -> anyhow::Result<Option<i32>> {
+pub(crate) fn run(
+    options: ServeOptions,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<Option<i32>> {
     let (most_waiting, open_files) = places::most_waiting(options.max_sessions);
     anyhow::ensure!(
         most_waiting >= 8,

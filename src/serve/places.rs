@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::Watch;
 
-pub struct Places {
+pub(crate) struct Places {
     state: Mutex<State>,
     /// The most connections not signed in at once, across addresses.
     most_waiting: usize,
@@ -62,7 +62,7 @@ impl Address {
 }
 
 /// What happened to a new connection.
-pub enum Admitted {
+pub(crate) enum Admitted {
     /// A free place.
     Free(Place),
     /// The place of this older connection of the same address, which is being dropped.
@@ -75,7 +75,7 @@ pub enum Admitted {
 }
 
 /// One connection's place; dropping it gives the place back.
-pub struct Place {
+pub(crate) struct Place {
     places: Arc<Places>,
     ip: IpAddr,
     id: u64,
@@ -83,7 +83,7 @@ pub struct Place {
 
 /// Connections not signed in the class takes at once when the machine allows (OpenSSH's
 /// `MaxStartups` takes 100): room for a whole class connecting in the same second.
-pub const MOST_WAITING: usize = 256;
+pub(crate) const MOST_WAITING: usize = 256;
 
 /// File descriptors kept for everything but connections (the runtime, the log, the terminal).
 const FILES_KEPT: u64 = 64;
@@ -92,7 +92,7 @@ const FILES_KEPT: u64 = 64;
 /// Each connection holds two descriptors (its socket, and a copy to end it from outside);
 /// signed-in students (up to `max_sessions`) come first, so the limit is what the process may
 /// open beyond them. The soft limit is raised to the hard one first, as far as 65,536.
-pub fn most_waiting(max_sessions: usize) -> (usize, u64) {
+pub(crate) fn most_waiting(max_sessions: usize) -> (usize, u64) {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
     let hard = limit.maximum.unwrap_or(u64::MAX).min(65_536);
@@ -115,7 +115,7 @@ pub fn most_waiting(max_sessions: usize) -> (usize, u64) {
 
 /// The address that places and sign-in turns are counted by: an IPv4 address, or an IPv6
 /// address's /64 (a single machine is commonly given a whole /64).
-pub fn counted_as(ip: IpAddr) -> IpAddr {
+pub(crate) fn counted_as(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -130,7 +130,7 @@ pub fn counted_as(ip: IpAddr) -> IpAddr {
 }
 
 impl Places {
-    pub fn new(most_waiting: usize) -> Places {
+    pub(crate) fn new(most_waiting: usize) -> Places {
         Places {
             state: Mutex::default(),
             most_waiting: most_waiting.max(1),
@@ -142,7 +142,7 @@ impl Places {
     }
 
     /// A place for `watch`'s connection from `ip`, with at most `per_address` at once.
-    pub fn admit(
+    pub(crate) fn admit(
         self: &Arc<Places>,
         ip: IpAddr,
         watch: &Arc<Watch>,
@@ -215,7 +215,7 @@ impl Places {
 
 impl Place {
     /// The connection signed in: from now on it keeps its place.
-    pub fn signed_in(&self) {
+    pub(crate) fn signed_in(&self) {
         let mut state = self.places.lock();
         let Some(address) = state.addresses.get_mut(&self.ip) else {
             return;
@@ -249,13 +249,13 @@ impl Drop for Place {
 
 /// A connection's socket, which tells its watch when the client first says something: a
 /// connection that has said nothing is the first to be evicted.
-pub struct Heard {
+pub(crate) struct Heard {
     stream: tokio::net::TcpStream,
     watch: Arc<Watch>,
 }
 
 impl Heard {
-    pub fn new(stream: tokio::net::TcpStream, watch: Arc<Watch>) -> Heard {
+    pub(crate) fn new(stream: tokio::net::TcpStream, watch: Arc<Watch>) -> Heard {
         Heard { stream, watch }
     }
 }

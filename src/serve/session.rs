@@ -63,7 +63,7 @@ const GOODBYE_WAIT: Duration = Duration::from_secs(2);
 
 /// Why a session ends from the server's side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// No key from the student for the idle timeout.
     Idle,
     /// The server is stopping.
@@ -75,7 +75,7 @@ pub enum Ending {
 /// the middle of a sequence, nor a paste's closing bracket, which would leave the decoder inside
 /// a paste that never ends and every later key swallowed.
 #[derive(Debug, Default)]
-pub struct Mailbox {
+pub(crate) struct Mailbox {
     inbox: Mutex<Inbox>,
     wake: Notify,
     /// Told when the session takes what waits, or ends: there is room again.
@@ -121,7 +121,7 @@ fn cost(event: &Event) -> usize {
 impl Mailbox {
     /// Counts a packet whose keys were dropped; how many were since the log last said so, when
     /// it is time to say it again (the first, then at most once every few seconds).
-    pub fn dropped_to_say(&self) -> Option<u64> {
+    pub(crate) fn dropped_to_say(&self) -> Option<u64> {
         let mut inbox = self.inbox.lock().ok()?;
         inbox.dropped += 1;
         let due = inbox
@@ -136,7 +136,7 @@ impl Mailbox {
 
     /// Adds a packet of input; returns false if some keys were dropped because too much is
     /// waiting.
-    pub fn input(&self, data: &[u8]) -> bool {
+    pub(crate) fn input(&self, data: &[u8]) -> bool {
         let Ok(mut inbox) = self.inbox.lock() else {
             return false;
         };
@@ -166,7 +166,7 @@ impl Mailbox {
     /// session works is held back by the connection itself (TCP's, SSH's flow control) rather
     /// than having the runtime's workers decode input that would only be dropped: four seats
     /// streaming 60 KB messages of keys took the workers from every classmate's sign-in.
-    pub async fn room(&self) {
+    pub(crate) async fn room(&self) {
         loop {
             let taken = self.taken.notified();
             tokio::pin!(taken);
@@ -189,14 +189,14 @@ impl Mailbox {
         self.taken.notify_waiters();
     }
 
-    pub fn resize(&self, size: Size) {
+    pub(crate) fn resize(&self, size: Size) {
         if let Ok(mut inbox) = self.inbox.lock() {
             inbox.taken.size = Some(size);
         }
         self.wake.notify_one();
     }
 
-    pub fn end(&self, ending: Ending) {
+    pub(crate) fn end(&self, ending: Ending) {
         if let Ok(mut inbox) = self.inbox.lock() {
             inbox.taken.ending.get_or_insert(ending);
         }
@@ -239,7 +239,7 @@ impl Mailbox {
 /// themselves. One more lane is kept for light seats only, so that their turns do not wait for a
 /// heavy turn to end either: a newcomer's first frame waits for no one's sweep.
 #[derive(Clone)]
-pub struct Workshop {
+pub(crate) struct Workshop {
     floor: Arc<Mutex<Floor>>,
     /// Wakes a lane that waits for more work (see `LANE_LINGER`).
     more: Arc<Condvar>,
@@ -333,7 +333,7 @@ impl Default for Workshop {
 }
 
 impl Workshop {
-    pub fn with_turns(turns: usize) -> Workshop {
+    pub(crate) fn with_turns(turns: usize) -> Workshop {
         Workshop {
             floor: Arc::new(Mutex::new(Floor {
                 lanes: turns.max(1),
@@ -482,7 +482,7 @@ fn work_lane(floor: &Mutex<Floor>, more: &Condvar, lane: Lane) {
 /// that shows something of its own (a follower who moved their cursor, resized or fell behind)
 /// diffs the copy with its terminal.
 #[derive(Debug, Default)]
-pub struct Stage {
+pub(crate) struct Stage {
     /// The screens drawn for the presenter's latest versions, the newest last.
     drawn: Mutex<Vec<Arc<Drawn>>>,
     /// Screens drawn for followers (not copied): what the sharing saves, counted.
@@ -572,13 +572,13 @@ impl Drawn {
 impl Stage {
     /// How many follower screens were drawn rather than copied.
     #[cfg(test)]
-    pub fn renders(&self) -> usize {
+    pub(crate) fn renders(&self) -> usize {
         self.renders.load(Ordering::SeqCst)
     }
 
     /// How many follower frames were encoded rather than copied.
     #[cfg(test)]
-    pub fn encoded(&self) -> usize {
+    pub(crate) fn encoded(&self) -> usize {
         self.encoded.load(Ordering::SeqCst)
     }
 
@@ -602,7 +602,7 @@ impl Stage {
 }
 
 /// Everything a session starts from.
-pub struct Start {
+pub(crate) struct Start {
     pub shared: Arc<Shared>,
     pub who: String,
     pub size: Size,
@@ -677,7 +677,7 @@ struct Turned {
 }
 
 /// Runs a student's session until they quit, leave, or the server ends it.
-pub async fn run(start: Start) {
+pub(crate) async fn run(start: Start) {
     let who = start.who.clone();
     match Session::new(start) {
         Ok(session) => session.run().await,

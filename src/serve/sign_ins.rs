@@ -20,23 +20,23 @@ use tokio::sync::Notify;
 use super::places::counted_as;
 
 /// Attempts checked per second from one address, once its burst is spent.
-pub const RATE: f64 = 10.0;
+pub(crate) const RATE: f64 = 10.0;
 
 /// Attempts one address may make at once before it is paced.
-pub const BURST: f64 = 10.0;
+pub(crate) const BURST: f64 = 10.0;
 
 /// Attempts checked per second from all addresses together, once their burst is spent.
-pub const CLASS_RATE: f64 = 20.0;
+pub(crate) const CLASS_RATE: f64 = 20.0;
 
 /// Attempts all addresses together may make at once: a class typing the code in the same
 /// few seconds.
-pub const CLASS_BURST: f64 = 40.0;
+pub(crate) const CLASS_BURST: f64 = 40.0;
 
 /// Above this many addresses, those with nothing pending are forgotten.
 const REMEMBERED: usize = 256;
 
 #[derive(Default)]
-pub struct SignIns {
+pub(crate) struct SignIns {
     state: Mutex<State>,
     arrivals: AtomicU64,
     /// Told when a turn is taken or given up, to the first attempt of every address.
@@ -158,7 +158,7 @@ impl SignIns {
 
     /// Waits for `ip`'s turn to have an attempt checked; `failures` is how many its connection
     /// has already had refused. Returns how long it waited.
-    pub async fn turn(&self, ip: IpAddr, failures: u32) -> Duration {
+    pub(crate) async fn turn(&self, ip: IpAddr, failures: u32) -> Duration {
         let ip = counted_as(ip);
         let started = Instant::now();
         let key = (failures, self.arrivals.fetch_add(1, Ordering::Relaxed));

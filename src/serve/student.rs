@@ -28,10 +28,10 @@ use super::{Shared, Watch};
 
 /// The largest terminal a client may claim: bigger sizes are clamped, so a client cannot make
 /// the server allocate huge screen buffers.
-pub const MAX_COLUMNS: u16 = 500;
-pub const MAX_ROWS: u16 = 200;
+pub(crate) const MAX_COLUMNS: u16 = 500;
+pub(crate) const MAX_ROWS: u16 = 200;
 
-pub struct Student {
+pub(crate) struct Student {
     shared: Arc<Shared>,
     peer: Option<SocketAddr>,
     name: String,
@@ -58,7 +58,7 @@ pub struct Student {
 }
 
 impl Student {
-    pub fn new(
+    pub(crate) fn new(
         shared: Arc<Shared>,
         peer: Option<SocketAddr>,
         watch: Arc<Watch>,
@@ -137,7 +137,7 @@ impl Drop for Student {
 
 /// What gives a student their terminal back as it was: normal screen, cursor, no mouse
 /// reporting, no bracketed paste.
-pub fn restore_terminal() -> Vec<u8> {
+pub(crate) fn restore_terminal() -> Vec<u8> {
     let mut bytes = Vec::new();
     let _ = crossterm::queue!(
         bytes,
@@ -150,7 +150,7 @@ pub fn restore_terminal() -> Vec<u8> {
 }
 
 /// A classroom session cannot write files on the server.
-pub fn refuse_save(effect: &crate::app::Effect) -> Action {
+pub(crate) fn refuse_save(effect: &crate::app::Effect) -> Action {
     if let crate::app::Effect::SaveProgress(_) = effect {
         // A student's progress lives in their session's memory only.
         return Action::ProgressSaved(Ok(()));
@@ -460,7 +460,7 @@ impl russh::server::Handler for Student {
 }
 
 /// A client's terminal size, kept within what the server is willing to draw.
-pub fn clamped(columns: u32, rows: u32) -> Size {
+pub(crate) fn clamped(columns: u32, rows: u32) -> Size {
     let columns = u16::try_from(columns).unwrap_or(u16::MAX).min(MAX_COLUMNS);
     let rows = u16::try_from(rows).unwrap_or(u16::MAX).min(MAX_ROWS);
     Size::new(columns, rows)

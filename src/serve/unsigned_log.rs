@@ -12,7 +12,7 @@ const BURST: f64 = 200.0;
 /// Lines a second after that, for the whole class.
 const PER_SECOND: f64 = 5.0;
 /// How often what was held back is summed up.
-pub const SUMMARY_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const SUMMARY_EVERY: Duration = Duration::from_secs(2);
 
 struct Share {
     tokens: Option<Tokens>,
@@ -27,7 +27,7 @@ static SHARE: Mutex<Share> = Mutex::new(Share {
 
 /// Whether an event of a connection not signed in, logged with the message `what`, may have a
 /// line of its own now; when not, it is counted for the next summary.
-pub fn may_log(what: &'static str) -> bool {
+pub(crate) fn may_log(what: &'static str) -> bool {
     SHARE.lock().map_or(true, |mut share| share.may_log(what))
 }
 
@@ -46,7 +46,7 @@ impl Share {
 }
 
 /// Logs what was held back since the last summary: "812 more not logged one by one: evicted".
-pub fn summarise() {
+pub(crate) fn summarise() {
     let held = match SHARE.lock() {
         Ok(mut share) => std::mem::take(&mut share.held),
         Err(_) => return,

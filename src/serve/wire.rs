@@ -7,14 +7,14 @@ use tokio::sync::mpsc;
 
 /// What a session sends a browser seat.
 #[derive(Debug)]
-pub enum ToBrowser {
+pub(crate) enum ToBrowser {
     /// Terminal output, as the tutor drew it.
     Screen(Vec<u8>),
     /// The session is over, and why (empty when the student quit).
     Ended(String),
 }
 
-pub enum Wire {
+pub(crate) enum Wire {
     Ssh(ChannelWriteHalf<Msg>),
     /// The seat's socket writer takes one message at a time: while it writes, the session's
     /// next frame waits here, and changes meanwhile pile up in the app, not in a queue.
@@ -23,7 +23,7 @@ pub enum Wire {
 
 impl Wire {
     /// Sends a frame; false once the student's connection is gone.
-    pub async fn send(&self, bytes: Vec<u8>) -> bool {
+    pub(crate) async fn send(&self, bytes: Vec<u8>) -> bool {
         match self {
             Wire::Ssh(writer) => writer.data_bytes(bytes).await.is_ok(),
             Wire::Web(seat) => seat.send(ToBrowser::Screen(bytes)).await.is_ok(),
@@ -33,7 +33,7 @@ impl Wire {
     /// Ends the connection after `last` (the terminal restored, and why), as each client
     /// expects: SSH with an exit status and the channel closed; a browser seat with a message
     /// its page shows.
-    pub async fn close(&self, last: Vec<u8>, why: &str) {
+    pub(crate) async fn close(&self, last: Vec<u8>, why: &str) {
         match self {
             Wire::Ssh(writer) => {
                 let farewell = async {

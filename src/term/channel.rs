@@ -38,20 +38,20 @@ impl Write for Outbox {
 }
 
 /// crossterm's escape codes into an `Outbox`, with a size set from outside.
-pub struct ChannelBackend {
+pub(crate) struct ChannelBackend {
     inner: CrosstermBackend<Outbox>,
     size: Size,
 }
 
 impl ChannelBackend {
-    pub fn new(outbox: Outbox, size: Size) -> ChannelBackend {
+    pub(crate) fn new(outbox: Outbox, size: Size) -> ChannelBackend {
         ChannelBackend {
             inner: CrosstermBackend::new(outbox),
             size,
         }
     }
 
-    pub fn set_size(&mut self, size: Size) {
+    pub(crate) fn set_size(&mut self, size: Size) {
         self.size = size;
     }
 }

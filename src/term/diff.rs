@@ -289,7 +289,7 @@ impl Writer<'_> {
 /// Appends to `out` the bytes that change a terminal showing `shown` into showing `next` (both
 /// of the same area), starting with the cursor anywhere and the terminal drawing plainly, and
 /// leaving it drawing plainly.
-pub fn write_changes(shown: &Buffer, next: &Buffer, out: &mut Vec<u8>) {
+pub(crate) fn write_changes(shown: &Buffer, next: &Buffer, out: &mut Vec<u8>) {
     let changed = changed_cells(shown, next);
     if changed.is_empty() {
         return;

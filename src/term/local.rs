@@ -100,19 +100,15 @@ fn terminal_hung_up() -> bool {
     }
 }
 
-/// Runs the tutor until the learner quits or a signal asks it to stop. Returns the signal that
-/// stopped it, if one did, so the caller can exit with 128 + its number as shells expect.
-pub fn run(app: App, theme: Theme) -> anyhow::Result<Option<i32>> {
-    run_with(app, theme, None, &mut |_, _| false)
-}
-
 /// What happens outside the terminal between keys: told whether the learner just did
 /// something, it may change the app and returns whether the screen needs drawing again. A
 /// presenter's tutor sends its screen to the students here.
-pub type BetweenKeys<'a> = &'a mut dyn FnMut(&mut App, bool) -> bool;
+pub(crate) type BetweenKeys<'a> = &'a mut dyn FnMut(&mut App, bool) -> bool;
 
-/// `run`, calling `between_keys` after every key and every tick.
-pub fn run_with(
+/// Runs the tutor until the learner quits or a signal asks it to stop, calling `between_keys`
+/// after every key and every tick. Returns the signal that stopped it, if one did, so the caller
+/// can exit with 128 + its number as shells expect.
+pub(crate) fn run_with(
     mut app: App,
     theme: Theme,
     record: Option<SharedCast>,

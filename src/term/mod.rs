@@ -3,8 +3,8 @@
 
 pub mod channel;
 mod diff;
-pub mod local;
-pub mod record;
+pub(crate) mod local;
+pub(crate) mod record;
 
 use std::io::Write;
 
@@ -62,7 +62,7 @@ impl Painter {
 
     /// Whether the next frame of `app` repaints the whole screen (another step or lesson than
     /// the last frame's): its bytes then do not depend on what the terminal showed before.
-    pub fn repaints(&self, app: &App) -> bool {
+    pub(crate) fn repaints(&self, app: &App) -> bool {
         self.last
             .as_ref()
             .is_some_and(|last| *last != ScreenId::of(app))
@@ -70,7 +70,7 @@ impl Painter {
 
     /// As `draw`, with the screen of `app` filled in by `fill` (`view`, or a copy of the same
     /// screen drawn for another terminal).
-    pub fn draw_with<B: Backend<Error = std::io::Error> + Write>(
+    pub(crate) fn draw_with<B: Backend<Error = std::io::Error> + Write>(
         &mut self,
         terminal: &mut Terminal<B>,
         app: &App,
@@ -112,7 +112,7 @@ impl Painter {
     /// Takes `screen` (the screen of `app`) as this terminal's last frame without drawing it:
     /// the caller sends the bytes of a whole repaint of it, made for another terminal of the
     /// same size (see `repaints`), so that the next frame's diff starts from what is shown.
-    pub fn adopt<B: Backend<Error = std::io::Error>>(
+    pub(crate) fn adopt<B: Backend<Error = std::io::Error>>(
         &mut self,
         _terminal: &mut Terminal<B>,
         app: &App,

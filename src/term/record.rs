@@ -13,10 +13,10 @@ use serde::Serialize;
 
 /// The cast file and the clock its times are counted on; shared between the writer that
 /// records the frames and the loop that records resizes.
-pub type SharedCast = Arc<Mutex<Cast>>;
+pub(crate) type SharedCast = Arc<Mutex<Cast>>;
 
 /// The cast file and the clock its times are counted on.
-pub struct Cast {
+pub(crate) struct Cast {
     file: BufWriter<File>,
     started: Instant,
 }
@@ -46,7 +46,11 @@ struct Env {
 impl Cast {
     /// Creates `path` (never over an existing file) and writes the header for a terminal of
     /// `width` × `height`.
-    pub fn create(path: &Path, (width, height): (u16, u16), title: &str) -> io::Result<Cast> {
+    pub(crate) fn create(
+        path: &Path,
+        (width, height): (u16, u16),
+        title: &str,
+    ) -> io::Result<Cast> {
         let file = File::options().write(true).create_new(true).open(path)?;
         let mut cast = Cast {
             file: BufWriter::new(file),
@@ -75,7 +79,7 @@ impl Cast {
     }
 
     /// The cast, ready to share with the tutor's loop.
-    pub fn shared(self) -> SharedCast {
+    pub(crate) fn shared(self) -> SharedCast {
         Arc::new(Mutex::new(self))
     }
 
@@ -89,25 +93,25 @@ impl Cast {
     }
 
     /// The terminal was resized to `width` × `height`.
-    pub fn resized(&mut self, (width, height): (u16, u16)) -> io::Result<()> {
+    pub(crate) fn resized(&mut self, (width, height): (u16, u16)) -> io::Result<()> {
         self.event("r", &format!("{width}x{height}"))
     }
 
     /// The tutor took the terminal: the alternate screen, cleared, as the terminal guard
     /// writes it before any frame (a player starting on a screen with text must not show it).
-    pub fn began(&mut self) -> io::Result<()> {
+    pub(crate) fn began(&mut self) -> io::Result<()> {
         self.event("o", "\u{1b}[?1049h\u{1b}[H\u{1b}[2J")
     }
 
     /// The tutor gave the terminal back: the shell's screen again, the cursor shown.
-    pub fn ended(&mut self) -> io::Result<()> {
+    pub(crate) fn ended(&mut self) -> io::Result<()> {
         self.event("o", "\u{1b}[?1049l\u{1b}[?25h")
     }
 }
 
 /// A writer that sends everything to the terminal and, at each flush (a frame), the same
 /// bytes to the cast.
-pub struct Recorder<W: Write> {
+pub(crate) struct Recorder<W: Write> {
     terminal: W,
     /// Shared with the event loop, which records resizes.
     cast: Arc<Mutex<Cast>>,
@@ -118,7 +122,7 @@ pub struct Recorder<W: Write> {
 }
 
 impl<W: Write> Recorder<W> {
-    pub fn new(terminal: W, cast: Arc<Mutex<Cast>>) -> Recorder<W> {
+    pub(crate) fn new(terminal: W, cast: Arc<Mutex<Cast>>) -> Recorder<W> {
         Recorder {
             terminal,
             cast,

@@ -30,7 +30,7 @@ const FOOT_LINES: u16 = 3;
 
 /// How the maps are laid out at a size: measured once, used by the layout and by drawing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grid {
+pub(crate) struct Grid {
     /// Columns of one cell; numbers are shown when they fit in it.
     pub cell: u16,
     pub numbers: bool,
@@ -47,7 +47,7 @@ pub struct Grid {
 
 impl Grid {
     /// The grid for `width` columns and at most `height` rows of maps and their foot.
-    pub fn new(tutor: &Tutor, width: u16, height: u16) -> Grid {
+    pub(crate) fn new(tutor: &Tutor, width: u16, height: u16) -> Grid {
         // A row per query and a column per key: the source's tokens in cross-attention.
         let tokens = tutor.lesson.seq_len().max(1);
         let keys = tutor.lesson.key_len().max(1);
@@ -110,7 +110,7 @@ impl Grid {
     }
 
     /// Rows the maps and their foot take.
-    pub fn height(&self) -> u16 {
+    pub(crate) fn height(&self) -> u16 {
         let rows_of_maps = self.heads.len().div_ceil(self.across).max(1) as u16;
         rows_of_maps * (self.rows.len() as u16 + 2) + (rows_of_maps - 1) + FOOT_LINES
     }
@@ -145,11 +145,11 @@ fn page(anchor: usize, visible: usize, total: usize) -> Range<usize> {
 }
 
 /// The rows the screen wants for its maps in an area this wide, at most `height`.
-pub fn height(tutor: &Tutor, width: u16, height: u16) -> u16 {
+pub(crate) fn height(tutor: &Tutor, width: u16, height: u16) -> u16 {
     Grid::new(tutor, width, height).height().min(height)
 }
 
-pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let grid = Grid::new(tutor, area.width, area.height);
     let map_width = grid.map_width();
     let map_height = grid.rows.len() as u16 + 2;

@@ -7,7 +7,7 @@ use crate::pipeline::Op;
 
 /// `name`'s symbol in head `head`, `=`, and its operation written in that head's symbols;
 /// `None` for a lesson's own numbers.
-pub fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Option<String> {
+pub(crate) fn formula_in(attention: &Attention, name: MatrixName, head: usize) -> Option<String> {
     let origin = attention.plan.origin(name)?;
     // Every head's matrix side by side: named block by block, not in one head's symbols.
     if let Op::Concat(ops::Concat { of }) = origin {
@@ -55,7 +55,7 @@ pub fn caption_in(attention: &Attention, matrix: MatrixName, head: usize) -> Str
 /// (`K⁽²⁾ = X·W_k⁽²⁾ (keys; K/V group 2, shared by heads 3 and 4)`), so that K⁽²⁾ in head 3's
 /// section of `show` is not read as head 2's. The tutor's header says the group instead, and
 /// its panels keep the short caption that fits 80 columns.
-pub fn caption_with_group(attention: &Attention, matrix: MatrixName, head: usize) -> String {
+pub(crate) fn caption_with_group(attention: &Attention, matrix: MatrixName, head: usize) -> String {
     let caption = caption_in(attention, matrix, head);
     let heads = attention.heads();
     if matrix.per() != crate::pipeline::Per::KvGroup || heads.kv >= heads.query {

@@ -5,7 +5,7 @@
 use crate::attention::{Attention, MultiplyAdds};
 
 /// "The output row equals row 3 of the whole causal pass's output (largest difference 0)."
-pub fn check_words(attention: &Attention, token: usize) -> String {
+pub(crate) fn check_words(attention: &Attention, token: usize) -> String {
     let Some(check) = attention.decode_check(token) else {
         return String::new();
     };
@@ -35,7 +35,7 @@ pub fn check_words(attention: &Attention, token: usize) -> String {
 /// "The cache holds 24 numbers (2 K/V groups for 2 query heads): 3 tokens of keys and values.
 /// Generating this token took 100 multiply-adds; recomputing the whole pass over the 3 tokens
 /// so far, as a model without a cache does, would take 300: 200 more."
-pub fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) -> String {
+pub(crate) fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) -> String {
     let heads = attention.heads();
     let groups = if heads.query > 1 {
         format!(
@@ -72,7 +72,7 @@ pub fn cache_words(attention: &Attention, token: usize, counts: MultiplyAdds) ->
 /// The cache step's line under its matrices, short enough to leave room at 80 columns for the
 /// note on the other view: "Rows above (new): kept from earlier steps. Cache: 24 numbers. This
 /// token: 100 multiply-adds; with no cache, a whole pass over 3 tokens: 300."
-pub fn cache_line(attention: &Attention, token: usize) -> String {
+pub(crate) fn cache_line(attention: &Attention, token: usize) -> String {
     let counts = attention.decode_multiply_adds(token);
     let kept = if token == 0 {
         "The first token: the cache starts with its row."

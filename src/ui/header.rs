@@ -14,7 +14,7 @@ use super::formula::formula_in;
 use super::text::fit;
 use super::theme::Theme;
 
-pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let step = tutor.step();
     let position = format!(
         "Step {}/{} · {}{} ",
@@ -161,7 +161,7 @@ pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
 }
 
 /// ` · token 3 of 6` on a generation step: the position t it is at.
-pub fn token_of(tutor: &Tutor) -> String {
+pub(crate) fn token_of(tutor: &Tutor) -> String {
     if tutor.step_is_per_tile() {
         return format!(
             " · tile {} of {}",
@@ -239,7 +239,7 @@ fn generation_formula(tutor: &Tutor, theme: &Theme, width: u16) -> Vec<Span<'sta
 
 /// ` · head 2/4` on a step that shows one head of several, with its K/V group under
 /// grouped-query attention (` · head 3/4 · K/V group 2/2`); empty otherwise.
-pub fn head_of(tutor: &Tutor) -> String {
+pub(crate) fn head_of(tutor: &Tutor) -> String {
     if !tutor.step_is_per_head() {
         return String::new();
     }

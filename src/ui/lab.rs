@@ -42,7 +42,7 @@ const FIGURES: [Figure; 4] = [
 /// Rows of the bars of one row's weights.
 const BAR_ROWS: u16 = 3;
 
-pub fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(lab: &LabScreen, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let settings = lab.settings();
     let width = usize::from(area.width);
     let about = format!(

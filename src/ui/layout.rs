@@ -12,8 +12,8 @@ use super::matrix::{Geometry, Shape};
 use super::working;
 
 /// The smallest terminal the tutor draws in: a classroom projector's 80 × 24.
-pub const MIN_WIDTH: u16 = 80;
-pub const MIN_HEIGHT: u16 = 24;
+pub(crate) const MIN_WIDTH: u16 = 80;
+pub(crate) const MIN_HEIGHT: u16 = 24;
 
 /// Columns between two matrix panels.
 const GAP: u16 = 2;
@@ -599,7 +599,11 @@ fn share_widths(natural: &[u16], focused: Option<usize>, width: u16) -> Vec<u16>
 }
 
 /// The matrix cell (or row label) under a click, if any.
-pub fn hit(layout: &TutorLayout, x: u16, y: u16) -> Option<(MatrixName, usize, Option<usize>)> {
+pub(crate) fn hit(
+    layout: &TutorLayout,
+    x: u16,
+    y: u16,
+) -> Option<(MatrixName, usize, Option<usize>)> {
     layout.panels.iter().find_map(|geometry| {
         geometry
             .hit(x, y)

@@ -22,14 +22,14 @@ use super::theme::Theme;
 
 /// A matrix's caption in this lesson, as its plan says how the matrix is made; with several
 /// heads, in the symbols of the head on screen (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ`).
-pub fn caption(tutor: &Tutor, matrix: MatrixName) -> String {
+pub(crate) fn caption(tutor: &Tutor, matrix: MatrixName) -> String {
     super::formula::caption_in(&tutor.attention, matrix, tutor.head)
 }
 
 /// The label of a row or column of `matrix` as the panel shows it: a token or a dimension, and
 /// in a lesson of several heads, for an axis of every head's d_v side by side, the head and its
 /// dimension (`h2.1`: head 2's first), so that concat's blocks and W_o's rows say whose they are.
-pub fn label(tutor: &Tutor, matrix: MatrixName, index: usize, row: bool) -> String {
+pub(crate) fn label(tutor: &Tutor, matrix: MatrixName, index: usize, row: bool) -> String {
     let entry = matrix.entry();
     let axis = if row { entry.rows } else { entry.cols };
     let heads = tutor.heads().query;
@@ -75,7 +75,7 @@ const LABEL_ROOM: usize = 5;
 /// What a matrix needs on screen, measured once per frame: its size, its widest labels and
 /// numbers. The layout tries number formats and arrangements against it without rescanning.
 #[derive(Debug, Clone)]
-pub struct Shape {
+pub(crate) struct Shape {
     pub matrix: MatrixName,
     pub total_rows: usize,
     pub total_cols: usize,
@@ -97,7 +97,7 @@ pub struct Shape {
 }
 
 impl Shape {
-    pub fn new(tutor: &Tutor, matrix: MatrixName) -> Shape {
+    pub(crate) fn new(tutor: &Tutor, matrix: MatrixName) -> Shape {
         let values = tutor.values(matrix);
         let (total_rows, total_cols) = values.map_or((0, 0), |v| (v.nrows(), v.ncols()));
         let label_width = (0..total_rows)
@@ -133,7 +133,7 @@ impl Shape {
     /// one digit; the columns widen to fill it) and each row's (a panel gives its row labels at
     /// most half its width). Not the caption's: a caption gets its room first, whole or not at
     /// all, and what a long caption would take here is what a neighbour's labels need.
-    pub fn labelled_width(&self, cap: usize) -> u16 {
+    pub(crate) fn labelled_width(&self, cap: usize) -> u16 {
         let cell = self.cell_width(cap).max(self.header_width);
         let labelled = self.label_width + self.total_cols * (cell + 1);
         (self.whole_width(cap) as usize)
@@ -143,7 +143,7 @@ impl Shape {
     }
 
     /// Decimals shown when at most `cap` may be: fewer digits let a wide matrix fit whole.
-    pub fn decimals(&self, cap: usize) -> usize {
+    pub(crate) fn decimals(&self, cap: usize) -> usize {
         self.exact_decimals.min(cap)
     }
 
@@ -166,7 +166,7 @@ impl Shape {
 
     /// The width that shows every column at `cap` decimals, with room for at least the
     /// matrix's symbol in the caption.
-    pub fn whole_width(&self, cap: usize) -> u16 {
+    pub(crate) fn whole_width(&self, cap: usize) -> u16 {
         let needed = self.label_width + self.total_cols * (self.cell_width(cap) + 1);
         // The caption's symbol as shown, head mark and all ("rescale⁽¹⁾"), and the focus mark.
         let caption = self.symbol_width + 4;
@@ -174,7 +174,7 @@ impl Shape {
     }
 
     /// The width that also shows the whole caption.
-    pub fn captioned_width(&self, cap: usize) -> u16 {
+    pub(crate) fn captioned_width(&self, cap: usize) -> u16 {
         (self.whole_width(cap) as usize)
             .max(self.caption_width + 2)
             .min(usize::from(u16::MAX / 8)) as u16
@@ -182,14 +182,14 @@ impl Shape {
 
     /// The width that shows the caption's formula, its gloss left out ("V = X·W_v" of
     /// "V = X·W_v (values)").
-    pub fn formula_width(&self, cap: usize) -> u16 {
+    pub(crate) fn formula_width(&self, cap: usize) -> u16 {
         (self.whole_width(cap) as usize)
             .max(self.formula_width + 2)
             .min(usize::from(u16::MAX / 8)) as u16
     }
 
     /// Rows that show every row: the caption, the column headers, the numbers.
-    pub fn whole_height(&self) -> u16 {
+    pub(crate) fn whole_height(&self) -> u16 {
         (self.total_rows + usize::from(HEAD_ROWS)).min(usize::from(u16::MAX / 8)) as u16
     }
 }
@@ -230,7 +230,7 @@ pub struct Geometry {
 impl Geometry {
     /// Lays out a matrix in `area` with at most `cap` decimals, showing the page of rows and
     /// columns that holds `anchor`.
-    pub fn new(shape: &Shape, area: Rect, anchor: (usize, usize), cap: usize) -> Geometry {
+    pub(crate) fn new(shape: &Shape, area: Rect, anchor: (usize, usize), cap: usize) -> Geometry {
         let label_width = shape
             .label_width
             .clamp(1, usize::from(area.width / 2).max(1)) as u16;
@@ -268,7 +268,7 @@ impl Geometry {
     }
 
     /// The cell at a screen position: `Some((row, None))` is a row's label.
-    pub fn hit(&self, x: u16, y: u16) -> Option<(usize, Option<usize>)> {
+    pub(crate) fn hit(&self, x: u16, y: u16) -> Option<(usize, Option<usize>)> {
         if y < self.area.y + HEAD_ROWS || x < self.area.x || x >= self.area.right() {
             return None;
         }
@@ -368,7 +368,7 @@ fn caption_symbol(caption: &str) -> &str {
 }
 
 /// What a panel needs to know beyond the matrix itself.
-pub struct MatrixPanel<'a> {
+pub(crate) struct MatrixPanel<'a> {
     pub tutor: &'a Tutor,
     pub geometry: &'a Geometry,
     pub theme: &'a Theme,
@@ -521,7 +521,7 @@ impl Widget for MatrixPanel<'_> {
 }
 
 /// Drawn in the gap left of each number of a column of operands, against the number.
-pub const COLUMN_BAR: &str = "▐";
+pub(crate) const COLUMN_BAR: &str = "▐";
 
 /// The column of `matrix` that holds its operands, when they are two or more cells of a single
 /// column (in the head shown).

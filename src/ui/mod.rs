@@ -3,18 +3,18 @@
 
 mod all_heads;
 pub mod formula;
-pub mod generation;
+pub(crate) mod generation;
 mod header;
 mod lab;
 pub mod layout;
 mod matrix;
-pub mod notes;
+pub(crate) mod notes;
 pub mod online;
 pub mod picker;
 mod practice;
 pub mod svg;
 mod text;
-pub mod theme;
+pub(crate) mod theme;
 mod tutor_screen;
 mod working;
 
@@ -29,14 +29,14 @@ use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question};
 use crate::keymap::{self, Footer};
 use crate::lesson::text::{columns, is_hidden, printable_path};
 
-pub use layout::{MIN_HEIGHT, MIN_WIDTH};
+pub(crate) use layout::{MIN_HEIGHT, MIN_WIDTH};
 pub use theme::Theme;
 pub use tutor_screen::{narration_lines, narration_text};
 
 use text::fit;
 
 /// Whether the tutor can draw in this area.
-pub fn fits(area: Rect) -> bool {
+pub(crate) fn fits(area: Rect) -> bool {
     area.width >= MIN_WIDTH && area.height >= MIN_HEIGHT
 }
 

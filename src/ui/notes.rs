@@ -6,7 +6,7 @@ use crate::attention::Attention;
 
 /// The rows whose every key the mask hides, and what that makes of them; `None` when there
 /// are none.
-pub fn fully_masked(attention: &Attention) -> Option<String> {
+pub(crate) fn fully_masked(attention: &Attention) -> Option<String> {
     let hidden: Vec<&str> = attention
         .fully_masked_rows()
         .map(|row| attention.tokens[row].as_str())

@@ -6,7 +6,7 @@ use crate::attention::Attention;
 
 /// "Tile 2 of 3: keys 3–4 (sat, on), B = 2. Each row holds m, l, acc (4 numbers) and B
 /// scores, not all 6 scores." After the last tile, the check of acc / l against head `head`'s output follows.
-pub fn tile_line(attention: &Attention, head: usize, tile: usize) -> String {
+pub(crate) fn tile_line(attention: &Attention, head: usize, tile: usize) -> String {
     let Some(keys) = attention.tile_keys(tile) else {
         return String::new();
     };

@@ -70,7 +70,7 @@ pub fn list_area(app: &App, area: Rect) -> (Rect, usize) {
     (Rect::new(area.x, area.y + 2, area.width, height), first)
 }
 
-pub fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     Line::from(vec![
         Span::styled(" attn-tutor", theme.title()),
         Span::raw(" — choose a lesson: softmax(QKᵀ/√d_k)V, one step at a time"),

@@ -17,7 +17,7 @@ use super::working::{cell_working, rule_line};
 
 /// One line of the panel.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PanelLine {
+pub(crate) struct PanelLine {
     pub text: String,
     /// A verdict, drawn bold.
     pub bold: bool,
@@ -37,7 +37,7 @@ impl PanelLine {
 }
 
 /// The panel's title.
-pub fn title(tutor: &Tutor) -> String {
+pub(crate) fn title(tutor: &Tutor) -> String {
     match tutor.selected_cell() {
         Some(cell) if tutor.is_hidden(cell) => {
             format!("Practice: predict {}", tutor.attention.cell_name(cell))
@@ -76,7 +76,7 @@ fn verdict_text(tutor: &Tutor, feedback: &Feedback) -> String {
 }
 
 /// The panel's lines at this width.
-pub fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
+pub(crate) fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
     let width_chars = usize::from(width).max(20);
     let plain = |text: &str| -> Vec<PanelLine> {
         wrap_words(text, width_chars)
@@ -198,7 +198,7 @@ pub fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
 
 /// Draws the panel; when the working is too long for it, its last lines are left out so that
 /// the verdict, what to do next and the score stay in view.
-pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if area.height < 2 {
         return;
     }

@@ -145,7 +145,7 @@ fn is_xml_char(ch: char) -> bool {
 }
 
 /// The picture of a buffer, `title` its `<title>` (what a screen reader says of it).
-pub fn buffer_svg(buffer: &Buffer, title: &str) -> String {
+pub(crate) fn buffer_svg(buffer: &Buffer, title: &str) -> String {
     let area = buffer.area;
     let (width, height) = (
         u32::from(area.width) * CELL_WIDTH,

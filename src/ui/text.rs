@@ -5,7 +5,7 @@ use unicode_width::UnicodeWidthChar;
 use crate::lesson::text::columns;
 
 /// `text` cut to `width` terminal columns, ending in "…" when something was cut.
-pub fn fit(text: &str, width: usize) -> String {
+pub(crate) fn fit(text: &str, width: usize) -> String {
     if columns(text) <= width {
         return text.to_string();
     }
@@ -27,14 +27,14 @@ pub fn fit(text: &str, width: usize) -> String {
 }
 
 /// `text` cut to `width` columns and padded with spaces on the right to exactly `width`.
-pub fn pad_right(text: &str, width: usize) -> String {
+pub(crate) fn pad_right(text: &str, width: usize) -> String {
     let text = fit(text, width);
     let pad = width.saturating_sub(columns(&text));
     format!("{text}{}", " ".repeat(pad))
 }
 
 /// `text` cut to `width` columns and padded with spaces on the left to exactly `width`.
-pub fn pad_left(text: &str, width: usize) -> String {
+pub(crate) fn pad_left(text: &str, width: usize) -> String {
     let text = fit(text, width);
     let pad = width.saturating_sub(columns(&text));
     format!("{}{text}", " ".repeat(pad))
@@ -42,7 +42,7 @@ pub fn pad_left(text: &str, width: usize) -> String {
 
 /// Lays `pieces` out in lines of at most `width` columns, joined by `joiner`, breaking only
 /// between pieces (a piece wider than a line gets a line of its own, cut).
-pub fn wrap_pieces(
+pub(crate) fn wrap_pieces(
     first_prefix: &str,
     pieces: &[String],
     joiner: &str,
@@ -95,7 +95,7 @@ pub fn wrap_pieces(
 }
 
 /// Plain word wrapping for prose.
-pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     for paragraph in text.split('\n') {
         let words: Vec<String> = paragraph.split(' ').map(str::to_string).collect();
@@ -122,7 +122,12 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 /// type) stays together on the bottom row. A message longer than all the lines keeps its
 /// beginning and its end and gives up words in the middle, marked "…". A cell's name
 /// (`K_cache[the₁, 1]`) is one word: its space inside brackets is not a place to break.
-pub fn wrap_to_end(text: &str, width: usize, last_width: usize, max_lines: usize) -> Vec<String> {
+pub(crate) fn wrap_to_end(
+    text: &str,
+    width: usize,
+    last_width: usize,
+    max_lines: usize,
+) -> Vec<String> {
     let words = words_outside_brackets(text);
     let mut end = words.len();
     // From the bottom line up: each takes the last words that fit.

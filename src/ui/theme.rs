@@ -66,7 +66,7 @@ impl Theme {
     }
 
     /// Detects from this process's environment.
-    pub fn from_env(no_color_flag: bool) -> Theme {
+    pub(crate) fn from_env(no_color_flag: bool) -> Theme {
         let no_color =
             no_color_flag || std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
         let colorterm = std::env::var("COLORTERM").ok();
@@ -74,12 +74,12 @@ impl Theme {
         Theme::detect(no_color, colorterm.as_deref(), term.as_deref())
     }
 
-    pub fn is_monochrome(&self) -> bool {
+    pub(crate) fn is_monochrome(&self) -> bool {
         self.colors == Colors::Monochrome
     }
 
     /// A 24-bit color as this terminal can show it.
-    pub fn rgb(&self, (r, g, b): (u8, u8, u8)) -> Color {
+    pub(crate) fn rgb(&self, (r, g, b): (u8, u8, u8)) -> Color {
         match self.colors {
             Colors::TrueColor => Color::Rgb(r, g, b),
             Colors::Indexed256 => Color::Indexed(to_256(r, g, b)),
@@ -96,23 +96,23 @@ impl Theme {
         }
     }
 
-    pub fn title(&self) -> Style {
+    pub(crate) fn title(&self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
 
     /// The focused matrix's caption.
-    pub fn focused_title(&self) -> Style {
+    pub(crate) fn focused_title(&self) -> Style {
         Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
     }
 
     /// The current step in the formula and the step list.
-    pub fn lit(&self) -> Style {
+    pub(crate) fn lit(&self) -> Style {
         self.highlight(LIT, Modifier::REVERSED)
             .add_modifier(Modifier::BOLD)
     }
 
     /// Secondary text: hints, scroll positions.
-    pub fn muted(&self) -> Style {
+    pub(crate) fn muted(&self) -> Style {
         if self.is_monochrome() {
             Style::new()
         } else {
@@ -121,18 +121,18 @@ impl Theme {
     }
 
     /// The cell cursor: reverse video in every mode, so it is never lost.
-    pub fn cursor(&self) -> Style {
+    pub(crate) fn cursor(&self) -> Style {
         Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
     }
 
     /// The cells the selected cell is computed from.
-    pub fn operand(&self) -> Style {
+    pub(crate) fn operand(&self) -> Style {
         self.highlight(OPERAND, Modifier::UNDERLINED | Modifier::BOLD)
     }
 
     /// The bar beside each number of a column of operands (see `matrix::COLUMN_BAR`): the
     /// operand amber, or bold where there is no color.
-    pub fn operand_bar(&self) -> Style {
+    pub(crate) fn operand_bar(&self) -> Style {
         if self.is_monochrome() {
             Style::new().add_modifier(Modifier::BOLD)
         } else {
@@ -141,7 +141,7 @@ impl Theme {
     }
 
     /// Numbers that changed with the last edit.
-    pub fn changed(&self) -> Style {
+    pub(crate) fn changed(&self) -> Style {
         let style = Style::new().add_modifier(Modifier::BOLD | Modifier::ITALIC);
         if self.is_monochrome() {
             style
@@ -150,7 +150,7 @@ impl Theme {
         }
     }
 
-    pub fn error(&self) -> Style {
+    pub(crate) fn error(&self) -> Style {
         let style = Style::new().add_modifier(Modifier::BOLD);
         if self.is_monochrome() {
             style
@@ -181,7 +181,7 @@ impl Theme {
     /// A weight as a shade of a small heatmap too narrow for its number: in color the cell's
     /// background (`heat`) tells it and the glyph is blank; without color, a block glyph as
     /// dark as the weight is large, in fifths.
-    pub fn shade(&self, weight: f64) -> char {
+    pub(crate) fn shade(&self, weight: f64) -> char {
         if !self.is_monochrome() {
             return ' ';
         }
@@ -195,7 +195,7 @@ impl Theme {
     }
 
     /// The bars of the softmax chart.
-    pub fn bar(&self) -> Style {
+    pub(crate) fn bar(&self) -> Style {
         if self.is_monochrome() {
             Style::new()
         } else {

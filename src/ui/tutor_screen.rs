@@ -13,7 +13,7 @@ use super::text::wrap_words;
 use super::theme::Theme;
 use super::{header, working};
 
-pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buffer) {
+pub(crate) fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buffer) {
     header::render(tutor, theme, layout.header, buf);
     if tutor.step() == Step::AllHeads && tutor.practice.is_none() {
         super::all_heads::render(tutor, theme, layout.working, buf);
@@ -62,7 +62,7 @@ pub fn render(tutor: &Tutor, layout: &TutorLayout, theme: &Theme, buf: &mut Buff
 /// What the step computes beyond the matrices on screen: a screen with several views (the
 /// Projection screen of a lesson with embeddings shows one of Q, K and V at a time) says where
 /// the others are.
-pub fn matrices_note(tutor: &Tutor) -> Option<String> {
+pub(crate) fn matrices_note(tutor: &Tutor) -> Option<String> {
     let views = tutor.step().views(&tutor.attention.plan);
     let circuit = match tutor.step() {
         Step::Circuits => circuit_line(tutor),
@@ -137,7 +137,7 @@ pub fn matrices_note(tutor: &Tutor) -> Option<String> {
 const LONGEST_FORMULA_IN_NOTE: usize = 40;
 
 /// The note's lines at a width: at most three, the words kept whole.
-pub fn note_lines(note: &str, width: usize) -> Vec<String> {
+pub(crate) fn note_lines(note: &str, width: usize) -> Vec<String> {
     let mut lines = wrap_words(note, width);
     lines.truncate(3);
     lines

@@ -23,7 +23,7 @@ const ASIDE_MIN: u16 = 26;
 
 /// How the Softmax working is arranged at a width: the table with its bars, and the selected
 /// cell's quotient with the aside on the row maximum, beside the table or below it.
-pub struct SoftmaxPlan {
+pub(crate) struct SoftmaxPlan {
     pub table_width: u16,
     pub bar_width: usize,
     /// `None` when the aside goes below the table.
@@ -35,7 +35,7 @@ pub struct SoftmaxPlan {
 }
 
 impl SoftmaxPlan {
-    pub fn new(tutor: &Tutor, width: u16) -> SoftmaxPlan {
+    pub(crate) fn new(tutor: &Tutor, width: u16) -> SoftmaxPlan {
         SoftmaxPlan::at(
             tutor,
             tutor.selected_cell(),
@@ -46,7 +46,7 @@ impl SoftmaxPlan {
 
     /// The plan with `selected` the selected cell on `row`: the layout asks it of every cell,
     /// so that it can stay put while the cursor moves.
-    pub fn at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16) -> SoftmaxPlan {
+    pub(crate) fn at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16) -> SoftmaxPlan {
         let base = softmax_table_base(tutor);
         let spare = width.saturating_sub(base + 2 + 2 + ASIDE_MIN);
         let bar_width = usize::from(spare).clamp(4, BAR_WIDTH);
@@ -95,7 +95,7 @@ impl SoftmaxPlan {
     }
 
     /// Rows the working needs, its title included.
-    pub fn height(&self, tutor: &Tutor) -> u16 {
+    pub(crate) fn height(&self, tutor: &Tutor) -> u16 {
         // A line per key: the source's tokens in cross-attention.
         let table = tutor.lesson.key_len() as u16 + 2;
         let aside = self.aside.len() as u16;
@@ -106,7 +106,7 @@ impl SoftmaxPlan {
     }
 }
 
-pub fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     if tutor.practice.is_some() {
         return super::practice::render(tutor, theme, area, buf);
     }
@@ -224,7 +224,7 @@ fn key_page(selected: Option<usize>, visible: usize, keys: usize) -> std::ops::R
 }
 
 /// A section title drawn into a horizontal rule: `── How Q[cat, 1] is computed ───`.
-pub fn rule_line(title: &str, theme: &Theme, area: Rect, buf: &mut Buffer) {
+pub(crate) fn rule_line(title: &str, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let title = fit(title, usize::from(area.width).saturating_sub(6));
     let rest = usize::from(area.width).saturating_sub(columns(&title) + 4);
     Line::from(vec![
@@ -301,7 +301,7 @@ fn draw_lines(
 
 /// The arithmetic of the selected cell, laid out over lines: `name = formula`, then each
 /// further side of the equation on its own line, a long sum wrapped between its terms.
-pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
+pub(crate) fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
     derivation_lines_at(
         tutor,
         tutor.selected_cell(),
@@ -311,7 +311,7 @@ pub fn derivation_lines(tutor: &Tutor, width: u16) -> Vec<String> {
 }
 
 /// The working with `selected` the selected cell on `row` (`None`: the row's token label).
-pub fn derivation_lines_at(
+pub(crate) fn derivation_lines_at(
     tutor: &Tutor,
     selected: Option<Cell>,
     row: usize,
@@ -365,7 +365,7 @@ pub fn derivation_lines_at(
 
 /// The arithmetic of one cell with the engine's note on it, without the keys that go with the
 /// cell under the cursor: the practice panel shows it for a cell the cursor has left.
-pub fn cell_working(tutor: &Tutor, cell: Cell, width: u16) -> Vec<String> {
+pub(crate) fn cell_working(tutor: &Tutor, cell: Cell, width: u16) -> Vec<String> {
     let width = usize::from(width).max(20);
     let attention = &tutor.attention;
     let Some(derivation) = attention.derive(cell) else {

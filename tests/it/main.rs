@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod architecture;
 mod backward;
 mod cli_check;
 mod cli_completions_and_man;
@@ -14,26 +15,19 @@ mod cli_new;
 mod cli_progress;
 mod cli_show;
 mod cross_attention;
-mod engine;
-mod engine_properties;
-mod exponentials;
 mod fuzz;
 mod generation;
-mod heads;
 mod hostile_text;
 mod key_map;
 mod lab_scaling;
 mod large_lessons;
-mod lesson_writing;
 mod malformed_lessons;
-mod masks;
 mod memory_bounded;
 mod missing_tools;
 mod numpy_differential;
 mod online_softmax;
 mod online_step;
 mod positions;
-mod practice_checking;
 mod readme;
 mod readme_screen;
 mod record;

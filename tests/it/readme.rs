@@ -82,7 +82,7 @@ fn the_docs_table_of_keys_is_the_schemas() {
     assert_eq!(
         table,
         schema,
-        "docs/lesson-format.md's table of keys should be, from src/lesson/schema.rs:\n{}",
+        "docs/lesson-format.md's table of keys should be, from engine/src/lesson/schema.rs:\n{}",
         schema.join("\n")
     );
 }

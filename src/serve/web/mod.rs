@@ -7,7 +7,7 @@
 
 mod page;
 mod seat;
-pub mod tls;
+pub(crate) mod tls;
 
 use crate::serve::unsigned_log::unsigned;
 use std::convert::Infallible;
@@ -37,7 +37,7 @@ const MAX_HEAD: usize = 16 * 1024;
 
 /// What every browser connection needs besides the class.
 #[derive(Clone)]
-pub struct Site {
+pub(crate) struct Site {
     /// HTTPS when set.
     pub tls: Option<Arc<ServerConfig>>,
     /// The page, made once (it says whether a join code is asked for): shared by every answer,
@@ -50,7 +50,11 @@ pub struct Site {
 }
 
 impl Site {
-    pub fn new(tls: Option<Arc<ServerConfig>>, needs_code: bool, keepalive: Duration) -> Site {
+    pub(crate) fn new(
+        tls: Option<Arc<ServerConfig>>,
+        needs_code: bool,
+        keepalive: Duration,
+    ) -> Site {
         let page = page::page(needs_code);
         Site {
             tls,
@@ -85,7 +89,7 @@ impl Site {
 
 /// One browser connection, from accept to close: TLS if asked for, one HTTP request (the page
 /// or the WebSocket), and, for a WebSocket, the seat until it ends.
-pub async fn connection(
+pub(crate) async fn connection(
     stream: super::places::Heard,
     watch: Arc<Watch>,
     place: Place,

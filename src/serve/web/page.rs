@@ -8,10 +8,10 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 
 /// The page's path: the address students open.
-pub const PAGE: &str = "/";
+pub(crate) const PAGE: &str = "/";
 
 /// The WebSocket's path.
-pub const SOCKET: &str = "/ws";
+pub(crate) const SOCKET: &str = "/ws";
 
 /// The scripts, in the order they run: the terminal, its fit addon, the seat.
 const SCRIPTS: [&str; 3] = [
@@ -21,13 +21,13 @@ const SCRIPTS: [&str; 3] = [
 ];
 
 /// The page, and the Content-Security-Policy that lets exactly its scripts run.
-pub struct Page {
+pub(crate) struct Page {
     pub html: String,
     pub policy: String,
 }
 
 /// The page, asking for a join code or not.
-pub fn page(needs_code: bool) -> Page {
+pub(crate) fn page(needs_code: bool) -> Page {
     let scripts: String = SCRIPTS
         .iter()
         .map(|script| format!("<script>{script}</script>\n"))

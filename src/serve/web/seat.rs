@@ -66,7 +66,7 @@ impl ToPage {
     }
 }
 
-pub struct Seat {
+pub(crate) struct Seat {
     pub shared: Arc<Shared>,
     pub watch: Arc<Watch>,
     pub place: Place,
@@ -86,7 +86,7 @@ impl Drop for Counted {
 }
 
 impl Seat {
-    pub async fn run(self, socket: WebSocket) {
+    pub(crate) async fn run(self, socket: WebSocket) {
         let (mut to_page, mut from_page) = socket.split();
         let watch = Arc::clone(&self.watch);
         let joined = tokio::select! {

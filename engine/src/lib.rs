@@ -1,0 +1,13 @@
+//! attn-tutor's engine: a lesson file becomes a validated `lesson::Lesson`, the `pipeline` plans
+//! its steps, `attention::Attention` computes every matrix and explains every cell, and
+//! `practice` and `lab` build on those. It links no terminal, server or network code: the
+//! `attn-tutor` crate shows what this one computes.
+
+pub mod attention;
+pub mod data;
+pub mod lab;
+pub mod lesson;
+pub mod ops;
+pub mod parallel;
+pub mod pipeline;
+pub mod practice;

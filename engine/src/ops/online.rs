@@ -1,0 +1,82 @@
+//! FlashAttention-2's online softmax: the output made one tile of keys at a time, from a
+//! running maximum m, a running sum l and an unnormalised accumulator.
+
+use nalgebra::DMatrix;
+
+use super::Operation;
+use crate::attention::{OnlineSoftmax, Operands, Rule, Site, Variant};
+use crate::pipeline::MatrixName;
+
+/// The online softmax after tile i of the keys: one part of each query row's state, from the
+/// softmax's input (`scores`) and the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Online {
+    pub part: OnlinePart,
+    pub scores: MatrixName,
+    pub values: MatrixName,
+}
+
+/// The parts of the online softmax's state after a tile (FlashAttention's m, l and O).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlinePart {
+    /// m = max(m_old, the tile's scores).
+    Max,
+    /// e^(m_old − m): 1 when the maximum did not rise.
+    Rescale,
+    /// l = rescale·l_old + Σ e^(s − m) over the tile.
+    Sum,
+    /// acc = rescale·acc_old + Σ e^(s − m)·v over the tile.
+    Acc,
+}
+
+impl OnlinePart {
+    /// The matrix that holds this part of the state.
+    pub(crate) const fn matrix(self) -> MatrixName {
+        match self {
+            OnlinePart::Max => MatrixName::OnlineMax,
+            OnlinePart::Rescale => MatrixName::OnlineRescale,
+            OnlinePart::Sum => MatrixName::OnlineSum,
+            OnlinePart::Acc => MatrixName::OnlineAcc,
+        }
+    }
+}
+
+impl Operation for Online {
+    fn operands(&self) -> Vec<MatrixName> {
+        vec![self.scores, self.values]
+    }
+
+    fn formula(&self, symbol: &dyn Fn(MatrixName) -> String) -> Option<String> {
+        let (s, v) = (symbol(self.scores), symbol(self.values));
+        Some(match self.part {
+            OnlinePart::Max => format!("max(m_old, {s}[:, tile])"),
+            OnlinePart::Rescale => "e^(m_old − m)".to_string(),
+            OnlinePart::Sum => format!("rescale·l_old + Σ e^({s}[:, tile] − m)"),
+            OnlinePart::Acc => format!("rescale·acc_old + Σ e^({s}[:, tile] − m)·{v}[tile, :]"),
+        })
+    }
+
+    fn slips(&self) -> &'static [Variant] {
+        &[]
+    }
+
+    fn evaluate(&self, operands: &Operands, _: Option<Variant>) -> DMatrix<f64> {
+        let (tile, index) = operands
+            .token
+            .map_or((1, 0), |(attention, index)| (attention.tile, index));
+        let online = OnlineSoftmax {
+            scores: operands.get(self.scores),
+            values: operands.get(self.values),
+            tile,
+        };
+        online
+            .part_at(index, |state| state.part(self.part))
+            .unwrap_or_else(|| DMatrix::zeros(0, 0))
+    }
+
+    fn derive(&self, site: &Site) -> Option<Rule> {
+        site.attention
+            .online_rule(site.cell, self.part, self.scores, self.values)
+            .map(Rule::Online)
+    }
+}

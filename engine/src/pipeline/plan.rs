@@ -1,0 +1,863 @@
+//! One lesson's pipeline: which matrices it has and the operation that makes each, in the order
+//! they are computed. Built from a few facts about the lesson, so lesson, engine and screens
+//! agree on it.
+
+use super::{MatrixName, OnlinePart, Op};
+use crate::ops;
+
+/// How positions enter the lesson (format 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Positions {
+    #[default]
+    None,
+    /// Sinusoidal encodings added to the embeddings (Vaswani et al. 2017).
+    Sinusoidal,
+    /// A matrix of the lesson added to the embeddings.
+    Learned,
+    /// Queries and keys rotated by their position after projection (RoFormer, Su et al. 2021).
+    Rope,
+}
+
+impl Positions {
+    /// The value of `positions = "…"` in a lesson file; a learned matrix has none.
+    pub(crate) fn key(self) -> Option<&'static str> {
+        match self {
+            Positions::None => Some("none"),
+            Positions::Sinusoidal => Some("sinusoidal"),
+            Positions::Rope => Some("rope"),
+            Positions::Learned => None,
+        }
+    }
+}
+
+/// The facts about a lesson that decide its pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Q, K, V are projected from embeddings; else the lesson gives them.
+    pub projected: bool,
+    pub positions: Positions,
+    /// Scores are divided by √d_k.
+    pub scale: bool,
+    /// A mask is added before softmax.
+    pub mask: bool,
+    /// How many query heads, and how many K/V groups they share (as many as heads unless the
+    /// attention is grouped-query).
+    pub heads: Heads,
+    /// The heads' outputs are concatenated and projected by W_o.
+    pub output_weights: bool,
+    /// Each head's circuits W_QK and W_OV are taught: the lesson has embeddings, W_o, and a
+    /// d_model small enough for a d_model × d_model matrix to be read.
+    pub circuits: bool,
+    /// Cross-attention: the keys and values come from a source sequence (projected from its
+    /// own embeddings when Q is projected), not from the queries' tokens.
+    pub cross: bool,
+    /// Generation with a K/V cache: after the whole pass, the output is made again one token
+    /// at a time, each step reusing the keys and values of the steps before (self-attention
+    /// with the causal mask only).
+    pub decode: bool,
+    /// The backward pass: the lesson gives `grad_output`, and every gradient back to the
+    /// weights (and X) is worked out.
+    pub backward: bool,
+}
+
+/// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Heads {
+    pub query: usize,
+    pub kv: usize,
+}
+
+impl Heads {
+    pub const ONE: Heads = Heads { query: 1, kv: 1 };
+
+    /// The K/V group query head `head` uses: ⌊h / (H/G)⌋, PyTorch's `repeat_interleave` order.
+    pub fn group_of(self, head: usize) -> usize {
+        head / (self.query / self.kv.max(1)).max(1)
+    }
+
+    /// The first query head of a group, the one its matrices are computed for.
+    pub fn first_of_group(self, group: usize) -> usize {
+        group * (self.query / self.kv.max(1)).max(1)
+    }
+
+    /// How many matrices a lesson has of something that comes `per` head, group or lesson.
+    pub fn count(self, per: super::Per) -> usize {
+        match per {
+            super::Per::Lesson => 1,
+            super::Per::QueryHead => self.query,
+            super::Per::KvGroup => self.kv,
+        }
+    }
+
+    /// The query head slot `slot` of a matrix that comes `per` head, group or lesson is
+    /// computed for and named by: a group's first head for a K/V group's, head 0 for the
+    /// lesson's.
+    pub fn head_of_slot(self, per: super::Per, slot: usize) -> usize {
+        match per {
+            super::Per::Lesson => 0,
+            super::Per::QueryHead => slot,
+            super::Per::KvGroup => self.first_of_group(slot),
+        }
+    }
+
+    /// The query head each slot of a matrix that comes `per` head, group or lesson is
+    /// computed for, slot by slot (`head_of_slot`).
+    pub fn slot_heads(self, per: super::Per) -> impl Iterator<Item = usize> {
+        (0..self.count(per)).map(move |slot| self.head_of_slot(per, slot))
+    }
+
+    /// The slot of head `head`'s matrix among `count(per)`.
+    pub fn slot(self, per: super::Per, head: usize) -> usize {
+        match per {
+            super::Per::Lesson => 0,
+            super::Per::QueryHead => head,
+            super::Per::KvGroup => self.group_of(head),
+        }
+    }
+}
+
+impl Shape {
+    /// Every kind of lesson there is, for checking what holds for all of them.
+    pub(crate) fn every() -> Vec<Shape> {
+        let mut shapes = Vec::new();
+        for projected in [true, false] {
+            for positions in [
+                Positions::None,
+                Positions::Sinusoidal,
+                Positions::Learned,
+                Positions::Rope,
+            ] {
+                // Added positions need embeddings to be added to.
+                if !projected && matches!(positions, Positions::Sinusoidal | Positions::Learned) {
+                    continue;
+                }
+                for scale in [true, false] {
+                    for mask in [true, false] {
+                        for (heads, output_weights, circuits) in [
+                            (Heads::ONE, false, false),
+                            (Heads::ONE, true, false),
+                            (Heads::ONE, true, projected),
+                            (Heads { query: 2, kv: 2 }, true, false),
+                            (Heads { query: 2, kv: 2 }, true, projected),
+                            (Heads { query: 2, kv: 1 }, true, projected),
+                        ] {
+                            for cross in [false, true] {
+                                // A learned table is one sequence's: cross-attention has none.
+                                if cross && positions == Positions::Learned {
+                                    continue;
+                                }
+                                // Generation needs the causal mask, which cross-attention has not.
+                                let decodes: &[bool] = if mask && !cross {
+                                    &[false, true]
+                                } else {
+                                    &[false]
+                                };
+                                for &decode in decodes {
+                                    for backward in [false, true] {
+                                        shapes.push(Shape {
+                                            projected,
+                                            positions,
+                                            scale,
+                                            mask,
+                                            heads,
+                                            output_weights,
+                                            circuits,
+                                            cross,
+                                            decode,
+                                            backward,
+                                        });
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        shapes
+    }
+}
+
+/// The matrices of one lesson and where each comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub shape: Shape,
+    origins: [Option<Op>; MatrixName::ALL.len()],
+    order: Vec<MatrixName>,
+    /// The backward pass's gradient of each matrix it differentiates, recorded as the pass is
+    /// planned.
+    gradients: [Option<MatrixName>; MatrixName::ALL.len()],
+}
+
+impl Plan {
+    pub fn new(shape: Shape) -> Plan {
+        let mut plan = Plan {
+            shape,
+            origins: [None; MatrixName::ALL.len()],
+            order: Vec::new(),
+            gradients: [None; MatrixName::ALL.len()],
+        };
+        let (q, k, v) = if shape.projected {
+            plan.add(MatrixName::Embeddings, Op::Input(ops::Input));
+            let added = match shape.positions {
+                Positions::Sinusoidal => Some(Op::Sinusoid(ops::Sinusoid)),
+                Positions::Learned => Some(Op::Input(ops::Input)),
+                Positions::None | Positions::Rope => None,
+            };
+            let projected = match added {
+                Some(origin) => {
+                    plan.add(MatrixName::Positions, origin);
+                    plan.add(
+                        MatrixName::X,
+                        Op::Add(ops::Add {
+                            left: MatrixName::Embeddings,
+                            right: MatrixName::Positions,
+                        }),
+                    );
+                    MatrixName::X
+                }
+                None => MatrixName::Embeddings,
+            };
+            // Cross-attention's keys and values come from the source, which gets the same
+            // sinusoid as the target, counted from its own first token.
+            let source = if shape.cross {
+                plan.add(MatrixName::SourceEmbeddings, Op::Input(ops::Input));
+                if shape.positions == Positions::Sinusoidal {
+                    plan.add(MatrixName::SourcePositions, Op::Sinusoid(ops::Sinusoid));
+                    plan.add(
+                        MatrixName::SourceX,
+                        Op::Add(ops::Add {
+                            left: MatrixName::SourceEmbeddings,
+                            right: MatrixName::SourcePositions,
+                        }),
+                    );
+                    MatrixName::SourceX
+                } else {
+                    MatrixName::SourceEmbeddings
+                }
+            } else {
+                projected
+            };
+            for (weights, result, from) in [
+                (MatrixName::WQ, MatrixName::Q, projected),
+                (MatrixName::WK, MatrixName::K, source),
+                (MatrixName::WV, MatrixName::V, source),
+            ] {
+                plan.add(weights, Op::Input(ops::Input));
+                plan.add(
+                    result,
+                    Op::Product(ops::Product {
+                        left: from,
+                        right: weights,
+                        transpose_right: false,
+                    }),
+                );
+            }
+            (MatrixName::Q, MatrixName::K, MatrixName::V)
+        } else {
+            for given in [MatrixName::Q, MatrixName::K, MatrixName::V] {
+                plan.add(given, Op::Given(ops::Given));
+            }
+            (MatrixName::Q, MatrixName::K, MatrixName::V)
+        };
+        let (q, k) = if shape.positions == Positions::Rope {
+            plan.add(MatrixName::QRope, Op::Rotate(ops::Rotate { of: q }));
+            plan.add(MatrixName::KRope, Op::Rotate(ops::Rotate { of: k }));
+            (MatrixName::QRope, MatrixName::KRope)
+        } else {
+            (q, k)
+        };
+        plan.add(
+            MatrixName::Scores,
+            Op::Product(ops::Product {
+                left: q,
+                right: k,
+                transpose_right: true,
+            }),
+        );
+        let mut last = MatrixName::Scores;
+        if shape.scale {
+            plan.add(MatrixName::Scaled, Op::Scale(ops::Scale { of: last }));
+            last = MatrixName::Scaled;
+        }
+        if shape.mask {
+            plan.add(MatrixName::Mask, Op::Input(ops::Input));
+            plan.add(
+                MatrixName::Masked,
+                Op::Mask(ops::Mask {
+                    of: last,
+                    mask: MatrixName::Mask,
+                }),
+            );
+            last = MatrixName::Masked;
+        }
+        plan.add(
+            MatrixName::Weights,
+            Op::RowSoftmax(ops::RowSoftmax { of: last }),
+        );
+        plan.add(
+            MatrixName::Output,
+            Op::Product(ops::Product {
+                left: MatrixName::Weights,
+                right: v,
+                transpose_right: false,
+            }),
+        );
+        if shape.output_weights {
+            plan.add(MatrixName::WO, Op::Input(ops::Input));
+            plan.add(
+                MatrixName::Concat,
+                Op::Concat(ops::Concat {
+                    of: MatrixName::Output,
+                }),
+            );
+            plan.add(
+                MatrixName::Projected,
+                Op::Product(ops::Product {
+                    left: MatrixName::Concat,
+                    right: MatrixName::WO,
+                    transpose_right: false,
+                }),
+            );
+        }
+        // The circuits read the weights and W_o, so a lesson that gives Q, K and V or has no
+        // W_o has none.
+        if shape.circuits && shape.projected && shape.output_weights {
+            plan.add(
+                MatrixName::WQK,
+                Op::Product(ops::Product {
+                    left: MatrixName::WQ,
+                    right: MatrixName::WK,
+                    transpose_right: true,
+                }),
+            );
+            plan.add(
+                MatrixName::WOV,
+                Op::HeadRows(ops::HeadRows {
+                    left: MatrixName::WV,
+                    right: MatrixName::WO,
+                }),
+            );
+        }
+        // Every lesson's softmax is worked out again tile by tile, as FlashAttention does it,
+        // from the same input and values.
+        for part in [
+            OnlinePart::Max,
+            OnlinePart::Rescale,
+            OnlinePart::Sum,
+            OnlinePart::Acc,
+        ] {
+            plan.add(
+                part.matrix(),
+                Op::Online(ops::Online {
+                    part,
+                    scores: last,
+                    values: v,
+                }),
+            );
+        }
+        if shape.decode {
+            plan.add_generation();
+        }
+        if shape.backward {
+            plan.add_backward(q, k, v);
+        }
+        plan
+    }
+
+    /// The backward pass of L = Σ output ⊙ grad_output, from the output back: through W_o,
+    /// the values and the weights, the softmax, the scaling (the mask passes the gradient
+    /// through unchanged, and a hidden key has none), the scores to Q and K (turned back with
+    /// RoPE), then the weights and X. `q`, `k` are what the scores were made from (rotated with
+    /// RoPE), `v` the values.
+    fn add_backward(&mut self, q: MatrixName, k: MatrixName, v: MatrixName) {
+        let shape = self.shape;
+        self.add(MatrixName::DOutput, Op::Input(ops::Input));
+        let head_grad = if shape.output_weights {
+            self.add(
+                MatrixName::DConcat,
+                Op::Product(ops::Product {
+                    left: MatrixName::DOutput,
+                    right: MatrixName::WO,
+                    transpose_right: true,
+                }),
+            );
+            self.add(
+                MatrixName::DWO,
+                Op::TransposedProduct(ops::TransposedProduct {
+                    left: MatrixName::Concat,
+                    right: MatrixName::DOutput,
+                }),
+            );
+            self.differentiates(MatrixName::WO, MatrixName::DWO);
+            self.add(
+                MatrixName::DHeadOutput,
+                Op::HeadBlock(ops::HeadBlock {
+                    of: MatrixName::DConcat,
+                }),
+            );
+            MatrixName::DHeadOutput
+        } else {
+            MatrixName::DOutput
+        };
+        self.add(
+            MatrixName::DWeights,
+            Op::Product(ops::Product {
+                left: head_grad,
+                right: v,
+                transpose_right: true,
+            }),
+        );
+        self.add(
+            MatrixName::DV,
+            Op::TransposedProduct(ops::TransposedProduct {
+                left: MatrixName::Weights,
+                right: head_grad,
+            }),
+        );
+        self.add(
+            MatrixName::DSoftmaxInput,
+            Op::SoftmaxBackward(ops::SoftmaxBackward {
+                weights: MatrixName::Weights,
+                grad: MatrixName::DWeights,
+            }),
+        );
+        let d_scores = if shape.scale {
+            self.add(
+                MatrixName::DScores,
+                Op::Scale(ops::Scale {
+                    of: MatrixName::DSoftmaxInput,
+                }),
+            );
+            MatrixName::DScores
+        } else {
+            MatrixName::DSoftmaxInput
+        };
+        let rope = shape.positions == Positions::Rope;
+        let (dq, dk) = if rope {
+            (MatrixName::DQRope, MatrixName::DKRope)
+        } else {
+            (MatrixName::DQ, MatrixName::DK)
+        };
+        self.add(
+            dq,
+            Op::Product(ops::Product {
+                left: d_scores,
+                right: k,
+                transpose_right: false,
+            }),
+        );
+        self.add(
+            dk,
+            Op::TransposedProduct(ops::TransposedProduct {
+                left: d_scores,
+                right: q,
+            }),
+        );
+        if rope {
+            self.add(MatrixName::DQ, Op::RotateBack(ops::RotateBack { of: dq }));
+            self.add(MatrixName::DK, Op::RotateBack(ops::RotateBack { of: dk }));
+        }
+        // The heads of a K/V group share its keys and values: their gradients add up.
+        let (dk, dv) = if shape.heads.kv < shape.heads.query {
+            self.add(
+                MatrixName::DKGroup,
+                Op::GroupSum(ops::GroupSum { of: MatrixName::DK }),
+            );
+            self.add(
+                MatrixName::DVGroup,
+                Op::GroupSum(ops::GroupSum { of: MatrixName::DV }),
+            );
+            (MatrixName::DKGroup, MatrixName::DVGroup)
+        } else {
+            (MatrixName::DK, MatrixName::DV)
+        };
+        self.differentiates(MatrixName::Q, MatrixName::DQ);
+        self.differentiates(MatrixName::K, dk);
+        self.differentiates(MatrixName::V, dv);
+        let (Some(x), Some(source)) = (self.projected_input(), self.projected_source()) else {
+            return;
+        };
+        for (result, from, grad, weights) in [
+            (MatrixName::DWQ, x, MatrixName::DQ, MatrixName::WQ),
+            (MatrixName::DWK, source, dk, MatrixName::WK),
+            (MatrixName::DWV, source, dv, MatrixName::WV),
+        ] {
+            self.differentiates(weights, result);
+            self.add(
+                result,
+                Op::TransposedProduct(ops::TransposedProduct {
+                    left: from,
+                    right: grad,
+                }),
+            );
+        }
+        for (result, grad, weights) in [
+            (MatrixName::DXQ, MatrixName::DQ, MatrixName::WQ),
+            (MatrixName::DXK, dk, MatrixName::WK),
+            (MatrixName::DXV, dv, MatrixName::WV),
+        ] {
+            self.add(
+                result,
+                Op::HeadsProduct(ops::HeadsProduct {
+                    left: grad,
+                    right: weights,
+                }),
+            );
+        }
+        // X reaches the loss through Q, K and V; in cross-attention the source through K and V.
+        if shape.cross {
+            self.add(
+                MatrixName::DSource,
+                Op::Add(ops::Add {
+                    left: MatrixName::DXK,
+                    right: MatrixName::DXV,
+                }),
+            );
+            self.differentiates(x, MatrixName::DXQ);
+            self.differentiates(source, MatrixName::DSource);
+        } else {
+            self.differentiates(x, MatrixName::DX);
+            self.add(
+                MatrixName::DX,
+                Op::Sum3(ops::Sum3 {
+                    of: [MatrixName::DXQ, MatrixName::DXK, MatrixName::DXV],
+                }),
+            );
+        }
+    }
+
+    /// Generation with a K/V cache, step t: the new token's q, k and v (projected from its
+    /// row of X, or the rows of the given Q, K, V), the caches with its key and value added,
+    /// its one row of scores and weights over the cache, and its output row. No mask: the
+    /// cache holds only the tokens up to t, which is what the causal mask let through.
+    fn add_generation(&mut self) {
+        let shape = self.shape;
+        let (q, k, v) = match self.projected_input() {
+            Some(x) => {
+                self.add(MatrixName::XNew, Op::TokenRow(ops::TokenRow { of: x }));
+                for (result, weights) in [
+                    (MatrixName::QNew, MatrixName::WQ),
+                    (MatrixName::KNew, MatrixName::WK),
+                    (MatrixName::VNew, MatrixName::WV),
+                ] {
+                    self.add(
+                        result,
+                        Op::Product(ops::Product {
+                            left: MatrixName::XNew,
+                            right: weights,
+                            transpose_right: false,
+                        }),
+                    );
+                }
+                (MatrixName::QNew, MatrixName::KNew, MatrixName::VNew)
+            }
+            None => {
+                for (result, given) in [
+                    (MatrixName::QNew, MatrixName::Q),
+                    (MatrixName::KNew, MatrixName::K),
+                    (MatrixName::VNew, MatrixName::V),
+                ] {
+                    self.add(result, Op::TokenRow(ops::TokenRow { of: given }));
+                }
+                (MatrixName::QNew, MatrixName::KNew, MatrixName::VNew)
+            }
+        };
+        let (q, k) = if shape.positions == Positions::Rope {
+            self.add(MatrixName::QNewRope, Op::Rotate(ops::Rotate { of: q }));
+            self.add(MatrixName::KNewRope, Op::Rotate(ops::Rotate { of: k }));
+            (MatrixName::QNewRope, MatrixName::KNewRope)
+        } else {
+            (q, k)
+        };
+        self.add(MatrixName::KCache, Op::Append(ops::Append { of: k }));
+        self.add(MatrixName::VCache, Op::Append(ops::Append { of: v }));
+        self.add(
+            MatrixName::DecodeScores,
+            Op::Product(ops::Product {
+                left: q,
+                right: MatrixName::KCache,
+                transpose_right: true,
+            }),
+        );
+        let mut last = MatrixName::DecodeScores;
+        if shape.scale {
+            self.add(MatrixName::DecodeScaled, Op::Scale(ops::Scale { of: last }));
+            last = MatrixName::DecodeScaled;
+        }
+        self.add(
+            MatrixName::DecodeWeights,
+            Op::RowSoftmax(ops::RowSoftmax { of: last }),
+        );
+        self.add(
+            MatrixName::DecodeOutput,
+            Op::Product(ops::Product {
+                left: MatrixName::DecodeWeights,
+                right: MatrixName::VCache,
+                transpose_right: false,
+            }),
+        );
+        if self.has(MatrixName::WO) {
+            self.add(
+                MatrixName::DecodeConcat,
+                Op::Concat(ops::Concat {
+                    of: MatrixName::DecodeOutput,
+                }),
+            );
+            self.add(
+                MatrixName::DecodeProjected,
+                Op::Product(ops::Product {
+                    left: MatrixName::DecodeConcat,
+                    right: MatrixName::WO,
+                    transpose_right: false,
+                }),
+            );
+        }
+    }
+
+    /// The matrix a step of generation's answer is: the new output row after W_o, or the one
+    /// head's.
+    pub fn final_decode_output(&self) -> MatrixName {
+        if self.has(MatrixName::DecodeProjected) {
+            MatrixName::DecodeProjected
+        } else {
+            MatrixName::DecodeOutput
+        }
+    }
+
+    fn add(&mut self, name: MatrixName, origin: Op) {
+        self.origins[name.index()] = Some(origin);
+        self.order.push(name);
+    }
+
+    /// Records that the backward pass's `gradient` is ∂L/∂`forward`.
+    fn differentiates(&mut self, forward: MatrixName, gradient: MatrixName) {
+        self.gradients[forward.index()] = Some(gradient);
+    }
+
+    /// The backward pass's ∂L/∂`name`, read from the plan: the gradient recorded for it, or
+    /// for a matrix added to another (X = E + P), the sum's, which each addend shares.
+    /// `None` when the pass does not reach it.
+    pub(crate) fn gradient_of(&self, name: MatrixName) -> Option<MatrixName> {
+        if let Some(gradient) = self.gradients[name.index()] {
+            return Some(gradient);
+        }
+        self.order.iter().find_map(|&sum| match self.origin(sum)? {
+            Op::Add(ops::Add { left, right }) if left == name || right == name => {
+                self.gradient_of(sum)
+            }
+            _ => None,
+        })
+    }
+
+    /// Where a matrix comes from, or `None` when this lesson does not have it.
+    pub fn origin(&self, name: MatrixName) -> Option<Op> {
+        self.origins[name.index()]
+    }
+
+    pub fn has(&self, name: MatrixName) -> bool {
+        self.origin(name).is_some()
+    }
+
+    /// The lesson's matrices in the order they are computed: each after its operands.
+    pub(crate) fn order(&self) -> &[MatrixName] {
+        &self.order
+    }
+
+    /// The matrix that is projected into Q: whatever the plan multiplies by W_q (X, the
+    /// embeddings plus positions, or the embeddings themselves). Read from the plan, so an
+    /// operation put between the embeddings and the projections is what they read.
+    pub fn projected_input(&self) -> Option<MatrixName> {
+        self.multiplied_by(MatrixName::Q, MatrixName::WQ)
+    }
+
+    /// The matrix projected into K and V: whatever the plan multiplies by W_k (the source,
+    /// with its positions, in cross-attention; else the same as `projected_input`).
+    pub fn projected_source(&self) -> Option<MatrixName> {
+        self.multiplied_by(MatrixName::K, MatrixName::WK)
+    }
+
+    /// The left operand of `product` when the plan makes it as that times `weights`.
+    fn multiplied_by(&self, product: MatrixName, weights: MatrixName) -> Option<MatrixName> {
+        match self.origin(product) {
+            Some(Op::Product(ops::Product {
+                left,
+                right,
+                transpose_right: false,
+            })) if right == weights => Some(left),
+            _ => None,
+        }
+    }
+
+    /// The matrix a lesson's answer is: the heads' outputs projected by W_o, or the one head's
+    /// output.
+    pub fn final_output(&self) -> MatrixName {
+        if self.has(MatrixName::Projected) {
+            MatrixName::Projected
+        } else {
+            MatrixName::Output
+        }
+    }
+
+    /// The matrix softmax is taken over: masked, else scaled, else the scores.
+    pub(crate) fn softmax_input(&self) -> MatrixName {
+        match self.origin(MatrixName::Weights) {
+            Some(Op::RowSoftmax(ops::RowSoftmax { of })) => of,
+            _ => MatrixName::Scores,
+        }
+    }
+
+    /// A matrix's symbol in this lesson: the embeddings are X, unless positions are added to
+    /// them to make X, when they are E; a head's output is `head` (Vaswani et al.'s head_i)
+    /// when W_o makes the output from every head's.
+    pub fn symbol(&self, name: MatrixName) -> &'static str {
+        match name {
+            MatrixName::Embeddings if self.has(MatrixName::X) => "E",
+            MatrixName::SourceEmbeddings if self.has(MatrixName::SourceX) => "E_S",
+            MatrixName::Output if self.has(MatrixName::Projected) => "head",
+            MatrixName::DecodeOutput if self.has(MatrixName::DecodeProjected) => "head_t",
+            // In cross-attention the keys and values are the source's: their paths back reach
+            // the source, not X.
+            MatrixName::DXK if self.shape.cross => "d_source_k",
+            MatrixName::DXV if self.shape.cross => "d_source_v",
+            _ => name.symbol(),
+        }
+    }
+
+    /// How a row of a matrix is named in a dot product (`q_cat`), if it has such a name.
+    pub(crate) fn row_vector(&self, name: MatrixName) -> Option<&'static str> {
+        if (name == MatrixName::Embeddings && self.has(MatrixName::X))
+            || (name == MatrixName::SourceEmbeddings && self.has(MatrixName::SourceX))
+        {
+            Some("e")
+        } else {
+            name.entry().row_vector
+        }
+    }
+
+    /// `equation` (a symbol, or `symbol = formula`) followed by what the matrix is, in
+    /// parentheses, when it has words: the caption of a table of it.
+    pub fn captioned(&self, equation: String, name: MatrixName) -> String {
+        let origin = self.origin(name).unwrap_or(Op::Input(ops::Input));
+        let gloss = name.entry().gloss.map(|gloss| match origin {
+            Op::Given(_) => format!("{gloss}, given"),
+            _ => gloss.to_string(),
+        });
+        let gloss = match (name, self.shape.positions) {
+            (MatrixName::Positions, Positions::Learned) => Some("learned positions".to_string()),
+            (MatrixName::Positions, _) => Some("sinusoidal positions".to_string()),
+            // One head has no share to speak of: the gradient is the whole of it.
+            (MatrixName::DV | MatrixName::DK | MatrixName::DKRope, _)
+                if self.shape.heads.query == 1 =>
+            {
+                gloss.map(|gloss| gloss.replace(", this head's share", ""))
+            }
+            (MatrixName::DXK, _) if self.shape.cross => {
+                Some("dL/d(source) through the keys".to_string())
+            }
+            (MatrixName::DXV, _) if self.shape.cross => {
+                Some("dL/d(source) through the values".to_string())
+            }
+            _ => gloss,
+        };
+        match gloss {
+            Some(gloss) => format!("{equation} ({gloss})"),
+            None => equation,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_projections_read_what_the_plan_multiplies_by_their_weights() {
+        for shape in Shape::every() {
+            let plan = Plan::new(shape);
+            if !shape.projected {
+                assert_eq!(plan.projected_input(), None, "{shape:?}");
+                continue;
+            }
+            let x = plan.projected_input().unwrap();
+            assert!(
+                plan.order().iter().position(|name| *name == x)
+                    < plan.order().iter().position(|name| *name == MatrixName::Q)
+            );
+            let expected = if plan.has(MatrixName::X) {
+                MatrixName::X
+            } else {
+                MatrixName::Embeddings
+            };
+            assert_eq!(x, expected, "{shape:?}");
+        }
+        // An operation put between X and the projections (as a normalisation would be) is
+        // what they read, with nothing else told.
+        let mut plan = Plan::new(Shape::every()[0]);
+        let between = MatrixName::Positions;
+        for (product, weights) in [
+            (MatrixName::Q, MatrixName::WQ),
+            (MatrixName::K, MatrixName::WK),
+        ] {
+            plan.origins[product.index()] = Some(Op::Product(ops::Product {
+                left: between,
+                right: weights,
+                transpose_right: false,
+            }));
+        }
+        assert_eq!(plan.projected_input(), Some(between));
+        assert_eq!(plan.projected_source(), Some(between));
+    }
+
+    #[test]
+    fn each_input_has_the_gradient_its_backward_pass_makes_for_it_read_from_the_plan() {
+        for shape in Shape::every() {
+            let shape = Shape {
+                backward: true,
+                decode: false,
+                ..shape
+            };
+            let plan = Plan::new(shape);
+            let grouped = shape.heads.kv < shape.heads.query;
+            let expect = |name: MatrixName, gradient: MatrixName| {
+                if plan.has(name) {
+                    assert_eq!(plan.gradient_of(name), Some(gradient), "{name:?} {shape:?}");
+                }
+            };
+            expect(MatrixName::Q, MatrixName::DQ);
+            expect(
+                MatrixName::K,
+                if grouped {
+                    MatrixName::DKGroup
+                } else {
+                    MatrixName::DK
+                },
+            );
+            expect(
+                MatrixName::V,
+                if grouped {
+                    MatrixName::DVGroup
+                } else {
+                    MatrixName::DV
+                },
+            );
+            expect(MatrixName::WQ, MatrixName::DWQ);
+            expect(MatrixName::WO, MatrixName::DWO);
+            // X = E + P: the embeddings and the positions share X's gradient; in
+            // cross-attention X reaches the loss through Q alone.
+            let x_gradient = if shape.cross {
+                MatrixName::DXQ
+            } else {
+                MatrixName::DX
+            };
+            expect(MatrixName::Embeddings, x_gradient);
+            if shape.positions == Positions::Learned {
+                expect(MatrixName::Positions, x_gradient);
+            }
+            expect(MatrixName::SourceEmbeddings, MatrixName::DSource);
+        }
+        // Without a backward pass nothing has a gradient.
+        let plan = Plan::new(Shape::every()[0]);
+        assert_eq!(plan.gradient_of(MatrixName::WQ), None);
+    }
+}

@@ -1,0 +1,216 @@
+//! Every step in one table: its key, title, default words, when a lesson has it and which
+//! matrices its screen shows. Each step's entry lives in its own file under `steps/`.
+
+use std::fmt;
+
+use super::{MatrixName, Plan, steps};
+
+/// What a screen shows when it is turned to one of its results: the result, where the cursor
+/// starts, and the matrices on screen, left to right.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub result: MatrixName,
+    pub panels: Vec<MatrixName>,
+}
+
+impl View {
+    /// The screen of a computed matrix: its operands, then itself.
+    pub(crate) fn computed(plan: &Plan, result: MatrixName) -> View {
+        let mut panels = plan
+            .origin(result)
+            .map(|origin| origin.operands())
+            .unwrap_or_default();
+        panels.push(result);
+        View { result, panels }
+    }
+}
+
+/// The table entry of one step.
+pub struct StepEntry {
+    pub step: Step,
+    /// The key used on the command line (`--step`) and in `[narration]`.
+    pub key: &'static str,
+    pub title: &'static str,
+    /// Our words, shown where a lesson gives none of its own; right for the lesson they are
+    /// shown in, so they may depend on its plan.
+    pub narration: fn(&Plan) -> &'static str,
+    /// Said before the narration wherever the step is shown (the tutor, `show`), when the
+    /// lesson's plan makes the step other than usual: Q, K and V given, scaling turned off.
+    pub note: fn(&Plan) -> Option<&'static str>,
+    /// Whether a lesson with this plan has the step.
+    pub shown: fn(&Plan) -> bool,
+    /// Why a lesson with this plan has not got the step, and what would give it one: `show`
+    /// says it where the step would be.
+    pub absent: fn(&Plan) -> Option<&'static str>,
+    /// The screen's views: a step with several results (Q, K and V) has one view for each,
+    /// and `[` `]` turn between them.
+    pub views: fn(&Plan) -> Vec<View>,
+}
+
+/// The one list of steps, in the order they are taken, each with the file of its entry: it
+/// makes `Step`, `Step::ALL` and the table of entries, so a step cannot be named without its
+/// entry, nor have an entry out of its place.
+macro_rules! steps {
+    ($($(#[$doc:meta])* $name:ident => $file:ident,)*) => {
+        /// One screen of the tutor, in the order attention is computed.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Step {
+            $($(#[$doc])* $name,)*
+        }
+
+        /// Each step's entry, in the order of `Step`.
+        const STEPS: [&StepEntry; Step::COUNT] = [$(&steps::$file::ENTRY,)*];
+
+        impl Step {
+            /// How many steps there are.
+            const COUNT: usize = [$(Step::$name,)*].len();
+
+            /// All steps in order; the one place that decides the step order.
+            pub const ALL: [Step; Step::COUNT] = [$(Step::$name,)*];
+        }
+    };
+}
+
+steps! {
+    Embedding => embedding,
+    Positions => positions,
+    Projection => projection,
+    Rotation => rotation,
+    Scores => scores,
+    Scaling => scaling,
+    Masking => masking,
+    Softmax => softmax,
+    /// Every head's weights side by side (a lesson with several heads).
+    AllHeads => all_heads,
+    Output => output,
+    /// The heads' outputs side by side (several heads with W_o).
+    Concat => concat,
+    /// concat · W_o (a lesson with W_o).
+    OutputProjection => output_projection,
+    /// Each head's W_QK and W_OV (embeddings and W_o).
+    Circuits => circuits,
+    /// The same output made one tile of keys at a time (FlashAttention's online softmax).
+    OnlineSoftmax => online_softmax,
+    /// Generation with a K/V cache (`decode = true`), step t: the new token's q, k and v.
+    NewToken => new_token,
+    /// The K and V caches with the new token's row added.
+    KvCache => kv_cache,
+    /// The new token's one row of scores and weights over the cache.
+    DecodeWeights => decode_weights,
+    /// The new token's output row, checked against the whole pass's.
+    DecodeOutput => decode_output,
+    /// The backward pass (a lesson with `grad_output`), from the output back: the loss's
+    /// gradient through W_o.
+    BackwardOutput => backward_output,
+    BackwardValues => backward_values,
+    BackwardSoftmax => backward_softmax,
+    BackwardScaling => backward_scaling,
+    BackwardScores => backward_scores,
+    BackwardRotation => backward_rotation,
+    BackwardWeights => backward_weights,
+    BackwardInput => backward_input,
+}
+
+impl Step {
+    /// Whether this is a step of the backward pass.
+    pub fn is_backward(self) -> bool {
+        matches!(
+            self,
+            Step::BackwardOutput
+                | Step::BackwardValues
+                | Step::BackwardSoftmax
+                | Step::BackwardScaling
+                | Step::BackwardScores
+                | Step::BackwardRotation
+                | Step::BackwardWeights
+                | Step::BackwardInput
+        )
+    }
+
+    pub fn entry(self) -> &'static StepEntry {
+        STEPS[self as usize]
+    }
+
+    pub fn key(self) -> &'static str {
+        self.entry().key
+    }
+
+    pub fn title(self) -> &'static str {
+        self.entry().title
+    }
+
+    pub fn from_key(key: &str) -> Option<Step> {
+        Step::ALL.into_iter().find(|step| step.key() == key)
+    }
+
+    /// The steps a lesson with this plan walks through, in order.
+    pub fn all_in(plan: &Plan) -> Vec<Step> {
+        Step::ALL
+            .into_iter()
+            .filter(|step| (step.entry().shown)(plan))
+            .collect()
+    }
+
+    pub fn views(self, plan: &Plan) -> Vec<View> {
+        (self.entry().views)(plan)
+    }
+
+    /// Whether the step shows the online softmax's state, and so is seen after one tile.
+    pub fn is_at_a_tile(self, plan: &Plan) -> bool {
+        self.views(plan)
+            .iter()
+            .any(|view| view.panels.iter().any(|name| name.per_tile()))
+    }
+
+    /// Whether the step shows a step of generation's matrices, and so is seen at one token.
+    pub fn is_at_a_token(self, plan: &Plan) -> bool {
+        self.views(plan)
+            .iter()
+            .any(|view| view.panels.iter().any(|name| name.per_token()))
+    }
+
+    pub fn narration(self, plan: &Plan) -> &'static str {
+        (self.entry().narration)(plan)
+    }
+
+    /// The note said before the narration, if this lesson's plan makes the step unusual.
+    pub fn note(self, plan: &Plan) -> Option<&'static str> {
+        (self.entry().note)(plan)
+    }
+
+    /// Why this lesson has not got the step, where there is something to say.
+    pub fn absent(self, plan: &Plan) -> Option<&'static str> {
+        (self.entry().absent)(plan)
+    }
+
+    /// Every default text this step shows, over every kind of lesson that has the step.
+    pub fn default_narrations(self) -> Vec<&'static str> {
+        let mut texts: Vec<&'static str> = Vec::new();
+        for shape in super::Shape::every() {
+            let plan = Plan::new(shape);
+            let text = self.narration(&plan);
+            if (self.entry().shown)(&plan) && !text.is_empty() && !texts.contains(&text) {
+                texts.push(text);
+            }
+        }
+        texts
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.title())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_the_order_of_the_steps() {
+        for (index, step) in Step::ALL.into_iter().enumerate() {
+            assert_eq!(STEPS[index].step, step);
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! All heads: every head's weights side by side, so the learner sees that heads attend
+//! differently; one is picked to open its Softmax step.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::AllHeads,
+    key: "all_heads",
+    title: "All heads",
+    narration: |plan| {
+        if plan.shape.cross {
+            return "Every head computes its own weights from its own queries and keys: one \
+                    head may follow the word-for-word alignment, another spread its attention \
+                    over the whole source. Each small map is one head's weights, a row per \
+                    target token and a column per source token. The heads run side by side, \
+                    none sees another's weights, and nothing here is averaged: each head's \
+                    weights go on to its own output. < and > pick a head, Enter opens its \
+                    Softmax step.";
+        }
+        "Every head computes its own weights from its own queries and keys, over the same \
+         tokens: one head may look at the previous word, another at the word itself, a third \
+         spread its attention evenly. Each small map is one head's weights, a row per query. \
+         The heads run side by side, none sees another's weights, and nothing here is averaged: \
+         each head's weights go on to its own output. < and > pick a head, Enter opens its \
+         Softmax step."
+    },
+    shown: |plan| plan.shape.heads.query > 1,
+    // The screen draws every head's weights itself; the cursor stays on the picked head's.
+    note: |_| None,
+    absent: |_| Some("This lesson has one head: its weights are the Softmax step's."),
+    views: |_| {
+        vec![View {
+            result: MatrixName::Weights,
+            panels: vec![MatrixName::Weights],
+        }]
+    },
+};

@@ -1,0 +1,42 @@
+//! Backward to the embeddings: dX, the three paths through Q, K and V added.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::BackwardInput,
+    key: "backward_input",
+    title: "Backward: embeddings",
+    narration: |plan| {
+        if plan.shape.cross {
+            return "The target reaches the loss only through its queries: dX = Σ_h \
+                    dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ. The source reaches it through its keys and values: d_source \
+                    = Σ dK·W_kᵀ + Σ dV·W_vᵀ, the two paths added, every head (or K/V group) \
+                    adding its own term.";
+        }
+        "X reaches the loss three ways, through its queries, keys and values, so its gradient \
+         is three paths added: dX = Σ_h dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ + Σ dK·W_kᵀ + Σ dV·W_vᵀ, every head \
+         (or K/V group) adding its own term. With positions added to the embeddings, X = E + \
+         P, and E's gradient is the same dX."
+    },
+    shown: |plan| plan.has(MatrixName::DXQ),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
+    views: |plan| {
+        [
+            MatrixName::DXQ,
+            MatrixName::DXK,
+            MatrixName::DXV,
+            MatrixName::DX,
+            MatrixName::DSource,
+        ]
+        .into_iter()
+        .filter(|name| plan.has(*name))
+        .map(|name| View::computed(plan, name))
+        .collect()
+    },
+};

@@ -1,0 +1,35 @@
+//! Backward through W_o: the loss's gradient from the output back to each head's output.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::BackwardOutput,
+    key: "backward_output",
+    title: "Backward: W_o",
+    narration: |_| {
+        "The backward pass starts from dO = grad_output, how much the loss L = Σ output ⊙ \
+         grad_output changes per unit of each output number. output = concat·W_o, so the \
+         gradient goes back through W_o transposed: d_concat = dO·W_oᵀ, and W_o's own \
+         gradient is dW_o = concatᵀ·dO, each cell a column of concat against a column of dO. \
+         Each head then takes its own columns of d_concat, the gradient of its output."
+    },
+    shown: |plan| plan.has(MatrixName::DConcat),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
+    views: |plan| {
+        [
+            MatrixName::DConcat,
+            MatrixName::DWO,
+            MatrixName::DHeadOutput,
+        ]
+        .into_iter()
+        .filter(|name| plan.has(*name))
+        .map(|name| View::computed(plan, name))
+        .collect()
+    },
+};

@@ -1,0 +1,29 @@
+//! Backward through RoPE: the gradients turned back by each position's angle.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::BackwardRotation,
+    key: "backward_rotation",
+    title: "Backward: rotation",
+    narration: |_| {
+        "The forward pass turned each pair of a query's (and a key's) numbers by the angle φ of \
+         its position. A rotation's inverse is its transpose, a turn by −φ, and so is its \
+         gradient: dQ is dQ_rope turned back by −φ, and dK is dK_rope turned back, pair by pair \
+         and row by row, each row by its own position's angles."
+    },
+    shown: |plan| plan.has(MatrixName::DQRope),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
+    views: |plan| {
+        vec![
+            View::computed(plan, MatrixName::DQ),
+            View::computed(plan, MatrixName::DK),
+        ]
+    },
+};

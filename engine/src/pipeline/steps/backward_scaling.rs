@@ -1,0 +1,33 @@
+//! Backward through the mask and the scaling: to the raw scores Q·Kᵀ.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::BackwardScaling,
+    key: "backward_scaling",
+    title: "Backward: scaling",
+    narration: |plan| {
+        if plan.shape.mask {
+            "The mask was added to the scaled scores, and adding passes a gradient through \
+             unchanged: dS is the gradient of the scaled scores too, already 0 at every hidden \
+             key. The scaling divided the raw scores by √d_k, so their gradient is divided by \
+             √d_k as well: d_scores = dS / √d_k. Forgetting this division makes the \
+             gradients made from d_scores (dQ, dK and the weights' and X's gradients through \
+             them) √d_k times too large."
+        } else {
+            "The scaling divided the raw scores by √d_k, so their gradient is divided by √d_k \
+             as well: d_scores = dS / √d_k. Forgetting this division makes the gradients made \
+             from d_scores (dQ, dK and the weights' and X's gradients through them) √d_k \
+             times too large."
+        }
+    },
+    shown: |plan| plan.has(MatrixName::DScores),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
+    views: |plan| vec![View::computed(plan, MatrixName::DScores)],
+};

@@ -1,0 +1,36 @@
+//! Backward through weights·V: the gradients of the attention weights and of the values.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::BackwardValues,
+    key: "backward_values",
+    title: "Backward: weights and values",
+    narration: |plan| {
+        if plan.has(MatrixName::DConcat) {
+            "The head's output is weights·V, so its gradient d_output splits two ways. \
+             d_weights = d_output·Vᵀ: how the loss changes with each weight, a row of \
+             d_output against a value row. dV = weightsᵀ·d_output: each value row collects \
+             the gradient of every query that read it, in proportion to that query's weight on it."
+        } else {
+            "The output is weights·V, so its gradient dO = grad_output splits two ways. \
+             d_weights = dO·Vᵀ: how the loss changes with each weight, a row of dO against a \
+             value row. dV = weightsᵀ·dO: each value row collects the gradient of every query \
+             that read it, in proportion to that query's weight on it."
+        }
+    },
+    shown: |plan| plan.has(MatrixName::DWeights),
+    note: |_| None,
+    absent: |plan| {
+        (!plan.shape.backward).then_some(
+            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+             --grad-seed S.",
+        )
+    },
+    views: |plan| {
+        vec![
+            View::computed(plan, MatrixName::DWeights),
+            View::computed(plan, MatrixName::DV),
+        ]
+    },
+};

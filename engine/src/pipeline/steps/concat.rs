@@ -1,0 +1,23 @@
+//! Concat: every head's output side by side, head 1 first.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::Concat,
+    key: "concat",
+    title: "Concat",
+    narration: |_| {
+        "The heads' outputs are laid side by side, head 1 first: each token's row of concat is \
+         its row of head 1's output, then head 2's, and so on. Nothing is added or averaged; \
+         every number is copied from the head it came from, so the order of the blocks matters: \
+         W_o's rows are in the same order, one block of rows per head."
+    },
+    shown: |plan| plan.has(MatrixName::Concat) && plan.shape.heads.query > 1,
+    note: |_| None,
+    absent: |_| {
+        Some(
+            "This lesson has one head: there is nothing to lay side by side (concat is its output).",
+        )
+    },
+    views: |plan| vec![View::computed(plan, MatrixName::Concat)],
+};

@@ -1,0 +1,37 @@
+//! Generation, the output row: the new weights times the cached values, checked against the
+//! whole pass's row.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::DecodeOutput,
+    key: "decode_output",
+    title: "Generation: the output row",
+    narration: |plan| {
+        if plan.has(MatrixName::DecodeProjected) {
+            "The new token's output is its weights times the cached values, one row per head, \
+             then the heads side by side times W_o. The engine compares it with row t of the \
+             whole causal pass (the note by the matrices): they agree, because the causal mask let row t see \
+             exactly the tokens the cache holds."
+        } else {
+            "The new token's output is its weights times the cached values: \
+             output_t = weights_t·V_cache. The engine compares it with row t of the \
+             whole causal pass (the note by the matrices): they agree, because the causal mask let row t see exactly the \
+             tokens the cache holds."
+        }
+    },
+    shown: |plan| plan.has(MatrixName::DecodeOutput),
+    note: |_| None,
+    absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
+    views: |plan| {
+        [
+            MatrixName::DecodeOutput,
+            MatrixName::DecodeConcat,
+            MatrixName::DecodeProjected,
+        ]
+        .into_iter()
+        .filter(|name| plan.has(*name))
+        .map(|name| View::computed(plan, name))
+        .collect()
+    },
+};

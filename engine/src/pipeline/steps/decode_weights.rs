@@ -1,0 +1,37 @@
+//! Generation, one row of weights: the new query against every cached key, then softmax.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::DecodeWeights,
+    key: "decode_weights",
+    title: "Generation: one row of weights",
+    narration: |plan| {
+        if plan.shape.scale {
+            "The new query is compared with every key in the cache: one row of scores, \
+             scores_t = q_t·K_cacheᵀ, divided by √d_k, then softmax over the cached keys \
+             alone. There is no mask: the cache holds exactly the tokens up to this one, so the \
+             row is the causal weights' row t, computed from t keys instead of a whole masked \
+             matrix."
+        } else {
+            "The new query is compared with every key in the cache: one row of scores, \
+             scores_t = q_t·K_cacheᵀ, then softmax over the cached keys alone. There is no \
+             mask: the cache holds exactly the tokens up to this one, so the row is the causal \
+             weights' row t, computed from t keys instead of a whole masked matrix."
+        }
+    },
+    shown: |plan| plan.has(MatrixName::DecodeWeights),
+    note: |_| None,
+    absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
+    views: |plan| {
+        [
+            MatrixName::DecodeScores,
+            MatrixName::DecodeScaled,
+            MatrixName::DecodeWeights,
+        ]
+        .into_iter()
+        .filter(|name| plan.has(*name))
+        .map(|name| View::computed(plan, name))
+        .collect()
+    },
+};

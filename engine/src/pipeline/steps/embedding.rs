@@ -1,0 +1,39 @@
+//! Embedding: the tokens' vectors, the matrix everything starts from.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::Embedding,
+    key: "embedding",
+    title: "Embedding",
+    narration: |plan| {
+        if plan.shape.cross {
+            "Each token starts as a vector of numbers, its embedding. Here there are two \
+             sequences: the target's tokens, one row each in X, will ask the questions (the \
+             queries); the source's tokens, one row each in S, will be looked at (the keys) and \
+             read from (the values)."
+        } else if plan.has(MatrixName::X) {
+            "Each token starts as a vector of numbers, its embedding. Stacked one row per \
+             token, they form the matrix E. Everything attention does, it does to these \
+             numbers, once their positions are added to them."
+        } else {
+            "Each token starts as a vector of numbers, its embedding. Stacked one row per \
+             token, they form the matrix X. Everything attention does, it does to these numbers."
+        }
+    },
+    // A lesson that gives Q, K and V itself has no embeddings: it starts at Projection.
+    shown: |plan| plan.has(MatrixName::Embeddings),
+    // Cross-attention's source has its own embeddings, a second view.
+    note: |_| None,
+    absent: |_| Some("This lesson gives Q, K and V directly; it has no embeddings."),
+    views: |plan| {
+        [MatrixName::Embeddings, MatrixName::SourceEmbeddings]
+            .into_iter()
+            .filter(|name| plan.has(*name))
+            .map(|name| View {
+                result: name,
+                panels: vec![name],
+            })
+            .collect()
+    },
+};

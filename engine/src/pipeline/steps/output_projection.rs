@@ -1,0 +1,26 @@
+//! Output projection: the heads' outputs, side by side, times W_o.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::OutputProjection,
+    key: "output_projection",
+    title: "Output projection",
+    narration: |plan| {
+        if plan.shape.heads.query > 1 {
+            "W_o mixes what the heads found into one vector per token: output = concat · W_o. \
+             Each cell is a dot product of a token's row of concat with a column of W_o, and \
+             since concat is the heads side by side, the sum falls into one part per head: \
+             head 1's output times its block of W_o's rows, plus head 2's, and so on. That is \
+             how the heads, computed apart, are combined: added after each has been projected, \
+             not averaged before."
+        } else {
+            "W_o projects the head's output to the model's width: output = head · W_o. Each \
+             cell is a dot product of a token's row of the head's output with a column of W_o."
+        }
+    },
+    shown: |plan| plan.has(MatrixName::Projected),
+    note: |_| None,
+    absent: |_| Some("This lesson has no output weights (w_o): the head's output is the answer."),
+    views: |plan| vec![View::computed(plan, MatrixName::Projected)],
+};

@@ -1,0 +1,56 @@
+//! Projection: queries, keys and values, each X times its weights (or given by the lesson).
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::Projection,
+    key: "projection",
+    title: "Projection",
+    narration: |plan| {
+        if plan.shape.cross && plan.has(MatrixName::WQ) {
+            return "Three learned matrices make three new vectors, from two sequences: a query \
+                    from each target token (what it is looking for in the source), and a key \
+                    (what it offers) and a value (what it passes on) from each source token. \
+                    Q = X·W_q, K = S·W_k, V = S·W_v: each cell is a dot product of a row of X \
+                    or S with a column of the weights, so Q has a row per target token and K \
+                    and V a row per source token.";
+        }
+        // Q, K and V given: the note says so, and there is no X·W to explain.
+        if !plan.has(MatrixName::WQ) {
+            return "";
+        }
+        "Three learned matrices turn each embedding into three new vectors: a query (what this \
+         token is looking for), a key (what it offers to others) and a value (what it passes \
+         on). Q = X·W_q, K = X·W_k, V = X·W_v: each cell is a dot product of a row of X with a \
+         column of the weights."
+    },
+    shown: |_| true,
+    note: |plan| match (plan.has(MatrixName::WQ), plan.shape.cross) {
+        (true, _) => None,
+        (false, true) => Some(
+            "This lesson gives Q, K and V directly, as if the projections had already been \
+                 done: each row of Q is a target token's query, each row of K and V a source \
+                 token's key and value.",
+        ),
+        (false, false) => Some(
+            "This lesson gives Q, K and V directly, as if the projection from embeddings had \
+                 already been done: each row is one token's query, key and value.",
+        ),
+    },
+    absent: |_| None,
+    views: |plan| {
+        let projections = [MatrixName::Q, MatrixName::K, MatrixName::V];
+        if plan.has(MatrixName::WQ) {
+            projections
+                .into_iter()
+                .map(|projection| View::computed(plan, projection))
+                .collect()
+        } else {
+            // Q, K and V given side by side.
+            vec![View {
+                result: MatrixName::Q,
+                panels: projections.to_vec(),
+            }]
+        }
+    },
+};

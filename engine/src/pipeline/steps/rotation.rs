@@ -1,0 +1,37 @@
+//! Rotation (RoPE): every query and key turned pairwise by an angle that grows with its position.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::Rotation,
+    key: "rotation",
+    title: "Rotation",
+    narration: |plan| {
+        if plan.shape.cross {
+            return "Rotary position embedding (RoPE; Su et al., 2021) adds nothing to the \
+                    embeddings. Instead, after projection, each query and key is turned pair by \
+                    pair by its position p: columns 2i and 2i+1 are rotated by the angle \
+                    φ = p · 10000^(−2i/d_k). Here the queries count the target's positions and \
+                    the keys the source's, each from 0, so q_m · k_n depends on m − n, which \
+                    compares places in two different sentences; a source and its translation \
+                    need not line up word for word, which is why models usually leave \
+                    positions out of cross-attention. The values are not rotated.";
+        }
+        "Rotary position embedding (RoPE; Su et al., 2021) adds nothing to the embeddings. \
+         Instead, after projection, the query and the key of the token at position p are turned \
+         pair by pair: columns 2i and 2i+1 are rotated by the angle φ = p · 10000^(−2i/d_k), \
+         fastest for the first pair. Turning q by its position m and k by its position n \
+         changes their dot product only through the difference: q_m · k_n depends on m − n, \
+         the distance between the tokens, not on where the pair stands. The values are not \
+         rotated."
+    },
+    shown: |plan| plan.has(MatrixName::QRope),
+    note: |_| None,
+    absent: |_| Some("This lesson does not rotate (positions is not \"rope\")."),
+    views: |plan| {
+        [MatrixName::QRope, MatrixName::KRope]
+            .into_iter()
+            .map(|rotated| View::computed(plan, rotated))
+            .collect()
+    },
+};

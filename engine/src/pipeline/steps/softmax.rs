@@ -1,0 +1,20 @@
+//! Softmax: each row of scores turned into weights that sum to 1.
+
+use crate::pipeline::{MatrixName, Step, StepEntry, View};
+
+pub(crate) const ENTRY: StepEntry = StepEntry {
+    step: Step::Softmax,
+    key: "softmax",
+    title: "Softmax",
+    narration: |_| {
+        "Softmax turns each row of scores into weights that sum to 1: exp(score) divided by \
+         the sum of the exps of its row. Every weight is positive, except where a mask hides \
+         the key with -inf: that weight is exactly 0, and a row whose every key is hidden is \
+         all 0 here. The row maximum is subtracted first; that changes nothing in the result \
+         but keeps exp from overflowing."
+    },
+    shown: |_| true,
+    note: |_| None,
+    absent: |_| None,
+    views: |plan| vec![View::computed(plan, MatrixName::Weights)],
+};

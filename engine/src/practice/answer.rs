@@ -1,0 +1,88 @@
+//! A prediction as the learner typed it: its number, and the precision it was typed to, which
+//! decides how close it must be (0.707 is right for 1/√2 even where the lesson shows 0.7071).
+
+/// The fewest decimals, and the fewest significant digits, an answer must be typed with to be
+/// judged at its own precision rather than the lesson's: "0.7" is too rough for 0.7071, and
+/// "0.00" says nothing about 0.0031.
+pub(crate) const MIN_TYPED_DECIMALS: usize = 2;
+const MIN_SIGNIFICANT_DIGITS: usize = 2;
+
+/// A typed prediction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Answer {
+    pub value: f64,
+    /// The decimals typed, when there are enough of them (and enough significant digits) for
+    /// the answer to be judged at that precision; `None` for "-inf", for numbers in exponent
+    /// form, and for rough answers, which are judged at the lesson's precision.
+    pub typed_decimals: Option<usize>,
+}
+
+impl Answer {
+    /// Reads a typed prediction: a number, or −∞ for a masked cell. The error says what would
+    /// be right.
+    pub fn parse(typed: &str) -> Result<Answer, String> {
+        let text = typed.trim().replace('−', "-");
+        let value = match text.as_str() {
+            "" => return Err("type a number, or press Esc".to_string()),
+            "-inf" | "-∞" | "-infinity" => f64::NEG_INFINITY,
+            _ => text
+                .parse::<f64>()
+                .ok()
+                .filter(|value| value.is_finite())
+                .ok_or_else(|| format!("“{}” is not a number (like 0.25 or -1.5)", typed.trim()))?,
+        };
+        Ok(Answer {
+            value,
+            typed_decimals: value.is_finite().then(|| precision(&text)).flatten(),
+        })
+    }
+
+    /// A number given directly, judged at the lesson's precision.
+    pub(crate) fn exactly(value: f64) -> Answer {
+        Answer {
+            value,
+            typed_decimals: None,
+        }
+    }
+}
+
+/// The decimals in a plain decimal number ("0.707" has 3), when it has at least
+/// `MIN_TYPED_DECIMALS` of them and `MIN_SIGNIFICANT_DIGITS` significant digits.
+fn precision(text: &str) -> Option<usize> {
+    let digits = text.trim_start_matches(['-', '+']);
+    if !digits.chars().all(|ch| ch.is_ascii_digit() || ch == '.') {
+        // Exponent form ("7.07e-1") says its precision another way; the lesson's is used.
+        return None;
+    }
+    let (_, decimals) = digits.split_once('.')?;
+    let significant = digits
+        .chars()
+        .filter(char::is_ascii_digit)
+        .skip_while(|ch| *ch == '0')
+        .count();
+    (decimals.len() >= MIN_TYPED_DECIMALS && significant >= MIN_SIGNIFICANT_DIGITS)
+        .then_some(decimals.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decimals(typed: &str) -> Option<usize> {
+        Answer::parse(typed).unwrap().typed_decimals
+    }
+
+    #[test]
+    fn the_precision_typed_counts_decimals_with_enough_significant_digits() {
+        assert_eq!(decimals("0.707"), Some(3));
+        assert_eq!(decimals("-1.25"), Some(2));
+        assert_eq!(decimals("12.50"), Some(2));
+        assert_eq!(decimals("0.0031"), Some(4));
+        assert_eq!(decimals("0.7"), None, "one decimal is too rough");
+        assert_eq!(decimals("0.00"), None, "no significant digit");
+        assert_eq!(decimals("0.003"), None, "one significant digit");
+        assert_eq!(decimals("7"), None);
+        assert_eq!(decimals("7.07e-1"), None);
+        assert_eq!(decimals("-inf"), None);
+    }
+}

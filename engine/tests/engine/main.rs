@@ -1,0 +1,11 @@
+//! The engine's tests, one binary that links the engine alone (no terminal, no server): lessons
+//! read and written, attention computed and checked against its properties, heads, masks,
+//! exponentials, and practice's checking of a learner's numbers.
+
+mod engine;
+mod engine_properties;
+mod exponentials;
+mod heads;
+mod lesson_writing;
+mod masks;
+mod practice_checking;

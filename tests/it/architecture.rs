@@ -1,0 +1,393 @@
+//! The shape of the code, held: the engine is a crate of its own that links no terminal,
+//! server or network crate, and the source files import each other in at most two circles.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The project's root, where Cargo.lock and the two crates' sources are.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_engine_crate_links_no_terminal_server_or_network_crate() {
+    let lock: toml::Table = std::fs::read_to_string(root().join("Cargo.lock"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let packages = lock["package"].as_array().unwrap();
+    let dependencies_of = |name: &str| -> Vec<String> {
+        let package = packages
+            .iter()
+            .find(|package| package["name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("{name} is not in Cargo.lock"));
+        package
+            .get("dependencies")
+            .and_then(|list| list.as_array())
+            .map(|list| {
+                // "name" or "name version" when two versions are locked.
+                list.iter()
+                    .map(|entry| {
+                        entry
+                            .as_str()
+                            .unwrap()
+                            .split(' ')
+                            .next()
+                            .unwrap()
+                            .to_string()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut linked = BTreeSet::new();
+    let mut to_visit = vec!["attn-engine".to_string()];
+    while let Some(name) = to_visit.pop() {
+        for dependency in dependencies_of(&name) {
+            if linked.insert(dependency.clone()) {
+                to_visit.push(dependency);
+            }
+        }
+    }
+    assert!(
+        linked.contains("nalgebra"),
+        "the walk found the engine's own dependencies"
+    );
+    for stack in [
+        "tokio",
+        "russh",
+        "axum",
+        "hyper",
+        "rustls",
+        "ratatui",
+        "crossterm",
+        "clap",
+    ] {
+        assert!(
+            !linked.contains(stack),
+            "the engine links {stack}: {linked:?}"
+        );
+    }
+}
+
+#[test]
+fn the_source_files_import_each_other_in_at_most_two_circles() {
+    let files = Sources::read();
+    let circles = files.circles();
+    let shown: Vec<String> = circles.iter().map(|circle| circle.join(" ↔ ")).collect();
+    assert!(
+        circles.len() <= 2,
+        "{} circles of files:\n{}",
+        circles.len(),
+        shown.join("\n")
+    );
+}
+
+#[test]
+fn the_circle_count_sees_a_circle_through_a_reexport() {
+    // The measure itself: a file that imports a name its own importer re-exports is a circle.
+    let files = Sources::of(&[
+        ("a", "use crate::b::Thing;\npub struct Other;\n"),
+        ("b", "mod inner;\npub use inner::Thing;\n"),
+        ("b/inner", "use crate::a::Other;\npub struct Thing;\n"),
+        ("c", "use crate::a::Other;\n"),
+    ]);
+    assert_eq!(
+        files.circles(),
+        vec![vec!["a".to_string(), "b/inner".to_string()]]
+    );
+}
+
+/// Every source file of both crates by its module path (`attention/derivation`), with its text
+/// up to its tests.
+struct Sources {
+    texts: BTreeMap<Vec<String>, String>,
+}
+
+impl Sources {
+    fn read() -> Sources {
+        let mut texts = BTreeMap::new();
+        for crate_source in [root().join("src"), root().join("engine/src")] {
+            let mut folders = vec![crate_source.clone()];
+            while let Some(folder) = folders.pop() {
+                for entry in std::fs::read_dir(&folder).unwrap() {
+                    let path = entry.unwrap().path();
+                    if path.is_dir() {
+                        folders.push(path);
+                    } else if path.extension().is_some_and(|extension| extension == "rs")
+                        && !path.ends_with("src/main.rs")
+                    {
+                        let text = std::fs::read_to_string(&path).unwrap();
+                        texts.insert(module_path(&crate_source, &path), code_of(&text));
+                    }
+                }
+            }
+        }
+        Sources { texts }
+    }
+
+    /// Made from texts, for testing the measure.
+    fn of(files: &[(&str, &str)]) -> Sources {
+        let texts = files
+            .iter()
+            .map(|(path, text)| (path.split('/').map(String::from).collect(), code_of(text)))
+            .collect();
+        Sources { texts }
+    }
+
+    /// Each set of files that import each other round a circle, as sorted module paths.
+    fn circles(&self) -> Vec<Vec<String>> {
+        let modules: Vec<&Vec<String>> = self.texts.keys().collect();
+        let index_of = |module: &Vec<String>| modules.iter().position(|known| *known == module);
+        let imports: Vec<BTreeSet<usize>> = modules
+            .iter()
+            .map(|module| {
+                let mut to = BTreeSet::new();
+                for (public, path) in self.uses(module) {
+                    // A re-export names a thing; it is not a use of it.
+                    if public {
+                        continue;
+                    }
+                    let target = self
+                        .absolute(module, &path)
+                        .and_then(|path| self.defined_in(path, 0));
+                    if let Some(index) = target.as_ref().and_then(index_of)
+                        && modules[index] != *module
+                    {
+                        to.insert(index);
+                    }
+                }
+                to
+            })
+            .collect();
+        let mut circles: Vec<Vec<String>> = strongly_connected(&imports)
+            .into_iter()
+            .filter(|group| group.len() > 1)
+            .map(|group| {
+                let mut names: Vec<String> =
+                    group.iter().map(|&index| shown(modules[index])).collect();
+                names.sort();
+                names
+            })
+            .collect();
+        circles.sort();
+        circles
+    }
+
+    /// The paths of a file's `use` lines, `{…}` groups spread out, each with whether it is a
+    /// re-export.
+    fn uses(&self, module: &[String]) -> Vec<(bool, Vec<String>)> {
+        let text = &self.texts[module];
+        let mut found = Vec::new();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            let line = line.trim_start();
+            let (public, start) = match line.split_once("use ") {
+                Some(("", rest)) => (false, rest),
+                Some((visibility, rest))
+                    if visibility.starts_with("pub") && !visibility.trim_end().contains(' ') =>
+                {
+                    (true, rest)
+                }
+                _ => continue,
+            };
+            // The statement, to its `;`, with `x as y` kept as x.
+            let mut statement = start.to_string();
+            while !statement.contains(';') {
+                let Some(next) = lines.next() else { break };
+                statement.push_str(next);
+            }
+            let statement = statement
+                .split(';')
+                .next()
+                .unwrap_or_default()
+                .replace(" as ", "@");
+            let tree: String = statement.chars().filter(|c| !c.is_whitespace()).collect();
+            for path in spread(&tree) {
+                let path = path.split('@').next().unwrap_or_default();
+                let segments: Vec<String> = path
+                    .split("::")
+                    .filter(|segment| *segment != "self" || path.starts_with("self"))
+                    .map(String::from)
+                    .collect();
+                found.push((public, segments));
+            }
+        }
+        found
+    }
+
+    /// A `use` path as a path from a crate root; `None` for another crate's or std's.
+    fn absolute(&self, module: &[String], path: &[String]) -> Option<Vec<String>> {
+        let (first, rest) = path.split_first()?;
+        match first.as_str() {
+            "crate" | "attn_tutor" | "attn_engine" => Some(rest.to_vec()),
+            "self" => Some([module, rest].concat()),
+            "super" => {
+                let mut at = module.to_vec();
+                let mut rest = path;
+                while rest.first().is_some_and(|segment| segment == "super") {
+                    at.pop();
+                    rest = &rest[1..];
+                }
+                Some([at.as_slice(), rest].concat())
+            }
+            _ => {
+                let child = [module, std::slice::from_ref(first)].concat();
+                self.texts
+                    .contains_key(&child)
+                    .then(|| [module, path].concat())
+            }
+        }
+    }
+
+    /// The file that defines what a path from a crate root names: the deepest module file on
+    /// the path, or the file a name it re-exports comes from.
+    fn defined_in(&self, path: Vec<String>, followed: usize) -> Option<Vec<String>> {
+        for length in (1..=path.len()).rev() {
+            let module = &path[..length];
+            if !self.texts.contains_key(module) {
+                continue;
+            }
+            if let (Some(name), true) = (path.get(length), followed < 8) {
+                for (public, exported) in self.uses(module) {
+                    if public && exported.last() == Some(name) {
+                        let from = self.absolute(module, &exported)?;
+                        if from[..from.len() - 1] != *module {
+                            let rest = &path[length + 1..];
+                            return self.defined_in([from.as_slice(), rest].concat(), followed + 1);
+                        }
+                    }
+                }
+            }
+            return Some(module.to_vec());
+        }
+        None
+    }
+}
+
+/// `engine/src/attention/mod.rs` → `attention`; `src/lib.rs` → the root, an empty path.
+fn module_path(crate_source: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(crate_source).unwrap().with_extension("");
+    let mut path: Vec<String> = relative
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(path.last().map(String::as_str), Some("mod" | "lib")) {
+        path.pop();
+    }
+    path
+}
+
+fn shown(module: &[String]) -> String {
+    if module.is_empty() {
+        "lib".to_string()
+    } else {
+        module.join("/")
+    }
+}
+
+/// A file's code without its comments and without its `#[cfg(test)]` module, whose imports are
+/// the tests', not the program's.
+fn code_of(text: &str) -> String {
+    let code: Vec<&str> = text
+        .lines()
+        .map(|line| line.split_once("//").map_or(line, |(code, _)| code))
+        .collect();
+    let code = code.join("\n");
+    match code.find("#[cfg(test)]\nmod ") {
+        Some(tests) => code[..tests].to_string(),
+        None => code,
+    }
+}
+
+/// `a::{b, c::{d, e}}` → `a::b`, `a::c::d`, `a::c::e` (no whitespace in the tree).
+fn spread(tree: &str) -> Vec<String> {
+    let Some(open) = tree.find('{') else {
+        return vec![tree.to_string()];
+    };
+    let (prefix, inner) = (
+        &tree[..open],
+        &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())],
+    );
+    let (mut parts, mut depth, mut current) = (Vec::new(), 0, String::new());
+    for c in inner.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            parts.push(std::mem::take(&mut current));
+        } else {
+            current.push(c);
+        }
+    }
+    parts.push(current);
+    parts
+        .iter()
+        .filter(|part| !part.is_empty())
+        .flat_map(|part| spread(part))
+        .map(|path| format!("{prefix}{path}"))
+        .collect()
+}
+
+/// Tarjan's strongly connected components of a graph given as each node's successors.
+fn strongly_connected(successors: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
+    struct Walk<'a> {
+        successors: &'a [BTreeSet<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        stack: Vec<usize>,
+        on_stack: Vec<bool>,
+        next: usize,
+        groups: Vec<Vec<usize>>,
+    }
+    impl Walk<'_> {
+        fn visit(&mut self, node: usize) {
+            self.index[node] = Some(self.next);
+            self.low[node] = self.next;
+            self.next += 1;
+            self.stack.push(node);
+            self.on_stack[node] = true;
+            for &next in self.successors[node].iter() {
+                match self.index[next] {
+                    None => {
+                        self.visit(next);
+                        self.low[node] = self.low[node].min(self.low[next]);
+                    }
+                    Some(index) if self.on_stack[next] => {
+                        self.low[node] = self.low[node].min(index)
+                    }
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[node]) == self.index[node] {
+                let mut group = Vec::new();
+                while let Some(member) = self.stack.pop() {
+                    self.on_stack[member] = false;
+                    group.push(member);
+                    if member == node {
+                        break;
+                    }
+                }
+                self.groups.push(group);
+            }
+        }
+    }
+    let count = successors.len();
+    let mut walk = Walk {
+        successors,
+        index: vec![None; count],
+        low: vec![0; count],
+        stack: Vec::new(),
+        on_stack: vec![false; count],
+        next: 0,
+        groups: Vec::new(),
+    };
+    for node in 0..count {
+        if walk.index[node].is_none() {
+            walk.visit(node);
+        }
+    }
+    walk.groups
+}
