@@ -1,0 +1,42 @@
+//! Leaving a lesson or the app: asked first when edits are unsaved, or when students would be
+//! left without their presenter.
+
+use crate::app::classroom::Classroom;
+use crate::app::tutor::Tutor;
+use crate::app::{App, Leave, Overlay, Question};
+
+/// Leaving a lesson (or the app) asks first when there are unsaved edits.
+pub(super) fn leave(app: &mut App, then: Leave) {
+    let unsaved = app.tutor.as_ref().is_some_and(Tutor::has_unsaved_edits);
+    if unsaved {
+        app.overlay = Overlay::Question(Question::LeaveUnsaved(then));
+    } else {
+        go(app, then);
+    }
+}
+
+pub(super) fn go(app: &mut App, then: Leave) {
+    match then {
+        Leave::ToPicker if app.tutor.is_some() => {
+            app.tutor = None;
+            if let Some(allowance) = &app.allowance {
+                allowance.release();
+            }
+        }
+        Leave::ToPicker | Leave::Quit => match students_present(app) {
+            // A presenter's quit ends the class for everyone: a stray `q q` must not.
+            Some(students) if students > 0 => {
+                app.overlay = Overlay::Question(Question::EndClass);
+            }
+            _ => app.quit = true,
+        },
+    }
+}
+
+/// How many students follow this app's lead, when it is a presenter's.
+fn students_present(app: &App) -> Option<usize> {
+    match &app.classroom {
+        Some(Classroom::Presenter { audience, .. }) => Some(audience.connected),
+        _ => None,
+    }
+}
