@@ -1,6 +1,6 @@
 //! Backward to the embeddings: dX, the three paths through Q, K and V added.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardInput,
@@ -39,4 +39,5 @@ pub const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward through W_o: the loss's gradient from the output back to each head's output.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardOutput,
@@ -32,4 +32,5 @@ pub const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward through RoPE: the gradients turned back by each position's angle.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardRotation,
@@ -26,4 +26,5 @@ pub const ENTRY: StepEntry = StepEntry {
             View::computed(plan, MatrixName::DK),
         ]
     },
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward through the mask and the scaling: to the raw scores Q·Kᵀ.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardScaling,
@@ -30,4 +30,5 @@ pub const ENTRY: StepEntry = StepEntry {
         )
     },
     views: |plan| vec![View::computed(plan, MatrixName::DScores)],
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward through scores = Q·Kᵀ: the gradients of the queries and of the keys.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardScores,
@@ -54,4 +54,5 @@ pub const ENTRY: StepEntry = StepEntry {
         };
         vec![View::computed(plan, dq), View::computed(plan, dk)]
     },
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward through the softmax: each weight's share of its row's gradient.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardSoftmax,
@@ -24,4 +24,5 @@ pub const ENTRY: StepEntry = StepEntry {
         )
     },
     views: |plan| vec![View::computed(plan, MatrixName::DSoftmaxInput)],
+    header: Header::Backward,
 };

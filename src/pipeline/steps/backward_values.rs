@@ -1,6 +1,6 @@
 //! Backward through weights·V: the gradients of the attention weights and of the values.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardValues,
@@ -33,4 +33,5 @@ pub const ENTRY: StepEntry = StepEntry {
             View::computed(plan, MatrixName::DV),
         ]
     },
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward to the weights: dW_q, dW_k, dW_v, after adding the gradients of a K/V group's heads.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardWeights,
@@ -63,4 +63,5 @@ pub const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Backward,
 };

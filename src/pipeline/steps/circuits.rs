@@ -1,7 +1,7 @@
 //! Circuits: each head read as two matrices of the model's width (Elhage et al. 2021): W_QK,
 //! which decides where the head looks, and W_OV, which decides what it moves.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::Circuits,
@@ -44,5 +44,10 @@ pub const ENTRY: StepEntry = StepEntry {
             View::computed(plan, MatrixName::WQK),
             View::computed(plan, MatrixName::WOV),
         ]
+    },
+    // Its circuits are W_o's, which the output projection's part lights.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::OneHead,
     },
 };

@@ -1,6 +1,8 @@
 //! Concat: every head's output side by side, head 1 first.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{
+    Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View, head_superscript,
+};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::Concat,
@@ -20,4 +22,16 @@ pub const ENTRY: StepEntry = StepEntry {
         )
     },
     views: |plan| vec![View::computed(plan, MatrixName::Concat)],
+    // A lesson with several heads only, whose header writes its clause.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::Clause(|heads| {
+            let last = head_superscript(heads.query.saturating_sub(1));
+            if heads.query == 2 {
+                format!("concat = [head⁽¹⁾ | head{last}]")
+            } else {
+                format!("concat = [head⁽¹⁾ | … | head{last}]")
+            }
+        }),
+    },
 };

@@ -1,7 +1,7 @@
 //! Generation, the output row: the new weights times the cached values, checked against the
 //! whole pass's row.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::DecodeOutput,
@@ -34,4 +34,17 @@ pub const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Generation(|plan| Part {
+        before: vec![Piece::own("output_t = ")],
+        after: if plan.has(MatrixName::DecodeProjected) {
+            vec![
+                Piece::new("·V_cache", Lit::Also(&[Step::KvCache])),
+                Piece::own(" …·W_o"),
+            ]
+        } else {
+            vec![Piece::new("·V_cache", Lit::Also(&[Step::KvCache]))]
+        },
+        definitions: vec![Piece::new("the caches hold tokens 1 … t", Lit::Never)],
+        ..Part::default()
+    }),
 };

@@ -1,6 +1,6 @@
 //! Generation, one row of weights: the new query against every cached key, then softmax.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::DecodeWeights,
@@ -34,4 +34,14 @@ pub const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Generation(|plan| Part {
+        before: vec![Piece::own("softmax(")],
+        after: if plan.has(MatrixName::DecodeScaled) {
+            vec![Piece::own(" / √d_k"), Piece::own(")")]
+        } else {
+            vec![Piece::own(")")]
+        },
+        definitions: vec![Piece::new("the caches hold tokens 1 … t", Lit::Never)],
+        ..Part::default()
+    }),
 };

@@ -1,6 +1,6 @@
 //! Embedding: the tokens' vectors, the matrix everything starts from.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::Embedding,
@@ -35,5 +35,10 @@ pub const ENTRY: StepEntry = StepEntry {
                 panels: vec![name],
             })
             .collect()
+    },
+    // Its embeddings are the X the projections read, which the projection's part lights.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::Whole,
     },
 };

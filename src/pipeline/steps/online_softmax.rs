@@ -2,7 +2,7 @@
 //! does it, keeping per query row only m, l and acc.
 
 use crate::ops;
-use crate::pipeline::{MatrixName, Op, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Op, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::OnlineSoftmax,
@@ -52,4 +52,5 @@ pub const ENTRY: StepEntry = StepEntry {
             },
         ]
     },
+    header: Header::Online,
 };

@@ -1,6 +1,8 @@
 //! Positions: a vector per position added to the embeddings, so that order matters.
 
-use crate::pipeline::{MatrixName, Plan, Positions, Step, StepEntry, View};
+use crate::pipeline::{
+    Header, MatrixName, Part, Piece, Plan, Positions, SeveralHeads, Step, StepEntry, View,
+};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::Positions,
@@ -35,6 +37,20 @@ pub const ENTRY: StepEntry = StepEntry {
             ..View::computed(plan, sum)
         })
         .collect()
+    },
+    header: Header::Attention {
+        one_head: |plan| Part {
+            definitions: [
+                (MatrixName::X, "X = E + P; "),
+                (MatrixName::SourceX, "S = E_S + P_S; "),
+            ]
+            .into_iter()
+            .filter(|(name, _)| plan.has(*name))
+            .map(|(_, text)| Piece::own(text))
+            .collect(),
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::Whole,
     },
 };
 

@@ -1,6 +1,6 @@
 //! Rotation (RoPE): every query and key turned pairwise by an angle that grows with its position.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::Rotation,
@@ -33,5 +33,10 @@ pub const ENTRY: StepEntry = StepEntry {
             .into_iter()
             .map(|rotated| View::computed(plan, rotated))
             .collect()
+    },
+    // It rotates the queries and keys the scores' part writes, which it lights.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::OneHead,
     },
 };

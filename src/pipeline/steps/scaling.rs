@@ -1,6 +1,6 @@
 //! Scaling: scores divided by √d_k.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub const ENTRY: StepEntry = StepEntry {
     step: Step::Scaling,
@@ -32,5 +32,24 @@ pub const ENTRY: StepEntry = StepEntry {
                 panels: vec![MatrixName::Scores],
             }]
         }
+    },
+    header: Header::Attention {
+        one_head: |plan| {
+            if plan.has(MatrixName::Scaled) {
+                Part {
+                    after: vec![Piece::own(" / √d_k")],
+                    ..Part::default()
+                }
+            } else {
+                Part {
+                    after: vec![Piece::new(" / √d_k", Lit::Skipped)],
+                    // Said before the definitions, so that a narrow terminal, which cuts the
+                    // line's end, keeps it.
+                    aside: vec![Piece::new(" (no scaling)", Lit::Muted)],
+                    ..Part::default()
+                }
+            }
+        },
+        several_heads: SeveralHeads::OneHead,
     },
 };
