@@ -44,6 +44,9 @@ pub struct StepEntry {
     /// Why a lesson with this plan has not got the step, and what would give it one: `show`
     /// says it where the step would be.
     pub absent: fn(&Plan) -> Option<&'static str>,
+    /// What would give a lesson the step, said where a lesson narrates a step it has not got;
+    /// `None` for a step every lesson has.
+    pub enable: Option<&'static str>,
     /// The screen's views: a step with several results (Q, K and V) has one view for each,
     /// and `[` `]` turn between them.
     pub views: fn(&Plan) -> Vec<View>,
@@ -301,6 +304,22 @@ mod tests {
     fn the_table_is_in_the_order_of_the_steps() {
         for (index, step) in Step::ALL.into_iter().enumerate() {
             assert_eq!(STEPS[index].step, step);
+        }
+    }
+
+    /// A lesson that narrates a step it has not got is told what would give it the step: a
+    /// step some lesson lacks must say so, and a step every lesson has must not.
+    #[test]
+    fn a_step_some_lesson_lacks_says_what_would_give_it_one() {
+        for step in Step::ALL {
+            let lacked = super::super::Shape::every()
+                .into_iter()
+                .any(|shape| !Step::all_in(&Plan::new(shape)).contains(&step));
+            assert_eq!(
+                step.entry().enable.is_some(),
+                lacked,
+                "{step:?}: some lesson lacks it: {lacked}"
+            );
         }
     }
 }

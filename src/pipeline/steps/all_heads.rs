@@ -27,6 +27,7 @@ pub const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.shape.heads.query > 1,
     // The screen draws every head's weights itself; the cursor stays on the picked head's.
     note: |_| None,
+    enable: Some("give the lesson several heads (`heads` with `w_o`, format 2)"),
     absent: |_| Some("This lesson has one head: its weights are the Softmax step's."),
     views: |_| {
         vec![View {

@@ -23,6 +23,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DScores),
     note: |_| None,
+    enable: Some("the lesson scales and gives `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \

@@ -28,6 +28,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::WQK),
     note: |_| None,
+    enable: Some("give the lesson embeddings and output weights (`w_o`, format 2)"),
     absent: |plan| {
         Some(if !plan.shape.output_weights {
             "This lesson has no output weights (w_o): the head's output is the answer."

@@ -16,6 +16,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::Concat) && plan.shape.heads.query > 1,
     note: |_| None,
+    enable: Some("give the lesson several heads (`heads` with `w_o`, format 2)"),
     absent: |_| {
         Some(
             "This lesson has one head: there is nothing to lay side by side (concat is its output).",

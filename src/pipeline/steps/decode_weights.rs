@@ -22,6 +22,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DecodeWeights),
     note: |_| None,
+    enable: Some("add `decode = true` (with `mask = \"causal\"`, format 2)"),
     absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [

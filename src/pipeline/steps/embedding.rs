@@ -25,6 +25,7 @@ pub const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.has(MatrixName::Embeddings),
     // Cross-attention's source has its own embeddings, a second view.
     note: |_| None,
+    enable: Some("this lesson gives q, k, v directly: give embeddings with w_q, w_k, w_v"),
     absent: |_| Some("This lesson gives Q, K and V directly; it has no embeddings."),
     views: |plan| {
         [MatrixName::Embeddings, MatrixName::SourceEmbeddings]

@@ -37,6 +37,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::Masked),
     note: |_| None,
+    enable: Some("add `mask = \"causal\"`"),
     absent: |_| Some("This lesson has no mask: every query sees every key."),
     views: |plan| vec![View::computed(plan, MatrixName::Masked)],
     header: Header::Attention {

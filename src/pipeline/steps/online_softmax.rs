@@ -21,6 +21,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::OnlineMax),
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| {
         // The softmax's input the tiles read, then the state after the tile: m, the factor and

@@ -23,6 +23,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |_| true,
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Output)],
     header: Header::Attention {

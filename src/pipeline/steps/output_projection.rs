@@ -21,6 +21,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::Projected),
     note: |_| None,
+    enable: Some("give the lesson output weights (`w_o`, format 2)"),
     absent: |_| Some("This lesson has no output weights (w_o): the head's output is the answer."),
     views: |plan| vec![View::computed(plan, MatrixName::Projected)],
     header: Header::Attention {

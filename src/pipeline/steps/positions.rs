@@ -13,6 +13,7 @@ pub const ENTRY: StepEntry = StepEntry {
     // The cursor starts on the positions; `]` goes on to their sum with the embeddings, and
     // in cross-attention to the source's.
     note: |_| None,
+    enable: Some("add `positions = \"sinusoidal\"` (or a matrix) with `format = 2`"),
     absent: |plan| {
         Some(match plan.shape.positions {
             Positions::Rope => {

@@ -37,6 +37,7 @@ pub const ENTRY: StepEntry = StepEntry {
                  already been done: each row is one token's query, key and value.",
         ),
     },
+    enable: None,
     absent: |_| None,
     views: |plan| {
         let projections = [MatrixName::Q, MatrixName::K, MatrixName::V];

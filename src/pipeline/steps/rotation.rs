@@ -27,6 +27,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::QRope),
     note: |_| None,
+    enable: Some("add `positions = \"rope\"` with `format = 2`"),
     absent: |_| Some("This lesson does not rotate (positions is not \"rope\")."),
     views: |plan| {
         [MatrixName::QRope, MatrixName::KRope]

@@ -22,6 +22,7 @@ pub const ENTRY: StepEntry = StepEntry {
             "This lesson sets scale = false: the scores go to softmax unscaled, and this step is skipped.",
         )
     },
+    enable: None,
     absent: |_| None,
     views: |plan| {
         if plan.has(MatrixName::Scaled) {

@@ -24,6 +24,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |_| true,
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Scores)],
     header: Header::Attention {

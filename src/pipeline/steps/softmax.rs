@@ -15,6 +15,7 @@ pub const ENTRY: StepEntry = StepEntry {
     },
     shown: |_| true,
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Weights)],
     header: Header::Attention {
