@@ -8,7 +8,7 @@ mod step;
 mod steps;
 
 pub use header::{Look, Shown};
-pub use matrix::{Axis, Cell, MatrixEntry, MatrixName, Per};
+pub use matrix::{Absent, Axis, Cell, Expectable, MatrixEntry, MatrixName, Per};
 // The operations are their own modules (`crate::ops`); the plan names them.
 pub use crate::ops::{OnlinePart, Op};
 pub use plan::{Heads, Plan, Positions, Shape, head_superscript};
