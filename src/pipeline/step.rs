@@ -1,9 +1,8 @@
-//! Every step in one table: its key, title, default words, when a lesson has it and which
-//! matrices its screen shows. Each step's entry lives in its own file under `steps/`.
-
-use std::fmt;
+//! Every step in one table: its key, title, default words, when a lesson has it, which
+//! matrices its screen shows and its part of the header's formula. Each step's entry lives in its own file under `steps/`.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use super::{Heads, MatrixName, Plan, steps};
 
@@ -126,8 +125,8 @@ impl Piece {
 pub enum Lit {
     /// On the screen of the step that writes it.
     Own,
-    /// On its step's screen and on these steps', which write none of the formula themselves
-    /// (RoPE lights the scores of the keys and queries it rotates).
+    /// On its step's screen and on these steps', whose results it is made of (RoPE's rotated
+    /// queries and keys in the scores, the cache's values in the output).
     Also(&'static [Step]),
     /// On its step's screen and on every step's before it: the input all of those make (the X
     /// that the projections read is made by every step before them).
