@@ -7,8 +7,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::app::Tutor;
-use crate::attention::{MatrixName, Step};
+use crate::attention::MatrixName;
 use crate::lesson::text::columns;
+use crate::pipeline::header::{self, Look, Shown};
+use crate::pipeline::{Header, SeveralHeads};
 
 use super::formula::formula_in;
 use super::text::fit;
@@ -40,124 +42,63 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
     ])
     .render(Rect::new(area.x, area.y, area.width, 1), buf);
 
-    let lit = |on: bool, text: &str| {
-        if on {
-            Span::styled(text.to_string(), theme.lit())
-        } else {
-            Span::raw(text.to_string())
-        }
-    };
     let plan = &tutor.attention.plan;
-    if tutor.step_is_per_tile() {
-        // The whole recurrence, the output last: a narrow terminal keeps the state's parts.
-        let formula = if tutor.choice() == MatrixName::OnlineAcc {
+    let formula = match step.entry().header {
+        Header::Online => online_formula(tutor, theme),
+        Header::Backward => {
+            // What is differentiated, its value now (which `g` lowers for a small enough η).
+            let loss = tutor.attention.loss().map_or_else(String::new, |loss| {
+                crate::attention::number::format_number(loss, tutor.lesson.decimals)
+            });
             vec![
                 Span::raw(" "),
-                lit(true, "acc = rescale·acc_old + Σ e^(s − m)·v"),
-                Span::styled("    after the last tile: output = acc / l", theme.muted()),
+                Span::styled(format!("L = Σ output ⊙ grad_output = {loss}"), theme.lit()),
+                Span::styled("   g: a step of gradient descent", theme.muted()),
             ]
-        } else {
-            vec![
-                Span::raw(" "),
-                lit(
-                    true,
-                    "m = max(m_old, s);  rescale = e^(m_old − m);  l = rescale·l_old + \
-                     Σ e^(s − m)",
-                ),
-            ]
-        };
-        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
-        return;
-    }
-    if step.is_backward() {
-        // What is differentiated, its value now (which `g` lowers for a small enough η).
-        let loss = tutor.attention.loss().map_or_else(String::new, |loss| {
-            crate::attention::number::format_number(loss, tutor.lesson.decimals)
-        });
-        let formula = vec![
-            Span::raw(" "),
-            lit(true, &format!("L = Σ output ⊙ grad_output = {loss}")),
-            Span::styled("   g: a step of gradient descent", theme.muted()),
-        ];
-        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
-        return;
-    }
-    if tutor.step_is_per_token() {
-        let formula = generation_formula(tutor, theme, area.width);
-        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
-        return;
-    }
-    if tutor.heads().query > 1 {
-        let formula = with_output_weights(tutor, theme, area.width);
-        within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
-        return;
-    }
-    let rotated = plan.has(MatrixName::QRope);
-    let mut formula = vec![
-        Span::raw(" "),
-        lit(step == Step::Softmax, "softmax("),
-        if rotated {
-            lit(
-                matches!(step, Step::Scores | Step::Rotation),
-                "rot(Q)·rot(K)ᵀ",
+        }
+        Header::Generation(_) => generation_formula(tutor, theme, area.width),
+        Header::Attention { several_heads, .. } if tutor.heads().query > 1 => {
+            with_output_weights(tutor, several_heads, theme, area.width)
+        }
+        Header::Attention { .. } => std::iter::once(Span::raw(" "))
+            .chain(
+                header::one_head(plan, step)
+                    .into_iter()
+                    .map(|piece| styled(piece, theme)),
             )
-        } else {
-            lit(step == Step::Scores, "QKᵀ")
-        },
-    ];
-    if plan.has(MatrixName::Scaled) {
-        formula.push(lit(step == Step::Scaling, " / √d_k"));
-    } else {
-        formula.push(Span::styled(
-            " / √d_k",
-            theme.muted().add_modifier(Modifier::CROSSED_OUT),
-        ));
-    }
-    if plan.has(MatrixName::Masked) {
-        formula.push(lit(step == Step::Masking, " + mask"));
-    }
-    formula.push(lit(step == Step::Softmax, ")"));
-    formula.push(lit(step == Step::Output, "V"));
-    // One head projected by W_o: the output is the head's, times W_o.
-    if plan.has(MatrixName::WO) {
-        formula.push(lit(
-            matches!(step, Step::OutputProjection | Step::Circuits),
-            "·W_o",
-        ));
-    }
-    // Said before the definitions, so that a narrow terminal, which cuts the line's end, keeps it.
-    if !plan.has(MatrixName::Scaled) {
-        formula.push(Span::styled(" (no scaling)", theme.muted()));
-    }
-    formula.push(Span::styled("    where ", theme.muted()));
-    if plan.has(MatrixName::X) {
-        formula.push(lit(step == Step::Positions, "X = E + P; "));
-    }
-    if plan.has(MatrixName::SourceX) {
-        formula.push(lit(step == Step::Positions, "S = E_S + P_S; "));
-    }
-    let inputs = matches!(step, Step::Embedding | Step::Positions | Step::Projection);
-    if plan.shape.cross && plan.has(MatrixName::WQ) {
-        // Queries from the target, keys and values from the source.
-        formula.push(lit(step == Step::Projection, "Q = "));
-        formula.push(lit(inputs, "X"));
-        formula.push(lit(step == Step::Projection, "·W_q; K, V = "));
-        formula.push(lit(inputs, "S"));
-        formula.push(lit(step == Step::Projection, "·W_k, S·W_v"));
-    } else if plan.has(MatrixName::WQ) {
-        formula.push(lit(step == Step::Projection, "Q, K, V = "));
-        formula.push(lit(
-            matches!(step, Step::Embedding | Step::Positions | Step::Projection),
-            "X",
-        ));
-        formula.push(lit(step == Step::Projection, "·W_q, X·W_k, X·W_v"));
-    } else {
-        formula.push(lit(
-            matches!(step, Step::Embedding | Step::Projection),
-            "Q, K, V are given",
-        ));
-    }
+            .collect(),
+    };
     within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
+}
+
+/// A piece of a formula in the look the step on screen gives it.
+fn styled((text, look): Shown, theme: &Theme) -> Span<'static> {
+    match look {
+        Look::Lit => Span::styled(text, theme.lit()),
+        Look::Plain => Span::raw(text),
+        Look::Muted => Span::styled(text, theme.muted()),
+        Look::Skipped => Span::styled(text, theme.muted().add_modifier(Modifier::CROSSED_OUT)),
+    }
+}
+
+/// The online softmax's whole recurrence, the output last: a narrow terminal keeps the state's
+/// parts.
+fn online_formula(tutor: &Tutor, theme: &Theme) -> Vec<Span<'static>> {
+    if tutor.choice() == MatrixName::OnlineAcc {
+        vec![
+            Span::raw(" "),
+            Span::styled("acc = rescale·acc_old + Σ e^(s − m)·v", theme.lit()),
+            Span::styled("    after the last tile: output = acc / l", theme.muted()),
+        ]
+    } else {
+        vec![
+            Span::raw(" "),
+            Span::styled(
+                "m = max(m_old, s);  rescale = e^(m_old − m);  l = rescale·l_old + Σ e^(s − m)",
+                theme.lit(),
+            ),
+        ]
+    }
 }
 
 /// ` · token 3 of 6` on a generation step: the position t it is at.
@@ -183,56 +124,17 @@ pub(crate) fn token_of(tutor: &Tutor) -> String {
 /// `output_t = softmax(q_t·K_cacheᵀ / √d_k)·V_cache`, and the definition the step is about when
 /// it fits.
 fn generation_formula(tutor: &Tutor, theme: &Theme, width: u16) -> Vec<Span<'static>> {
-    let step = tutor.step();
-    let plan = &tutor.attention.plan;
-    let lit = |on: bool, text: &str| {
-        if on {
-            Span::styled(text.to_string(), theme.lit())
-        } else {
-            Span::raw(text.to_string())
-        }
-    };
-    let weights = step == Step::DecodeWeights;
-    let rotated = plan.has(MatrixName::QNewRope);
-    let mut formula = vec![
-        Span::raw(" "),
-        lit(step == Step::DecodeOutput, "output_t = "),
-        lit(weights, "softmax("),
-        lit(
-            weights || step == Step::NewToken,
-            if rotated { "rot(q_t)" } else { "q_t" },
-        ),
-        lit(weights || step == Step::KvCache, "·K_cacheᵀ"),
-    ];
-    if plan.has(MatrixName::DecodeScaled) {
-        formula.push(lit(weights, " / √d_k"));
-    }
-    formula.push(lit(weights, ")"));
-    formula.push(lit(
-        matches!(step, Step::DecodeOutput | Step::KvCache),
-        "·V_cache",
-    ));
-    if plan.has(MatrixName::DecodeProjected) {
-        formula.push(lit(step == Step::DecodeOutput, " …·W_o"));
-    }
+    let (formula, definition) = header::generation(&tutor.attention.plan, tutor.step());
+    let mut formula: Vec<Span<'static>> = std::iter::once(Span::raw(" "))
+        .chain(formula.into_iter().map(|piece| styled(piece, theme)))
+        .collect();
     // The definition this step is about, after the formula when the line has room for it
     // whole: a definition cut in the middle says less than none.
-    let rotated_k = if rotated { "rot(k_t)" } else { "k_t" };
-    let definition = match step {
-        Step::NewToken if plan.has(MatrixName::XNew) => {
-            "q_t, k_t, v_t = x_t·W_q, x_t·W_k, x_t·W_v".to_string()
-        }
-        Step::NewToken => "q_t, k_t, v_t = row t of Q, K, V".to_string(),
-        Step::KvCache => format!("K_cache gains {rotated_k}, V_cache gains v_t"),
-        _ => "the caches hold tokens 1 … t".to_string(),
-    };
     let used: usize = formula.iter().map(|span| columns(&span.content)).sum();
-    if used + columns("    where ") + columns(&definition) <= usize::from(width) {
+    let defined: usize = definition.iter().map(|(text, _)| columns(text)).sum();
+    if !definition.is_empty() && used + columns("    where ") + defined <= usize::from(width) {
         formula.push(Span::styled("    where ", theme.muted()));
-        formula.push(lit(
-            step != Step::DecodeWeights && step != Step::DecodeOutput,
-            &definition,
-        ));
+        formula.extend(definition.into_iter().map(|piece| styled(piece, theme)));
     }
     formula
 }
@@ -259,13 +161,17 @@ pub(crate) fn head_of(tutor: &Tutor) -> String {
 /// that shows one head writes its result's formula in that head's symbols, then the formulas
 /// of what it is computed from (`scores⁽²⁾ = Q⁽²⁾·K⁽²⁾ᵀ  where Q⁽²⁾ = X·W_q⁽²⁾, …`); the
 /// others write multi-head attention as a whole, their part lit.
-fn with_output_weights(tutor: &Tutor, theme: &Theme, width: u16) -> Vec<Span<'static>> {
+fn with_output_weights(
+    tutor: &Tutor,
+    part: SeveralHeads,
+    theme: &Theme,
+    width: u16,
+) -> Vec<Span<'static>> {
     let attention = &tutor.attention;
-    let step = tutor.step();
     let head = tutor.head;
     let result = tutor.panels().last().copied().unwrap_or(MatrixName::Output);
     let mut line = vec![Span::raw(" ")];
-    if tutor.step_is_per_head() && step != Step::AllHeads {
+    if matches!(part, SeveralHeads::OneHead) && tutor.step_is_per_head() {
         let Some(formula) = formula_in(attention, tutor.choice(), head) else {
             line.push(Span::styled(attention.symbol_in(result, head), theme.lit()));
             return line;
@@ -292,31 +198,7 @@ fn with_output_weights(tutor: &Tutor, theme: &Theme, width: u16) -> Vec<Span<'st
             Span::raw(text)
         }
     };
-    let heads = tutor.heads().query;
-    let last = crate::attention::head_superscript(heads.saturating_sub(1));
-    let blocks = if heads == 2 {
-        format!("[head⁽¹⁾ | head{last}]")
-    } else {
-        format!("[head⁽¹⁾ | … | head{last}]")
-    };
-    let mut clauses = vec![
-        (
-            step == Step::OutputProjection,
-            "output = concat·W_o".to_string(),
-        ),
-        (step == Step::Concat, format!("concat = {blocks}")),
-        (
-            step == Step::AllHeads,
-            // Keys and values are named by their K/V group, g for head h's (none with one).
-            match tutor.heads() {
-                heads if heads.kv == 1 => "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾Kᵀ / √d_k)V".to_string(),
-                heads if heads.kv < heads.query => {
-                    "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ᵍ⁾ᵀ / √d_k)V⁽ᵍ⁾".to_string()
-                }
-                _ => "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".to_string(),
-            },
-        ),
-    ];
+    let mut clauses = header::several_heads(&attention.plan, tutor.step());
     // Too wide for the terminal: the clauses this step does not compute give way, last first,
     // each replaced by "…", so the one lit is whole rather than cut mid-formula.
     let separator = ",  ";

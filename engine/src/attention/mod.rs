@@ -32,7 +32,7 @@ pub use positions::{rotate_rows_as, sinusoidal_as};
 pub use softmax::{RowSoftmax, entropy_bits, shifted_exp, shifted_exps, softmax_rows};
 pub use variant::Variant;
 
-pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step};
+pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step, head_superscript};
 
 use std::sync::{Arc, OnceLock};
 
@@ -718,17 +718,6 @@ fn empty() -> &'static DMatrix<f64> {
     static EMPTY: std::sync::LazyLock<DMatrix<f64>> =
         std::sync::LazyLock::new(|| DMatrix::zeros(0, 0));
     &EMPTY
-}
-
-/// `⁽²⁾` for head index 1: the head counted from 1, in superscript digits.
-pub fn head_superscript(head: usize) -> String {
-    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    let digits: String = (head + 1)
-        .to_string()
-        .chars()
-        .map(|digit| DIGITS[digit.to_digit(10).unwrap_or(0) as usize])
-        .collect();
-    format!("⁽{digits}⁾")
 }
 
 /// The value of one cell among `matrices` (the engine's, or a variant's).

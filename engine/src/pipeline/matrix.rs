@@ -169,6 +169,37 @@ pub struct MatrixEntry {
     /// A gradient of the backward pass (dL/d of a forward matrix), made only when the lesson
     /// gives `grad_output`; `show` writes these under `"backward"`, nowhere else.
     pub backward: bool,
+    /// The figures `[expected]` takes of it, for `check` to compare; `None` for a matrix no
+    /// figure of a document is compared with.
+    pub expectable: Option<Expectable>,
+}
+
+/// Which figures of a matrix `[expected]` takes, and why a lesson may have none.
+#[derive(Debug, Clone, Copy)]
+pub struct Expectable {
+    /// The whole lesson's, in a top-level `[expected]` (its inputs whole, W_o, the heads'
+    /// outputs side by side, the final output).
+    pub whole: bool,
+    /// One head's, in `[expected.heads.N]` (or in `[expected]` itself when the lesson has one
+    /// head).
+    pub head: bool,
+    /// Why a lesson that has not got the matrix has none, said when a figure of it is given;
+    /// `None` for a matrix every lesson has.
+    pub absent: Option<Absent>,
+}
+
+/// Why a lesson has not got a matrix whose figure it gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absent {
+    /// Why it has not (`it has no mask`), and which lessons have it.
+    Because {
+        why: &'static str,
+        help: &'static str,
+    },
+    /// Made by some kinds of positions only: the lesson's positions are said.
+    OfPositions { help: &'static str },
+    /// The scaled scores, which a lesson with `scale = false` has not got.
+    Unscaled,
 }
 
 /// The one table. Its order is the order of `MatrixName`, which a test checks.
@@ -186,6 +217,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::Because {
+                why: "it gives q, k, v directly",
+                help: "the figures of a lesson's inputs go with a lesson that has them",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::Positions,
@@ -200,6 +239,13 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::OfPositions {
+                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::X,
@@ -214,6 +260,13 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::OfPositions {
+                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            }),
+        }),
     },
     // Cross-attention's source, which the keys and values are projected from: S, or with
     // positions S = E_S + P_S, each sequence's positions counted from 0.
@@ -230,6 +283,13 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::OfPositions {
+                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::SourcePositions,
@@ -244,6 +304,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::SourceX,
@@ -258,6 +319,13 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::OfPositions {
+                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::WQ,
@@ -272,6 +340,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::Because {
+                why: "it gives q, k, v directly",
+                help: "the figures of a lesson's inputs go with a lesson that has them",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::WK,
@@ -286,6 +362,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::Because {
+                why: "it gives q, k, v directly",
+                help: "the figures of a lesson's inputs go with a lesson that has them",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::WV,
@@ -300,6 +384,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::Because {
+                why: "it gives q, k, v directly",
+                help: "the figures of a lesson's inputs go with a lesson that has them",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::Q,
@@ -314,6 +406,11 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: true,
+            absent: None,
+        }),
     },
     MatrixEntry {
         name: MatrixName::K,
@@ -328,6 +425,11 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: true,
+            absent: None,
+        }),
     },
     MatrixEntry {
         name: MatrixName::V,
@@ -342,6 +444,11 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: true,
+            absent: None,
+        }),
     },
     MatrixEntry {
         name: MatrixName::QRope,
@@ -356,6 +463,13 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: Some(Absent::OfPositions {
+                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::KRope,
@@ -370,6 +484,13 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: Some(Absent::OfPositions {
+                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::Scores,
@@ -384,6 +505,11 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: None,
+        }),
     },
     MatrixEntry {
         name: MatrixName::Scaled,
@@ -398,6 +524,11 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: Some(Absent::Unscaled),
+        }),
     },
     MatrixEntry {
         name: MatrixName::Mask,
@@ -412,6 +543,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::Masked,
@@ -426,6 +558,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: Some(Absent::Because {
+                why: "it has no mask",
+                help: "`masked` goes with a lesson that has a mask",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::Weights,
@@ -440,6 +580,11 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: None,
+        }),
     },
     MatrixEntry {
         name: MatrixName::Output,
@@ -454,6 +599,11 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: true,
+            absent: None,
+        }),
     },
     MatrixEntry {
         name: MatrixName::WO,
@@ -468,6 +618,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::Because {
+                why: "it has no `w_o`",
+                help: "`w_o` and `concat` go with a lesson that gives w_o",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::Concat,
@@ -482,6 +640,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: true,
+            head: false,
+            absent: Some(Absent::Because {
+                why: "it has no `w_o`",
+                help: "`w_o` and `concat` go with a lesson that gives w_o",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::Projected,
@@ -496,6 +662,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::WQK,
@@ -510,6 +677,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: Some(Absent::Because {
+                why: "the circuits need embeddings and `w_o`",
+                help: "`w_qk` and `w_ov` go with a lesson that has embeddings, w_q, w_k, w_v and w_o",
+            }),
+        }),
     },
     MatrixEntry {
         name: MatrixName::WOV,
@@ -524,6 +699,14 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: false,
+        expectable: Some(Expectable {
+            whole: false,
+            head: true,
+            absent: Some(Absent::Because {
+                why: "the circuits need embeddings and `w_o`",
+                help: "`w_qk` and `w_ov` go with a lesson that has embeddings, w_q, w_k, w_v and w_o",
+            }),
+        }),
     },
     // Generation with a K/V cache: what each step t computes for the one new token, and the
     // caches as they stand after it. Each is made for one t at a time (`per_token`).
@@ -540,6 +723,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::QNew,
@@ -554,6 +738,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::KNew,
@@ -568,6 +753,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::VNew,
@@ -582,6 +768,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::QNewRope,
@@ -596,6 +783,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::KNewRope,
@@ -610,6 +798,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::KCache,
@@ -624,6 +813,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::VCache,
@@ -638,6 +828,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DecodeScores,
@@ -652,6 +843,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DecodeScaled,
@@ -666,6 +858,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DecodeWeights,
@@ -680,6 +873,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DecodeOutput,
@@ -694,6 +888,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DecodeConcat,
@@ -708,6 +903,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DecodeProjected,
@@ -722,6 +918,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: true,
         per_tile: false,
         backward: false,
+        expectable: None,
     },
     // The online softmax (FlashAttention's): each query row's state after one tile of keys,
     // kept apart for each tile (`per_tile`).
@@ -738,6 +935,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: true,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::OnlineRescale,
@@ -752,6 +950,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: true,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::OnlineSum,
@@ -766,6 +965,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: true,
         backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::OnlineAcc,
@@ -780,6 +980,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: true,
         backward: false,
+        expectable: None,
     },
     // The backward pass: the gradient of L = Σ output ⊙ grad_output with respect to each
     // matrix, from the output back to the weights and the embeddings.
@@ -796,6 +997,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DConcat,
@@ -810,6 +1012,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DWO,
@@ -824,6 +1027,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DHeadOutput,
@@ -838,6 +1042,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DWeights,
@@ -852,6 +1057,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DV,
@@ -866,6 +1072,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DSoftmaxInput,
@@ -880,6 +1087,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DScores,
@@ -894,6 +1102,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DQRope,
@@ -908,6 +1117,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DKRope,
@@ -922,6 +1132,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DQ,
@@ -936,6 +1147,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DK,
@@ -950,6 +1162,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DKGroup,
@@ -964,6 +1177,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DVGroup,
@@ -978,6 +1192,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DWQ,
@@ -992,6 +1207,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DWK,
@@ -1006,6 +1222,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DWV,
@@ -1020,6 +1237,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DXQ,
@@ -1034,6 +1252,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DXK,
@@ -1048,6 +1267,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DXV,
@@ -1062,6 +1282,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DX,
@@ -1076,6 +1297,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::DSource,
@@ -1090,6 +1312,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_token: false,
         per_tile: false,
         backward: true,
+        expectable: None,
     },
 ];
 

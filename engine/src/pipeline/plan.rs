@@ -767,6 +767,17 @@ impl Plan {
     }
 }
 
+/// `⁽²⁾` for head index 1: the head counted from 1, in superscript digits.
+pub fn head_superscript(head: usize) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    let digits: String = (head + 1)
+        .to_string()
+        .chars()
+        .map(|digit| DIGITS[digit.to_digit(10).unwrap_or(0) as usize])
+        .collect();
+    format!("⁽{digits}⁾")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

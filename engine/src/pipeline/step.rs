@@ -1,9 +1,10 @@
-//! Every step in one table: its key, title, default words, when a lesson has it and which
-//! matrices its screen shows. Each step's entry lives in its own file under `steps/`.
+//! Every step in one table: its key, title, default words, when a lesson has it, which
+//! matrices its screen shows and its part of the header's formula. Each step's entry lives in its own file under `steps/`.
 
+use std::borrow::Cow;
 use std::fmt;
 
-use super::{MatrixName, Plan, steps};
+use super::{Heads, MatrixName, Plan, steps};
 
 /// What a screen shows when it is turned to one of its results: the result, where the cursor
 /// starts, and the matrices on screen, left to right.
@@ -42,9 +43,100 @@ pub struct StepEntry {
     /// Why a lesson with this plan has not got the step, and what would give it one: `show`
     /// says it where the step would be.
     pub absent: fn(&Plan) -> Option<&'static str>,
+    /// What would give a lesson the step, said where a lesson narrates a step it has not got;
+    /// `None` for a step every lesson has.
+    pub enable: Option<&'static str>,
     /// The screen's views: a step with several results (Q, K and V) has one view for each,
     /// and `[` `]` turn between them.
     pub views: fn(&Plan) -> Vec<View>,
+    /// Which formula the header shows on the step's screen, and the step's part of it: the
+    /// header writes each formula from its steps' parts in plan order.
+    pub header: Header,
+}
+
+/// Which formula the header shows on a step's screen, and the step's part of it.
+#[derive(Clone, Copy)]
+pub enum Header {
+    /// A step of attention as a whole: its part of one head's formula
+    /// (`softmax(QKᵀ / √d_k + mask)V·W_o    where …`) and of several heads'.
+    Attention {
+        one_head: fn(&Plan) -> Part,
+        several_heads: SeveralHeads,
+    },
+    /// A step of generation with a K/V cache: its part of one token's formula
+    /// (`output_t = softmax(q_t·K_cacheᵀ / √d_k)·V_cache`); its `definitions` are said after it
+    /// on its own screen only.
+    Generation(fn(&Plan) -> Part),
+    /// The online softmax: its recurrence, whichever state is on screen.
+    Online,
+    /// A step of the backward pass: the loss it differentiates, and its value.
+    Backward,
+}
+
+/// A step's part of the formula of a lesson with several heads.
+#[derive(Clone, Copy)]
+pub enum SeveralHeads {
+    /// It comes before the heads part: the header writes multi-head attention whole, none of it
+    /// lit.
+    Whole,
+    /// It shows one head at a time: the header writes its result's formula in that head's
+    /// symbols.
+    OneHead,
+    /// Its clause of multi-head attention (`concat = [head⁽¹⁾ | … | head⁽⁴⁾]`), lit on its
+    /// screen. The clauses are written from the output back.
+    Clause(fn(Heads) -> String),
+}
+
+/// A step's part of a formula, added to the formula the steps before it wrote.
+#[derive(Default)]
+pub struct Part {
+    /// Written before the formula so far (`softmax(`).
+    pub before: Vec<Piece>,
+    /// Written after it (` / √d_k`).
+    pub after: Vec<Piece>,
+    /// Said after the whole formula, before its definitions (` (no scaling)`).
+    pub aside: Vec<Piece>,
+    /// What the formula's symbols are, after `where` (`X = E + P; `).
+    pub definitions: Vec<Piece>,
+}
+
+/// A piece of a formula, and on which screens it is lit.
+pub struct Piece {
+    pub text: Cow<'static, str>,
+    pub lit: Lit,
+}
+
+impl Piece {
+    pub fn new(text: impl Into<Cow<'static, str>>, lit: Lit) -> Piece {
+        Piece {
+            text: text.into(),
+            lit,
+        }
+    }
+
+    /// Lit on the screen of the step that writes it.
+    pub fn own(text: impl Into<Cow<'static, str>>) -> Piece {
+        Piece::new(text, Lit::Own)
+    }
+}
+
+/// On which steps' screens a piece is lit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lit {
+    /// On the screen of the step that writes it.
+    Own,
+    /// On its step's screen and on these steps', whose results it is made of (RoPE's rotated
+    /// queries and keys in the scores, the cache's values in the output).
+    Also(&'static [Step]),
+    /// On its step's screen and on every step's before it: the input all of those make (the X
+    /// that the projections read is made by every step before them).
+    Inputs,
+    /// On no screen: said plainly.
+    Never,
+    /// On no screen, and greyed: a remark.
+    Muted,
+    /// Greyed and crossed out: a part this lesson skips.
+    Skipped,
 }
 
 /// The one list of steps, in the order they are taken, each with the file of its entry: it
@@ -211,6 +303,22 @@ mod tests {
     fn the_table_is_in_the_order_of_the_steps() {
         for (index, step) in Step::ALL.into_iter().enumerate() {
             assert_eq!(STEPS[index].step, step);
+        }
+    }
+
+    /// A lesson that narrates a step it has not got is told what would give it the step: a
+    /// step some lesson lacks must say so, and a step every lesson has must not.
+    #[test]
+    fn a_step_some_lesson_lacks_says_what_would_give_it_one() {
+        for step in Step::ALL {
+            let lacked = super::super::Shape::every()
+                .into_iter()
+                .any(|shape| !Step::all_in(&Plan::new(shape)).contains(&step));
+            assert_eq!(
+                step.entry().enable.is_some(),
+                lacked,
+                "{step:?}: some lesson lacks it: {lacked}"
+            );
         }
     }
 }

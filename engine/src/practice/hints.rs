@@ -77,31 +77,20 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
                 ),
             )
         }
+        // A position's formula needs its angle, which the note gives: it comes with the first
+        // hint.
+        Rule::Sinusoid { .. } | Rule::Rotate { .. } => {
+            side_hints(&explanation, explanation.note.as_deref())
+        }
         Rule::Online(_)
         | Rule::Backward(_)
         | Rule::Scale { .. }
         | Rule::Mask { .. }
         | Rule::Softmax { .. }
         | Rule::Add { .. }
-        | Rule::Sinusoid { .. }
-        | Rule::Rotate { .. }
         | Rule::Concat { .. }
         | Rule::TokenRow { .. }
-        | Rule::Cached { .. } => {
-            // Every side but the last is working; the last is the result. A position's formula
-            // needs its angle, which the note gives: it comes with the first hint.
-            let working_sides = explanation.sides.len().saturating_sub(1).max(1);
-            let angle = match (&derivation.rule, &explanation.note) {
-                (Rule::Sinusoid { .. } | Rule::Rotate { .. }, Some(note)) => {
-                    format!(", where {note}")
-                }
-                _ => String::new(),
-            };
-            (
-                equation(&explanation.name, &explanation.sides[..1]) + &angle,
-                equation(&explanation.name, &explanation.sides[..working_sides]) + &angle,
-            )
-        }
+        | Rule::Cached { .. } => side_hints(&explanation, None),
         Rule::FullyMasked { row } => {
             // The explanation of a fully hidden row is just "0" and why: nothing to cut from.
             let source = row.first().map_or_else(
@@ -135,6 +124,17 @@ pub fn hints(attention: &Attention, cell: Cell, decimals: usize) -> Option<Hints
         working,
         answer,
     })
+}
+
+/// A working of sides: the first side, then every side but the last (the result), each with
+/// the note when the working needs it (`, where φ = …`).
+fn side_hints(explanation: &Explanation, note: Option<&str>) -> (String, String) {
+    let working_sides = explanation.sides.len().saturating_sub(1).max(1);
+    let note = note.map_or_else(String::new, |note| format!(", where {note}"));
+    (
+        equation(&explanation.name, &explanation.sides[..1]) + &note,
+        equation(&explanation.name, &explanation.sides[..working_sides]) + &note,
+    )
 }
 
 /// A dot product: sides are the operands, the products, and the result.

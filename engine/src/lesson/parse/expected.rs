@@ -14,44 +14,40 @@ use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::{MAX_SLIP_CHARS, MAX_SLIPS};
 use crate::lesson::text::printable;
 use crate::lesson::{Expected, ExpectedFigure, ExpectedRow, InputMatrix, Inputs, PrintedNumber};
-use crate::pipeline::{Axis as PipelineAxis, Heads, MatrixName, Plan};
+use crate::pipeline::{Absent, Axis as PipelineAxis, Heads, MatrixName, Plan};
 
 /// The matrices a lesson may give printed figures of for the whole lesson, in a top-level
 /// `[expected]`: its inputs whole as the file has them, what is added to the embeddings, W_o,
-/// the heads' outputs side by side and the final output (`output`: concat·W_o with W_o).
-const LESSON_FIGURES: [MatrixName; 14] = [
-    MatrixName::Embeddings,
-    MatrixName::Positions,
-    MatrixName::X,
-    MatrixName::SourceEmbeddings,
-    MatrixName::SourceX,
-    MatrixName::WQ,
-    MatrixName::WK,
-    MatrixName::WV,
-    MatrixName::Q,
-    MatrixName::K,
-    MatrixName::V,
-    MatrixName::WO,
-    MatrixName::Concat,
-    MatrixName::Output,
-];
+/// the heads' outputs side by side and the final output (`output`: concat·W_o with W_o), which
+/// comes last, after concat, as a document prints it.
+fn lesson_figures() -> impl Iterator<Item = MatrixName> {
+    let whole = |name: &MatrixName| name.entry().expectable.is_some_and(|figure| figure.whole);
+    let final_output = |name: &MatrixName| *name == MatrixName::Output;
+    MatrixName::ALL
+        .into_iter()
+        .filter(move |name| whole(name) && !final_output(name))
+        .chain(
+            MatrixName::ALL
+                .into_iter()
+                .filter(move |name| whole(name) && final_output(name)),
+        )
+}
 
 /// The matrices of one head a lesson may give printed figures of, in `[expected.heads.N]` (or
 /// in `[expected]` itself when the lesson has one head). `output` there is the head's output.
-const HEAD_FIGURES: [MatrixName; 12] = [
-    MatrixName::Q,
-    MatrixName::K,
-    MatrixName::V,
-    MatrixName::QRope,
-    MatrixName::KRope,
-    MatrixName::Scores,
-    MatrixName::Scaled,
-    MatrixName::Masked,
-    MatrixName::Weights,
-    MatrixName::Output,
-    MatrixName::WQK,
-    MatrixName::WOV,
-];
+fn head_figures() -> impl Iterator<Item = MatrixName> {
+    MatrixName::ALL
+        .into_iter()
+        .filter(|name| name.entry().expectable.is_some_and(|figure| figure.head))
+}
+
+fn is_lesson_figure(name: MatrixName) -> bool {
+    name.entry().expectable.is_some_and(|figure| figure.whole)
+}
+
+fn is_head_figure(name: MatrixName) -> bool {
+    name.entry().expectable.is_some_and(|figure| figure.head)
+}
 
 /// Keys that are only ever a lesson's own inputs: below an `[expected]` header, without the
 /// lesson key at the top, they are the lesson key written in the wrong place.
@@ -68,9 +64,8 @@ const INPUT_ONLY: [MatrixName; 6] = [
 /// (the schema's test holds the docs' table to them).
 #[cfg(test)]
 pub(crate) fn figure_keys() -> impl Iterator<Item = &'static str> {
-    LESSON_FIGURES
-        .iter()
-        .chain(HEAD_FIGURES.iter())
+    lesson_figures()
+        .chain(head_figures())
         .map(|name| name.key())
 }
 
@@ -80,9 +75,8 @@ pub(crate) fn figure_keys() -> impl Iterator<Item = &'static str> {
 pub(super) fn is_expected_key(key: &str) -> bool {
     key == "tolerance"
         || key == "heads"
-        || MatrixName::from_key(key).is_some_and(|m| {
-            (LESSON_FIGURES.contains(&m) || HEAD_FIGURES.contains(&m)) && !INPUT_ONLY.contains(&m)
-        })
+        || MatrixName::from_key(key)
+            .is_some_and(|m| m.entry().expectable.is_some() && !INPUT_ONLY.contains(&m))
 }
 
 /// What a figure's shape and meaning depend on: the lesson's parts that could be read.
@@ -174,8 +168,8 @@ impl Reader<'_> {
             return None;
         };
         let mut keys: Vec<&str> = vec!["tolerance", "slips", "heads"];
-        keys.extend(LESSON_FIGURES.iter().map(|name| name.key()));
-        keys.extend(HEAD_FIGURES.iter().map(|name| name.key()));
+        keys.extend(lesson_figures().map(|name| name.key()));
+        keys.extend(head_figures().map(|name| name.key()));
         let mut ok = true;
         for (name, figure) in table.iter() {
             if misplaced.iter().any(|key| key == name.get_ref()) {
@@ -216,8 +210,8 @@ impl Reader<'_> {
                 }
                 continue;
             }
-            let Some(matrix) = MatrixName::from_key(name.get_ref())
-                .filter(|m| LESSON_FIGURES.contains(m) || HEAD_FIGURES.contains(m))
+            let Some(matrix) =
+                MatrixName::from_key(name.get_ref()).filter(|m| m.entry().expectable.is_some())
             else {
                 self.unknown_key(name.get_ref(), name.span(), &keys, "not a figure");
                 ok = false;
@@ -226,7 +220,7 @@ impl Reader<'_> {
             // With several heads, a head's matrix is given under the head it belongs to; with
             // one, where it always was.
             let several = lengths.heads.is_some_and(|heads| heads.query > 1);
-            if several && !LESSON_FIGURES.contains(&matrix)
+            if several && !is_lesson_figure(matrix)
                 || several
                     && matches!(matrix, MatrixName::Q | MatrixName::K | MatrixName::V)
                     && !lengths.is_input(matrix)
@@ -275,7 +269,7 @@ impl Reader<'_> {
             );
             return None;
         };
-        let keys: Vec<&str> = HEAD_FIGURES.iter().map(|name| name.key()).collect();
+        let keys: Vec<&str> = head_figures().map(|name| name.key()).collect();
         let count = lengths.heads.map(|heads| heads.query);
         let mut figures = Vec::new();
         let mut ok = true;
@@ -331,7 +325,7 @@ impl Reader<'_> {
                 let key = name.get_ref().as_ref();
                 let matrix = MatrixName::from_key(key);
                 match matrix {
-                    Some(matrix) if HEAD_FIGURES.contains(&matrix) => {
+                    Some(matrix) if is_head_figure(matrix) => {
                         match self.expected_figure(
                             matrix,
                             name.span(),
@@ -343,7 +337,7 @@ impl Reader<'_> {
                             None => ok = false,
                         }
                     }
-                    Some(matrix) if LESSON_FIGURES.contains(&matrix) => {
+                    Some(matrix) if is_lesson_figure(matrix) => {
                         ok = false;
                         self.error(
                             Diagnostic::error(
@@ -376,7 +370,9 @@ impl Reader<'_> {
         head: Option<usize>,
         lengths: &Lengths<'_>,
     ) -> Option<ExpectedFigure> {
-        if matrix == MatrixName::Scaled && !lengths.scale {
+        // A figure every lesson has (`absent` is `None`) is never refused.
+        let absent = matrix.entry().expectable.and_then(|figure| figure.absent);
+        if absent == Some(Absent::Unscaled) && !lengths.scale {
             self.error(
                 Diagnostic::error(
                     name_span,
@@ -388,35 +384,25 @@ impl Reader<'_> {
             return None;
         }
         // A figure of a matrix the lesson does not make (`q_rope` without RoPE).
-        if let Some(plan) = lengths.plan {
+        if let Some(plan) = lengths.plan
+            && let Some(absent) = absent
+        {
             // `x` is the matrix that is projected: the embeddings when nothing is added.
             let projected = matrix == MatrixName::X && plan.has(MatrixName::Embeddings);
-            if !plan.has(matrix) && matrix != MatrixName::Scaled && !projected {
-                let (why, help) = match matrix {
-                    MatrixName::WO | MatrixName::Concat => (
-                        "it has no `w_o`".to_string(),
-                        "`w_o` and `concat` go with a lesson that gives w_o",
+            let refused = match absent {
+                _ if plan.has(matrix) || projected => None,
+                Absent::Because { why, help } => Some((why.to_string(), help)),
+                Absent::OfPositions { help } => Some((
+                    format!(
+                        "its positions are {}",
+                        plan.shape.positions.key().unwrap_or("a matrix")
                     ),
-                    MatrixName::WQK | MatrixName::WOV => (
-                        "the circuits need embeddings and `w_o`".to_string(),
-                        "`w_qk` and `w_ov` go with a lesson that has embeddings, w_q, w_k, w_v and w_o",
-                    ),
-                    MatrixName::Masked => (
-                        "it has no mask".to_string(),
-                        "`masked` goes with a lesson that has a mask",
-                    ),
-                    MatrixName::Embeddings | MatrixName::WQ | MatrixName::WK | MatrixName::WV => (
-                        "it gives q, k, v directly".to_string(),
-                        "the figures of a lesson's inputs go with a lesson that has them",
-                    ),
-                    _ => (
-                        format!(
-                            "its positions are {}",
-                            plan.shape.positions.key().unwrap_or("a matrix")
-                        ),
-                        "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
-                    ),
-                };
+                    help,
+                )),
+                // Said above, from `scale = false` itself.
+                Absent::Unscaled => None,
+            };
+            if let Some((why, help)) = refused {
                 self.error(
                     Diagnostic::error(
                         name_span,
@@ -762,7 +748,7 @@ fn figure_order(figure: &ExpectedFigure) -> (u8, usize, usize) {
         };
         return (2, 0, rank);
     }
-    let phase = u8::from(figure.head.is_some() || HEAD_FIGURES.contains(&matrix));
+    let phase = u8::from(figure.head.is_some() || is_head_figure(matrix));
     (phase, figure.head.unwrap_or(0), matrix.index())
 }
 
@@ -777,6 +763,31 @@ mod tests {
         embeddings = [[1, 0], [0, 1]]\nheads = 2\n\
         w_q = [[1, 0, 1, 0], [0, 1, 0, 1]]\nw_k = [[1, 0, 1, 0], [0, 1, 0, 1]]\n\
         w_v = [[1, 2], [3, 4]]\nw_o = [[1, 0, 1], [0, 1, 1]]\n";
+
+    /// A figure is refused, saying why, when the lesson has not got its matrix; one whose
+    /// table entry says every lesson has it is never refused, so every lesson must have it.
+    #[test]
+    fn a_figure_said_to_be_in_every_lesson_is_in_every_lessons_plan() {
+        use crate::pipeline::{Plan, Shape};
+        for shape in Shape::every() {
+            let plan = Plan::new(shape);
+            for name in MatrixName::ALL {
+                let Some(figure) = name.entry().expectable else {
+                    continue;
+                };
+                assert!(
+                    figure.whole || figure.head,
+                    "{name:?} is a figure of neither the lesson nor a head"
+                );
+                if figure.absent.is_none() {
+                    assert!(
+                        plan.has(name),
+                        "{name:?} is said to be in every lesson, not in {shape:?}"
+                    );
+                }
+            }
+        }
+    }
 
     /// The same inputs with one head and no W_o.
     const ONE_HEAD: &str = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\n\

@@ -82,31 +82,9 @@ impl Reader<'_> {
                         ),
                     )
                     .label("unused")
-                    .help(match step {
-                        Step::Positions => "add `positions = \"sinusoidal\"` (or a matrix) with `format = 2`, or remove this narration",
-                        Step::Rotation => "add `positions = \"rope\"` with `format = 2`, or remove this narration",
-                        Step::Embedding => "this lesson gives q, k, v directly: give embeddings with w_q, w_k, w_v, or remove this narration",
-                        Step::AllHeads | Step::Concat => "give the lesson several heads (`heads` with `w_o`, format 2), or remove this narration",
-                        Step::OutputProjection => "give the lesson output weights (`w_o`, format 2), or remove this narration",
-                        Step::Circuits => "give the lesson embeddings and output weights (`w_o`, format 2), or remove this narration",
-                        Step::NewToken
-                        | Step::KvCache
-                        | Step::DecodeWeights
-                        | Step::DecodeOutput => "add `decode = true` (with `mask = \"causal\"`, format 2), or remove this narration",
-                        Step::BackwardOutput => "give the lesson `w_o` and `grad_output` (format 2), or remove this narration",
-                        Step::BackwardScaling => "the lesson scales and gives `grad_output` (format 2), or remove this narration",
-                        Step::BackwardRotation => "give the lesson `positions = \"rope\"` and `grad_output` (format 2), or remove this narration",
-                        Step::BackwardWeights | Step::BackwardInput => "give the lesson embeddings with w_q, w_k, w_v and `grad_output` (format 2), or remove this narration",
-                        Step::BackwardValues
-                        | Step::BackwardSoftmax
-                        | Step::BackwardScores => "add `grad_output` (format 2), or remove this narration",
-                        Step::Projection
-                        | Step::Scores
-                        | Step::Scaling
-                        | Step::Masking
-                        | Step::Softmax
-                        | Step::Output
-                        | Step::OnlineSoftmax => "remove this narration",
+                    .help(match step.entry().enable {
+                        Some(enable) => format!("{enable}, or remove this narration"),
+                        None => "remove this narration".to_string(),
                     }),
                 );
             }

@@ -1,7 +1,7 @@
 //! All heads: every head's weights side by side, so the learner sees that heads attend
 //! differently; one is picked to open its Softmax step.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::AllHeads,
@@ -27,11 +27,26 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.shape.heads.query > 1,
     // The screen draws every head's weights itself; the cursor stays on the picked head's.
     note: |_| None,
+    enable: Some("give the lesson several heads (`heads` with `w_o`, format 2)"),
     absent: |_| Some("This lesson has one head: its weights are the Softmax step's."),
     views: |_| {
         vec![View {
             result: MatrixName::Weights,
             panels: vec![MatrixName::Weights],
         }]
+    },
+    // A lesson with several heads only, whose header writes its clause.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        // Keys and values are named by their K/V group, g for head h's (none with one).
+        several_heads: SeveralHeads::Clause(|heads| {
+            if heads.kv == 1 {
+                "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾Kᵀ / √d_k)V".to_string()
+            } else if heads.kv < heads.query {
+                "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ᵍ⁾ᵀ / √d_k)V⁽ᵍ⁾".to_string()
+            } else {
+                "head⁽ʰ⁾ = softmax(Q⁽ʰ⁾K⁽ʰ⁾ᵀ / √d_k)V⁽ʰ⁾".to_string()
+            }
+        }),
     },
 };

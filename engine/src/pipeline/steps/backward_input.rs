@@ -1,6 +1,6 @@
 //! Backward to the embeddings: dX, the three paths through Q, K and V added.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardInput,
@@ -20,6 +20,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DXQ),
     note: |_| None,
+    enable: Some("give the lesson embeddings with w_q, w_k, w_v and `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
@@ -39,4 +40,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Backward,
 };

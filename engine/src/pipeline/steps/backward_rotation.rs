@@ -1,6 +1,6 @@
 //! Backward through RoPE: the gradients turned back by each position's angle.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardRotation,
@@ -14,6 +14,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DQRope),
     note: |_| None,
+    enable: Some("give the lesson `positions = \"rope\"` and `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
@@ -26,4 +27,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             View::computed(plan, MatrixName::DK),
         ]
     },
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward through the mask and the scaling: to the raw scores Q·Kᵀ.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardScaling,
@@ -23,6 +23,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DScores),
     note: |_| None,
+    enable: Some("the lesson scales and gives `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
@@ -30,4 +31,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         )
     },
     views: |plan| vec![View::computed(plan, MatrixName::DScores)],
+    header: Header::Backward,
 };

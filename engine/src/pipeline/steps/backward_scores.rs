@@ -1,6 +1,6 @@
 //! Backward through scores = Q·Kᵀ: the gradients of the queries and of the keys.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardScores,
@@ -40,6 +40,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DQ),
     note: |_| None,
+    enable: Some("add `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
@@ -54,4 +55,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         };
         vec![View::computed(plan, dq), View::computed(plan, dk)]
     },
+    header: Header::Backward,
 };

@@ -1,6 +1,6 @@
 //! Backward through the softmax: each weight's share of its row's gradient.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardSoftmax,
@@ -17,6 +17,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DSoftmaxInput),
     note: |_| None,
+    enable: Some("add `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
@@ -24,4 +25,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         )
     },
     views: |plan| vec![View::computed(plan, MatrixName::DSoftmaxInput)],
+    header: Header::Backward,
 };

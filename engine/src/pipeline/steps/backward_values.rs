@@ -1,6 +1,6 @@
 //! Backward through weights·V: the gradients of the attention weights and of the values.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardValues,
@@ -21,6 +21,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DWeights),
     note: |_| None,
+    enable: Some("add `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
@@ -33,4 +34,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             View::computed(plan, MatrixName::DV),
         ]
     },
+    header: Header::Backward,
 };

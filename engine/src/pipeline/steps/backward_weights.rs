@@ -1,6 +1,6 @@
 //! Backward to the weights: dW_q, dW_k, dW_v, after adding the gradients of a K/V group's heads.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardWeights,
@@ -44,6 +44,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DWQ) || plan.has(MatrixName::DKGroup),
     note: |_| None,
+    enable: Some("give the lesson embeddings with w_q, w_k, w_v and `grad_output` (format 2)"),
     absent: |plan| {
         (!plan.shape.backward).then_some(
             "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
@@ -63,4 +64,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Backward,
 };

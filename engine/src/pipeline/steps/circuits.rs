@@ -1,7 +1,7 @@
 //! Circuits: each head read as two matrices of the model's width (Elhage et al. 2021): W_QK,
 //! which decides where the head looks, and W_OV, which decides what it moves.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Circuits,
@@ -28,6 +28,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::WQK),
     note: |_| None,
+    enable: Some("give the lesson embeddings and output weights (`w_o`, format 2)"),
     absent: |plan| {
         Some(if !plan.shape.output_weights {
             "This lesson has no output weights (w_o): the head's output is the answer."
@@ -44,5 +45,10 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             View::computed(plan, MatrixName::WQK),
             View::computed(plan, MatrixName::WOV),
         ]
+    },
+    // Its circuits are W_o's, which the output projection's part lights.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::OneHead,
     },
 };

@@ -1,6 +1,8 @@
 //! Concat: every head's output side by side, head 1 first.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{
+    Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View, head_superscript,
+};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Concat,
@@ -14,10 +16,23 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::Concat) && plan.shape.heads.query > 1,
     note: |_| None,
+    enable: Some("give the lesson several heads (`heads` with `w_o`, format 2)"),
     absent: |_| {
         Some(
             "This lesson has one head: there is nothing to lay side by side (concat is its output).",
         )
     },
     views: |plan| vec![View::computed(plan, MatrixName::Concat)],
+    // A lesson with several heads only, whose header writes its clause.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::Clause(|heads| {
+            let last = head_superscript(heads.query.saturating_sub(1));
+            if heads.query == 2 {
+                format!("concat = [head⁽¹⁾ | head{last}]")
+            } else {
+                format!("concat = [head⁽¹⁾ | … | head{last}]")
+            }
+        }),
+    },
 };

@@ -1,7 +1,7 @@
 //! Generation, the output row: the new weights times the cached values, checked against the
 //! whole pass's row.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::DecodeOutput,
@@ -22,6 +22,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DecodeOutput),
     note: |_| None,
+    enable: Some("add `decode = true` (with `mask = \"causal\"`, format 2)"),
     absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [
@@ -34,4 +35,17 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Generation(|plan| Part {
+        before: vec![Piece::own("output_t = ")],
+        after: if plan.has(MatrixName::DecodeProjected) {
+            vec![
+                Piece::new("·V_cache", Lit::Also(&[Step::KvCache])),
+                Piece::own(" …·W_o"),
+            ]
+        } else {
+            vec![Piece::new("·V_cache", Lit::Also(&[Step::KvCache]))]
+        },
+        definitions: vec![Piece::new("the caches hold tokens 1 … t", Lit::Never)],
+        ..Part::default()
+    }),
 };

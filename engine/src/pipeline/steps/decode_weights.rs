@@ -1,6 +1,6 @@
 //! Generation, one row of weights: the new query against every cached key, then softmax.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::DecodeWeights,
@@ -22,6 +22,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::DecodeWeights),
     note: |_| None,
+    enable: Some("add `decode = true` (with `mask = \"causal\"`, format 2)"),
     absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [
@@ -34,4 +35,14 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Generation(|plan| Part {
+        before: vec![Piece::own("softmax(")],
+        after: if plan.has(MatrixName::DecodeScaled) {
+            vec![Piece::own(" / √d_k"), Piece::own(")")]
+        } else {
+            vec![Piece::own(")")]
+        },
+        definitions: vec![Piece::new("the caches hold tokens 1 … t", Lit::Never)],
+        ..Part::default()
+    }),
 };

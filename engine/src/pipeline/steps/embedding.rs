@@ -1,6 +1,6 @@
 //! Embedding: the tokens' vectors, the matrix everything starts from.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Embedding,
@@ -25,6 +25,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.has(MatrixName::Embeddings),
     // Cross-attention's source has its own embeddings, a second view.
     note: |_| None,
+    enable: Some("this lesson gives q, k, v directly: give embeddings with w_q, w_k, w_v"),
     absent: |_| Some("This lesson gives Q, K and V directly; it has no embeddings."),
     views: |plan| {
         [MatrixName::Embeddings, MatrixName::SourceEmbeddings]
@@ -35,5 +36,10 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                 panels: vec![name],
             })
             .collect()
+    },
+    // Its embeddings are the X the projections read, which the projection's part lights.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::Whole,
     },
 };

@@ -1,6 +1,6 @@
 //! Generation, the K/V cache: every key and value so far, the new token's added as the last row.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::KvCache,
@@ -23,6 +23,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::KCache),
     note: |_| None,
+    enable: Some("add `decode = true` (with `mask = \"causal\"`, format 2)"),
     absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [MatrixName::KCache, MatrixName::VCache]
@@ -30,4 +31,13 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             .map(|name| View::computed(plan, name))
             .collect()
     },
+    header: Header::Generation(|plan| Part {
+        after: vec![Piece::new("·K_cacheᵀ", Lit::Also(&[Step::DecodeWeights]))],
+        definitions: vec![Piece::own(if plan.has(MatrixName::QNewRope) {
+            "K_cache gains rot(k_t), V_cache gains v_t"
+        } else {
+            "K_cache gains k_t, V_cache gains v_t"
+        })],
+        ..Part::default()
+    }),
 };

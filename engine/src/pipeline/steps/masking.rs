@@ -1,6 +1,6 @@
 //! Masking: a mask added to the scores, hiding keys with -inf or tilting them with a bias.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Masking,
@@ -37,6 +37,14 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::Masked),
     note: |_| None,
+    enable: Some("add `mask = \"causal\"`"),
     absent: |_| Some("This lesson has no mask: every query sees every key."),
     views: |plan| vec![View::computed(plan, MatrixName::Masked)],
+    header: Header::Attention {
+        one_head: |_| Part {
+            after: vec![Piece::own(" + mask")],
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::OneHead,
+    },
 };

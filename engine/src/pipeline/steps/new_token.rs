@@ -1,6 +1,6 @@
 //! Generation, the new token: its query, key and value, made from its row of X alone.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::NewToken,
@@ -22,6 +22,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::QNew),
     note: |_| None,
+    enable: Some("add `decode = true` (with `mask = \"causal\"`, format 2)"),
     absent: |_| Some("This lesson has no generation steps: they come with `decode = true`."),
     views: |plan| {
         [
@@ -36,4 +37,20 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         .map(|name| View::computed(plan, name))
         .collect()
     },
+    header: Header::Generation(|plan| Part {
+        after: vec![Piece::new(
+            if plan.has(MatrixName::QNewRope) {
+                "rot(q_t)"
+            } else {
+                "q_t"
+            },
+            Lit::Also(&[Step::DecodeWeights]),
+        )],
+        definitions: vec![Piece::own(if plan.has(MatrixName::XNew) {
+            "q_t, k_t, v_t = x_t·W_q, x_t·W_k, x_t·W_v"
+        } else {
+            "q_t, k_t, v_t = row t of Q, K, V"
+        })],
+        ..Part::default()
+    }),
 };

@@ -2,7 +2,7 @@
 //! does it, keeping per query row only m, l and acc.
 
 use crate::ops;
-use crate::pipeline::{MatrixName, Op, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Op, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::OnlineSoftmax,
@@ -21,6 +21,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::OnlineMax),
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| {
         // The softmax's input the tiles read, then the state after the tile: m, the factor and
@@ -52,4 +53,5 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             },
         ]
     },
+    header: Header::Online,
 };

@@ -1,6 +1,6 @@
 //! Output: each token's weighted sum of the values.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Output,
@@ -23,6 +23,14 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |_| true,
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Output)],
+    header: Header::Attention {
+        one_head: |_| Part {
+            after: vec![Piece::own("V")],
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::OneHead,
+    },
 };

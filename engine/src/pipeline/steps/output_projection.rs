@@ -1,6 +1,6 @@
 //! Output projection: the heads' outputs, side by side, times W_o.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::OutputProjection,
@@ -21,6 +21,15 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::Projected),
     note: |_| None,
+    enable: Some("give the lesson output weights (`w_o`, format 2)"),
     absent: |_| Some("This lesson has no output weights (w_o): the head's output is the answer."),
     views: |plan| vec![View::computed(plan, MatrixName::Projected)],
+    header: Header::Attention {
+        // One head projected by W_o: the output is the head's, times W_o.
+        one_head: |_| Part {
+            after: vec![Piece::new("·W_o", Lit::Also(&[Step::Circuits]))],
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::Clause(|_| "output = concat·W_o".to_string()),
+    },
 };

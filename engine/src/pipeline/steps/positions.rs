@@ -1,6 +1,8 @@
 //! Positions: a vector per position added to the embeddings, so that order matters.
 
-use crate::pipeline::{MatrixName, Plan, Positions, Step, StepEntry, View};
+use crate::pipeline::{
+    Header, MatrixName, Part, Piece, Plan, Positions, SeveralHeads, Step, StepEntry, View,
+};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Positions,
@@ -11,6 +13,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     // The cursor starts on the positions; `]` goes on to their sum with the embeddings, and
     // in cross-attention to the source's.
     note: |_| None,
+    enable: Some("add `positions = \"sinusoidal\"` (or a matrix) with `format = 2`"),
     absent: |plan| {
         Some(match plan.shape.positions {
             Positions::Rope => {
@@ -35,6 +38,20 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             ..View::computed(plan, sum)
         })
         .collect()
+    },
+    header: Header::Attention {
+        one_head: |plan| Part {
+            definitions: [
+                (MatrixName::X, "X = E + P; "),
+                (MatrixName::SourceX, "S = E_S + P_S; "),
+            ]
+            .into_iter()
+            .filter(|(name, _)| plan.has(*name))
+            .map(|(_, text)| Piece::own(text))
+            .collect(),
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::Whole,
     },
 };
 

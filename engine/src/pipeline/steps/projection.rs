@@ -1,6 +1,6 @@
 //! Projection: queries, keys and values, each X times its weights (or given by the lesson).
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Projection,
@@ -37,6 +37,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                  already been done: each row is one token's query, key and value.",
         ),
     },
+    enable: None,
     absent: |_| None,
     views: |plan| {
         let projections = [MatrixName::Q, MatrixName::K, MatrixName::V];
@@ -52,5 +53,30 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                 panels: projections.to_vec(),
             }]
         }
+    },
+    header: Header::Attention {
+        // What the projections read is lit on every step that makes it.
+        one_head: |plan| Part {
+            definitions: if plan.shape.cross && plan.has(MatrixName::WQ) {
+                // Queries from the target, keys and values from the source.
+                vec![
+                    Piece::own("Q = "),
+                    Piece::new("X", Lit::Inputs),
+                    Piece::own("·W_q; K, V = "),
+                    Piece::new("S", Lit::Inputs),
+                    Piece::own("·W_k, S·W_v"),
+                ]
+            } else if plan.has(MatrixName::WQ) {
+                vec![
+                    Piece::own("Q, K, V = "),
+                    Piece::new("X", Lit::Inputs),
+                    Piece::own("·W_q, X·W_k, X·W_v"),
+                ]
+            } else {
+                vec![Piece::new("Q, K, V are given", Lit::Inputs)]
+            },
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::OneHead,
     },
 };

@@ -1,6 +1,6 @@
 //! Rotation (RoPE): every query and key turned pairwise by an angle that grows with its position.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Rotation,
@@ -27,11 +27,17 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |plan| plan.has(MatrixName::QRope),
     note: |_| None,
+    enable: Some("add `positions = \"rope\"` with `format = 2`"),
     absent: |_| Some("This lesson does not rotate (positions is not \"rope\")."),
     views: |plan| {
         [MatrixName::QRope, MatrixName::KRope]
             .into_iter()
             .map(|rotated| View::computed(plan, rotated))
             .collect()
+    },
+    // It rotates the queries and keys the scores' part writes, which it lights.
+    header: Header::Attention {
+        one_head: |_| Part::default(),
+        several_heads: SeveralHeads::OneHead,
     },
 };

@@ -1,6 +1,6 @@
 //! Scaling: scores divided by √d_k.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Scaling,
@@ -22,6 +22,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             "This lesson sets scale = false: the scores go to softmax unscaled, and this step is skipped.",
         )
     },
+    enable: None,
     absent: |_| None,
     views: |plan| {
         if plan.has(MatrixName::Scaled) {
@@ -32,5 +33,24 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                 panels: vec![MatrixName::Scores],
             }]
         }
+    },
+    header: Header::Attention {
+        one_head: |plan| {
+            if plan.has(MatrixName::Scaled) {
+                Part {
+                    after: vec![Piece::own(" / √d_k")],
+                    ..Part::default()
+                }
+            } else {
+                Part {
+                    after: vec![Piece::new(" / √d_k", Lit::Skipped)],
+                    // Said before the definitions, so that a narrow terminal, which cuts the
+                    // line's end, keeps it.
+                    aside: vec![Piece::new(" (no scaling)", Lit::Muted)],
+                    ..Part::default()
+                }
+            }
+        },
+        several_heads: SeveralHeads::OneHead,
     },
 };

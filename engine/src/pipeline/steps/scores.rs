@@ -1,6 +1,6 @@
 //! Scores: every query against every key, QKᵀ.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, Lit, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Scores,
@@ -24,6 +24,18 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |_| true,
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Scores)],
+    header: Header::Attention {
+        one_head: |plan| Part {
+            after: vec![if plan.has(MatrixName::QRope) {
+                Piece::new("rot(Q)·rot(K)ᵀ", Lit::Also(&[Step::Rotation]))
+            } else {
+                Piece::own("QKᵀ")
+            }],
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::OneHead,
+    },
 };

@@ -1,6 +1,6 @@
 //! Softmax: each row of scores turned into weights that sum to 1.
 
-use crate::pipeline::{MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Part, Piece, SeveralHeads, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Softmax,
@@ -15,6 +15,15 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     shown: |_| true,
     note: |_| None,
+    enable: None,
     absent: |_| None,
     views: |plan| vec![View::computed(plan, MatrixName::Weights)],
+    header: Header::Attention {
+        one_head: |_| Part {
+            before: vec![Piece::own("softmax(")],
+            after: vec![Piece::own(")")],
+            ..Part::default()
+        },
+        several_heads: SeveralHeads::OneHead,
+    },
 };
