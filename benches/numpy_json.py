@@ -7,6 +7,11 @@
 #
 #   attn-tutor show LESSON --format json > lesson.json
 #   python3 benches/numpy_json.py lesson.json [--indent] [--runs N]
+#   python3 benches/numpy_json.py lesson.json --once [--indent] > out.json
+#
+# --once computes and writes the document once to stdout, unchecked and untimed: the whole
+# process (the interpreter starting, importing numpy and orjson, reading the inputs) is then
+# timed from outside, beside `attn-tutor show`'s whole process.
 #
 # Supports the lessons benches/show_json.sh times: self-attention with embeddings and weights,
 # heads (one K/V group per head), W_o, a mask and added positions or none; not RoPE,
@@ -113,6 +118,12 @@ def main():
     inputs["scale"] = lesson["heads"][0]["scaled"] is not None
     inputs["heads"] = len(lesson["heads"])
     inputs["tile"] = lesson["heads"][0]["online"]["tile"]
+    if "--once" in sys.argv:
+        out_heads, concat, output = compute(inputs)
+        option = orjson.OPT_SERIALIZE_NUMPY | (orjson.OPT_INDENT_2 if indent else 0)
+        sys.stdout.buffer.write(orjson.dumps(document(lesson, inputs, out_heads, concat, output),
+                                             option=option))
+        return
 
     # The same numbers as attn-tutor's, to the last few ulps.
     out_heads, concat, output = compute(inputs)

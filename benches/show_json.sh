@@ -6,7 +6,10 @@
 # computing alone, to tell the parts apart); benches/numpy_json.py computes the same
 # matrices with numpy from the lesson's inputs, checks them against attn-tutor's, and times
 # computing and writing them.
-# Needs python3 with numpy and orjson (pip install numpy orjson).
+# Then each side's whole process, start to exit, timed from outside with hyperfine: `attn-tutor
+# show` reading the lesson's TOML, against python3 starting, importing numpy and orjson, reading
+# the inputs from the JSON and writing the same document once (`numpy_json.py --once`).
+# Needs python3 with numpy and orjson (pip install numpy orjson) and hyperfine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
@@ -32,5 +35,14 @@ for lesson in cat-sleeps two-heads "$dir/large.toml"; do
   echo "== $(basename "$lesson" .toml): $(wc -c < "$json") bytes indented, $(target/release/attn-tutor show "$lesson" --format json --compact | wc -c) compact"
   python3 benches/numpy_json.py "$json" --runs 50 --indent
   python3 benches/numpy_json.py "$json" --runs 50
+done
+for lesson in cat-sleeps two-heads; do
+  json="$dir/$lesson.json"
+  hyperfine -N --warmup 5 --runs 100 \
+    "target/release/attn-tutor show $lesson --format json" \
+    "target/release/attn-tutor show $lesson --format json --compact"
+  hyperfine -N --warmup 2 --runs 20 \
+    "python3 benches/numpy_json.py $json --once --indent" \
+    "python3 benches/numpy_json.py $json --once"
 done
 cargo bench --bench engine -- "show json"

@@ -8,7 +8,6 @@ pub use check::gradient_lines;
 mod lab;
 mod list;
 mod progress;
-mod screens;
 mod show;
 mod table;
 mod tutor;

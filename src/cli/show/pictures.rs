@@ -1,18 +1,14 @@
-//! `show --format svg` and `--format html`: the tutor's own screens, drawn by the same view
-//! into a buffer of the asked size and written as pictures, for slides and handouts.
-
-use std::io::Write;
+//! The tutor's own screens for `show --format svg` and `--format html`: the lesson opened as
+//! in the tutor and each step drawn by the same view into a buffer of the asked size.
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 
-use super::show::{Asked, resolve_cell};
-use super::{ShowFormat, status};
+use super::{Asked, resolve_cell};
 use crate::app::{Action, App, PickerEntry, update};
 use crate::attention::Step;
 use crate::lesson::LoadedLesson;
-use crate::ui::svg::{DEFAULT_BACKGROUND, DEFAULT_FOREGROUND, buffer_svg, escaped};
 use crate::ui::{Theme, view};
 
 /// The smallest screen the tutor draws its steps on; the largest a picture is made at.
@@ -96,99 +92,68 @@ fn screen(
     Ok(picture)
 }
 
-pub(crate) fn run(
-    loaded: &LoadedLesson,
-    asked: &Asked<'_>,
-    format: ShowFormat,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> u8 {
-    match pictures(loaded, asked, format) {
-        Ok(text) => {
-            let _ = out.write_all(text.as_bytes());
-            status::OK
-        }
-        Err(problem) => {
-            let _ = writeln!(
-                err,
-                "error: {}",
-                crate::lesson::text::printable_lines(&problem)
-            );
-            status::INVALID
-        }
-    }
+/// The lesson opened in the tutor, with the size and colors its pictures are drawn in.
+pub(super) struct Opened<'a> {
+    loaded: &'a LoadedLesson,
+    app: App,
+    /// The steps this lesson has, numbered as the tutor numbers them.
+    pub(super) steps: Vec<Step>,
+    size: (u16, u16),
+    theme: Theme,
 }
 
-fn pictures(
-    loaded: &LoadedLesson,
-    asked: &Asked<'_>,
-    format: ShowFormat,
-) -> Result<String, String> {
-    let size = size(asked.size)?;
-    // The terminal's colors at their best, or none: a picture is not read in a terminal.
-    let theme = if asked.monochrome {
-        Theme::monochrome()
-    } else {
-        Theme::detect(false, Some("truecolor"), None)
-    };
-    let mut app = App::new(
-        vec![PickerEntry {
-            name: loaded.name.clone(),
-            lesson: Ok(loaded.clone()),
-        }],
-        Some(0),
-    );
-    let steps = app
-        .tutor
-        .as_ref()
-        .ok_or("the lesson did not open")?
-        .steps
-        .clone();
-    let title = |step: Step| {
-        let number = steps
+impl<'a> Opened<'a> {
+    pub(super) fn new(loaded: &'a LoadedLesson, asked: &Asked<'_>) -> Result<Self, String> {
+        let size = size(asked.size)?;
+        // The terminal's colors at their best, or none: a picture is not read in a terminal.
+        let theme = if asked.monochrome {
+            Theme::monochrome()
+        } else {
+            Theme::detect(false, Some("truecolor"), None)
+        };
+        let app = App::new(
+            vec![PickerEntry {
+                name: loaded.name.clone(),
+                lesson: Ok(loaded.clone()),
+            }],
+            Some(0),
+        );
+        let steps = app
+            .tutor
+            .as_ref()
+            .ok_or("the lesson did not open")?
+            .steps
+            .clone();
+        Ok(Opened {
+            loaded,
+            app,
+            steps,
+            size,
+            theme,
+        })
+    }
+
+    /// "Step 5/6 · Softmax — the lesson's title".
+    pub(super) fn title(&self, step: Step) -> String {
+        let number = self
+            .steps
             .iter()
             .position(|shown| *shown == step)
             .map_or(0, |i| i + 1);
         format!(
             "Step {number}/{} · {} — {}",
-            steps.len(),
+            self.steps.len(),
             step.title(),
-            loaded.lesson.title
+            self.loaded.lesson.title
         )
-    };
-    match format {
-        ShowFormat::Html => {
-            let shown = asked.step.map_or_else(|| steps.clone(), |step| vec![step]);
-            let mut sections = String::new();
-            for step in shown {
-                let buffer = screen(&mut app, step, (asked.cell, false), size, &theme)?;
-                sections.push_str(&format!(
-                    "<section>\n<h2>{}</h2>\n{}</section>\n",
-                    escaped(&title(step)),
-                    buffer_svg(&buffer, &title(step))
-                ));
-            }
-            Ok(page(loaded, &sections))
-        }
-        _ => {
-            let step = asked.step.or(steps.first().copied()).ok_or("no step")?;
-            let buffer = screen(&mut app, step, (asked.cell, true), size, &theme)?;
-            Ok(buffer_svg(&buffer, &title(step)))
-        }
     }
-}
 
-/// A page that needs nothing else: the pictures inline, the style in the head.
-fn page(loaded: &LoadedLesson, sections: &str) -> String {
-    let lesson = &loaded.lesson;
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{title}</title>\n<style>\nbody {{ background: {DEFAULT_BACKGROUND}; color: \
-         {DEFAULT_FOREGROUND}; font-family: system-ui, sans-serif; margin: 2em; }}\n\
-         section {{ margin: 2em 0; }}\nh2 {{ font-size: 1.1em; }}\n\
-         svg {{ max-width: 100%; height: auto; }}\n</style>\n</head>\n<body>\n\
-         <h1>{title}</h1>\n<p>{source}</p>\n{sections}</body>\n</html>\n",
-        title = escaped(&lesson.title),
-        source = escaped(&lesson.source),
-    )
+    /// The screen of `step`; see `screen`.
+    pub(super) fn screen(
+        &mut self,
+        step: Step,
+        cell: (Option<&str>, bool),
+    ) -> Result<Buffer, String> {
+        screen(&mut self.app, step, cell, self.size, &self.theme)
+    }
 }
