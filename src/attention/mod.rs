@@ -24,7 +24,7 @@ pub use agreement::Agreement;
 pub use backward_derivation::BackwardRule;
 pub use decode::MultiplyAdds;
 pub(crate) use derivation::Site;
-pub use derivation::{Derivation, Explanation, Rule, softmax_is_shifted, token_words};
+pub use derivation::{Derivation, Explanation, HeadParts, Rule, softmax_is_shifted, token_words};
 pub use held::Held;
 pub use landing::Operand;
 pub use online::{OnlineSoftmax, Tile, TileState, Tiles};
