@@ -135,15 +135,9 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
             }
         };
         rule_line(&title, theme, area, buf);
-        let result = tutor.selected_cell().and_then(|cell| {
-            let explanation = tutor
-                .attention
-                .derive(cell)?
-                .explanation(&tutor.attention, tutor.lesson.decimals);
-            sides_lines(&explanation, usize::from(body.width).max(20))
-                .len()
-                .checked_sub(1)
-        });
+        let result = tutor
+            .selected_cell()
+            .and_then(|cell| result_line(tutor, cell, usize::from(body.width).max(20)));
         draw_lines(
             &derivation_lines(tutor, body.width),
             result,
@@ -376,7 +370,186 @@ pub(crate) fn cell_working(tutor: &Tutor, cell: Cell, width: u16) -> Vec<String>
     if let Some(note) = &explanation.note {
         lines.extend(wrap_words(&capitalized(note), width));
     }
-    lines
+    match by_head(tutor, cell, width) {
+        Some(by_head) if by_head.len() < lines.len() => by_head,
+        _ => lines,
+    }
+}
+
+/// Numbers right-aligned to the widest of them (and at least to `least`).
+fn right_aligned(numbers: &[String], least: &[usize]) -> Vec<String> {
+    let widest = numbers
+        .iter()
+        .map(|number| columns(number))
+        .chain(least.iter().copied())
+        .max()
+        .unwrap_or(0);
+    numbers
+        .iter()
+        .map(|number| format!("{number:>widest$}"))
+        .collect()
+}
+
+/// The widest number each matrix of a dot product (left, right) writes at `decimals`.
+fn matrices_widest(tutor: &Tutor, cell: Cell, decimals: usize) -> Option<(usize, usize)> {
+    let Rule::Dot { terms, .. } = tutor.attention.derive(cell)?.rule else {
+        return None;
+    };
+    let (left, right) = terms.first()?;
+    Some((
+        widest_number(tutor, left.cell.matrix, decimals)?,
+        widest_number(tutor, right.cell.matrix, decimals)?,
+    ))
+}
+
+/// The widest number a matrix writes at `decimals`: its largest magnitude, and a sign.
+fn widest_number(tutor: &Tutor, matrix: MatrixName, decimals: usize) -> Option<usize> {
+    let values = tutor.values(matrix)?;
+    let largest = values
+        .iter()
+        .filter(|value| value.is_finite())
+        .fold(0.0f64, |most, value| most.max(value.abs()));
+    let negative = values.iter().any(|value| *value < 0.0);
+    Some(format_fixed(largest, decimals).len() + usize::from(negative))
+}
+
+/// Products `(a × b)` with each side right-aligned to the widest number its matrix can write
+/// at the decimals shown, so that the products stay in place from cell to cell.
+fn aligned_products(tutor: &Tutor, products: &[String], matrices: &[MatrixName]) -> Vec<String> {
+    let Some(pairs) = products
+        .iter()
+        .map(|product| {
+            product
+                .strip_prefix('(')?
+                .strip_suffix(')')?
+                .split_once(" × ")
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        })
+        .collect::<Option<Vec<_>>>()
+    else {
+        return products.to_vec();
+    };
+    let decimals = pairs
+        .iter()
+        .flat_map(|(a, b)| [a, b])
+        .filter_map(|number| number.split_once('.').map(|(_, fraction)| fraction.len()))
+        .max()
+        .unwrap_or(0)
+        .max(tutor.lesson.decimals + 3);
+    let widest = |matrix: Option<&MatrixName>| widest_number(tutor, *matrix?, decimals);
+    let (lefts, rights): (Vec<String>, Vec<String>) = pairs.into_iter().unzip();
+    let lefts = right_aligned(
+        &lefts,
+        &widest(matrices.first()).into_iter().collect::<Vec<_>>(),
+    );
+    let rights = right_aligned(
+        &rights,
+        &widest(matrices.get(1)).into_iter().collect::<Vec<_>>(),
+    );
+    lefts
+        .iter()
+        .zip(&rights)
+        .map(|(a, b)| format!("({a} × {b})"))
+        .collect()
+}
+
+/// The line of a cell's working that holds its result, kept in view when the working is cut.
+fn result_line(tutor: &Tutor, cell: Cell, width: usize) -> Option<usize> {
+    let derivation = tutor.attention.derive(cell)?;
+    let whole = derivation.explanation(&tutor.attention, tutor.lesson.decimals);
+    let mut whole_lines = sides_lines(&whole, width).len();
+    let by_head = by_head(tutor, cell, width).map(|lines| lines.len());
+    let all_lines = whole_lines
+        + whole
+            .note
+            .map_or(0, |note| wrap_words(&capitalized(&note), width).len());
+    if by_head.is_some_and(|lines| lines < all_lines) {
+        let parts = derivation.head_parts(&tutor.attention, tutor.lesson.decimals)?;
+        whole_lines = sides_lines(&parts.whole, width).len();
+    }
+    whole_lines.checked_sub(1)
+}
+
+/// concat · W_o written head by head: the cell as the sum of the heads' parts, then the part of
+/// the head shown (< and > choose it) term by term. Used where it is shorter than the whole sum
+/// (64 terms from 8 heads): every line of that sum changes on a cursor move, and it reads as
+/// a wall of products rather than as the heads' parts the step is about.
+fn by_head(tutor: &Tutor, cell: Cell, width: usize) -> Option<Vec<String>> {
+    let parts = tutor
+        .attention
+        .derive(cell)?
+        .head_parts(&tutor.attention, tutor.lesson.decimals)?;
+    let mut whole = parts.whole;
+    let mut head = parts
+        .heads
+        .get(tutor.head.min(parts.heads.len() - 1))?
+        .clone();
+    // In fixed places, so that a move to the next cell rewrites digits, not whole lines.
+    if let Some(numbers) = whole.sides.get_mut(2) {
+        // A part is at most the head's width times the largest numbers of its two matrices.
+        let per_head = tutor
+            .values(MatrixName::WO)
+            .map_or(1, |w_o| w_o.nrows() / numbers.len().max(1));
+        let largest = |matrix| {
+            tutor.values(matrix).map_or(0.0, |values| {
+                values
+                    .iter()
+                    .filter(|value| value.is_finite())
+                    .fold(0.0f64, |most, value| most.max(value.abs()))
+            })
+        };
+        let bound = per_head as f64 * largest(MatrixName::Concat) * largest(MatrixName::WO);
+        let decimals = numbers
+            .iter()
+            .filter_map(|number| number.trim_end_matches(')').split_once('.'))
+            .map(|(_, fraction)| fraction.len())
+            .max()
+            .unwrap_or(0)
+            .max(tutor.lesson.decimals + 1);
+        *numbers = right_aligned(numbers, &[format_fixed(bound, decimals).len() + 3]);
+    }
+    if let (Some(products), Rule::Dot { terms, .. }) =
+        (head.sides.get_mut(1), &tutor.attention.derive(cell)?.rule)
+    {
+        let matrices: Vec<MatrixName> = terms
+            .first()
+            .map(|(left, right)| vec![left.cell.matrix, right.cell.matrix])
+            .unwrap_or_default();
+        *products = aligned_products(tutor, products, &matrices);
+    }
+    // As many lines from cell to cell: the longest its parts and terms can take (three decimals
+    // more than the lesson's, the widest numbers of their matrices), so that a move that needs
+    // more digits does not move the panels.
+    let lines_at_most = {
+        let widest = |pieces: &[String], least: usize| {
+            let most = pieces
+                .iter()
+                .map(|piece| columns(piece))
+                .max()
+                .unwrap_or(0)
+                .max(least);
+            vec!["0".repeat(most); pieces.len()]
+        };
+        let most_decimals = tutor.lesson.decimals + 3;
+        let mut whole = whole.clone();
+        whole.sides[2] = widest(&whole.sides[2], 0);
+        let mut head = head.clone();
+        let product = matrices_widest(tutor, cell, most_decimals).map_or(0, |(a, b)| a + b + 5);
+        head.sides[1] = widest(&head.sides[1], product);
+        sides_lines(&whole, width).len() + sides_lines(&head, width).len()
+    };
+    let mut lines = sides_lines(&whole, width);
+    lines.extend(sides_lines(&head, width));
+    lines.resize(lines.len().max(lines_at_most), String::new());
+    lines.extend(wrap_words(
+        &format!(
+            "Each head's part is its output times its block of {}'s rows; < and > write out \
+             another head's.",
+            tutor.attention.symbol(MatrixName::WO)
+        ),
+        width,
+    ));
+    Some(lines)
 }
 
 /// The equation's lines, `name = formula` then each further side, the last the result.

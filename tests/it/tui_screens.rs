@@ -1508,11 +1508,13 @@ fn a_cursor_move_repaints_at_most_a_tenth_of_the_screen_at_120x40() {
     // Issue 29 item 15, as `cargo bench --bench tutor -- repaint` measures it. A column of
     // operands moving along a row re-styled every digit of two columns (Projection 12.0 %,
     // Output 10.9 %); the softmax notes moved up or down a line with the quotient (10.2 %); on
-    // Online softmax the scores paged to their own cursor on the row's label (12.8 %).
-    // Output projection rewrites its 64 products on every move; it is held to its figure.
+    // Online softmax the scores paged to their own cursor on the row's label (12.8 %); Output
+    // projection rewrote its 64 products, wrapped anew, on every move (24.1 %). Written head by
+    // head it rewrites the 8 heads' parts and one head's 8 terms (13.6 %): held to 14 % until
+    // it meets the goal.
     let mut too_dear = Vec::new();
     for (step, full, mean) in bench_means(120, 40) {
-        let most = if step == "Output projection" { 25 } else { 10 };
+        let most = if step == "Output projection" { 14 } else { 10 };
         if mean * 100 > full * most {
             too_dear.push(format!(
                 "{step}: {mean} of {full} bytes ({:.1} %, at most {most} %)",
@@ -1730,4 +1732,37 @@ fn without_colour_the_painter_sends_no_colour() {
         }
     }
     assert!(attributes > 0, "the cursor and highlights are still drawn");
+}
+
+#[test]
+fn a_long_output_projection_is_written_as_the_heads_parts_and_one_heads_terms() {
+    // 64 terms from 8 heads do not read as a sum: the working gives each head's part, then the
+    // part of the head < and > choose, term by term, result and all in view.
+    let mut app = heads_app();
+    let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+    let at = steps
+        .iter()
+        .position(|step| *step == attn_tutor::attention::Step::OutputProjection)
+        .expect("the lesson has W_o");
+    update(&mut app, Action::GoToStep(at + 1));
+    for (head, key) in [(1, None), (2, Some(Action::NextHead))] {
+        if let Some(key) = key {
+            update(&mut app, key);
+        }
+        let screen = text(&draw(&app, &Theme::monochrome(), 120, 40));
+        assert!(
+            screen.contains("= head 1's part + … + head 8's part"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains(&format!(
+                "head {head}'s part = head⁽{}⁾[t1, :] · (rows {}–{} of W_o, column 1)",
+                ['¹', '²'][head - 1],
+                8 * head - 7,
+                8 * head
+            )),
+            "{screen}"
+        );
+        assert!(!screen.contains("more lines"), "{screen}");
+    }
 }

@@ -451,3 +451,92 @@ fn a_step_writes_a_number_it_shares_alike_in_every_cell_and_results_as_its_table
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `name = side = … = result`, as `Derivation::explain` joins a working.
+fn joined(explanation: &attn_tutor::attention::Explanation) -> String {
+    let mut text = explanation.name.clone();
+    for side in &explanation.sides {
+        text.push_str(" = ");
+        text.push_str(&side.join(" + "));
+    }
+    text
+}
+
+/// Every equality of concat · W_o written head by head (the tutor's form for a long sum), and
+/// each head's part written alike in the sum of the parts and as its own result.
+fn head_parts_unredone(name: &str, text: &str) -> (usize, Vec<String>) {
+    let loaded = load_text(name, None, text.to_string()).unwrap();
+    let attention = Attention::compute(&loaded.lesson);
+    let decimals = loaded.lesson.decimals;
+    let (mut cells, mut wrong) = (0, Vec::new());
+    for cell in every_cell(&attention) {
+        let Some(parts) = attention
+            .derive(cell)
+            .and_then(|derivation| derivation.head_parts(&attention, decimals))
+        else {
+            continue;
+        };
+        cells += 1;
+        for explanation in std::iter::once(&parts.whole).chain(&parts.heads) {
+            let working = joined(explanation);
+            for equality in unredone(&working, decimals) {
+                wrong.push(format!("{name}: {equality}\n    in {working}"));
+            }
+        }
+        for (head, explanation) in parts.heads.iter().enumerate() {
+            let said = parts.whole.sides[2][head]
+                .trim_start_matches('(')
+                .trim_end_matches(')');
+            let own = explanation.sides.last().unwrap()[0].trim_start_matches("≈ ");
+            if said != own {
+                wrong.push(format!(
+                    "{name}: head {} is {said} in the sum, {own} alone",
+                    head + 1
+                ));
+            }
+        }
+    }
+    (cells, wrong)
+}
+
+#[test]
+fn concat_times_w_o_written_head_by_head_redoes_at_every_precision() {
+    let (mut cells, mut wrong) = (0, Vec::new());
+    for seed in 1..=12u64 {
+        let decimals = [1, 2, 3, 5][seed as usize % 4];
+        let (heads, groups) = [(2, 2), (4, 2), (8, 8)][seed as usize % 3];
+        let (tokens, d_model) = (3 + seed % 4, 8 * heads);
+        let labels: Vec<String> = (0..tokens).map(|t| format!("\"t{t}\"")).collect();
+        let text = format!(
+            "format = 2\ntitle = \"heads {seed}\"\ntokens = [{}]\ndecimals = {decimals}\n\
+             heads = {heads}\nkv_heads = {groups}\n\
+             embeddings = {{ random = \"normal\", seed = {seed}, shape = [{tokens}, {d_model}] }}\n\
+             w_q = {{ random = \"normal\", seed = {}, shape = [{d_model}, {d_model}] }}\n\
+             w_k = {{ random = \"normal\", seed = {}, shape = [{d_model}, {}] }}\n\
+             w_v = {{ random = \"normal\", seed = {}, shape = [{d_model}, {}] }}\n\
+             w_o = {{ random = \"normal\", seed = {}, shape = [{d_model}, {d_model}] }}\n",
+            labels.join(", "),
+            seed + 100,
+            seed + 200,
+            8 * groups,
+            seed + 300,
+            8 * groups,
+            seed + 400,
+        );
+        let (explained, found) = head_parts_unredone(&format!("heads {seed}"), &text);
+        cells += explained;
+        wrong.extend(found);
+    }
+    for builtin in BUILTIN {
+        let (explained, found) = head_parts_unredone(builtin.name, builtin.text);
+        cells += explained;
+        wrong.extend(found);
+    }
+    assert!(cells > 1000, "only {cells} cells written head by head");
+    assert!(
+        wrong.is_empty(),
+        "{} equalities do not redo:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

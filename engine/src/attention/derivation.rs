@@ -677,6 +677,135 @@ impl Derivation {
         }
         Explanation { name, sides, note }
     }
+
+    /// concat · W_o written head by head, for a sum too long to read whole (64 terms from 8
+    /// heads): the cell as the sum of the heads' parts, and each part as its own dot product,
+    /// head h's output times its block of W_o's rows. `None` for any other working.
+    pub fn head_parts(&self, attention: &Attention, decimals: usize) -> Option<HeadParts> {
+        let Rule::Dot {
+            terms,
+            transpose_right: false,
+        } = &self.rule
+        else {
+            return None;
+        };
+        let blocks = head_blocks(attention, terms)?;
+        let parts: Vec<f64> = blocks
+            .iter()
+            .map(|block| block.iter().map(|(a, b)| a.value * b.value).sum())
+            .collect();
+        // The parts take the decimals that make their sum, as written, land on the result.
+        let result = format_number(self.value, decimals);
+        let found = landing_digits(decimals, &result, |k| {
+            parts.iter().map(|part| shown(*part, k)).sum::<f64>()
+        });
+        let (k, mut result) = written(found, decimals, &result);
+        let fixed = format_fixed(self.value, decimals);
+        if self.value.fract() != 0.0 && fixed.starts_with(&result) {
+            result = fixed;
+        }
+        let in_a_sum = |text: String| {
+            if text.starts_with('-') {
+                format!("({text})")
+            } else {
+                text
+            }
+        };
+        let (left, right) = terms.first()?;
+        let row = attention.row_name(
+            left.cell.matrix,
+            left.cell.head,
+            self.cell.row,
+            left.cell.token,
+        );
+        let symbol = attention.symbol_in(right.cell.matrix, right.cell.head);
+        let col = attention.column_label(right.cell.matrix, self.cell.col);
+        let whole = Explanation {
+            name: attention.cell_name(self.cell),
+            sides: vec![
+                vec![format!("{row} · {symbol}[:, {col}]")],
+                if parts.len() > 3 {
+                    vec![
+                        "head 1's part".to_string(),
+                        "…".to_string(),
+                        format!("head {}'s part", parts.len()),
+                    ]
+                } else {
+                    (1..=parts.len())
+                        .map(|head| format!("head {head}'s part"))
+                        .collect()
+                },
+                parts
+                    .iter()
+                    .map(|part| in_a_sum(format_number(*part, k)))
+                    .collect(),
+                vec![result],
+            ],
+            note: None,
+        };
+        let heads = blocks
+            .iter()
+            .zip(&parts)
+            .enumerate()
+            .map(|(head, (block, part))| {
+                let part = format_number(*part, k);
+                let worked = |d: usize| {
+                    block
+                        .iter()
+                        .map(|(a, b)| shown(a.value, d) * shown(b.value, d))
+                        .sum::<f64>()
+                };
+                // The block's operands land on its part as the sum above writes it.
+                let found = (decimals..=k + EXTRA_OPERAND_DECIMALS)
+                    .find(|&d| format_number(worked(d), k) == part);
+                let (d, part) = written(found, k, &part);
+                let ((_, first), (_, last)) = (block.first()?, block.last()?);
+                // concat's block of columns is the head's own output, as the header names it.
+                let output = match left.cell.matrix {
+                    MatrixName::DecodeConcat => MatrixName::DecodeOutput,
+                    _ => MatrixName::Output,
+                };
+                Some(Explanation {
+                    name: format!("head {}'s part", head + 1),
+                    sides: vec![
+                        vec![format!(
+                            "{}[{}, :] · (rows {}–{} of {symbol}, column {col})",
+                            attention.symbol_in(output, head),
+                            attention.row_label_at(
+                                left.cell.matrix,
+                                self.cell.row,
+                                left.cell.token
+                            ),
+                            first.cell.row + 1,
+                            last.cell.row + 1,
+                        )],
+                        block
+                            .iter()
+                            .map(|(a, b)| {
+                                format!(
+                                    "({} × {})",
+                                    format_number(a.value, d),
+                                    format_number(b.value, d)
+                                )
+                            })
+                            .collect(),
+                        vec![part],
+                    ],
+                    note: None,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(HeadParts { whole, heads })
+    }
+}
+
+/// A cell of concat · W_o written head by head (see `Derivation::head_parts`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeadParts {
+    /// `output[t1, 1] = concat[t1, :] · W_o[:, 1] = head 1's part + … = p₁ + … = result`.
+    pub whole: Explanation,
+    /// Each head's part as its own dot product, landing on the part as `whole` writes it.
+    pub heads: Vec<Explanation>,
 }
 
 /// The decimals to write a number the cells of a step share with (√d_k, a softmax row's Σ):

@@ -23,7 +23,7 @@ mod variant;
 pub(crate) use backward_derivation::BackwardRule;
 pub use decode::MultiplyAdds;
 pub use derivation::Site;
-pub use derivation::{Derivation, Explanation, Rule, softmax_is_shifted, token_words};
+pub use derivation::{Derivation, Explanation, HeadParts, Rule, softmax_is_shifted, token_words};
 pub use held::Held;
 pub use landing::Operand;
 pub use online::{OnlineSoftmax, Tile, TileState, Tiles};
