@@ -7,7 +7,6 @@ mod plan;
 mod step;
 mod steps;
 
-pub use header::{Look, Shown};
 pub use matrix::{Absent, Axis, Cell, Expectable, MatrixEntry, MatrixName, Per};
 // The operations are their own modules (`crate::ops`); the plan names them.
 pub use crate::ops::{OnlinePart, Op};

@@ -655,7 +655,7 @@ impl Plan {
         self.origins[name.index()]
     }
 
-    pub fn has(&self, name: MatrixName) -> bool {
+    pub(crate) fn has(&self, name: MatrixName) -> bool {
         self.origin(name).is_some()
     }
 

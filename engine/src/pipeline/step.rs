@@ -107,7 +107,7 @@ pub struct Piece {
 }
 
 impl Piece {
-    pub fn new(text: impl Into<Cow<'static, str>>, lit: Lit) -> Piece {
+    pub(crate) fn new(text: impl Into<Cow<'static, str>>, lit: Lit) -> Piece {
         Piece {
             text: text.into(),
             lit,
@@ -115,7 +115,7 @@ impl Piece {
     }
 
     /// Lit on the screen of the step that writes it.
-    pub fn own(text: impl Into<Cow<'static, str>>) -> Piece {
+    pub(crate) fn own(text: impl Into<Cow<'static, str>>) -> Piece {
         Piece::new(text, Lit::Own)
     }
 }
