@@ -347,6 +347,12 @@ thread_local! {
     static SWEEPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// How many matrices this thread has measured cell by cell.
+#[cfg(test)]
+pub fn sweeps() -> usize {
+    SWEEPS.with(std::cell::Cell::get)
+}
+
 /// The steady need of `tutor`'s focused matrix of `rows` × `cols`, measured at every cell.
 fn most_cells_need(tutor: &Tutor, rows: usize, cols: usize, width: u16) -> u16 {
     #[cfg(test)]
@@ -696,7 +702,7 @@ pub fn hit(layout: &TutorLayout, x: u16, y: u16) -> Option<(MatrixName, usize, O
 
 #[cfg(test)]
 mod tests {
-    use super::{SWEEPS, arrangements, most_cells_need, share_widths, steady_working_need};
+    use super::{arrangements, most_cells_need, share_widths, steady_working_need, sweeps};
     use crate::app::{Action, App, Change, Direction, Tutor, update};
     use crate::attention::{MatrixName, Step};
 
@@ -707,10 +713,6 @@ mod tests {
         let mut tutor = app.tutor.unwrap();
         tutor.go_to_step(tutor.steps.iter().position(|at| *at == step).unwrap());
         tutor
-    }
-
-    fn sweeps() -> usize {
-        SWEEPS.with(std::cell::Cell::get)
     }
 
     /// What measuring every cell of the focused matrix gives, with nothing kept.
