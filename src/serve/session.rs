@@ -295,6 +295,9 @@ const LIGHT_TURN: Duration = Duration::from_millis(20);
 /// In seconds; see `LIGHT_TURN`.
 const LIGHT_LOAD: f64 = 0.05;
 
+/// Where `Load::rank` counts time from.
+static LOAD_EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+
 /// A seat's recent work: what decides its place in the workshop's queue.
 #[derive(Debug, Clone, Copy, Default)]
 struct Load {
@@ -311,6 +314,23 @@ impl Load {
             let since = now.saturating_duration_since(at).as_secs_f64();
             self.work * 0.5_f64.powf(since / LOAD_HALF_LIFE)
         })
+    }
+
+    /// The seat's recent work in a measure whose order between seats does not change as time
+    /// passes (every seat's work halves at the same rate): log2 of the work as if it were all
+    /// done at `LOAD_EPOCH`. The queue compares seats by it without a power for each.
+    fn rank(&self) -> f64 {
+        match self.at {
+            Some(at) if self.work > 0.0 => {
+                let epoch = *LOAD_EPOCH;
+                let since = match at.checked_duration_since(epoch) {
+                    Some(after) => after.as_secs_f64(),
+                    None => -epoch.duration_since(at).as_secs_f64(),
+                };
+                self.work.log2() + since / LOAD_HALF_LIFE
+            }
+            _ => f64::NEG_INFINITY,
+        }
     }
 
     fn add(&mut self, turn: Duration, now: Instant) {
@@ -401,7 +421,7 @@ impl Floor {
             .iter()
             .enumerate()
             .filter(|(_, job)| lane == Lane::Any || job.desk.load.is_light(now))
-            .map(|(at, job)| (at, job.desk.load.at(now), job.order))
+            .map(|(at, job)| (at, job.desk.load.rank(), job.order))
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))?
             .0;
         Some(self.waiting.swap_remove(best))
@@ -529,7 +549,7 @@ impl ScreenKey {
 #[derive(Debug)]
 struct Drawn {
     key: ScreenKey,
-    screen: Buffer,
+    screen: Arc<Buffer>,
     repaint: Mutex<Option<Arc<Vec<u8>>>>,
     /// The bytes from the screen of each key to this one.
     changes: Mutex<Vec<(ScreenKey, Arc<Vec<u8>>)>>,
@@ -1012,7 +1032,7 @@ impl Desk {
             if let Some(screen) = screen {
                 let drawn = Drawn {
                     key: key.clone(),
-                    screen,
+                    screen: Arc::new(screen),
                     repaint: Mutex::default(),
                     changes: Mutex::default(),
                 };
@@ -1024,8 +1044,7 @@ impl Desk {
             return Ok(bytes);
         };
         if let Some(shared) = drawn.bytes_from(from.as_ref(), repaints) {
-            self.painter
-                .adopt(&mut self.terminal, &self.app, &drawn.screen);
+            self.painter.adopt(&self.app, &drawn.screen);
             bytes.extend_from_slice(&shared);
             self.shows = Some(key);
             return Ok(bytes);
@@ -1441,6 +1460,47 @@ mod tests {
             looks(size, &[&opened[5], &own_move, &frames[5]]),
             looks(size, &[&own_first, &own_moved])
         );
+    }
+
+    #[test]
+    fn at_a_step_change_followers_share_the_screen_and_its_working_is_measured_once_for_the_class()
+    {
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let (before, step) = (presented(1, 1), presented(2, 2));
+        let mut class: Vec<Desk> = (0..6).map(|_| follower(&stage, size)).collect();
+        for desk in &mut class {
+            presenter_moves(desk, &before);
+        }
+        let sweeps = crate::ui::layout::sweeps();
+        for desk in &mut class {
+            presenter_moves(desk, &step);
+        }
+        let drawn = stage
+            .drawn
+            .lock()
+            .unwrap()
+            .last()
+            .cloned()
+            .expect("the step was drawn");
+        // The first follower drew it; the stage and every other follower's painter hold that
+        // one screen, not a copy each.
+        assert_eq!(Arc::strong_count(&drawn.screen), class.len());
+        let measured = crate::ui::layout::sweeps() - sweeps;
+        assert!(measured > 0, "the step's working is measured cell by cell");
+        // Every follower moves their own cursor: each draws their own screen, and not one
+        // measures every cell of the matrix again.
+        for desk in &mut class {
+            let turned = desk.turn(
+                Work {
+                    events: keys("j", Duration::from_secs(3600)),
+                    ..Work::default()
+                },
+                Duration::from_secs(60),
+            );
+            assert!(!turned.frame.is_empty());
+        }
+        assert_eq!(crate::ui::layout::sweeps() - sweeps, measured);
     }
 
     /// What a terminal shows after `frames`, cell by cell: each cell's text, colours and

@@ -7,6 +7,7 @@ pub(crate) mod local;
 pub(crate) mod record;
 
 use std::io::Write;
+use std::sync::Arc;
 
 use crossterm::terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate};
 use ratatui::Terminal;
@@ -35,13 +36,30 @@ impl ScreenId {
     }
 }
 
+/// What a terminal shows: a screen drawn for it, or one drawn once and shown by many (a class's
+/// followers), which is not copied for each of them.
+#[derive(Debug)]
+enum Shown {
+    Own(Buffer),
+    Shared(Arc<Buffer>),
+}
+
+impl Shown {
+    fn buffer(&self) -> &Buffer {
+        match self {
+            Shown::Own(buffer) => buffer,
+            Shown::Shared(buffer) => buffer,
+        }
+    }
+}
+
 /// Draws frames for one terminal, remembering which screen it showed last and what is on it.
 #[derive(Debug, Default)]
 pub struct Painter {
     last: Option<ScreenId>,
     /// The terminal's contents as the last frame left them; `None` before the first frame,
     /// which goes to a blank terminal.
-    shown: Option<Buffer>,
+    shown: Option<Shown>,
     /// The bytes of a frame, gathered before they are written.
     bytes: Vec<u8>,
 }
@@ -89,17 +107,22 @@ impl Painter {
             // Not `Terminal::clear`: it asks the terminal for the cursor position, a round trip
             // an SSH channel cannot make. A terminal of another size than the last frame's was
             // cleared by the resize, or will be here.
-            Some(shown) if !changed && shown.area == area => shown,
+            Some(shown) if !changed && shown.buffer().area == area => shown,
             Some(_) => {
                 crossterm::queue!(&mut self.bytes, Clear(ClearType::All))?;
-                Buffer::empty(area)
+                Shown::Own(Buffer::empty(area))
             }
-            None => Buffer::empty(area),
+            None => Shown::Own(Buffer::empty(area)),
         };
-        diff::write_changes(&shown, next, &mut self.bytes);
+        diff::write_changes(shown.buffer(), next, &mut self.bytes);
         // The frame just drawn is what the terminal shows now; ratatui's buffer gets the old
-        // one back, to be blanked and drawn into next time.
-        self.shown = Some(std::mem::replace(next, shown));
+        // one back, to be blanked and drawn into next time (a shared screen stays whole for
+        // the others who show it: ratatui gets a blank of its own).
+        let old = match shown {
+            Shown::Own(buffer) => buffer,
+            Shown::Shared(_) => Buffer::empty(area),
+        };
+        self.shown = Some(Shown::Own(std::mem::replace(next, old)));
         terminal.swap_buffers();
         let backend = terminal.backend_mut();
         backend.write_all(&self.bytes)?;
@@ -112,17 +135,10 @@ impl Painter {
     /// Takes `screen` (the screen of `app`) as this terminal's last frame without drawing it:
     /// the caller sends the bytes of a whole repaint of it, made for another terminal of the
     /// same size (see `repaints`), so that the next frame's diff starts from what is shown.
-    pub(crate) fn adopt<B: Backend<Error = std::io::Error>>(
-        &mut self,
-        _terminal: &mut Terminal<B>,
-        app: &App,
-        screen: &Buffer,
-    ) {
+    /// The screen is shared, not copied: a class's followers all show it.
+    pub(crate) fn adopt(&mut self, app: &App, screen: &Arc<Buffer>) {
         self.last = Some(ScreenId::of(app));
-        match &mut self.shown {
-            Some(shown) => shown.clone_from(screen),
-            None => self.shown = Some(screen.clone()),
-        }
+        self.shown = Some(Shown::Shared(Arc::clone(screen)));
     }
 }
 

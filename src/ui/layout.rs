@@ -264,6 +264,99 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     if rows * cols * operands > STEADY_OPERANDS {
         return working_need(tutor, width);
     }
+    let screen = SteadyScreen::of(tutor, width);
+    if let Some(need) = screen.kept() {
+        return need;
+    }
+    let need = most_cells_need(tutor, rows, cols, width);
+    screen.keep(need);
+    need
+}
+
+/// What a steady working need is measured for: the lesson as computed (its `Attention`, which
+/// an edit replaces whole) and where on it the screen is. The cursor is not in it: every cell
+/// is measured, wherever the cursor is. Held weakly, the computed lesson's place in memory is
+/// not given to another while its need is kept.
+struct SteadyScreen {
+    attention: std::sync::Weak<crate::attention::Attention>,
+    at: SteadyPlace,
+}
+
+/// The screen's step and matrix, head, token and tile, and the working's width.
+#[derive(PartialEq)]
+struct SteadyPlace {
+    step: Step,
+    focus: MatrixName,
+    head: usize,
+    token: usize,
+    tile: usize,
+    width: u16,
+}
+
+/// The steady needs measured lately, the newest last, for every tutor in the process: measuring
+/// every cell is most of a frame's layout, and a cursor move, or a classmate following the
+/// same screen, needs the same figure again.
+static STEADY_NEEDS: std::sync::Mutex<Vec<(SteadyScreen, u16)>> = std::sync::Mutex::new(Vec::new());
+
+/// Screens whose steady need is kept: a class's followers at a few terminal widths, and each
+/// free student's own screen.
+const STEADY_NEEDS_KEPT: usize = 256;
+
+impl SteadyScreen {
+    fn of(tutor: &Tutor, width: u16) -> SteadyScreen {
+        SteadyScreen {
+            attention: std::sync::Arc::downgrade(&tutor.attention),
+            at: SteadyPlace {
+                step: tutor.step(),
+                focus: tutor.focus,
+                head: tutor.head,
+                token: tutor.token,
+                tile: tutor.tile,
+                width,
+            },
+        }
+    }
+
+    fn is(&self, other: &SteadyScreen) -> bool {
+        self.attention.ptr_eq(&other.attention) && self.at == other.at
+    }
+
+    fn kept(&self) -> Option<u16> {
+        let kept = STEADY_NEEDS.lock().ok()?;
+        kept.iter()
+            .rev()
+            .find(|(screen, _)| screen.is(self))
+            .map(|(_, need)| *need)
+    }
+
+    fn keep(self, need: u16) {
+        if let Ok(mut kept) = STEADY_NEEDS.lock() {
+            // Screens of lessons no longer computed anywhere go first, then the oldest.
+            kept.retain(|(screen, _)| screen.attention.strong_count() > 0);
+            if kept.len() >= STEADY_NEEDS_KEPT {
+                kept.remove(0);
+            }
+            kept.push((self, need));
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Matrices measured cell by cell on this thread, for the tests to count.
+    static SWEEPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many matrices this thread has measured cell by cell.
+#[cfg(test)]
+pub fn sweeps() -> usize {
+    SWEEPS.with(std::cell::Cell::get)
+}
+
+/// The steady need of `tutor`'s focused matrix of `rows` × `cols`, measured at every cell.
+fn most_cells_need(tutor: &Tutor, rows: usize, cols: usize, width: u16) -> u16 {
+    #[cfg(test)]
+    SWEEPS.with(|sweeps| sweeps.set(sweeps.get() + 1));
     // A row's token label counts as a cell, except beside a single column (m, l, the rescale
     // factor), where the labels would be as many as the cells and their two lines would win.
     let labels = rows_are_tokens(tutor.focus) && cols > 1;
@@ -613,7 +706,91 @@ pub(crate) fn hit(
 
 #[cfg(test)]
 mod tests {
-    use super::{arrangements, share_widths};
+    use super::{arrangements, most_cells_need, share_widths, steady_working_need, sweeps};
+    use crate::app::{Action, App, Change, Direction, Tutor, update};
+    use crate::attention::{MatrixName, Step};
+
+    /// The first built-in lesson, opened on `step`.
+    fn tutor_on(step: Step) -> Tutor {
+        let mut app = App::new(App::builtin_entries(), None);
+        update(&mut app, Action::Submit);
+        let mut tutor = app.tutor.unwrap();
+        tutor.go_to_step(tutor.steps.iter().position(|at| *at == step).unwrap());
+        tutor
+    }
+
+    /// What measuring every cell of the focused matrix gives, with nothing kept.
+    fn measured(tutor: &Tutor, width: u16) -> u16 {
+        let values = tutor.values(tutor.focus).unwrap();
+        most_cells_need(tutor, values.nrows(), values.ncols(), width)
+    }
+
+    #[test]
+    fn every_cell_is_measured_once_per_screen_not_on_every_cursor_move_nor_for_every_copy() {
+        let mut tutor = tutor_on(Step::Scores);
+        let before = sweeps();
+        let need = steady_working_need(&tutor, 78);
+        assert_eq!(
+            sweeps(),
+            before + 1,
+            "the first layout of the screen measures it"
+        );
+        let mut app = App::new(App::builtin_entries(), None);
+        for direction in [
+            Direction::Down,
+            Direction::Right,
+            Direction::Down,
+            Direction::Left,
+        ] {
+            app.tutor = Some(tutor);
+            update(&mut app, Action::Move(direction));
+            tutor = app.tutor.take().unwrap();
+            assert_eq!(steady_working_need(&tutor, 78), need);
+            // A follower's copy of the presenter's tutor shares the measure too.
+            assert_eq!(steady_working_need(&tutor.clone(), 78), need);
+        }
+        assert_eq!(
+            sweeps(),
+            before + 1,
+            "cursor moves and copies measure nothing again"
+        );
+        steady_working_need(&tutor, 60);
+        assert_eq!(sweeps(), before + 2, "another width is measured on its own");
+        assert_eq!(need, measured(&tutor, 78));
+    }
+
+    #[test]
+    fn an_edit_measures_the_screen_again_with_its_new_numbers() {
+        let mut tutor = tutor_on(Step::Scores);
+        let width = 78;
+        let need = steady_working_need(&tutor, width);
+        let before = sweeps();
+        // Longer numbers in X make every score's working wrap more.
+        let x = tutor
+            .lesson
+            .input(MatrixName::Embeddings)
+            .unwrap()
+            .values
+            .clone();
+        for row in 0..x.nrows() {
+            for col in 0..x.ncols() {
+                tutor.change(Change::Cell {
+                    matrix: MatrixName::Embeddings,
+                    row,
+                    col,
+                    before: x[(row, col)],
+                    after: -123456.789,
+                });
+            }
+        }
+        let edited = steady_working_need(&tutor, width);
+        assert_eq!(sweeps(), before + 1, "the edited lesson is measured again");
+        assert_eq!(edited, measured(&tutor, width));
+        assert_ne!(
+            edited, need,
+            "the edit was meant to change the working's height"
+        );
+    }
 
     #[test]
     fn panels_can_go_in_one_row_or_be_stacked_in_order() {
