@@ -349,7 +349,7 @@ thread_local! {
 
 /// How many matrices this thread has measured cell by cell.
 #[cfg(test)]
-pub fn sweeps() -> usize {
+pub(crate) fn sweeps() -> usize {
     SWEEPS.with(std::cell::Cell::get)
 }
 

@@ -23,7 +23,7 @@ const MAX_CELLS_PER_STEP: usize = 8;
 
 /// What `show` is asked for beyond the lesson: one step, one cell, one token's generation step.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Asked<'a> {
+pub(crate) struct Asked<'a> {
     pub step: Option<Step>,
     pub cell: Option<&'a str>,
     pub token: Option<&'a str>,
@@ -37,7 +37,7 @@ pub struct Asked<'a> {
     pub compact: bool,
 }
 
-pub fn run(
+pub(crate) fn run(
     spec: &str,
     asked: Asked<'_>,
     format: ShowFormat,
