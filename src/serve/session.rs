@@ -1632,11 +1632,18 @@ mod tests {
             frames
         });
         assert!(frames.iter().all(|frame| !frame.is_empty()));
-        assert_eq!(stage.renders(), 1, "one drawing for the class");
         // The lane for any seat, and the one kept for light seats: each worked one follower's
-        // turn after another, not one blocking task per turn.
+        // turn after another, not one blocking task per turn. Bounds, not exact counts: on a
+        // busy machine a lane idle past its linger ends and another opens, and two lanes may
+        // draw the same screen at once (seen at load 5 to 10), but one task or one drawing per
+        // follower (40) is far past them.
         let opened = workshop.floor.lock().unwrap().opened;
-        assert!(opened <= 2, "{opened} lanes opened for {class} turns");
+        assert!(opened <= class / 8, "{opened} lanes opened for {class} turns");
+        assert!(
+            stage.renders() <= opened,
+            "{} drawings for the class by {opened} lanes",
+            stage.renders()
+        );
         // And once nothing more comes, they end.
         let idle = Instant::now();
         while workshop.floor.lock().unwrap().working > 0 && idle.elapsed() < PATIENCE {
