@@ -1,6 +1,7 @@
-//! `attn-tutor serve`: a classroom over SSH. Every student who connects with their stock ssh
-//! client gets their own tutor (the same app, update and view as the local one), drawn into
-//! their channel.
+//! `attn-tutor serve`: a classroom over SSH and in browsers. Every student who connects with
+//! their stock ssh client (`ssh.rs`) or a browser (`web/`) gets their own tutor (the same app,
+//! update and view as the local one), drawn into their channel. This file starts the server,
+//! admits connections and guards them, whichever way they came.
 
 mod access;
 mod client_text;
@@ -11,6 +12,7 @@ mod memory;
 mod places;
 mod session;
 mod sign_ins;
+mod ssh;
 mod student;
 mod unsigned_log;
 mod web;
@@ -24,7 +26,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use russh::Disconnect;
 
 pub(crate) use access::Access;
 pub use memory::{default_limit as default_memory_limit, seat_bytes};
@@ -32,11 +33,9 @@ pub use web::tls::config as tls_config;
 
 use crate::app::{Action, App, Audience, Classroom, PickerEntry, Presented, update};
 use crate::ui::Theme;
-use client_text::client_text;
 use places::{Admitted, Place, Places};
 use session::{Ending, Mailbox};
 use sign_ins::SignIns;
-use student::Student;
 
 /// Time allowed from connecting to the end of the SSH handshake (version lines and key
 /// exchange; a few round trips, well under a second on any real network). A connection that
@@ -251,65 +250,6 @@ impl Watch {
     }
 }
 
-/// Ends a connection from the server's side, saying why.
-async fn disconnect(handle: &russh::server::Handle, why: &str) {
-    let _ = handle
-        .disconnect(Disconnect::ByApplication, why.to_string(), "en".to_string())
-        .await;
-}
-
-/// One connection from accept to close: the SSH handshake within the handshake deadline,
-/// sign-in within the login deadline, then the session, watched for idleness.
-async fn connection(
-    stream: places::Heard,
-    watch: Arc<Watch>,
-    place: Place,
-    shared: Arc<Shared>,
-    config: Arc<russh::server::Config>,
-    limits: (Duration, Duration),
-) {
-    let peer = watch.peer;
-    let handle = Arc::new(Mutex::new(None));
-    let guard = tokio::spawn(guard(
-        Arc::clone(&watch),
-        Farewell::Ssh(Arc::clone(&handle)),
-        limits,
-    ));
-    let student = Student::new(Arc::clone(&shared), Some(peer), Arc::clone(&watch), place);
-    // The guard ends a client that never sends its version line: this then fails.
-    let session = match russh::server::run_stream(config, stream, student).await {
-        Ok(session) => session,
-        Err(error) => {
-            if !watch.has_ended() {
-                // The error may quote what the client sent.
-                let error = client_text(&error.to_string(), client_text::ERROR);
-                unsigned!(info, "handshake failed", %peer, %error);
-            }
-            guard.abort();
-            return;
-        }
-    };
-    if let Ok(mut handle) = handle.lock() {
-        *handle = Some(session.handle());
-    }
-    if let Err(error) = session.await
-        && !watch.has_ended()
-    {
-        // One student's broken connection ends only that session.
-        let error = client_text(&error.to_string(), client_text::ERROR);
-        unsigned!(
-            unless watch.signed_in.load(Ordering::SeqCst);
-            info, "session ended with an error", %peer, %error
-        );
-    }
-    guard.abort();
-    let sessions = shared.sessions.load(Ordering::SeqCst);
-    unsigned!(
-        unless watch.signed_in.load(Ordering::SeqCst);
-        info, "connection closed", %peer, sessions
-    );
-}
-
 /// How the guard sends a connection away.
 pub(crate) enum Farewell {
     /// With an SSH disconnect message, once the session's handle has come (with the client's
@@ -339,7 +279,8 @@ impl Farewell {
         let Farewell::Ssh(handle) = self else { return };
         let handle = handle.lock().ok().and_then(|handle| handle.clone());
         if let Some(handle) = handle {
-            let _ = tokio::time::timeout(Duration::from_secs(1), disconnect(&handle, why)).await;
+            let _ =
+                tokio::time::timeout(Duration::from_secs(1), ssh::disconnect(&handle, why)).await;
         }
     }
 }
@@ -432,7 +373,7 @@ pub(crate) fn run(
         .build()
         .context("cannot start the server's runtime")?;
     let ssh = match options.listen {
-        Some(address) => Some(ssh_listener(&options, address, &runtime)?),
+        Some(address) => Some(ssh::listener(&options, address, &runtime)?),
         None => None,
     };
     let web = match &options.web {
@@ -584,7 +525,7 @@ pub(crate) fn run(
             listener,
             Arc::clone(&shared),
             move |stream, watch, place, shared| {
-                connection(stream, watch, place, shared, Arc::clone(&config), limits)
+                ssh::connection(stream, watch, place, shared, Arc::clone(&config), limits)
             },
         ));
     }
@@ -628,49 +569,6 @@ fn presenting(join: &str, only_here: Option<&str>, nowhere_else: bool) -> String
         Some(fix) => format!("Presenting: students join with  {ways}; {fix}"),
         None => format!("Presenting: students join with  {ways}"),
     }
-}
-
-/// The SSH side: its listening socket, its configuration, and the host key's fingerprint and
-/// where it is kept, for the banner.
-fn ssh_listener(
-    options: &ServeOptions,
-    address: SocketAddr,
-    runtime: &tokio::runtime::Runtime,
-) -> anyhow::Result<(
-    tokio::net::TcpListener,
-    russh::server::Config,
-    String,
-    String,
-)> {
-    let key_path = options
-        .host_key
-        .clone()
-        .unwrap_or_else(host_key::default_path);
-    let (key, created) = host_key::load_or_create(&key_path)?;
-    let fingerprint = host_key::fingerprint(&key);
-    let config = russh::server::Config {
-        methods: options.access.methods(),
-        keys: vec![key],
-        // A wrong password or key waits before the answer, so guessing is slow.
-        auth_rejection_time: Duration::from_secs(1),
-        auth_rejection_time_initial: Some(Duration::ZERO),
-        max_auth_attempts: 6,
-        // Idleness is judged by the student's own keys (see `connection`), not by traffic.
-        inactivity_timeout: None,
-        keepalive_interval: Some(options.keepalive),
-        keepalive_max: KEEPALIVES_MISSED,
-        nodelay: true,
-        ..Default::default()
-    };
-    let listener = runtime
-        .block_on(async { listen(address) })
-        .with_context(|| format!("cannot listen on {address}"))?;
-    let key_line = format!(
-        "{}{}",
-        crate::lesson::text::printable_path(&key_path),
-        if created { ", new" } else { "" }
-    );
-    Ok((listener, config, fingerprint, key_line))
 }
 
 /// The banner's lines for one way in: the first after `lead`, the others under it.

@@ -1638,7 +1638,10 @@ mod tests {
         // draw the same screen at once (seen at load 5 to 10), but one task or one drawing per
         // follower (40) is far past them.
         let opened = workshop.floor.lock().unwrap().opened;
-        assert!(opened <= class / 8, "{opened} lanes opened for {class} turns");
+        assert!(
+            opened <= class / 8,
+            "{opened} lanes opened for {class} turns"
+        );
         assert!(
             stage.renders() <= opened,
             "{} drawings for the class by {opened} lanes",
