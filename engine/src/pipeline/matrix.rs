@@ -198,6 +198,9 @@ pub enum Absent {
     },
     /// Made by some kinds of positions only: the lesson's positions are said.
     OfPositions { help: &'static str },
+    /// The source's, made from a cross-attention lesson's source (and its positions): a lesson
+    /// without a source is told so, one with a source its positions.
+    OfSource { help: &'static str },
     /// The scaled scores, which a lesson with `scale = false` has not got.
     Unscaled,
 }
@@ -286,8 +289,8 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         expectable: Some(Expectable {
             whole: true,
             head: false,
-            absent: Some(Absent::OfPositions {
-                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            absent: Some(Absent::OfSource {
+                help: "`source_x` is the source's embeddings plus its positions, in a cross-attention lesson (`source_tokens` and `source_embeddings`) with sinusoidal or learned positions",
             }),
         }),
     },
@@ -322,8 +325,8 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         expectable: Some(Expectable {
             whole: true,
             head: false,
-            absent: Some(Absent::OfPositions {
-                help: "`positions` goes with sinusoidal or learned positions, `x` with embeddings, `q_rope` and `k_rope` with positions = \"rope\"",
+            absent: Some(Absent::OfSource {
+                help: "`source_x` is the source's embeddings plus its positions, in a cross-attention lesson (`source_tokens` and `source_embeddings`) with sinusoidal or learned positions",
             }),
         }),
     },

@@ -392,7 +392,11 @@ impl Reader<'_> {
             let refused = match absent {
                 _ if plan.has(matrix) || projected => None,
                 Absent::Because { why, help } => Some((why.to_string(), help)),
-                Absent::OfPositions { help } => Some((
+                Absent::OfSource { help } if !plan.shape.cross => Some((
+                    "it has no source: it attends to its own tokens".to_string(),
+                    help,
+                )),
+                Absent::OfPositions { help } | Absent::OfSource { help } => Some((
                     format!(
                         "its positions are {}",
                         plan.shape.positions.key().unwrap_or("a matrix")
