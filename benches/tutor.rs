@@ -47,7 +47,7 @@ fn app_for(name: &str, text: String) -> App {
         }],
         Some(0),
     );
-    assert!(app.tutor.is_some(), "{name} must open");
+    assert!(app.tutor().is_some(), "{name} must open");
     app
 }
 
@@ -86,7 +86,7 @@ fn cat_sleeps_app() -> App {
 }
 
 fn steps(app: &App) -> Vec<Step> {
-    app.tutor.as_ref().expect("a lesson is open").steps.clone()
+    app.tutor().expect("a lesson is open").steps.clone()
 }
 
 /// The 1-based number on screen of a step, as `GoToStep` takes it.
@@ -433,7 +433,7 @@ fn key_benchmarks(c: &mut Criterion) {
     configure(&mut group);
     {
         let app = big_app();
-        let lesson = &app.tutor.as_ref().expect("open").lesson;
+        let lesson = &app.tutor().expect("open").lesson;
         group.bench_function("Attention::compute", |b| {
             b.iter(|| black_box(Attention::compute(black_box(lesson))))
         });
@@ -598,7 +598,7 @@ fn decoding_benchmarks(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     let mut app = lesson.clone();
-                    let tutor = app.tutor.as_mut().expect("a lesson is open");
+                    let tutor = app.tutor_mut().expect("a lesson is open");
                     // A fresh engine: no token's matrices made yet.
                     tutor.attention = Attention::compute(&tutor.lesson).into();
                     update(&mut app, Action::GoToStep(number));
@@ -636,8 +636,8 @@ fn largest_decoding_app() -> App {
 fn print_open_times() {
     let theme = theme();
     let lesson = largest_decoding_app();
-    let tokens = lesson.tutor.as_ref().expect("open").attention.seq_len();
-    let tiles = lesson.tutor.as_ref().expect("open").attention.tile_count();
+    let tokens = lesson.tutor().expect("open").attention.seq_len();
+    let tiles = lesson.tutor().expect("open").attention.tile_count();
     println!(
         "Opening each step of decode-largest (256 tokens, d_model 1024, 16 heads, 16 K/V \
          groups) at 120×40, from a fresh engine:"
@@ -650,7 +650,7 @@ fn print_open_times() {
         let mut times = Vec::new();
         for last in [false, true] {
             let mut app = lesson.clone();
-            let tutor = app.tutor.as_mut().expect("a lesson is open");
+            let tutor = app.tutor_mut().expect("a lesson is open");
             tutor.attention = Attention::compute(&tutor.lesson).into();
             if last {
                 tutor.set_token(tokens - 1);
@@ -676,10 +676,10 @@ fn print_open_times() {
     println!("|---|---:|");
     for (index, step) in steps(&lesson).iter().enumerate() {
         let mut app = lesson.clone();
-        let tutor = app.tutor.as_mut().expect("a lesson is open");
+        let tutor = app.tutor_mut().expect("a lesson is open");
         tutor.attention = Attention::compute(&tutor.lesson).into();
         update(&mut app, Action::GoToStep(index + 1));
-        let tutor = app.tutor.as_ref().expect("a lesson is open");
+        let tutor = app.tutor().expect("a lesson is open");
         if !tutor.step_is_per_token() && !tutor.step_is_per_tile() {
             continue;
         }
@@ -714,7 +714,7 @@ fn processor_ticks() -> Option<u64> {
 /// its first frame.
 fn print_engine_time(lesson: &App) {
     const MAKINGS: u32 = 5;
-    let tutor = lesson.tutor.as_ref().expect("open");
+    let tutor = lesson.tutor().expect("open");
     let (Some(before), start) = (processor_ticks(), Instant::now()) else {
         return;
     };
@@ -746,14 +746,14 @@ fn print_output_row_cpu(lesson: &App, tokens: usize) {
     };
     let ticks = processor_ticks;
     let theme = theme();
-    let fresh = Attention::compute(&lesson.tutor.as_ref().expect("open").lesson);
+    let fresh = Attention::compute(&lesson.tutor().expect("open").lesson);
     const OPENINGS: u32 = 10;
     let (Some(before), start) = (ticks(), Instant::now()) else {
         return;
     };
     for _ in 0..OPENINGS {
         let mut app = lesson.clone();
-        let tutor = app.tutor.as_mut().expect("a lesson is open");
+        let tutor = app.tutor_mut().expect("a lesson is open");
         tutor.attention = fresh.clone().into();
         tutor.set_token(tokens - 1);
         let mut terminal = test_terminal(120, 40);

@@ -734,7 +734,7 @@ pub static KEY_MAP: &[&Entry] = &[
 /// decides (the resume offer's Enter before the lesson's, a typed digit's answer before `1 … 9`).
 pub fn places(app: &App) -> &'static [Place] {
     // On a hidden cell in practice, a number typed is the learner's answer.
-    let predicting = app.tutor.as_ref().is_some_and(|tutor| {
+    let predicting = app.tutor().is_some_and(|tutor| {
         tutor
             .selected_cell()
             .is_some_and(|cell| tutor.is_hidden(cell))
@@ -754,10 +754,10 @@ pub fn places(app: &App) -> &'static [Place] {
             &[Place::Anywhere, Place::Resume, Place::Lesson]
         }
         (Overlay::Question(_), _) => &[Place::Anywhere, Place::Question],
-        (Overlay::None, _) if app.tutor.is_none() && app.lab.is_some() => {
+        (Overlay::None, _) if app.tutor().is_none() && app.lab().is_some() => {
             &[Place::Anywhere, Place::Lab]
         }
-        (Overlay::None, _) if app.tutor.is_none() => &[Place::Anywhere, Place::Picker],
+        (Overlay::None, _) if app.tutor().is_none() => &[Place::Anywhere, Place::Picker],
         (Overlay::None, true) => &[Place::Anywhere, Place::Predicting, Place::Lesson],
         (Overlay::None, false) => &[Place::Anywhere, Place::Lesson],
     }
@@ -959,20 +959,14 @@ pub fn hints(footer: Footer) -> &'static [Hint] {
 
 /// The footer for the app's state when nothing is on top of the screen.
 pub fn footer(app: &App) -> Footer {
-    let on_lesson = app.tutor.is_some();
-    if !on_lesson && app.lab.is_some() {
+    let on_lesson = app.tutor().is_some();
+    if !on_lesson && app.lab().is_some() {
         return Footer::Lab;
     }
     match &app.classroom {
         _ if app.follow() == Some(Follow::Locked) => Footer::Locked,
         _ if app.is_following() => Footer::Following,
-        _ if app
-            .tutor
-            .as_ref()
-            .is_some_and(|tutor| tutor.practice.is_some()) =>
-        {
-            Footer::Practice
-        }
+        _ if app.tutor().is_some_and(|tutor| tutor.practice.is_some()) => Footer::Practice,
         Some(Classroom::Student { .. }) if on_lesson => Footer::StudentLesson,
         Some(Classroom::Student { .. }) => Footer::StudentPicker,
         Some(Classroom::Presenter { .. }) if on_lesson => Footer::PresenterLesson,
@@ -992,14 +986,12 @@ static TILE_HINTS: [Hint; 2] = [hint(&TOKEN, "tile"), hint(&TILE, "size")];
 
 /// Whether the app shows a lesson with generation steps, whose keys change the token.
 fn decodes(app: &App) -> bool {
-    app.tutor.as_ref().is_some_and(|tutor| tutor.lesson.decode)
+    app.tutor().is_some_and(|tutor| tutor.lesson.decode)
 }
 
 /// Whether the app shows a lesson with several heads, whose keys change the head.
 fn several_heads(app: &App) -> bool {
-    app.tutor
-        .as_ref()
-        .is_some_and(|tutor| tutor.heads().query > 1)
+    app.tutor().is_some_and(|tutor| tutor.heads().query > 1)
 }
 
 /// The hints of the app's footer: those of `footer(app)`, with `< > head` after the cell keys
@@ -1011,7 +1003,7 @@ pub(crate) fn hints_for(app: &App) -> Vec<&'static Hint> {
         footer,
         Footer::Lesson | Footer::StudentLesson | Footer::PresenterLesson
     );
-    let tutor = app.tutor.as_ref();
+    let tutor = app.tutor();
     let on_tiles = tutor.is_some_and(|tutor| tutor.step_is_per_tile());
     let on_generation = tutor.is_some_and(|tutor| tutor.step_is_per_token());
     // Right after the cell keys, in this order: the tile's, the token's, the head's.
@@ -1043,7 +1035,7 @@ pub(crate) fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     let (heads, tokens) = (several_heads(app), decodes(app));
     // Going free is a classroom student's key: the presenter and a learner alone have no one
     // to follow.
-    if app.tutor.is_none() && app.lab.is_some() {
+    if app.tutor().is_none() && app.lab().is_some() {
         return LAB_ROWS.iter().collect();
     }
     let student = matches!(app.classroom, Some(crate::app::Classroom::Student { .. }));

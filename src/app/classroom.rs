@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::Screen;
 use super::action::Action;
 use super::presented::{Audience, Presented};
 use super::tutor::Tutor;
@@ -121,7 +122,10 @@ pub(crate) fn follow_again(app: &mut App) {
 /// Puts the presenter's screen in front of the student, over whatever they had.
 fn show(app: &mut App, presented: &Presented) {
     app.picked = presented.picked.min(app.picker.len().saturating_sub(1));
-    app.tutor = presented.tutor.clone();
+    app.screen = match &presented.tutor {
+        Some(tutor) => Screen::Tutor(Box::new(tutor.clone())),
+        None => Screen::Picker,
+    };
     // The presenter's lesson is the presenter's to hold: the student's own, if any, is gone.
     if let Some(allowance) = &app.allowance {
         allowance.release();
@@ -135,7 +139,7 @@ fn show(app: &mut App, presented: &Presented) {
 fn toggle_follow(app: &mut App) {
     // Free, the student's copy of the presenter's lesson grows on its own as they look
     // around: it needs room of its own first.
-    let refused = match (&app.classroom, &app.tutor, &app.allowance) {
+    let refused = match (&app.classroom, app.screen.tutor(), &app.allowance) {
         (
             Some(Classroom::Student {
                 follow: Follow::Following,
@@ -166,7 +170,7 @@ fn toggle_follow(app: &mut App) {
             }
             // Following again replaces the student's lesson with the presenter's: their own
             // edits (the history a presented tutor starts without) would go unasked.
-            Follow::Free if app.tutor.as_ref().is_some_and(has_own_edits) => {
+            Follow::Free if app.screen.tutor().is_some_and(has_own_edits) => {
                 app.overlay = Overlay::Question(super::Question::FollowAgain);
                 return;
             }
@@ -203,11 +207,10 @@ fn toggle_follow(app: &mut App) {
 /// change matrix, scroll, help) and leave. Changing the step, the lesson or its numbers would
 /// pull them off the presenter's screen, so those keys say how to go free instead.
 fn following_student(app: &mut App, action: Action) -> Option<Action> {
-    let on_lesson = app.tutor.is_some() && app.overlay == Overlay::None;
+    let on_lesson = app.screen.tutor().is_some() && app.overlay == Overlay::None;
     // On All heads ← → pick the head, which is the presenter's to choose, as the step is.
     let picks_head = app
-        .tutor
-        .as_ref()
+        .tutor()
         .is_some_and(|tutor| tutor.step() == crate::pipeline::Step::AllHeads)
         && matches!(
             action,

@@ -44,15 +44,57 @@ pub struct PickerEntry {
     pub lesson: Result<LoadedLesson, LoadError>,
 }
 
+/// What fills the screen: one of the three at a time, so a tutor and a lab open together
+/// cannot be written down.
+#[derive(Debug, Clone, Default)]
+pub enum Screen {
+    /// The list of lessons.
+    #[default]
+    Picker,
+    /// The lesson being taught.
+    Tutor(Box<Tutor>),
+    /// The scaling lab, opened from the picker.
+    Lab(LabScreen),
+}
+
+// Read through the screen itself where the rest of the app is borrowed at the same time.
+impl Screen {
+    pub fn tutor(&self) -> Option<&Tutor> {
+        match self {
+            Screen::Tutor(tutor) => Some(tutor),
+            _ => None,
+        }
+    }
+
+    pub fn tutor_mut(&mut self) -> Option<&mut Tutor> {
+        match self {
+            Screen::Tutor(tutor) => Some(tutor),
+            _ => None,
+        }
+    }
+
+    pub fn lab(&self) -> Option<&LabScreen> {
+        match self {
+            Screen::Lab(lab) => Some(lab),
+            _ => None,
+        }
+    }
+
+    pub fn lab_mut(&mut self) -> Option<&mut LabScreen> {
+        match self {
+            Screen::Lab(lab) => Some(lab),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct App {
     pub picker: Vec<PickerEntry>,
     /// The highlighted line of the picker.
     pub picked: usize,
-    /// The lesson being taught; `None` shows the picker.
-    pub tutor: Option<Tutor>,
-    /// The scaling lab, opened from the picker; `None` shows the picker (or the lesson).
-    pub lab: Option<LabScreen>,
+    /// What fills the screen under any overlay: the picker, a lesson's tutor or the lab.
+    pub screen: Screen,
     pub overlay: Overlay,
     pub status: Option<Status>,
     /// Where to go once a save asked for on the way out has succeeded.
@@ -207,13 +249,31 @@ impl Status {
 }
 
 impl App {
+    /// The lesson being taught, if one is open.
+    pub fn tutor(&self) -> Option<&Tutor> {
+        self.screen.tutor()
+    }
+
+    pub fn tutor_mut(&mut self) -> Option<&mut Tutor> {
+        self.screen.tutor_mut()
+    }
+
+    /// The scaling lab, if it is open.
+    pub fn lab(&self) -> Option<&LabScreen> {
+        self.screen.lab()
+    }
+
+    /// Opens `tutor` in place of whatever was on screen.
+    pub fn open_tutor(&mut self, tutor: Tutor) {
+        self.screen = Screen::Tutor(Box::new(tutor));
+    }
+
     /// A new app on the picker, or on lesson `open` of the picker when given.
     pub fn new(picker: Vec<PickerEntry>, open: Option<usize>) -> App {
         let mut app = App {
             picker,
             picked: open.unwrap_or(0),
-            tutor: None,
-            lab: None,
+            screen: Screen::Picker,
             overlay: Overlay::None,
             status: None,
             after_save: None,
@@ -233,7 +293,7 @@ impl App {
 
     /// Turns practice on in the lesson open, if it is not on already.
     pub fn start_practice(&mut self) {
-        if let Some(tutor) = self.tutor.as_mut()
+        if let Some(tutor) = self.screen.tutor_mut()
             && tutor.practice.is_none()
         {
             // Start where there is something to predict (not on the given embeddings).

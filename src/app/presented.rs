@@ -37,7 +37,7 @@ impl Presented {
         Presented {
             version,
             picked: app.picked,
-            tutor: app.tutor.as_ref().map(|tutor| Tutor {
+            tutor: app.screen.tutor().map(|tutor| Tutor {
                 history: Default::default(),
                 presented: true,
                 ..tutor.clone()

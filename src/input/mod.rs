@@ -41,7 +41,7 @@ fn mouse_action(mouse: MouseEvent, app: &App, area: Rect) -> Option<Action> {
 
 /// What a click at the mouse's place selects: a cell or token label, or a lesson in the list.
 fn clicked(mouse: MouseEvent, app: &App, area: Rect) -> Option<Action> {
-    match &app.tutor {
+    match app.tutor() {
         Some(tutor) => {
             let layout = ui::layout::tutor_layout(tutor, area);
             ui::layout::hit(&layout, mouse.column, mouse.row)

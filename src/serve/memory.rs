@@ -162,7 +162,7 @@ mod tests {
         let mut presenter = App::new(App::builtin_entries(), Some(0));
         presenter.picked = 0;
         let presented = std::sync::Arc::new(Presented::of(&presenter, 1));
-        let needed = seat_bytes(&presenter.tutor.as_ref().unwrap().lesson);
+        let needed = seat_bytes(&presenter.tutor().unwrap().lesson);
         for (limit, free) in [(needed / 2, false), (needed, true)] {
             let class = ClassMemory::new(limit);
             let mut student = App::new(App::builtin_entries(), None);
@@ -175,7 +175,7 @@ mod tests {
                 &mut student,
                 Action::Presenter(std::sync::Arc::clone(&presented)),
             );
-            assert!(student.tutor.is_some());
+            assert!(student.tutor().is_some());
             assert_eq!(*class.reserved(), 0, "following reserves nothing");
             update(&mut student, Action::ToggleFollow);
             assert_eq!(

@@ -529,8 +529,8 @@ impl ScreenKey {
     /// on a lesson, nothing of the student's own on top. `None` when anything else shows.
     fn of(app: &App, version: u64, size: Size, theme: Theme) -> Option<ScreenKey> {
         let follow = app.follow().filter(|_| app.is_following())?;
-        let plain = app.tutor.is_some()
-            && app.lab.is_none()
+        let plain = app.tutor().is_some()
+            && app.lab().is_none()
             && app.overlay == Overlay::None
             && app.after_save.is_none()
             && !app.quit;
@@ -978,8 +978,7 @@ impl Desk {
             unsaved: !self.app.is_following()
                 && self
                     .app
-                    .tutor
-                    .as_ref()
+                    .tutor()
                     .is_some_and(crate::app::Tutor::has_unsaved_edits),
             quit: self.app.quit,
             failed,
@@ -1189,12 +1188,7 @@ mod tests {
     }
 
     fn lab_seed(desk: &Desk) -> u64 {
-        desk.app
-            .lab
-            .as_ref()
-            .expect("the lab is open")
-            .settings()
-            .seed
+        desk.app.lab().expect("the lab is open").settings().seed
     }
 
     #[test]
@@ -1209,7 +1203,7 @@ mod tests {
         let turned = desk.turn(work, Duration::ZERO);
         assert_eq!(turned.left.len(), 4);
         assert!(!turned.frame.is_empty());
-        assert!(desk.app.lab.is_some());
+        assert!(desk.app.lab().is_some());
         let turned = desk.turn(
             Work {
                 events: turned.left,
@@ -1229,7 +1223,7 @@ mod tests {
             ..Work::default()
         };
         desk.turn(lab, Duration::from_secs(60));
-        assert!(desk.app.lab.is_some());
+        assert!(desk.app.lab().is_some());
         assert!(desk.app.status.is_none());
         // This seat has worked 10 s; three r came when it had worked 7 s, one when 9.
         desk.worked = Duration::from_secs(10);
@@ -1318,7 +1312,7 @@ mod tests {
             1,
             "five followers, one screen, one drawing"
         );
-        let computed = |desk: &Desk| Arc::clone(&desk.app.tutor.as_ref().unwrap().attention);
+        let computed = |desk: &Desk| Arc::clone(&desk.app.tutor().unwrap().attention);
         let presenters = Arc::clone(&first.tutor.as_ref().unwrap().attention);
         assert!(
             class

@@ -30,8 +30,8 @@ struct ScreenId {
 impl ScreenId {
     fn of(app: &App) -> ScreenId {
         ScreenId {
-            lesson: app.tutor.as_ref().map(|tutor| tutor.name.clone()),
-            step: app.tutor.as_ref().map(|tutor| tutor.step()),
+            lesson: app.tutor().map(|tutor| tutor.name.clone()),
+            step: app.tutor().map(|tutor| tutor.step()),
         }
     }
 }

@@ -714,7 +714,7 @@ mod tests {
     fn tutor_on(step: Step) -> Tutor {
         let mut app = App::new(App::builtin_entries(), None);
         update(&mut app, Action::Submit);
-        let mut tutor = app.tutor.unwrap();
+        let mut tutor = app.tutor().cloned().unwrap();
         tutor.go_to_step(tutor.steps.iter().position(|at| *at == step).unwrap());
         tutor
     }
@@ -742,9 +742,9 @@ mod tests {
             Direction::Down,
             Direction::Left,
         ] {
-            app.tutor = Some(tutor);
+            app.open_tutor(tutor);
             update(&mut app, Action::Move(direction));
-            tutor = app.tutor.take().unwrap();
+            tutor = app.tutor().cloned().unwrap();
             assert_eq!(steady_working_need(&tutor, 78), need);
             // A follower's copy of the presenter's tutor shares the measure too.
             assert_eq!(steady_working_need(&tutor.clone(), 78), need);

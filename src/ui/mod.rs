@@ -25,7 +25,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question};
+use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question, Screen};
 use crate::keymap::{self, Footer};
 use crate::lesson::text::{columns, is_hidden, printable_path};
 
@@ -73,15 +73,13 @@ fn draw(area: Rect, buf: &mut Buffer, app: &App, theme: &Theme) {
         return;
     }
     let status = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-    match &app.tutor {
-        Some(tutor) => {
+    match &app.screen {
+        Screen::Tutor(tutor) => {
             let layout = layout::tutor_layout(tutor, area);
             tutor_screen::render(tutor, &layout, theme, buf);
         }
-        None => match &app.lab {
-            Some(screen) => lab::render(screen, theme, area, buf),
-            None => picker::render(app, theme, area, buf),
-        },
+        Screen::Lab(screen) => lab::render(screen, theme, area, buf),
+        Screen::Picker => picker::render(app, theme, area, buf),
     }
     status_line(app, theme, status, buf);
     if app.overlay == Overlay::Help {
@@ -158,7 +156,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         };
         (status.text.as_str(), style)
     });
-    match (&app.overlay, &app.tutor) {
+    match (&app.overlay, app.tutor()) {
         (Overlay::Prompt(prompt), Some(tutor)) => {
             if let Some((text, style)) = message {
                 let lines = text::wrap_to_end(text, room, room, 2);
@@ -411,7 +409,7 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             .collect::<Vec<_>>();
         lines.splice(0..0, ways);
     }
-    if app.tutor.is_none() && app.lab.is_none() {
+    if app.tutor().is_none() && app.lab().is_none() {
         let told = text::wrap_words(&keymap::picker_help(), inner_width.saturating_sub(1));
         lines.splice(
             0..0,

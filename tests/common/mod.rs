@@ -282,7 +282,7 @@ pub fn gqa_lesson() -> attn_tutor::app::App {
 
 /// Goes to the step with this key, by its number.
 pub fn go_to(app: &mut attn_tutor::app::App, key: &str) {
-    let tutor = app.tutor.as_mut().expect("a lesson is open");
+    let tutor = app.tutor_mut().expect("a lesson is open");
     let index = tutor
         .steps
         .iter()

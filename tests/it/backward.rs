@@ -400,7 +400,7 @@ fn a_saved_lesson_keeps_its_grad_output_and_a_drawn_one_is_written_as_format_2()
          w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 2], [3, 4]]\n",
     );
     attn_tutor::app::update(&mut app, attn_tutor::app::Action::AddBackward);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert!(tutor.steps.iter().any(|step| step.is_backward()));
     let saved = attn_tutor::lesson::lesson_to_toml(&tutor.lesson);
     assert!(saved.contains("format = 2\n"), "{saved}");
@@ -408,7 +408,7 @@ fn a_saved_lesson_keeps_its_grad_output_and_a_drawn_one_is_written_as_format_2()
     assert!(common::valid_lesson(&saved).grad_output.is_some());
     // u takes the backward pass back, and its steps with it.
     attn_tutor::app::update(&mut app, attn_tutor::app::Action::Undo);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert!(!tutor.steps.iter().any(|step| step.is_backward()));
 }
 
@@ -743,12 +743,12 @@ fn capital_g_sets_the_step_size_and_nonsense_keeps_the_old_one() {
     let said = app.status.as_ref().unwrap().text.clone();
     assert!(said.contains("η must be a number above 0"), "{said}");
     update(&mut app, Action::Cancel);
-    assert_eq!(app.tutor.as_ref().unwrap().learning_rate, 0.1);
+    assert_eq!(app.tutor().unwrap().learning_rate, 0.1);
     type_in(&mut app, "0.05");
-    assert_eq!(app.tutor.as_ref().unwrap().learning_rate, 0.05);
-    let before = app.tutor.as_ref().unwrap().attention.loss().unwrap();
+    assert_eq!(app.tutor().unwrap().learning_rate, 0.05);
+    let before = app.tutor().unwrap().attention.loss().unwrap();
     update(&mut app, Action::GradientStep);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert!(tutor.attention.loss().unwrap() < before);
     assert!(
         app.status.as_ref().unwrap().text.contains("η = 0.05"),
@@ -759,7 +759,7 @@ fn capital_g_sets_the_step_size_and_nonsense_keeps_the_old_one() {
         type_in(&mut app, refused);
         assert!(matches!(app.overlay, Overlay::Prompt(_)), "{refused}");
         update(&mut app, Action::Cancel);
-        assert_eq!(app.tutor.as_ref().unwrap().learning_rate, 0.05, "{refused}");
+        assert_eq!(app.tutor().unwrap().learning_rate, 0.05, "{refused}");
     }
 }
 
@@ -806,7 +806,7 @@ fn below_zero_the_gradient_step_says_this_loss_has_no_lowest_value() {
     update(&mut app, Action::AddBackward);
     update(&mut app, Action::GradientStep);
     let said = app.status.as_ref().unwrap().text.clone();
-    let now = app.tutor.as_ref().unwrap().attention.loss().unwrap();
+    let now = app.tutor().unwrap().attention.loss().unwrap();
     assert!(now < 0.0, "two-heads' first step goes below zero: {now}");
     assert!(said.contains("no lowest value"), "{said}");
 }

@@ -217,7 +217,7 @@ fn no_hidden_character_reaches_the_screen_even_where_a_screen_forgot_to_escape_i
     let mut app = App::new(App::builtin_entries(), Some(0));
     // Text no loader would let through, put straight into the state: the view's last rule
     // must still catch it.
-    app.tutor.as_mut().unwrap().name = "RED\u{202e}RLO\u{200b}".to_string();
+    app.tutor_mut().unwrap().name = "RED\u{202e}RLO\u{200b}".to_string();
     app.status = Some(Status::error("a\u{202e}b\u{200b}c\u{9b}d"));
     let shown = screen(&app, 120, 24);
     assert_clean("the screen", shown.as_bytes());

@@ -278,7 +278,7 @@ fn named_in_help(app: &App) -> Vec<String> {
         .iter()
         .flat_map(|(keys, _)| keys.split_whitespace().map(str::to_string))
         .collect();
-    if app.tutor.is_none() {
+    if app.tutor().is_none() {
         // ` In the lesson list: ↑↓ choose, Enter opens, q quits.`: the first word of each item.
         let line = keymap::picker_help();
         let items = line.trim_end_matches('.').split(": ").nth(1).unwrap();
@@ -312,7 +312,7 @@ fn every_key_answered_is_named(app: &App, screen: &str) {
         }
         let name = name(pressed, app);
         // A step number, from 1 up, is in `1 … N` (past the last step it says how many there are).
-        if matches!(pressed.code, KeyCode::Char('1'..='9')) && app.tutor.is_some() {
+        if matches!(pressed.code, KeyCode::Char('1'..='9')) && app.tutor().is_some() {
             continue;
         }
         if !named.contains(&name) && !unnamed.contains(&name) {

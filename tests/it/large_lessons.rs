@@ -118,7 +118,7 @@ fn open_large() -> App {
 fn edit_w_q(app: &mut App, text: &str) {
     update(app, Action::GoToStep(2));
     update(app, Action::PreviousMatrix);
-    assert_eq!(app.tutor.as_ref().unwrap().focus, MatrixName::WQ);
+    assert_eq!(app.tutor().unwrap().focus, MatrixName::WQ);
     update(app, Action::Edit);
     update(app, Action::ClearInput);
     for ch in text.chars() {
@@ -162,7 +162,7 @@ fn saving_an_edit_of_a_large_generated_matrix_says_how_big_before_asking_for_a_n
         "{}",
         status(&app)
     );
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert!(tutor.has_unsaved_edits());
     assert_eq!(tutor.attention.matrix(MatrixName::WQ).unwrap()[(0, 0)], 3.0);
 }
@@ -184,7 +184,7 @@ fn keeping_the_generator_saves_a_file_check_accepts_and_u_brings_the_edit_back()
     assert!(w_q.generator.is_some(), "kept as a generator");
     assert!(std::fs::metadata(&path).unwrap().len() < 4096);
     update(&mut app, Action::Undo);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.attention.matrix(MatrixName::WQ).unwrap()[(0, 0)], 3.0);
 }
 
@@ -203,7 +203,7 @@ fn a_save_too_large_on_the_way_out_writes_nothing_and_stays() {
         Overlay::Question(Question::TooLarge { .. })
     ));
     dispatch(&mut app, Action::Answer('n'), &mut save_locally);
-    assert!(app.tutor.is_some(), "still in the lesson");
+    assert!(app.tutor().is_some(), "still in the lesson");
     assert!(!app.quit);
 }
 

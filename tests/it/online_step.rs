@@ -215,11 +215,11 @@ fn on_online(text: &str) -> App {
 }
 
 fn tile(app: &App) -> usize {
-    app.tutor.as_ref().unwrap().tile
+    app.tutor().unwrap().tile
 }
 
 fn size(app: &App) -> usize {
-    app.tutor.as_ref().unwrap().attention.tile
+    app.tutor().unwrap().attention.tile
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn b_doubles_and_capital_b_halves_the_tile_and_u_undoes_it() {
     let mut app = on_online(FOUR_CAUSAL);
     update(&mut app, Action::LargerTiles);
     assert_eq!(size(&app), 2);
-    assert_eq!(app.tutor.as_ref().unwrap().lesson.tile, 2);
+    assert_eq!(app.tutor().unwrap().lesson.tile, 2);
     assert!(header(&app).ends_with("tile 1 of 2"), "{}", header(&app));
     assert!(status(&app).contains("B = 2"), "{}", status(&app));
     update(&mut app, Action::LargerTiles);
@@ -325,12 +325,12 @@ fn a_saved_lesson_keeps_the_tile_chosen_with_b() {
     let mut app = on_online(FOUR_CAUSAL);
     update(&mut app, Action::LargerTiles);
     update(&mut app, Action::LargerTiles);
-    let saved = attn_tutor::lesson::lesson_to_toml(&app.tutor.as_ref().unwrap().lesson);
+    let saved = attn_tutor::lesson::lesson_to_toml(&app.tutor().unwrap().lesson);
     assert!(saved.contains("tile = 4\n"), "{saved}");
     assert_eq!(common::valid_lesson(&saved).tile, 4);
     // Back to the default, the file says nothing of the tile, and reads as 2 again.
     update(&mut app, Action::SmallerTiles);
-    let saved = attn_tutor::lesson::lesson_to_toml(&app.tutor.as_ref().unwrap().lesson);
+    let saved = attn_tutor::lesson::lesson_to_toml(&app.tutor().unwrap().lesson);
     assert!(!saved.contains("tile"), "{saved}");
     assert_eq!(common::valid_lesson(&saved).tile, 2);
 }
@@ -352,7 +352,7 @@ fn practice_hides_m_rescale_and_l_and_takes_each_right_answer() {
     let mut app = on_online(FOUR_CAUSAL);
     update(&mut app, Action::NextToken);
     update(&mut app, Action::TogglePractice);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.step(), Step::OnlineSoftmax);
     let hidden = tutor.hidden_cells();
     for part in [
@@ -370,8 +370,8 @@ fn practice_hides_m_rescale_and_l_and_takes_each_right_answer() {
     assert!(!tutor.is_hidden(Cell::new(MatrixName::Masked, 0, 0)));
     // Answer every hidden cell of the view with its value, as the screen would show it.
     let mut answered = Vec::new();
-    while let Some(cell) = app.tutor.as_ref().unwrap().selected_cell() {
-        let tutor = app.tutor.as_ref().unwrap();
+    while let Some(cell) = app.tutor().unwrap().selected_cell() {
+        let tutor = app.tutor().unwrap();
         if !tutor.is_hidden(cell) || answered.contains(&cell) {
             break;
         }
@@ -383,7 +383,7 @@ fn practice_hides_m_rescale_and_l_and_takes_each_right_answer() {
         };
         answer(&mut app, &typed);
         assert!(
-            !app.tutor.as_ref().unwrap().is_hidden(cell),
+            !app.tutor().unwrap().is_hidden(cell),
             "{cell:?} = {typed} is revealed: {}",
             status(&app)
         );
@@ -458,7 +458,7 @@ fn undo_and_redo_of_a_tile_size_stay_at_the_keys_on_screen_and_mark_nothing() {
     );
     update(&mut app, Action::Redo);
     assert_eq!((size(&app), tile(&app)), (2, 1));
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     for part in PARTS {
         for row in 0..4 {
             let cell = Cell::new(part, row, 0).at_tile(1);
@@ -471,16 +471,15 @@ fn undo_and_redo_of_a_tile_size_stay_at_the_keys_on_screen_and_mark_nothing() {
 fn another_tile_in_practice_does_not_show_the_last_tiles_answer() {
     let mut app = on_online(FOUR_CAUSAL);
     update(&mut app, Action::TogglePractice);
-    let cell = app.tutor.as_ref().unwrap().selected_cell().unwrap();
-    let value = app.tutor.as_ref().unwrap().attention.value(cell).unwrap();
+    let cell = app.tutor().unwrap().selected_cell().unwrap();
+    let value = app.tutor().unwrap().attention.value(cell).unwrap();
     answer(&mut app, &format_number(value, 3));
     assert!(status(&app).contains("Right") || common::screen(&app, 80, 24).contains("Right"));
     update(&mut app, Action::NextToken);
     let screen = common::screen(&app, 80, 24);
     assert!(!screen.contains("Right:"), "{screen}");
     assert!(
-        app.tutor
-            .as_ref()
+        app.tutor()
             .unwrap()
             .practice
             .as_ref()

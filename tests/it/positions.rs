@@ -253,7 +253,7 @@ fn practice_asks_for_the_positions_and_the_rotated_queries_and_keys() {
             lesson: load_text("positions", None, lesson_text(positions)),
         };
         let mut app = App::new(vec![entry], Some(0));
-        let tutor = app.tutor.as_mut().unwrap();
+        let tutor = app.tutor_mut().unwrap();
         tutor.practice_targets_on(step)
     };
     assert_eq!(
@@ -286,7 +286,7 @@ fn editing_a_learned_position_recomputes_everything_after_it_and_undo_restores_i
     };
     let mut app = App::new(vec![entry], Some(0));
     update(&mut app, Action::GoToStep(2));
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.step(), Step::Positions);
     assert_eq!(tutor.focus, MatrixName::Positions);
     let before = tutor.attention.clone();
@@ -296,7 +296,7 @@ fn editing_a_learned_position_recomputes_everything_after_it_and_undo_restores_i
         update(&mut app, Action::Type(ch));
     }
     update(&mut app, Action::Submit);
-    let after = &app.tutor.as_ref().unwrap().attention;
+    let after = &app.tutor().unwrap().attention;
     assert_eq!(cell(after, MatrixName::Positions, 0, 0), 2.0);
     assert_eq!(cell(after, MatrixName::X, 0, 0), 3.0);
     assert_ne!(
@@ -304,7 +304,7 @@ fn editing_a_learned_position_recomputes_everything_after_it_and_undo_restores_i
         cell(&before, MatrixName::Weights, 0, 0)
     );
     update(&mut app, Action::Undo);
-    let undone = &app.tutor.as_ref().unwrap().attention;
+    let undone = &app.tutor().unwrap().attention;
     assert_eq!(cell(undone, MatrixName::Positions, 0, 0), 0.1);
     assert_eq!(
         undone.matrix(MatrixName::Output),
@@ -424,7 +424,7 @@ fn a_lesson_saved_after_its_learned_positions_were_edited_drops_what_was_written
     update(&mut app, Action::ClearInput);
     update(&mut app, Action::Type('2'));
     update(&mut app, Action::Submit);
-    let saved = app.tutor.as_ref().unwrap().lesson_to_save();
+    let saved = app.tutor().unwrap().lesson_to_save();
     assert!(saved.title.ends_with("(edited)"), "{}", saved.title);
     assert_eq!(saved.narration.get(Step::Positions), None);
 }

@@ -33,7 +33,7 @@ fn drawn(lesson: &str, step: &str, cell: Option<(usize, usize)>, theme: &Theme) 
     let mut app = App::new(entries, Some(index));
     common::go_to(&mut app, step);
     if let Some((row, col)) = cell {
-        let matrix = app.tutor.as_ref().unwrap().focus;
+        let matrix = app.tutor().unwrap().focus;
         update(
             &mut app,
             Action::Select {

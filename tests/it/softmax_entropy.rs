@@ -42,7 +42,7 @@ fn the_softmax_step_says_how_sharp_the_row_under_the_cursor_is() {
     update(&mut app, Action::Pick(index));
     update(&mut app, Action::Open);
     common::go_to(&mut app, "softmax");
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let row = tutor.cursor(MatrixName::Weights).row;
     let (entropy, visible) = tutor.attention.row_entropy(0, row).unwrap();
     let screen = common::screen(&app, 120, 40);

@@ -10,11 +10,11 @@ use attn_tutor::lesson::BUILTIN;
 /// "Step 5/6 · Softmax" for each step, as the tutor numbers them after key `number`.
 fn tutor_headings(index: usize) -> Vec<(String, String)> {
     let mut app = App::new(App::builtin_entries(), Some(index));
-    let count = app.tutor.as_ref().expect("the lesson opens").steps.len();
+    let count = app.tutor().expect("the lesson opens").steps.len();
     (1..=count)
         .map(|number| {
             update(&mut app, Action::GoToStep(number));
-            let tutor = app.tutor.as_ref().expect("still in the lesson");
+            let tutor = app.tutor().expect("still in the lesson");
             assert_eq!(tutor.step_index + 1, number, "key {number}");
             (
                 tutor.step().key().to_string(),

@@ -429,7 +429,7 @@ fn show_and_the_tutor_say_a_steps_note_in_the_same_words() {
         let text = std::fs::read_to_string(&path).unwrap();
         let mut app = lesson_app(fixture_name, &text);
         go_to(&mut app, step.key());
-        let tutor = attn_tutor::ui::narration_text(app.tutor.as_ref().unwrap());
+        let tutor = attn_tutor::ui::narration_text(app.tutor().unwrap());
         let note = tutor
             .lines()
             .find(|line| line.contains(words))

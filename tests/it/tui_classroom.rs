@@ -40,7 +40,7 @@ fn shown(presenter: &App, version: u64) -> Action {
 }
 
 fn step(app: &App) -> Option<Step> {
-    app.tutor.as_ref().map(|tutor| tutor.step())
+    app.tutor().map(|tutor| tutor.step())
 }
 
 fn follow(app: &App) -> Follow {
@@ -78,7 +78,7 @@ fn edit_an_embedding(teacher: &mut App) {
 fn a_following_student_shows_the_presenters_lesson_and_step() {
     let (_, class) = presenter_on_projection(Follow::Following);
     assert_eq!(step(&class), Some(Step::Projection));
-    assert_eq!(class.tutor.as_ref().unwrap().name, "cat-sleeps");
+    assert_eq!(class.tutor().unwrap().name, "cat-sleeps");
 }
 
 #[test]
@@ -86,10 +86,7 @@ fn a_following_student_gets_the_presenters_edits_and_selected_cell() {
     let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
     edit_an_embedding(&mut teacher);
     update(&mut class, shown(&teacher, 2));
-    let (theirs, mine) = (
-        teacher.tutor.as_ref().unwrap(),
-        class.tutor.as_ref().unwrap(),
-    );
+    let (theirs, mine) = (teacher.tutor().unwrap(), class.tutor().unwrap());
     assert_eq!(mine.lesson, theirs.lesson);
     assert_eq!(mine.focus, theirs.focus);
     assert_eq!(mine.cursor(mine.focus), theirs.cursor(theirs.focus));
@@ -100,7 +97,7 @@ fn the_presenters_edit_history_stays_with_the_presenter() {
     let (mut teacher, _) = presenter_on_projection(Follow::Following);
     edit_an_embedding(&mut teacher);
     let mut presented = Presented::of(&teacher, 2).tutor.unwrap();
-    let mut own = teacher.tutor.clone().unwrap();
+    let mut own = teacher.tutor().cloned().unwrap();
     assert!(own.undo(), "the presenter can undo the edit");
     assert!(!presented.undo(), "students get no history to undo");
 }
@@ -108,7 +105,7 @@ fn the_presenters_edit_history_stays_with_the_presenter() {
 #[test]
 fn a_following_student_cannot_change_the_step_or_edit() {
     let (_, mut class) = presenter_on_projection(Follow::Following);
-    let before = class.tutor.as_ref().unwrap().lesson.clone();
+    let before = class.tutor().unwrap().lesson.clone();
     for action in [
         Action::NextStep,
         Action::GoToStep(1),
@@ -125,17 +122,14 @@ fn a_following_student_cannot_change_the_step_or_edit() {
         );
     }
     assert_eq!(class.overlay, Overlay::None);
-    assert_eq!(class.tutor.as_ref().unwrap().lesson, before);
+    assert_eq!(class.tutor().unwrap().lesson, before);
 }
 
 #[test]
 fn a_following_student_moves_their_own_cursor() {
     let (teacher, mut class) = presenter_on_projection(Follow::Following);
     update(&mut class, Action::Move(Direction::Up));
-    let (theirs, mine) = (
-        teacher.tutor.as_ref().unwrap(),
-        class.tutor.as_ref().unwrap(),
-    );
+    let (theirs, mine) = (teacher.tutor().unwrap(), class.tutor().unwrap());
     assert_ne!(mine.cursor(mine.focus), theirs.cursor(theirs.focus));
 }
 
@@ -309,14 +303,14 @@ fn leaving_unsaved_edits_in_a_classroom_session_never_offers_to_save_them() {
     update(&mut app, Action::ClearInput);
     update(&mut app, Action::Type('5'));
     update(&mut app, Action::Submit);
-    assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
+    assert!(app.tutor().unwrap().has_unsaved_edits());
     update(&mut app, Action::Back);
     let screen = common::screen(&app, 100, 24);
     assert!(screen.contains("unsaved edits"), "{screen}");
     assert!(!screen.contains("w save"), "{screen}");
     update(&mut app, Action::Answer('w'));
     assert_eq!(app.overlay, Overlay::None, "w asks for no file name");
-    assert!(app.tutor.is_some(), "and the student stays");
+    assert!(app.tutor().is_some(), "and the student stays");
 }
 
 #[test]
@@ -341,10 +335,7 @@ fn a_following_student_follows_the_presenter_onto_the_positions_and_rotation_ste
         update(&mut teacher, Action::NextMatrix);
         let mut class = student(Follow::Following);
         update(&mut class, shown(&teacher, 1));
-        let (theirs, mine) = (
-            teacher.tutor.as_ref().unwrap(),
-            class.tutor.as_ref().unwrap(),
-        );
+        let (theirs, mine) = (teacher.tutor().unwrap(), class.tutor().unwrap());
         assert_eq!(mine.name, lesson);
         assert_eq!(mine.step(), new_step);
         assert_eq!(mine.focus, theirs.focus);
@@ -356,7 +347,7 @@ fn a_following_student_follows_the_presenter_onto_the_positions_and_rotation_ste
 fn a_student_gone_free_has_unsaved_edits_only_after_editing() {
     let (_teacher, mut class) = presenter_on_projection(Follow::Following);
     update(&mut class, Action::ToggleFollow);
-    let tutor = class.tutor.as_ref().unwrap();
+    let tutor = class.tutor().unwrap();
     assert!(!tutor.has_unsaved_edits(), "free, before any edit");
 }
 
@@ -379,15 +370,11 @@ fn go_free_and_edit(class: &mut App) {
 fn following_again_asks_before_a_free_students_own_edits_are_replaced() {
     let (teacher, mut class) = presenter_on_projection(Follow::Following);
     go_free_and_edit(&mut class);
-    let edited = class.tutor.as_ref().unwrap().lesson.clone();
-    assert_ne!(
-        edited,
-        teacher.tutor.as_ref().unwrap().lesson,
-        "the edit took"
-    );
+    let edited = class.tutor().unwrap().lesson.clone();
+    assert_ne!(edited, teacher.tutor().unwrap().lesson, "the edit took");
     update(&mut class, Action::ToggleFollow);
     assert_eq!(follow(&class), Follow::Free, "not before the answer");
-    assert_eq!(class.tutor.as_ref().unwrap().lesson, edited);
+    assert_eq!(class.tutor().unwrap().lesson, edited);
     let screen = common::screen(&class, 80, 24);
     let asked = screen.lines().last().unwrap_or_default();
     assert!(
@@ -402,15 +389,15 @@ fn following_again_asks_before_a_free_students_own_edits_are_replaced() {
         "{}",
         status(&class)
     );
-    assert_eq!(class.tutor.as_ref().unwrap().lesson, edited);
-    assert!(!class.tutor.as_ref().unwrap().history.is_empty());
+    assert_eq!(class.tutor().unwrap().lesson, edited);
+    assert!(!class.tutor().unwrap().history.is_empty());
     // y follows, the edits given up.
     update(&mut class, Action::ToggleFollow);
     update(&mut class, Action::Answer('y'));
     assert_eq!(follow(&class), Follow::Following);
     assert_eq!(
-        class.tutor.as_ref().unwrap().lesson,
-        teacher.tutor.as_ref().unwrap().lesson
+        class.tutor().unwrap().lesson,
+        teacher.tutor().unwrap().lesson
     );
 }
 
@@ -431,7 +418,7 @@ fn a_follower_is_not_told_they_changed_the_lesson_the_presenter_changed() {
     let (mut teacher, mut class) = presenter_on_projection(Follow::Following);
     edit_an_embedding(&mut teacher);
     update(&mut class, shown(&teacher, 2));
-    let tutor = class.tutor.as_ref().unwrap();
+    let tutor = class.tutor().unwrap();
     assert!(
         tutor.lesson.narration.get(tutor.step()).is_some(),
         "the step has the lesson's own words"
@@ -443,7 +430,7 @@ fn a_follower_is_not_told_they_changed_the_lesson_the_presenter_changed() {
         "{text}"
     );
     // The presenter, who made the edit, is told so.
-    let own = attn_tutor::ui::narration_text(teacher.tutor.as_ref().unwrap());
+    let own = attn_tutor::ui::narration_text(teacher.tutor().unwrap());
     assert!(own.starts_with("(You have changed the lesson"), "{own}");
 }
 
@@ -451,7 +438,7 @@ fn a_follower_is_not_told_they_changed_the_lesson_the_presenter_changed() {
 fn the_lesson_shown_to_copy_at_80_columns_wraps_its_comments_as_comments() {
     let mut app = student_who_cannot_save();
     update(&mut app, Action::Save);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let lines = attn_tutor::ui::narration_lines(tutor, 78);
     // The file starts after the paragraph that says how to copy it.
     let start = lines

@@ -38,7 +38,7 @@ fn type_text(app: &mut App, text: &str) {
 
 /// Puts the cursor on row `row`'s label of `matrix` on the current screen.
 fn on_label(app: &mut App, matrix: MatrixName, row: usize) {
-    while app.tutor.as_ref().unwrap().focus != matrix {
+    while app.tutor().unwrap().focus != matrix {
         update(app, Action::NextMatrix);
     }
     for _ in 0..8 {
@@ -50,7 +50,7 @@ fn on_label(app: &mut App, matrix: MatrixName, row: usize) {
     for _ in 0..8 {
         update(app, Action::Move(Direction::Left));
     }
-    assert!(app.tutor.as_ref().unwrap().cursor(matrix).on_label);
+    assert!(app.tutor().unwrap().cursor(matrix).on_label);
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn a_source_token_is_renamed_from_a_key_row_label_and_undo_names_it() {
     update(&mut app, Action::ClearInput);
     type_text(&mut app, "naps");
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.lesson.source_tokens[3], "naps");
     assert_eq!(
         tutor.lesson.tokens,
@@ -93,10 +93,7 @@ fn a_source_token_is_renamed_from_a_key_row_label_and_undo_names_it() {
         status(&app)
     );
     update(&mut app, Action::Undo);
-    assert_eq!(
-        app.tutor.as_ref().unwrap().lesson.source_tokens[3],
-        "sleeps"
-    );
+    assert_eq!(app.tutor().unwrap().lesson.source_tokens[3], "sleeps");
     assert!(
         status(&app).contains("source token 4 = naps → sleeps"),
         "{}",
@@ -113,7 +110,7 @@ fn a_target_token_is_renamed_from_a_query_row_label() {
     update(&mut app, Action::ClearInput);
     type_text(&mut app, "chien");
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.lesson.tokens[1], "chien");
     assert_eq!(tutor.lesson.source_tokens[1], "black");
     assert!(
@@ -127,7 +124,7 @@ fn a_target_token_is_renamed_from_a_query_row_label() {
 fn a_mask_edit_is_undone_with_the_cell_it_changed() {
     let mut app = app();
     common::go_to(&mut app, "masking");
-    while app.tutor.as_ref().unwrap().focus != MatrixName::Mask {
+    while app.tutor().unwrap().focus != MatrixName::Mask {
         update(&mut app, Action::NextMatrix);
     }
     update(&mut app, Action::Move(Direction::Down));
@@ -139,7 +136,7 @@ fn a_mask_edit_is_undone_with_the_cell_it_changed() {
     type_text(&mut app, "-inf");
     update(&mut app, Action::Submit);
     assert_eq!(
-        app.tutor.as_ref().unwrap().attention.weights()[(1, 3)],
+        app.tutor().unwrap().attention.weights()[(1, 3)],
         0.0,
         "chat no longer sees sleeps"
     );
@@ -172,7 +169,7 @@ fn practice_on_projection_keeps_every_key_hidden_with_the_focus_row_only() {
     common::go_to(&mut app, "projection");
     update(&mut app, Action::TogglePractice);
     update(&mut app, Action::TogglePracticeRow);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let hidden = tutor.hidden_cells();
     let keys = hidden
         .iter()
@@ -200,16 +197,16 @@ fn an_edit_of_the_source_or_of_w_o_counts_as_changed_numbers() {
     ] {
         let mut app = app();
         common::go_to(&mut app, step);
-        while app.tutor.as_ref().unwrap().focus != matrix {
+        while app.tutor().unwrap().focus != matrix {
             update(&mut app, Action::NextMatrix);
         }
-        assert!(!app.tutor.as_ref().unwrap().numbers_changed());
+        assert!(!app.tutor().unwrap().numbers_changed());
         update(&mut app, Action::Edit);
         update(&mut app, Action::ClearInput);
         type_text(&mut app, "7");
         update(&mut app, Action::Submit);
         assert!(
-            app.tutor.as_ref().unwrap().numbers_changed(),
+            app.tutor().unwrap().numbers_changed(),
             "{matrix:?}: {}",
             status(&app)
         );

@@ -18,13 +18,13 @@ fn app() -> App {
 }
 
 fn token(app: &App) -> usize {
-    app.tutor.as_ref().unwrap().token
+    app.tutor().unwrap().token
 }
 
 /// Goes to the generation step with this key, at the first token.
 fn at_first_token(app: &mut App, key: &str) {
     common::go_to(app, key);
-    app.tutor.as_mut().unwrap().set_token(0);
+    app.tutor_mut().unwrap().set_token(0);
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn going_to_a_kept_row_of_the_cache_shows_the_step_that_made_it() {
     }
     update(&mut app, Action::Edit);
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.token, 0, "the step of the token that made the row");
     let cell = tutor.selected_cell().unwrap();
     assert_eq!(
@@ -219,7 +219,7 @@ fn practice_predicts_the_new_row_of_the_cache_and_not_the_copy_of_x() {
     let mut app = app();
     common::go_to(&mut app, "kv_cache");
     update(&mut app, Action::TogglePractice);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let hidden = tutor.hidden_cells();
     assert!(!hidden.is_empty());
     assert!(
@@ -229,7 +229,7 @@ fn practice_predicts_the_new_row_of_the_cache_and_not_the_copy_of_x() {
     update(&mut app, Action::TogglePractice);
     common::go_to(&mut app, "new_token");
     update(&mut app, Action::TogglePractice);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let targets = tutor.practice_targets();
     assert!(
         !targets.contains(&attn_tutor::attention::MatrixName::XNew),
@@ -243,7 +243,7 @@ fn the_causal_mask_of_a_generating_lesson_is_not_edited() {
     let mut app = app();
     common::go_to(&mut app, "masking");
     {
-        let tutor = app.tutor.as_mut().unwrap();
+        let tutor = app.tutor_mut().unwrap();
         tutor.focus_on(attn_tutor::attention::MatrixName::Mask);
         tutor.set_cursor(
             attn_tutor::attention::MatrixName::Mask,
@@ -258,7 +258,7 @@ fn the_causal_mask_of_a_generating_lesson_is_not_edited() {
     update(&mut app, Action::ClearInput);
     update(&mut app, Action::Type('0'));
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.lesson.mask, attn_tutor::lesson::Mask::Causal);
     assert!(
         status(&app).contains("needs the causal mask"),
@@ -274,7 +274,7 @@ fn practice_of_the_focus_row_only_still_asks_a_generation_steps_row() {
     update(&mut app, Action::NextToken);
     update(&mut app, Action::TogglePractice);
     update(&mut app, Action::TogglePracticeRow);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert!(tutor.practice.as_ref().unwrap().focus_row_only);
     assert!(!tutor.hidden_cells().is_empty());
 }
@@ -284,7 +284,7 @@ fn an_edit_marks_the_generation_cells_it_changed_at_the_token_on_screen() {
     let mut app = app();
     common::go_to(&mut app, "embedding");
     // The cursor on "fox"'s first embedding (the focus, token 3, the token on screen).
-    let tutor = app.tutor.as_mut().unwrap();
+    let tutor = app.tutor_mut().unwrap();
     assert_eq!(tutor.token, 2);
     tutor.set_cursor(
         attn_tutor::attention::MatrixName::Embeddings,
@@ -300,7 +300,7 @@ fn an_edit_marks_the_generation_cells_it_changed_at_the_token_on_screen() {
         update(&mut app, Action::Type(ch));
     }
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let x_t =
         attn_tutor::attention::Cell::new(attn_tutor::attention::MatrixName::XNew, 0, 0).at_token(2);
     assert!(
@@ -314,7 +314,7 @@ fn away_from_the_focus_token_the_lessons_own_text_says_which_token_it_was_writte
     let lesson = attn_tutor::lesson::builtin("generation").unwrap();
     let mut app = common::lesson_app("generation", lesson.text);
     common::go_to(&mut app, "new_token");
-    let text = |app: &App| attn_tutor::ui::narration_text(app.tutor.as_ref().unwrap());
+    let text = |app: &App| attn_tutor::ui::narration_text(app.tutor().unwrap());
     let written_at = "The lesson's text below is written at “sat”, token 3 of 6";
     assert!(!text(&app).contains(written_at), "{}", text(&app));
     for _ in 0..3 {

@@ -22,7 +22,7 @@ use ratatui::layout::Rect;
 const AREA: Rect = Rect::new(0, 0, 80, 24);
 
 fn head(app: &App) -> usize {
-    app.tutor.as_ref().unwrap().head
+    app.tutor().unwrap().head
 }
 
 fn key(ch: char) -> Event {
@@ -137,7 +137,7 @@ fn a_per_head_screen_shows_the_heads_matrices_and_working() {
     let mut app = common::two_head_lesson();
     common::go_to(&mut app, "scores");
     update(&mut app, Action::NextHead);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let selected = tutor.selected_cell().unwrap();
     assert_eq!(selected.head, 1);
     let screen = common::screen(&app, 80, 24);
@@ -167,7 +167,7 @@ fn a_per_head_screen_shows_the_heads_matrices_and_working() {
 /// column `col` of that head's block.
 fn edit_w(app: &mut App, matrix: MatrixName, head: usize, row: usize, col: usize, typed: &str) {
     common::go_to(app, "projection");
-    app.tutor.as_mut().unwrap().set_head(head);
+    app.tutor_mut().unwrap().set_head(head);
     update(
         app,
         Action::Select {
@@ -189,20 +189,14 @@ fn edit_w(app: &mut App, matrix: MatrixName, head: usize, row: usize, col: usize
 }
 
 fn lesson_value(app: &App, matrix: MatrixName, row: usize, col: usize) -> f64 {
-    app.tutor
-        .as_ref()
-        .unwrap()
-        .lesson
-        .input(matrix)
-        .unwrap()
-        .values[(row, col)]
+    app.tutor().unwrap().lesson.input(matrix).unwrap().values[(row, col)]
 }
 
 #[test]
 fn editing_head_2s_w_q_changes_the_lessons_w_q_in_head_2s_columns_and_undo_restores_it() {
     let mut app = common::two_head_lesson();
     let d_k = 2;
-    let before = app.tutor.as_ref().unwrap().lesson.clone();
+    let before = app.tutor().unwrap().lesson.clone();
     edit_w(&mut app, MatrixName::WQ, 1, 0, 1, "7");
     assert_eq!(lesson_value(&app, MatrixName::WQ, 0, d_k + 1), 7.0);
     assert_eq!(
@@ -217,7 +211,7 @@ fn editing_head_2s_w_q_changes_the_lessons_w_q_in_head_2s_columns_and_undo_resto
         status(&app)
     );
     update(&mut app, Action::Undo);
-    assert_eq!(app.tutor.as_ref().unwrap().lesson, before);
+    assert_eq!(app.tutor().unwrap().lesson, before);
     assert!(
         status(&app).contains("W_q⁽²⁾[1, 2] = 7 → 0"),
         "{}",
@@ -238,7 +232,7 @@ fn editing_a_kv_groups_w_k_from_its_second_head_writes_the_groups_columns() {
         "{}",
         status(&app)
     );
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     // Both heads of the group see the new key weights.
     for head in [2, 3] {
         assert_eq!(
@@ -255,7 +249,7 @@ fn editing_a_kv_groups_w_k_from_its_second_head_writes_the_groups_columns() {
 fn an_edit_marks_the_changed_numbers_of_the_head_it_changed() {
     let mut app = common::two_head_lesson();
     edit_w(&mut app, MatrixName::WQ, 1, 0, 1, "7");
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let q = |head| Cell {
         head,
         ..Cell::new(MatrixName::Q, 0, 1)
@@ -276,7 +270,7 @@ fn e_on_a_heads_computed_cell_goes_to_its_operand_in_the_same_head() {
     };
     assert_eq!(to.head, 1);
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.selected_cell(), Some(to));
     assert_eq!(tutor.head, 1);
 }
@@ -314,7 +308,7 @@ fn on_all_heads_the_arrows_pick_a_head_and_enter_opens_its_softmax_step() {
     assert_eq!(head(&app), 2);
     assert!(common::screen(&app, 80, 24).contains("▸ head 3"));
     update(&mut app, Action::Edit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.step(), Step::Softmax);
     assert_eq!(tutor.head, 2);
 }
@@ -378,7 +372,7 @@ fn practice_on_a_step_of_one_head_hides_that_heads_cells() {
     common::go_to(&mut app, "scores");
     update(&mut app, Action::NextHead);
     update(&mut app, Action::TogglePractice);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let hidden = tutor.hidden_cells();
     assert!(!hidden.is_empty());
     assert!(hidden.iter().all(|cell| cell.head == 1), "{hidden:?}");
@@ -391,7 +385,7 @@ fn practice_on_a_step_of_one_head_hides_that_heads_cells() {
         update(&mut app, Action::Type(ch));
     }
     update(&mut app, Action::Submit);
-    assert!(!app.tutor.as_ref().unwrap().is_hidden(first));
+    assert!(!app.tutor().unwrap().is_hidden(first));
 }
 
 #[test]
@@ -403,12 +397,12 @@ fn the_steps_of_w_o_have_cells_to_predict() {
         ("circuits", MatrixName::WQK),
     ] {
         common::go_to(&mut app, key);
-        let tutor = app.tutor.as_ref().unwrap();
+        let tutor = app.tutor().unwrap();
         assert!(tutor.practice_targets().contains(&target), "{key}");
     }
     common::go_to(&mut app, "all_heads");
     assert!(
-        app.tutor.as_ref().unwrap().practice_targets().is_empty(),
+        app.tutor().unwrap().practice_targets().is_empty(),
         "All heads shows the weights of the Softmax step again: nothing new to predict"
     );
 }
@@ -418,7 +412,7 @@ fn the_circuit_line_shows_the_scaling_steps_score_read_through_w_qk() {
     let mut app = common::two_head_lesson();
     common::go_to(&mut app, "circuits");
     update(&mut app, Action::NextHead);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let through = tutor.attention.circuit_score(1, 0, 0).unwrap();
     let scaled = tutor
         .attention
@@ -511,8 +505,7 @@ fn a_lesson_of_one_head_with_w_o_projects_its_output_and_names_no_head() {
     let text = common::TWO_HEADS.replace("heads = 2\n", "");
     let mut app = common::lesson_app("one-head-w-o", &text);
     let keys: Vec<&str> = app
-        .tutor
-        .as_ref()
+        .tutor()
         .unwrap()
         .steps
         .iter()

@@ -12,7 +12,7 @@ fn open(name: &str) -> App {
 }
 
 fn go_to(app: &mut App, step: Step) {
-    let tutor = app.tutor.as_mut().unwrap();
+    let tutor = app.tutor_mut().unwrap();
     let index = tutor.steps.iter().position(|shown| *shown == step).unwrap();
     tutor.go_to_step(index);
 }
@@ -112,7 +112,7 @@ fn undo_of_a_causal_mask_cell_names_the_cell() {
     select(&mut app, MatrixName::Mask, 0, 1);
     edit(&mut app, "0");
     update(&mut app, Action::Undo);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let name = tutor.attention.cell_name(Cell::new(MatrixName::Mask, 0, 1));
     assert!(
         status(&app).starts_with(&format!("Undid {name} = 0 → -inf")),

@@ -42,30 +42,30 @@ fn the_lesson_list_offers_the_lab_and_opens_it() {
 fn arrows_choose_the_d_k_whose_row_is_drawn() {
     let mut app = lab();
     update(&mut app, Action::Move(attn_tutor::app::Direction::Right));
-    assert_eq!(app.lab.as_ref().unwrap().dim(), 128);
+    assert_eq!(app.lab().unwrap().dim(), 128);
     assert!(common::screen(&app, 120, 40).contains("d_k 128 raw: top"));
     for _ in 0..20 {
         update(&mut app, Action::Move(attn_tutor::app::Direction::Left));
     }
-    assert_eq!(app.lab.as_ref().unwrap().dim(), 1);
+    assert_eq!(app.lab().unwrap().dim(), 1);
     assert!(status(&app).contains("smallest d_k"), "{}", status(&app));
 }
 
 #[test]
 fn brackets_change_the_keys_and_r_the_seed() {
     let mut app = lab();
-    let before = app.lab.as_ref().unwrap().sweep().clone();
+    let before = app.lab().unwrap().sweep().clone();
     update(&mut app, Action::NextMatrix);
-    let screen = app.lab.as_ref().unwrap();
+    let screen = app.lab().unwrap();
     assert_eq!(screen.settings().keys, 32);
     assert_eq!(screen.row().0.len(), 32);
     update(&mut app, Action::Reroll);
-    assert_eq!(app.lab.as_ref().unwrap().settings().seed, 2);
-    assert_ne!(app.lab.as_ref().unwrap().sweep().points, before.points);
+    assert_eq!(app.lab().unwrap().settings().seed, 2);
+    assert_ne!(app.lab().unwrap().sweep().points, before.points);
     for _ in 0..10 {
         update(&mut app, Action::PreviousMatrix);
     }
-    assert_eq!(app.lab.as_ref().unwrap().settings().keys, 2);
+    assert_eq!(app.lab().unwrap().settings().keys, 2);
     assert!(
         status(&app).contains("from 2 to 64 keys"),
         "{}",
@@ -77,7 +77,7 @@ fn brackets_change_the_keys_and_r_the_seed() {
 fn q_goes_back_to_the_lesson_list() {
     let mut app = lab();
     update(&mut app, Action::Back);
-    assert!(app.lab.is_none());
+    assert!(app.lab().is_none());
     assert!(!app.quit);
     assert!(common::screen(&app, 80, 24).contains("cat-sleeps"));
 }
@@ -130,12 +130,12 @@ fn a_row_of_more_keys_than_fit_draws_the_largest_and_says_so() {
     let mut app = lab();
     update(&mut app, Action::NextMatrix);
     update(&mut app, Action::NextMatrix);
-    assert_eq!(app.lab.as_ref().unwrap().settings().keys, 64);
+    assert_eq!(app.lab().unwrap().settings().keys, 64);
     let screen = common::screen(&app, 80, 24);
     assert!(screen.contains("38 of 64 keys"), "{screen}");
     // The top of the page stops at 64 keys, where a sweep still takes a blink.
     update(&mut app, Action::NextMatrix);
-    assert_eq!(app.lab.as_ref().unwrap().settings().keys, 64);
+    assert_eq!(app.lab().unwrap().settings().keys, 64);
 }
 
 #[test]
@@ -162,5 +162,5 @@ fn question_mark_in_the_lab_shows_the_labs_own_keys_and_closes_again() {
     let action = attn_tutor::keymap::key_action(key, &app).expect("? closes the help");
     update(&mut app, action);
     assert_eq!(app.overlay, attn_tutor::app::Overlay::None);
-    assert!(app.lab.is_some(), "still in the lab");
+    assert!(app.lab().is_some(), "still in the lab");
 }

@@ -15,7 +15,7 @@ fn practising(name: &str, step: Step) -> App {
     let entries = App::builtin_entries();
     let index = entries.iter().position(|entry| entry.name == name).unwrap();
     let mut app = App::new(entries, Some(index));
-    let tutor = app.tutor.as_mut().unwrap();
+    let tutor = app.tutor_mut().unwrap();
     let at = tutor.steps.iter().position(|shown| *shown == step).unwrap();
     tutor.go_to_step(at);
     update(&mut app, Action::TogglePractice);
@@ -23,20 +23,15 @@ fn practising(name: &str, step: Step) -> App {
 }
 
 fn selected(app: &App) -> Cell {
-    app.tutor.as_ref().unwrap().selected_cell().unwrap()
+    app.tutor().unwrap().selected_cell().unwrap()
 }
 
 fn exact(app: &App, cell: Cell) -> f64 {
-    app.tutor
-        .as_ref()
-        .unwrap()
-        .attention
-        .matrix(cell.matrix)
-        .unwrap()[(cell.row, cell.col)]
+    app.tutor().unwrap().attention.matrix(cell.matrix).unwrap()[(cell.row, cell.col)]
 }
 
 fn hidden(app: &App, cell: Cell) -> bool {
-    app.tutor.as_ref().unwrap().is_hidden(cell)
+    app.tutor().unwrap().is_hidden(cell)
 }
 
 /// Types `text` as the answer for the selected cell and presses Enter.
@@ -50,14 +45,14 @@ fn answer(app: &mut App, text: &str) -> Vec<Effect> {
 }
 
 fn outcome(app: &App, cell: Cell) -> Option<Outcome> {
-    let practice = app.tutor.as_ref().unwrap().practice.as_ref().unwrap();
+    let practice = app.tutor().unwrap().practice.as_ref().unwrap();
     practice.attempt(cell).and_then(|attempt| attempt.outcome())
 }
 
 #[test]
 fn practice_hides_every_cell_the_step_computes_and_nothing_else() {
     let app = practising("cat-sleeps", Step::Scores);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.hidden_cells().len(), 9);
     assert!(!tutor.is_hidden(Cell::new(MatrixName::Q, 0, 0)));
     assert_eq!(tutor.focus, MatrixName::Scores);
@@ -104,8 +99,7 @@ fn a_wrong_answer_shows_the_working_with_the_learners_number_and_counts_as_revea
     assert!(!hidden(&app, cell));
     assert_eq!(outcome(&app, cell), Some(Outcome::Revealed));
     let feedback = app
-        .tutor
-        .as_ref()
+        .tutor()
         .unwrap()
         .practice
         .as_ref()
@@ -188,13 +182,13 @@ fn reopening_a_lesson_offers_to_go_back_where_the_learner_stopped() {
     let mut app = practising("identity-2x2", Step::Scores);
     update(&mut app, Action::NextStep);
     update(&mut app, Action::Back);
-    assert!(app.tutor.is_none());
+    assert!(app.tutor().is_none());
     update(&mut app, Action::Open);
     let Overlay::Question(Question::Resume { step_index }) = app.overlay else {
         panic!("no offer to resume: {:?}", app.overlay);
     };
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.step_index, step_index);
     assert_eq!(tutor.step(), Step::Scaling);
 }
@@ -229,8 +223,8 @@ fn nonsense_typed_as_an_answer_keeps_the_prompt_and_the_cell_hidden() {
 fn x_again_shows_every_number() {
     let mut app = practising("cat-sleeps", Step::Scores);
     update(&mut app, Action::TogglePractice);
-    assert!(app.tutor.as_ref().unwrap().hidden_cells().is_empty());
-    assert!(app.tutor.as_ref().unwrap().practice.is_none());
+    assert!(app.tutor().unwrap().hidden_cells().is_empty());
+    assert!(app.tutor().unwrap().practice.is_none());
 }
 
 /// The screen drawn at 80×24, as text.
@@ -270,7 +264,7 @@ fn kept(effects: Vec<Effect>) -> Option<ProgressStore> {
 #[test]
 fn the_projection_step_hides_q_k_and_v_and_goes_on_to_k_after_the_last_q() {
     let mut app = practising("identity-2x2", Step::Projection);
-    assert_eq!(app.tutor.as_ref().unwrap().hidden_cells().len(), 12);
+    assert_eq!(app.tutor().unwrap().hidden_cells().len(), 12);
     let shown = screen(&app);
     assert!(
         shown.contains("12 to predict on this step in Q, K and V"),
@@ -283,7 +277,7 @@ fn the_projection_step_hides_q_k_and_v_and_goes_on_to_k_after_the_last_q() {
     let next = selected(&app);
     assert_eq!(next, Cell::new(MatrixName::K, 0, 0));
     assert!(hidden(&app, next));
-    assert_eq!(app.tutor.as_ref().unwrap().panels()[2], MatrixName::K);
+    assert_eq!(app.tutor().unwrap().panels()[2], MatrixName::K);
 }
 
 #[test]
@@ -423,14 +417,14 @@ fn the_key_pressed_at_the_resume_offer_does_what_it_does() {
     let action = action_for(&five, &app, area).expect("5 means something");
     update(&mut app, action);
     assert_eq!(app.overlay, Overlay::None);
-    assert_eq!(app.tutor.as_ref().unwrap().step(), Step::Softmax);
+    assert_eq!(app.tutor().unwrap().step(), Step::Softmax);
 }
 
 #[test]
 fn practice_starting_at_the_step_where_the_learner_stopped_offers_no_resume() {
     let mut app = practising("identity-2x2", Step::Scores);
     update(&mut app, Action::PreviousStep);
-    assert_eq!(app.tutor.as_ref().unwrap().step(), Step::Projection);
+    assert_eq!(app.tutor().unwrap().step(), Step::Projection);
     let progress = app.progress.clone();
     let entries = App::builtin_entries();
     let index = entries
@@ -448,17 +442,17 @@ fn practice_starting_at_the_step_where_the_learner_stopped_offers_no_resume() {
     ));
     app.start_practice();
     assert_eq!(app.overlay, Overlay::None);
-    assert_eq!(app.tutor.as_ref().unwrap().step(), Step::Projection);
+    assert_eq!(app.tutor().unwrap().step(), Step::Projection);
 }
 
 #[test]
 fn x_upper_hides_only_the_focus_row_and_that_row_finishes_the_step() {
     // causal-cat-sat-mat's Softmax step: 6 × 6 weights, 36 cells to predict.
     let mut app = practising("causal-cat-sat-mat", Step::Softmax);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.hidden_cells().len(), 36);
     update(&mut app, Action::TogglePracticeRow);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let row = tutor.focus_row();
     let hidden_cells = tutor.hidden_cells();
     assert_eq!(hidden_cells.len(), 6, "{}", status(&app));
@@ -483,7 +477,7 @@ fn x_upper_hides_only_the_focus_row_and_that_row_finishes_the_step() {
     );
     update(&mut app, Action::TogglePracticeRow);
     assert_eq!(
-        app.tutor.as_ref().unwrap().hidden_cells().len(),
+        app.tutor().unwrap().hidden_cells().len(),
         30,
         "the whole step again"
     );

@@ -90,7 +90,7 @@ fn lesson_index(name: &str) -> usize {
 fn every_step_at(width: u16, height: u16, with_mask: bool) {
     for (index, builtin) in BUILTIN.iter().enumerate() {
         let mut app = open(index);
-        let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+        let steps = app.tutor().expect("the lesson opens").steps.len();
         assert!(
             (5..=attn_tutor::attention::Step::ALL.len()).contains(&steps),
             "{} has {steps} steps",
@@ -98,7 +98,7 @@ fn every_step_at(width: u16, height: u16, with_mask: bool) {
         );
         for number in 1..=steps {
             update(&mut app, Action::GoToStep(number));
-            let tutor = app.tutor.as_ref().expect("still in the lesson");
+            let tutor = app.tutor().expect("still in the lesson");
             assert_eq!(tutor.step_index + 1, number);
             let buffer = draw(&app, &Theme::monochrome(), width, height);
             let name = format!("{}_{width}x{height}_{}", builtin.name, tutor.step().key());
@@ -117,7 +117,7 @@ fn a_formula_too_wide_for_80_columns_says_so_with_an_ellipsis_and_keeps_the_lit_
     let formula = |buffer: &Buffer| text(buffer).lines().nth(1).unwrap_or("").to_string();
     for (index, builtin) in BUILTIN.iter().enumerate() {
         let mut app = open(index);
-        let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+        let steps = app.tutor().expect("the lesson opens").steps.len();
         for number in 1..=steps {
             update(&mut app, Action::GoToStep(number));
             let narrow = formula(&draw(&app, &Theme::monochrome(), 80, 24));
@@ -136,8 +136,7 @@ fn a_formula_too_wide_for_80_columns_says_so_with_an_ellipsis_and_keeps_the_lit_
     // Several heads: on All heads the clause it computes stays whole, the others give way.
     let mut app = open(lesson_index("gqa"));
     let all_heads = app
-        .tutor
-        .as_ref()
+        .tutor()
         .unwrap()
         .steps
         .iter()
@@ -166,7 +165,7 @@ fn every_step_of_every_builtin_lesson_at_120x40() {
 #[test]
 fn the_softmax_step_in_color_paints_the_weights_as_a_heatmap() {
     let mut app = open(lesson_index("cat-sleeps"));
-    let tutor = app.tutor.as_ref().expect("the lesson opens");
+    let tutor = app.tutor().expect("the lesson opens");
     let softmax = tutor
         .steps
         .iter()
@@ -182,7 +181,7 @@ fn the_softmax_step_in_color_paints_the_weights_as_a_heatmap() {
         format!("{}\n{separator}\n{}", text(&buffer), color_mask(&buffer))
     );
 
-    let tutor = app.tutor.as_ref().expect("still in the lesson");
+    let tutor = app.tutor().expect("still in the lesson");
     let layout = tutor_layout(tutor, Rect::new(0, 0, 80, 24));
     let weights = layout
         .panels
@@ -521,7 +520,7 @@ fn an_edit_marks_the_numbers_it_changed() {
         update(&mut app, Action::Type(ch));
     }
     update(&mut app, Action::Submit);
-    let tutor = app.tutor.as_ref().expect("still in the lesson");
+    let tutor = app.tutor().expect("still in the lesson");
     assert!(
         tutor
             .changed
@@ -805,8 +804,7 @@ fn twenty_tokens() -> App {
         Some(0),
     );
     let softmax = app
-        .tutor
-        .as_ref()
+        .tutor()
         .expect("the lesson opens")
         .steps
         .iter()
@@ -884,7 +882,7 @@ fn screens_of_heads_at(width: u16, height: u16, with_mask: bool) {
         }
         // The circuits' second view, W_OV, for head 2.
         update(&mut app, Action::NextHead);
-        let tutor = app.tutor.as_mut().unwrap();
+        let tutor = app.tutor_mut().unwrap();
         tutor.focus_on(MatrixName::WOV);
         insta::assert_snapshot!(
             format!("{name}_{width}x{height}_circuits_w_ov_head2"),
@@ -973,7 +971,7 @@ fn the_online_softmax_step_in_its_middle_tile_and_on_its_acc_view() {
         text_and_mask(&buffer)
     );
     // `]` moves on to the panels of acc, the second view.
-    while app.tutor.as_ref().unwrap().focus != MatrixName::OnlineAcc {
+    while app.tutor().unwrap().focus != MatrixName::OnlineAcc {
         update(&mut app, Action::NextMatrix);
     }
     let buffer = draw(&app, &Theme::monochrome(), 80, 24);
@@ -1144,17 +1142,17 @@ fn the_note_under_the_matrices_is_never_cut_mid_sentence() {
     for (width, height) in [(80, 24), (120, 40)] {
         for (index, builtin) in BUILTIN.iter().enumerate() {
             let mut app = open(index);
-            let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+            let steps = app.tutor().expect("the lesson opens").steps.len();
             for number in 1..=steps {
                 update(&mut app, Action::GoToStep(number));
                 // Each view of the step (Circuits: W_QK, then W_OV).
-                let views = if app.tutor.as_ref().unwrap().step() == Step::Circuits {
+                let views = if app.tutor().unwrap().step() == Step::Circuits {
                     2
                 } else {
                     1
                 };
                 for _ in 0..views {
-                    let tutor = app.tutor.as_ref().expect("still in the lesson");
+                    let tutor = app.tutor().expect("still in the lesson");
                     let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
                     if let Some(note) = layout.note {
                         let screen = text(&draw(&app, &Theme::monochrome(), width, height));
@@ -1246,11 +1244,11 @@ fn labels_and_captions_are_whole_where_the_row_has_room() {
     ];
     for (lesson, step, width, height, words, times) in cases {
         let mut app = open(lesson_index(lesson));
-        let steps = app.tutor.as_ref().unwrap().steps.len();
+        let steps = app.tutor().unwrap().steps.len();
         let number = (1..=steps)
             .find(|number| {
                 update(&mut app, Action::GoToStep(*number));
-                app.tutor.as_ref().unwrap().step().key() == step
+                app.tutor().unwrap().step().key() == step
             })
             .unwrap_or_else(|| panic!("{lesson} has no {step} step"));
         update(&mut app, Action::GoToStep(number));
@@ -1421,7 +1419,7 @@ fn cursor_moves_send_under_nine_tenths_of_what_ratatuis_writer_sends_and_seven_t
     )
     .expect("a fixed terminal");
     ratatui_frame(&mut plain, &sent, &app, &theme);
-    let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+    let steps = app.tutor().expect("the lesson opens").steps.clone();
     let mut too_dear = Vec::new();
     let (mut all_ours, mut all_ratatuis) = (0, 0);
     for (index, step) in steps.iter().enumerate() {
@@ -1463,7 +1461,7 @@ fn a_highlighted_column_moving_sideways_sends_its_colour_once() {
     let mut terminal = Painted::new(120, 40);
     update(&mut app, Action::NextStep);
     terminal.frame(&app, &theme);
-    assert_eq!(app.tutor.as_ref().unwrap().step().title(), "Projection");
+    assert_eq!(app.tutor().unwrap().step().title(), "Projection");
     update(&mut app, Action::Move(Direction::Right));
     let bytes = String::from_utf8(terminal.frame(&app, &theme)).expect("text");
     // The operand amber: the column header of W_q behind, the bars beside its 25 numbers.
@@ -1481,7 +1479,7 @@ fn bench_means(width: u16, height: u16) -> Vec<(String, usize, usize)> {
     let mut app = heads_app();
     let mut painted = Painted::new(width, height);
     painted.frame(&app, &theme);
-    let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+    let steps = app.tutor().expect("the lesson opens").steps.clone();
     let mut means = Vec::new();
     for (index, step) in steps.iter().enumerate() {
         if index > 0 {
@@ -1533,7 +1531,7 @@ fn a_column_of_operands_is_marked_beside_each_number_and_on_its_header() {
     let mut app = heads_app();
     update(&mut app, Action::NextStep);
     update(&mut app, Action::Move(Direction::Right));
-    let tutor = app.tutor.as_ref().expect("the lesson opens");
+    let tutor = app.tutor().expect("the lesson opens");
     let layout = tutor_layout(tutor, Rect::new(0, 0, 120, 40));
     let buffer = draw(&app, &theme, 120, 40);
     let w_q = layout
@@ -1589,7 +1587,7 @@ fn stepping_onto_a_rows_label_keeps_the_pages_of_the_other_panels() {
     for (width, height) in [(120, 40), (80, 24)] {
         let mut app = heads_app();
         let number = {
-            let tutor = app.tutor.as_ref().expect("the lesson opens");
+            let tutor = app.tutor().expect("the lesson opens");
             tutor
                 .steps
                 .iter()
@@ -1599,10 +1597,10 @@ fn stepping_onto_a_rows_label_keeps_the_pages_of_the_other_panels() {
         };
         update(&mut app, Action::GoToStep(number));
         update(&mut app, Action::Move(Direction::Right));
-        let online = app.tutor.as_ref().unwrap().steps.len();
+        let online = app.tutor().unwrap().steps.len();
         update(&mut app, Action::GoToStep(online));
         let pages = |app: &App| {
-            let tutor = app.tutor.as_ref().expect("the lesson opens");
+            let tutor = app.tutor().expect("the lesson opens");
             tutor_layout(tutor, Rect::new(0, 0, width, height))
                 .panels
                 .iter()
@@ -1612,7 +1610,7 @@ fn stepping_onto_a_rows_label_keeps_the_pages_of_the_other_panels() {
         let on_cell = pages(&app);
         update(&mut app, Action::Move(Direction::Left));
         assert!(
-            app.tutor.as_ref().unwrap().selected_cell().is_none(),
+            app.tutor().unwrap().selected_cell().is_none(),
             "on the label"
         );
         assert_eq!(pages(&app), on_cell, "at {width}×{height}");
@@ -1626,8 +1624,7 @@ fn the_softmax_notes_keep_their_line_along_a_row() {
     let theme = Theme::detect(false, Some("truecolor"), None);
     let mut app = heads_app();
     let number = app
-        .tutor
-        .as_ref()
+        .tutor()
         .expect("the lesson opens")
         .steps
         .iter()
@@ -1664,7 +1661,7 @@ fn what_the_painter_sends_leaves_the_terminal_as_a_full_repaint_would() {
             0,
         );
         screen.process(&terminal.frame(&app, &theme));
-        let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+        let steps = app.tutor().expect("the lesson opens").steps.clone();
         for (index, step) in steps.iter().enumerate() {
             if index > 0 {
                 update(&mut app, Action::NextStep);
@@ -1702,7 +1699,7 @@ fn without_colour_the_painter_sends_no_colour() {
     let mut app = heads_app();
     let mut terminal = Painted::new(80, 24);
     let mut sent = terminal.frame(&app, &theme);
-    let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+    let steps = app.tutor().expect("the lesson opens").steps.len();
     for index in 0..steps {
         if index > 0 {
             update(&mut app, Action::NextStep);
@@ -1739,7 +1736,7 @@ fn a_long_output_projection_is_written_as_the_heads_parts_and_one_heads_terms() 
     // 64 terms from 8 heads do not read as a sum: the working gives each head's part, then the
     // part of the head < and > choose, term by term, result and all in view.
     let mut app = heads_app();
-    let steps = app.tutor.as_ref().expect("the lesson opens").steps.clone();
+    let steps = app.tutor().expect("the lesson opens").steps.clone();
     let at = steps
         .iter()
         .position(|step| *step == attn_tutor::attention::Step::OutputProjection)

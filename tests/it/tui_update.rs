@@ -30,12 +30,7 @@ fn open_text(text: &str) -> App {
 }
 
 fn value(app: &App, matrix: MatrixName, row: usize, col: usize) -> f64 {
-    app.tutor
-        .as_ref()
-        .unwrap()
-        .attention
-        .matrix(matrix)
-        .unwrap()[(row, col)]
+    app.tutor().unwrap().attention.matrix(matrix).unwrap()[(row, col)]
 }
 
 fn type_text(app: &mut App, text: &str) {
@@ -53,13 +48,13 @@ fn edit(app: &mut App, text: &str) -> Vec<Effect> {
 }
 
 fn step(app: &App) -> Step {
-    app.tutor.as_ref().unwrap().step()
+    app.tutor().unwrap().step()
 }
 
 #[test]
 fn the_tutor_opens_on_the_embedding_step_with_the_cursor_on_the_focus_row() {
     let app = open("cat-sat-mat");
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.step(), Step::Embedding);
     assert_eq!(
         tutor.selected_cell(),
@@ -94,7 +89,7 @@ fn editing_an_embedding_recomputes_everything_downstream() {
     edit(&mut app, "5");
     assert_eq!(value(&app, MatrixName::Embeddings, 2, 0), 5.0);
     assert_ne!(value(&app, MatrixName::Weights, 2, 0), weights_before);
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert!(tutor.changed.contains(&Cell::new(MatrixName::Q, 2, 0)));
     assert!(tutor.changed.contains(&Cell::new(MatrixName::Output, 2, 0)));
     assert!(tutor.has_unsaved_edits());
@@ -105,9 +100,9 @@ fn editing_an_embedding_recomputes_everything_downstream() {
 fn changed_cells_are_marked_until_the_next_move() {
     let mut app = open("cat-sleeps");
     edit(&mut app, "5");
-    assert!(!app.tutor.as_ref().unwrap().changed.is_empty());
+    assert!(!app.tutor().unwrap().changed.is_empty());
     update(&mut app, Action::Move(Direction::Right));
-    assert!(app.tutor.as_ref().unwrap().changed.is_empty());
+    assert!(app.tutor().unwrap().changed.is_empty());
 }
 
 #[test]
@@ -127,7 +122,7 @@ fn an_invalid_edit_keeps_the_old_value_and_says_why() {
             matches!(app.overlay, Overlay::Prompt(_)),
             "the prompt stays open to fix it"
         );
-        assert!(!app.tutor.as_ref().unwrap().has_unsaved_edits());
+        assert!(!app.tutor().unwrap().has_unsaved_edits());
     }
 }
 
@@ -145,8 +140,7 @@ fn escape_cancels_an_edit() {
 fn a_mask_cell_takes_minus_infinity_or_a_bias_and_a_fully_hidden_row_gets_zero_weights() {
     let mut app = open("causal-cat-sat-mat");
     let masking = app
-        .tutor
-        .as_ref()
+        .tutor()
         .unwrap()
         .steps
         .iter()
@@ -186,10 +180,10 @@ fn a_token_label_is_edited_from_the_row_header() {
     let mut app = open("cat-sleeps");
     update(&mut app, Action::Move(Direction::Left));
     edit(&mut app, "dog");
-    assert_eq!(app.tutor.as_ref().unwrap().lesson.tokens[2], "dog");
+    assert_eq!(app.tutor().unwrap().lesson.tokens[2], "dog");
     // A bidi override would reorder the text on every screen it reaches: refused.
     edit(&mut app, "\u{202e}god");
-    assert_eq!(app.tutor.as_ref().unwrap().lesson.tokens[2], "dog");
+    assert_eq!(app.tutor().unwrap().lesson.tokens[2], "dog");
     assert!(app.status.as_ref().unwrap().is_error);
 }
 
@@ -216,7 +210,7 @@ fn editing_a_computed_cell_offers_to_jump_to_its_source() {
     };
     assert_eq!(to.matrix, MatrixName::Q);
     update(&mut app, Action::Submit);
-    assert_eq!(app.tutor.as_ref().unwrap().focus, MatrixName::Q);
+    assert_eq!(app.tutor().unwrap().focus, MatrixName::Q);
     assert_eq!(step(&app), Step::Scores, "Q is on the Scores screen");
 }
 
@@ -229,7 +223,7 @@ fn undo_and_redo_walk_through_the_edits() {
     assert_eq!(value(&app, MatrixName::Embeddings, 2, 0), 5.0);
     update(&mut app, Action::Undo);
     assert_eq!(value(&app, MatrixName::Embeddings, 2, 0), 1.0);
-    assert!(!app.tutor.as_ref().unwrap().has_unsaved_edits());
+    assert!(!app.tutor().unwrap().has_unsaved_edits());
     update(&mut app, Action::Undo);
     assert_eq!(status(&app), "Nothing to undo");
     update(&mut app, Action::Redo);
@@ -252,7 +246,7 @@ fn reroll_gives_a_generated_matrix_new_numbers() {
     update(&mut app, Action::GoToStep(2));
     // The Projection screen opens on Q; the weights it is made from are just before it.
     update(&mut app, Action::PreviousMatrix);
-    assert_eq!(app.tutor.as_ref().unwrap().focus, MatrixName::WQ);
+    assert_eq!(app.tutor().unwrap().focus, MatrixName::WQ);
     let before = value(&app, MatrixName::WQ, 0, 0);
     let q_before = value(&app, MatrixName::Q, 0, 0);
     update(&mut app, Action::Reroll);
@@ -322,16 +316,10 @@ fn saving_writes_a_lesson_that_reloads_to_the_same_values_and_passes_check() {
     edit(&mut app, "0.25");
     save_to(&mut app, &path);
     assert!(status(&app).starts_with("Saved to"), "{}", status(&app));
-    assert!(!app.tutor.as_ref().unwrap().has_unsaved_edits());
+    assert!(!app.tutor().unwrap().has_unsaved_edits());
     let reloaded = load_file(&path).expect("the saved lesson loads");
-    assert_eq!(
-        reloaded.lesson.inputs,
-        app.tutor.as_ref().unwrap().lesson.inputs
-    );
-    assert_eq!(
-        reloaded.lesson.tokens,
-        app.tutor.as_ref().unwrap().lesson.tokens
-    );
+    assert_eq!(reloaded.lesson.inputs, app.tutor().unwrap().lesson.inputs);
+    assert_eq!(reloaded.lesson.tokens, app.tutor().unwrap().lesson.tokens);
     let check = std::process::Command::new(assert_cmd::cargo::cargo_bin!("attn-tutor"))
         .args(["check", "--no-color", path.to_str().unwrap()])
         .output()
@@ -357,7 +345,7 @@ fn saving_over_an_existing_file_asks_first_and_keeps_it_when_told_no() {
     ));
     dispatch(&mut app, Action::Answer('n'), &mut save_locally);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "my own notes");
-    assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
+    assert!(app.tutor().unwrap().has_unsaved_edits());
     save_to(&mut app, &path);
     dispatch(&mut app, Action::Answer('y'), &mut save_locally);
     assert!(load_file(&path).is_ok(), "replaced by the lesson");
@@ -370,7 +358,7 @@ fn a_failed_save_keeps_the_edits_and_says_why() {
     save_to(&mut app, std::path::Path::new("/no/such/folder/x.toml"));
     let status = app.status.clone().unwrap();
     assert!(status.is_error && status.text.contains("edits are still here"));
-    assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
+    assert!(app.tutor().unwrap().has_unsaved_edits());
 }
 
 #[test]
@@ -383,7 +371,7 @@ fn leaving_with_unsaved_edits_asks_first() {
         Overlay::Question(Question::LeaveUnsaved(attn_tutor::app::Leave::ToPicker))
     );
     update(&mut app, Action::Cancel);
-    assert!(app.tutor.is_some(), "Esc stays");
+    assert!(app.tutor().is_some(), "Esc stays");
     update(&mut app, Action::Quit);
     assert!(!app.quit, "Ctrl-c asks too");
     update(&mut app, Action::Answer('d'));
@@ -400,7 +388,7 @@ fn save_then_leave_goes_back_to_the_lessons_once_saved() {
     update(&mut app, Action::ClearInput);
     type_text(&mut app, dir.path().join("kept.toml").to_str().unwrap());
     dispatch(&mut app, Action::Submit, &mut save_locally);
-    assert!(app.tutor.is_none(), "back on the picker");
+    assert!(app.tutor().is_none(), "back on the picker");
     assert!(dir.path().join("kept.toml").exists());
 }
 
@@ -408,7 +396,7 @@ fn save_then_leave_goes_back_to_the_lessons_once_saved() {
 fn leaving_without_edits_does_not_ask() {
     let mut app = open("cat-sleeps");
     update(&mut app, Action::Back);
-    assert!(app.tutor.is_none());
+    assert!(app.tutor().is_none());
     update(&mut app, Action::Back);
     assert!(app.quit);
 }
@@ -424,7 +412,7 @@ fn a_lesson_that_fails_to_load_is_listed_and_says_why_when_opened() {
     let mut app = App::new(entries, None);
     app.picked = broken;
     update(&mut app, Action::Open);
-    assert!(app.tutor.is_none());
+    assert!(app.tutor().is_none());
     let status = app.status.clone().unwrap();
     assert!(
         status.is_error && status.text.contains("broken.toml"),
@@ -439,7 +427,7 @@ fn direct_qkv_lessons_show_q_k_v_on_the_first_steps() {
         "format = 1\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nq = [[1, 0], [0, 1]]\n\
          k = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n",
     );
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     assert_eq!(tutor.focus, MatrixName::Q);
     assert!(tutor.is_editable(MatrixName::Q));
 }
@@ -462,7 +450,7 @@ fn the_same_app_is_driven_from_raw_terminal_bytes_as_an_ssh_channel_delivers_the
     for read in [&b"\x1b[B"[..], b"\r5", b"\x1b[", b"B"] {
         feed(&mut app, read);
     }
-    let tutor = app.tutor.as_ref().expect("the lesson opened");
+    let tutor = app.tutor().expect("the lesson opened");
     assert_eq!(tutor.step(), Step::Softmax);
     let start = tutor.lesson.focus.unwrap_or(0);
     assert_eq!(tutor.cursor(tutor.focus).row, start + 1, "one row down");
@@ -473,7 +461,7 @@ fn the_same_app_is_driven_from_raw_terminal_bytes_as_an_ssh_channel_delivers_the
         }
     }
     // The lone ESC at the end went back to the picker.
-    assert!(app.tutor.is_none());
+    assert!(app.tutor().is_none());
     assert_eq!(app.picked, 1);
 }
 
@@ -497,14 +485,14 @@ fn any_terminal_size_draws_without_panicking_from_nothing_to_the_largest_allowed
 fn after_a_reset_the_lesson_is_no_longer_edited() {
     let mut app = open("cat-sleeps");
     edit(&mut app, "5");
-    assert!(app.tutor.as_ref().unwrap().has_unsaved_edits());
+    assert!(app.tutor().unwrap().has_unsaved_edits());
     update(&mut app, Action::Reset);
     assert!(
-        !app.tutor.as_ref().unwrap().has_unsaved_edits(),
+        !app.tutor().unwrap().has_unsaved_edits(),
         "the lesson's own numbers are nothing to save"
     );
     update(&mut app, Action::Back);
-    assert!(app.tutor.is_none(), "leaving asks nothing");
+    assert!(app.tutor().is_none(), "leaving asks nothing");
 }
 
 #[test]
@@ -555,8 +543,7 @@ fn renaming_a_token_shows_that_the_lessons_text_was_written_for_other_words() {
     update(&mut app, Action::Move(Direction::Left));
     edit(&mut app, "naps");
     assert!(
-        app.tutor
-            .as_ref()
+        app.tutor()
             .unwrap()
             .lesson
             .tokens

@@ -187,10 +187,10 @@ fn check(lines: &[String], tutor: &Tutor, layout: &TutorLayout, size: (u16, u16)
 fn every_cell_of_every_step(width: u16, height: u16, limit: usize) {
     for (index, builtin) in BUILTIN.iter().enumerate() {
         let mut app = App::new(App::builtin_entries(), Some(index));
-        let steps = app.tutor.as_ref().expect("the lesson opens").steps.len();
+        let steps = app.tutor().expect("the lesson opens").steps.len();
         for number in 1..=steps {
             update(&mut app, Action::GoToStep(number));
-            let tutor = app.tutor.as_ref().expect("still in the lesson");
+            let tutor = app.tutor().expect("still in the lesson");
             let focus = tutor.focus;
             // A step of generation's matrices at its first token (a K/V cache is a view).
             let (rows, cols) = tutor
@@ -210,7 +210,7 @@ fn every_cell_of_every_step(width: u16, height: u16, limit: usize) {
                             col: Some(col),
                         },
                     );
-                    let tutor = app.tutor.as_ref().expect("still in the lesson");
+                    let tutor = app.tutor().expect("still in the lesson");
                     let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
                     let places = places(&layout);
                     if drawn.as_ref().is_none_or(|(drawn, _)| *drawn != places) {
@@ -255,7 +255,7 @@ fn room_a_long_caption_cannot_use_goes_to_a_neighbours_labels() {
     // to show ("▸ m" beside blank columns) while rescale, beside it, cut "sleeps" to "slee…".
     let index = BUILTIN.iter().position(|b| b.name == "cat-sleeps").unwrap();
     let mut app = App::new(App::builtin_entries(), Some(index));
-    let tutor = app.tutor.as_ref().unwrap();
+    let tutor = app.tutor().unwrap();
     let step = tutor
         .steps
         .iter()

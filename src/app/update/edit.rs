@@ -33,7 +33,7 @@ pub(super) fn changes_numbers(action: &Action) -> bool {
 
 /// `e` / Enter: a prompt for an input cell or a token label, an offer to jump for a computed cell.
 pub(super) fn begin_edit(app: &mut App) {
-    let Some(tutor) = app.tutor.as_ref() else {
+    let Some(tutor) = app.screen.tutor() else {
         return;
     };
     let cursor = tutor.cursor(tutor.focus);
@@ -126,7 +126,7 @@ pub(super) fn prompt_update(app: &mut App, mut prompt: Prompt, action: Action) -
 }
 
 pub(super) fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
-    let Some(tutor) = app.tutor.as_mut() else {
+    let Some(tutor) = app.screen.tutor_mut() else {
         app.overlay = Overlay::None;
         return Vec::new();
     };

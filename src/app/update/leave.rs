@@ -1,13 +1,14 @@
 //! Leaving a lesson or the app: asked first when edits are unsaved, or when students would be
 //! left without their presenter.
 
+use crate::app::Screen;
 use crate::app::classroom::Classroom;
 use crate::app::tutor::Tutor;
 use crate::app::{App, Leave, Overlay, Question};
 
 /// Leaving a lesson (or the app) asks first when there are unsaved edits.
 pub(super) fn leave(app: &mut App, then: Leave) {
-    let unsaved = app.tutor.as_ref().is_some_and(Tutor::has_unsaved_edits);
+    let unsaved = app.screen.tutor().is_some_and(Tutor::has_unsaved_edits);
     if unsaved {
         app.overlay = Overlay::Question(Question::LeaveUnsaved(then));
     } else {
@@ -17,8 +18,8 @@ pub(super) fn leave(app: &mut App, then: Leave) {
 
 pub(super) fn go(app: &mut App, then: Leave) {
     match then {
-        Leave::ToPicker if app.tutor.is_some() => {
-            app.tutor = None;
+        Leave::ToPicker if app.screen.tutor().is_some() => {
+            app.screen = Screen::Picker;
             if let Some(allowance) = &app.allowance {
                 allowance.release();
             }

@@ -1,6 +1,7 @@
 //! `update`: how each Action changes the app. The only way the app's state changes. This file
 //! routes an Action by what is on screen; each kind of key has its own file below.
 
+use super::Screen;
 use super::action::{Action, Effect};
 use super::classroom;
 use super::tutor::Direction;
@@ -23,7 +24,7 @@ use tutor::tutor_update;
 /// Applies one Action. Returns what the caller must do outside the app (save a file, keep the
 /// progress) and report back with `Action::Saved` or `Action::ProgressSaved`.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
-    let step_before = app.tutor.as_ref().map(|tutor| tutor.step_index);
+    let step_before = app.screen.tutor().map(|tutor| tutor.step_index);
     let mut effects = apply(app, action);
     keep_progress(app, step_before);
     if std::mem::take(&mut app.progress_changed) {
@@ -71,8 +72,8 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
             Answered::NotAnAnswer(action) => apply(app, action),
         },
         Overlay::None if matches!(action, Action::Saved(_)) => saved(app, action),
-        Overlay::None if app.tutor.is_some() => tutor_update(app, action),
-        Overlay::None if app.lab.is_some() => {
+        Overlay::None if app.screen.tutor().is_some() => tutor_update(app, action),
+        Overlay::None if app.screen.lab().is_some() => {
             lab_update(app, action);
             Vec::new()
         }
@@ -99,7 +100,7 @@ fn picker_update(app: &mut App, action: Action) {
             app.overlay = Overlay::Help;
             app.help_scroll = 0;
         }
-        Action::OpenLab => app.lab = Some(super::LabScreen::open()),
+        Action::OpenLab => app.screen = Screen::Lab(super::LabScreen::open()),
         _ => {}
     }
 }
@@ -107,7 +108,7 @@ fn picker_update(app: &mut App, action: Action) {
 /// The scaling lab's keys: ← → the d_k, [ ] the keys in a row, r the seed, q back. The guards
 /// make the change; an arm runs only to say why there was none (an end of the sweep).
 fn lab_update(app: &mut App, action: Action) {
-    let Some(lab) = app.lab.as_mut() else {
+    let Some(lab) = app.screen.lab_mut() else {
         return;
     };
     match action {
@@ -133,7 +134,7 @@ fn lab_update(app: &mut App, action: Action) {
             app.overlay = Overlay::Help;
             app.help_scroll = 0;
         }
-        Action::Back => app.lab = None,
+        Action::Back => app.screen = Screen::Picker,
         Action::Quit => go(app, Leave::Quit),
         _ => {}
     }
@@ -159,7 +160,7 @@ fn open(app: &mut App) {
                 .and_then(|progress| progress.last_step)
                 .and_then(|step| tutor.steps.iter().position(|shown| *shown == step))
                 .filter(|index| *index > 0);
-            app.tutor = Some(tutor);
+            app.screen = Screen::Tutor(Box::new(tutor));
             if let Some(step_index) = stopped_at {
                 app.overlay = Overlay::Question(Question::Resume { step_index });
             }
@@ -185,7 +186,7 @@ fn open(app: &mut App) {
 /// After any Action: a new step is where the learner now is, and a step just practised to the
 /// end goes into their progress.
 fn keep_progress(app: &mut App, step_before: Option<usize>) {
-    let Some(tutor) = app.tutor.as_mut() else {
+    let Some(tutor) = app.screen.tutor_mut() else {
         return;
     };
     if step_before.is_some_and(|before| before != tutor.step_index) {

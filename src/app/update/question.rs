@@ -69,7 +69,7 @@ pub(super) fn question_update(app: &mut App, question: Question, action: Action)
         (Question::LeaveUnsaved(then), 'd' | 'y') => go(app, then),
         (Question::LeaveUnsaved(_), 'n') => {}
         (Question::Replace { path }, 'y') => {
-            if let Some(tutor) = &app.tutor {
+            if let Some(tutor) = app.screen.tutor() {
                 app.status = Some(Status::info(format!(
                     "Saving to {}…",
                     printable_path(&path)
@@ -78,7 +78,7 @@ pub(super) fn question_update(app: &mut App, question: Question, action: Action)
             }
         }
         (Question::TooLarge { keep }, 'k') => {
-            if let Some(tutor) = app.tutor.as_mut() {
+            if let Some(tutor) = app.screen.tutor_mut() {
                 let (kept, _) = keep_generators(&tutor.lesson);
                 tutor.change(Change::Lesson {
                     before: Box::new(tutor.lesson.clone()),
@@ -104,13 +104,13 @@ pub(super) fn question_update(app: &mut App, question: Question, action: Action)
             app.status = Some(Status::info("Not saved; w saves under another name"));
         }
         (Question::JumpTo { to, .. }, 'y') => {
-            if let Some(tutor) = app.tutor.as_mut() {
+            if let Some(tutor) = app.screen.tutor_mut() {
                 jump_to(tutor, to);
             }
         }
         (Question::JumpTo { .. }, 'n') => {}
         (Question::Resume { step_index }, 'y') => {
-            if let Some(tutor) = app.tutor.as_mut() {
+            if let Some(tutor) = app.screen.tutor_mut() {
                 tutor.go_to_step(step_index);
             }
         }

@@ -14,12 +14,12 @@ use std::path::PathBuf;
 /// over 20 MB), so it may not: then nothing is written, the learner is told how big it would be,
 /// and offered what does fit, the generators of the edited matrices.
 pub(super) fn ask_where_to_save(app: &mut App) {
-    let Some(tutor) = app.tutor.as_ref() else {
+    let Some(tutor) = app.screen.tutor() else {
         return;
     };
     if !app.can_save {
         app.after_save = None;
-        let showing = app.tutor.as_mut().map(|tutor| {
+        let showing = app.screen.tutor_mut().map(|tutor| {
             tutor.showing_file = !tutor.showing_file;
             tutor.narration_scroll = 0;
             tutor.showing_file
@@ -81,10 +81,10 @@ pub(super) fn saved(app: &mut App, action: Action) -> Vec<Effect> {
     };
     match result {
         Ok(path) => {
-            if let Some(tutor) = app.tutor.as_mut() {
+            if let Some(tutor) = app.screen.tutor_mut() {
                 tutor.saved = tutor.lesson.clone();
             }
-            let left_out = app.tutor.as_ref().is_some_and(|tutor| {
+            let left_out = app.screen.tutor().is_some_and(|tutor| {
                 tutor.numbers_changed() && tutor.original.narration != Default::default()
             });
             app.status = Some(Status::info(if left_out {

@@ -13,7 +13,7 @@ use crate::app::{App, Leave, Overlay, Prompt, PromptFor, Status};
 use crate::lesson::limits::MAX_TILE;
 
 pub(super) fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
-    let Some(tutor) = app.tutor.as_mut() else {
+    let Some(tutor) = app.screen.tutor_mut() else {
         return Vec::new();
     };
     if tutor.practice.is_some() && changes_numbers(&action) {

@@ -45,7 +45,7 @@ fn screen(
     (width, height): (u16, u16),
     theme: &Theme,
 ) -> Result<Buffer, String> {
-    let tutor = app.tutor.as_mut().ok_or("the lesson did not open")?;
+    let tutor = app.tutor_mut().ok_or("the lesson did not open")?;
     let index = tutor
         .steps
         .iter()
@@ -118,12 +118,7 @@ impl<'a> Opened<'a> {
             }],
             Some(0),
         );
-        let steps = app
-            .tutor
-            .as_ref()
-            .ok_or("the lesson did not open")?
-            .steps
-            .clone();
+        let steps = app.tutor().ok_or("the lesson did not open")?.steps.clone();
         Ok(Opened {
             loaded,
             app,
