@@ -783,6 +783,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_step_and_every_matrix_is_in_some_shape_of_every_shape() {
+        // A new step or matrix that `Shape::every()` never makes would leave every test that
+        // walks the shapes blind to it (and a new Shape field unwired to the plan shows so).
+        let plans: Vec<Plan> = Shape::every().into_iter().map(Plan::new).collect();
+        for step in crate::pipeline::Step::ALL {
+            assert!(
+                plans
+                    .iter()
+                    .any(|plan| crate::pipeline::Step::all_in(plan).contains(&step)),
+                "no shape of Shape::every() shows {step:?}"
+            );
+        }
+        for name in MatrixName::ALL {
+            assert!(
+                plans.iter().any(|plan| plan.has(name)),
+                "no shape of Shape::every() has {name:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_projections_read_what_the_plan_multiplies_by_their_weights() {
         for shape in Shape::every() {
             let plan = Plan::new(shape);
