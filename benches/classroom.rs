@@ -419,7 +419,13 @@ impl Server {
             serve.arg("--lessons").arg(folder);
         }
         let mut child = serve
-            .args(["--open", "--listen", &listen("ssh"), "--web", &listen("web")])
+            .args([
+                "--open",
+                "--listen",
+                &listen("ssh"),
+                "--web",
+                &listen("web"),
+            ])
             .arg("--host-key")
             .arg(dir.path().join("host_key"))
             .args(["--max-sessions", &limit, "--per-address", &limit])

@@ -502,15 +502,24 @@ fn followers_share_the_presenters_lessons_until_one_goes_free_and_edits() {
     for class in [&first, &second] {
         let mine = class.tutor.as_ref().unwrap();
         assert!(same_lesson(&mine.lesson, &theirs.lesson), "the lesson");
-        assert!(same_lesson(&mine.original, &theirs.original), "the original");
+        assert!(
+            same_lesson(&mine.original, &theirs.original),
+            "the original"
+        );
         assert!(same_lesson(&mine.saved, &theirs.saved), "the saved one");
     }
     // A student's own edit changes their own copy only.
     go_free_and_edit(&mut first);
-    let (mine, others) = (first.tutor.as_ref().unwrap(), second.tutor.as_ref().unwrap());
+    let (mine, others) = (
+        first.tutor.as_ref().unwrap(),
+        second.tutor.as_ref().unwrap(),
+    );
     assert!(!same_lesson(&mine.lesson, &theirs.lesson));
     assert_ne!(mine.lesson, theirs.lesson, "the edit took");
-    assert_eq!(theirs.lesson, presenters, "the presenter's lesson is as it was");
+    assert_eq!(
+        theirs.lesson, presenters,
+        "the presenter's lesson is as it was"
+    );
     assert!(same_lesson(&others.lesson, &theirs.lesson));
     assert!(same_lesson(&mine.original, &theirs.original));
 }
