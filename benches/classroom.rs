@@ -22,6 +22,8 @@
 //! `ATTN_BENCH_SUSTAIN`) the flooding seats are 200×60 and keep flooding instead: each sends
 //! 60 KB messages of `r]` (a new seed and one more key a row: a heavier sweep each time), one
 //! after another for SECS seconds, reading its frames as they come; the class joins 2 s into it.
+//! `ATTN_BENCH_PORTS=N` has the server listen on ports N (SSH) and N + 1 (the page) instead of
+//! any free ones.
 //! `ATTN_BENCH_SERVER=PATH` runs that
 //! attn-tutor binary as the server instead of this build's (to measure an older commit).
 //! `--walk` (or `ATTN_BENCH_WALK=1`, with `--lesson`) has every student walk the lesson instead of
@@ -417,7 +419,13 @@ impl Server {
             serve.arg("--lessons").arg(folder);
         }
         let mut child = serve
-            .args(["--open", "--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"])
+            .args([
+                "--open",
+                "--listen",
+                &listen("ssh"),
+                "--web",
+                &listen("web"),
+            ])
             .arg("--host-key")
             .arg(dir.path().join("host_key"))
             .args(["--max-sessions", &limit, "--per-address", &limit])
@@ -1291,6 +1299,25 @@ impl Report {
     }
 }
 
+/// Where the server listens for `way` ("ssh" or "web"): `ATTN_BENCH_PORTS=FIRST` puts SSH on
+/// port FIRST and the page on FIRST + 1 (on a machine whose users keep to ports of their own);
+/// otherwise any free port.
+fn listen(way: &str) -> String {
+    let Ok(first) = std::env::var("ATTN_BENCH_PORTS") else {
+        return "127.0.0.1:0".to_string();
+    };
+    let port = first
+        .trim()
+        .parse::<u16>()
+        .ok()
+        .and_then(|first| first.checked_add(u16::from(way == "web")))
+        .filter(|port| *port > 0)
+        .unwrap_or_else(|| {
+            panic!("ATTN_BENCH_PORTS={first:?}: give the first of two ports, 1 to 65534")
+        });
+    format!("127.0.0.1:{port}")
+}
+
 /// `--class` (or `ATTN_BENCH_CLASS=1`): a class led by a presenter, as it is taught. The server
 /// runs `serve --present` in a pseudo-terminal, the bench typing the presenter's keys; every
 /// student follows, presses a cursor key (h j k l) about once a second (0.5–1.5 s apart), and the
@@ -1333,7 +1360,7 @@ impl Presenting {
         let log = dir.path().join("serve.log");
         let mut serve = CommandBuilder::new(binary);
         serve.args(["serve", "--open", "--present"]);
-        serve.args(["--listen", "127.0.0.1:0", "--web", "127.0.0.1:0"]);
+        serve.args(["--listen", &listen("ssh"), "--web", &listen("web")]);
         serve.arg("--host-key");
         serve.arg(dir.path().join("host_key"));
         serve.arg("--log");

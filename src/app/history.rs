@@ -1,5 +1,7 @@
 //! Undo and redo: each edit is kept as a change that knows its before and after.
 
+use std::sync::Arc;
+
 use nalgebra::DMatrix;
 
 use crate::attention::{Attention, Cell, MatrixName};
@@ -73,9 +75,11 @@ pub enum Change {
     /// The keys per tile of the online softmax (`tile`).
     Tile { before: usize, after: usize },
     /// The whole lesson, as a reset replaces it; `why` names the change on undo and redo.
+    /// Shared, not copied: a reset's `after` is the tutor's original, and `before` the lesson
+    /// the tutor had.
     Lesson {
-        before: Box<Lesson>,
-        after: Box<Lesson>,
+        before: Arc<Lesson>,
+        after: Arc<Lesson>,
         why: WholeLesson,
     },
 }
@@ -114,7 +118,9 @@ impl Change {
     }
 
     /// Applies the change forwards (`redo`) or backwards (`undo`).
-    pub(crate) fn apply(&self, lesson: &mut Lesson, forwards: bool) {
+    /// A lesson shared with others (a follower's copy, the original, the history) is copied
+    /// before a change to a part of it; a whole-lesson change only shares the new one.
+    pub(crate) fn apply(&self, lesson: &mut Arc<Lesson>, forwards: bool) {
         match self {
             Change::Cell {
                 matrix,
@@ -122,13 +128,20 @@ impl Change {
                 col,
                 before,
                 after,
-            } => set_cell(lesson, *matrix, *row, *col, *pick(forwards, before, after)),
+            } => set_cell(
+                Arc::make_mut(lesson),
+                *matrix,
+                *row,
+                *col,
+                *pick(forwards, before, after),
+            ),
             Change::Label {
                 tokens,
                 row,
                 before,
                 after,
             } => {
+                let lesson = Arc::make_mut(lesson);
                 let labels = match tokens {
                     Tokens::Target => &mut lesson.tokens,
                     Tokens::Source => &mut lesson.source_tokens,
@@ -142,14 +155,18 @@ impl Change {
                 before,
                 after,
             } => {
-                if let Some(input) = lesson.input_mut(*matrix) {
+                if let Some(input) = Arc::make_mut(lesson).input_mut(*matrix) {
                     *input = (**pick(forwards, before, after)).clone();
                 }
             }
-            Change::Mask { before, after } => lesson.mask = pick(forwards, before, after).clone(),
-            Change::Tile { before, after } => lesson.tile = *pick(forwards, before, after),
+            Change::Mask { before, after } => {
+                Arc::make_mut(lesson).mask = pick(forwards, before, after).clone();
+            }
+            Change::Tile { before, after } => {
+                Arc::make_mut(lesson).tile = *pick(forwards, before, after);
+            }
             Change::Lesson { before, after, .. } => {
-                *lesson = (**pick(forwards, before, after)).clone();
+                *lesson = Arc::clone(pick(forwards, before, after));
             }
         }
     }

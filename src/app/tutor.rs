@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use nalgebra::DMatrixView;
 
@@ -41,13 +42,16 @@ pub struct Tutor {
     /// The file the lesson came from; built-in lessons have none.
     pub path: Option<PathBuf>,
     /// The lesson as loaded: `R` goes back to it.
-    pub original: Lesson,
+    pub original: Arc<Lesson>,
     /// The lesson as last saved (or loaded): edits since then are unsaved.
-    pub saved: Lesson,
-    pub lesson: Lesson,
+    pub saved: Arc<Lesson>,
+    /// The three lessons are shared, as `attention` is, between the copies every follower of
+    /// a presenter gets, and with the history: an edit copies the lesson it changes first
+    /// (`Arc::make_mut`), and only if another holds it.
+    pub lesson: Arc<Lesson>,
     /// Shared between copies: every follower of a presenter gets a copy of the presenter's
     /// tutor at each change. Replaced whole on an edit, never changed in place.
-    pub attention: std::sync::Arc<Attention>,
+    pub attention: Arc<Attention>,
     pub steps: Vec<Step>,
     /// Position in `steps`.
     pub step_index: usize,
@@ -87,14 +91,14 @@ pub struct Tutor {
 
 impl Tutor {
     pub(crate) fn new(loaded: &LoadedLesson) -> Tutor {
-        let lesson = loaded.lesson.clone();
+        let lesson = Arc::new(loaded.lesson.clone());
         let attention = Attention::compute(&lesson);
         let steps = screens::steps(&lesson);
         let mut tutor = Tutor {
             name: loaded.name.clone(),
             path: loaded.path.clone(),
-            original: lesson.clone(),
-            saved: lesson.clone(),
+            original: Arc::clone(&lesson),
+            saved: Arc::clone(&lesson),
             lesson,
             attention: attention.into(),
             steps,
@@ -256,7 +260,7 @@ impl Tutor {
     }
 
     pub fn has_unsaved_edits(&self) -> bool {
-        self.lesson != self.saved
+        !Arc::ptr_eq(&self.lesson, &self.saved) && self.lesson != self.saved
     }
 
     /// Shows step `index` with the cursor on its result.
@@ -486,7 +490,7 @@ impl Tutor {
     /// quotes none, takes its place). The title and source say the lesson was edited, so the
     /// file and every screen that shows it say so too.
     pub fn lesson_to_save(&self) -> Lesson {
-        let mut lesson = self.lesson.clone();
+        let mut lesson = Lesson::clone(&self.lesson);
         if self.numbers_changed() {
             lesson.expected = Default::default();
             lesson.narration = Default::default();

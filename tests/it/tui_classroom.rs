@@ -12,6 +12,7 @@ use attn_tutor::app::{
     Action, App, Audience, Classroom, Direction, Follow, Overlay, Presented, update,
 };
 use attn_tutor::attention::Step;
+use attn_tutor::lesson::Lesson;
 
 /// The presenter's app, on the lesson picker.
 fn presenter() -> App {
@@ -467,4 +468,42 @@ fn the_lesson_shown_to_copy_at_80_columns_wraps_its_comments_as_comments() {
             "{line:?} is not a comment:\n{pasted}"
         );
     }
+}
+
+/// Whether two tutors hold the one lesson in memory, not two equal copies.
+fn same_lesson(one: &Lesson, other: &Lesson) -> bool {
+    std::ptr::eq(one, other)
+}
+
+#[test]
+fn followers_share_the_presenters_lessons_until_one_goes_free_and_edits() {
+    let (mut teacher, mut first) = presenter_on_projection(Follow::Following);
+    // Edited, the presenter's lesson is no longer the original nor the saved one.
+    edit_an_embedding(&mut teacher);
+    let screen = shown(&teacher, 2);
+    let mut second = student(Follow::Following);
+    update(&mut first, screen.clone());
+    update(&mut second, screen);
+    let theirs = teacher.tutor().unwrap();
+    let presenters = theirs.lesson.clone();
+    for class in [&first, &second] {
+        let mine = class.tutor().unwrap();
+        assert!(same_lesson(&mine.lesson, &theirs.lesson), "the lesson");
+        assert!(
+            same_lesson(&mine.original, &theirs.original),
+            "the original"
+        );
+        assert!(same_lesson(&mine.saved, &theirs.saved), "the saved one");
+    }
+    // A student's own edit changes their own copy only.
+    go_free_and_edit(&mut first);
+    let (mine, others) = (first.tutor().unwrap(), second.tutor().unwrap());
+    assert!(!same_lesson(&mine.lesson, &theirs.lesson));
+    assert_ne!(mine.lesson, theirs.lesson, "the edit took");
+    assert_eq!(
+        theirs.lesson, presenters,
+        "the presenter's lesson is as it was"
+    );
+    assert!(same_lesson(&others.lesson, &theirs.lesson));
+    assert!(same_lesson(&mine.original, &theirs.original));
 }

@@ -5,6 +5,8 @@ use crate::app::Status;
 use crate::app::action::Action;
 use crate::app::history::{Change, WholeLesson};
 use crate::app::tutor::Tutor;
+use crate::lesson::Lesson;
+use std::sync::Arc;
 
 /// The largest η `G` takes: a step far past the gradient's reach teaches nothing.
 const MAX_LEARNING_RATE: f64 = 10.0;
@@ -49,13 +51,13 @@ pub(super) fn backward_update(tutor: &mut Tutor, action: Action) -> Option<Statu
             ));
         }
         Action::AddBackward => {
-            let mut after = tutor.lesson.clone();
+            let mut after = Lesson::clone(&tutor.lesson);
             after.seed_grad_output(BACKWARD_SEED);
             // A saved lesson keeps its grad_output, which format 2 has.
             after.format = after.format.max(2);
             tutor.change(Change::Lesson {
-                before: Box::new(tutor.lesson.clone()),
-                after: Box::new(after),
+                before: Arc::clone(&tutor.lesson),
+                after: Arc::new(after),
                 why: WholeLesson::Backward,
             });
             let first = tutor.steps.iter().position(|step| step.is_backward());
@@ -75,11 +77,11 @@ pub(super) fn backward_update(tutor: &mut Tutor, action: Action) -> Option<Statu
         Action::GradientStep => {
             let eta = tutor.learning_rate;
             let before = tutor.attention.loss().unwrap_or(0.0);
-            let mut after = tutor.lesson.clone();
+            let mut after = Lesson::clone(&tutor.lesson);
             after.gradient_step(&tutor.attention, eta);
             tutor.change(Change::Lesson {
-                before: Box::new(tutor.lesson.clone()),
-                after: Box::new(after),
+                before: Arc::clone(&tutor.lesson),
+                after: Arc::new(after),
                 why: WholeLesson::GradientStep,
             });
             let now = tutor.attention.loss().unwrap_or(0.0);

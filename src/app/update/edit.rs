@@ -15,6 +15,7 @@ use crate::attention::{Cell, MatrixName};
 use crate::lesson::text::printable_path;
 use crate::lesson::{InputMatrix, Mask};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Why an edit is refused while practising: the hidden answers would change.
 pub(super) const NUMBERS_STAY_PUT: &str =
@@ -405,8 +406,8 @@ pub(super) fn history_update(tutor: &mut Tutor, action: Action) -> Option<Status
         }
         Action::Reset => {
             tutor.change(Change::Lesson {
-                before: Box::new(tutor.lesson.clone()),
-                after: Box::new(tutor.original.clone()),
+                before: Arc::clone(&tutor.lesson),
+                after: Arc::clone(&tutor.original),
                 why: WholeLesson::Reset,
             });
             status = Some(Status::info(

@@ -8,6 +8,7 @@ use crate::app::history::{Change, WholeLesson};
 use crate::app::{App, Leave, Overlay, Question, Status};
 use crate::lesson::keep_generators;
 use crate::lesson::text::printable_path;
+use std::sync::Arc;
 
 /// What a key did to the question on screen.
 pub(super) enum Answered {
@@ -81,8 +82,8 @@ pub(super) fn question_update(app: &mut App, question: Question, action: Action)
             if let Some(tutor) = app.screen.tutor_mut() {
                 let (kept, _) = keep_generators(&tutor.lesson);
                 tutor.change(Change::Lesson {
-                    before: Box::new(tutor.lesson.clone()),
-                    after: Box::new(kept),
+                    before: Arc::clone(&tutor.lesson),
+                    after: Arc::new(kept),
                     why: WholeLesson::Generators,
                 });
             }

@@ -8,6 +8,7 @@ use crate::lesson::limits::MAX_FILE_BYTES;
 use crate::lesson::text::printable_path;
 use crate::lesson::{keep_generators, lesson_to_toml, lesson_toml_bytes};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// `w`, or saving on the way out: asks for a file name once the lesson is known to fit in a
 /// lesson file. An edited generated matrix is written out number by number (a 1024 × 1024 one is
@@ -82,7 +83,7 @@ pub(super) fn saved(app: &mut App, action: Action) -> Vec<Effect> {
     match result {
         Ok(path) => {
             if let Some(tutor) = app.screen.tutor_mut() {
-                tutor.saved = tutor.lesson.clone();
+                tutor.saved = Arc::clone(&tutor.lesson);
             }
             let left_out = app.screen.tutor().is_some_and(|tutor| {
                 tutor.numbers_changed() && tutor.original.narration != Default::default()
