@@ -18,12 +18,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.has(MatrixName::DSoftmaxInput),
     note: |_| None,
     enable: Some("add `grad_output` (format 2)"),
-    absent: |plan| {
-        (!plan.shape.backward).then_some(
-            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
-             --grad-seed S.",
-        )
-    },
+    absent: super::without_a_backward_pass,
     views: |plan| vec![View::computed(plan, MatrixName::DSoftmaxInput)],
     header: Header::Backward,
 };

@@ -45,12 +45,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.has(MatrixName::DWQ) || plan.has(MatrixName::DKGroup),
     note: |_| None,
     enable: Some("give the lesson embeddings with w_q, w_k, w_v and `grad_output` (format 2)"),
-    absent: |plan| {
-        (!plan.shape.backward).then_some(
-            "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
-             --grad-seed S.",
-        )
-    },
+    absent: super::without_a_backward_pass,
     views: |plan| {
         [
             MatrixName::DKGroup,

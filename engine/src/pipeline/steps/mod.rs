@@ -26,3 +26,11 @@ pub(crate) mod rotation;
 pub(crate) mod scaling;
 pub(crate) mod scores;
 pub(crate) mod softmax;
+
+/// Every backward step's `absent`: why a lesson has not got it.
+fn without_a_backward_pass(plan: &crate::pipeline::Plan) -> Option<&'static str> {
+    (!plan.shape.backward).then_some(
+        "This lesson has no backward pass: it comes with `grad_output` (format 2), or with \
+         --grad-seed S.",
+    )
+}
