@@ -263,11 +263,6 @@ impl App {
         self.screen.lab()
     }
 
-    /// Opens `tutor` in place of whatever was on screen.
-    pub fn open_tutor(&mut self, tutor: Tutor) {
-        self.screen = Screen::Tutor(Box::new(tutor));
-    }
-
     /// A new app on the picker, or on lesson `open` of the picker when given.
     pub fn new(picker: Vec<PickerEntry>, open: Option<usize>) -> App {
         let mut app = App {

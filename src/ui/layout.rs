@@ -742,7 +742,7 @@ mod tests {
             Direction::Down,
             Direction::Left,
         ] {
-            app.open_tutor(tutor);
+            app.screen = crate::app::Screen::Tutor(Box::new(tutor));
             update(&mut app, Action::Move(direction));
             tutor = app.tutor().cloned().unwrap();
             assert_eq!(steady_working_need(&tutor, 78), need);
