@@ -32,6 +32,8 @@ struct Terminal {
     mid_frame: bool,
     /// The last bytes seen, for a frame marker split across two reads.
     tail: Vec<u8>,
+    /// The child's end of the terminal is closed and everything it wrote has been read.
+    ended: bool,
 }
 
 impl Terminal {
@@ -102,6 +104,7 @@ impl PtyChild {
             parser: vt100::Parser::new(ROWS.try_into().unwrap(), COLS.try_into().unwrap(), 0),
             mid_frame: false,
             tail: Vec::new(),
+            ended: false,
         }));
         let mut output = pair.master.try_clone_reader().unwrap();
         let screen = Arc::clone(&terminal);
@@ -111,6 +114,7 @@ impl PtyChild {
             while let Ok(read @ 1..) = output.read(&mut buffer) {
                 lock(&screen).feed(&buffer[..read]);
             }
+            lock(&screen).ended = true;
         });
         let keyboard = pair.master.take_writer().unwrap();
         PtyChild {
@@ -218,6 +222,11 @@ impl PtyChild {
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                // What it wrote just before exiting (its error, say) may still be on its way
+                // to the screen: read to the end, or as long as the patience lasts.
+                while !lock(&self.terminal).ended && Instant::now() < deadline {
+                    thread::sleep(POLL);
+                }
                 return status;
             }
             if Instant::now() >= deadline {
