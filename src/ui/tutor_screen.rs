@@ -293,7 +293,7 @@ pub fn narration_text(tutor: &Tutor) -> String {
     }
     match tutor.lesson.narration.get(step) {
         Some(own) => text.push_str(own),
-        None => text.push_str(step.narration(&tutor.attention.plan)),
+        None => text.push_str(&step.narration(&tutor.attention.plan)),
     }
     text
 }

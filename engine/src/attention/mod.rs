@@ -552,16 +552,9 @@ impl Attention {
         Some(through.dot(&source.row(key)) / divisor)
     }
 
-    /// The matrix a printed figure of `name` is compared with: `x`, the matrix that is projected,
-    /// is the embeddings themselves when nothing is added to them; `output` is the heads'
-    /// outputs projected by W_o when the lesson has W_o.
+    /// The matrix a printed figure of `name` is compared with (`Plan::figure_source`).
     pub fn figure_source(&self, name: MatrixName) -> MatrixName {
-        match name {
-            MatrixName::X => self.plan.projected_input().unwrap_or(name),
-            MatrixName::SourceX => self.plan.projected_source().unwrap_or(name),
-            MatrixName::Output => self.plan.final_output(),
-            _ => name,
-        }
+        self.plan.figure_source(name)
     }
 
     /// Whether this lesson has the matrix.

@@ -699,6 +699,25 @@ impl Plan {
         }
     }
 
+    /// The matrix a printed figure of `name` is compared with: `x` is the embeddings plus
+    /// their positions, so the embeddings themselves when nothing is added to them (and not
+    /// whatever the projections read, which a step between may have changed); `output` is
+    /// the heads' outputs projected by W_o when the lesson has W_o.
+    pub fn figure_source(&self, name: MatrixName) -> MatrixName {
+        let embeddings = match name {
+            MatrixName::X => MatrixName::Embeddings,
+            MatrixName::SourceX => MatrixName::SourceEmbeddings,
+            _ => name,
+        };
+        match name {
+            MatrixName::X | MatrixName::SourceX if !self.has(name) && self.has(embeddings) => {
+                embeddings
+            }
+            MatrixName::Output => self.final_output(),
+            _ => name,
+        }
+    }
+
     /// The matrix softmax is taken over: masked, else scaled, else the scores.
     pub(crate) fn softmax_input(&self) -> MatrixName {
         match self.origin(MatrixName::Weights) {
@@ -781,6 +800,65 @@ pub fn head_superscript(head: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `[expected] x` is E + P as the sources print it: never a matrix some operation makes
+    /// from it on the way to the projections.
+    #[test]
+    fn the_x_figure_is_the_embeddings_with_their_positions_added() {
+        for plan in Shape::every().into_iter().map(Plan::new) {
+            for (x, embeddings, positions) in [
+                (MatrixName::X, MatrixName::Embeddings, MatrixName::Positions),
+                (
+                    MatrixName::SourceX,
+                    MatrixName::SourceEmbeddings,
+                    MatrixName::SourcePositions,
+                ),
+            ] {
+                let source = plan.figure_source(x);
+                let added = ops::Add {
+                    left: embeddings,
+                    right: positions,
+                };
+                match plan.origin(source) {
+                    None => assert!(!plan.has(embeddings), "{:?}", plan.shape),
+                    Some(Op::Input(_)) => assert_eq!(source, embeddings, "{:?}", plan.shape),
+                    Some(Op::Add(add)) => assert_eq!(add, added, "{:?}", plan.shape),
+                    other => panic!("{x:?} is read from {other:?} in {:?}", plan.shape),
+                }
+            }
+        }
+    }
+
+    /// The projection's words and formula name what the plan multiplies by the weights, so a
+    /// step put before the projections is named there too.
+    #[test]
+    fn the_projection_names_what_the_plan_projects() {
+        use crate::pipeline::{Header, Step};
+        for plan in Shape::every().into_iter().map(Plan::new) {
+            let (Some(x), Some(s)) = (plan.projected_input(), plan.projected_source()) else {
+                continue;
+            };
+            let (x, s) = (plan.symbol(x), plan.symbol(s));
+            let words = Step::Projection.narration(&plan);
+            let Header::Attention { one_head, .. } = Step::Projection.entry().header else {
+                panic!("Projection is a step of attention as a whole");
+            };
+            let formula: String = one_head(&plan)
+                .definitions
+                .iter()
+                .map(|piece| piece.text.as_ref())
+                .collect();
+            for said in [words.as_ref(), formula.as_str()] {
+                assert!(
+                    said.contains(&format!("Q = {x}·W_q"))
+                        || said.contains(&format!("Q, K, V = {x}·W_q")),
+                    "{said}"
+                );
+                assert!(said.contains(&format!("{s}·W_k")), "{said}");
+                assert!(said.contains(&format!("{s}·W_v")), "{said}");
+            }
+        }
+    }
 
     #[test]
     fn every_step_and_every_matrix_is_in_some_shape_of_every_shape() {

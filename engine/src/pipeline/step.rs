@@ -34,7 +34,7 @@ pub struct StepEntry {
     pub title: &'static str,
     /// Our words, shown where a lesson gives none of its own; right for the lesson they are
     /// shown in, so they may depend on its plan.
-    pub narration: fn(&Plan) -> &'static str,
+    pub narration: fn(&Plan) -> Cow<'static, str>,
     /// Said before the narration wherever the step is shown (the tutor, `show`), when the
     /// lesson's plan makes the step other than usual: Q, K and V given, scaling turned off.
     pub note: fn(&Plan) -> Option<&'static str>,
@@ -261,7 +261,7 @@ impl Step {
             .any(|view| view.panels.iter().any(|name| name.per_token()))
     }
 
-    pub fn narration(self, plan: &Plan) -> &'static str {
+    pub fn narration(self, plan: &Plan) -> Cow<'static, str> {
         (self.entry().narration)(plan)
     }
 
@@ -276,8 +276,8 @@ impl Step {
     }
 
     /// Every default text this step shows, over every kind of lesson that has the step.
-    pub fn default_narrations(self) -> Vec<&'static str> {
-        let mut texts: Vec<&'static str> = Vec::new();
+    pub fn default_narrations(self) -> Vec<Cow<'static, str>> {
+        let mut texts: Vec<Cow<'static, str>> = Vec::new();
         for shape in super::Shape::every() {
             let plan = Plan::new(shape);
             let text = self.narration(&plan);

@@ -75,16 +75,11 @@ pub(super) fn write(out: &mut dyn Write, shown: &Shown<'_>) -> io::Result<()> {
         };
         fields.push((name.key(), Field::Matrix(matrix)));
     }
-    let projected = attention
-        .plan
-        .projected_input()
-        .and_then(|name| attention.matrix(name));
+    // X and the source are what `[expected] x` and `source_x` are compared with: the
+    // embeddings with their positions when they are added.
+    let projected = attention.matrix(attention.figure_source(MatrixName::X));
     fields.push(("x", Field::Matrix(projected)));
-    // The matrix K and V are projected from in cross-attention: the source, with its
-    // positions when they are added.
-    let source = attention
-        .plan
-        .projected_source()
+    let source = Some(attention.figure_source(MatrixName::SourceX))
         .filter(|_| lesson.is_cross())
         .and_then(|name| attention.matrix(name));
     fields.push(("source_x", Field::Matrix(source)));

@@ -15,7 +15,8 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     target token and a column per source token. The heads run side by side, \
                     none sees another's weights, and nothing here is averaged: each head's \
                     weights go on to its own output. < and > pick a head, Enter opens its \
-                    Softmax step.";
+                    Softmax step."
+                .into();
         }
         "Every head computes its own weights from its own queries and keys, over the same \
          tokens: one head may look at the previous word, another at the word itself, a third \
@@ -23,6 +24,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          The heads run side by side, none sees another's weights, and nothing here is averaged: \
          each head's weights go on to its own output. < and > pick a head, Enter opens its \
          Softmax step."
+            .into()
     },
     shown: |plan| plan.shape.heads.query > 1,
     // The screen draws every head's weights itself; the cursor stays on the picked head's.

@@ -11,12 +11,14 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             return "The target reaches the loss only through its queries: dX = Σ_h \
                     dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ. The source reaches it through its keys and values: d_source \
                     = Σ dK·W_kᵀ + Σ dV·W_vᵀ, the two paths added, every head (or K/V group) \
-                    adding its own term.";
+                    adding its own term."
+                .into();
         }
         "X reaches the loss three ways, through its queries, keys and values, so its gradient \
          is three paths added: dX = Σ_h dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ + Σ dK·W_kᵀ + Σ dV·W_vᵀ, every head \
          (or K/V group) adding its own term. With positions added to the embeddings, X = E + \
          P, and E's gradient is the same dX."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::DXQ),
     note: |_| None,

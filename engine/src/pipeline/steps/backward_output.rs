@@ -12,6 +12,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          gradient goes back through W_o transposed: d_concat = dO·W_oᵀ, and W_o's own \
          gradient is dW_o = concatᵀ·dO, each cell a column of concat against a column of dO. \
          Each head then takes its own columns of d_concat, the gradient of its output."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::DConcat),
     note: |_| None,

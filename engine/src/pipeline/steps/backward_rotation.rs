@@ -11,6 +11,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          its position. A rotation's inverse is its transpose, a turn by −φ, and so is its \
          gradient: dQ is dQ_rope turned back by −φ, and dK is dK_rope turned back, pair by pair \
          and row by row, each row by its own position's angles."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::DQRope),
     note: |_| None,

@@ -14,11 +14,13 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
              √d_k as well: d_scores = dS / √d_k. Forgetting this division makes the \
              gradients made from d_scores (dQ, dK and the weights' and X's gradients through \
              them) √d_k times too large."
+                .into()
         } else {
             "The scaling divided the raw scores by √d_k, so their gradient is divided by √d_k \
              as well: d_scores = dS / √d_k. Forgetting this division makes the gradients made \
              from d_scores (dQ, dK and the weights' and X's gradients through them) √d_k \
              times too large."
+                .into()
         }
     },
     shown: |plan| plan.has(MatrixName::DScores),

@@ -14,6 +14,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          key with more than the average gradient gains, one with less loses, and a key of \
          weight 0 (a masked key) gets no gradient at all, nor does a row whose every key is \
          masked. Leaving out the average (weights ⊙ d_weights alone) is the common mistake."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::DSoftmaxInput),
     note: |_| None,

@@ -12,11 +12,13 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
              d_weights = d_output·Vᵀ: how the loss changes with each weight, a row of \
              d_output against a value row. dV = weightsᵀ·d_output: each value row collects \
              the gradient of every query that read it, in proportion to that query's weight on it."
+                .into()
         } else {
             "The output is weights·V, so its gradient dO = grad_output splits two ways. \
              d_weights = dO·Vᵀ: how the loss changes with each weight, a row of dO against a \
              value row. dV = weightsᵀ·dO: each value row collects the gradient of every query \
              that read it, in proportion to that query's weight on it."
+                .into()
         }
     },
     shown: |plan| plan.has(MatrixName::DWeights),

@@ -12,6 +12,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             (true, false, _) => {
                 "The query heads of a K/V group all read the group's keys and values, so the \
                  group's dK and dV are its heads' gradients added up."
+                    .into()
             }
             (true, true, false) => {
                 "The query heads of a K/V group all read the group's keys and values, so the \
@@ -19,6 +20,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                  matrix's gradient is its input transposed times the gradient of what it made: \
                  dW_q = Xᵀ·dQ, dW_k = Xᵀ·dK, dW_v = Xᵀ·dV, each cell a column of X against a \
                  column of the gradient: one term per token."
+                    .into()
             }
             (true, true, true) => {
                 "The query heads of a K/V group all read the group's keys and values, so the \
@@ -27,18 +29,21 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                  dW_q = Xᵀ·dQ from the target, dW_k = Sᵀ·dK and dW_v = Sᵀ·dV from the source, \
                  each cell a column of the input against a column of the gradient: one term per \
                  token."
+                    .into()
             }
             (false, _, true) => {
                 "Each weight matrix's gradient is its input transposed times the gradient of \
                  what it made: dW_q = Xᵀ·dQ from the target, dW_k = Sᵀ·dK and dW_v = Sᵀ·dV from \
                  the source, each cell a column of the input against a column of the gradient: \
                  one term per token."
+                    .into()
             }
             (false, _, false) => {
                 "Each weight matrix's gradient is its input transposed times the gradient of \
                  what it made: dW_q = Xᵀ·dQ, dW_k = Xᵀ·dK, dW_v = Xᵀ·dV, each cell a column of \
                  X against a column of the gradient: one term per token. These are the numbers \
                  a training step moves the weights against."
+                    .into()
             }
         }
     },

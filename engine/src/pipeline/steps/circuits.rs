@@ -16,7 +16,8 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     x_i · W_QK · s_jᵀ / √d_k, without computing Q or K at all. W_OV = W_v · \
                     W_o, with the head's own rows of W_o, decides what the head moves: a \
                     source token attended to with weight 1 adds its s · W_OV to the output. \
-                    [ and ] turn between the two.";
+                    [ and ] turn between the two."
+                .into();
         }
         "A head does two separate things, and each can be read as one matrix of the model's \
          width (Elhage et al. 2021, \"A Mathematical Framework for Transformer Circuits\"). \
@@ -25,6 +26,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          W_OV = W_v · W_o, with the head's own rows of W_o, decides what the head moves: a \
          token attended to with weight 1 adds its x · W_OV to the output. [ and ] turn \
          between the two."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::WQK),
     note: |_| None,

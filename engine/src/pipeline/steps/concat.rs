@@ -13,6 +13,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          its row of head 1's output, then head 2's, and so on. Nothing is added or averaged; \
          every number is copied from the head it came from, so the order of the blocks matters: \
          W_o's rows are in the same order, one block of rows per head."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::Concat) && plan.shape.heads.query > 1,
     note: |_| None,

@@ -12,12 +12,12 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             "The new token's output is its weights times the cached values, one row per head, \
              then the heads side by side times W_o. The engine compares it with row t of the \
              whole causal pass (the note by the matrices): they agree, because the causal mask let row t see \
-             exactly the tokens the cache holds."
+             exactly the tokens the cache holds.".into()
         } else {
             "The new token's output is its weights times the cached values: \
              output_t = weights_t·V_cache. The engine compares it with row t of the \
              whole causal pass (the note by the matrices): they agree, because the causal mask let row t see exactly the \
-             tokens the cache holds."
+             tokens the cache holds.".into()
         }
     },
     shown: |plan| plan.has(MatrixName::DecodeOutput),

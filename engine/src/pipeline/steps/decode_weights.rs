@@ -13,11 +13,13 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
              alone. There is no mask: the cache holds exactly the tokens up to this one, so the \
              row is the causal weights' row t, computed from t keys instead of a whole masked \
              matrix."
+                .into()
         } else {
             "The new query is compared with every key in the cache: one row of scores, \
              scores_t = q_t·K_cacheᵀ, then softmax over the cached keys alone. There is no \
              mask: the cache holds exactly the tokens up to this one, so the row is the causal \
              weights' row t, computed from t keys instead of a whole masked matrix."
+                .into()
         }
     },
     shown: |plan| plan.has(MatrixName::DecodeWeights),

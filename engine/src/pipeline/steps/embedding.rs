@@ -12,13 +12,16 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
              sequences: the target's tokens, one row each in X, will ask the questions (the \
              queries); the source's tokens, one row each in S, will be looked at (the keys) and \
              read from (the values)."
+                .into()
         } else if plan.has(MatrixName::X) {
             "Each token starts as a vector of numbers, its embedding. Stacked one row per \
              token, they form the matrix E. Everything attention does, it does to these \
              numbers, once their positions are added to them."
+                .into()
         } else {
             "Each token starts as a vector of numbers, its embedding. Stacked one row per \
              token, they form the matrix X. Everything attention does, it does to these numbers."
+                .into()
         }
     },
     // A lesson that gives Q, K and V itself has no embeddings: it starts at Projection.

@@ -13,13 +13,15 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     token's row is added. With grouped-query attention each K/V group has one \
                     cache, shared by its query heads, so the cache is smaller than with a \
                     group per head. The note by the matrices counts the numbers held and \
-                    what reusing them saved.";
+                    what reusing them saved."
+                .into();
         }
         "The cache keeps every key and value made so far, one row per token: the rows of \
          earlier tokens are kept from their own steps, and only the new token's row is added, \
          so nothing is projected twice. It grows by one row a step, and holds no future token: \
          that is why generation needs no mask. The note by the matrices counts \
          the numbers held and what reusing them saved."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::KCache),
     note: |_| None,

@@ -18,7 +18,8 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     PyTorch's scaled_dot_product_attention gives since version 2.5. Any finite \
                     bias is added to the score and tilts the row; a fill such as -1e9 hides a \
                     key as -inf does (its exp underflows to 0), but on every key of a row it \
-                    shifts the whole row, which softmax ignores.";
+                    shifts the whole row, which softmax ignores."
+                .into();
         }
         "A mask is added to the scores: 0 where a query may look, -inf where it may not. In a \
          causal mask each token sees only itself and the tokens before it, as when a model \
@@ -34,6 +35,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          it changes nothing, since softmax ignores a shift of the whole row: the row is \
          weighted as if unmasked (or evenly, once the bias is so large it swallows the \
          scores)."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::Masked),
     note: |_| None,

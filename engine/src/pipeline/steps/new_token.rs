@@ -12,13 +12,15 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     steps sees only the tokens made so far. Now the same attention is worked \
                     out that way, one token t at a time: its query, key and value are its own \
                     rows of the given Q, K and V (a model projects them from the new token's \
-                    embedding alone).";
+                    embedding alone)."
+                .into();
         }
         "A model that generates text makes one token at a time, and each of its steps sees only \
          the tokens made so far. Now the same attention is worked out that way, one token t at \
          a time. Only the new token's row of X is projected: q_t = x_t·W_q, k_t = x_t·W_k, \
          v_t = x_t·W_v, one row each. No other token's query is needed, and the earlier \
          tokens' keys and values were made when those tokens were."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::QNew),
     note: |_| None,

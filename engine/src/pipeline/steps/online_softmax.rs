@@ -17,7 +17,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          acc / l is the output row, divided once at the end (the first FlashAttention, Dao et \
          al. 2022, divided the output at every tile instead; a row whose every key is masked \
          ends with l = 0: its output is 0). Each tile's scores are used and dropped: the whole matrix of scores is never \
-         stored, and each query row holds B scores at a time, however many keys there are."
+         stored, and each query row holds B scores at a time, however many keys there are.".into()
     },
     shown: |plan| plan.has(MatrixName::OnlineMax),
     note: |_| None,

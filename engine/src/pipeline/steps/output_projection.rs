@@ -14,9 +14,11 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
              head 1's output times its block of W_o's rows, plus head 2's, and so on. That is \
              how the heads, computed apart, are combined: added after each has been projected, \
              not averaged before."
+                .into()
         } else {
             "W_o projects the head's output to the model's width: output = head · W_o. Each \
              cell is a dot product of a token's row of the head's output with a column of W_o."
+                .into()
         }
     },
     shown: |plan| plan.has(MatrixName::Projected),

@@ -8,7 +8,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Positions,
     key: "positions",
     title: "Positions",
-    narration,
+    narration: |plan| narration(plan).into(),
     shown: |plan| plan.has(MatrixName::X),
     // The cursor starts on the positions; `]` goes on to their sum with the embeddings, and
     // in cross-attention to the source's.

@@ -6,23 +6,32 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::Projection,
     key: "projection",
     title: "Projection",
+    // The words name what the plan multiplies by the weights, so a step put before the
+    // projections (one that normalises X, say) is named here without an edit.
     narration: |plan| {
-        if plan.shape.cross && plan.has(MatrixName::WQ) {
-            return "Three learned matrices make three new vectors, from two sequences: a query \
-                    from each target token (what it is looking for in the source), and a key \
-                    (what it offers) and a value (what it passes on) from each source token. \
-                    Q = X·W_q, K = S·W_k, V = S·W_v: each cell is a dot product of a row of X \
-                    or S with a column of the weights, so Q has a row per target token and K \
-                    and V a row per source token.";
-        }
         // Q, K and V given: the note says so, and there is no X·W to explain.
-        if !plan.has(MatrixName::WQ) {
-            return "";
+        let (Some(x), Some(s)) = (plan.projected_input(), plan.projected_source()) else {
+            return "".into();
+        };
+        let (x, s) = (plan.symbol(x), plan.symbol(s));
+        if plan.shape.cross {
+            return format!(
+                "Three learned matrices make three new vectors, from two sequences: a query \
+                 from each target token (what it is looking for in the source), and a key \
+                 (what it offers) and a value (what it passes on) from each source token. \
+                 Q = {x}·W_q, K = {s}·W_k, V = {s}·W_v: each cell is a dot product of a row of \
+                 {x} or {s} with a column of the weights, so Q has a row per target token and \
+                 K and V a row per source token."
+            )
+            .into();
         }
-        "Three learned matrices turn each embedding into three new vectors: a query (what this \
-         token is looking for), a key (what it offers to others) and a value (what it passes \
-         on). Q = X·W_q, K = X·W_k, V = X·W_v: each cell is a dot product of a row of X with a \
-         column of the weights."
+        format!(
+            "Three learned matrices turn each embedding into three new vectors: a query (what \
+             this token is looking for), a key (what it offers to others) and a value (what it \
+             passes on). Q = {x}·W_q, K = {x}·W_k, V = {x}·W_v: each cell is a dot product of \
+             a row of {x} with a column of the weights."
+        )
+        .into()
     },
     shown: |_| true,
     note: |plan| match (plan.has(MatrixName::WQ), plan.shape.cross) {
@@ -57,21 +66,26 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     header: Header::Attention {
         // What the projections read is lit on every step that makes it.
         one_head: |plan| Part {
-            definitions: if plan.shape.cross && plan.has(MatrixName::WQ) {
-                // Queries from the target, keys and values from the source.
-                vec![
-                    Piece::own("Q = "),
-                    Piece::new("X", Lit::Inputs),
-                    Piece::own("·W_q; K, V = "),
-                    Piece::new("S", Lit::Inputs),
-                    Piece::own("·W_k, S·W_v"),
-                ]
-            } else if plan.has(MatrixName::WQ) {
-                vec![
-                    Piece::own("Q, K, V = "),
-                    Piece::new("X", Lit::Inputs),
-                    Piece::own("·W_q, X·W_k, X·W_v"),
-                ]
+            definitions: if let (Some(x), Some(s)) =
+                (plan.projected_input(), plan.projected_source())
+            {
+                let (x, s) = (plan.symbol(x), plan.symbol(s));
+                if plan.shape.cross {
+                    // Queries from the target, keys and values from the source.
+                    vec![
+                        Piece::own("Q = "),
+                        Piece::new(x, Lit::Inputs),
+                        Piece::own("·W_q; K, V = "),
+                        Piece::new(s, Lit::Inputs),
+                        Piece::own(format!("·W_k, {s}·W_v")),
+                    ]
+                } else {
+                    vec![
+                        Piece::own("Q, K, V = "),
+                        Piece::new(x, Lit::Inputs),
+                        Piece::own(format!("·W_q, {x}·W_k, {x}·W_v")),
+                    ]
+                }
             } else {
                 vec![Piece::new("Q, K, V are given", Lit::Inputs)]
             },

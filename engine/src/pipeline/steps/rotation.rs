@@ -15,7 +15,8 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     the keys the source's, each from 0, so q_m · k_n depends on m − n, which \
                     compares places in two different sentences; a source and its translation \
                     need not line up word for word, which is why models usually leave \
-                    positions out of cross-attention. The values are not rotated.";
+                    positions out of cross-attention. The values are not rotated."
+                .into();
         }
         "Rotary position embedding (RoPE; Su et al., 2021) adds nothing to the embeddings. \
          Instead, after projection, the query and the key of the token at position p are turned \
@@ -24,6 +25,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          changes their dot product only through the difference: q_m · k_n depends on m − n, \
          the distance between the tokens, not on where the pair stands. The values are not \
          rotated."
+            .into()
     },
     shown: |plan| plan.has(MatrixName::QRope),
     note: |_| None,

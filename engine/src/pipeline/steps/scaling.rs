@@ -14,6 +14,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          and variance 2·d_k.) Unscaled, wide vectors give large scores that push softmax \
          towards all the weight on one key, “into regions where it has extremely small \
          gradients”, in the paper's words."
+            .into()
     },
     // Shown even when the lesson does not scale, as a note, so the learner sees it was skipped.
     shown: |_| true,

@@ -14,13 +14,15 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     lengths, so it grows with how closely they point the same way and with how \
                     long they are, and is negative when they point apart. Together the scores \
                     form QKᵀ, one row per target token and one column per source token: it \
-                    need not be square.";
+                    need not be square."
+                .into();
         }
         "Every query meets every key. The score of row i, column j is the dot product of query \
          i with key j: the cosine of the angle between them times both their lengths, so it \
          grows with how closely they point the same way and with how long they are, and is \
          negative when they point apart. A long key can outscore a better-aligned one. \
          Together the scores form QKᵀ, one row per query and one column per key."
+            .into()
     },
     shown: |_| true,
     note: |_| None,

@@ -12,6 +12,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
          the key with -inf: that weight is exactly 0, and a row whose every key is hidden is \
          all 0 here. The row maximum is subtracted first; that changes nothing in the result \
          but keeps exp from overflowing."
+            .into()
     },
     shown: |_| true,
     note: |_| None,
