@@ -16,6 +16,7 @@ pub mod number;
 mod online;
 mod online_derivation;
 mod positions;
+mod redo;
 pub mod quotes;
 mod softmax;
 mod variant;

@@ -9,6 +9,10 @@
 //! minus 0.005 is exact in binary, so the comparison allows a little floating-point noise on
 //! top of the half unit: a billionth of it, plus a few units in the last place of the numbers.
 //!
+//! A number worked out from the highlighted cells as the screen rounds them is right too
+//! (0.8044 × 1 + 0.1956 × 3 = 1.3912 where the exact 0.80443 × 1 + 0.19557 × 3 is 1.3911): the
+//! learner did the arithmetic right, and only the screen's rounding moved the last digit.
+//!
 //! An answer typed to fewer decimals than the lesson shows, but at least two (and two
 //! significant digits), is right when it is right to the decimals typed: 0.707 for 1/√2 where
 //! the lesson shows 0.7071. The verdict says so ("right to 3 decimals").
@@ -389,9 +393,15 @@ pub fn check_answer(
     typed: &Answer,
     decimals: usize,
 ) -> Option<Verdict> {
-    let exact = attention.derive(cell)?.value;
+    let derivation = attention.derive(cell)?;
+    let exact = derivation.value;
     let answer = typed.value;
-    if is_close(answer, exact, decimals) {
+    // Worked out from the highlighted cells as the screen rounds them, the last digit may
+    // differ from the exact value's: that is the right arithmetic, and counts as right.
+    let from_shown = derivation
+        .redone_from_shown(decimals)
+        .is_some_and(|redone| is_close(answer, redone, decimals));
+    if is_close(answer, exact, decimals) || from_shown {
         return Some(Verdict::Right {
             exact,
             to_decimals: None,

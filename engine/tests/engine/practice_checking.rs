@@ -180,6 +180,29 @@ fn within_half_a_unit_of_the_last_decimal_is_right_and_outside_is_wrong() {
     assert!(!verdict(&attention, scaled, 0.70705, 4).is_right()); // 0.0000568 below
 }
 
+/// The backward lesson's output[cat, 1] is 0.80443 × 1 + 0.19557 × 3 = 1.39114; from the
+/// weights as the screen shows them, 0.8044 × 1 + 0.1956 × 3, a learner gets 1.3912.
+#[test]
+fn an_answer_worked_from_the_numbers_as_shown_is_right() {
+    let attention = builtin("backward");
+    let weights = |col: &str| {
+        let value = attention
+            .value(cell(&attention, MatrixName::Weights, "cat", col))
+            .unwrap();
+        format!("{value:.4}").parse::<f64>().unwrap()
+    };
+    let values = attention.matrix(MatrixName::V).unwrap();
+    let from_shown = weights("cat") * values[(0, 0)] + weights("sat") * values[(1, 0)];
+    assert_eq!(format!("{from_shown:.4}"), "1.3912");
+    let output = cell(&attention, MatrixName::Output, "cat", "1");
+    assert_eq!(format!("{:.4}", attention.value(output).unwrap()), "1.3911");
+    assert!(verdict(&attention, output, 1.3912, 4).is_right());
+    assert!(verdict(&attention, output, 1.3911, 4).is_right());
+    // Neither the exact value nor the one from the shown numbers.
+    assert!(!verdict(&attention, output, 1.3913, 4).is_right());
+    assert!(!verdict(&attention, output, 1.3910, 4).is_right());
+}
+
 fn typed_verdict(attention: &Attention, cell: Cell, typed: &str, decimals: usize) -> Verdict {
     let answer = Answer::parse(typed).expect("a number");
     check_answer(attention, cell, &answer, decimals).expect("the cell exists")
