@@ -16,8 +16,8 @@ pub mod number;
 mod online;
 mod online_derivation;
 mod positions;
-mod redo;
 pub mod quotes;
+mod redo;
 mod softmax;
 mod variant;
 

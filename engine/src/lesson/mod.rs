@@ -431,18 +431,17 @@ impl Lesson {
 
     /// The facts that decide this lesson's pipeline.
     pub fn shape(&self) -> Shape {
-        Shape {
-            projected: self.inputs.is_projected(),
-            positions: self.positions.kind(),
+        shape_of(&Parts {
+            inputs: &self.inputs,
+            positions: &self.positions,
             scale: self.scale,
-            mask: self.mask != Mask::None,
+            masked: self.mask != Mask::None,
             heads: self.heads,
-            output_weights: self.w_o.is_some(),
-            circuits: limits::has_circuits(self.d_model(), self.w_o.is_some()),
+            w_o: self.w_o.is_some(),
             cross: self.is_cross(),
             decode: self.decode,
             backward: self.grad_output.is_some(),
-        }
+        })
     }
 
     /// Whether this is cross-attention: keys and values from `source_tokens`.
@@ -540,5 +539,35 @@ impl Lesson {
         self.expected
             .tolerance
             .unwrap_or_else(|| 0.5 * 10f64.powi(-(self.decimals as i32)))
+    }
+}
+
+/// What a lesson's pipeline is decided by, as a lesson holds it or as the parser has read it so
+/// far: one constructor of `Shape` for both, so a new fact of the shape is wired once.
+pub(crate) struct Parts<'a> {
+    pub(crate) inputs: &'a Inputs,
+    pub(crate) positions: &'a PositionInputs,
+    pub(crate) scale: bool,
+    pub(crate) masked: bool,
+    pub(crate) heads: Heads,
+    pub(crate) w_o: bool,
+    pub(crate) cross: bool,
+    pub(crate) decode: bool,
+    pub(crate) backward: bool,
+}
+
+/// The shape of a lesson made of `parts`.
+pub(crate) fn shape_of(parts: &Parts<'_>) -> Shape {
+    Shape {
+        projected: parts.inputs.is_projected(),
+        positions: parts.positions.kind(),
+        scale: parts.scale,
+        mask: parts.masked,
+        heads: parts.heads,
+        output_weights: parts.w_o,
+        circuits: limits::has_circuits(parts.inputs.d_model(), parts.w_o),
+        cross: parts.cross,
+        decode: parts.decode,
+        backward: parts.backward,
     }
 }

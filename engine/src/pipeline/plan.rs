@@ -116,64 +116,95 @@ impl Heads {
     }
 }
 
+/// Why no lesson can have a shape: the lesson key that asks for what the rest excludes, and
+/// the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// The key the parser points at; empty for a fact no key sets (the circuits).
+    pub key: &'static str,
+    pub why: &'static str,
+    pub help: &'static str,
+}
+
 impl Shape {
-    /// Every kind of lesson there is, for checking what holds for all of them.
+    /// Why no lesson has this shape; `None` for one a lesson can have. `Shape::every()` is
+    /// every shape this allows, and the parser refuses a lesson whose shape it refuses: a new
+    /// fact of the shape that excludes others says so here, once, and the tests that walk
+    /// every shape (a fact some shape ignores, a pass some shape lacks) say when it must.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let added = matches!(self.positions, Positions::Sinusoidal | Positions::Learned);
+        if added && !self.projected {
+            return Some(Refusal {
+                key: "positions",
+                why: "added positions need embeddings to be added to",
+                help: "give `embeddings`, `w_q`, `w_k`, `w_v` instead of `q`, `k`, `v`, or use `positions = \"rope\"`, which rotates Q and K",
+            });
+        }
+        if self.cross && self.positions == Positions::Learned {
+            return Some(Refusal {
+                key: "positions",
+                why: "a learned table is one sequence's: cross-attention has none",
+                help: "use `positions = \"sinusoidal\"` or `\"rope\"` with `source_tokens`",
+            });
+        }
+        if self.decode && (!self.mask || self.cross) {
+            return Some(Refusal {
+                key: "decode",
+                why: "generation needs the causal mask, which cross-attention has not",
+                help: "write `mask = \"causal\"` in a lesson without `source_tokens`, or remove `decode`",
+            });
+        }
+        if self.heads.query > 1 && !self.output_weights {
+            return Some(Refusal {
+                key: "w_o",
+                why: "several heads need W_o to be one output",
+                help: "give `w_o` with (heads × d_v) rows",
+            });
+        }
+        if self.circuits && !(self.projected && self.output_weights) {
+            return Some(Refusal {
+                key: "",
+                why: "the circuits read the weights and W_o",
+                help: "",
+            });
+        }
+        None
+    }
+
+    /// Every kind of lesson there is, for checking what holds for all of them: every
+    /// combination of the facts that `refusal` allows.
     pub(crate) fn every() -> Vec<Shape> {
+        const FLAGS: u32 = 8;
         let mut shapes = Vec::new();
-        for projected in [true, false] {
+        for bits in 0..1u32 << FLAGS {
+            let flag = |n: u32| bits & (1 << n) != 0;
             for positions in [
                 Positions::None,
                 Positions::Sinusoidal,
                 Positions::Learned,
                 Positions::Rope,
             ] {
-                // Added positions need embeddings to be added to.
-                if !projected && matches!(positions, Positions::Sinusoidal | Positions::Learned) {
-                    continue;
-                }
-                for scale in [true, false] {
-                    for mask in [true, false] {
-                        for (heads, output_weights, circuits) in [
-                            (Heads::ONE, false, false),
-                            (Heads::ONE, true, false),
-                            (Heads::ONE, true, projected),
-                            (Heads { query: 2, kv: 2 }, true, false),
-                            (Heads { query: 2, kv: 2 }, true, projected),
-                            (Heads { query: 2, kv: 1 }, true, projected),
-                        ] {
-                            for cross in [false, true] {
-                                // A learned table is one sequence's: cross-attention has none.
-                                if cross && positions == Positions::Learned {
-                                    continue;
-                                }
-                                // Generation needs the causal mask, which cross-attention has not.
-                                let decodes: &[bool] = if mask && !cross {
-                                    &[false, true]
-                                } else {
-                                    &[false]
-                                };
-                                for &decode in decodes {
-                                    for backward in [false, true] {
-                                        shapes.push(Shape {
-                                            projected,
-                                            positions,
-                                            scale,
-                                            mask,
-                                            heads,
-                                            output_weights,
-                                            circuits,
-                                            cross,
-                                            decode,
-                                            backward,
-                                        });
-                                    }
-                                }
-                            }
-                        }
-                    }
+                for heads in [
+                    Heads::ONE,
+                    Heads { query: 2, kv: 2 },
+                    Heads { query: 2, kv: 1 },
+                ] {
+                    shapes.push(Shape {
+                        projected: flag(0),
+                        positions,
+                        scale: flag(1),
+                        mask: flag(2),
+                        heads,
+                        output_weights: flag(3),
+                        circuits: flag(4),
+                        cross: flag(5),
+                        decode: flag(6),
+                        backward: flag(7),
+                    });
                 }
             }
         }
+        shapes.retain(|shape| shape.refusal().is_none());
         shapes
     }
 }
@@ -800,6 +831,97 @@ pub fn head_superscript(head: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every fact of a shape changes the plan wherever `refusal` allows it: a fact the plan
+    /// ignores in some shape (a new step wired for embeddings only, in a lesson that gives Q,
+    /// K and V) is a lesson that silently does not do what its file says, so that shape must
+    /// be refused, and the parser then refuses it too.
+    #[test]
+    fn every_fact_of_an_allowed_shape_changes_its_plan() {
+        // What a learner meets: the matrices and how each is made, and each step's words
+        // (cross-attention with Q, K and V given has the same matrices, from other rows).
+        let graph = |shape: Shape| {
+            let plan = Plan::new(shape);
+            let matrices: Vec<_> = plan
+                .order()
+                .iter()
+                .map(|name| (*name, plan.origin(*name)))
+                .collect();
+            let words: Vec<_> = crate::pipeline::Step::all_in(&plan)
+                .into_iter()
+                .map(|step| (step, step.narration(&plan), step.note(&plan)))
+                .collect();
+            (matrices, words)
+        };
+        for shape in Shape::every() {
+            let mut others = vec![
+                Shape {
+                    projected: !shape.projected,
+                    ..shape
+                },
+                Shape {
+                    scale: !shape.scale,
+                    ..shape
+                },
+                Shape {
+                    mask: !shape.mask,
+                    ..shape
+                },
+                Shape {
+                    output_weights: !shape.output_weights,
+                    ..shape
+                },
+                Shape {
+                    circuits: !shape.circuits,
+                    ..shape
+                },
+                Shape {
+                    cross: !shape.cross,
+                    ..shape
+                },
+                Shape {
+                    decode: !shape.decode,
+                    ..shape
+                },
+                Shape {
+                    backward: !shape.backward,
+                    ..shape
+                },
+            ];
+            for positions in [
+                Positions::None,
+                Positions::Sinusoidal,
+                Positions::Learned,
+                Positions::Rope,
+            ] {
+                if positions != shape.positions {
+                    others.push(Shape { positions, ..shape });
+                }
+            }
+            for other in others {
+                if other.refusal().is_none() {
+                    assert_ne!(graph(shape), graph(other), "{shape:?} and {other:?}");
+                }
+            }
+        }
+    }
+
+    /// What `Shape::every()` leaves out, the parser refuses, and the other way round: the
+    /// shapes are one list of what a lesson can be.
+    #[test]
+    fn the_shapes_refused_are_the_ones_left_out() {
+        let every = Shape::every();
+        assert!(every.iter().all(|shape| shape.refusal().is_none()));
+        let refused = Shape {
+            projected: false,
+            positions: Positions::Sinusoidal,
+            ..every[0]
+        };
+        assert_eq!(
+            refused.refusal().map(|refusal| refusal.key),
+            Some("positions")
+        );
+    }
 
     /// `[expected] x` is E + P as the sources print it: never a matrix some operation makes
     /// from it on the way to the projections.

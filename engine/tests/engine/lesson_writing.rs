@@ -317,3 +317,45 @@ fn every_key_of_format_2_in_a_format_1_lesson_is_refused_saying_why() {
         );
     }
 }
+
+/// Each combination of keys no lesson can be (`Shape::refusal`) is refused, with an error that
+/// names the key and says why: by the key's own reader in its words, or by the shape's refusal
+/// when no reader has words of its own for it.
+#[test]
+fn a_lesson_no_pipeline_can_be_is_refused_at_the_key_that_asks_for_it() {
+    let given = "q = [[1, 0], [0, 1]]\nk = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\n";
+    let cases = [
+        (
+            format!(
+                "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\n{given}positions = \"sinusoidal\"\n"
+            ),
+            "positions",
+        ),
+        (
+            format!(
+                "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\n{MATRICES}decode = true\n"
+            ),
+            "decode",
+        ),
+        (
+            format!(
+                "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nsource_tokens = [\"c\", \"d\"]\n\
+                 source_embeddings = [[1, 0], [0, 1]]\n{MATRICES}mask = \"causal\"\ndecode = true\n"
+            ),
+            "decode",
+        ),
+        (
+            format!("format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nheads = 2\n{MATRICES}"),
+            "w_o",
+        ),
+    ];
+    for (text, key) in cases {
+        let found = errors(&text);
+        assert!(
+            found.iter().any(|error| error.contains(key)
+                || error.contains("generation")
+                || error.contains("W_o")),
+            "{text}\n{found:#?}"
+        );
+    }
+}

@@ -32,7 +32,7 @@ use super::Lesson;
 use super::diagnostic::Diagnostic;
 use super::limits::*;
 use super::text::TITLE_ROOM;
-use crate::pipeline::{Plan, Shape, Step};
+use crate::pipeline::{Plan, Step};
 
 pub(crate) use report::did_you_mean;
 
@@ -367,16 +367,15 @@ impl<'s> Reader<'s> {
         // The lesson's plan, when its inputs, heads and positions could be read: narration for
         // a step it lacks is never shown, and a figure of a matrix it does not make cannot be
         // checked.
-        let plan = match (&inputs, &positions, heads) {
+        let shape = match (&inputs, &positions, heads) {
             (Some(inputs), Some(positions), Some(heads)) if w_o_needed && heads_fit => {
-                Some(Plan::new(Shape {
-                    projected: inputs.is_projected(),
-                    positions: positions.kind(),
+                Some(super::shape_of(&super::Parts {
+                    inputs,
+                    positions,
                     scale,
-                    mask: !matches!(mask, Some(super::Mask::None)),
+                    masked: !matches!(mask, Some(super::Mask::None)),
                     heads,
-                    output_weights: w_o.is_some(),
-                    circuits: super::limits::has_circuits(inputs.d_model(), w_o.is_some()),
+                    w_o: w_o.is_some(),
                     cross,
                     decode: decode.unwrap_or(false),
                     backward: grad_output.is_some(),
@@ -384,6 +383,16 @@ impl<'s> Reader<'s> {
             }
             _ => None,
         };
+        // What no lesson can be, said once in `Shape::refusal`: the readers above say most of
+        // it in their own words first, so this speaks only when they found nothing.
+        let refused = shape.and_then(|shape| shape.refusal());
+        if let Some(refusal) = refused
+            && !self.diagnostics.iter().any(Diagnostic::is_error)
+        {
+            let span = find(refusal.key).map_or(0..0, |(span, _)| span);
+            self.error(Diagnostic::error(span, refusal.why).help(refusal.help));
+        }
+        let plan = shape.filter(|_| refused.is_none()).map(Plan::new);
         let steps = plan.as_ref().map(Step::all_in);
         let narration = self.narration(find("narration"), &mask, &misplaced, steps.as_deref());
         let expected = self.expected(
