@@ -1,11 +1,13 @@
 //! The lesson file's keys, one table: each key's name, the first format that has it, what the
-//! docs say of it, and how a lesson writes it. The parser's list of known keys, the writer's
-//! order and the docs' "All keys at a glance" table all come from here, so a new key is one
-//! entry (and its reader in `parse`).
+//! docs say of it, how a lesson writes it and how the parser reads it. The parser's list of
+//! known keys and its readers, the writer's order and the docs' "All keys at a glance" table
+//! all come from here, so a new key is one entry (with its reader in `parse/keys.rs`, and its
+//! place in the order they read in).
 
 use std::fmt;
 
 use super::Lesson;
+use super::parse::keys::{self, Read};
 use super::write::{
     write_decimals, write_decode, write_expected, write_focus, write_format, write_heads,
     write_input, write_kv_heads, write_mask, write_narration, write_positions, write_scale,
@@ -31,6 +33,8 @@ pub struct Key {
     pub meaning: &'static str,
     /// Writes the key as a saved lesson has it, or nothing when the lesson leaves it out.
     pub write: fn(&mut dyn fmt::Write, &Lesson) -> fmt::Result,
+    /// Reads the key from a lesson file, on its own or with the key it must agree with.
+    pub(crate) read: Read,
 }
 
 impl Key {
@@ -73,6 +77,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "`1`, or `2` for `source_tokens`, `source_embeddings`, `positions`, `heads`, `kv_heads`, `w_o`, `decode`, `tile` and `grad_output`",
         meaning: "Version of the lesson format.",
         write: write_format,
+        read: Read::Own(keys::read_format),
     },
     Key {
         name: "title",
@@ -83,6 +88,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "one line, not blank, ≤ 60 columns",
         meaning: "Shown at the top of `show` and in `list`/`check`.",
         write: write_title,
+        read: Read::Own(keys::read_title),
     },
     Key {
         name: "source",
@@ -93,6 +99,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "one line, ≤ 200 characters",
         meaning: "Where the example comes from; `show` prints it as `Source: …`.",
         write: write_source,
+        read: Read::Own(keys::read_source),
     },
     Key {
         name: "summary",
@@ -103,6 +110,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "one line, ≤ 300 characters",
         meaning: "One or two sentences about the lesson; shown in `show --format markdown`.",
         write: write_summary,
+        read: Read::Own(keys::read_summary),
     },
     Key {
         name: "tokens",
@@ -113,6 +121,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "1 to 256 labels, each one line, not blank, ≤ 16 columns",
         meaning: "One label per token (row).",
         write: write_tokens,
+        read: Read::Own(keys::read_tokens),
     },
     Key {
         name: "source_tokens",
@@ -123,6 +132,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "as `tokens`",
         meaning: "Cross-attention: the source sequence the keys and values come from. See [Format 2: cross-attention](#format-2-cross-attention).",
         write: write_source_tokens,
+        read: Read::Own(keys::read_source_tokens),
     },
     Key {
         name: "embeddings",
@@ -133,6 +143,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "seq_len × d_model",
         meaning: "X, one row per token.",
         write: |out, lesson| write_input(out, lesson, MatrixName::Embeddings),
+        read: Read::Own(keys::read_inputs),
     },
     Key {
         name: "source_embeddings",
@@ -143,6 +154,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "src_len × d_model",
         meaning: "S, one row per source token; K = S·W_k, V = S·W_v.",
         write: |out, lesson| write_input(out, lesson, MatrixName::SourceEmbeddings),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "w_q",
@@ -153,6 +165,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "d_model × d_k",
         meaning: "Query weights.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WQ),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "w_k",
@@ -163,6 +176,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "d_model × d_k (same d_k as `w_q`)",
         meaning: "Key weights.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WK),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "w_v",
@@ -173,6 +187,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "d_model × d_v",
         meaning: "Value weights.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WV),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "q",
@@ -183,6 +198,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "seq_len × d_k",
         meaning: "Queries, given directly.",
         write: |out, lesson| write_input(out, lesson, MatrixName::Q),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "k",
@@ -193,6 +209,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "seq_len × d_k (same d_k as `q`; src_len rows in cross-attention)",
         meaning: "Keys, given directly.",
         write: |out, lesson| write_input(out, lesson, MatrixName::K),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "v",
@@ -203,6 +220,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "seq_len × d_v (src_len rows in cross-attention)",
         meaning: "Values, given directly.",
         write: |out, lesson| write_input(out, lesson, MatrixName::V),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "positions",
@@ -213,6 +231,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "matrix or generator: seq_len × d_model",
         meaning: "Where each token stands; see [Format 2](#format-2-positions).",
         write: write_positions,
+        read: Read::Own(keys::read_positions),
     },
     Key {
         name: "heads",
@@ -223,6 +242,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "1 to 64",
         meaning: "H query heads; `w_q` (or `q`) is H blocks of d_k columns. See [Format 2: heads](#format-2-heads).",
         write: write_heads,
+        read: Read::Own(keys::read_heads),
     },
     Key {
         name: "kv_heads",
@@ -233,6 +253,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "1 to 64, dividing `heads`",
         meaning: "G key/value groups the heads share; `w_k`, `w_v` (or `k`, `v`) are G blocks.",
         write: write_kv_heads,
+        read: Read::With("heads"),
     },
     Key {
         name: "w_o",
@@ -243,6 +264,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "(H·d_v) × d_out",
         meaning: "Output weights: the lesson's output is the heads' outputs side by side times W_o.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WO),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "scale",
@@ -253,6 +275,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "",
         meaning: "Divide the scores by √d_k.",
         write: write_scale,
+        read: Read::Own(keys::read_scale),
     },
     Key {
         name: "mask",
@@ -263,6 +286,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "matrix: seq_len × seq_len (× src_len in cross-attention, never causal) of `-inf` or any finite biases",
         meaning: "Which keys each query may see, and any bias added to a score.",
         write: write_mask,
+        read: Read::Own(keys::read_mask),
     },
     Key {
         name: "decode",
@@ -273,6 +297,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: r#"needs `mask = "causal"`, self-attention only"#,
         meaning: "Add the generation steps: the output made again one token at a time with a K/V cache. See [Format 2: generation](#format-2-generation-with-a-kv-cache).",
         write: write_decode,
+        read: Read::Own(keys::read_decode),
     },
     Key {
         name: "tile",
@@ -283,6 +308,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "1 to 256",
         meaning: "Keys the online softmax (FlashAttention's) takes at a time. See [Format 2: the online softmax](#format-2-the-online-softmax).",
         write: write_tile,
+        read: Read::Own(keys::read_tile),
     },
     Key {
         name: "grad_output",
@@ -293,6 +319,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "seq_len × d_out (W_o's columns, else d_v)",
         meaning: "dL/d(output) for the backward pass, L = Σ output ⊙ grad_output. See [Format 2: the backward pass](#format-2-the-backward-pass).",
         write: |out, lesson| write_input(out, lesson, MatrixName::DOutput),
+        read: Read::With("embeddings"),
     },
     Key {
         name: "focus",
@@ -303,6 +330,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "a label of `tokens`, or 1 to seq_len",
         meaning: "The row whose cells `show` explains.",
         write: write_focus,
+        read: Read::Own(keys::read_focus),
     },
     Key {
         name: "decimals",
@@ -313,6 +341,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "0 to 8",
         meaning: "Decimals shown; also sets the default tolerance.",
         write: write_decimals,
+        read: Read::Own(keys::read_decimals),
     },
     Key {
         name: "narration",
@@ -323,6 +352,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "keys: `embedding`, `positions`, `projection`, `rotation`, `scores`, `scaling`, `masking`, `softmax`, `all_heads`, `output`, `concat`, `output_projection`, `circuits`, `online_softmax`, `new_token`, `kv_cache`, `decode_weights`, `decode_output`, `backward_output`, `backward_values`, `backward_softmax`, `backward_scaling`, `backward_scores`, `backward_rotation`, `backward_weights`, `backward_input`; ≤ 2000 characters each",
         meaning: "Your own words for each step.",
         write: write_narration,
+        read: Read::Own(keys::read_narration),
     },
     Key {
         name: "expected",
@@ -333,6 +363,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         limits: "keys: `tolerance`, `slips`, `q`, `k`, `v`, `scores`, `scaled`, `masked`, `weights`, `output`, the inputs (`embeddings`, `w_q`, `w_k`, `w_v`); format 2 also `positions`, `x`, `q_rope`, `k_rope`, `w_o`, `concat`, `w_qk`, `w_ov`, `[expected.heads.N]`, and with a source `source_embeddings` and `source_x`",
         meaning: "Figures printed by your source, compared by `check`.",
         write: write_expected,
+        read: Read::Own(keys::read_expected),
     },
 ];
 

@@ -14,6 +14,7 @@ mod expected;
 pub(crate) use expected::figure_keys;
 mod heads;
 mod inputs;
+pub(crate) mod keys;
 mod matrices;
 mod narration;
 mod options;
@@ -31,8 +32,6 @@ use toml::de::{DeTable, DeValue};
 use super::Lesson;
 use super::diagnostic::Diagnostic;
 use super::limits::*;
-use super::text::TITLE_ROOM;
-use crate::pipeline::{Plan, Step};
 
 pub(crate) use report::did_you_mean;
 
@@ -94,7 +93,7 @@ type Value<'i> = Spanned<DeValue<'i>>;
 type Entry<'a, 'i> = Option<(Range<usize>, &'a Value<'i>)>;
 
 /// The top-level keys of a lesson file that are known, with where they stand.
-struct Entries<'a, 'i> {
+pub(crate) struct Entries<'a, 'i> {
     list: Vec<(&'a str, Range<usize>, &'a Value<'i>)>,
 }
 
@@ -109,7 +108,7 @@ impl<'a, 'i> Entries<'a, 'i> {
 
 /// The parser's state: the text (for spans and for numbers as written) and what it has found.
 /// Each part of the file is read by methods of `Reader` in the file named for that part.
-struct Reader<'s> {
+pub(crate) struct Reader<'s> {
     source: &'s str,
     diagnostics: Vec<Diagnostic>,
 }
@@ -239,9 +238,9 @@ impl<'s> Reader<'s> {
         misplaced
     }
 
-    /// Every top-level key, in the order the lesson's parts depend on one another: the tokens
-    /// before the matrices whose rows they count, the mask and scale before the narration and
-    /// figures that refer to them.
+    /// Every top-level key, each by its reader in the table of keys, in the reading order
+    /// (`keys::READING_ORDER`): the tokens before the matrices whose rows they count, the mask
+    /// and scale before the narration and figures that refer to them.
     fn document<'a, 'i>(&mut self, root: &'a DeTable<'i>) -> Option<Lesson> {
         let mut entries = Entries { list: Vec::new() };
         let mut misspelt = Vec::new();
@@ -268,177 +267,19 @@ impl<'s> Reader<'s> {
                 entries.list.push((meant, span, value));
             }
         }
-        let misplaced = self.misplaced_keys(&mut entries);
-        let format = self.format(entries.get("format"));
-        // Said once, as a key of format 2, not again as a source without its tokens.
-        if let Some((span, _)) = entries.get("source_embeddings")
-            && !self.of_its_format("source_embeddings", span, format)
-        {
-            entries
-                .list
-                .retain(|(name, ..)| *name != "source_embeddings");
-        }
-        let find = |name: &str| entries.get(name);
-
-        let title = self.text_field(find("title"), "title", Some(TITLE_ROOM), None, true);
-        let source = self.text_field(
-            find("source"),
-            "source",
-            None,
-            Some(MAX_SOURCE_CHARS),
-            false,
-        );
-        let summary = self.text_field(
-            find("summary"),
-            "summary",
-            None,
-            Some(MAX_SUMMARY_CHARS),
-            false,
-        );
-        let tokens = self.tokens(find("tokens"));
-        let token_labels = tokens.as_deref();
-        let source_tokens = self.source_tokens(find("source_tokens"));
-        let cross = find("source_tokens").is_some();
-        if let Some((span, _)) = find("source_tokens") {
-            self.of_its_format("source_tokens", span, format);
-        }
-        let source_len = source_tokens.as_ref().map(Vec::len);
-        let heads = self.heads(&entries, format);
-        let (read, query_width) = self.inputs(
-            &entries,
-            token_labels.map(<[String]>::len),
-            (cross, source_len),
-            heads,
-        );
-        let (inputs, w_o, grad_output, source_embeddings) = match read {
-            Some(read) => (
-                Some(read.inputs),
-                read.w_o,
-                read.grad_output,
-                read.source_embeddings,
-            ),
-            None => (None, None, None, None),
-        };
-        let grad_output_fits = self.grad_output_fits(
-            find("grad_output"),
-            format,
-            grad_output.as_ref(),
-            (w_o.as_ref(), inputs.as_ref(), heads),
-        );
-        // The keys' tokens: the source's in cross-attention.
-        let key_len = if cross {
-            source_len
-        } else {
-            token_labels.map(<[String]>::len)
-        };
-        let w_o_needed = heads.is_none_or(|heads| {
-            let d_v = inputs
-                .as_ref()
-                .map(|inputs| inputs.all_groups_d_v() / heads.kv);
-            self.w_o_needed(&entries, heads, d_v)
-        });
-        let heads_fit = match (heads, token_labels, key_len, &inputs) {
-            (Some(heads), Some(tokens), Some(keys), Some(inputs)) => {
-                self.heads_fit(&entries, heads, (tokens.len(), keys), inputs, w_o.as_ref())
+        let mut draft = keys::Draft::with_misplaced(self.misplaced_keys(&mut entries));
+        for name in keys::READING_ORDER {
+            if let Some(super::schema::Key {
+                read: keys::Read::Own(read),
+                ..
+            }) = super::schema::key(name)
+            {
+                read(self, &mut entries, &mut draft);
             }
-            _ => true,
-        };
-
-        let positions = self.positions(
-            find("positions"),
-            format,
-            token_labels.map(<[String]>::len),
-            (inputs.as_ref(), query_width),
-            heads
-                .map(|heads| heads.query)
-                .or_else(|| Reader::query_heads_written(&entries)),
-            cross,
-        );
-        let scale = self.boolean(find("scale"), "scale").unwrap_or(true);
-        let mask = self.mask(
-            find("mask"),
-            token_labels.map(<[String]>::len),
-            (cross, source_len),
-        );
-        let decode = self.decode(find("decode"), format, mask.as_ref(), cross);
-        let tile = self.tile(find("tile"), format);
-        let decimals = self.decimals(find("decimals"));
-        let focus = self.focus(find("focus"), token_labels, source_tokens.as_deref());
-        // The lesson's plan, when its inputs, heads and positions could be read: narration for
-        // a step it lacks is never shown, and a figure of a matrix it does not make cannot be
-        // checked.
-        let shape = match (&inputs, &positions, heads) {
-            (Some(inputs), Some(positions), Some(heads)) if w_o_needed && heads_fit => {
-                Some(super::shape_of(&super::Parts {
-                    inputs,
-                    positions,
-                    scale,
-                    masked: !matches!(mask, Some(super::Mask::None)),
-                    heads,
-                    w_o: w_o.is_some(),
-                    cross,
-                    decode: decode.unwrap_or(false),
-                    backward: grad_output.is_some(),
-                }))
-            }
-            _ => None,
-        };
-        // What no lesson can be, said once in `Shape::refusal`: the readers above say most of
-        // it in their own words first, so this speaks only when they found nothing.
-        let refused = shape.and_then(|shape| shape.refusal());
-        if let Some(refusal) = refused
-            && !self.diagnostics.iter().any(Diagnostic::is_error)
-        {
-            let span = find(refusal.key).map_or(0..0, |(span, _)| span);
-            self.error(Diagnostic::error(span, refusal.why).help(refusal.help));
         }
-        let plan = shape.filter(|_| refused.is_none()).map(Plan::new);
-        let steps = plan.as_ref().map(Step::all_in);
-        let narration = self.narration(find("narration"), &mask, &misplaced, steps.as_deref());
-        let expected = self.expected(
-            find("expected"),
-            &misplaced,
-            &expected::Lengths {
-                tokens: token_labels,
-                source_tokens: if cross {
-                    source_tokens.as_deref()
-                } else {
-                    token_labels
-                },
-                cross,
-                inputs: inputs.as_ref(),
-                heads,
-                w_o: w_o.as_ref(),
-                scale,
-                plan: plan.as_ref(),
-            },
-        );
-
-        let has_error = self.diagnostics.iter().any(Diagnostic::is_error);
-        if has_error || !grad_output_fits {
+        if self.diagnostics.iter().any(Diagnostic::is_error) {
             return None;
         }
-        Some(Lesson {
-            title: title?,
-            source: source.unwrap_or_default(),
-            summary: summary.unwrap_or_default(),
-            tokens: tokens?,
-            source_tokens: if cross { source_tokens? } else { Vec::new() },
-            inputs: inputs?,
-            source_embeddings,
-            scale,
-            mask: mask?,
-            decode: decode?,
-            tile: tile?,
-            positions: positions?,
-            format: format?,
-            heads: heads?,
-            w_o,
-            grad_output,
-            focus: focus?,
-            decimals,
-            narration,
-            expected: expected?,
-        })
+        draft.lesson()
     }
 }

@@ -1,0 +1,454 @@
+//! Each key's reader, as the table of keys (`lesson::schema`) names it, and the draft of the
+//! lesson they fill in. The parser walks the keys in `READING_ORDER`; a reader reads its key's
+//! value and checks it against what the keys before it left in the draft (the tokens count a
+//! matrix's rows, the mask decides whether generation can be), so a new key is its table entry,
+//! its reader here, and its place in the order.
+
+use super::{Diagnostic, Entries, Reader};
+use crate::lesson::limits::{MAX_SOURCE_CHARS, MAX_SUMMARY_CHARS};
+use crate::lesson::text::TITLE_ROOM;
+use crate::lesson::{
+    Expected, InputMatrix, Inputs, Lesson, Mask, Narration, Parts, PositionInputs, shape_of,
+};
+use crate::pipeline::{Heads, Plan, Step};
+
+/// How a key of the table is read.
+pub(crate) enum Read {
+    /// By its own reader, at its place in `READING_ORDER`.
+    Own(ReadKey),
+    /// By the reader of the key named, with the matrices whose shapes it must agree with.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the name is for the test that every key is read")
+    )]
+    With(&'static str),
+}
+
+/// A key's reader: reads its value from the file's keys, says its problems, and fills in its
+/// part of the draft.
+pub(crate) type ReadKey = fn(&mut Reader<'_>, &mut Entries<'_, '_>, &mut Draft);
+
+/// The order the keys are read in: each after the keys its checks depend on. Every key the
+/// table reads on its own is here once (a test says so).
+pub(crate) const READING_ORDER: [&str; 17] = [
+    "format",
+    "title",
+    "source",
+    "summary",
+    "tokens",
+    "source_tokens",
+    "heads",
+    "embeddings",
+    "positions",
+    "scale",
+    "mask",
+    "decode",
+    "tile",
+    "decimals",
+    "focus",
+    "narration",
+    "expected",
+];
+
+/// The lesson as read so far: each reader fills in its key's part, `None` where the key could
+/// not be read (and said so).
+#[derive(Default)]
+pub(crate) struct Draft {
+    /// Lesson keys found inside `[narration]` or `[expected]`, read as lesson keys.
+    misplaced: Vec<String>,
+    format: Option<u32>,
+    title: Option<String>,
+    source: Option<String>,
+    summary: Option<String>,
+    tokens: Option<Vec<String>>,
+    source_tokens: Option<Vec<String>>,
+    cross: bool,
+    heads: Option<Heads>,
+    inputs: Option<Inputs>,
+    query_width: Option<super::inputs::QueryWidth>,
+    w_o: Option<InputMatrix>,
+    grad_output: Option<InputMatrix>,
+    source_embeddings: Option<InputMatrix>,
+    /// The matrices agree with one another and with the heads, so the lesson has a plan.
+    fits: bool,
+    grad_output_fits: bool,
+    positions: Option<PositionInputs>,
+    scale: bool,
+    mask: Option<Mask>,
+    decode: Option<bool>,
+    tile: Option<usize>,
+    decimals: usize,
+    focus: Option<Option<usize>>,
+    /// Made once, when the first reader that needs it asks (`Draft::plan`).
+    plan: Option<Option<Plan>>,
+    narration: Narration,
+    expected: Option<Expected>,
+}
+
+impl Draft {
+    pub(super) fn with_misplaced(misplaced: Vec<String>) -> Draft {
+        Draft {
+            misplaced,
+            ..Draft::default()
+        }
+    }
+
+    fn token_count(&self) -> Option<usize> {
+        self.tokens.as_ref().map(Vec::len)
+    }
+
+    fn source_len(&self) -> Option<usize> {
+        self.source_tokens.as_ref().map(Vec::len)
+    }
+
+    /// The lesson's plan, when its inputs, heads and positions could be read: narration for a
+    /// step it lacks is never shown, and a figure of a matrix it does not make cannot be
+    /// checked. What no lesson can be (`Shape::refusal`) is said here when no reader has said
+    /// it in its own words.
+    fn plan(&mut self, reader: &mut Reader<'_>, entries: &Entries<'_, '_>) -> Option<&Plan> {
+        if self.plan.is_none() {
+            let shape = match (&self.inputs, &self.positions, self.heads) {
+                (Some(inputs), Some(positions), Some(heads)) if self.fits => {
+                    Some(shape_of(&Parts {
+                        inputs,
+                        positions,
+                        scale: self.scale,
+                        masked: !matches!(self.mask, Some(Mask::None)),
+                        heads,
+                        w_o: self.w_o.is_some(),
+                        cross: self.cross,
+                        decode: self.decode.unwrap_or(false),
+                        backward: self.grad_output.is_some(),
+                    }))
+                }
+                _ => None,
+            };
+            let refused = shape.and_then(|shape| shape.refusal());
+            if let Some(refusal) = refused
+                && !reader.diagnostics.iter().any(Diagnostic::is_error)
+            {
+                let span = entries.get(refusal.key).map_or(0..0, |(span, _)| span);
+                reader.error(Diagnostic::error(span, refusal.why).help(refusal.help));
+            }
+            self.plan = Some(shape.filter(|_| refused.is_none()).map(Plan::new));
+        }
+        self.plan.as_ref().and_then(Option::as_ref)
+    }
+
+    /// The lesson, when every key could be read.
+    pub(super) fn lesson(self) -> Option<Lesson> {
+        if !self.grad_output_fits {
+            return None;
+        }
+        Some(Lesson {
+            title: self.title?,
+            source: self.source.unwrap_or_default(),
+            summary: self.summary.unwrap_or_default(),
+            tokens: self.tokens?,
+            source_tokens: if self.cross {
+                self.source_tokens?
+            } else {
+                Vec::new()
+            },
+            inputs: self.inputs?,
+            source_embeddings: self.source_embeddings,
+            scale: self.scale,
+            mask: self.mask?,
+            decode: self.decode?,
+            tile: self.tile?,
+            positions: self.positions?,
+            format: self.format?,
+            heads: self.heads?,
+            w_o: self.w_o,
+            grad_output: self.grad_output,
+            focus: self.focus?,
+            decimals: self.decimals,
+            narration: self.narration,
+            expected: self.expected?,
+        })
+    }
+}
+
+pub(crate) fn read_format(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.format = reader.format(entries.get("format"));
+    // Said once, as a key of format 2, not again as a source without its tokens.
+    if let Some((span, _)) = entries.get("source_embeddings")
+        && !reader.of_its_format("source_embeddings", span, draft.format)
+    {
+        entries
+            .list
+            .retain(|(name, ..)| *name != "source_embeddings");
+    }
+}
+
+pub(crate) fn read_title(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.title = reader.text_field(entries.get("title"), "title", Some(TITLE_ROOM), None, true);
+}
+
+pub(crate) fn read_source(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.source = reader.text_field(
+        entries.get("source"),
+        "source",
+        None,
+        Some(MAX_SOURCE_CHARS),
+        false,
+    );
+}
+
+pub(crate) fn read_summary(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.summary = reader.text_field(
+        entries.get("summary"),
+        "summary",
+        None,
+        Some(MAX_SUMMARY_CHARS),
+        false,
+    );
+}
+
+pub(crate) fn read_tokens(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.tokens = reader.tokens(entries.get("tokens"));
+}
+
+pub(crate) fn read_source_tokens(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    let entry = entries.get("source_tokens");
+    draft.source_tokens = reader.source_tokens(entry.clone());
+    draft.cross = entry.is_some();
+    if let Some((span, _)) = entry {
+        reader.of_its_format("source_tokens", span, draft.format);
+    }
+}
+
+/// `heads` and `kv_heads` together: G must divide H.
+pub(crate) fn read_heads(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.heads = reader.heads(entries, draft.format);
+}
+
+/// Every input matrix together (`embeddings`, the weights, or `q`, `k`, `v`; `w_o`, the
+/// source's embeddings and `grad_output`): their shapes must agree with one another, the
+/// tokens and the heads.
+pub(crate) fn read_inputs(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    let (read, query_width) = reader.inputs(
+        entries,
+        draft.token_count(),
+        (draft.cross, draft.source_len()),
+        draft.heads,
+    );
+    draft.query_width = query_width;
+    if let Some(read) = read {
+        draft.inputs = Some(read.inputs);
+        draft.w_o = read.w_o;
+        draft.grad_output = read.grad_output;
+        draft.source_embeddings = read.source_embeddings;
+    }
+    let heads = draft.heads;
+    draft.grad_output_fits = reader.grad_output_fits(
+        entries.get("grad_output"),
+        draft.format,
+        draft.grad_output.as_ref(),
+        (draft.w_o.as_ref(), draft.inputs.as_ref(), heads),
+    );
+    // The keys' tokens: the source's in cross-attention.
+    let key_len = if draft.cross {
+        draft.source_len()
+    } else {
+        draft.token_count()
+    };
+    let w_o_needed = heads.is_none_or(|heads| {
+        let d_v = draft
+            .inputs
+            .as_ref()
+            .map(|inputs| inputs.all_groups_d_v() / heads.kv);
+        reader.w_o_needed(entries, heads, d_v)
+    });
+    let heads_fit = match (heads, draft.token_count(), key_len, &draft.inputs) {
+        (Some(heads), Some(tokens), Some(keys), Some(inputs)) => {
+            reader.heads_fit(entries, heads, (tokens, keys), inputs, draft.w_o.as_ref())
+        }
+        _ => true,
+    };
+    draft.fits = w_o_needed && heads_fit;
+}
+
+pub(crate) fn read_positions(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    let query_heads = draft
+        .heads
+        .map(|heads| heads.query)
+        .or_else(|| Reader::query_heads_written(entries));
+    draft.positions = reader.positions(
+        entries.get("positions"),
+        draft.format,
+        draft.token_count(),
+        (draft.inputs.as_ref(), draft.query_width),
+        query_heads,
+        draft.cross,
+    );
+}
+
+pub(crate) fn read_scale(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.scale = reader
+        .boolean(entries.get("scale"), "scale")
+        .unwrap_or(true);
+}
+
+pub(crate) fn read_mask(reader: &mut Reader<'_>, entries: &mut Entries<'_, '_>, draft: &mut Draft) {
+    draft.mask = reader.mask(
+        entries.get("mask"),
+        draft.token_count(),
+        (draft.cross, draft.source_len()),
+    );
+}
+
+pub(crate) fn read_decode(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.decode = reader.decode(
+        entries.get("decode"),
+        draft.format,
+        draft.mask.as_ref(),
+        draft.cross,
+    );
+}
+
+pub(crate) fn read_tile(reader: &mut Reader<'_>, entries: &mut Entries<'_, '_>, draft: &mut Draft) {
+    draft.tile = reader.tile(entries.get("tile"), draft.format);
+}
+
+pub(crate) fn read_decimals(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.decimals = reader.decimals(entries.get("decimals"));
+}
+
+pub(crate) fn read_focus(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.focus = reader.focus(
+        entries.get("focus"),
+        draft.tokens.as_deref(),
+        draft.source_tokens.as_deref(),
+    );
+}
+
+pub(crate) fn read_narration(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    let steps = draft.plan(reader, entries).map(Step::all_in);
+    draft.narration = reader.narration(
+        entries.get("narration"),
+        &draft.mask,
+        &draft.misplaced,
+        steps.as_deref(),
+    );
+}
+
+pub(crate) fn read_expected(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.plan(reader, entries);
+    let plan = draft.plan.as_ref().and_then(Option::as_ref);
+    draft.expected = reader.expected(
+        entries.get("expected"),
+        &draft.misplaced,
+        &super::expected::Lengths {
+            tokens: draft.tokens.as_deref(),
+            source_tokens: if draft.cross {
+                draft.source_tokens.as_deref()
+            } else {
+                draft.tokens.as_deref()
+            },
+            cross: draft.cross,
+            inputs: draft.inputs.as_ref(),
+            heads: draft.heads,
+            w_o: draft.w_o.as_ref(),
+            scale: draft.scale,
+            plan,
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lesson::schema::KEYS;
+
+    /// Every key of the table is read: on its own at its one place in the reading order, or
+    /// with a key that is.
+    #[test]
+    fn every_key_is_read_once_in_the_reading_order_or_with_a_key_that_is() {
+        for key in &KEYS {
+            let places = READING_ORDER
+                .iter()
+                .filter(|name| **name == key.name)
+                .count();
+            match key.read {
+                Read::Own(_) => assert_eq!(places, 1, "`{}` is read {places} times", key.name),
+                Read::With(other) => {
+                    assert_eq!(places, 0, "`{}` is read with `{other}`", key.name);
+                    assert!(
+                        matches!(
+                            crate::lesson::schema::key(other).map(|key| &key.read),
+                            Some(Read::Own(_))
+                        ),
+                        "`{}` is read with `{other}`, which is not read on its own",
+                        key.name
+                    );
+                }
+            }
+        }
+        assert!(
+            READING_ORDER
+                .iter()
+                .all(|name| crate::lesson::schema::key(name).is_some())
+        );
+    }
+}
