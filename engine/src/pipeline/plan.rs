@@ -1071,6 +1071,10 @@ mod tests {
                 decode: false,
                 ..shape
             };
+            // A shape with no backward pass (yet) is no lesson's.
+            if shape.refusal().is_some() {
+                continue;
+            }
             let plan = Plan::new(shape);
             let grouped = shape.heads.kv < shape.heads.query;
             let expect = |name: MatrixName, gradient: MatrixName| {
