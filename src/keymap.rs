@@ -443,7 +443,7 @@ pub(crate) static BACK: Entry = Entry {
         &[ch('q', NoControl, |_| Action::Back)],
         &[key(KeyCode::Esc, NoControl, |_| Action::Back)],
     ],
-    help: &["back to the lessons; q there quits"],
+    help: &["back to the lessons, where q or Esc quits"],
     short: "q",
 };
 
