@@ -1184,3 +1184,60 @@ fn no_text_promises_that_every_step_lowers_the_loss() {
     assert!(flat.contains("from −3.839 to −3.107"));
     assert!(flat.contains("w_q = [[-2, -3], [3, 4]]"));
 }
+
+/// Under grouped-query attention dX_k is a sum over the K/V groups, and the working of a
+/// group's gradient says its mark is the group's, the heads' marks the heads'.
+#[test]
+fn a_k_v_groups_gradients_are_summed_over_groups_and_told_from_a_heads() {
+    let kind = Kind {
+        heads: 4,
+        kv: 2,
+        w_o: true,
+        positions: "none",
+        mask: "none",
+        cross: false,
+        direct: false,
+        scale: true,
+    };
+    let lesson = common::valid_lesson(&lesson_text(kind, 5));
+    let attention = Attention::compute(&lesson);
+    for (name, formula) in [
+        (MatrixName::DXK, "dX_k = Σ_g dK_group⁽ᵍ⁾·W_k⁽ᵍ⁾ᵀ"),
+        (MatrixName::DXV, "dX_v = Σ_g dV_group⁽ᵍ⁾·W_v⁽ᵍ⁾ᵀ"),
+        (MatrixName::DXQ, "dX_q = Σ_h dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ"),
+    ] {
+        let caption = attn_tutor::ui::formula::caption_in(&attention, name, 0);
+        assert!(caption.starts_with(formula), "{caption}");
+    }
+    // Head 3's is group 2's: the sum of heads 3 and 4.
+    let seen = attention
+        .derive(Cell::new(MatrixName::DKGroup, 1, 0).in_head(2))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(
+        seen.contains("dK_group⁽²⁾[b, 1] = dK⁽³⁾[b, 1] + dK⁽⁴⁾[b, 1]"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains(
+            "heads 3 and 4 share K/V group 2's keys, so their gradients add: dK_group⁽²⁾ is \
+             marked with the group's number, dK⁽ʰ⁾ with the head's"
+        ),
+        "{seen}"
+    );
+    // With one group (multi-query) the group has no mark.
+    let kind = Kind { kv: 1, ..kind };
+    let lesson = common::valid_lesson(&lesson_text(kind, 5));
+    let attention = Attention::compute(&lesson);
+    let seen = attention
+        .derive(Cell::new(MatrixName::DVGroup, 0, 0).in_head(3))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(
+        seen.contains(
+            "heads 1–4 share the one K/V group's values, so their gradients add: dV_group has \
+             no mark, dV⁽ʰ⁾ is marked with the head's number"
+        ),
+        "{seen}"
+    );
+}
