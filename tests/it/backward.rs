@@ -1241,3 +1241,38 @@ fn a_k_v_groups_gradients_are_summed_over_groups_and_told_from_a_heads() {
         "{seen}"
     );
 }
+
+/// The backward lesson's words on a step that overshoots are said of L in general; its own L
+/// is linear in W_v and has no lowest value, which the engine shows: steps of every size
+/// lower it, and far below where it started.
+#[test]
+fn the_backward_lesson_says_its_own_l_has_no_lowest_value() {
+    let text = include_str!("../../lessons/backward.toml");
+    let lesson = common::valid_lesson(text);
+    let narration = lesson
+        .narration
+        .get(attn_tutor::pipeline::Step::BackwardWeights)
+        .unwrap()
+        .to_string();
+    assert!(
+        narration.contains(
+            "In general a step against the gradient lowers L only when η is small enough"
+        ),
+        "{narration}"
+    );
+    assert!(
+        narration.contains("This L is linear in W_v, so it has no lowest value"),
+        "{narration}"
+    );
+    let attention = Attention::compute(&lesson);
+    let before = attention.loss().unwrap();
+    for eta in [0.01, 0.1, 1.0, 10.0] {
+        let mut stepped = lesson.clone();
+        stepped.gradient_step(&attention, eta);
+        let after = Attention::compute(&stepped).loss().unwrap();
+        assert!(after < before, "η = {eta}: {before} → {after}");
+    }
+    let mut far = lesson.clone();
+    far.gradient_step(&attention, 1000.0);
+    assert!(Attention::compute(&far).loss().unwrap() < -100.0);
+}
