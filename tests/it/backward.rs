@@ -1242,6 +1242,47 @@ fn a_k_v_groups_gradients_are_summed_over_groups_and_told_from_a_heads() {
     );
 }
 
+/// The status after g and the header write L at the lesson's decimals, trailing zeros kept:
+/// `1.2736 → 1.1580`, not `→ 1.158`.
+#[test]
+fn l_is_written_at_the_lessons_decimals_before_and_after_a_step() {
+    use attn_tutor::app::{Action, update};
+    let mut app = common::lesson_app("backward", include_str!("../../lessons/backward.toml"));
+    common::go_to(&mut app, "backward_values");
+    update(&mut app, Action::GradientStep);
+    update(&mut app, Action::GradientStep);
+    let said = common::status(&app);
+    assert!(
+        said.contains("L = 1.2736 → 1.1580;") || said.contains("L = 1.2736 → 1.1580 "),
+        "{said}"
+    );
+    let screen = common::screen(&app, 80, 24);
+    assert!(
+        screen.contains("L = Σ output ⊙ grad_output = 1.1580"),
+        "{screen}"
+    );
+}
+
+/// A negative term of a sum in the working is in parentheses, as `x + (y)` elsewhere: never
+/// `+ -0.44498`.
+#[test]
+fn a_negative_term_of_a_gradients_sum_is_written_in_parentheses() {
+    let builtin = attn_tutor::lesson::builtin("backward").unwrap();
+    let lesson = attn_tutor::lesson::load_text("backward", None, builtin.text.to_string())
+        .unwrap()
+        .lesson;
+    let attention = Attention::compute(&lesson);
+    let seen = attention
+        .derive(Cell::new(MatrixName::DX, 0, 0))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(
+        seen.contains("= -0.44498 + (-0.44498) + 0.80443 = "),
+        "{seen}"
+    );
+    assert!(!seen.contains("+ -"), "{seen}");
+}
+
 /// The backward lesson's words on a step that overshoots are said of L in general; its own L
 /// is linear in W_v and has no lowest value, which the engine shows: steps of every size
 /// lower it, and far below where it started.

@@ -237,9 +237,19 @@ impl BackwardRule {
                 (
                     vec![
                         terms.iter().map(|term| name(term.cell)).collect(),
+                        // A negative term after the first in parentheses, as Add writes
+                        // `x + (y)`: never `+ -0.4`.
                         terms
                             .iter()
-                            .map(|term| format_number(term.value, d))
+                            .enumerate()
+                            .map(|(index, term)| {
+                                let number = format_number(term.value, d);
+                                if index > 0 && number.starts_with('-') {
+                                    format!("({number})")
+                                } else {
+                                    number
+                                }
+                            })
                             .collect(),
                         one(result),
                     ],
