@@ -224,6 +224,9 @@ pub fn symbols(tutor: &Tutor, matrices: &[MatrixName]) -> String {
 /// `t`: the next hint for the hidden cell under the cursor; the third is the answer, and the
 /// cursor goes on to the next `?` as after an answer.
 pub(crate) fn hint(tutor: &mut Tutor) -> Status {
+    if tutor.practice.is_none() {
+        return Status::info("t gives a hint for a hidden ? in practice: x starts practice");
+    }
     let Some(cell) = tutor.selected_cell().filter(|cell| tutor.is_hidden(*cell)) else {
         // On a cell already done, the hint key goes to the next one to do.
         let hidden = tutor.hidden_cells();
@@ -242,7 +245,7 @@ pub(crate) fn hint(tutor: &mut Tutor) -> Status {
     let level = HintLevel::next(tutor.hint_level(cell));
     let name = tutor.attention.cell_name(cell);
     let Some(practice) = tutor.practice.as_mut() else {
-        return Status::info("x starts practice");
+        return Status::info("t gives a hint for a hidden ? in practice: x starts practice");
     };
     practice.feedback = None;
     let revealed = practice.attempt_mut(cell).hint(level).is_some();

@@ -22,14 +22,12 @@ pub(crate) fn formula_in(attention: &Attention, name: MatrixName, head: usize) -
     }
     // A sum over every head (or group): its terms in the symbols of head h, not of one head.
     if let Op::HeadsProduct(ops::HeadsProduct { left, right }) = origin {
-        let several = match left.per() {
-            crate::pipeline::Per::KvGroup => attention.heads().kv > 1,
-            _ => attention.heads().query > 1,
-        };
-        let (sum, mark) = if several {
-            ("Σ_h ", "⁽ʰ⁾")
-        } else {
-            ("", "")
+        // A K/V group's gradient is summed over the groups, g, as the header names them.
+        let (sum, mark) = match left.per() {
+            crate::pipeline::Per::KvGroup if attention.heads().kv > 1 => ("Σ_g ", "⁽ᵍ⁾"),
+            crate::pipeline::Per::KvGroup => ("", ""),
+            _ if attention.heads().query > 1 => ("Σ_h ", "⁽ʰ⁾"),
+            _ => ("", ""),
         };
         return Some(format!(
             "{} = {sum}{}{mark}·{}{mark}ᵀ",

@@ -48,7 +48,7 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
         Header::Backward => {
             // What is differentiated, its value now (which `g` lowers for a small enough η).
             let loss = tutor.attention.loss().map_or_else(String::new, |loss| {
-                crate::attention::number::format_number(loss, tutor.lesson.decimals)
+                crate::attention::number::format_fixed(loss, tutor.lesson.decimals)
             });
             vec![
                 Span::raw(" "),

@@ -155,14 +155,16 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
         let width = tutor.values(MatrixName::WV)?.ncols();
         let first = head * width;
         return Some(format!(
-            "W_OV{mark} = W_v{mark} · W_o{mark}, and W_o{mark} is rows {}–{} of W_o (h{}.1–h{}.{width}): \
+            "W_OV{mark} = W_v{group} · W_o{mark}, and W_o{mark} is rows {}–{} of W_o (h{}.1–h{}.{width}): \
              the rows that multiply head {}'s output in concat · W_o.",
             first + 1,
             first + width,
             head + 1,
             head + 1,
             head + 1,
-            mark = attention.head_mark(MatrixName::WQK, head),
+            mark = attention.head_mark(MatrixName::WOV, head),
+            // W_v is its K/V group's, which several heads share under grouped-query attention.
+            group = attention.head_mark(MatrixName::WV, head),
         ));
     }
     let scaled = if attention.has(MatrixName::Scaled) {

@@ -794,10 +794,11 @@ fn entropy_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
         } else {
             ""
         };
+        let most = format_number(most, 2);
+        let bits = if most == "1" { "bit" } else { "bits" };
         format!(
-            "Entropy: {} of log₂ {visible} = {} bits ({:.0} %){reading}.",
+            "Entropy: {} of log₂ {visible} = {most} {bits} ({:.0} %){reading}.",
             format_number(entropy, 2),
-            format_number(most, 2),
             share * 100.0
         )
     };

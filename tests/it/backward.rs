@@ -1184,3 +1184,136 @@ fn no_text_promises_that_every_step_lowers_the_loss() {
     assert!(flat.contains("from −3.839 to −3.107"));
     assert!(flat.contains("w_q = [[-2, -3], [3, 4]]"));
 }
+
+/// Under grouped-query attention dX_k is a sum over the K/V groups, and the working of a
+/// group's gradient says its mark is the group's, the heads' marks the heads'.
+#[test]
+fn a_k_v_groups_gradients_are_summed_over_groups_and_told_from_a_heads() {
+    let kind = Kind {
+        heads: 4,
+        kv: 2,
+        w_o: true,
+        positions: "none",
+        mask: "none",
+        cross: false,
+        direct: false,
+        scale: true,
+    };
+    let lesson = common::valid_lesson(&lesson_text(kind, 5));
+    let attention = Attention::compute(&lesson);
+    for (name, formula) in [
+        (MatrixName::DXK, "dX_k = Σ_g dK_group⁽ᵍ⁾·W_k⁽ᵍ⁾ᵀ"),
+        (MatrixName::DXV, "dX_v = Σ_g dV_group⁽ᵍ⁾·W_v⁽ᵍ⁾ᵀ"),
+        (MatrixName::DXQ, "dX_q = Σ_h dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ"),
+    ] {
+        let caption = attn_tutor::ui::formula::caption_in(&attention, name, 0);
+        assert!(caption.starts_with(formula), "{caption}");
+    }
+    // Head 3's is group 2's: the sum of heads 3 and 4.
+    let seen = attention
+        .derive(Cell::new(MatrixName::DKGroup, 1, 0).in_head(2))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(
+        seen.contains("dK_group⁽²⁾[b, 1] = dK⁽³⁾[b, 1] + dK⁽⁴⁾[b, 1]"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains(
+            "heads 3 and 4 share K/V group 2's keys, so their gradients add: dK_group⁽²⁾ is \
+             marked with the group's number, dK⁽ʰ⁾ with the head's"
+        ),
+        "{seen}"
+    );
+    // With one group (multi-query) the group has no mark.
+    let kind = Kind { kv: 1, ..kind };
+    let lesson = common::valid_lesson(&lesson_text(kind, 5));
+    let attention = Attention::compute(&lesson);
+    let seen = attention
+        .derive(Cell::new(MatrixName::DVGroup, 0, 0).in_head(3))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(
+        seen.contains(
+            "heads 1–4 share the one K/V group's values, so their gradients add: dV_group has \
+             no mark, dV⁽ʰ⁾ is marked with the head's number"
+        ),
+        "{seen}"
+    );
+}
+
+/// The status after g and the header write L at the lesson's decimals, trailing zeros kept:
+/// `1.2736 → 1.1580`, not `→ 1.158`.
+#[test]
+fn l_is_written_at_the_lessons_decimals_before_and_after_a_step() {
+    use attn_tutor::app::{Action, update};
+    let mut app = common::lesson_app("backward", include_str!("../../lessons/backward.toml"));
+    common::go_to(&mut app, "backward_values");
+    update(&mut app, Action::GradientStep);
+    update(&mut app, Action::GradientStep);
+    let said = common::status(&app);
+    assert!(
+        said.contains("L = 1.2736 → 1.1580;") || said.contains("L = 1.2736 → 1.1580 "),
+        "{said}"
+    );
+    let screen = common::screen(&app, 80, 24);
+    assert!(
+        screen.contains("L = Σ output ⊙ grad_output = 1.1580"),
+        "{screen}"
+    );
+}
+
+/// A negative term of a sum in the working is in parentheses, as `x + (y)` elsewhere: never
+/// `+ -0.44498`.
+#[test]
+fn a_negative_term_of_a_gradients_sum_is_written_in_parentheses() {
+    let builtin = attn_tutor::lesson::builtin("backward").unwrap();
+    let lesson = attn_tutor::lesson::load_text("backward", None, builtin.text.to_string())
+        .unwrap()
+        .lesson;
+    let attention = Attention::compute(&lesson);
+    let seen = attention
+        .derive(Cell::new(MatrixName::DX, 0, 0))
+        .unwrap()
+        .explain(&attention, 4);
+    assert!(
+        seen.contains("= -0.44498 + (-0.44498) + 0.80443 = "),
+        "{seen}"
+    );
+    assert!(!seen.contains("+ -"), "{seen}");
+}
+
+/// The backward lesson's words on a step that overshoots are said of L in general; its own L
+/// is linear in W_v and has no lowest value, which the engine shows: steps of every size
+/// lower it, and far below where it started.
+#[test]
+fn the_backward_lesson_says_its_own_l_has_no_lowest_value() {
+    let text = include_str!("../../lessons/backward.toml");
+    let lesson = common::valid_lesson(text);
+    let narration = lesson
+        .narration
+        .get(attn_tutor::pipeline::Step::BackwardWeights)
+        .unwrap()
+        .to_string();
+    assert!(
+        narration.contains(
+            "In general a step against the gradient lowers L only when η is small enough"
+        ),
+        "{narration}"
+    );
+    assert!(
+        narration.contains("This L is linear in W_v, so it has no lowest value"),
+        "{narration}"
+    );
+    let attention = Attention::compute(&lesson);
+    let before = attention.loss().unwrap();
+    for eta in [0.01, 0.1, 1.0, 10.0] {
+        let mut stepped = lesson.clone();
+        stepped.gradient_step(&attention, eta);
+        let after = Attention::compute(&stepped).loss().unwrap();
+        assert!(after < before, "η = {eta}: {before} → {after}");
+    }
+    let mut far = lesson.clone();
+    far.gradient_step(&attention, 1000.0);
+    assert!(Attention::compute(&far).loss().unwrap() < -100.0);
+}

@@ -53,3 +53,12 @@ fn the_softmax_step_says_how_sharp_the_row_under_the_cursor_is() {
     );
     assert!(screen.contains(&said), "{said} not in\n{screen}");
 }
+
+#[test]
+fn a_row_of_two_keys_has_at_most_1_bit_not_1_bits() {
+    let mut app = common::lesson_app("backward", builtin("backward").unwrap().text);
+    common::go_to(&mut app, "softmax");
+    let screen = common::screen(&app, 120, 40);
+    assert!(screen.contains("of log₂ 2 = 1 bit ("), "{screen}");
+    assert!(!screen.contains("1 bits"), "{screen}");
+}

@@ -443,3 +443,240 @@ fn show_and_the_tutor_say_a_steps_note_in_the_same_words() {
         );
     }
 }
+
+/// A value of the arithmetic a narration writes out: a number or a row of numbers.
+#[derive(Debug, Clone)]
+enum Worked {
+    Number(f64),
+    Row(Vec<f64>),
+}
+
+impl Worked {
+    fn numbers(&self) -> Vec<f64> {
+        match self {
+            Worked::Number(value) => vec![*value],
+            Worked::Row(values) => values.clone(),
+        }
+    }
+}
+
+/// Applies `op` cell by cell (a number against a row goes with each cell).
+fn combine(a: Worked, b: Worked, op: fn(f64, f64) -> f64) -> Option<Worked> {
+    Some(match (a, b) {
+        (Worked::Number(a), Worked::Number(b)) => Worked::Number(op(a, b)),
+        (Worked::Row(a), Worked::Row(b)) if a.len() == b.len() => {
+            Worked::Row(a.iter().zip(&b).map(|(x, y)| op(*x, *y)).collect())
+        }
+        (Worked::Row(a), Worked::Number(b)) => Worked::Row(a.iter().map(|x| op(*x, b)).collect()),
+        (Worked::Number(a), Worked::Row(b)) => Worked::Row(b.iter().map(|y| op(a, *y)).collect()),
+        _ => return None,
+    })
+}
+
+/// The narrations' arithmetic, read as written: numbers, rows `[a, b]`, `+`, `−`/`-`, `×`, `/`,
+/// `√` and parentheses; `None` for anything else.
+struct Arithmetic<'a> {
+    text: &'a str,
+}
+
+impl Arithmetic<'_> {
+    fn skip_spaces(&mut self) {
+        self.text = self.text.trim_start();
+    }
+
+    fn eat(&mut self, symbols: &[char]) -> Option<char> {
+        self.skip_spaces();
+        let first = self.text.chars().next()?;
+        if symbols.contains(&first) {
+            self.text = &self.text[first.len_utf8()..];
+            Some(first)
+        } else {
+            None
+        }
+    }
+
+    fn sum(&mut self) -> Option<Worked> {
+        let mut value = self.product()?;
+        while let Some(op) = self.eat(&['+', '−', '-']) {
+            let right = self.product()?;
+            value = combine(
+                value,
+                right,
+                if op == '+' {
+                    |a, b| a + b
+                } else {
+                    |a, b| a - b
+                },
+            )?;
+        }
+        Some(value)
+    }
+
+    fn product(&mut self) -> Option<Worked> {
+        let mut value = self.unary()?;
+        while let Some(op) = self.eat(&['×', '/']) {
+            let right = self.unary()?;
+            value = combine(
+                value,
+                right,
+                if op == '×' {
+                    |a, b| a * b
+                } else {
+                    |a, b| a / b
+                },
+            )?;
+        }
+        Some(value)
+    }
+
+    fn unary(&mut self) -> Option<Worked> {
+        if self.eat(&['-', '−']).is_some() {
+            return combine(Worked::Number(0.0), self.unary()?, |a, b| a - b);
+        }
+        if self.eat(&['√']).is_some() {
+            return combine(Worked::Number(0.0), self.unary()?, |_, b| b.sqrt());
+        }
+        if self.eat(&['(']).is_some() {
+            let value = self.sum()?;
+            self.eat(&[')'])?;
+            return Some(value);
+        }
+        if self.eat(&['[']).is_some() {
+            let mut row = Vec::new();
+            loop {
+                match self.sum()? {
+                    Worked::Number(value) => row.push(value),
+                    Worked::Row(_) => return None,
+                }
+                if self.eat(&[',']).is_none() {
+                    break;
+                }
+            }
+            self.eat(&[']'])?;
+            return Some(Worked::Row(row));
+        }
+        self.skip_spaces();
+        let end = self
+            .text
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(self.text.len());
+        let number = self.text[..end].parse().ok()?;
+        self.text = &self.text[end..];
+        Some(Worked::Number(number))
+    }
+
+    /// The whole text as one value.
+    fn whole(text: &str) -> Option<Worked> {
+        let mut reader = Arithmetic { text };
+        let value = reader.sum()?;
+        reader.skip_spaces();
+        reader.text.is_empty().then_some(value)
+    }
+}
+
+/// The result written at the start of a side: a number or a row of numbers, each with its
+/// decimals.
+fn written_result(side: &str) -> Option<Vec<(f64, usize)>> {
+    let side = side.trim_start();
+    let inner = match side.strip_prefix('[') {
+        Some(rest) => &rest[..rest.find(']')?],
+        None => side
+            .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+            .next()?,
+    };
+    inner
+        .split(',')
+        .map(|number| {
+            let number = number.trim();
+            let decimals = number
+                .split_once('.')
+                .map_or(0, |(_, fraction)| fraction.len());
+            Some((number.parse().ok()?, decimals))
+        })
+        .collect()
+}
+
+/// Every `arithmetic = result` in a text, as (arithmetic, result, what the arithmetic gives):
+/// the arithmetic is a whole side between two `=` or a run of only numbers and operators,
+/// with at least one operation (a bare number or row is not worked out). `4 x 2` is read as
+/// `4 × 2`, as the lessons write it.
+fn equalities(text: &str) -> Vec<(String, String, Vec<f64>)> {
+    let text = text.replace(" x ", " × ");
+    let arithmetic = |c: char| c.is_ascii_digit() || ".,×/+−-()[]√ =".contains(c);
+    let mut found = Vec::new();
+    for run in text.split(|c: char| !arithmetic(c)) {
+        let sides: Vec<&str> = run.split('=').collect();
+        for pair in sides.windows(2) {
+            let left = pair[0].trim().trim_end_matches(',').trim();
+            // A minus sign alone is a negative number, not an operation.
+            let operated = left.contains(['×', '/', '+', '−', '√']) || left.contains(" - ");
+            if !operated || written_result(pair[1]).is_none() {
+                continue;
+            }
+            let Some(value) = Arithmetic::whole(left) else {
+                continue;
+            };
+            found.push((
+                left.to_string(),
+                pair[1].trim().to_string(),
+                value.numbers(),
+            ));
+        }
+    }
+    found
+}
+
+/// Every equality a built-in narration writes out redoes at the decimals its result is
+/// written with: `0.80443 × 1 + 0.19557 × 3 = 1.39114`, not operands too short to give it.
+#[test]
+fn every_sum_a_built_in_narration_works_out_redoes_at_its_shown_precision() {
+    let mut checked = 0;
+    let mut in_backward = 0;
+    let mut wrong = Vec::new();
+    for builtin in BUILTIN {
+        let loaded = lesson(builtin.name);
+        for step in Step::ALL {
+            let Some(text) = loaded.lesson.narration.get(step) else {
+                continue;
+            };
+            for (left, right, values) in equalities(text) {
+                let Some(written) = written_result(&right) else {
+                    continue;
+                };
+                checked += 1;
+                in_backward += usize::from(builtin.name == "backward");
+                let lands = written.len() == values.len()
+                    && written
+                        .iter()
+                        .zip(&values)
+                        .all(|((shown, decimals), value)| {
+                            (shown - value).abs()
+                                <= 0.5 * 10f64.powi(-(*decimals as i32)) * (1.0 + 1e-9)
+                        });
+                if !lands {
+                    wrong.push(format!(
+                        "{} {step:?}: {left} = {right} gives {values:?}",
+                        builtin.name
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The reader finds the worked sums it is for: backward's six, and others'.
+    assert_eq!(in_backward, 6, "backward's worked sums");
+    assert!(checked >= 10, "only {checked} equalities found");
+    eprintln!("{checked} equalities checked");
+}
+
+#[test]
+fn the_narration_arithmetic_reader_redoes_what_is_written() {
+    let found =
+        equalities("so avg[cat] = 0.8044 × 1 + 0.1956 × 3 = 1.3911 (L itself), and [1, -1] = 1.");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!((found[0].2[0] - 1.3912).abs() < 1e-12);
+    let found =
+        equalities("W_q has 4 x 2 = 8 columns; dS = [0.5 × (1 − 2), 2 / 4] = [-0.5, 0.5]: √4 = 2");
+    let values: Vec<Vec<f64>> = found.iter().map(|(_, _, values)| values.clone()).collect();
+    assert_eq!(values, vec![vec![8.0], vec![-0.5, 0.5], vec![2.0]]);
+}

@@ -627,3 +627,33 @@ fn practice_on_all_heads_does_not_call_its_computed_weights_given() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_w_ov_screen_names_the_value_weights_of_the_heads_k_v_group() {
+    let mut app = common::gqa_lesson();
+    common::go_to(&mut app, "circuits");
+    // Four query heads in two K/V groups: heads 1–2 read W_v⁽¹⁾, heads 3–4 read W_v⁽²⁾.
+    for (head, group) in [(1, 1), (2, 1), (3, 2), (4, 2)] {
+        app.tutor_mut().unwrap().focus_on(MatrixName::WOV);
+        let screen = common::screen(&app, 120, 40);
+        let mark = |n: usize| ["⁽¹⁾", "⁽²⁾", "⁽³⁾", "⁽⁴⁾"][n - 1];
+        assert!(
+            screen.contains(&format!(
+                "W_OV{} = W_v{} · W_o{}, and W_o{} is rows",
+                mark(head),
+                mark(group),
+                mark(head),
+                mark(head)
+            )),
+            "head {head}: {screen}"
+        );
+        for other in (1..=4).filter(|&other| other != group) {
+            assert!(
+                !screen.contains(&format!("W_v{}", mark(other))),
+                "head {head} reads W_v{}, nothing else: {screen}",
+                mark(group)
+            );
+        }
+        update(&mut app, Action::NextHead);
+    }
+}

@@ -522,3 +522,21 @@ fn a_sinusoidal_position_is_worked_out_from_its_position_not_from_highlighted_ce
     let screen = common::screen(&app, 120, 40);
     assert!(screen.contains("Work it out from its position"), "{screen}");
 }
+
+#[test]
+fn t_outside_practice_says_what_it_does_and_how_to_start_practice() {
+    let entries = App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == "generation")
+        .unwrap();
+    let mut app = App::new(entries, Some(index));
+    app.tutor_mut().unwrap().go_to_step(5);
+    update(&mut app, Action::Hint);
+    let said = status(&app);
+    assert!(!said.contains("Nothing left to predict"), "{said}");
+    assert!(
+        said.contains("t gives a hint for a hidden ? in practice: x starts practice"),
+        "{said}"
+    );
+}

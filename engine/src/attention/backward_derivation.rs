@@ -230,19 +230,30 @@ impl BackwardRule {
                 let (d, result) = written(digits(&worked), decimals, result);
                 let note = if *paths {
                     "X reaches the loss three ways, through Q, K and V: their gradients add"
+                        .to_string()
                 } else {
-                    "the heads of a K/V group all read its keys and values: their gradients add"
+                    group_sum_note(attention, terms)
                 };
                 (
                     vec![
                         terms.iter().map(|term| name(term.cell)).collect(),
+                        // A negative term after the first in parentheses, as Add writes
+                        // `x + (y)`: never `+ -0.4`.
                         terms
                             .iter()
-                            .map(|term| format_number(term.value, d))
+                            .enumerate()
+                            .map(|(index, term)| {
+                                let number = format_number(term.value, d);
+                                if index > 0 && number.starts_with('-') {
+                                    format!("({number})")
+                                } else {
+                                    number
+                                }
+                            })
                             .collect(),
                         one(result),
                     ],
-                    Some(note.to_string()),
+                    Some(note),
                 )
             }
             BackwardRule::Block { from } => (
@@ -281,5 +292,44 @@ impl BackwardRule {
                 )
             }
         }
+    }
+}
+
+/// The note under a K/V group's gradient, the sum of its heads': the same mark ⁽¹⁾ is the
+/// group's number on dK_group and a head's on dK, so the note says which is which.
+fn group_sum_note(attention: &Attention, terms: &[Operand]) -> String {
+    use crate::pipeline::MatrixName;
+    let Some(first) = terms.first() else {
+        return "the heads of a K/V group all read its keys and values: their gradients add"
+            .to_string();
+    };
+    let (group_matrix, what) = match first.cell.matrix {
+        MatrixName::DV => (MatrixName::DVGroup, "values"),
+        _ => (MatrixName::DKGroup, "keys"),
+    };
+    let heads = attention.heads();
+    let group = heads.group_of(first.cell.head);
+    let members: Vec<usize> = terms.iter().map(|term| term.cell.head + 1).collect();
+    let members = match members.as_slice() {
+        [one] => format!("head {one}"),
+        [a, b] => format!("heads {a} and {b}"),
+        [a, .., b] => format!("heads {a}–{b}"),
+        [] => String::new(),
+    };
+    let (group_symbol, head_symbol) = (
+        attention.symbol_in(group_matrix, first.cell.head),
+        attention.symbol(first.cell.matrix),
+    );
+    if heads.kv <= 1 {
+        format!(
+            "{members} share the one K/V group's {what}, so their gradients add: \
+             {group_symbol} has no mark, {head_symbol}⁽ʰ⁾ is marked with the head's number"
+        )
+    } else {
+        format!(
+            "{members} share K/V group {}'s {what}, so their gradients add: {group_symbol} \
+             is marked with the group's number, {head_symbol}⁽ʰ⁾ with the head's",
+            group + 1
+        )
     }
 }

@@ -20,7 +20,16 @@ impl Operation for HeadsProduct {
     }
 
     fn formula(&self, symbol: &dyn Fn(MatrixName) -> String) -> Option<String> {
-        Some(format!("Σ_h {}·{}ᵀ", symbol(self.left), symbol(self.right)))
+        // A K/V group's gradient (dK_group) is summed over the groups, g.
+        let over = match self.left.per() {
+            crate::pipeline::Per::KvGroup => "g",
+            _ => "h",
+        };
+        Some(format!(
+            "Σ_{over} {}·{}ᵀ",
+            symbol(self.left),
+            symbol(self.right)
+        ))
     }
 
     fn slips(&self) -> &'static [Variant] {

@@ -85,8 +85,9 @@ pub(super) fn backward_update(tutor: &mut Tutor, action: Action) -> Option<Statu
                 why: WholeLesson::GradientStep,
             });
             let now = tutor.attention.loss().unwrap_or(0.0);
+            // Both at the lesson's decimals, so that 1.2736 → 1.1580 lines up digit by digit.
             let num =
-                |value: f64| crate::attention::number::format_number(value, tutor.lesson.decimals);
+                |value: f64| crate::attention::number::format_fixed(value, tutor.lesson.decimals);
             let moved = if tutor.lesson.inputs.is_projected() {
                 "W_q, W_k, W_v"
             } else {
