@@ -182,6 +182,27 @@ fn show_cell_out_of_range_exits_2_with_a_message() {
         .stderr(predicate::str::contains("a row from 1 to 6"));
 }
 
+/// A step of generation shows one token's row: asking it for another token's row says that
+/// --token chooses that token's step.
+#[test]
+fn show_cell_of_another_tokens_row_in_a_generation_step_points_to_token() {
+    let dir = TempDir::new().unwrap();
+    attn_tutor(&dir)
+        .args([
+            "show",
+            "generation",
+            "--step",
+            "decode_output",
+            "--cell",
+            "mat,2",
+        ])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains("which --token chooses"))
+        .stderr(predicate::str::contains("its token's (“sat”, token 3 of 6"));
+}
+
 #[test]
 fn show_cell_without_a_comma_exits_2_with_a_message() {
     let dir = TempDir::new().unwrap();

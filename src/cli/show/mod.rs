@@ -587,6 +587,16 @@ pub(super) fn resolve_cell(
             _ => String::new(),
         }
     };
+    // A step of generation shows one token's row: another token's is another step's, which
+    // --token chooses.
+    if name.entry().rows == Axis::NewToken && token < attention.seq_len() {
+        return Err(format!(
+            "another token's row is another step's, which --token chooses; this step has one row, its token's ({}: write its label or {}), and expected ROW,COL has a column from 1 to {cols}{}",
+            crate::attention::token_words(attention, token),
+            token + 1,
+            or_label(name.entry().cols),
+        ));
+    }
     Err(format!(
         "expected ROW,COL with a row from 1 to {rows}{} and a column from 1 to {cols}{}",
         or_label(name.entry().rows),
