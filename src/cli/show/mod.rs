@@ -99,6 +99,9 @@ pub(crate) fn run(
     };
     // A step of one head has a section per head in a lesson of several.
     let heads = attention.heads().query;
+    // JSON holds a section's explained cells only: its narration, note and tables are not made
+    // for it (the online softmax's note walks every tile again).
+    let words = !matches!(format, ShowFormat::Json);
     let sections: Result<Vec<Section>, String> = steps
         .iter()
         .flat_map(|step| {
@@ -121,6 +124,7 @@ pub(crate) fn run(
                 (step, head, token),
                 cell,
                 only.is_none(),
+                words,
             )?;
             section.number = lesson_steps
                 .iter()
@@ -398,12 +402,15 @@ impl Section {
 
     /// `lenient`: when every step is shown, a cell that does not fit one step's matrix (a column
     /// of the scores is not a column of the output) is skipped there instead of refused.
+    /// Without `words` the section holds its explained cells alone: no narration, note or
+    /// tables.
     fn build(
         loaded: &LoadedLesson,
         attention: &Attention,
         (step, head, token): (Step, Option<usize>, usize),
         cell: Option<&str>,
         lenient: bool,
+        words: bool,
     ) -> Result<Section, String> {
         let in_head = head.unwrap_or(0);
         // Only a generation step's matrices are one token's; the online softmax is shown after
@@ -417,6 +424,7 @@ impl Section {
         };
         let lesson = &loaded.lesson;
         let narration = match lesson.narration.get(step) {
+            _ if !words => String::new(),
             Some(own) => own.to_string(),
             None => step.narration(&attention.plan).to_string(),
         };
@@ -424,13 +432,19 @@ impl Section {
         let shown = steps.contains(&step);
         let (matrices, derived) = if shown {
             (
-                screens::new_on(step, attention, &steps),
+                if words {
+                    screens::new_on(step, attention, &steps)
+                } else {
+                    Vec::new()
+                },
                 screens::computed_on(step, attention, &steps),
             )
         } else {
             (Vec::new(), Vec::new())
         };
-        let note = note(step, attention, lesson, shown, token);
+        let note = words
+            .then(|| note(step, attention, lesson, shown, token))
+            .flatten();
         let mut derivations = Vec::new();
         // What the heads share is explained once, in the first head's section.
         let derived: Vec<MatrixName> = derived
