@@ -59,28 +59,28 @@ pub enum Screen {
 
 // Read through the screen itself where the rest of the app is borrowed at the same time.
 impl Screen {
-    pub fn tutor(&self) -> Option<&Tutor> {
+    pub(crate) fn tutor(&self) -> Option<&Tutor> {
         match self {
             Screen::Tutor(tutor) => Some(tutor),
             _ => None,
         }
     }
 
-    pub fn tutor_mut(&mut self) -> Option<&mut Tutor> {
+    pub(crate) fn tutor_mut(&mut self) -> Option<&mut Tutor> {
         match self {
             Screen::Tutor(tutor) => Some(tutor),
             _ => None,
         }
     }
 
-    pub fn lab(&self) -> Option<&LabScreen> {
+    pub(crate) fn lab(&self) -> Option<&LabScreen> {
         match self {
             Screen::Lab(lab) => Some(lab),
             _ => None,
         }
     }
 
-    pub fn lab_mut(&mut self) -> Option<&mut LabScreen> {
+    pub(crate) fn lab_mut(&mut self) -> Option<&mut LabScreen> {
         match self {
             Screen::Lab(lab) => Some(lab),
             _ => None,

@@ -9,7 +9,7 @@ impl Derivation {
     /// The cell's rule worked out from its operands rounded to `decimals`, as the screen shows
     /// them; `None` for a rule whose operands the screen does not show side by side (an input,
     /// the sinusoid's angle, the online softmax's and the backward pass's own workings).
-    pub fn redone_from_shown(&self, decimals: usize) -> Option<f64> {
+    pub(crate) fn redone_from_shown(&self, decimals: usize) -> Option<f64> {
         let at = |value: f64| shown(value, decimals);
         match &self.rule {
             Rule::Dot { terms, .. } => Some(

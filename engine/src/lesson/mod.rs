@@ -11,7 +11,7 @@ mod generate;
 pub mod limits;
 mod load;
 mod nesting;
-pub(crate) mod parse;
+pub mod parse;
 pub mod schema;
 pub mod text;
 mod write;

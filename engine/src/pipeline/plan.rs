@@ -119,7 +119,7 @@ impl Heads {
 /// Why no lesson can have a shape: the lesson key that asks for what the rest excludes, and
 /// the reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The key the parser points at; empty for a fact no key sets (the circuits).
     pub key: &'static str,
     pub why: &'static str,
@@ -131,7 +131,7 @@ impl Shape {
     /// every shape this allows, and the parser refuses a lesson whose shape it refuses: a new
     /// fact of the shape that excludes others says so here, once, and the tests that walk
     /// every shape (a fact some shape ignores, a pass some shape lacks) say when it must.
-    pub fn refusal(&self) -> Option<Refusal> {
+    pub(crate) fn refusal(&self) -> Option<Refusal> {
         let added = matches!(self.positions, Positions::Sinusoidal | Positions::Learned);
         if added && !self.projected {
             return Some(Refusal {
@@ -734,7 +734,7 @@ impl Plan {
     /// their positions, so the embeddings themselves when nothing is added to them (and not
     /// whatever the projections read, which a step between may have changed); `output` is
     /// the heads' outputs projected by W_o when the lesson has W_o.
-    pub fn figure_source(&self, name: MatrixName) -> MatrixName {
+    pub(crate) fn figure_source(&self, name: MatrixName) -> MatrixName {
         let embeddings = match name {
             MatrixName::X => MatrixName::Embeddings,
             MatrixName::SourceX => MatrixName::SourceEmbeddings,
