@@ -183,7 +183,12 @@ fn move_cursor(from: Option<(u16, u16)>, (x, y): (u16, u16), out: &mut Vec<u8>) 
         return;
     };
     let mut moves = Vec::with_capacity(10);
-    if y > from_y {
+    if y > from_y && y - from_y <= 3 {
+        // Line feeds: a byte a row, shorter than `ESC[nB` up to 3 rows. In raw mode (the
+        // tutor's own terminal, and an ssh client's) a line feed only moves down, as in the
+        // browser's terminal; it scrolls only on the bottom row, which the cursor is not on.
+        moves.extend(std::iter::repeat_n(b'\n', usize::from(y - from_y)));
+    } else if y > from_y {
         relative(y - from_y, b'B', &mut moves);
     } else if y + 1 == from_y {
         // Reverse index: up one row, scrolling only on the top row, which the cursor is not on.
@@ -544,8 +549,10 @@ mod tests {
         assert_eq!(moved(None, (0, 0)), "\x1b[H");
         assert_eq!(moved(None, (4, 9)), "\x1b[10;5H");
         assert_eq!(moved(Some((2, 9)), (4, 9)), "\x1b[2C");
-        assert_eq!(moved(Some((30, 9)), (25, 10)), "\x1b[B\x1b[5D");
-        assert_eq!(moved(Some((30, 9)), (0, 10)), "\x1b[B\r");
+        assert_eq!(moved(Some((30, 9)), (25, 10)), "\n\x1b[5D");
+        assert_eq!(moved(Some((30, 9)), (0, 10)), "\n\r");
+        assert_eq!(moved(Some((31, 9)), (30, 12)), "\n\n\n\x08");
+        assert_eq!(moved(Some((31, 9)), (30, 13)), "\x1b[4B\x08");
         assert_eq!(moved(Some((3, 30)), (100, 2)), "\x1b[3;101H");
         assert_eq!(moved(Some((9, 5)), (7, 4)), "\x1bM\x08\x08");
     }

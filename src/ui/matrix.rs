@@ -441,7 +441,18 @@ impl Widget for MatrixPanel<'_> {
             } else {
                 theme.muted()
             };
-            buf.set_stringn(geometry.cell_x(col), area.y + 1, label, width, style);
+            // Only the label takes the column's mark, not the blanks before it: a cursor move
+            // then rewrites the label's characters, not the column's whole width.
+            let blanks = label.len() - label.trim_start_matches(' ').len();
+            let x = geometry.cell_x(col);
+            buf.set_stringn(x, area.y + 1, &label[..blanks], blanks, theme.muted());
+            buf.set_stringn(
+                x + blanks as u16,
+                area.y + 1,
+                &label[blanks..],
+                width - blanks,
+                style,
+            );
         }
 
         for row in geometry.rows.clone() {

@@ -465,13 +465,15 @@ fn result_line(tutor: &Tutor, cell: Cell, width: usize) -> Option<usize> {
             .map_or(0, |note| wrap_words(&capitalized(&note), width).len());
     if by_head.is_some_and(|lines| lines < all_lines) {
         let parts = derivation.head_parts(&tutor.attention, tutor.lesson.decimals)?;
-        whole_lines = sides_lines(&parts.whole, width).len();
+        let sum = parts.wholes.get(tutor.head.min(parts.wholes.len() - 1))?;
+        whole_lines = sides_lines(sum, width).len();
     }
     whole_lines.checked_sub(1)
 }
 
-/// concat · W_o written head by head: the cell as the sum of the heads' parts, then the part of
-/// the head shown (< and > choose it) term by term. Used where it is shorter than the whole sum
+/// concat · W_o written head by head: the cell as the sum of the heads' parts (of more than
+/// three heads, the shown head's part plus the other heads'), then the part of the head shown
+/// (< and > choose it) term by term. Used where it is shorter than the whole sum
 /// (64 terms from 8 heads): every line of that sum changes on a cursor move, and it reads as
 /// a wall of products rather than as the heads' parts the step is about.
 fn by_head(tutor: &Tutor, cell: Cell, width: usize) -> Option<Vec<String>> {
@@ -479,17 +481,17 @@ fn by_head(tutor: &Tutor, cell: Cell, width: usize) -> Option<Vec<String>> {
         .attention
         .derive(cell)?
         .head_parts(&tutor.attention, tutor.lesson.decimals)?;
-    let mut whole = parts.whole;
-    let mut head = parts
-        .heads
-        .get(tutor.head.min(parts.heads.len() - 1))?
-        .clone();
+    let shown = tutor.head.min(parts.heads.len() - 1);
+    let mut whole = parts.wholes.get(shown)?.clone();
+    let mut head = parts.heads.get(shown)?.clone();
     // In fixed places, so that a move to the next cell rewrites digits, not whole lines.
     if let Some(numbers) = whole.sides.get_mut(2) {
-        // A part is at most the head's width times the largest numbers of its two matrices.
+        // A part is at most the head's width times the largest numbers of its two matrices;
+        // the other heads' parts, when written as one number, as many times that as they are.
+        let heads = parts.heads.len();
         let per_head = tutor
             .values(MatrixName::WO)
-            .map_or(1, |w_o| w_o.nrows() / numbers.len().max(1));
+            .map_or(1, |w_o| w_o.nrows() / heads.max(1));
         let largest = |matrix| {
             tutor.values(matrix).map_or(0.0, |values| {
                 values
@@ -506,7 +508,20 @@ fn by_head(tutor: &Tutor, cell: Cell, width: usize) -> Option<Vec<String>> {
             .max()
             .unwrap_or(0)
             .max(tutor.lesson.decimals + 1);
-        *numbers = right_aligned(numbers, &[format_fixed(bound, decimals).len() + 3]);
+        let widest = |bound: f64| format_fixed(bound, decimals).len() + 3;
+        *numbers = if numbers.len() == heads {
+            right_aligned(numbers, &[widest(bound)])
+        } else {
+            // Head h's part, then the other heads' parts.
+            let others = bound * heads.saturating_sub(1) as f64;
+            numbers
+                .iter()
+                .zip([bound, others])
+                .flat_map(|(number, bound)| {
+                    right_aligned(std::slice::from_ref(number), &[widest(bound)])
+                })
+                .collect()
+        };
     }
     if let (Some(products), Rule::Dot { terms, .. }) =
         (head.sides.get_mut(1), &tutor.attention.derive(cell)?.rule)

@@ -477,22 +477,53 @@ fn head_parts_unredone(name: &str, text: &str) -> (usize, Vec<String>) {
             continue;
         };
         cells += 1;
-        for explanation in std::iter::once(&parts.whole).chain(&parts.heads) {
+        for explanation in parts.wholes.iter().chain(&parts.heads) {
             let working = joined(explanation);
             for equality in unredone(&working, decimals) {
                 wrong.push(format!("{name}: {equality}\n    in {working}"));
             }
         }
+        let heads = parts.heads.len();
+        let Some(Rule::Dot { terms, .. }) = attention.derive(cell).map(|d| d.rule) else {
+            unreachable!("written head by head, so a dot product");
+        };
+        let exact: Vec<f64> = terms
+            .chunks(terms.len() / heads)
+            .map(|block| block.iter().map(|(a, b)| a.value * b.value).sum())
+            .collect();
         for (head, explanation) in parts.heads.iter().enumerate() {
-            let said = parts.whole.sides[2][head]
-                .trim_start_matches('(')
-                .trim_end_matches(')');
+            let sum = &parts.wholes[head].sides;
+            // Of more than three heads: head h's part, then the other heads' parts as one.
+            let at = if sum[2].len() == heads { head } else { 0 };
+            let said = sum[2][at].trim_start_matches('(').trim_end_matches(')');
             let own = explanation.sides.last().unwrap()[0].trim_start_matches("≈ ");
             if said != own {
                 wrong.push(format!(
                     "{name}: head {} is {said} in the sum, {own} alone",
                     head + 1
                 ));
+            }
+            if sum[2].len() != heads {
+                let words = format!("the other {} heads' parts", heads - 1);
+                let others = sum[2][1].trim_start_matches('(').trim_end_matches(')');
+                let exact_others: f64 = (0..heads)
+                    .filter(|&other| other != head)
+                    .map(|other| exact[other])
+                    .sum();
+                let k = others
+                    .split_once('.')
+                    .map_or(0, |(_, fraction)| fraction.len());
+                if sum[1] != [format!("head {}'s part", head + 1), words.clone()]
+                    || (others.parse::<f64>().unwrap() - exact_others).abs()
+                        > 0.5 * 10f64.powi(-(k as i32)) + 1e-9
+                {
+                    wrong.push(format!(
+                        "{name}: head {}'s sum {:?} = {:?}: the other parts are {exact_others}",
+                        head + 1,
+                        sum[1],
+                        sum[2]
+                    ));
+                }
             }
         }
     }

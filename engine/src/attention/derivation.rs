@@ -682,7 +682,9 @@ impl Derivation {
 
     /// concat · W_o written head by head, for a sum too long to read whole (64 terms from 8
     /// heads): the cell as the sum of the heads' parts, and each part as its own dot product,
-    /// head h's output times its block of W_o's rows. `None` for any other working.
+    /// head h's output times its block of W_o's rows. Of more than three heads the sum is
+    /// written for each head h as head h's part plus the other heads' parts, so that a learner
+    /// reading head h's terms adds two numbers, not eight. `None` for any other working.
     pub fn head_parts(&self, attention: &Attention, decimals: usize) -> Option<HeadParts> {
         let Rule::Dot {
             terms,
@@ -696,16 +698,6 @@ impl Derivation {
             .iter()
             .map(|block| block.iter().map(|(a, b)| a.value * b.value).sum())
             .collect();
-        // The parts take the decimals that make their sum, as written, land on the result.
-        let result = format_number(self.value, decimals);
-        let found = landing_digits(decimals, &result, |k| {
-            parts.iter().map(|part| shown(*part, k)).sum::<f64>()
-        });
-        let (k, mut result) = written(found, decimals, &result);
-        let fixed = format_fixed(self.value, decimals);
-        if self.value.fract() != 0.0 && fixed.starts_with(&result) {
-            result = fixed;
-        }
         let in_a_sum = |text: String| {
             if text.starts_with('-') {
                 format!("({text})")
@@ -722,34 +714,76 @@ impl Derivation {
         );
         let symbol = attention.symbol_in(right.cell.matrix, right.cell.head);
         let col = attention.column_label(right.cell.matrix, self.cell.col);
-        let whole = Explanation {
-            name: attention.cell_name(self.cell),
-            sides: vec![
-                vec![format!("{row} · {symbol}[:, {col}]")],
-                if parts.len() > 3 {
-                    vec![
-                        "head 1's part".to_string(),
-                        "…".to_string(),
-                        format!("head {}'s part", parts.len()),
-                    ]
-                } else {
+        let formula = vec![format!("{row} · {symbol}[:, {col}]")];
+        // The numbers summed, each with the decimals that make their sum, as written, land on
+        // the result: the parts' decimals and the result as written.
+        let landed = |numbers: &[f64]| {
+            let result = format_number(self.value, decimals);
+            let found = landing_digits(decimals, &result, |k| {
+                numbers.iter().map(|number| shown(*number, k)).sum::<f64>()
+            });
+            let (k, mut result) = written(found, decimals, &result);
+            let fixed = format_fixed(self.value, decimals);
+            if self.value.fract() != 0.0 && fixed.starts_with(&result) {
+                result = fixed;
+            }
+            (k, result)
+        };
+        // Each head's sum, and the decimals its own part is written with there.
+        let wholes: Vec<(usize, Explanation)> = if parts.len() > 3 {
+            (0..parts.len())
+                .map(|head| {
+                    let others: f64 = parts
+                        .iter()
+                        .enumerate()
+                        .filter(|&(other, _)| other != head)
+                        .map(|(_, part)| part)
+                        .sum();
+                    let (k, result) = landed(&[parts[head], others]);
+                    let sum = Explanation {
+                        name: attention.cell_name(self.cell),
+                        sides: vec![
+                            formula.clone(),
+                            vec![
+                                format!("head {}'s part", head + 1),
+                                format!("the other {} heads' parts", parts.len() - 1),
+                            ],
+                            vec![
+                                in_a_sum(format_number(parts[head], k)),
+                                in_a_sum(format_number(others, k)),
+                            ],
+                            vec![result],
+                        ],
+                        note: None,
+                    };
+                    (k, sum)
+                })
+                .collect()
+        } else {
+            let (k, result) = landed(&parts);
+            let sum = Explanation {
+                name: attention.cell_name(self.cell),
+                sides: vec![
+                    formula,
                     (1..=parts.len())
                         .map(|head| format!("head {head}'s part"))
-                        .collect()
-                },
-                parts
-                    .iter()
-                    .map(|part| in_a_sum(format_number(*part, k)))
-                    .collect(),
-                vec![result],
-            ],
-            note: None,
+                        .collect(),
+                    parts
+                        .iter()
+                        .map(|part| in_a_sum(format_number(*part, k)))
+                        .collect(),
+                    vec![result],
+                ],
+                note: None,
+            };
+            vec![(k, sum); parts.len()]
         };
         let heads = blocks
             .iter()
             .zip(&parts)
             .enumerate()
             .map(|(head, (block, part))| {
+                let k = wholes[head].0;
                 let part = format_number(*part, k);
                 let worked = |d: usize| {
                     block
@@ -797,15 +831,18 @@ impl Derivation {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(HeadParts { whole, heads })
+        let wholes = wholes.into_iter().map(|(_, sum)| sum).collect();
+        Some(HeadParts { wholes, heads })
     }
 }
 
 /// A cell of concat · W_o written head by head (see `Derivation::head_parts`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeadParts {
-    /// `output[t1, 1] = concat[t1, :] · W_o[:, 1] = head 1's part + … = p₁ + … = result`.
-    pub whole: Explanation,
+    /// Each head's sum of the parts: `output[t1, 1] = concat[t1, :] · W_o[:, 1] = head h's
+    /// part + the other 7 heads' parts = p + r = result`; of three heads or fewer every part,
+    /// alike for each head.
+    pub wholes: Vec<Explanation>,
     /// Each head's part as its own dot product, landing on the part as `whole` writes it.
     pub heads: Vec<Explanation>,
 }
