@@ -11,7 +11,7 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
     let text = typed.trim().replace('\u{2212}', "-");
     let shown = printable(typed.trim());
     if text.is_empty() {
-        return Err("type a number, or press Esc to keep the old value".to_string());
+        return Err("nothing typed; type a number".to_string());
     }
     let lower = text.to_ascii_lowercase();
     // A mask cell is an additive bias: -inf hides the key, a finite number shifts its score.

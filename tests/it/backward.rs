@@ -1317,3 +1317,21 @@ fn the_backward_lesson_says_its_own_l_has_no_lowest_value() {
     far.gradient_step(&attention, 1000.0);
     assert!(Attention::compute(&far).loss().unwrap() < -100.0);
 }
+
+#[test]
+fn capital_g_before_the_backward_pass_says_what_it_is_for_and_opens_no_prompt() {
+    use attn_tutor::app::{Action, Overlay, update};
+    let entries = attn_tutor::app::App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == "cat-sleeps")
+        .unwrap();
+    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    update(&mut app, Action::SetLearningRate);
+    assert!(matches!(app.overlay, Overlay::None), "{:?}", app.overlay);
+    let said = app.status.as_ref().unwrap().text.clone();
+    assert!(
+        said.contains("once the lesson has a backward pass: d adds one"),
+        "{said}"
+    );
+}

@@ -502,6 +502,23 @@ fn an_invalid_number_keeps_the_prompt_open_and_shows_an_error() {
     insta::assert_snapshot!("cat-sleeps_edit_error_80x24", text_and_mask(&buffer));
 }
 
+/// Enter on an empty prompt says once that the old value is kept and Esc leaves.
+#[test]
+fn an_empty_edit_says_nothing_was_typed_and_the_old_value_is_kept_once() {
+    let mut app = open(lesson_index("cat-sleeps"));
+    update(&mut app, Action::GoToStep(1));
+    update(&mut app, Action::Edit);
+    update(&mut app, Action::Submit);
+    let said = app
+        .status
+        .as_ref()
+        .map(|status| status.text.clone())
+        .unwrap_or_default();
+    assert!(said.contains("nothing typed; type a number"), "{said}");
+    assert_eq!(said.matches("old value").count(), 1, "{said}");
+    assert_eq!(said.matches("Esc").count(), 1, "{said}");
+}
+
 #[test]
 fn an_edit_marks_the_numbers_it_changed() {
     // On the Projection step the edited embedding and the queries it feeds share the screen.

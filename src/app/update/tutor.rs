@@ -78,6 +78,12 @@ pub(super) fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Undo | Action::Redo | Action::Reset | Action::Reroll => {
             status = history_update(tutor, action);
         }
+        Action::SetLearningRate if tutor.lesson.grad_output.is_none() => {
+            status = Some(Status::info(
+                "G sets η, the size of g's gradient step, once the lesson has a backward pass: \
+                 d adds one",
+            ));
+        }
         Action::SetLearningRate => {
             app.overlay = Overlay::Prompt(Prompt {
                 purpose: PromptFor::LearningRate,
