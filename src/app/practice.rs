@@ -176,6 +176,14 @@ pub(crate) fn toggle(tutor: &mut Tutor) -> Status {
     }
     tutor.practice = Some(Practice::default());
     let targets = tutor.practice_targets();
+    // On a later target than the step's first, the cursor goes to the first's first hidden
+    // cell: the later one's operands (weights_t's scores) would be hidden behind ? too.
+    if let Some(first) = tutor.hidden_cells().first().copied()
+        && targets.contains(&tutor.focus)
+        && first.matrix != tutor.focus
+    {
+        go_to_cell(tutor, first);
+    }
     match tutor.practice_target() {
         Some(target) => {
             tutor.focus_on(target);

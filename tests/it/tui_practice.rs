@@ -540,3 +540,27 @@ fn t_outside_practice_says_what_it_does_and_how_to_start_practice() {
         "{said}"
     );
 }
+
+/// Practice started with the cursor on a later result of the step begins at the first, whose
+/// operands are on the screen: weights_t is asked after scores_t, not while it is hidden.
+#[test]
+fn practice_starts_at_the_steps_first_result_whatever_the_cursor_is_on() {
+    let entries = App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == "generation")
+        .unwrap();
+    let mut app = App::new(entries, Some(index));
+    let tutor = app.tutor_mut().unwrap();
+    let step = tutor
+        .steps
+        .iter()
+        .position(|step| *step == Step::DecodeWeights)
+        .unwrap();
+    tutor.go_to_step(step);
+    tutor.focus_on(MatrixName::DecodeWeights);
+    update(&mut app, Action::TogglePractice);
+    let cell = selected(&app);
+    assert_eq!(cell.matrix, MatrixName::DecodeScores, "{cell:?}");
+    assert!(hidden(&app, cell));
+}
