@@ -514,17 +514,23 @@ impl Tutor {
 }
 
 /// The `source` of a lesson saved with edited numbers: where the original came from, and what
-/// was left out, within the format's 200 characters.
+/// was left out, within the format's 200 characters. Where the original leaves no room for the
+/// whole note, a shorter one keeps the attribution whole; only a source too long for even that
+/// is cut.
 fn edited_source(original: &str) -> String {
     const NOTE: &str = "numbers edited in attn-tutor; the narration and printed figures written \
                         for the original numbers were left out";
-    let room = MAX_SOURCE_CHARS - NOTE.chars().count() - " (…): ".chars().count();
+    const SHORT: &str = "numbers edited in attn-tutor";
     if original.is_empty() {
         return format!("{}{}", NOTE[..1].to_uppercase(), &NOTE[1..]);
     }
-    let mut from: String = original.chars().take(room).collect();
-    if from.chars().count() < original.chars().count() {
-        from.push('…');
+    let length = original.chars().count();
+    for note in [NOTE, SHORT] {
+        if length + ": ".len() + note.chars().count() <= MAX_SOURCE_CHARS {
+            return format!("{original}: {note}");
+        }
     }
-    format!("{from}: {NOTE}")
+    let room = MAX_SOURCE_CHARS - SHORT.chars().count() - "…: ".chars().count();
+    let from: String = original.chars().take(room).collect();
+    format!("{from}…: {SHORT}")
 }

@@ -520,6 +520,29 @@ fn a_lesson_saved_with_edited_numbers_leaves_out_the_narration_written_for_the_o
     );
 }
 
+/// The note about the edit never cuts the attribution of a source that fits beside a shorter
+/// note: gqa's cites both papers whole.
+#[test]
+fn a_lesson_saved_with_edited_numbers_keeps_its_sources_attribution_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("edited.toml");
+    let mut app = open("gqa");
+    let original = app.tutor().unwrap().lesson.source.clone();
+    edit(&mut app, "2");
+    save_to(&mut app, &path);
+    let reloaded = load_file(&path).expect("the saved lesson loads").lesson;
+    assert!(
+        reloaded.source.starts_with(&format!("{original}: ")),
+        "{}",
+        reloaded.source
+    );
+    assert!(
+        reloaded.source.ends_with("numbers edited in attn-tutor"),
+        "{}",
+        reloaded.source
+    );
+}
+
 #[test]
 fn a_lesson_saved_unchanged_keeps_its_own_words() {
     let dir = tempfile::tempdir().unwrap();
