@@ -282,14 +282,34 @@ fn draw_lines(
             .map(|line| (line.clone(), Style::new()))
             .collect()
     };
+    let width = usize::from(area.width);
     for (offset, (line, style)) in shown.into_iter().enumerate() {
         buf.set_stringn(
             area.x,
             area.y + offset as u16,
-            fit(&line, usize::from(area.width)),
-            usize::from(area.width),
+            fit(&line, width),
+            width,
             style,
         );
+    }
+    // Two rows hide the middle with no row for the "…": it goes after the result, where it
+    // fits, so that a learner knows a line is missing.
+    if height == 2 && lines.len() > 2 {
+        let hidden = lines.len() - 2;
+        let marker = format!(
+            "   … {hidden} more line{}",
+            if hidden == 1 { "" } else { "s" }
+        );
+        let after = columns(&lines[kept]);
+        if after + columns(&marker) <= width {
+            buf.set_stringn(
+                area.x + after as u16,
+                area.y + 1,
+                &marker,
+                width - after,
+                theme.muted(),
+            );
+        }
     }
 }
 
@@ -881,12 +901,12 @@ mod elision_tests {
 
     fn drawn(lines: &[&str], result: Option<usize>, height: u16) -> Vec<String> {
         let lines: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
-        let area = Rect::new(0, 0, 20, height);
+        let area = Rect::new(0, 0, 30, height);
         let mut buf = Buffer::empty(area);
         draw_lines(&lines, result, area, &Theme::monochrome(), &mut buf);
         (0..height)
             .map(|y| {
-                (0..20)
+                (0..30)
                     .map(|x| buf[(x, y)].symbol())
                     .collect::<String>()
                     .trim_end()
@@ -912,7 +932,15 @@ mod elision_tests {
             drawn(&lines, None, 3),
             ["a = f", "   … 4 more lines", "hint"]
         );
-        // Two lines, where the narration took the rest: the first and the result.
-        assert_eq!(drawn(&lines, Some(2), 2), ["a = f", "  = 3"]);
+        // Two lines, where the narration took the rest: the first and the result, and after
+        // it, where it fits, how many lines are hidden.
+        assert_eq!(
+            drawn(&lines, Some(2), 2),
+            ["a = f", "  = 3   … 4 more lines"]
+        );
+        assert_eq!(
+            drawn(&lines[..3], Some(2), 2),
+            ["a = f", "  = 3   … 1 more line"]
+        );
     }
 }
