@@ -469,18 +469,46 @@ impl Tutor {
             });
     }
 
-    /// Whether the learner changed what the lesson's own words describe: its numbers, mask,
-    /// scaling or token labels. Its narration, title and printed figures were written for
-    /// the original ones.
+    /// Whether the learner changed what the lesson's own words describe: its numbers (the
+    /// inputs, dL/d(output) too), mask, scaling, heads or token labels. Its narration, title
+    /// and printed figures were written for the original ones.
     pub fn numbers_changed(&self) -> bool {
-        self.lesson.inputs != self.original.inputs
-            || self.lesson.positions != self.original.positions
-            || self.lesson.mask != self.original.mask
-            || self.lesson.scale != self.original.scale
-            || self.lesson.tokens != self.original.tokens
-            || self.lesson.w_o != self.original.w_o
-            || self.lesson.source_tokens != self.original.source_tokens
-            || self.lesson.source_embeddings != self.original.source_embeddings
+        // Every field named, so that a new one is a decision here, not a silent "unchanged".
+        let Lesson {
+            title: _,
+            source: _,
+            summary: _,
+            format: _,
+            focus: _,
+            decimals: _,
+            narration: _,
+            expected: _,
+            // How the online softmax walks the keys and whether generation is shown change no
+            // number a step's words quote.
+            tile: _,
+            decode: _,
+            tokens,
+            source_tokens,
+            inputs,
+            source_embeddings,
+            scale,
+            mask,
+            positions,
+            heads,
+            w_o,
+            grad_output,
+        } = &*self.lesson;
+        let original = &*self.original;
+        *tokens != original.tokens
+            || *source_tokens != original.source_tokens
+            || *inputs != original.inputs
+            || *source_embeddings != original.source_embeddings
+            || *scale != original.scale
+            || *mask != original.mask
+            || *positions != original.positions
+            || *heads != original.heads
+            || *w_o != original.w_o
+            || *grad_output != original.grad_output
     }
 
     /// The lesson as it would be saved. Once the numbers differ from the original, what was

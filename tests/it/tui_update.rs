@@ -557,6 +557,23 @@ fn a_lesson_saved_unchanged_keeps_its_own_words() {
 }
 
 #[test]
+fn editing_dl_d_output_shows_that_the_backward_words_were_written_for_other_numbers() {
+    // The backward lesson's words quote L and the gradients, which dO changes.
+    let narration_text = |app: &App| common::screen(app, 120, 40);
+    let mut app = open("backward");
+    common::go_to(&mut app, "backward_values");
+    assert!(!narration_text(&app).contains("You have changed"));
+    app.tutor_mut().unwrap().focus_on(MatrixName::DOutput);
+    edit(&mut app, "2");
+    assert!(app.tutor().unwrap().numbers_changed(), "{}", status(&app));
+    assert!(
+        narration_text(&app).contains("You have changed the lesson"),
+        "{}",
+        narration_text(&app)
+    );
+}
+
+#[test]
 fn renaming_a_token_shows_that_the_lessons_text_was_written_for_other_words() {
     let narration_text = |app: &App| common::screen(app, 120, 40);
     let mut app = open("cat-sleeps");
