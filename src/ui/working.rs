@@ -849,11 +849,25 @@ fn stable_softmax_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
         .map(|d| d.rule)
     {
         Some(Rule::Softmax { row_max, .. }) => {
-            let max = format_number(row_max, decimals);
-            format!(
-                "Aside: libraries take exp(x − {max}), the row maximum subtracted. e^−{max} \
-                 cancels in the quotient, so the weights are the same, and exp cannot overflow."
-            )
+            let max = format_number(row_max.abs(), decimals);
+            // "x − -0.5" and "e^−0" would each make the learner stop and translate.
+            if row_max == 0.0 {
+                "Aside: libraries subtract the row maximum from each score before exp, so that \
+                 exp cannot overflow; this row's maximum is 0, so subtracting it changes \
+                 nothing here."
+                    .to_string()
+            } else {
+                let (shifted, factor) = if row_max < 0.0 {
+                    (format!("x + {max}"), format!("e^{max}"))
+                } else {
+                    (format!("x − {max}"), format!("e^−{max}"))
+                };
+                format!(
+                    "Aside: libraries take exp({shifted}), the row maximum subtracted. {factor} \
+                     cancels in the quotient, so the weights are the same, and exp cannot \
+                     overflow."
+                )
+            }
         }
         Some(Rule::FullyMasked { .. }) => format!(
             "Every key of {} is hidden by the mask: each exp(-inf) is 0 and the sum is 0. 0 / 0 \

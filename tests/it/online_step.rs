@@ -511,3 +511,37 @@ fn a_row_masked_so_far_and_a_row_masked_throughout_are_said_so() {
         "{words}"
     );
 }
+
+#[test]
+fn the_last_tiles_l_is_called_the_softmax_denominator_over_e_to_the_row_maximum() {
+    // The Softmax step's working divides by Σ e^s itself (backward: 4.1133 / 5.1133), while l
+    // sums e^(s − m): calling l that denominator was false whenever m ≠ 0.
+    let builtin = BUILTIN.iter().find(|b| b.name == "backward").unwrap();
+    let lesson = common::valid_lesson(builtin.text);
+    let attention = Attention::compute(&lesson);
+    let last = attention.tile_count() - 1;
+    for row in 0..lesson.seq_len() {
+        let l_cell = Cell::new(MatrixName::OnlineSum, row, 0).at_tile(last);
+        let l = attention.value(l_cell).unwrap();
+        let m = attention
+            .value(Cell::new(MatrixName::OnlineMax, row, 0).at_tile(last))
+            .unwrap();
+        let scaled = attention
+            .value(Cell::new(MatrixName::Scaled, row, 0))
+            .unwrap();
+        let weight = attention
+            .value(Cell::new(MatrixName::Weights, row, 0))
+            .unwrap();
+        let denominator = scaled.exp() / weight;
+        assert!((l * m.exp() - denominator).abs() < 1e-9 * denominator);
+        assert!(
+            m != 0.0,
+            "the row's maximum is not 0, so l is not Σ e^s itself"
+        );
+        let words = attention.derive(l_cell).unwrap().explain(&attention, 4);
+        assert!(
+            words.contains("the Softmax step's denominator Σ e^s divided by e^m"),
+            "{words}"
+        );
+    }
+}

@@ -225,6 +225,78 @@ fn the_default_softmax_and_output_texts_are_true_under_a_mask() {
     );
 }
 
+#[test]
+fn the_softmax_text_says_the_workings_take_exp_of_the_score_itself() {
+    // The backward lesson's working is exp(1.4142) = 4.1133: nothing subtracted. The text said
+    // "The row maximum is subtracted first".
+    let softmax = &Step::Softmax.default_narrations().join("\n");
+    assert!(
+        softmax.contains("The workings show exp(score) itself; libraries subtract the row maximum"),
+        "{softmax}"
+    );
+    let loaded = lesson("backward");
+    let attention = Attention::compute(&loaded.lesson);
+    let working = attention
+        .derive(attn_tutor::attention::Cell::new(MatrixName::Weights, 0, 0))
+        .unwrap()
+        .explain(&attention, loaded.lesson.decimals);
+    assert!(
+        working.contains("exp(1.414214) / Σ exp(scaled[cat, :]) = 4.1133 / 5.1133"),
+        "{working}"
+    );
+}
+
+#[test]
+fn the_softmax_aside_writes_a_zero_or_negative_row_maximum_as_a_learner_would() {
+    // Row maxima 1.414, 0 and −0.354 after scaling by √2.
+    let mut app = lesson_app(
+        "maxima",
+        r#"title = "Row maxima"
+format = 1
+tokens = ["a", "b", "c"]
+q = [[1, 0], [0, 0], [-1, 0]]
+k = [[1, 0], [0.5, 0], [2, 0]]
+v = [[1, 0], [0, 1], [1, 1]]
+"#,
+    );
+    go_to(&mut app, "softmax");
+    let mut asides = Vec::new();
+    for _ in 0..3 {
+        let screen = crate::common::screen(&app, 120, 40);
+        let aside: String = screen
+            .lines()
+            .skip_while(|line| !line.contains("Aside:"))
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ");
+        asides.push(aside);
+        attn_tutor::app::update(
+            &mut app,
+            attn_tutor::app::Action::Move(attn_tutor::app::Direction::Down),
+        );
+    }
+    assert!(
+        asides[0].contains("exp(x − 1.414)") && asides[0].contains("e^−1.414"),
+        "{}",
+        asides[0]
+    );
+    assert!(
+        asides[1].contains("this row's maximum is 0"),
+        "{}",
+        asides[1]
+    );
+    assert!(!asides[1].contains("x − 0"), "{}", asides[1]);
+    assert!(
+        asides[2].contains("exp(x + 0.354)") && asides[2].contains("e^0.354"),
+        "{}",
+        asides[2]
+    );
+    assert!(
+        asides.iter().all(|aside| !aside.contains("−-")),
+        "{asides:?}"
+    );
+}
+
 // --- item 5: why cat-sat-mat's document shows [0.4012, 0.4721] --------------------------------
 
 #[test]

@@ -395,8 +395,9 @@ impl OnlineRule {
                 .to_string();
         }
         if self.part == OnlinePart::Sum {
-            return "the last tile: l is the whole row's Σ e^(s − max), the Softmax step's \
-                    denominator"
+            // The Softmax step's working divides by Σ e^s itself: l is that sum over e^m.
+            return "the last tile: l is the whole row's Σ e^(s − m), m its maximum: the \
+                    Softmax step's denominator Σ e^s divided by e^m"
                 .to_string();
         }
         let l = attention

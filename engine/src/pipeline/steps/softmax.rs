@@ -10,8 +10,9 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         "Softmax turns each row of scores into weights that sum to 1: exp(score) divided by \
          the sum of the exps of its row. Every weight is positive, except where a mask hides \
          the key with -inf: that weight is exactly 0, and a row whose every key is hidden is \
-         all 0 here. The row maximum is subtracted first; that changes nothing in the result \
-         but keeps exp from overflowing."
+         all 0 here. The workings show exp(score) itself; libraries subtract the row maximum \
+         first, which cancels in the quotient (the weights are the same) and keeps exp from \
+         overflowing."
             .into()
     },
     shown: |_| true,
