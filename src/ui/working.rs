@@ -791,17 +791,48 @@ fn softmax_quotient(tutor: &Tutor, selected: Option<Cell>, width: u16) -> Vec<St
     };
     let explanation = derivation.explanation(attention, tutor.lesson.decimals);
     // Softmax cells skip the `exp(x) / Σ exp(row)` side; other cells show all of theirs.
-    let sides: Vec<String> = match derivation.rule {
-        Rule::Softmax { .. } => explanation
-            .sides
-            .iter()
-            .skip(1)
-            .map(|s| s.join(" + "))
-            .collect(),
+    let sides: Vec<String> = match &derivation.rule {
+        Rule::Softmax { row, .. } => {
+            let mut sides: Vec<String> = explanation
+                .sides
+                .iter()
+                .skip(1)
+                .map(|s| s.join(" + "))
+                .collect();
+            if let [quotient, result] = sides.as_mut_slice()
+                && let Some(as_tabled) = quotient_as_tabled(tutor, row, quotient, result)
+            {
+                *quotient = as_tabled;
+            }
+            sides
+        }
         _ => explanation.sides.iter().map(|s| s.join(" + ")).collect(),
     };
     let text = format!("{} = {}", explanation.name, sides.join(" = "));
     wrap_words(&text, usize::from(width))
+}
+
+/// The quotient with the row's Σ written as the table beside it writes it (`1 / 20.0370`, not
+/// `1 / 20.037`), when that still lands on `result` as written; `None` for the stable form (its
+/// table writes Σ exp(x − max)) or when the table's digits are too few.
+fn quotient_as_tabled(
+    tutor: &Tutor,
+    row: &[crate::attention::Operand],
+    quotient: &str,
+    result: &str,
+) -> Option<String> {
+    let sum: f64 = row.iter().map(|operand| operand.value.exp()).sum();
+    if softmax_is_shifted(sum) {
+        return None;
+    }
+    let sum = format_fixed(sum, table_decimals(tutor));
+    // The exp keeps the digits the working gave it: "1", "4.1133".
+    let (exp, _) = quotient.split_once(" / ")?;
+    let result_decimals = result
+        .split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len());
+    let redone = exp.parse::<f64>().ok()? / sum.parse::<f64>().ok()?;
+    (format_fixed(redone, result_decimals) == result).then(|| format!("{exp} / {sum}"))
 }
 
 /// A horizontal bar of `width` columns filled in eighths.
@@ -833,7 +864,8 @@ fn entropy_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
         let bits = if most == "1" { "bit" } else { "bits" };
         format!(
             "Entropy: {} of log₂ {visible} = {most} {bits} ({:.0} %){reading}.",
-            format_number(entropy, 2),
+            // As the other rows write theirs: 0.90, not 0.9.
+            format_fixed(entropy, 2),
             share * 100.0
         )
     };

@@ -62,3 +62,25 @@ fn a_row_of_two_keys_has_at_most_1_bit_not_1_bits() {
     assert!(screen.contains("of log₂ 2 = 1 bit ("), "{screen}");
     assert!(!screen.contains("1 bits"), "{screen}");
 }
+
+#[test]
+fn the_quotient_and_the_entropy_are_written_as_the_table_beside_them_writes_its_numbers() {
+    // generation's Softmax, row mat: the table says Σ 20.0370 and the other rows' entropies have
+    // two decimals; the working said "1 / 20.037" and "Entropy: 0.9 of log₂ 6".
+    let mut app = common::lesson_app("generation", builtin("generation").unwrap().text);
+    common::go_to(&mut app, "softmax");
+    let mat = 5;
+    let tutor = app.tutor_mut().unwrap();
+    let cursor = tutor.cursor(MatrixName::Weights);
+    tutor.set_cursor(
+        MatrixName::Weights,
+        attn_tutor::app::Cursor {
+            row: mat,
+            col: 0,
+            ..cursor
+        },
+    );
+    let screen = common::screen(&app, 120, 40);
+    assert!(screen.contains("= 1 / 20.0370 = 0.0499"), "{screen}");
+    assert!(screen.contains("Entropy: 0.90 of log₂ 6"), "{screen}");
+}
