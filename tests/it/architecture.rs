@@ -118,7 +118,10 @@ fn the_layer_check_sees_a_module_circle_through_a_reexport_or_a_path_in_code() {
     // lesson names attention's type in a signature, with no `use` line.
     let files = Sources::of(&[
         ("attention", "mod cells;\npub use crate::lesson::Lesson;\n"),
-        ("attention/cells", "use crate::ops::Op;\npub struct Attention;\n"),
+        (
+            "attention/cells",
+            "use crate::ops::Op;\npub struct Attention;\n",
+        ),
         ("ops", "use crate::attention::Lesson;\npub struct Op;\n"),
         (
             "lesson",
@@ -268,11 +271,9 @@ impl Sources {
                 for to in [named, defined].into_iter().flatten() {
                     let known = self.texts.keys().any(|file| file.first() == Some(&to));
                     if to != *from && known {
-                        imports
-                            .entry((from.clone(), to))
-                            .or_insert_with(|| {
-                                format!("{} uses crate::{}", shown(module), path.join("::"))
-                            });
+                        imports.entry((from.clone(), to)).or_insert_with(|| {
+                            format!("{} uses crate::{}", shown(module), path.join("::"))
+                        });
                     }
                 }
             }

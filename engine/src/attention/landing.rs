@@ -2,15 +2,7 @@
 //! decimals its operands are given so that the arithmetic, redone as written, lands on the
 //! result. Forward, online and backward workings all use it; it uses none of them.
 
-use super::Cell;
 use super::number::{format_number, shown_number, written_alike};
-
-/// One number that went into a cell, and where it sits.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Operand {
-    pub cell: Cell,
-    pub value: f64,
-}
 
 /// Decimals an operand may be given beyond the lesson's, for its arithmetic to land.
 pub(crate) const EXTRA_OPERAND_DECIMALS: usize = 6;
