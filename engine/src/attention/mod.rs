@@ -10,6 +10,7 @@ mod decode;
 mod derivation;
 pub mod footprint;
 pub mod gradient_check;
+mod gradient_step;
 mod landing;
 pub mod number;
 mod online;
