@@ -96,6 +96,8 @@ fn the_engines_top_level_modules_import_each_other_in_layers() {
         circles.len(),
         circles.join("\n")
     );
+    // The order the README gives, bottom first, as the imports make it.
+    println!("layers: {}", files.module_layers().join(" < "));
     // The walk saw the imports it should: the layers run one way, not nowhere.
     let imports = files.module_imports();
     for (from, to) in [
@@ -316,6 +318,38 @@ impl Sources {
             .collect();
         circles.sort();
         circles
+    }
+
+    /// The top-level modules in layers, bottom first: each layer's modules import only from
+    /// the layers before it. Only for modules with no circle among them.
+    fn module_layers(&self) -> Vec<String> {
+        let imports = self.module_imports();
+        let mut left: BTreeSet<&String> =
+            self.texts.keys().filter_map(|file| file.first()).collect();
+        let mut placed: BTreeSet<&String> = BTreeSet::new();
+        let mut layers = Vec::new();
+        while !left.is_empty() {
+            let layer: Vec<&String> = left
+                .iter()
+                .copied()
+                .filter(|module| {
+                    imports
+                        .keys()
+                        .filter(|(from, _)| from == *module)
+                        .all(|(_, to)| placed.contains(to))
+                })
+                .collect();
+            if layer.is_empty() {
+                break;
+            }
+            for module in &layer {
+                left.remove(module);
+                placed.insert(module);
+            }
+            let names: Vec<&str> = layer.iter().map(|name| name.as_str()).collect();
+            layers.push(names.join(", "));
+        }
+        layers
     }
 
     /// The paths of a file's `use` lines, `{…}` groups spread out, each with whether it is a

@@ -1,5 +1,5 @@
-//! What every kind of working is written with: the operand, a number in its cell, and the
-//! decimals its operands are given so that the arithmetic, redone as written, lands on the
+//! What every kind of working is written with: the decimals its operands (`crate::ops::Operand`,
+//! a number in its cell) are given so that the arithmetic, redone as written, lands on the
 //! result. Forward, online and backward workings all use it; it uses none of them.
 
 use super::number::{format_number, shown_number, written_alike};
