@@ -183,7 +183,7 @@ impl Sources {
     /// The files of the crates whose sources are in `crate_sources`.
     fn read_from(crate_sources: &[PathBuf]) -> Sources {
         let mut texts = BTreeMap::new();
-        for crate_source in crate_sources.iter().cloned() {
+        for crate_source in crate_sources {
             let mut folders = vec![crate_source.clone()];
             while let Some(folder) = folders.pop() {
                 for entry in std::fs::read_dir(&folder).unwrap() {
@@ -194,7 +194,7 @@ impl Sources {
                         && !path.ends_with("src/main.rs")
                     {
                         let text = std::fs::read_to_string(&path).unwrap();
-                        texts.insert(module_path(&crate_source, &path), code_of(&text));
+                        texts.insert(module_path(crate_source, &path), code_of(&text));
                     }
                 }
             }

@@ -18,7 +18,7 @@ mod head_rows;
 mod heads_product;
 mod held;
 mod input;
-pub mod kernels;
+pub(crate) mod kernels;
 mod mask;
 mod online;
 mod product;
