@@ -7,6 +7,7 @@ pub mod attention;
 pub mod data;
 pub mod lab;
 pub mod lesson;
+pub(crate) mod matrices;
 pub mod ops;
 pub mod parallel;
 pub mod pipeline;

@@ -1,5 +1,6 @@
 //! The shape of the code, held: the engine is a crate of its own that links no terminal,
-//! server or network crate, and the source files import each other in at most two circles.
+//! server or network crate, its top-level modules stand in layers (none imports one above
+//! it), and the source files import each other in at most two circles.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -84,6 +85,76 @@ fn the_source_files_import_each_other_in_at_most_two_circles() {
 }
 
 #[test]
+fn the_engines_top_level_modules_import_each_other_in_layers() {
+    // A circle here means two modules that cannot be read, changed or tested one before the
+    // other: an operation that must know the whole Attention to read a cell of it.
+    let files = Sources::read_from(&[root().join("engine/src")]);
+    let circles = files.module_circles();
+    assert!(
+        circles.is_empty(),
+        "the engine's top-level modules import each other round {} circle(s):\n{}",
+        circles.len(),
+        circles.join("\n")
+    );
+    // The order the README gives, bottom first, as the imports make it.
+    println!("layers: {}", files.module_layers().join(" < "));
+    // The walk saw the imports it should: the layers run one way, not nowhere.
+    let imports = files.module_imports();
+    for (from, to) in [
+        ("attention", "ops"),
+        ("attention", "lesson"),
+        ("ops", "matrices"),
+        ("pipeline", "ops"),
+    ] {
+        assert!(
+            imports.contains_key(&(from.to_string(), to.to_string())),
+            "{from} is seen to import {to}: {:?}",
+            imports.keys().collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn the_layer_check_sees_a_module_circle_through_a_reexport_or_a_path_in_code() {
+    // ops names a thing attention re-exports from lesson: ops → lesson and ops → attention;
+    // lesson names attention's type in a signature, with no `use` line.
+    let files = Sources::of(&[
+        ("attention", "mod cells;\npub use crate::lesson::Lesson;\n"),
+        (
+            "attention/cells",
+            "use crate::ops::Op;\npub struct Attention;\n",
+        ),
+        ("ops", "use crate::attention::Lesson;\npub struct Op;\n"),
+        (
+            "lesson",
+            "pub struct Lesson;\nfn step(_: &crate::attention::cells::Attention) {}\n",
+        ),
+        ("data", "use crate::ops::Op;\n"),
+    ]);
+    let circles = files.module_circles();
+    assert_eq!(circles.len(), 1, "{circles:?}");
+    assert!(
+        circles[0].starts_with("attention ↔ lesson ↔ ops:"),
+        "{}",
+        circles[0]
+    );
+    for seen in [
+        "attention → ops: attention/cells uses crate::ops::Op",
+        "ops → lesson: ops uses crate::attention::Lesson",
+        "lesson → attention: lesson uses crate::attention::cells::Attention",
+    ] {
+        assert!(circles[0].contains(seen), "{seen} in {}", circles[0]);
+    }
+    // Without the path in lesson's code, no circle is left.
+    let files = Sources::of(&[
+        ("attention", "pub use crate::lesson::Lesson;\n"),
+        ("ops", "use crate::attention::Lesson;\n"),
+        ("lesson", "pub struct Lesson;\n"),
+    ]);
+    assert!(files.module_circles().is_empty());
+}
+
+#[test]
 fn the_circle_count_sees_a_circle_through_a_reexport() {
     // The measure itself: a file that imports a name its own importer re-exports is a circle.
     let files = Sources::of(&[
@@ -106,8 +177,13 @@ struct Sources {
 
 impl Sources {
     fn read() -> Sources {
+        Sources::read_from(&[root().join("src"), root().join("engine/src")])
+    }
+
+    /// The files of the crates whose sources are in `crate_sources`.
+    fn read_from(crate_sources: &[PathBuf]) -> Sources {
         let mut texts = BTreeMap::new();
-        for crate_source in [root().join("src"), root().join("engine/src")] {
+        for crate_source in crate_sources {
             let mut folders = vec![crate_source.clone()];
             while let Some(folder) = folders.pop() {
                 for entry in std::fs::read_dir(&folder).unwrap() {
@@ -118,7 +194,7 @@ impl Sources {
                         && !path.ends_with("src/main.rs")
                     {
                         let text = std::fs::read_to_string(&path).unwrap();
-                        texts.insert(module_path(&crate_source, &path), code_of(&text));
+                        texts.insert(module_path(crate_source, &path), code_of(&text));
                     }
                 }
             }
@@ -172,6 +248,108 @@ impl Sources {
             .collect();
         circles.sort();
         circles
+    }
+
+    /// Which top-level module imports which, each with one file and path that shows it. A
+    /// path counts for the module it names and, when that module re-exports the thing, for
+    /// the module that defines it: a re-export passes a dependency on, it does not end it.
+    /// Paths written in code (`&crate::attention::Attention` in a signature) count as much as
+    /// `use` lines, and so do re-exports (`pub use crate::ops::Op` is built on ops).
+    fn module_imports(&self) -> BTreeMap<(String, String), String> {
+        let mut imports = BTreeMap::new();
+        for module in self.texts.keys() {
+            let Some(from) = module.first() else { continue };
+            let mut paths: Vec<Vec<String>> = self
+                .uses(module)
+                .into_iter()
+                .filter_map(|(_, path)| self.absolute(module, &path))
+                .collect();
+            paths.extend(paths_in_code(&self.texts[module]));
+            for path in paths {
+                let named = path.first().cloned();
+                let defined = self
+                    .defined_in(path.clone(), 0)
+                    .and_then(|file| file.first().cloned());
+                for to in [named, defined].into_iter().flatten() {
+                    let known = self.texts.keys().any(|file| file.first() == Some(&to));
+                    if to != *from && known {
+                        imports.entry((from.clone(), to)).or_insert_with(|| {
+                            format!("{} uses crate::{}", shown(module), path.join("::"))
+                        });
+                    }
+                }
+            }
+        }
+        imports
+    }
+
+    /// Each set of top-level modules that import each other round a circle: their names, then
+    /// each import between them with the file that makes it.
+    fn module_circles(&self) -> Vec<String> {
+        let imports = self.module_imports();
+        let modules: Vec<&String> = self
+            .texts
+            .keys()
+            .filter_map(|file| file.first())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let index_of = |name: &String| modules.iter().position(|known| *known == name);
+        let mut successors = vec![BTreeSet::new(); modules.len()];
+        for (from, to) in imports.keys() {
+            if let (Some(from), Some(to)) = (index_of(from), index_of(to)) {
+                successors[from].insert(to);
+            }
+        }
+        let mut circles: Vec<String> = strongly_connected(&successors)
+            .into_iter()
+            .filter(|group| group.len() > 1)
+            .map(|group| {
+                let mut names: Vec<&String> = group.iter().map(|&index| modules[index]).collect();
+                names.sort();
+                let why: Vec<String> = imports
+                    .iter()
+                    .filter(|((from, to), _)| names.contains(&from) && names.contains(&to))
+                    .map(|((from, to), shown)| format!("  {from} → {to}: {shown}"))
+                    .collect();
+                let names: Vec<&str> = names.iter().map(|name| name.as_str()).collect();
+                format!("{}:\n{}", names.join(" ↔ "), why.join("\n"))
+            })
+            .collect();
+        circles.sort();
+        circles
+    }
+
+    /// The top-level modules in layers, bottom first: each layer's modules import only from
+    /// the layers before it. Only for modules with no circle among them.
+    fn module_layers(&self) -> Vec<String> {
+        let imports = self.module_imports();
+        let mut left: BTreeSet<&String> =
+            self.texts.keys().filter_map(|file| file.first()).collect();
+        let mut placed: BTreeSet<&String> = BTreeSet::new();
+        let mut layers = Vec::new();
+        while !left.is_empty() {
+            let layer: Vec<&String> = left
+                .iter()
+                .copied()
+                .filter(|module| {
+                    imports
+                        .keys()
+                        .filter(|(from, _)| from == *module)
+                        .all(|(_, to)| placed.contains(to))
+                })
+                .collect();
+            if layer.is_empty() {
+                break;
+            }
+            for module in &layer {
+                left.remove(module);
+                placed.insert(module);
+            }
+            let names: Vec<&str> = layer.iter().map(|name| name.as_str()).collect();
+            layers.push(names.join(", "));
+        }
+        layers
     }
 
     /// The paths of a file's `use` lines, `{…}` groups spread out, each with whether it is a
@@ -298,6 +476,39 @@ fn code_of(text: &str) -> String {
         Some(tests) => code[..tests].to_string(),
         None => code,
     }
+}
+
+/// The `crate::…` paths written in code outside `use` lines, from the crate root, each up to
+/// its last `::` name (`crate::attention::Attention::compute` gives attention, Attention,
+/// compute: `defined_in` stops at the deepest file).
+fn paths_in_code(code: &str) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    for line in code.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("use ") || trimmed.starts_with("pub use ") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("crate::") {
+            let before = rest[..at].chars().next_back();
+            rest = &rest[at + "crate::".len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(rest.len());
+            let path: Vec<String> = rest[..end]
+                .split("::")
+                .filter(|segment| !segment.is_empty())
+                .map(String::from)
+                .collect();
+            if !path.is_empty() {
+                paths.push(path);
+            }
+        }
+    }
+    paths
 }
 
 /// `a::{b, c::{d, e}}` → `a::b`, `a::c::d`, `a::c::e` (no whitespace in the tree).

@@ -2,42 +2,11 @@
 //! and the forward pass's numbers (a column dot product, a sum over heads, the softmax's
 //! backward, a head's block, a group's sum, a rotation turned back).
 
-use super::landing::Operand;
 use super::landing::{Turned, landing_digits, shown, written};
 use super::number::format_number;
 use super::{Attention, Cell};
+use crate::ops::{BackwardRule, Operand};
 use crate::pipeline::Per;
-
-/// One gradient cell, with what it is made from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BackwardRule {
-    /// leftᵀ · right: column `row` of left dotted with column `col` of right (Xᵀ·dQ).
-    ColumnDot { terms: Vec<(Operand, Operand)> },
-    /// Σ over heads (or K/V groups) of left_h[row, :] · right_h[col, :]: one block of terms
-    /// per head (dX_q = Σ_h dQ_h·W_q_hᵀ).
-    HeadsDot {
-        blocks: Vec<(usize, Vec<(Operand, Operand)>)>,
-    },
-    /// dS[i, j] = P[i, j] · (dP[i, j] − Σ_k P[i, k]·dP[i, k]).
-    SoftmaxBackward {
-        weight: Operand,
-        grad: Operand,
-        row: Vec<(Operand, Operand)>,
-    },
-    /// The sum of a group's heads' gradients, or of the three paths back to X.
-    Sum { terms: Vec<Operand>, paths: bool },
-    /// A head's number taken from its block of every head's gradient (d_concat's).
-    Block { from: Operand },
-    /// One cell of a pair turned back by −φ: the rotation's transpose.
-    RotateBack {
-        first: Operand,
-        second: Operand,
-        position: usize,
-        angle: f64,
-        /// This cell is the first (even) one of its pair.
-        lower: bool,
-    },
-}
 
 impl BackwardRule {
     /// The cells this one is made from, for highlighting.

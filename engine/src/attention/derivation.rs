@@ -3,113 +3,12 @@
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text.
 
-use super::landing::{EXTRA_OPERAND_DECIMALS, Operand, Turned, landing_digits, shown, written};
+use super::landing::{EXTRA_OPERAND_DECIMALS, Turned, landing_digits, shown, written};
 use super::number::{
     format_fixed, format_magnitude, format_number, magnitude_rounded, rounded, written_alike,
 };
 use super::{Attention, Cell, MatrixName};
-
-/// How a cell's value was made.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rule {
-    /// A number of the lesson itself (typed in the file, generated, or edited).
-    Input,
-    /// A dot product: Σ left × right, term by term; the right operands are a row of their
-    /// matrix when it is transposed (`q · k`), else a column (`x · W_q[:, 1]`).
-    Dot {
-        terms: Vec<(Operand, Operand)>,
-        transpose_right: bool,
-    },
-    /// Two cells added (embeddings + positions).
-    Add { left: Operand, right: Operand },
-    /// A sinusoidal position encoding: sin (even column c) or cos (odd c) of
-    /// p / 10000^(2i/d_model), i = ⌊c/2⌋.
-    Sinusoid {
-        position: usize,
-        pair: usize,
-        d_model: usize,
-        angle: f64,
-        cosine: bool,
-    },
-    /// One cell of a pair rotated by φ = p · 10000^(−2i/d_k) (RoPE): the first of the pair is
-    /// first·cos φ − second·sin φ, the second first·sin φ + second·cos φ.
-    Rotate {
-        first: Operand,
-        second: Operand,
-        position: usize,
-        pair: usize,
-        d_k: usize,
-        angle: f64,
-        /// This cell is the first (even) one of its pair.
-        lower: bool,
-    },
-    /// A score divided by √d_k.
-    Scale {
-        score: Operand,
-        d_k: usize,
-        divisor: f64,
-    },
-    /// A score plus the mask: 0 keeps it, -inf hides it, another number is a bias that shifts it.
-    Mask { score: Operand, mask: Operand },
-    /// exp of one score over the sum of the exps of its row.
-    Softmax {
-        row: Vec<Operand>,
-        /// Position of this cell's own score within `row`.
-        selected: usize,
-        /// The row maximum subtracted before exp (the stable form); the result is the same.
-        row_max: f64,
-        shifted_exps: Vec<f64>,
-        shifted_sum: f64,
-    },
-    /// Every key of the row is masked: the weight is 0 by definition, never NaN.
-    FullyMasked { row: Vec<Operand> },
-    /// A head's number set in its place among every head's: concat[i, h·d_v + c] is head h's
-    /// output[i, c].
-    Concat { from: Operand },
-    /// A step of generation's row of a matrix of the whole pass: the new token's row of X (or
-    /// of the given Q, K, V).
-    TokenRow { from: Operand },
-    /// A row of the K/V cache: the new token's key or value (`new`), or an earlier token's,
-    /// kept from the step that made it.
-    Cached { from: Operand, new: bool },
-    /// One number of the online softmax's state after a tile (`super::online_derivation`).
-    Online(super::online_derivation::OnlineRule),
-    /// One gradient of the backward pass (`super::backward_derivation`).
-    Backward(super::backward_derivation::BackwardRule),
-}
-
-/// One cell being explained, and the engine that holds its operands: what an operation's
-/// `derive` reads.
-pub struct Site<'a> {
-    pub(crate) attention: &'a Attention,
-    pub(crate) cell: Cell,
-    /// The width of the cell's matrix (the sinusoid's d_model, the rotation's d_k).
-    pub(crate) width: usize,
-}
-
-impl Site<'_> {
-    /// `matrix[row, col]` as this cell's head sees it (its group's for keys and values, the
-    /// lesson's when every head shares it) at this cell's step of generation.
-    pub(crate) fn operand(&self, matrix: MatrixName, row: usize, col: usize) -> Option<Operand> {
-        self.operand_of(matrix, self.cell.head, row, col)
-    }
-
-    /// `operand` as head `head` sees it.
-    pub(crate) fn operand_of(
-        &self,
-        matrix: MatrixName,
-        head: usize,
-        row: usize,
-        col: usize,
-    ) -> Option<Operand> {
-        let cell = Cell::new(matrix, row, col)
-            .in_head(head)
-            .at_token(self.cell.token);
-        self.attention
-            .value(cell)
-            .map(|value| Operand { cell, value })
-    }
-}
+use crate::ops::{Operand, Rule, Site};
 
 /// A cell, its value, and how it was computed.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +31,7 @@ impl Attention {
         let value = matrix[(cell.row, cell.col)];
         let origin = self.plan.origin(cell.matrix)?;
         let site = Site {
-            attention: self,
+            cells: self,
             cell,
             width: matrix.ncols(),
         };

@@ -1,16 +1,8 @@
-//! What every kind of working is written with: the operand, a number in its cell, and the
-//! decimals its operands are given so that the arithmetic, redone as written, lands on the
+//! What every kind of working is written with: the decimals its operands (`crate::ops::Operand`,
+//! a number in its cell) are given so that the arithmetic, redone as written, lands on the
 //! result. Forward, online and backward workings all use it; it uses none of them.
 
-use super::Cell;
 use super::number::{format_number, shown_number, written_alike};
-
-/// One number that went into a cell, and where it sits.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Operand {
-    pub cell: Cell,
-    pub value: f64,
-}
 
 /// Decimals an operand may be given beyond the lesson's, for its arithmetic to land.
 pub(crate) const EXTRA_OPERAND_DECIMALS: usize = 6;

@@ -1,94 +1,13 @@
 //! The online softmax's working, cell by cell: how m, the rescale factor, l and acc after one
 //! tile of keys come from the state before the tile and the tile's scores (and values).
 
-use super::landing::Operand;
 use super::landing::{EXTRA_OPERAND_DECIMALS, landing_digits, shown, written};
 use super::number::{format_magnitude, format_number, written_alike};
 use super::{Attention, Cell, MatrixName};
-use crate::pipeline::OnlinePart;
-
-/// One cell of the state after a tile, with what it is made from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OnlineRule {
-    pub part: OnlinePart,
-    /// The tile, 0-based, and how many the keys make.
-    pub tile: usize,
-    pub tiles: usize,
-    /// The same cell after the tile before (for the rescale factor, m after the tile before);
-    /// `None` at the first tile, before which m is -inf and l and acc are 0.
-    pub before: Option<Operand>,
-    /// The row's m before the tile (-inf before the first).
-    pub max_before: f64,
-    /// The row's m after the tile, for the parts made from it.
-    pub max: Option<Operand>,
-    /// The row's rescale factor at this tile, for l and acc.
-    pub rescale: Option<Operand>,
-    /// The tile's scores on this row, masked ones (-inf) included.
-    pub scores: Vec<Operand>,
-    /// For acc: each key's value in this column, aligned with `scores`.
-    pub values: Vec<Operand>,
-}
+use crate::ops::{OnlinePart, OnlineRule, Operand};
 
 /// More keys than this in a tile are named by the first and the last, not one by one.
 const NAMED_KEYS: usize = 6;
-
-impl Attention {
-    /// The working of `cell`, a cell of the online softmax's `part` after tile `cell.token`.
-    pub(crate) fn online_rule(
-        &self,
-        cell: Cell,
-        part: OnlinePart,
-        scores: MatrixName,
-        values: MatrixName,
-    ) -> Option<OnlineRule> {
-        let (head, row, index) = (cell.head, cell.row, cell.token);
-        let (first, last) = self.tile_keys(index)?.into_inner();
-        let at = |matrix: MatrixName, row: usize, col: usize, tile: usize| {
-            let cell = Cell::new(matrix, row, col).in_head(head).at_tile(tile);
-            self.value(cell).map(|value| Operand { cell, value })
-        };
-        // The rescale factor is made from m before the tile, not from the factor before.
-        let before = index.checked_sub(1).and_then(|previous| match part {
-            OnlinePart::Rescale => at(MatrixName::OnlineMax, row, 0, previous),
-            OnlinePart::Max | OnlinePart::Sum | OnlinePart::Acc => {
-                at(cell.matrix, row, cell.col, previous)
-            }
-        });
-        let max_before = match index.checked_sub(1) {
-            Some(previous) => at(MatrixName::OnlineMax, row, 0, previous)?.value,
-            None => f64::NEG_INFINITY,
-        };
-        let own = |matrix: MatrixName| -> Option<Operand> {
-            if part.matrix() == matrix {
-                None
-            } else {
-                at(matrix, row, 0, index)
-            }
-        };
-        Some(OnlineRule {
-            part,
-            tile: index,
-            tiles: self.tile_count(),
-            before,
-            max_before,
-            max: own(MatrixName::OnlineMax),
-            rescale: match part {
-                OnlinePart::Sum | OnlinePart::Acc => own(MatrixName::OnlineRescale),
-                _ => None,
-            },
-            scores: (first..=last)
-                .map(|key| at(scores, row, key, 0))
-                .collect::<Option<_>>()?,
-            values: if part == OnlinePart::Acc {
-                (first..=last)
-                    .map(|key| at(values, key, cell.col, 0))
-                    .collect::<Option<_>>()?
-            } else {
-                Vec::new()
-            },
-        })
-    }
-}
 
 impl OnlineRule {
     /// The cells this one is made from; those of the tile before are not on screen.

@@ -2,8 +2,9 @@
 //! practice counts that answer right, since the learner did the arithmetic right and only the
 //! screen's rounding moved the last digit.
 
-use super::derivation::{Derivation, Rule};
+use super::derivation::Derivation;
 use super::landing::shown;
+use crate::ops::Rule;
 
 impl Derivation {
     /// The cell's rule worked out from its operands rounded to `decimals`, as the screen shows

@@ -361,56 +361,6 @@ impl Lesson {
         inputs
     }
 
-    /// One step of gradient descent on the lesson's learned numbers: each weight matrix (W_q,
-    /// W_k, W_v, W_o; or Q, K, V when the lesson gives them) moved against its gradient,
-    /// W ← W − η·dW, with the gradients of `attention`, this lesson's. The numbers become the
-    /// lesson's own (a generated matrix is kept as numbers). Nothing changes without a backward
-    /// pass.
-    pub fn gradient_step(&mut self, attention: &crate::attention::Attention, eta: f64) {
-        let heads = self.heads;
-        for (input, gradient) in [
-            (MatrixName::WQ, MatrixName::DWQ),
-            (MatrixName::WK, MatrixName::DWK),
-            (MatrixName::WV, MatrixName::DWV),
-            (MatrixName::WO, MatrixName::DWO),
-            (MatrixName::Q, MatrixName::DQ),
-            (MatrixName::K, MatrixName::DKGroup),
-            (MatrixName::V, MatrixName::DVGroup),
-        ] {
-            // Q, K, V given: a group's gradient, or with a group per head the head's.
-            let gradient = match gradient {
-                MatrixName::DKGroup if !attention.has(gradient) => MatrixName::DK,
-                MatrixName::DVGroup if !attention.has(gradient) => MatrixName::DV,
-                other => other,
-            };
-            if !attention.has(gradient) {
-                continue;
-            }
-            let Some(matrix) = self.input_mut(input) else {
-                continue;
-            };
-            let values = Arc::make_mut(&mut matrix.values);
-            let width = match gradient.per() {
-                crate::pipeline::Per::Lesson => values.ncols(),
-                crate::pipeline::Per::QueryHead => values.ncols() / heads.query.max(1),
-                crate::pipeline::Per::KvGroup => values.ncols() / heads.kv.max(1),
-            };
-            for col in 0..values.ncols() {
-                let block = col / width.max(1);
-                let head = heads.head_of_slot(gradient.per(), block);
-                let Some(grad) = attention.matrix_in(gradient, head) else {
-                    continue;
-                };
-                for row in 0..values.nrows() {
-                    if let Some(step) = grad.get((row, col % width.max(1))) {
-                        values[(row, col)] -= eta * step;
-                    }
-                }
-            }
-            matrix.generator = None;
-        }
-    }
-
     /// Gives a lesson without `grad_output` one drawn from N(0, 1) with `seed`, seq_len ×
     /// d_out, for its backward pass; a lesson's own is kept.
     pub fn seed_grad_output(&mut self, seed: u64) {

@@ -3,8 +3,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// left + right, cell by cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

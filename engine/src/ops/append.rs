@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Cell, Operand, Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{Operand, Operands, Rule, Site, Variant};
+use crate::matrices::{Cell, MatrixName};
 
 /// Generation: the cache after step t, the one-row `of` of every step 0 … t stacked, the
 /// earlier ones kept from their own steps and the last one new.
@@ -52,7 +52,7 @@ impl Operation for Append {
         Some(Rule::Cached {
             from: Operand {
                 cell: from,
-                value: site.attention.value(from)?,
+                value: site.cells.value(from)?,
             },
             new: cell.row == cell.token,
         })

@@ -3,8 +3,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Every head's matrix side by side, head 1 first: the concatenation of the heads' outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl Operation for Concat {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col) = (site.cell.row, site.cell.col);
         let width = site
-            .attention
+            .cells
             .matrix_at(self.of, 0, site.cell.token)?
             .ncols()
             .max(1);

@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{BackwardRule, Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// A K/V group's gradient: the sum of its query heads' matrices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl Operation for GroupSum {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
-        let heads = site.attention.heads();
+        let heads = site.cells.heads();
         let group = heads.group_of(head);
         Some(Rule::Backward(BackwardRule::Sum {
             terms: (0..heads.query)

@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{BackwardRule, Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Head h's block of columns of a matrix of every head side by side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +38,7 @@ impl Operation for HeadBlock {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let cell = site.cell;
-        let width = site.attention.matrix_in(cell.matrix, cell.head)?.ncols();
+        let width = site.cells.matrix_in(cell.matrix, cell.head)?.ncols();
         Some(Rule::Backward(BackwardRule::Block {
             from: site.operand_of(self.of, 0, cell.row, cell.head * width + cell.col)?,
         }))

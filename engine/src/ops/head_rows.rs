@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// One head's values weights times that head's rows of W_o: the head's block of W_o's rows,
 /// not all of it.
@@ -43,7 +43,7 @@ impl Operation for HeadRows {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col, head) = (site.cell.row, site.cell.col, site.cell.head);
-        let width = site.attention.matrix_in(self.left, head)?.ncols();
+        let width = site.cells.matrix_in(self.left, head)?.ncols();
         Some(Rule::Dot {
             transpose_right: false,
             terms: (0..width)

@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{BackwardRule, Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Σ over the heads (or K/V groups) of left_h · right_hᵀ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ impl Operation for HeadsProduct {
     fn formula(&self, symbol: &dyn Fn(MatrixName) -> String) -> Option<String> {
         // A K/V group's gradient (dK_group) is summed over the groups, g.
         let over = match self.left.per() {
-            crate::pipeline::Per::KvGroup => "g",
+            crate::matrices::Per::KvGroup => "g",
             _ => "h",
         };
         Some(format!(
@@ -60,13 +60,13 @@ impl Operation for HeadsProduct {
     /// One block of terms per head: left_h[row, :] · right_h[col, :].
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col) = (site.cell.row, site.cell.col);
-        let attention = site.attention;
+        let cells = site.cells;
         Some(Rule::Backward(BackwardRule::HeadsDot {
-            blocks: attention
+            blocks: cells
                 .heads()
                 .slot_heads(self.left.per())
                 .map(|head| {
-                    let width = attention.matrix_in(self.left, head)?.ncols();
+                    let width = cells.matrix_in(self.left, head)?.ncols();
                     let terms = (0..width)
                         .map(|m| {
                             Some((

@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Numbers of the lesson itself (typed, generated, or edited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

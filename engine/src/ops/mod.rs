@@ -3,6 +3,11 @@
 //! the slips a learner makes at it, and how one cell of it is made — behind the `Operation`
 //! trait, whose methods have no defaults: a new operation that leaves one out does not
 //! compile. `Op`, the plan's name for an operation, is made from the one list below.
+//!
+//! The operations sit below the engine (`crate::attention`): what they share — a cell's
+//! working (`Rule`), the slips (`Variant`), the numeric kernels — is here, and they read the
+//! lesson computed so far through `Cells`, never the engine itself. They name matrices by
+//! `crate::matrices`, below them.
 
 mod add;
 mod append;
@@ -11,19 +16,24 @@ mod group_sum;
 mod head_block;
 mod head_rows;
 mod heads_product;
+mod held;
 mod input;
+pub(crate) mod kernels;
 mod mask;
 mod online;
 mod product;
 mod rotate;
 mod rotate_back;
 mod row_softmax;
+mod rule;
 mod scale;
 mod sinusoid;
+mod site;
 mod softmax_backward;
 mod sum3;
 mod token_row;
 mod transposed_product;
+mod variant;
 
 pub(crate) use add::Add;
 pub(crate) use append::Append;
@@ -46,10 +56,16 @@ pub(crate) use sum3::Sum3;
 pub(crate) use token_row::TokenRow;
 pub(crate) use transposed_product::TransposedProduct;
 
+pub use held::Held;
+pub(crate) use rule::BackwardRule;
+pub use rule::{OnlineRule, Operand, Rule};
+pub use site::Site;
+pub(crate) use site::{Cells, Matrices, Operands, empty};
+pub use variant::Variant;
+
 use nalgebra::DMatrix;
 
-use crate::attention::{Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use crate::matrices::MatrixName;
 
 /// Everything the tutor asks of one operation.
 pub(crate) trait Operation {

@@ -4,8 +4,9 @@
 use nalgebra::{DMatrix, DMatrixView};
 
 use super::Operation;
-use crate::attention::{Cell, Operand, Operands, Rule, Site, Variant, product};
-use crate::pipeline::MatrixName;
+use super::kernels::product;
+use super::{Operand, Operands, Rule, Site, Variant};
+use crate::matrices::{Cell, MatrixName};
 
 /// left · right, or left · rightᵀ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,17 +79,15 @@ impl Operation for Product {
     }
 
     fn derive(&self, site: &Site) -> Option<Rule> {
-        let Site {
-            attention, cell, ..
-        } = *site;
+        let Site { cells, cell, .. } = *site;
         let (row, col, head, token) = (cell.row, cell.col, cell.head, cell.token);
         // Both operands looked up once: a 1024-wide dot product has 2048 of them.
         let (left_cell, right_cell) = (
             Cell::new(self.left, row, 0).in_head(head).at_token(token),
             Cell::new(self.right, 0, col).in_head(head).at_token(token),
         );
-        let left_matrix = attention.matrix_at(self.left, left_cell.head, token)?;
-        let right_matrix = attention.matrix_at(self.right, right_cell.head, token)?;
+        let left_matrix = cells.matrix_at(self.left, left_cell.head, token)?;
+        let right_matrix = cells.matrix_at(self.right, right_cell.head, token)?;
         let at = |matrix: &DMatrixView<f64>, cell: Cell, row: usize, col: usize| {
             (row < matrix.nrows() && col < matrix.ncols()).then(|| Operand {
                 cell: Cell { row, col, ..cell },

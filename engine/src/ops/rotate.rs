@@ -3,8 +3,9 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant, rope_angle, rotate_rows_as};
-use crate::pipeline::MatrixName;
+use super::kernels::{rope_angle, rotate_rows_as};
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Each row at position p turned pairwise by angles p · 10000^(−2i/d_k) (RoPE).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,9 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{BackwardRule, Operands, Rule, Site, Variant, rope_angle, rotate_rows_as};
-use crate::pipeline::MatrixName;
+use super::kernels::{rope_angle, rotate_rows_as};
+use super::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Each row turned back by −φ, the rotation's inverse (its transpose): RoPE's gradient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +32,7 @@ impl Operation for RotateBack {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
-        let d_k = site.attention.matrix_in(self.of, head)?.ncols();
+        let d_k = site.cells.matrix_in(self.of, head)?.ncols();
         let pair = col / 2;
         Some(Rule::Backward(BackwardRule::RotateBack {
             first: site.operand_of(self.of, head, row, 2 * pair)?,

@@ -4,8 +4,9 @@ use nalgebra::DMatrix;
 use std::sync::Arc;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant, shifted_exp, shifted_exps, softmax_rows};
-use crate::pipeline::MatrixName;
+use super::kernels::{shifted_exp, shifted_exps, softmax_rows};
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Softmax of each row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +67,7 @@ impl Operation for RowSoftmax {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let cell = site.cell;
         let (row, col, head, token) = (cell.row, cell.col, cell.head, cell.token);
-        let input = site.attention.matrix_at(self.of, head, token)?;
+        let input = site.cells.matrix_at(self.of, head, token)?;
         let width = input.ncols();
         let row_operands = (0..width)
             .map(|col| site.operand(self.of, row, col))
@@ -77,7 +78,7 @@ impl Operation for RowSoftmax {
             own = softmax_rows(&input.into_owned());
             &own
         } else {
-            site.attention.softmax_of(head)?
+            site.cells.softmax_of(head)?
         };
         Some(if *softmax.fully_masked.get(row)? {
             Rule::FullyMasked { row: row_operands }

@@ -3,8 +3,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Divided by √d_k.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +44,8 @@ impl Operation for Scale {
     fn derive(&self, site: &Site) -> Option<Rule> {
         Some(Rule::Scale {
             score: site.operand(self.of, site.cell.row, site.cell.col)?,
-            d_k: site.attention.d_k(),
-            divisor: site.attention.scale_divisor,
+            d_k: site.cells.d_k(),
+            divisor: site.cells.scale_divisor(),
         })
     }
 }

@@ -4,8 +4,9 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant, sinusoid_angle, sinusoidal_as};
-use crate::pipeline::MatrixName;
+use super::kernels::{sinusoid_angle, sinusoidal_as};
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Sinusoidal position encodings: sin or cos of p / 10000^(2i/d_model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

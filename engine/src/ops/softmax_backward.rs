@@ -3,8 +3,9 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{BackwardRule, Operands, Rule, Site, Variant, softmax_backward};
-use crate::pipeline::MatrixName;
+use super::kernels::softmax_backward;
+use super::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Softmax backward, row by row: weights ⊙ (grad − rowsum(weights ⊙ grad)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +42,7 @@ impl Operation for SoftmaxBackward {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
-        let keys = site.attention.matrix_in(self.weights, head)?.ncols();
+        let keys = site.cells.matrix_in(self.weights, head)?.ncols();
         Some(Rule::Backward(BackwardRule::SoftmaxBackward {
             weight: site.operand_of(self.weights, head, row, col)?,
             grad: site.operand_of(self.grad, head, row, col)?,

@@ -3,8 +3,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{BackwardRule, Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Three matrices added cell by cell: the three paths back to X.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

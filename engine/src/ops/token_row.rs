@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// Generation: the row of `of` for the token at position t, the one being generated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

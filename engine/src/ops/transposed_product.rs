@@ -4,8 +4,8 @@
 use nalgebra::DMatrix;
 
 use super::Operation;
-use crate::attention::{BackwardRule, Operands, Rule, Site, Variant};
-use crate::pipeline::MatrixName;
+use super::{BackwardRule, Operands, Rule, Site, Variant};
+use crate::matrices::MatrixName;
 
 /// leftᵀ · right.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl Operation for TransposedProduct {
     /// Column `row` of left dotted with column `col` of right.
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
-        let rows = site.attention.matrix_in(self.left, head)?.nrows();
+        let rows = site.cells.matrix_in(self.left, head)?.nrows();
         Some(Rule::Backward(BackwardRule::ColumnDot {
             terms: (0..rows)
                 .map(|m| {

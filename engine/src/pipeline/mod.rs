@@ -1,14 +1,15 @@
-//! The one registry of the pipeline: every step and every matrix, and the plan of one lesson.
-//! Everything else reads it; it imports nothing of ours but the operations it names.
+//! The one registry of the pipeline: every step, and the plan of one lesson. Everything
+//! above reads it; it imports nothing of ours but the matrices' table and the operations it
+//! names, both below it.
 
 pub mod header;
-mod matrix;
 mod plan;
 mod step;
 mod steps;
 
-pub use matrix::{Absent, Axis, Cell, Expectable, MatrixEntry, MatrixName, Per};
+// The matrices' table is below the operations (`crate::matrices`); the plan reads it.
+pub use crate::matrices::{Absent, Axis, Cell, Expectable, Heads, MatrixEntry, MatrixName, Per};
 // The operations are their own modules (`crate::ops`); the plan names them.
 pub use crate::ops::{OnlinePart, Op};
-pub use plan::{Heads, Plan, Positions, Shape, head_superscript};
+pub use plan::{Plan, Positions, Shape, head_superscript};
 pub use step::{Header, Lit, Part, Piece, SeveralHeads, Step, StepEntry, View};

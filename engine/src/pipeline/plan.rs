@@ -2,7 +2,7 @@
 //! they are computed. Built from a few facts about the lesson, so lesson, engine and screens
 //! agree on it.
 
-use super::{MatrixName, OnlinePart, Op};
+use super::{Heads, MatrixName, OnlinePart, Op};
 use crate::ops;
 
 /// How positions enter the lesson (format 2).
@@ -58,62 +58,6 @@ pub struct Shape {
     /// The backward pass: the lesson gives `grad_output`, and every gradient back to the
     /// weights (and X) is worked out.
     pub backward: bool,
-}
-
-/// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Heads {
-    pub query: usize,
-    pub kv: usize,
-}
-
-impl Heads {
-    pub const ONE: Heads = Heads { query: 1, kv: 1 };
-
-    /// The K/V group query head `head` uses: ⌊h / (H/G)⌋, PyTorch's `repeat_interleave` order.
-    pub fn group_of(self, head: usize) -> usize {
-        head / (self.query / self.kv.max(1)).max(1)
-    }
-
-    /// The first query head of a group, the one its matrices are computed for.
-    pub fn first_of_group(self, group: usize) -> usize {
-        group * (self.query / self.kv.max(1)).max(1)
-    }
-
-    /// How many matrices a lesson has of something that comes `per` head, group or lesson.
-    pub fn count(self, per: super::Per) -> usize {
-        match per {
-            super::Per::Lesson => 1,
-            super::Per::QueryHead => self.query,
-            super::Per::KvGroup => self.kv,
-        }
-    }
-
-    /// The query head slot `slot` of a matrix that comes `per` head, group or lesson is
-    /// computed for and named by: a group's first head for a K/V group's, head 0 for the
-    /// lesson's.
-    pub fn head_of_slot(self, per: super::Per, slot: usize) -> usize {
-        match per {
-            super::Per::Lesson => 0,
-            super::Per::QueryHead => slot,
-            super::Per::KvGroup => self.first_of_group(slot),
-        }
-    }
-
-    /// The query head each slot of a matrix that comes `per` head, group or lesson is
-    /// computed for, slot by slot (`head_of_slot`).
-    pub fn slot_heads(self, per: super::Per) -> impl Iterator<Item = usize> {
-        (0..self.count(per)).map(move |slot| self.head_of_slot(per, slot))
-    }
-
-    /// The slot of head `head`'s matrix among `count(per)`.
-    pub fn slot(self, per: super::Per, head: usize) -> usize {
-        match per {
-            super::Per::Lesson => 0,
-            super::Per::QueryHead => head,
-            super::Per::KvGroup => self.group_of(head),
-        }
-    }
 }
 
 /// Why no lesson can have a shape: the lesson key that asks for what the rest excludes, and

@@ -1,7 +1,7 @@
 //! The wrong ways a learner may compute an operation: each a variant the engine can run in the
 //! right way's place, so practice can tell which slip gives a learner's number.
 
-use crate::pipeline::Op;
+use super::Op;
 
 /// One common slip in one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

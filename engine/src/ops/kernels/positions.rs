@@ -2,7 +2,7 @@
 
 use nalgebra::DMatrix;
 
-use super::Variant;
+use crate::ops::Variant;
 
 /// The angle of position `p` in column pair `i` of a sinusoidal encoding d_model wide:
 /// p / 10000^(2i/d_model).

@@ -1,5 +1,7 @@
 //! Every matrix of the pipeline in one table: its key, symbol, words, and what its rows and
-//! columns are. Labels, shapes, JSON keys and the cursor follow from the entry.
+//! columns are. Labels, shapes, JSON keys and the cursor follow from the entry. It sits below
+//! the operations, which name their operands by it, and the plan, which names the operations:
+//! it imports nothing of ours.
 
 use std::fmt;
 
@@ -1452,6 +1454,62 @@ impl Cell {
                 Per::QueryHead | Per::KvGroup => head,
             },
             ..self
+        }
+    }
+}
+
+/// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Heads {
+    pub query: usize,
+    pub kv: usize,
+}
+
+impl Heads {
+    pub const ONE: Heads = Heads { query: 1, kv: 1 };
+
+    /// The K/V group query head `head` uses: ⌊h / (H/G)⌋, PyTorch's `repeat_interleave` order.
+    pub fn group_of(self, head: usize) -> usize {
+        head / (self.query / self.kv.max(1)).max(1)
+    }
+
+    /// The first query head of a group, the one its matrices are computed for.
+    pub fn first_of_group(self, group: usize) -> usize {
+        group * (self.query / self.kv.max(1)).max(1)
+    }
+
+    /// How many matrices a lesson has of something that comes `per` head, group or lesson.
+    pub fn count(self, per: Per) -> usize {
+        match per {
+            Per::Lesson => 1,
+            Per::QueryHead => self.query,
+            Per::KvGroup => self.kv,
+        }
+    }
+
+    /// The query head slot `slot` of a matrix that comes `per` head, group or lesson is
+    /// computed for and named by: a group's first head for a K/V group's, head 0 for the
+    /// lesson's.
+    pub fn head_of_slot(self, per: Per, slot: usize) -> usize {
+        match per {
+            Per::Lesson => 0,
+            Per::QueryHead => slot,
+            Per::KvGroup => self.first_of_group(slot),
+        }
+    }
+
+    /// The query head each slot of a matrix that comes `per` head, group or lesson is
+    /// computed for, slot by slot (`head_of_slot`).
+    pub fn slot_heads(self, per: Per) -> impl Iterator<Item = usize> {
+        (0..self.count(per)).map(move |slot| self.head_of_slot(per, slot))
+    }
+
+    /// The slot of head `head`'s matrix among `count(per)`.
+    pub fn slot(self, per: Per, head: usize) -> usize {
+        match per {
+            Per::Lesson => 0,
+            Per::QueryHead => head,
+            Per::KvGroup => self.group_of(head),
         }
     }
 }

@@ -92,3 +92,18 @@ pub fn shifted_exps(input: &DMatrix<f64>) -> DMatrix<f64> {
         shifted_exp(input[(row, col)], row_max[row])
     })
 }
+
+/// The softmax's backward pass, row by row: dS = P ⊙ (dP − rowsum(P ⊙ dP)). A masked key's
+/// weight is 0, and so is its gradient; a fully masked row is 0 throughout.
+pub(crate) fn softmax_backward(weights: &DMatrix<f64>, grad: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut result = DMatrix::zeros(weights.nrows(), weights.ncols());
+    for row in 0..weights.nrows() {
+        let dot: f64 = (0..weights.ncols())
+            .map(|col| weights[(row, col)] * grad[(row, col)])
+            .sum();
+        for col in 0..weights.ncols() {
+            result[(row, col)] = weights[(row, col)] * (grad[(row, col)] - dot);
+        }
+    }
+    result
+}
