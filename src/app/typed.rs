@@ -18,33 +18,57 @@ pub fn cell_value(matrix: MatrixName, typed: &str) -> Result<f64, String> {
     if matrix == MatrixName::Mask && matches!(lower.as_str(), "-inf" | "-infinity") {
         return Ok(f64::NEG_INFINITY);
     }
-    let mask_help = if matrix == MatrixName::Mask {
-        " (a mask cell is 0 to keep the score, -inf to hide the key, or any finite bias)"
+    let mask = matrix == MatrixName::Mask;
+    // Kept short: with the prompt's "(old value kept: fix it, or Esc)" it must fit two rows of
+    // an 80-column screen.
+    let mask_help = if mask {
+        ": a mask cell is 0 to keep the score, -inf to hide the key, or a finite bias"
     } else {
         ""
     };
     if lower.contains("nan") {
-        return Err(format!(
-            "NaN is not a number a lesson can hold; type a finite number{mask_help}"
-        ));
+        return Err(if mask {
+            format!("NaN is not a number{mask_help}")
+        } else {
+            "NaN is not a number a lesson can hold; type a finite number".to_string()
+        });
     }
     if lower.contains("inf") {
-        return Err(format!(
-            "`{shown}` is infinite; only mask cells may be -inf. Type a finite number{mask_help}"
-        ));
+        return Err(if mask {
+            format!("`{shown}` is not -inf{mask_help}")
+        } else {
+            format!("`{shown}` is infinite; only a mask cell may be -inf. Type a finite number")
+        });
     }
     let value: f64 = text.parse().map_err(|_| {
-        format!("`{shown}` is not a number; type something like 0.5, -2 or 1e-3{mask_help}")
+        if mask {
+            format!("`{shown}` is not a number{mask_help}")
+        } else {
+            format!("`{shown}` is not a number; type something like 0.5, -2 or 1e-3")
+        }
     })?;
     // A mask's bias is only added to a score: any finite size is allowed, as in -1e9 fills.
     if value.is_infinite() {
+        return Err(if mask && value < 0.0 {
+            format!("{shown} is too large to be a finite number; type -inf to hide the key")
+        } else if mask {
+            format!("{shown} is too large to be a finite number; type a finite bias")
+        } else {
+            format!(
+                "{shown} is too large to be a finite number; lesson numbers stay within ±{MAX_ABS_VALUE}"
+            )
+        });
+    }
+    // Below about 1e-308 a number reads as 0: say so rather than store 0 unasked.
+    let mantissa = lower.split('e').next().unwrap_or("");
+    if value == 0.0 && mantissa.bytes().any(|byte| matches!(byte, b'1'..=b'9')) {
         return Err(format!(
-            "{shown} is too large to be a finite number; type a smaller one{mask_help}"
+            "{shown} is too small to hold: it would be 0. Type 0, or a number of at least 1e-300"
         ));
     }
-    if value.abs() > MAX_ABS_VALUE && matrix != MatrixName::Mask {
+    if value.abs() > MAX_ABS_VALUE && !mask {
         return Err(format!(
-            "{shown} is out of range; lesson numbers stay within ±{MAX_ABS_VALUE}{mask_help}"
+            "{shown} is out of range; lesson numbers stay within ±{MAX_ABS_VALUE}"
         ));
     }
     // -0 would print as "-0" in a saved file for no reason a learner would see.
@@ -77,6 +101,33 @@ mod tests {
         assert_eq!(cell_value(MatrixName::WQ, "−2"), Ok(-2.0));
         assert_eq!(cell_value(MatrixName::WQ, "1e-3"), Ok(0.001));
         assert_eq!(cell_value(MatrixName::WQ, "-0"), Ok(0.0));
+    }
+
+    #[test]
+    fn a_number_too_small_to_hold_is_refused_rather_than_stored_as_0() {
+        let said = cell_value(MatrixName::Embeddings, "1e-400").unwrap_err();
+        assert!(said.contains("too small to hold: it would be 0"), "{said}");
+        assert_eq!(cell_value(MatrixName::Embeddings, "0e-400"), Ok(0.0));
+        assert_eq!(cell_value(MatrixName::Embeddings, "0.000"), Ok(0.0));
+        assert!(cell_value(MatrixName::Embeddings, "1e-300").unwrap() > 0.0);
+    }
+
+    #[test]
+    fn a_mask_cells_refusals_say_what_a_mask_cell_takes_in_two_rows_of_80_columns() {
+        let kept = " (old value kept: fix it, or Esc)";
+        for typed in ["inf", "+inf", "abc", "-1e999", "1e999", "nan"] {
+            let said = cell_value(MatrixName::Mask, typed).unwrap_err();
+            assert!(!said.contains("only mask cells"), "{said}");
+            assert!(!said.contains("smaller"), "{said}");
+            let line = format!(" mask[snow, sun]: {said}{kept}");
+            assert!(
+                line.chars().count() <= 2 * 79,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let said = cell_value(MatrixName::Mask, "-1e999").unwrap_err();
+        assert!(said.contains("type -inf to hide the key"), "{said}");
     }
 
     #[test]
