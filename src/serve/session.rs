@@ -274,7 +274,35 @@ struct Job {
     desk: Desk,
     work: Work,
     order: u64,
+    /// The desk's `Load::rank`, which does not change while it waits: a lane picking among
+    /// hundreds of followers at a step change compares these, not a logarithm per seat.
+    rank: f64,
+    /// Its last turn took less than `LIGHT_TURN`.
+    quick: bool,
     done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
+}
+
+impl Job {
+    fn new(
+        desk: Desk,
+        work: Work,
+        order: u64,
+        done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
+    ) -> Job {
+        Job {
+            rank: desk.load.rank(),
+            quick: desk.load.last_turn < LIGHT_TURN,
+            desk,
+            work,
+            order,
+            done,
+        }
+    }
+
+    /// `Load::is_light` of the waiting desk, from what was kept when it was queued.
+    fn is_light(&self, now: Instant) -> bool {
+        self.quick && Load::light_at(self.rank, now)
+    }
 }
 
 /// Which seats a lane takes.
@@ -340,7 +368,14 @@ impl Load {
     }
 
     fn is_light(&self, now: Instant) -> bool {
-        self.last_turn < LIGHT_TURN && self.at(now) < LIGHT_LOAD
+        self.last_turn < LIGHT_TURN && Load::light_at(self.rank(), now)
+    }
+
+    /// Whether recent work of `rank` is under `LIGHT_LOAD` at `now`: log2 of the work as it
+    /// stands at `now` is the rank less the halvings since `LOAD_EPOCH`.
+    fn light_at(rank: f64, now: Instant) -> bool {
+        let since = now.saturating_duration_since(*LOAD_EPOCH).as_secs_f64();
+        rank - since / LOAD_HALF_LIFE < LIGHT_LOAD.log2()
     }
 }
 
@@ -377,12 +412,7 @@ impl Workshop {
             floor.queued += 1;
             let order = floor.queued;
             let light = desk.load.is_light(now);
-            floor.waiting.push(Job {
-                desk,
-                work,
-                order,
-                done,
-            });
+            floor.waiting.push(Job::new(desk, work, order, done));
             if floor.lingering.0 > 0 || (light && floor.lingering.1 > 0) {
                 self.more.notify_all();
                 None
@@ -403,8 +433,7 @@ impl Floor {
         let lane = if self.working < self.lanes {
             self.working += 1;
             Lane::Any
-        } else if !self.light_working && self.waiting.iter().any(|job| job.desk.load.is_light(now))
-        {
+        } else if !self.light_working && self.waiting.iter().any(|job| job.is_light(now)) {
             self.light_working = true;
             Lane::Light
         } else {
@@ -420,8 +449,8 @@ impl Floor {
             .waiting
             .iter()
             .enumerate()
-            .filter(|(_, job)| lane == Lane::Any || job.desk.load.is_light(now))
-            .map(|(at, job)| (at, job.desk.load.rank(), job.order))
+            .filter(|(_, job)| lane == Lane::Any || job.is_light(now))
+            .map(|(at, job)| (at, job.rank, job.order))
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))?
             .0;
         Some(self.waiting.swap_remove(best))
@@ -1542,12 +1571,7 @@ mod tests {
         let (done, _) = tokio::sync::oneshot::channel();
         floor.queued += 1;
         let order = floor.queued;
-        floor.waiting.push(Job {
-            desk,
-            work: Work::default(),
-            order,
-            done,
-        });
+        floor.waiting.push(Job::new(desk, Work::default(), order, done));
         usize::try_from(order).unwrap()
     }
 

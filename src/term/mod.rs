@@ -60,6 +60,10 @@ pub struct Painter {
     /// The terminal's contents as the last frame left them; `None` before the first frame,
     /// which goes to a blank terminal.
     shown: Option<Shown>,
+    /// The terminal's own screen, kept when it took a shared one (`adopt`), to be drawn into
+    /// again at its next frame of its own: at a step change 500 followers would otherwise each
+    /// drop a screen, and allocate a blank one at their next key.
+    spare: Option<Buffer>,
     /// The bytes of a frame, gathered before they are written.
     bytes: Vec<u8>,
 }
@@ -120,7 +124,11 @@ impl Painter {
         // the others who show it: ratatui gets a blank of its own).
         let old = match shown {
             Shown::Own(buffer) => buffer,
-            Shown::Shared(_) => Buffer::empty(area),
+            // ratatui blanks the buffer it is given back before drawing into it.
+            Shown::Shared(_) => match self.spare.take() {
+                Some(spare) if spare.area == area => spare,
+                _ => Buffer::empty(area),
+            },
         };
         self.shown = Some(Shown::Own(std::mem::replace(next, old)));
         terminal.swap_buffers();
@@ -138,7 +146,9 @@ impl Painter {
     /// The screen is shared, not copied: a class's followers all show it.
     pub(crate) fn adopt(&mut self, app: &App, screen: &Arc<Buffer>) {
         self.last = Some(ScreenId::of(app));
-        self.shown = Some(Shown::Shared(Arc::clone(screen)));
+        if let Some(Shown::Own(own)) = self.shown.replace(Shown::Shared(Arc::clone(screen))) {
+            self.spare = Some(own);
+        }
     }
 }
 
