@@ -1526,6 +1526,52 @@ mod tests {
         assert_eq!(crate::ui::layout::sweeps() - sweeps, measured);
     }
 
+    #[test]
+    fn a_follower_taking_the_presenters_step_keeps_its_own_screen_to_draw_its_next_key_into() {
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let (before, step) = (presented(1, 1), presented(2, 2));
+        let press = |desk: &mut Desk, key: &str| {
+            let work = Work {
+                events: keys(key, Duration::from_secs(3600)),
+                ..Work::default()
+            };
+            let turned = desk.turn(work, Duration::from_secs(60));
+            assert!(!turned.failed);
+            turned.frame
+        };
+        // Each follower moved their own cursor (their own screen), then the presenter changed
+        // step: all but the first take the shared screen.
+        let mut class: Vec<Desk> = (0..6).map(|_| follower(&stage, size)).collect();
+        let mut sent: Vec<Vec<Vec<u8>>> = vec![Vec::new(); class.len()];
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(presenter_moves(desk, &before));
+            frames.push(press(desk, "j"));
+            frames.push(presenter_moves(desk, &step));
+        }
+        assert_eq!(stage.renders(), 2, "one drawing per step");
+        let blanks: Vec<usize> = class.iter().map(|desk| desk.painter.blanks()).collect();
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(press(desk, "l"));
+        }
+        // Their next key is drawn into the screen each had before the step, not a new one.
+        let now: Vec<usize> = class.iter().map(|desk| desk.painter.blanks()).collect();
+        assert_eq!(now, blanks);
+        // And every terminal shows what a student drawn on their own would see.
+        let mut alone = follower(&stage, size).on_stage(None);
+        let alone = [
+            presenter_moves(&mut alone, &before),
+            press(&mut alone, "j"),
+            presenter_moves(&mut alone, &step),
+            press(&mut alone, "l"),
+        ];
+        let alone: Vec<&[u8]> = alone.iter().map(Vec::as_slice).collect();
+        for frames in &sent {
+            let frames: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+            assert_eq!(looks(size, &frames), looks(size, &alone));
+        }
+    }
+
     /// What a terminal shows after `frames`, cell by cell: each cell's text, colours and
     /// attributes.
     fn looks(size: Size, frames: &[&[u8]]) -> Vec<String> {

@@ -64,6 +64,8 @@ pub struct Painter {
     /// again at its next frame of its own: at a step change 500 followers would otherwise each
     /// drop a screen, and allocate a blank one at their next key.
     spare: Option<Buffer>,
+    /// Blank screens allocated for ratatui to draw into, counted for the tests.
+    blanks: usize,
     /// The bytes of a frame, gathered before they are written.
     bytes: Vec<u8>,
 }
@@ -114,9 +116,13 @@ impl Painter {
             Some(shown) if !changed && shown.buffer().area == area => shown,
             Some(_) => {
                 crossterm::queue!(&mut self.bytes, Clear(ClearType::All))?;
+                self.blanks += 1;
                 Shown::Own(Buffer::empty(area))
             }
-            None => Shown::Own(Buffer::empty(area)),
+            None => {
+                self.blanks += 1;
+                Shown::Own(Buffer::empty(area))
+            }
         };
         diff::write_changes(shown.buffer(), next, &mut self.bytes);
         // The frame just drawn is what the terminal shows now; ratatui's buffer gets the old
@@ -127,7 +133,10 @@ impl Painter {
             // ratatui blanks the buffer it is given back before drawing into it.
             Shown::Shared(_) => match self.spare.take() {
                 Some(spare) if spare.area == area => spare,
-                _ => Buffer::empty(area),
+                _ => {
+                    self.blanks += 1;
+                    Buffer::empty(area)
+                }
             },
         };
         self.shown = Some(Shown::Own(std::mem::replace(next, old)));
@@ -138,6 +147,12 @@ impl Painter {
         terminal.hide_cursor()?;
         crossterm::queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
         Write::flush(terminal.backend_mut())
+    }
+
+    /// How many blank screens this painter has allocated.
+    #[cfg(test)]
+    pub(crate) fn blanks(&self) -> usize {
+        self.blanks
     }
 
     /// Takes `screen` (the screen of `app`) as this terminal's last frame without drawing it:
