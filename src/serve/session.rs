@@ -1546,7 +1546,11 @@ mod tests {
         let mut sent: Vec<Vec<Vec<u8>>> = vec![Vec::new(); class.len()];
         for (desk, frames) in class.iter_mut().zip(&mut sent) {
             frames.push(presenter_moves(desk, &before));
+        }
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
             frames.push(press(desk, "j"));
+        }
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
             frames.push(presenter_moves(desk, &step));
         }
         assert_eq!(stage.renders(), 2, "one drawing per step");
@@ -1617,7 +1621,9 @@ mod tests {
         let (done, _) = tokio::sync::oneshot::channel();
         floor.queued += 1;
         let order = floor.queued;
-        floor.waiting.push(Job::new(desk, Work::default(), order, done));
+        floor
+            .waiting
+            .push(Job::new(desk, Work::default(), order, done));
         usize::try_from(order).unwrap()
     }
 
