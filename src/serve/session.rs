@@ -274,7 +274,35 @@ struct Job {
     desk: Desk,
     work: Work,
     order: u64,
+    /// The desk's `Load::rank`, which does not change while it waits: a lane picking among
+    /// hundreds of followers at a step change compares these, not a logarithm per seat.
+    rank: f64,
+    /// Its last turn took less than `LIGHT_TURN`.
+    quick: bool,
     done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
+}
+
+impl Job {
+    fn new(
+        desk: Desk,
+        work: Work,
+        order: u64,
+        done: tokio::sync::oneshot::Sender<(Desk, Turned)>,
+    ) -> Job {
+        Job {
+            rank: desk.load.rank(),
+            quick: desk.load.last_turn < LIGHT_TURN,
+            desk,
+            work,
+            order,
+            done,
+        }
+    }
+
+    /// `Load::is_light` of the waiting desk, from what was kept when it was queued.
+    fn is_light(&self, now: Instant) -> bool {
+        self.quick && Load::light_at(self.rank, now)
+    }
 }
 
 /// Which seats a lane takes.
@@ -340,7 +368,14 @@ impl Load {
     }
 
     fn is_light(&self, now: Instant) -> bool {
-        self.last_turn < LIGHT_TURN && self.at(now) < LIGHT_LOAD
+        self.last_turn < LIGHT_TURN && Load::light_at(self.rank(), now)
+    }
+
+    /// Whether recent work of `rank` is under `LIGHT_LOAD` at `now`: log2 of the work as it
+    /// stands at `now` is the rank less the halvings since `LOAD_EPOCH`.
+    fn light_at(rank: f64, now: Instant) -> bool {
+        let since = now.saturating_duration_since(*LOAD_EPOCH).as_secs_f64();
+        rank - since / LOAD_HALF_LIFE < LIGHT_LOAD.log2()
     }
 }
 
@@ -377,12 +412,7 @@ impl Workshop {
             floor.queued += 1;
             let order = floor.queued;
             let light = desk.load.is_light(now);
-            floor.waiting.push(Job {
-                desk,
-                work,
-                order,
-                done,
-            });
+            floor.waiting.push(Job::new(desk, work, order, done));
             if floor.lingering.0 > 0 || (light && floor.lingering.1 > 0) {
                 self.more.notify_all();
                 None
@@ -403,8 +433,7 @@ impl Floor {
         let lane = if self.working < self.lanes {
             self.working += 1;
             Lane::Any
-        } else if !self.light_working && self.waiting.iter().any(|job| job.desk.load.is_light(now))
-        {
+        } else if !self.light_working && self.waiting.iter().any(|job| job.is_light(now)) {
             self.light_working = true;
             Lane::Light
         } else {
@@ -420,8 +449,8 @@ impl Floor {
             .waiting
             .iter()
             .enumerate()
-            .filter(|(_, job)| lane == Lane::Any || job.desk.load.is_light(now))
-            .map(|(at, job)| (at, job.desk.load.rank(), job.order))
+            .filter(|(_, job)| lane == Lane::Any || job.is_light(now))
+            .map(|(at, job)| (at, job.rank, job.order))
             .min_by(|a, b| a.1.total_cmp(&b.1).then(a.2.cmp(&b.2)))?
             .0;
         Some(self.waiting.swap_remove(best))
@@ -1497,6 +1526,56 @@ mod tests {
         assert_eq!(crate::ui::layout::sweeps() - sweeps, measured);
     }
 
+    #[test]
+    fn a_follower_taking_the_presenters_step_keeps_its_own_screen_to_draw_its_next_key_into() {
+        let stage = Arc::new(Stage::default());
+        let size = Size::new(80, 24);
+        let (before, step) = (presented(1, 1), presented(2, 2));
+        let press = |desk: &mut Desk, key: &str| {
+            let work = Work {
+                events: keys(key, Duration::from_secs(3600)),
+                ..Work::default()
+            };
+            let turned = desk.turn(work, Duration::from_secs(60));
+            assert!(!turned.failed);
+            turned.frame
+        };
+        // Each follower moved their own cursor (their own screen), then the presenter changed
+        // step: all but the first take the shared screen.
+        let mut class: Vec<Desk> = (0..6).map(|_| follower(&stage, size)).collect();
+        let mut sent: Vec<Vec<Vec<u8>>> = vec![Vec::new(); class.len()];
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(presenter_moves(desk, &before));
+        }
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(press(desk, "j"));
+        }
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(presenter_moves(desk, &step));
+        }
+        assert_eq!(stage.renders(), 2, "one drawing per step");
+        let blanks: Vec<usize> = class.iter().map(|desk| desk.painter.blanks()).collect();
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(press(desk, "l"));
+        }
+        // Their next key is drawn into the screen each had before the step, not a new one.
+        let now: Vec<usize> = class.iter().map(|desk| desk.painter.blanks()).collect();
+        assert_eq!(now, blanks);
+        // And every terminal shows what a student drawn on their own would see.
+        let mut alone = follower(&stage, size).on_stage(None);
+        let alone = [
+            presenter_moves(&mut alone, &before),
+            press(&mut alone, "j"),
+            presenter_moves(&mut alone, &step),
+            press(&mut alone, "l"),
+        ];
+        let alone: Vec<&[u8]> = alone.iter().map(Vec::as_slice).collect();
+        for frames in &sent {
+            let frames: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+            assert_eq!(looks(size, &frames), looks(size, &alone));
+        }
+    }
+
     /// What a terminal shows after `frames`, cell by cell: each cell's text, colours and
     /// attributes.
     fn looks(size: Size, frames: &[&[u8]]) -> Vec<String> {
@@ -1542,12 +1621,9 @@ mod tests {
         let (done, _) = tokio::sync::oneshot::channel();
         floor.queued += 1;
         let order = floor.queued;
-        floor.waiting.push(Job {
-            desk,
-            work: Work::default(),
-            order,
-            done,
-        });
+        floor
+            .waiting
+            .push(Job::new(desk, Work::default(), order, done));
         usize::try_from(order).unwrap()
     }
 

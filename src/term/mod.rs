@@ -60,6 +60,12 @@ pub struct Painter {
     /// The terminal's contents as the last frame left them; `None` before the first frame,
     /// which goes to a blank terminal.
     shown: Option<Shown>,
+    /// The terminal's own screen, kept when it took a shared one (`adopt`), to be drawn into
+    /// again at its next frame of its own: at a step change 500 followers would otherwise each
+    /// drop a screen, and allocate a blank one at their next key.
+    spare: Option<Buffer>,
+    /// Blank screens allocated for ratatui to draw into, counted for the tests.
+    blanks: usize,
     /// The bytes of a frame, gathered before they are written.
     bytes: Vec<u8>,
 }
@@ -110,9 +116,13 @@ impl Painter {
             Some(shown) if !changed && shown.buffer().area == area => shown,
             Some(_) => {
                 crossterm::queue!(&mut self.bytes, Clear(ClearType::All))?;
+                self.blanks += 1;
                 Shown::Own(Buffer::empty(area))
             }
-            None => Shown::Own(Buffer::empty(area)),
+            None => {
+                self.blanks += 1;
+                Shown::Own(Buffer::empty(area))
+            }
         };
         diff::write_changes(shown.buffer(), next, &mut self.bytes);
         // The frame just drawn is what the terminal shows now; ratatui's buffer gets the old
@@ -120,7 +130,14 @@ impl Painter {
         // the others who show it: ratatui gets a blank of its own).
         let old = match shown {
             Shown::Own(buffer) => buffer,
-            Shown::Shared(_) => Buffer::empty(area),
+            // ratatui blanks the buffer it is given back before drawing into it.
+            Shown::Shared(_) => match self.spare.take() {
+                Some(spare) if spare.area == area => spare,
+                _ => {
+                    self.blanks += 1;
+                    Buffer::empty(area)
+                }
+            },
         };
         self.shown = Some(Shown::Own(std::mem::replace(next, old)));
         terminal.swap_buffers();
@@ -132,13 +149,21 @@ impl Painter {
         Write::flush(terminal.backend_mut())
     }
 
+    /// How many blank screens this painter has allocated.
+    #[cfg(test)]
+    pub(crate) fn blanks(&self) -> usize {
+        self.blanks
+    }
+
     /// Takes `screen` (the screen of `app`) as this terminal's last frame without drawing it:
     /// the caller sends the bytes of a whole repaint of it, made for another terminal of the
     /// same size (see `repaints`), so that the next frame's diff starts from what is shown.
     /// The screen is shared, not copied: a class's followers all show it.
     pub(crate) fn adopt(&mut self, app: &App, screen: &Arc<Buffer>) {
         self.last = Some(ScreenId::of(app));
-        self.shown = Some(Shown::Shared(Arc::clone(screen)));
+        if let Some(Shown::Own(own)) = self.shown.replace(Shown::Shared(Arc::clone(screen))) {
+            self.spare = Some(own);
+        }
     }
 }
 

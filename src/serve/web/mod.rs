@@ -32,6 +32,12 @@ use super::{Farewell, HANDSHAKE_DEADLINE, Shared, Watch};
 /// The largest message a page may send: a paste, or a size. A bigger one closes the socket.
 const MAX_MESSAGE: usize = 64 * 1024;
 
+/// How much of a seat's socket is read at a time. The WebSocket reader zeroes this much of its
+/// buffer at every read, and a seat's socket is read again after every frame sent to it: at the
+/// default of 128 KiB that zeroing was a sixth of the server's work at a class's step change.
+/// Keys are a few bytes; a long paste is read in several pieces.
+const READ_AT_A_TIME: usize = 4 * 1024;
+
 /// The request head a browser sends is a few hundred bytes; a larger one is refused (431).
 const MAX_HEAD: usize = 16 * 1024;
 
@@ -260,6 +266,7 @@ impl Request {
         upgrade
             .max_message_size(MAX_MESSAGE)
             .max_frame_size(MAX_MESSAGE)
+            .read_buffer_size(READ_AT_A_TIME)
             .on_failed_upgrade(|error: axum::Error| {
                 // The error may quote what the client sent.
                 let error = client_text(&error.to_string(), client_text::ERROR);
