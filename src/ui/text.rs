@@ -273,7 +273,7 @@ mod tests {
     fn a_formula_breaks_between_its_terms_not_inside_a_bracket() {
         let text = "m⁽¹⁾[snow] = max(m_old, masked⁽¹⁾[snow, sun], masked⁽¹⁾[snow, rain], \
                     masked⁽¹⁾[snow, wind], masked⁽¹⁾[snow, snow])";
-        let lines = wrap_formula(text, 64);
+        let lines = wrap_formula(text, 70);
         assert_eq!(
             lines,
             [
