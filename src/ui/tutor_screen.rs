@@ -179,7 +179,13 @@ const LONGEST_FORMULA_IN_NOTE: usize = 40;
 /// The note's lines at a width: at most three, the words kept whole.
 pub(crate) fn note_lines(note: &str, width: usize) -> Vec<String> {
     let mut lines = wrap_words(note, width);
-    lines.truncate(3);
+    // Cut at three lines, the last says so: a note's end (which key reaches the other views)
+    // is never left out silently.
+    if lines.len() > 3 {
+        lines.truncate(3);
+        let last = format!("{} …", lines[2]);
+        lines[2] = super::text::fit(&last, width);
+    }
     lines
 }
 

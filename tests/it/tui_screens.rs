@@ -1975,3 +1975,19 @@ fn nothing_touches_the_help_overlays_side_borders_over_the_picker() {
         assert!(rows > 10, "{screen}");
     }
 }
+
+#[test]
+fn a_note_cut_at_three_lines_ends_in_an_ellipsis() {
+    // gqa's Online softmax at 80×24 after b: the tile's words and the other view's fill more
+    // than the note's three lines.
+    let mut app = open(lesson_index("gqa"));
+    common::go_to(&mut app, "online_softmax");
+    update(&mut app, Action::LargerTiles);
+    let screen = text(&draw(&app, &Theme::monochrome(), 80, 24));
+    let note: Vec<&str> = screen
+        .lines()
+        .skip_while(|line| !line.starts_with(" Tile 1 of 1"))
+        .take(3)
+        .collect();
+    assert!(note[2].trim_end().ends_with('…'), "{screen}");
+}
