@@ -74,6 +74,8 @@ pub enum Change {
     Mask { before: Mask, after: Mask },
     /// The keys per tile of the online softmax (`tile`).
     Tile { before: usize, after: usize },
+    /// η, the step size of `g` (`G`): the tutor's, not the lesson's, which it leaves as it is.
+    LearningRate { before: f64, after: f64 },
     /// The whole lesson, as a reset replaces it; `why` names the change on undo and redo.
     /// Shared, not copied: a reset's `after` is the tutor's original, and `before` the lesson
     /// the tutor had.
@@ -110,7 +112,10 @@ impl Change {
                 + mask_bytes(&lesson.mask)
         };
         match self {
-            Change::Cell { .. } | Change::Label { .. } | Change::Tile { .. } => 0,
+            Change::Cell { .. }
+            | Change::Label { .. }
+            | Change::Tile { .. }
+            | Change::LearningRate { .. } => 0,
             Change::Matrix { before, after, .. } => matrix(&before.values) + matrix(&after.values),
             Change::Mask { before, after } => mask_bytes(before) + mask_bytes(after),
             Change::Lesson { before, after, .. } => lesson(before) + lesson(after),
@@ -165,6 +170,7 @@ impl Change {
             Change::Tile { before, after } => {
                 Arc::make_mut(lesson).tile = *pick(forwards, before, after);
             }
+            Change::LearningRate { .. } => {}
             Change::Lesson { before, after, .. } => {
                 *lesson = Arc::clone(pick(forwards, before, after));
             }
@@ -232,6 +238,10 @@ impl Change {
             Change::Tile { before, after } => {
                 let (from, to) = from_to(forwards, before, after);
                 format!("the tile size B = {from} → {to}")
+            }
+            Change::LearningRate { before, after } => {
+                let (from, to) = from_to(forwards, before, after);
+                format!("η = {from} → {to}")
             }
             Change::Lesson { why, .. } => match why {
                 WholeLesson::Reset => "the reset to the lesson's own numbers",

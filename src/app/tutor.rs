@@ -378,9 +378,8 @@ impl Tutor {
 
     /// Makes a change, records it for undo, and recomputes everything downstream.
     pub(crate) fn change(&mut self, change: Change) {
-        change.apply(&mut self.lesson, true);
+        self.apply_change(&change, true);
         self.history.record(change);
-        self.recompute();
     }
 
     /// Takes back the last edit, if there is one.
@@ -391,17 +390,26 @@ impl Tutor {
     /// Takes back the last edit; returns what it was, named ("X[The, 1] = 2 → 1").
     pub(crate) fn undo_edit(&mut self) -> Option<String> {
         let change = self.history.undo().cloned()?;
-        change.apply(&mut self.lesson, false);
-        self.recompute();
+        self.apply_change(&change, false);
         Some(change.describe(&self.attention, false))
     }
 
     /// Makes the last edit undone again; returns what it was, named.
     pub(crate) fn redo_edit(&mut self) -> Option<String> {
         let change = self.history.redo().cloned()?;
-        change.apply(&mut self.lesson, true);
-        self.recompute();
+        self.apply_change(&change, true);
         Some(change.describe(&self.attention, true))
+    }
+
+    /// Applies a change from the history, forwards (redo) or backwards (undo): η is the
+    /// tutor's, every other change the lesson's, recomputed.
+    fn apply_change(&mut self, change: &Change, forwards: bool) {
+        if let Change::LearningRate { before, after } = change {
+            self.learning_rate = if forwards { *after } else { *before };
+            return;
+        }
+        change.apply(&mut self.lesson, forwards);
+        self.recompute();
     }
 
     /// Recomputes attention and marks every cell whose value changed.

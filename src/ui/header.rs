@@ -18,19 +18,37 @@ use super::theme::Theme;
 
 pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let step = tutor.step();
-    let position = format!(
+    let unsaved = if tutor.has_unsaved_edits() {
+        " · edited"
+    } else {
+        ""
+    };
+    // Where the learner is, written shorter ("12/12", "tile 1/2", "group 1/2") when the whole
+    // would leave the title fewer than its least columns.
+    let whole = format!(
         "Step {}/{} · {}{} ",
         tutor.step_index + 1,
         tutor.steps.len(),
         step.title(),
         token_of(tutor) + &head_of(tutor)
     );
-    let unsaved = if tutor.has_unsaved_edits() {
-        " · edited"
-    } else {
-        ""
+    let room_beside = |position: &str| {
+        usize::from(area.width).saturating_sub(columns(position) + columns(unsaved) + 2)
     };
-    let room = usize::from(area.width).saturating_sub(columns(&position) + columns(unsaved) + 2);
+    let position = if room_beside(&whole) >= LEAST_TITLE {
+        whole
+    } else {
+        format!(
+            "{}/{} · {}{} ",
+            tutor.step_index + 1,
+            tutor.steps.len(),
+            step.title(),
+            (token_of(tutor) + &head_of(tutor))
+                .replace(" of ", "/")
+                .replace("K/V group", "group")
+        )
+    };
+    let room = room_beside(&position);
     let title = fit(&format!(" {} ({})", tutor.lesson.title, tutor.name), room);
     let pad = usize::from(area.width)
         .saturating_sub(columns(&title) + columns(unsaved) + columns(&position));
@@ -50,10 +68,22 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
             let loss = tutor.attention.loss().map_or_else(String::new, |loss| {
                 crate::attention::number::format_fixed(loss, tutor.lesson.decimals)
             });
+            // And η, the size of `g`'s step (`G` sets it), in the longest words that fit.
+            let differentiated = format!("L = Σ output ⊙ grad_output = {loss}");
+            let eta = tutor.learning_rate;
+            let room = usize::from(area.width).saturating_sub(1 + columns(&differentiated));
+            let step = [
+                format!("   g: a step of gradient descent, η = {eta}"),
+                format!("   g: a gradient step, η = {eta}"),
+                format!("   g: η = {eta}"),
+            ]
+            .into_iter()
+            .find(|words| columns(words) <= room)
+            .unwrap_or_default();
             vec![
                 Span::raw(" "),
-                Span::styled(format!("L = Σ output ⊙ grad_output = {loss}"), theme.lit()),
-                Span::styled("   g: a step of gradient descent", theme.muted()),
+                Span::styled(differentiated, theme.lit()),
+                Span::styled(step, theme.muted()),
             ]
         }
         Header::Generation(_) => generation_formula(tutor, theme, area.width),
@@ -70,6 +100,10 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
     };
     within(formula, area.width).render(Rect::new(area.x, area.y + 1, area.width, 1), buf);
 }
+
+/// The fewest columns the lesson's title keeps in the header (a space, a word and "…") before
+/// where the learner is is written shorter.
+const LEAST_TITLE: usize = 12;
 
 /// A piece of a formula in the look the step on screen gives it.
 fn styled((text, look): Shown, theme: &Theme) -> Span<'static> {

@@ -225,6 +225,9 @@ pub struct Geometry {
     /// Decimals shown: as few as show every number of this matrix exactly, at most the lesson's
     /// (or fewer, when that lets the matrix show whole).
     pub decimals: usize,
+    /// Whether some number is shown to fewer decimals than it has (up to the lesson's): the
+    /// caption then says so.
+    pub rounded: bool,
 }
 
 impl Geometry {
@@ -255,6 +258,7 @@ impl Geometry {
             total_rows: shape.total_rows,
             total_cols: shape.total_cols,
             decimals: shape.decimals(cap),
+            rounded: shape.decimals(cap) < shape.exact_decimals,
         }
     }
 
@@ -341,6 +345,21 @@ fn display_decimals<S: RawStorage<f64, Dyn, Dyn>>(
     most
 }
 
+/// The caption's note on numbers rounded further than the lesson's decimals, longest first;
+/// `{d}` is the decimals shown.
+const ROUNDING_NOTES: [&str; 2] = [" (rounded to {d} decimals)", " ({d} decimals)"];
+
+/// The least sign that a matrix's numbers are rounded: always shown beside its symbol.
+const ROUNDED_MARK: &str = " ≈";
+
+/// The longest note on rounding that fits in `room` columns.
+fn rounding_note(decimals: usize, room: usize) -> Option<String> {
+    ROUNDING_NOTES
+        .into_iter()
+        .map(|note| note.replace("{d}", &decimals.to_string()))
+        .find(|note| columns(note) <= room)
+}
+
 /// A caption in `room` columns, shortened where it means something: "Q = X·W_q (queries)"
 /// becomes "Q = X·W_q", then "Q"; "mask (0 keeps, -inf hides)" becomes "mask". Only a symbol
 /// that does not fit either is cut.
@@ -401,17 +420,31 @@ impl Widget for MatrixPanel<'_> {
             position = format!(" {position}");
         }
         let caption = caption(self.tutor, matrix);
-        if columns(&caption) + columns(&position) > room {
+        let symbol = attention.symbol_in(matrix, self.tutor.head);
+        // Numbers shown to fewer decimals than the lesson's, so that the matrix fits whole: the
+        // caption says so in the room its formula leaves, else its symbol, and is never left
+        // without a mark (the working gives the selected cell at the lesson's decimals).
+        let rounding = if geometry.rounded {
+            let formula = columns(without_gloss(&caption)).max(columns(&symbol));
+            let short = ROUNDING_NOTES[1].replace("{d}", &geometry.decimals.to_string());
+            rounding_note(geometry.decimals, room.saturating_sub(formula))
+                .or_else(|| (columns(&symbol) + columns(&short) <= room).then_some(short))
+                .unwrap_or_else(|| ROUNDED_MARK.to_string())
+        } else {
+            String::new()
+        };
+        let room_left = room.saturating_sub(columns(&rounding));
+        if columns(&caption) + columns(&position) > room_left {
             position = position.replace("rows ", "").replace("cols ", "");
         }
         // Too narrow for where the window is: still a sign that the matrix is cut.
-        let symbol = attention.symbol_in(matrix, self.tutor.head);
-        if !position.is_empty() && columns(&symbol) + 2 + columns(&position) > room {
+        if !position.is_empty() && columns(&symbol) + 2 + columns(&position) > room_left {
             position = " (part)".to_string();
         }
-        if columns(&symbol) + columns(&position) > room {
+        if columns(&symbol) + columns(&position) > room_left {
             position.clear();
         }
+        let position = format!("{rounding}{position}");
         let caption_room = room.saturating_sub(columns(&position));
         let caption_style = if self.focused {
             theme.focused_title()

@@ -424,7 +424,18 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         width,
         height,
     );
-    Clear.render(popup, buf);
+    // A column cleared beside each side border: what is under the overlay (a lesson's line
+    // cut with "…") does not touch it from outside, as if it ran through it.
+    let margin = Rect::new(
+        popup.x.saturating_sub(1).max(area.x),
+        popup.y,
+        (popup.width + 2).min(
+            area.right()
+                .saturating_sub(popup.x.saturating_sub(1).max(area.x)),
+        ),
+        popup.height,
+    );
+    Clear.render(margin, buf);
     // Taller than the terminal: the rows scroll, and the border says which are shown.
     let shown = usize::from(height.saturating_sub(2));
     let hidden = lines.len().saturating_sub(shown);

@@ -76,7 +76,7 @@ pub(crate) fn wrap_pieces(
             if columns(&line) <= width {
                 vec![line]
             } else {
-                let wrapped = wrap_words(&line, width.saturating_sub(indent.len()).max(8));
+                let wrapped = wrap_formula(&line, width.saturating_sub(indent.len()).max(8));
                 wrapped
                     .into_iter()
                     .enumerate()
@@ -92,6 +92,57 @@ pub(crate) fn wrap_pieces(
             }
         })
         .collect()
+}
+
+/// A formula wrapped at its spaces, the least nested first: a bracketed group (`[snow, rain]`,
+/// a term of `max(…)`) is broken only when a part of it is wider than a line, and never right
+/// after its opening bracket.
+pub(crate) fn wrap_formula(text: &str, width: usize) -> Vec<String> {
+    let deepest = formula_atoms(text, usize::MAX).1;
+    let atoms = (0..=deepest)
+        .map(|depth| formula_atoms(text, depth).0)
+        .find(|atoms| atoms.iter().all(|atom| columns(atom) <= width))
+        .unwrap_or_else(|| formula_atoms(text, deepest).0);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for atom in atoms {
+        if line.is_empty() {
+            line = atom.to_string();
+        } else if columns(&line) + 1 + columns(atom) <= width {
+            line.push(' ');
+            line.push_str(atom);
+        } else {
+            lines.push(std::mem::take(&mut line));
+            line = atom.to_string();
+        }
+    }
+    lines.push(line);
+    lines.into_iter().map(|line| fit(&line, width)).collect()
+}
+
+/// A formula's parts between the spaces it may break at, those inside at most `depth` brackets
+/// and not right after an opening one; with the deepest nesting of any space.
+fn formula_atoms(text: &str, depth: usize) -> (Vec<&str>, usize) {
+    let mut atoms = Vec::new();
+    let (mut nesting, mut deepest, mut start) = (0usize, 0usize, 0);
+    let mut previous = ' ';
+    for (index, ch) in text.char_indices() {
+        match ch {
+            '(' | '[' | '{' => nesting += 1,
+            ')' | ']' | '}' => nesting = nesting.saturating_sub(1),
+            ' ' if !matches!(previous, '(' | '[' | '{' | ' ') => {
+                deepest = deepest.max(nesting);
+                if nesting <= depth {
+                    atoms.push(&text[start..index]);
+                    start = index + 1;
+                }
+            }
+            _ => {}
+        }
+        previous = ch;
+    }
+    atoms.push(&text[start..]);
+    (atoms, deepest)
 }
 
 /// Plain word wrapping for prose.
@@ -217,6 +268,24 @@ fn words_outside_brackets(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_formula_breaks_between_its_terms_not_inside_a_bracket() {
+        let text = "m⁽¹⁾[snow] = max(m_old, masked⁽¹⁾[snow, sun], masked⁽¹⁾[snow, rain], \
+                    masked⁽¹⁾[snow, wind], masked⁽¹⁾[snow, snow])";
+        let lines = wrap_formula(text, 70);
+        assert_eq!(
+            lines,
+            [
+                "m⁽¹⁾[snow] = max(m_old, masked⁽¹⁾[snow, sun], masked⁽¹⁾[snow, rain],",
+                "masked⁽¹⁾[snow, wind], masked⁽¹⁾[snow, snow])"
+            ]
+        );
+        // A term wider than the line breaks inside, but never right after its "(".
+        for line in wrap_formula("f( a, b) + (-0.44498 × 1.5)", 10) {
+            assert!(!line.ends_with('('), "{line}");
+        }
+    }
 
     #[test]
     fn a_status_message_is_not_broken_inside_a_cells_name() {

@@ -108,16 +108,56 @@ pub(crate) fn matrices_note(tutor: &Tutor) -> Option<String> {
             }
         })
         .collect();
-    let keys = match shown {
-        0 => "] goes on to them",
-        last if last + 1 == views.len() => "[ goes back to them",
-        _ => "[ and ] go to them",
+    // `[` and `]` visit every matrix on the screen in turn, so the note says how many presses
+    // reach the nearest of the others from where the cursor is: the first press may stay on
+    // this view, or turn to the other view at one of its operands.
+    let presses = |forwards: bool, results: &[MatrixName]| {
+        let order = crate::app::screens::order(tutor.step(), &tutor.attention);
+        let here = order.iter().position(|m| *m == tutor.focus).unwrap_or(0);
+        results
+            .iter()
+            .filter_map(|result| order.iter().position(|m| m == result))
+            .map(|there| {
+                let ahead = if forwards {
+                    (there + order.len() - here) % order.len()
+                } else {
+                    (here + order.len() - there) % order.len()
+                };
+                if ahead == 0 { order.len() } else { ahead }
+            })
+            .min()
+            .unwrap_or(1)
     };
-    let (them, keys) = if others.len() == 1 {
-        (others[0].clone(), keys.replace("them", "it"))
+    let before: Vec<MatrixName> = views[..shown].iter().map(|view| view.result).collect();
+    let after: Vec<MatrixName> = views[shown + 1..].iter().map(|view| view.result).collect();
+    let one = others.len() == 1;
+    let keys = match (before.is_empty(), after.is_empty()) {
+        (true, _) => match (presses(true, &after), one) {
+            (1, true) => "] goes on to it".to_string(),
+            (1, false) => "] goes on to them".to_string(),
+            (n, true) => format!("] reaches it in {n} presses"),
+            (n, false) => format!("] reaches the first of them in {n} presses"),
+        },
+        (false, true) => match (presses(false, &before), one) {
+            (1, true) => "[ goes back to it".to_string(),
+            (1, false) => "[ goes back to them".to_string(),
+            (n, true) => format!("[ reaches it in {n} presses"),
+            (n, false) => format!("[ reaches the last of them in {n} presses"),
+        },
+        (false, false) => match (presses(false, &before), presses(true, &after)) {
+            (1, 1) => "[ and ] go to them".to_string(),
+            (back, on) => format!(
+                "[ reaches the one before in {back} {}, ] the one after in {on} {}",
+                if back == 1 { "press" } else { "presses" },
+                if on == 1 { "press" } else { "presses" },
+            ),
+        },
+    };
+    let them = if one {
+        others[0].clone()
     } else {
         let (last, rest) = others.split_last()?;
-        (format!("{} and {last}", rest.join(", ")), keys.to_string())
+        format!("{} and {last}", rest.join(", "))
     };
     // The Embedding step's other view (cross-attention's source, or the target) is the
     // lesson's own numbers, not computed.
@@ -139,7 +179,13 @@ const LONGEST_FORMULA_IN_NOTE: usize = 40;
 /// The note's lines at a width: at most three, the words kept whole.
 pub(crate) fn note_lines(note: &str, width: usize) -> Vec<String> {
     let mut lines = wrap_words(note, width);
-    lines.truncate(3);
+    // Cut at three lines, the last says so: a note's end (which key reaches the other views)
+    // is never left out silently.
+    if lines.len() > 3 {
+        lines.truncate(3);
+        let last = format!("{} …", lines[2]);
+        lines[2] = super::text::fit(&last, width);
+    }
     lines
 }
 

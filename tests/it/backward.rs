@@ -1335,3 +1335,47 @@ fn capital_g_before_the_backward_pass_says_what_it_is_for_and_opens_no_prompt() 
         "{said}"
     );
 }
+
+#[test]
+fn eta_shows_in_the_header_and_u_undoes_its_setting_and_the_step_exactly() {
+    use attn_tutor::app::{Action, update};
+    let entries = attn_tutor::app::App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == "backward")
+        .unwrap();
+    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    update(&mut app, Action::LastStep);
+    let formula = |app: &attn_tutor::app::App| common::screen_line(app, 1);
+    assert!(formula(&app).contains("η = 0.1"), "{}", formula(&app));
+    update(&mut app, Action::SetLearningRate);
+    for ch in "0.5".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    assert_eq!(app.tutor().unwrap().learning_rate, 0.5);
+    assert!(formula(&app).contains("η = 0.5"), "{}", formula(&app));
+    // A step with η = 0.5, undone: the weights are the old ones to the bit.
+    let before = app.tutor().unwrap().lesson.clone();
+    update(&mut app, Action::GradientStep);
+    assert_ne!(app.tutor().unwrap().lesson, before);
+    update(&mut app, Action::Undo);
+    assert_eq!(app.tutor().unwrap().lesson, before);
+    assert!(
+        common::status(&app).contains("the step of gradient descent"),
+        "{}",
+        common::status(&app)
+    );
+    // Then u undoes η's setting, and Ctrl-r sets it again.
+    update(&mut app, Action::Undo);
+    assert_eq!(app.tutor().unwrap().learning_rate, 0.1);
+    assert!(
+        common::status(&app).contains("η = 0.5 → 0.1"),
+        "{}",
+        common::status(&app)
+    );
+    assert!(formula(&app).contains("η = 0.1"), "{}", formula(&app));
+    update(&mut app, Action::Redo);
+    assert_eq!(app.tutor().unwrap().learning_rate, 0.5);
+    assert!(!app.tutor().unwrap().has_unsaved_edits());
+}

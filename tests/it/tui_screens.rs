@@ -1781,3 +1781,213 @@ fn a_long_output_projection_is_written_as_one_heads_part_and_the_others_then_its
         assert!(!screen.contains("more lines"), "{screen}");
     }
 }
+
+/// The screen's lines joined, each without its ends' spaces: a note wrapped over lines reads
+/// as one sentence.
+fn joined(buffer: &Buffer) -> String {
+    text(buffer)
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn a_matrix_shown_to_fewer_decimals_than_the_lesson_says_so_in_its_caption() {
+    // At 80×24 generation's Masking shows scaled and masked whole at two decimals (the lesson
+    // has four): 2.8284 reads 2.83, and each caption says the numbers are rounded.
+    let mut app = open(lesson_index("generation"));
+    common::go_to(&mut app, "masking");
+    assert_eq!(app.tutor().unwrap().lesson.decimals, 4);
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let screen = text(&buffer);
+    assert!(screen.contains(" 2.83 "), "{screen}");
+    for caption in ["scaled = scores / √d_k", "masked = scaled + mask"] {
+        let line = screen
+            .lines()
+            .find(|line| line.contains(caption))
+            .unwrap_or_else(|| panic!("a caption {caption}: {screen}"));
+        assert!(
+            line.contains(&format!("{caption} (rounded to 2 decimals)"))
+                || line.contains(&format!("{caption} (2 decimals)")),
+            "{line}"
+        );
+    }
+    // The mask's numbers are whole: nothing of them is rounded, and its caption says nothing.
+    let mask = screen
+        .lines()
+        .find(|line| line.contains("mask (0"))
+        .unwrap();
+    assert_eq!(mask.matches("decimals").count(), 1, "{mask}");
+    // The working still gives the selected cell at the lesson's decimals.
+    let tutor = app.tutor_mut().unwrap();
+    let focus = tutor.focus;
+    tutor.set_cursor(
+        focus,
+        attn_tutor::app::Cursor {
+            row: 1,
+            col: 0,
+            on_label: false,
+        },
+    );
+    let screen = text(&draw(&app, &Theme::monochrome(), 80, 24));
+    assert!(screen.contains("2.8284"), "{screen}");
+}
+
+#[test]
+fn the_header_keeps_the_title_after_an_edit_on_gqas_online_softmax_at_80x24() {
+    let mut app = open(lesson_index("gqa"));
+    common::go_to(&mut app, "online_softmax");
+    update(&mut app, Action::LargerTiles);
+    assert!(app.tutor().unwrap().has_unsaved_edits());
+    let screen = text(&draw(&app, &Theme::monochrome(), 80, 24));
+    let header = screen.lines().next().unwrap();
+    assert!(header.starts_with(" Grouped-"), "{header}");
+    assert!(header.contains("· edited"), "{header}");
+    assert!(
+        header.contains("12/12 · Online softmax · tile 1/1 · head 1/4 · group 1/2"),
+        "{header}"
+    );
+    // The working's max over the tile's four scores breaks between its terms, not inside a
+    // cell's name.
+    let working: Vec<&str> = screen
+        .lines()
+        .skip_while(|line| !line.starts_with("── How"))
+        .skip(1)
+        .take_while(|line| !line.starts_with("──"))
+        .collect();
+    assert!(working.iter().any(|line| line.contains("max(")), "{screen}");
+    for line in &working {
+        assert_eq!(
+            line.matches('[').count(),
+            line.matches(']').count(),
+            "{line}"
+        );
+        assert!(!line.trim_end().ends_with('('), "{line}");
+    }
+}
+
+/// The presses of `[` (backwards) or `]` the screen's note says reach another view's result,
+/// if it says.
+fn presses_said(screen: &str) -> Option<(bool, usize)> {
+    for (words, forwards) in [
+        ("(] goes on to it)", true),
+        ("(] goes on to them)", true),
+        ("([ goes back to it)", false),
+        ("([ goes back to them)", false),
+    ] {
+        if screen.contains(words) {
+            return Some((forwards, 1));
+        }
+    }
+    for (lead, forwards) in [
+        ("] reaches it in ", true),
+        ("] reaches the first of them in ", true),
+        ("[ reaches it in ", false),
+        ("[ reaches the last of them in ", false),
+    ] {
+        if let Some((_, rest)) = screen.split_once(lead) {
+            let count = rest.split(' ').next()?.parse().ok()?;
+            return Some((forwards, count));
+        }
+    }
+    None
+}
+
+#[test]
+fn the_note_on_a_screens_other_views_says_how_many_presses_reach_them() {
+    let mut checked = 0;
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        let mut app = open(index);
+        let steps = app.tutor().unwrap().steps.len();
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            // From where the cursor starts and from each matrix ] visits after it.
+            for moves in 0..4 {
+                let mut here = app.clone();
+                for _ in 0..moves {
+                    update(&mut here, Action::NextMatrix);
+                }
+                let tutor = here.tutor().unwrap();
+                let views = tutor.step().views(&tutor.attention.plan);
+                let panels = tutor.panels();
+                let Some(shown) = views.iter().position(|view| view.panels == panels) else {
+                    continue;
+                };
+                let others: Vec<MatrixName> = views
+                    .iter()
+                    .enumerate()
+                    .filter(|(at, _)| *at != shown)
+                    .map(|(_, view)| view.result)
+                    .collect();
+                let screen = joined(&draw(&here, &Theme::monochrome(), 120, 40));
+                let Some((forwards, count)) = presses_said(&screen) else {
+                    continue;
+                };
+                let key = if forwards {
+                    Action::NextMatrix
+                } else {
+                    Action::PreviousMatrix
+                };
+                for press in 1..=count {
+                    update(&mut here, key.clone());
+                    let focus = here.tutor().unwrap().focus;
+                    assert_eq!(
+                        others.contains(&focus),
+                        press == count,
+                        "{} step {number}, {moves} ] first: press {press} of {count} is on \
+                         {focus:?}; {screen}",
+                        builtin.name
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 40, "{checked} notes checked");
+}
+
+#[test]
+fn nothing_touches_the_help_overlays_side_borders_over_the_picker() {
+    for (width, height) in [(80, 24), (100, 30)] {
+        let mut app = App::new(App::builtin_entries(), None);
+        update(&mut app, Action::ToggleHelp);
+        let screen = text(&draw(&app, &Theme::monochrome(), width, height));
+        let mut rows = 0;
+        for line in screen.lines() {
+            let cells: Vec<char> = line.chars().collect();
+            let borders: Vec<usize> = (0..cells.len())
+                .filter(|at| matches!(cells[*at], '│' | '┌' | '┐' | '└' | '┘'))
+                .collect();
+            let (Some(left), Some(right)) = (borders.first(), borders.last()) else {
+                continue;
+            };
+            rows += 1;
+            assert!(
+                *left == 0 || cells[left - 1] == ' ',
+                "{width}×{height}: {line}"
+            );
+            assert!(
+                cells.get(right + 1).is_none_or(|next| *next == ' '),
+                "{width}×{height}: {line}"
+            );
+        }
+        assert!(rows > 10, "{screen}");
+    }
+}
+
+#[test]
+fn a_note_cut_at_three_lines_ends_in_an_ellipsis() {
+    // gqa's Online softmax at 80×24 after b: the tile's words and the other view's fill more
+    // than the note's three lines.
+    let mut app = open(lesson_index("gqa"));
+    common::go_to(&mut app, "online_softmax");
+    update(&mut app, Action::LargerTiles);
+    let screen = text(&draw(&app, &Theme::monochrome(), 80, 24));
+    let note: Vec<&str> = screen
+        .lines()
+        .skip_while(|line| !line.starts_with(" Tile 1 of 1"))
+        .take(3)
+        .collect();
+    assert!(note[2].trim_end().ends_with('…'), "{screen}");
+}

@@ -28,9 +28,14 @@ pub(super) fn set_learning_rate(tutor: &mut Tutor, typed: &str) -> Result<String
                 crate::lesson::text::printable(typed.trim())
             )
         })?;
-    tutor.learning_rate = eta;
+    if eta != tutor.learning_rate {
+        tutor.change(Change::LearningRate {
+            before: tutor.learning_rate,
+            after: eta,
+        });
+    }
     Ok(format!(
-        "η = {eta}: g now moves each weight by −{eta} times its gradient"
+        "η = {eta}: g now moves each weight by −{eta} times its gradient (u undoes)"
     ))
 }
 
