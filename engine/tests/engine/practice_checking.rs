@@ -1297,7 +1297,11 @@ fn another_groups_keys_are_named_on_the_steps_after_the_scores() {
     let total: f64 = scaled.iter().map(|s| s.exp()).sum();
     let rain = 1;
     let weight = scaled[rain].exp() / total;
-    assert_eq!(format!("{weight:.4}"), "0.0502", "the number the learner typed");
+    assert_eq!(
+        format!("{weight:.4}"),
+        "0.0502",
+        "the number the learner typed"
+    );
     for (matrix, slipped) in [
         (MatrixName::Scaled, scaled[rain]),
         (MatrixName::Masked, scaled[rain]),
