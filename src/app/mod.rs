@@ -25,7 +25,10 @@ pub use changed::ChangedCells;
 pub use classroom::{Classroom, Follow};
 pub use history::{Change, most_kept_bytes};
 pub use lab::{LabScreen, SCREEN_MAX_KEYS};
-pub use practice::{Feedback, Practice, practice_steps, symbols as practice_symbols};
+pub(crate) use practice::capitalised;
+pub use practice::{
+    Feedback, Practice, PracticeCount, practice_steps, symbols as practice_symbols,
+};
 pub use presented::{Audience, Presented};
 pub use screens::{panels, rows_are_tokens, steps};
 pub use tutor::{Cursor, Direction, Tutor};

@@ -32,11 +32,14 @@ pub struct Practice {
 /// How the last cell done was done: the learner's answer and its verdict, or the third hint.
 /// Shown (with the cell's working) until the next answer or hint, also once the cursor has
 /// moved on to the next `?`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Feedback {
     pub cell: Cell,
     /// The number the learner typed and its verdict; `None` when the third hint showed it.
     pub said: Option<(f64, Verdict)>,
+    /// The answer as typed, made printable, to echo with the decimals typed ("0.050", not
+    /// "0.05"); empty when the third hint showed the cell.
+    pub typed: String,
 }
 
 impl Practice {
@@ -54,21 +57,19 @@ impl Practice {
             .get(&cell)
             .is_some_and(|attempt| attempt.outcome().is_some())
     }
-
-    /// How the done cells of `matrices` (a step's targets) ended, counted together.
-    pub(crate) fn score_of(&self, matrices: &[MatrixName]) -> StepScore {
-        self.attempts
-            .iter()
-            .filter(|(cell, _)| matrices.contains(&cell.matrix))
-            .filter_map(|(_, attempt)| attempt.outcome())
-            .collect()
-    }
 }
 
-/// How many steps of a lesson have results to predict: every step but the first, which shows
-/// given numbers (the embeddings, or Q, K and V given directly).
+/// How many steps of a lesson have results to predict: not the first, which shows given
+/// numbers (the embeddings, or Q, K and V given directly), nor a step that shows again what an
+/// earlier one computed (All heads shows the weights predicted on Softmax). A learner who
+/// finishes every step has them all.
 pub fn practice_steps(lesson: &crate::lesson::Lesson) -> usize {
-    screens::steps(lesson).len().saturating_sub(1)
+    let steps = screens::steps(lesson);
+    let plan = crate::pipeline::Plan::new(lesson.shape());
+    steps
+        .iter()
+        .filter(|step| !screens::computed_in(**step, &plan, &steps).is_empty())
+        .count()
 }
 
 impl Tutor {
@@ -114,21 +115,43 @@ impl Tutor {
     pub fn is_hidden(&self, cell: Cell) -> bool {
         self.practice.as_ref().is_some_and(|practice| {
             self.practice_targets().contains(&cell.matrix)
-                && !practice.is_done(cell)
-                // A cache's earlier rows were the new rows of earlier tokens' steps: only the
-                // row this step adds is predicted.
-                && (!matches!(cell.matrix, MatrixName::KCache | MatrixName::VCache)
-                    || cell.row == self.token)
-                && (!practice.focus_row_only
-                    || cell.row == self.focus_row()
-                    // A generation step is one token's already: its one row, and the cache's
-                    // new row, are what `X` leaves to predict.
-                    || cell.matrix.entry().rows == crate::pipeline::Axis::NewToken
-                    || matches!(cell.matrix, MatrixName::KCache | MatrixName::VCache)
-                    // The focus is a target token, and its row of scores needs every key: in
-                    // cross-attention the source's rows stay hidden whole.
-                    || Tokens::of_rows(&self.lesson, cell.matrix) == Some(Tokens::Source))
+                && self.asks(cell)
+                && !practice.is_done(self.practice_cell(cell))
         })
+    }
+
+    /// Whether practice asks for this cell of a target of the step (done or not): every cell,
+    /// or with `X` only the focus row's.
+    fn asks(&self, cell: Cell) -> bool {
+        // A cache's earlier rows were the new rows of earlier tokens' steps: only the row this
+        // step adds is predicted.
+        let cache = matches!(cell.matrix, MatrixName::KCache | MatrixName::VCache);
+        (!cache || cell.row == cell.token)
+            && (!self.practice.as_ref().is_some_and(|p| p.focus_row_only)
+                || cell.row == self.focus_row()
+                || self.whole_rows_asked(cell.matrix))
+    }
+
+    /// Whether `X` leaves every row of `matrix` to predict.
+    fn whole_rows_asked(&self, matrix: MatrixName) -> bool {
+        // A generation step is one token's already: its one row, and the cache's new row, are
+        // what `X` leaves to predict.
+        matrix.entry().rows == crate::pipeline::Axis::NewToken
+            || matches!(matrix, MatrixName::KCache | MatrixName::VCache)
+            // The focus is a target token, and its row of scores needs every key: in
+            // cross-attention the source's rows stay hidden whole.
+            || Tokens::of_rows(&self.lesson, matrix) == Some(Tokens::Source)
+    }
+
+    /// The cell practice keeps an attempt under: a K/V group's cell is the same whichever head
+    /// of the group shows it, so it is predicted once, named by the group's first head.
+    pub(crate) fn practice_cell(&self, cell: Cell) -> Cell {
+        let heads = self.heads();
+        let per = cell.matrix.per();
+        Cell {
+            head: heads.head_of_slot(per, heads.slot(per, cell.head)),
+            ..cell
+        }
     }
 
     /// The cells of the step's targets still hidden, target by target in reading order.
@@ -146,20 +169,11 @@ impl Tutor {
             .collect()
     }
 
-    /// How the step's done cells ended, all its targets together.
-    pub(crate) fn step_score(&self) -> StepScore {
-        self.practice
-            .as_ref()
-            .map_or_else(StepScore::default, |practice| {
-                practice.score_of(&self.practice_targets())
-            })
-    }
-
     /// The hint level shown for a cell so far.
     pub(crate) fn hint_level(&self, cell: Cell) -> Option<HintLevel> {
         self.practice
             .as_ref()
-            .and_then(|practice| practice.attempt(cell))
+            .and_then(|practice| practice.attempt(self.practice_cell(cell)))
             .and_then(CellAttempt::hint_level)
     }
 }
@@ -247,18 +261,23 @@ pub(crate) fn hint(tutor: &mut Tutor) -> Status {
                 go_to_cell(tutor, *first);
                 Status::info("On to the first ?: t again for a hint")
             }
-            (_, None) => Status::info("Nothing left to predict on this step: n goes on"),
+            (_, None) => Status::info(tutor.practice_count().nothing_here()),
         };
     };
     let level = HintLevel::next(tutor.hint_level(cell));
     let name = tutor.attention.cell_name(cell);
+    let kept_as = tutor.practice_cell(cell);
     let Some(practice) = tutor.practice.as_mut() else {
         return Status::info("t gives a hint for a hidden ? in practice: x starts practice");
     };
     practice.feedback = None;
-    let revealed = practice.attempt_mut(cell).hint(level).is_some();
+    let revealed = practice.attempt_mut(kept_as).hint(level).is_some();
     if revealed {
-        practice.feedback = Some(Feedback { cell, said: None });
+        practice.feedback = Some(Feedback {
+            cell,
+            said: None,
+            typed: String::new(),
+        });
         to_next_hidden(tutor, cell);
         step_finished(tutor).unwrap_or_else(|| Status::info(format!("{name}: here is the answer")))
     } else {
@@ -284,18 +303,22 @@ pub(crate) fn answer(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<Statu
     let verdict = crate::practice::check_answer(&tutor.attention, cell, &answer, decimals)
         .ok_or_else(|| "this cell is not part of the lesson".to_string())?;
     let name = tutor.attention.cell_name(cell);
+    let kept_as = tutor.practice_cell(cell);
     let Some(practice) = tutor.practice.as_mut() else {
         return Err("practice is off; x starts it".to_string());
     };
-    let attempt = practice.attempt_mut(cell);
+    let attempt = practice.attempt_mut(kept_as);
     attempt.answer(&verdict);
     if !verdict.is_right() {
         // The working is shown, so the cell counts as revealed.
         attempt.reveal();
     }
+    // The learner's own text: echoed as typed, decimals and all, and never raw.
+    let typed = printable(typed.trim());
     practice.feedback = Some(Feedback {
         cell,
         said: Some((answer.value, verdict)),
+        typed: typed.clone(),
     });
     let exact = format_number(verdict.exact(), decimals);
     let said = match verdict {
@@ -306,24 +329,31 @@ pub(crate) fn answer(tutor: &mut Tutor, cell: Cell, typed: &str) -> Result<Statu
         Verdict::Right { .. } => format!("Right: {name} = {exact}"),
         Verdict::Wrong { slip, .. } => {
             let why = slip.map_or(String::new(), |slip| format!(" {}", slip.describe()));
-            format!(
-                "Not quite: {name} = {exact}, you said {typed}.{why}",
-                typed = typed.trim()
-            )
+            format!("Not quite: {name} = {exact}, you said {typed}.{why}")
         }
     };
     to_next_hidden(tutor, cell);
     Ok(step_finished(tutor).unwrap_or_else(|| Status::info(said)))
 }
 
-/// When the last hidden cell of the step is done: its score, every target's cells together,
-/// kept with the lesson's.
+/// When the last hidden cell on screen is done: the step's score, every target's cells in
+/// every head, token and tile together, kept with the lesson's when none is left anywhere;
+/// otherwise the part on screen's score, and where the rest is.
 fn step_finished(tutor: &mut Tutor) -> Option<Status> {
     if tutor.practice_targets().is_empty() || !tutor.hidden_cells().is_empty() {
         return None;
     }
+    let count = tutor.practice_count();
+    if let Some(part) = count.part.as_deref().filter(|_| count.elsewhere_left > 0) {
+        return Some(Status::info(format!(
+            "{} done: {}. {}",
+            capitalised(part),
+            count.here,
+            count.elsewhere_text()
+        )));
+    }
     let step = tutor.step();
-    let score = tutor.step_score();
+    let score = count.whole;
     let practice = tutor.practice.as_mut()?;
     practice.done.record(step, score);
     practice.just_finished = Some((step, score));
@@ -331,6 +361,228 @@ fn step_finished(tutor: &mut Tutor) -> Option<Status> {
         "{} done: {score}. n goes on to the next step",
         step.title()
     )))
+}
+
+/// "Head 3" from "head 3".
+pub(crate) fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// A step's practice as it stands. A step with several heads, tokens or tiles shows one at a
+/// time (the part on screen), and is done when every one of them is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PracticeCount {
+    /// The part on screen, "head 3", "token 5", "tile 1", "head 2 at tile 1"; `None` when the
+    /// step has only one.
+    pub part: Option<String>,
+    /// The cells of the part on screen still to predict, and how its done ones ended.
+    pub here_left: usize,
+    pub here: StepScore,
+    /// Every cell of the step still to predict in the other parts, and which parts those are
+    /// ("heads 1, 2 and 4", "tokens 1–4 and 6").
+    pub elsewhere_left: usize,
+    pub elsewhere: String,
+    /// The keys that show another part ("< > change head").
+    pub keys: &'static str,
+    /// How every done cell of the step ended, every part together.
+    pub whole: StepScore,
+}
+
+impl PracticeCount {
+    /// "Heads 1, 2 and 4: 48 to go · < > change head".
+    pub fn elsewhere_text(&self) -> String {
+        format!(
+            "{}: {} to go · {}",
+            capitalised(&self.elsewhere),
+            self.elsewhere_left,
+            self.keys
+        )
+    }
+
+    /// What `t` says with no `?` left on screen.
+    fn nothing_here(&self) -> String {
+        match &self.part {
+            Some(part) if self.elsewhere_left > 0 => format!(
+                "Nothing left to predict in {part}. {}",
+                self.elsewhere_text()
+            ),
+            _ => "Nothing left to predict on this step: n goes on".to_string(),
+        }
+    }
+}
+
+/// One matrix the step computes, for one head (or K/V group) at one token or tile: the cells
+/// the step shows at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Part {
+    matrix: MatrixName,
+    slot: usize,
+    index: usize,
+}
+
+impl Tutor {
+    /// The step's practice: the part on screen and every other head, token and tile of it.
+    pub fn practice_count(&self) -> PracticeCount {
+        let targets = self.practice_targets();
+        let heads = self.heads();
+        let by_head = targets.iter().any(|m| heads.count(m.per()) > 1);
+        let by_tile = targets.iter().any(|m| m.per_tile()) && self.attention.tile_count() > 1;
+        let by_token = targets.iter().any(|m| m.per_token()) && self.attention.seq_len() > 1;
+        let indices = |matrix: MatrixName| {
+            if matrix.per_tile() {
+                self.attention.tile_count()
+            } else if matrix.per_token() {
+                self.attention.seq_len()
+            } else {
+                1
+            }
+        };
+        let part_of = |cell: Cell| Part {
+            matrix: cell.matrix,
+            slot: heads.slot(cell.matrix.per(), cell.head),
+            index: if cell.matrix.kept_apart() {
+                cell.token
+            } else {
+                0
+            },
+        };
+        let on_screen: Vec<Part> = targets
+            .iter()
+            .map(|&matrix| part_of(self.cell(matrix, 0, 0)))
+            .collect();
+        // How the done cells ended, part by part.
+        let mut done: HashMap<Part, (usize, StepScore)> = HashMap::new();
+        if let Some(practice) = &self.practice {
+            for (cell, attempt) in &practice.attempts {
+                let Some(outcome) = attempt.outcome() else {
+                    continue;
+                };
+                if !targets.contains(&cell.matrix) {
+                    continue;
+                }
+                let entry = done.entry(part_of(*cell)).or_default();
+                entry.1.add(outcome);
+                if self.asks(*cell) {
+                    entry.0 += 1;
+                }
+            }
+        }
+        let mut count = PracticeCount {
+            part: None,
+            here_left: 0,
+            here: StepScore::default(),
+            elsewhere_left: 0,
+            elsewhere: String::new(),
+            keys: match (by_head, by_tile, by_token) {
+                (true, true, _) => "< > change head, ( ) tile",
+                (true, _, true) => "< > change head, ( ) token",
+                (true, _, _) => "< > change head",
+                (_, true, _) => "( ) change tile",
+                _ => "( ) change token",
+            },
+            whole: StepScore::default(),
+        };
+        // The heads and the tokens or tiles with cells left off screen.
+        let mut heads_left = std::collections::BTreeSet::new();
+        let mut indices_left = std::collections::BTreeSet::new();
+        for &matrix in &targets {
+            let per = matrix.per();
+            for slot in 0..heads.count(per) {
+                let head = heads.head_of_slot(per, slot);
+                for index in 0..indices(matrix) {
+                    let part = Part {
+                        matrix,
+                        slot,
+                        index,
+                    };
+                    let (done_asked, score) = done.get(&part).copied().unwrap_or_default();
+                    count.whole = count.whole.plus(&score);
+                    let left = self.asked_in(part, head).saturating_sub(done_asked);
+                    if on_screen.contains(&part) {
+                        count.here = count.here.plus(&score);
+                        count.here_left += left;
+                    } else if left > 0 {
+                        count.elsewhere_left += left;
+                        let shown_by: Vec<usize> = match per {
+                            crate::pipeline::Per::Lesson => (0..heads.query).collect(),
+                            crate::pipeline::Per::QueryHead => vec![slot],
+                            crate::pipeline::Per::KvGroup => (0..heads.query)
+                                .filter(|head| heads.group_of(*head) == slot)
+                                .collect(),
+                        };
+                        heads_left.extend(shown_by);
+                        indices_left.insert(index);
+                    }
+                }
+            }
+        }
+        let index_word = if by_tile { "tile" } else { "token" };
+        let here_index = if by_tile { self.tile } else { self.token };
+        count.part = match (by_head, by_tile || by_token) {
+            (false, false) => None,
+            (true, false) => Some(format!("head {}", self.head + 1)),
+            (false, true) => Some(format!("{index_word} {}", here_index + 1)),
+            (true, true) => Some(format!(
+                "head {} at {index_word} {}",
+                self.head + 1,
+                here_index + 1
+            )),
+        };
+        count.elsewhere = match (by_head, by_tile || by_token) {
+            (true, false) => numbered("head", &heads_left),
+            (false, true) => numbered(index_word, &indices_left),
+            _ => format!("other heads and {index_word}s"),
+        };
+        count
+    }
+
+    /// How many cells practice asks for in `part`, seen from `head`: its shape, a cache's new
+    /// row alone, or with `X` the focus row.
+    fn asked_in(&self, part: Part, head: usize) -> usize {
+        let Some((rows, cols)) = self.attention.shape_at(part.matrix, head, part.index) else {
+            return 0;
+        };
+        let cache = matches!(part.matrix, MatrixName::KCache | MatrixName::VCache);
+        let only_focus = self.practice.as_ref().is_some_and(|p| p.focus_row_only)
+            && !self.whole_rows_asked(part.matrix);
+        let rows = if cache {
+            usize::from(part.index < rows)
+        } else if only_focus {
+            usize::from(self.focus_row() < rows)
+        } else {
+            rows
+        };
+        rows * cols
+    }
+}
+
+/// "heads 1, 2 and 4", "tokens 1–4 and 6", "tile 2": 1-based, runs of three or more as ranges.
+fn numbered(word: &str, indices: &std::collections::BTreeSet<usize>) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &index in indices {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == index => *end = index,
+            _ => runs.push((index, index)),
+        }
+    }
+    let pieces: Vec<String> = runs
+        .iter()
+        .flat_map(|&(start, end)| match end - start {
+            0 => vec![format!("{}", start + 1)],
+            1 => vec![format!("{}", start + 1), format!("{}", end + 1)],
+            _ => vec![format!("{}–{}", start + 1, end + 1)],
+        })
+        .collect();
+    let plural = indices.len() > 1;
+    let list = match pieces.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("{word}{} {list}", if plural { "s" } else { "" })
 }
 
 /// Moves the cursor to the next hidden cell after `after` in its matrix (in reading order), or

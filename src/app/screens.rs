@@ -3,7 +3,7 @@
 
 use crate::attention::{Attention, MatrixName, Step};
 use crate::lesson::Lesson;
-use crate::pipeline::{Per, View};
+use crate::pipeline::{Per, Plan, View};
 
 /// The steps this lesson walks through, in order.
 pub fn steps(lesson: &Lesson) -> Vec<Step> {
@@ -39,8 +39,13 @@ pub(crate) fn result(step: Step, attention: &Attention, choice: MatrixName) -> M
 /// The order `[` and `]` visit matrices on a step's screen: every view's matrices, each once,
 /// so on the Projection screen each projection comes after the weights it is made from.
 pub(crate) fn order(step: Step, attention: &Attention) -> Vec<MatrixName> {
+    order_in(step, &attention.plan)
+}
+
+/// `order` from the lesson's plan alone.
+fn order_in(step: Step, plan: &Plan) -> Vec<MatrixName> {
     let mut order = Vec::new();
-    for view in step.views(&attention.plan) {
+    for view in step.views(plan) {
         for panel in view.panels {
             if !order.contains(&panel) {
                 order.push(panel);
@@ -85,15 +90,21 @@ pub fn rows_are_tokens(matrix: MatrixName) -> bool {
 /// The matrices a step computes that no earlier step of the lesson shows: what the learner
 /// predicts there in practice. The lesson's own numbers are never among them.
 pub(crate) fn computed_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<MatrixName> {
+    computed_in(step, &attention.plan, steps)
+}
+
+/// `computed_on` from the lesson's plan alone, which is made without computing anything: the
+/// lesson picker counts a lesson's steps to practise with it.
+pub(crate) fn computed_in(step: Step, plan: &Plan, steps: &[Step]) -> Vec<MatrixName> {
     let earlier: Vec<MatrixName> = steps
         .iter()
         .take_while(|earlier| **earlier != step)
-        .flat_map(|earlier| order(*earlier, attention))
+        .flat_map(|earlier| order_in(*earlier, plan))
         .collect();
-    order(step, attention)
+    order_in(step, plan)
         .into_iter()
         .filter(|name| {
-            attention.plan.origin(*name).is_some_and(|origin| {
+            plan.origin(*name).is_some_and(|origin| {
                 // A generation step's row of X (or of the given Q, K, V) is a copy of
                 // numbers an earlier step showed.
                 !origin.is_lesson_input() && !matches!(origin, crate::pipeline::Op::TokenRow(_))

@@ -182,10 +182,7 @@ impl Tutor {
     pub fn set_tile(&mut self, tile: usize) {
         self.tile = tile.min(self.attention.tile_count().saturating_sub(1));
         self.clear_marks();
-        // The last answer was another tile's cell: its verdict would read as this tile's.
-        if let Some(practice) = &mut self.practice {
-            practice.feedback = None;
-        }
+        self.forget_feedback();
     }
 
     /// Makes the online softmax's tiles `size` keys each (an undoable change of the lesson's
@@ -220,11 +217,24 @@ impl Tutor {
         }
         self.token = token;
         self.clear_marks();
+        self.forget_feedback();
+    }
+
+    /// The last answer was another token's, tile's or head's cell: its verdict and working
+    /// would read as this one's.
+    fn forget_feedback(&mut self) {
+        if let Some(practice) = &mut self.practice {
+            practice.feedback = None;
+        }
     }
 
     /// Shows head `head` (clamped to the lesson's heads); the cursors stay where they are.
     pub fn set_head(&mut self, head: usize) {
-        self.head = head.min(self.heads().query.saturating_sub(1));
+        let head = head.min(self.heads().query.saturating_sub(1));
+        if head != self.head {
+            self.forget_feedback();
+        }
+        self.head = head;
         // On concat the cursor goes to the same place in the new head's block, so that the
         // head's output beside concat is still the one the cursor's cell is copied from.
         if self.focus == MatrixName::Concat {

@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
-use crate::app::{Feedback, Tutor, practice_symbols};
+use crate::app::{Feedback, Tutor, capitalised, practice_symbols};
 use crate::attention::number::format_number;
 use crate::practice::{HintLevel, Verdict, hints};
 
@@ -51,7 +51,7 @@ pub(crate) fn title(tutor: &Tutor) -> String {
 fn verdict_text(tutor: &Tutor, feedback: &Feedback) -> String {
     let decimals = tutor.lesson.decimals;
     let name = tutor.attention.cell_name(feedback.cell);
-    let Some((answer, verdict)) = feedback.said else {
+    let Some((_, verdict)) = feedback.said else {
         let exact = tutor
             .attention
             .derive(feedback.cell)
@@ -61,7 +61,8 @@ fn verdict_text(tutor: &Tutor, feedback: &Feedback) -> String {
         return format!("The third hint showed {name} = {exact}.");
     };
     let exact = format_number(verdict.exact(), decimals);
-    let yours = format_number(answer, decimals);
+    // As typed: "0.050" says the learner worked to 3 decimals, which "0.05" would not.
+    let yours = &feedback.typed;
     match verdict {
         Verdict::Right {
             to_decimals: Some(typed),
@@ -105,12 +106,12 @@ pub(crate) fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
     let mut lines = Vec::new();
     // The last cell done: its verdict and working, also while the cursor waits on the next ?.
     let selected = tutor.selected_cell();
-    let shown = practice.feedback.filter(|feedback| {
+    let shown = practice.feedback.as_ref().filter(|feedback| {
         selected.is_none_or(|cell| cell == feedback.cell || tutor.is_hidden(cell))
     });
     if let Some(feedback) = shown {
         lines.extend(
-            wrap_words(&verdict_text(tutor, &feedback), width_chars)
+            wrap_words(&verdict_text(tutor, feedback), width_chars)
                 .into_iter()
                 .map(|text| PanelLine {
                     text,
@@ -177,20 +178,40 @@ pub(crate) fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
             practice_symbols(tutor, &targets)
         ))),
     }
-    let left = tutor.hidden_cells().len();
-    let step = tutor.step_score();
+    let count = tutor.practice_count();
+    let left = count.here_left;
     // Where the step predicts more than one matrix (Q, K and V), say so: only one is on screen.
     let place = if targets.len() > 1 {
         format!(" in {}", practice_symbols(tutor, &targets))
     } else {
         String::new()
     };
-    let score = if left == 0 {
-        format!("This step is done: {step}")
-    } else if step.cells() == 0 {
-        format!("{left} to predict on this step{place}")
-    } else {
-        format!("This step: {step} · {left} to go{place}")
+    // A step of several heads, tokens or tiles shows one: the count says which, and where
+    // the rest is.
+    let score = match &count.part {
+        _ if left == 0 && count.elsewhere_left == 0 => {
+            format!("This step is done: {}", count.whole)
+        }
+        Some(part) => {
+            let here = if left == 0 {
+                format!("{} is done: {}", capitalised(part), count.here)
+            } else if count.here.cells() == 0 {
+                format!("{}: {left} to predict{place}", capitalised(part))
+            } else {
+                format!(
+                    "{}: {} · {left} to go{place}",
+                    capitalised(part),
+                    count.here
+                )
+            };
+            if count.elsewhere_left == 0 {
+                format!("{here}. The rest of the step is done")
+            } else {
+                format!("{here}. {}", count.elsewhere_text())
+            }
+        }
+        None if count.here.cells() == 0 => format!("{left} to predict on this step{place}"),
+        None => format!("This step: {} · {left} to go{place}", count.here),
     };
     lines.extend(plain(&score));
     lines

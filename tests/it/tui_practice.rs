@@ -105,6 +105,7 @@ fn a_wrong_answer_shows_the_working_with_the_learners_number_and_counts_as_revea
         .as_ref()
         .unwrap()
         .feedback
+        .clone()
         .unwrap();
     assert_eq!(feedback.cell, cell);
     let (said, verdict) = feedback.said.expect("an answer was typed");
@@ -563,4 +564,333 @@ fn practice_starts_at_the_steps_first_result_whatever_the_cursor_is_on() {
     let cell = selected(&app);
     assert_eq!(cell.matrix, MatrixName::DecodeScores, "{cell:?}");
     assert!(hidden(&app, cell));
+}
+
+// Issue 29, tried as a new user: the verdict echoes the answer as it was typed, decimals and
+// all ("0.050" is an answer to 3 decimals; "0.05" would be one to 2).
+
+#[test]
+fn the_verdict_echoes_the_answer_with_the_decimals_typed() {
+    let entries = App::builtin_entries();
+    let index = entries.iter().position(|e| e.name == "generation").unwrap();
+    let mut app = App::new(entries, Some(index));
+    let tutor = app.tutor_mut().unwrap();
+    tutor.go_to_step(tutor.steps.len() - 1);
+    tutor.set_token(tutor.attention.seq_len() - 1);
+    update(&mut app, Action::TogglePractice);
+    let cell = selected(&app);
+    let tutor = app.tutor().unwrap();
+    assert_eq!(tutor.attention.cell_name(cell), "output_t[mat, 1]");
+    assert_eq!(
+        format!("{:.4}", tutor.attention.value(cell).unwrap()),
+        "0.0499"
+    );
+    answer(&mut app, "0.050");
+    let shown = screen(&app);
+    assert!(
+        shown.contains("Right to 3 decimals: output_t[mat, 1] = 0.0499 (you said 0.050)"),
+        "{shown}"
+    );
+    // A wrong answer is echoed as typed too.
+    answer(&mut app, "1.500");
+    let shown = screen(&app);
+    assert!(shown.contains("you said 1.500;"), "{shown}");
+}
+
+// Issue 29, tried as a new user: the step to resume is the one last practised, also when
+// practice was started on it with x after finishing another; a step practised but not
+// finished keeps the lesson in the progress, at that step.
+
+/// Answers every hidden cell on screen by asking for the answer (three hints each).
+fn reveal_all_on_screen(app: &mut App) {
+    while !app.tutor().unwrap().hidden_cells().is_empty() {
+        for _ in 0..3 {
+            update(app, Action::Hint);
+        }
+    }
+}
+
+#[test]
+fn the_step_to_resume_is_the_one_last_practised_after_x_on_another() {
+    let entries = App::builtin_entries();
+    let index = entries.iter().position(|e| e.name == "backward").unwrap();
+    let mut app = App::new(entries, Some(index));
+    update(&mut app, Action::GoToStep(9));
+    update(&mut app, Action::TogglePractice);
+    reveal_all_on_screen(&mut app);
+    let finished = app.tutor().unwrap().step();
+    assert!(
+        app.progress.lesson("backward").unwrap().is_done(finished),
+        "{}",
+        status(&app)
+    );
+    update(&mut app, Action::TogglePractice);
+    update(&mut app, Action::GoToStep(8));
+    update(&mut app, Action::TogglePractice);
+    let practised = app.tutor().unwrap().step();
+    assert_ne!(practised, finished);
+    answer(&mut app, "1");
+    assert_eq!(
+        app.progress.lesson("backward").unwrap().last_step,
+        Some(practised)
+    );
+    update(&mut app, Action::TogglePractice);
+    update(&mut app, Action::Back);
+    update(&mut app, Action::Open);
+    assert_eq!(
+        app.overlay,
+        Overlay::Question(Question::Resume { step_index: 7 })
+    );
+}
+
+#[test]
+fn a_step_practised_but_not_finished_keeps_the_lesson_at_that_step() {
+    let entries = App::builtin_entries();
+    let index = entries.iter().position(|e| e.name == "backward").unwrap();
+    let mut app = App::new(entries, Some(index));
+    update(&mut app, Action::GoToStep(8));
+    let effects = update(&mut app, Action::TogglePractice);
+    let step = app.tutor().unwrap().step();
+    let store = kept(effects).expect("starting practice on a step keeps it");
+    let progress = store.lesson("backward").expect("the lesson is kept");
+    assert_eq!(progress.last_step, Some(step));
+    assert_eq!(progress.steps_done().count(), 0, "no step is finished");
+}
+
+// Issue 29, tried as a new user: a step of several heads, tokens or tiles shows one at a time;
+// it is done when every one of them is, and its count says which one it counts.
+
+fn open(name: &str) -> App {
+    let entries = App::builtin_entries();
+    let index = entries.iter().position(|e| e.name == name).unwrap();
+    App::new(entries, Some(index))
+}
+
+fn go_to(app: &mut App, step: Step) {
+    let tutor = app.tutor_mut().unwrap();
+    let at = tutor.steps.iter().position(|shown| *shown == step).unwrap();
+    tutor.go_to_step(at);
+}
+
+/// Answers the selected hidden cell right, in the head and token on screen.
+fn answer_right_in_head(app: &mut App) {
+    let tutor = app.tutor().unwrap();
+    let value = tutor.attention.value(selected(app)).unwrap();
+    let typed = if value == f64::NEG_INFINITY {
+        "-inf".to_string()
+    } else {
+        format!("{value:.4}")
+    };
+    answer(app, &typed);
+}
+
+#[test]
+fn softmax_of_four_heads_is_done_with_the_fourth_head_and_counts_each_head_apart() {
+    let mut app = open("gqa");
+    go_to(&mut app, Step::Softmax);
+    app.tutor_mut().unwrap().set_head(2);
+    update(&mut app, Action::TogglePractice);
+    // Head 3's 16 cells: 12 right, then 4 revealed.
+    for _ in 0..12 {
+        answer_right_in_head(&mut app);
+    }
+    reveal_all_on_screen(&mut app);
+    assert!(!status(&app).contains("Softmax done"), "{}", status(&app));
+    assert!(
+        status(&app).contains("Head 3 done: 12/16 first try · 4 revealed."),
+        "{}",
+        status(&app)
+    );
+    let shown = screen(&app);
+    assert!(!shown.contains("This step is done"), "{shown}");
+    assert!(
+        shown.contains("Head 3 is done: 12/16 first try · 4 revealed."),
+        "{shown}"
+    );
+    assert!(shown.contains("Heads 1, 2 and 4: 48 to go"), "{shown}");
+    assert!(app.progress.lesson("gqa").unwrap().score.steps.is_empty());
+
+    update(&mut app, Action::PreviousHead);
+    let shown = screen(&app);
+    assert!(shown.contains("Head 2: 16 to predict."), "{shown}");
+    assert!(
+        !shown.contains("weights⁽³⁾"),
+        "head 3's last verdict is gone: {shown}"
+    );
+    assert!(shown.contains("Heads 1 and 4: 32 to go"), "{shown}");
+    // Head 4 part-way: its own count, not head 3's with it.
+    update(&mut app, Action::NextHead);
+    update(&mut app, Action::NextHead);
+    answer_right_in_head(&mut app);
+    answer_right_in_head(&mut app);
+    update(&mut app, Action::Hint);
+    update(&mut app, Action::Hint);
+    update(&mut app, Action::Hint);
+    let shown = screen(&app);
+    assert!(
+        shown.contains("Head 4: 2/3 first try · 1 revealed · 13 to go."),
+        "{shown}"
+    );
+    assert!(shown.contains("Heads 1 and 2: 32 to go"), "{shown}");
+
+    reveal_all_on_screen(&mut app);
+    for head in [0, 1] {
+        app.tutor_mut().unwrap().set_head(head);
+        reveal_all_on_screen(&mut app);
+    }
+    assert!(
+        status(&app).contains("Softmax done: 14/64 first try · 50 revealed"),
+        "{}",
+        status(&app)
+    );
+    assert_eq!(
+        app.progress
+            .lesson("gqa")
+            .unwrap()
+            .score
+            .step(Step::Softmax)
+            .map(StepScore::cells),
+        Some(64)
+    );
+    assert!(
+        screen(&app).contains("This step is done: 14/64 first try · 50 revealed"),
+        "{}",
+        screen(&app)
+    );
+}
+
+#[test]
+fn a_generation_step_is_done_with_every_token_and_counts_the_token_on_screen() {
+    let mut app = open("generation");
+    let last = *app.tutor().unwrap().steps.last().unwrap();
+    go_to(&mut app, last);
+    let tokens = app.tutor().unwrap().attention.seq_len();
+    app.tutor_mut().unwrap().set_token(tokens - 1);
+    update(&mut app, Action::TogglePractice);
+    reveal_all_on_screen(&mut app);
+    assert!(
+        status(&app).starts_with(&format!("Token {tokens} done:")),
+        "{}",
+        status(&app)
+    );
+    let shown = screen(&app);
+    assert!(
+        shown.contains(&format!("Tokens 1–{}:", tokens - 1)),
+        "{shown}"
+    );
+    assert!(!shown.contains("This step is done"), "{shown}");
+    update(&mut app, Action::PreviousToken);
+    let shown = screen(&app);
+    assert!(
+        shown.contains(&format!("Token {}: ", tokens - 1)),
+        "{shown}"
+    );
+    for token in 0..tokens - 1 {
+        app.tutor_mut().unwrap().set_token(token);
+        reveal_all_on_screen(&mut app);
+    }
+    assert!(
+        status(&app).contains("done:") && status(&app).contains("n goes on"),
+        "{}",
+        status(&app)
+    );
+    assert!(app.progress.lesson("generation").unwrap().is_done(last));
+}
+
+#[test]
+fn the_online_softmax_is_done_with_every_tile_of_every_head() {
+    let mut app = open("gqa");
+    go_to(&mut app, Step::OnlineSoftmax);
+    update(&mut app, Action::TogglePractice);
+    reveal_all_on_screen(&mut app);
+    assert!(
+        status(&app).starts_with("Head 1 at tile 1 done:"),
+        "{}",
+        status(&app)
+    );
+    assert!(
+        status(&app).contains("Other heads and tiles:"),
+        "{}",
+        status(&app)
+    );
+    let tiles = app.tutor().unwrap().attention.tile_count();
+    assert!(tiles > 1);
+    for head in 0..4 {
+        for tile in 0..tiles {
+            let tutor = app.tutor_mut().unwrap();
+            tutor.set_head(head);
+            tutor.set_tile(tile);
+            reveal_all_on_screen(&mut app);
+        }
+    }
+    assert!(
+        status(&app).starts_with("Online softmax done:"),
+        "{}",
+        status(&app)
+    );
+}
+
+#[test]
+fn a_k_v_groups_keys_are_predicted_once_for_the_heads_that_share_them() {
+    let mut app = open("gqa");
+    go_to(&mut app, Step::Projection);
+    update(&mut app, Action::TogglePractice);
+    reveal_all_on_screen(&mut app);
+    update(&mut app, Action::NextHead);
+    let hidden = app.tutor().unwrap().hidden_cells();
+    assert!(
+        hidden.iter().all(|cell| cell.matrix == MatrixName::Q),
+        "head 2 shares head 1's keys and values, already predicted: {hidden:?}"
+    );
+    assert!(!hidden.is_empty());
+}
+
+// Issue 29, tried as a new user: a step with nothing to predict (All heads) does not count
+// against the learner, who can reach every step.
+
+/// Predicts (reveals) every cell of the step on screen, in every head, token and tile.
+fn finish_step(app: &mut App) {
+    let tutor = app.tutor().unwrap();
+    let parts = if tutor.step_is_per_tile() {
+        tutor.attention.tile_count()
+    } else if tutor.step_is_per_token() {
+        tutor.attention.seq_len()
+    } else {
+        1
+    };
+    for head in 0..tutor.attention.heads().query {
+        for part in 0..parts {
+            let tutor = app.tutor_mut().unwrap();
+            tutor.set_head(head);
+            if tutor.step_is_per_tile() {
+                tutor.set_tile(part);
+            } else if tutor.step_is_per_token() {
+                tutor.set_token(part);
+            }
+            reveal_all_on_screen(app);
+        }
+    }
+}
+
+#[test]
+fn finishing_every_step_of_gqa_is_every_step_to_practise() {
+    let mut app = open("gqa");
+    update(&mut app, Action::TogglePractice);
+    let steps = app.tutor().unwrap().steps.len();
+    for index in 0..steps {
+        app.tutor_mut().unwrap().go_to_step(index);
+        finish_step(&mut app);
+    }
+    let lesson = app.tutor().unwrap().lesson.clone();
+    let to_practise = attn_tutor::app::practice_steps(&lesson);
+    let progress = app.progress.lesson("gqa").unwrap();
+    assert_eq!(progress.steps_done().count(), to_practise);
+    assert!(
+        progress
+            .summary(to_practise)
+            .starts_with(&format!("{to_practise}/{to_practise} steps")),
+        "{}",
+        progress.summary(to_practise)
+    );
+    assert!(!progress.is_done(Step::AllHeads));
 }

@@ -426,12 +426,7 @@ impl Attention {
     /// a step of generation's matrix made from a cache (a cache is t + 1 rows of its new rows'
     /// width, a row of scores one per cached key), so that counting a step's products does
     /// not make every group's cache; any other matrix is looked at.
-    pub(crate) fn shape_at(
-        &self,
-        name: MatrixName,
-        head: usize,
-        token: usize,
-    ) -> Option<(usize, usize)> {
+    pub fn shape_at(&self, name: MatrixName, head: usize, token: usize) -> Option<(usize, usize)> {
         if !name.per_token() {
             // A head's block of W_q is measured in place, not copied out (16 heads' blocks of
             // three 1024-wide weights are 25 MB).

@@ -177,10 +177,26 @@ impl SlipKind {
             | SlipKind::VRowNotColumn
             | SlipKind::WRowNotColumn
             | SlipKind::AveragedHeads
-            | SlipKind::WrongGroup
             | SlipKind::ConcatOrder
             | SlipKind::TargetNotSource
             | SlipKind::GradientNotTransposed => source == target,
+            // Which group's keys a head reads is the learner's idea of grouped-query attention:
+            // scores made with another group's keys are carried to the weights and to the
+            // online softmax's state they make (the output's values are a slip of their own).
+            SlipKind::WrongGroup => {
+                source == target
+                    || (matches!(source, MatrixName::Scores | MatrixName::DecodeScores)
+                        && (matches!(
+                            target,
+                            MatrixName::OnlineMax
+                                | MatrixName::OnlineRescale
+                                | MatrixName::OnlineSum
+                                | MatrixName::OnlineAcc
+                        ) || {
+                            let (from, to) = (source.entry(), target.entry());
+                            (from.rows, from.cols) == (to.rows, to.cols)
+                        }))
+            }
             // Leaving out the average is the learner's idea of the softmax's gradient: every
             // gradient after it carries it.
             SlipKind::JacobianDiagonal => true,
@@ -333,6 +349,15 @@ impl Slip {
             (S::WrongGroup, M::Scores | M::DecodeScores) => {
                 "That uses another group's keys: this head reads its own K/V group's (see the header)."
             }
+            (S::WrongGroup, M::Scaled | M::Masked | M::DecodeScaled) => {
+                "That is from another group's keys: this head's scores use its own K/V group's keys (see the header)."
+            }
+            (S::WrongGroup, M::Weights | M::DecodeWeights) => {
+                "That is the softmax of scores with another group's keys: this head reads its own K/V group's keys (see the header)."
+            }
+            (S::WrongGroup, M::OnlineMax | M::OnlineRescale | M::OnlineSum | M::OnlineAcc) => {
+                "That is from another group's keys: the tiles read this head's own K/V group's keys (see the header)."
+            }
             (S::WrongGroup, M::Output | M::DecodeOutput) => {
                 "That uses another group's values: this head reads its own K/V group's (see the header)."
             }
@@ -452,6 +477,15 @@ fn slips(attention: &Attention, cell: Cell) -> Vec<(SlipKind, f64)> {
             }
             let kind = SlipKind::of(*variant, origin);
             if !kind.carries(source, target) {
+                continue;
+            }
+            // Past its own step, another group's keys are named only where heads share groups
+            // and the header says which group a head reads: with a group per head the words
+            // about groups would point at nothing on the screen.
+            if kind == SlipKind::WrongGroup
+                && source != target
+                && attention.heads().kv >= attention.heads().query
+            {
                 continue;
             }
             let at = Cell {

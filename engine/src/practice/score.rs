@@ -99,7 +99,7 @@ pub struct StepScore {
 }
 
 impl StepScore {
-    pub(crate) fn add(&mut self, outcome: Outcome) {
+    pub fn add(&mut self, outcome: Outcome) {
         let count = match outcome {
             Outcome::FirstTry => &mut self.first_try,
             Outcome::OnRetry => &mut self.on_retry,
@@ -118,7 +118,7 @@ impl StepScore {
     }
 
     /// The sum of two scores, for lesson totals.
-    pub(crate) fn plus(&self, other: &StepScore) -> StepScore {
+    pub fn plus(&self, other: &StepScore) -> StepScore {
         StepScore {
             first_try: self.first_try.saturating_add(other.first_try),
             on_retry: self.on_retry.saturating_add(other.on_retry),

@@ -1271,3 +1271,55 @@ fn a_second_damaged_file_does_not_replace_the_first_copy() {
     assert_eq!(std::fs::read_to_string(first).unwrap(), "first damaged");
     assert_eq!(std::fs::read_to_string(second).unwrap(), "second damaged");
 }
+
+// Issue 29, tried as a new user: under grouped-query attention, scores made with another K/V
+// group's keys are named on every step they carry to, the Softmax's weights above all, not only
+// on the Scores step.
+
+#[test]
+fn another_groups_keys_are_named_on_the_steps_after_the_scores() {
+    let attention = builtin("gqa");
+    // Head 3 on screen (2 from 0) reads group 2; group 1's keys are head 1's.
+    let head = 2;
+    let snow = 3;
+    let q = attention.matrix_in(MatrixName::Q, head).unwrap();
+    let group_one_keys = attention.matrix_in(MatrixName::K, 0).unwrap();
+    let d_k = q.ncols() as f64;
+    // snow is the last word: the causal mask hides none of its keys.
+    let scaled: Vec<f64> = (0..4)
+        .map(|key| {
+            (0..q.ncols())
+                .map(|c| q[(snow, c)] * group_one_keys[(key, c)])
+                .sum::<f64>()
+                / d_k.sqrt()
+        })
+        .collect();
+    let total: f64 = scaled.iter().map(|s| s.exp()).sum();
+    let rain = 1;
+    let weight = scaled[rain].exp() / total;
+    assert_eq!(
+        format!("{weight:.4}"),
+        "0.0502",
+        "the number the learner typed"
+    );
+    for (matrix, slipped) in [
+        (MatrixName::Scaled, scaled[rain]),
+        (MatrixName::Masked, scaled[rain]),
+        (MatrixName::Weights, weight),
+    ] {
+        let checked = Cell::new(matrix, snow, rain).in_head(head);
+        match verdict(&attention, checked, slipped, 4) {
+            Verdict::Wrong {
+                slip: Some(slip), ..
+            } => {
+                assert_eq!(slip.kind, SlipKind::WrongGroup, "{matrix:?}");
+                assert!(
+                    slip.describe().contains("another group's keys"),
+                    "{matrix:?}: {}",
+                    slip.describe()
+                );
+            }
+            other => panic!("{matrix:?}: {slipped} gives {other:?}"),
+        }
+    }
+}

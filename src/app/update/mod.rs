@@ -189,12 +189,19 @@ fn keep_progress(app: &mut App, step_before: Option<usize>) {
     let Some(tutor) = app.screen.tutor_mut() else {
         return;
     };
+    // Only practice is kept: a lesson merely looked through has nothing to resume. The step
+    // practised on is the one to come back to, whether practice reached it by n, started on
+    // it with x, or it was finished before.
+    if tutor.practice.is_some()
+        && app
+            .progress
+            .lesson(&tutor.name)
+            .is_none_or(|progress| progress.last_step != Some(tutor.step()))
+    {
+        app.progress.visit(&tutor.name, tutor.step());
+        app.progress_changed = true;
+    }
     if step_before.is_some_and(|before| before != tutor.step_index) {
-        // Only practice is kept: a lesson merely looked through has nothing to resume.
-        if tutor.practice.is_some() {
-            app.progress.visit(&tutor.name, tutor.step());
-            app.progress_changed = true;
-        }
         if let Some(practice) = tutor.practice.as_mut() {
             practice.feedback = None;
         }
