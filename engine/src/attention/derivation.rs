@@ -316,14 +316,13 @@ impl Derivation {
                     .flatten()
                     .map(|block| num(exact_terms(block)))
                     .collect();
-                let found = (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
-                    number_is(worked_terms(terms, d), decimals, &result)
-                        && blocks
-                            .iter()
-                            .flatten()
-                            .zip(&said)
-                            .all(|(block, said)| number_is(worked_terms(block, d), decimals, said))
-                });
+                let found =
+                    (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
+                        number_is(worked_terms(terms, d), decimals, &result)
+                            && blocks.iter().flatten().zip(&said).all(|(block, said)| {
+                                number_is(worked_terms(block, d), decimals, said)
+                            })
+                    });
                 let found = found.or_else(|| digits(&|d| worked_terms(terms, d)));
                 let (d, result) = written(found, decimals, &result);
                 // "(a × b)" in one string: a working may have hundreds of terms.

@@ -65,7 +65,12 @@ const DIGITS_ROOM: usize = 24;
 /// `written_arithmetically`), into `place`, with no allocation: trailing zeros trimmed and a
 /// zero unsigned (`format_number`'s way) when `trim`, else every decimal kept and a zero
 /// unsigned (`format_fixed`'s way). `None` near a tie or past the integers f64 holds.
-fn digits_of(value: f64, decimals: usize, trim: bool, place: &mut [u8; DIGITS_ROOM]) -> Option<&str> {
+fn digits_of(
+    value: f64,
+    decimals: usize,
+    trim: bool,
+    place: &mut [u8; DIGITS_ROOM],
+) -> Option<&str> {
     if decimals > 15 {
         return None;
     }
@@ -386,7 +391,10 @@ mod tests {
                 let mut appended = String::from("(");
                 push_number(&mut appended, value, decimals);
                 assert_eq!(appended, format!("({number}"), "{value:e} at {decimals}");
-                assert!(number_is(value, decimals, &number), "{value:e} at {decimals}");
+                assert!(
+                    number_is(value, decimals, &number),
+                    "{value:e} at {decimals}"
+                );
                 assert!(!number_is(value, decimals, &format!("{number}1")));
                 assert_eq!(
                     format_fixed(value, decimals),
