@@ -75,8 +75,10 @@ fn digits_of(
         return None;
     }
     let scaled = value * 10f64.powi(decimals as i32);
-    // Also refuses NaN: every comparison with it is false.
-    if !(scaled.abs() < 1e15) || ((scaled - scaled.floor()) - 0.5).abs() <= 1e-6 {
+    if !scaled.is_finite()
+        || scaled.abs() >= 1e15
+        || ((scaled - scaled.floor()) - 0.5).abs() <= 1e-6
+    {
         return None;
     }
     // Exact: |scaled| < 1e15 < 2^53.
