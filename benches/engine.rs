@@ -321,6 +321,37 @@ fn show_json_benchmarks(c: &mut Criterion) {
             })
         });
     }
+    // Like for like with `benches/numpy_json.py`, whose clock starts with the lesson's inputs
+    // read: from a lesson already loaded, compute it and write the same JSON document. Every
+    // working is made here, as the command makes it (numpy's side copies the derivation texts
+    // from attn-tutor's JSON instead); nothing of the command is left out but reading its
+    // command line and loading the lesson.
+    for (name, lesson) in [
+        ("cat-sleeps", "cat-sleeps"),
+        ("two-heads", "two-heads"),
+        ("64 tokens x 64 x 8 heads", large.as_str()),
+    ] {
+        for compact in [false, true] {
+            let label = format!(
+                "{name}: from the loaded lesson, compute + workings + write{}",
+                if compact { ", compact" } else { "" }
+            );
+            stages.bench_function(label, |b| {
+                // Loaded before the clock, and only when this bench runs (a filtered run of
+                // another would pay for drawing the large lesson's numbers).
+                let loaded = attn_tutor::lesson::load(lesson).expect("the lesson loads");
+                b.iter(|| {
+                    let code = attn_tutor::cli::show_json_of_loaded(
+                        &loaded,
+                        compact,
+                        &mut std::io::sink(),
+                        &mut std::io::sink(),
+                    );
+                    assert_eq!(code, 0);
+                })
+            });
+        }
+    }
     stages.finish();
 }
 

@@ -3,7 +3,9 @@
 # process (the interpreter's and numpy's start, about 100 ms, would otherwise be most of
 # Python's time): `cargo bench --bench engine -- "show json"` reads, computes and writes each
 # lesson into a sink (and "show json stages" times reading the command line, loading and
-# computing alone, to tell the parts apart); benches/numpy_json.py computes the same
+# computing alone, to tell the parts apart, and "from the loaded lesson, compute + workings +
+# write", what numpy's clock times: the command from the lesson already loaded, every working
+# made); benches/numpy_json.py computes the same
 # matrices with numpy from the lesson's inputs, checks them against attn-tutor's, and times
 # computing and writing them.
 # Then each side's whole process, start to exit, timed from outside with hyperfine: `attn-tutor

@@ -662,3 +662,25 @@ pub fn run_command(
         None => status::OK,
     }
 }
+
+/// `show LESSON --format json [--compact]` from a lesson already loaded: what the command does
+/// after reading its command line and the lesson (computing it, making every working, writing
+/// the JSON), for the benchmark that sets it beside numpy + orjson, whose clock starts with the
+/// inputs read too.
+pub fn show_json_of_loaded(
+    loaded: &crate::lesson::LoadedLesson,
+    compact: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    show::run_loaded(
+        loaded,
+        show::Asked {
+            compact,
+            ..show::Asked::default()
+        },
+        ShowFormat::Json,
+        out,
+        err,
+    )
+}

@@ -77,3 +77,30 @@ fn fixtures_with_generators_masks_and_many_columns_are_unchanged() {
         "medium-masked.cell-a-b.json",
     );
 }
+
+/// The benchmark that sets `show --format json` beside numpy + orjson times
+/// `cli::show_json_of_loaded` from a lesson already loaded: it must write what the command
+/// writes, byte for byte, so that the figure is the command's work and not less.
+#[test]
+fn json_from_a_loaded_lesson_is_what_the_command_writes() {
+    for lesson in BUILT_INS {
+        let loaded = attn_tutor::lesson::load(lesson).unwrap();
+        for compact in [false, true] {
+            let mut got = Vec::new();
+            let mut err = Vec::new();
+            let code = attn_tutor::cli::show_json_of_loaded(&loaded, compact, &mut got, &mut err);
+            assert_eq!(code, 0, "{lesson}: {}", String::from_utf8_lossy(&err));
+            let args: &[&str] = if compact {
+                &["--format", "json", "--compact"]
+            } else {
+                &["--format", "json"]
+            };
+            let want = show_bytes(lesson, args);
+            assert!(
+                got == want,
+                "{lesson} {args:?}: {}",
+                first_difference(&got, &want)
+            );
+        }
+    }
+}

@@ -5,7 +5,8 @@
 
 use super::landing::{EXTRA_OPERAND_DECIMALS, Turned, landing_digits, shown, written};
 use super::number::{
-    format_fixed, format_magnitude, format_number, magnitude_rounded, rounded, written_alike,
+    format_fixed, format_magnitude, format_number, magnitude_rounded, number_is, push_number,
+    rounded, written_alike,
 };
 use super::{Attention, Cell, MatrixName};
 use crate::ops::{Operand, Rule, Site};
@@ -209,21 +210,29 @@ impl Derivation {
                 let blocks = head_blocks(attention, terms);
                 // With several heads, each head's contribution is said too: the operands take
                 // the decimals that make every head's block land as well as the whole sum.
-                let found = (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
-                    num(worked_terms(terms, d)) == result
-                        && blocks
-                            .iter()
-                            .flatten()
-                            .all(|block| num(worked_terms(block, d)) == num(exact_terms(block)))
-                });
+                let said: Vec<String> = blocks
+                    .iter()
+                    .flatten()
+                    .map(|block| num(exact_terms(block)))
+                    .collect();
+                let found =
+                    (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
+                        number_is(worked_terms(terms, d), decimals, &result)
+                            && blocks.iter().flatten().zip(&said).all(|(block, said)| {
+                                number_is(worked_terms(block, d), decimals, said)
+                            })
+                    });
                 let found = found.or_else(|| digits(&|d| worked_terms(terms, d)));
                 let (d, result) = written(found, decimals, &result);
+                // "(a × b)" in one string: a working may have hundreds of terms.
                 let product = |(a, b): &(Operand, Operand)| {
-                    format!(
-                        "({} × {})",
-                        format_number(a.value, d),
-                        format_number(b.value, d)
-                    )
+                    let mut text = String::with_capacity(24);
+                    text.push('(');
+                    push_number(&mut text, a.value, d);
+                    text.push_str(" × ");
+                    push_number(&mut text, b.value, d);
+                    text.push(')');
+                    text
                 };
                 match blocks {
                     // concat · W_o: the terms come in blocks, one per head, and each block is

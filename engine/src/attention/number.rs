@@ -53,47 +53,96 @@ fn written_by_format(value: f64, decimals: usize) -> String {
 /// through `format!` took most of `show --format json`'s time (its exact mode falls back to
 /// big-number arithmetic).
 fn written_arithmetically(value: f64, decimals: usize) -> Option<String> {
+    let mut place = [0u8; DIGITS_ROOM];
+    digits_of(value, decimals, true, &mut place).map(str::to_string)
+}
+
+/// Room for the most `digits_of` writes: a sign, 16 digits and the point (|scaled| < 1e15 has
+/// at most 15 digits; with all `decimals` kept, at most 15 of them and one before the point).
+const DIGITS_ROOM: usize = 24;
+
+/// The text of `value` at `decimals` made from the rounded integer (see
+/// `written_arithmetically`), into `place`, with no allocation: trailing zeros trimmed and a
+/// zero unsigned (`format_number`'s way) when `trim`, else every decimal kept and a zero
+/// unsigned (`format_fixed`'s way). `None` near a tie or past the integers f64 holds.
+fn digits_of(
+    value: f64,
+    decimals: usize,
+    trim: bool,
+    place: &mut [u8; DIGITS_ROOM],
+) -> Option<&str> {
     if decimals > 15 {
         return None;
     }
     let scaled = value * 10f64.powi(decimals as i32);
-    if scaled.abs() >= 1e15 || ((scaled - scaled.floor()) - 0.5).abs() <= 1e-6 {
+    if !scaled.is_finite()
+        || scaled.abs() >= 1e15
+        || ((scaled - scaled.floor()) - 0.5).abs() <= 1e-6
+    {
         return None;
     }
     // Exact: |scaled| < 1e15 < 2^53.
     let mut digits = scaled.abs().round() as u64;
-    if digits == 0 {
-        return Some("0".to_string());
-    }
+    let negative = value < 0.0 && digits != 0;
     let mut decimals = decimals;
-    while decimals > 0 && digits.is_multiple_of(10) {
-        digits /= 10;
-        decimals -= 1;
+    if trim {
+        if digits == 0 {
+            place[0] = b'0';
+            return std::str::from_utf8(&place[..1]).ok();
+        }
+        while decimals > 0 && digits.is_multiple_of(10) {
+            digits /= 10;
+            decimals -= 1;
+        }
     }
     // Written from the last digit back, the point after `decimals` of them, and at least one
-    // digit before it ("0.05"): one piece of text, without `format!`'s machinery. At most 18
-    // bytes: a sign, "0." and 15 decimals (|scaled| < 1e15 has at most 15 digits).
-    let mut text = [0u8; 20];
-    let mut start = text.len();
+    // digit before it ("0.05"): one piece of text, without `format!`'s machinery.
+    let mut start = place.len();
     let mut written = 0;
     loop {
         if decimals > 0 && written == decimals {
             start -= 1;
-            text[start] = b'.';
+            place[start] = b'.';
         }
         start -= 1;
-        text[start] = b'0' + (digits % 10) as u8;
+        place[start] = b'0' + (digits % 10) as u8;
         digits /= 10;
         written += 1;
         if digits == 0 && written > decimals {
             break;
         }
     }
-    if value < 0.0 {
+    if negative {
         start -= 1;
-        text[start] = b'-';
+        place[start] = b'-';
     }
-    Some(text[start..].iter().map(|&byte| char::from(byte)).collect())
+    std::str::from_utf8(&place[start..]).ok()
+}
+
+/// Appends `format_number(value, decimals)` to `text`, without a string of its own where the
+/// digits can be made arithmetically: a working writes thousands of operands.
+pub(crate) fn push_number(text: &mut String, value: f64, decimals: usize) {
+    let mut place = [0u8; DIGITS_ROOM];
+    if value.abs() < LARGE
+        && let Some(digits) = digits_of(value, decimals, true, &mut place)
+    {
+        text.push_str(digits);
+    } else {
+        text.push_str(&format_number(value, decimals));
+    }
+}
+
+/// Whether `format_number(value, decimals)` is `text`, without writing it into a string where
+/// the digits can be made arithmetically (a working tries several decimals for its operands).
+pub(crate) fn number_is(value: f64, decimals: usize, text: &str) -> bool {
+    let mut place = [0u8; DIGITS_ROOM];
+    if value.abs() < LARGE
+        && let Some(digits) = digits_of(value, decimals, true, &mut place)
+    {
+        digits == text
+    } else {
+        format_number(value, decimals) == text
+    }
 }
 
 /// Writes a quantity that may span many orders of magnitude (an exponential, a sum of them)
@@ -180,6 +229,18 @@ pub(crate) fn magnitude_rounded(value: f64, decimals: usize) -> f64 {
 
 /// Writes `value` with exactly `decimals` decimals, for aligned table columns.
 pub fn format_fixed(value: f64, decimals: usize) -> String {
+    // `format!`'s exact expansion is slow; away from a tie the rounded integer's digits are
+    // the same text.
+    let mut place = [0u8; DIGITS_ROOM];
+    if let Some(digits) = digits_of(value, decimals, false, &mut place) {
+        return digits.to_string();
+    }
+    fixed_by_format(value, decimals)
+}
+
+/// `format!`'s exact expansion with exactly `decimals` decimals: what `format_fixed` writes
+/// where rounding arithmetically cannot be trusted.
+fn fixed_by_format(value: f64, decimals: usize) -> String {
     if value.is_infinite() {
         return if value < 0.0 { "-inf" } else { "inf" }.to_string();
     }
@@ -316,12 +377,31 @@ mod tests {
             values.push(whole as f64 / 10f64.powi(places));
             values.push((whole as f64 + 0.5) / 10f64.powi(places));
         }
+        values.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e15, -3.4028e38]);
         for value in values {
             for decimals in 0..=16 {
+                let by_format = written_by_format(value, decimals);
+                if value.is_finite() && value.abs() < LARGE {
+                    assert_eq!(
+                        format_number(value, decimals),
+                        by_format,
+                        "{value:e} at {decimals} decimals"
+                    );
+                }
+                // Appended and compared without a string of their own, the same text.
+                let number = format_number(value, decimals);
+                let mut appended = String::from("(");
+                push_number(&mut appended, value, decimals);
+                assert_eq!(appended, format!("({number}"), "{value:e} at {decimals}");
+                assert!(
+                    number_is(value, decimals, &number),
+                    "{value:e} at {decimals}"
+                );
+                assert!(!number_is(value, decimals, &format!("{number}1")));
                 assert_eq!(
-                    format_number(value, decimals),
-                    written_by_format(value, decimals),
-                    "{value:e} at {decimals} decimals"
+                    format_fixed(value, decimals),
+                    fixed_by_format(value, decimals),
+                    "{value:e} at {decimals} decimals, fixed"
                 );
             }
         }
