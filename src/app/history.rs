@@ -263,10 +263,13 @@ fn from_to<T>(forwards: bool, before: T, after: T) -> (T, T) {
     }
 }
 
-/// A number as the learner typed it: 1e-7 rather than 0, -inf for a hidden key.
-fn number(value: f64) -> String {
+/// A number as the learner typed it: 1e-7 rather than 0, -inf for a hidden key, and 1e-300
+/// rather than the 300 zeros `{}` writes before its 1.
+pub(crate) fn number(value: f64) -> String {
     if value == f64::NEG_INFINITY {
         "-inf".to_string()
+    } else if value != 0.0 && !(1e-6..1e15).contains(&value.abs()) {
+        format!("{value:e}")
     } else {
         format!("{value}")
     }

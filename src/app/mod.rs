@@ -9,6 +9,7 @@ mod allowance;
 mod changed;
 mod classroom;
 mod history;
+pub(crate) use history::number as as_typed;
 mod lab;
 mod practice;
 mod presented;

@@ -70,7 +70,7 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
             });
             // And η, the size of `g`'s step (`G` sets it), in the longest words that fit.
             let differentiated = format!("L = Σ output ⊙ grad_output = {loss}");
-            let eta = tutor.learning_rate;
+            let eta = crate::app::as_typed(tutor.learning_rate);
             let room = usize::from(area.width).saturating_sub(1 + columns(&differentiated));
             let step = [
                 format!("   g: a step of gradient descent, η = {eta}"),

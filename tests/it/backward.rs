@@ -1379,3 +1379,27 @@ fn eta_shows_in_the_header_and_u_undoes_its_setting_and_the_step_exactly() {
     assert_eq!(app.tutor().unwrap().learning_rate, 0.5);
     assert!(!app.tutor().unwrap().has_unsaved_edits());
 }
+
+#[test]
+fn a_tiny_eta_is_written_as_typed_not_as_three_hundred_zeros() {
+    use attn_tutor::app::{Action, update};
+    let entries = attn_tutor::app::App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == "backward")
+        .unwrap();
+    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    update(&mut app, Action::LastStep);
+    update(&mut app, Action::SetLearningRate);
+    for ch in "1e-300".chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    update(&mut app, Action::Submit);
+    let said = common::status(&app);
+    assert!(said.starts_with("η = 1e-300: g now moves"), "{said}");
+    let formula = common::screen_line(&app, 1);
+    assert!(formula.contains("η = 1e-300"), "{formula}");
+    update(&mut app, Action::GradientStep);
+    let said = common::status(&app);
+    assert!(said.contains("η = 1e-300:"), "{said}");
+}

@@ -34,6 +34,7 @@ pub(super) fn set_learning_rate(tutor: &mut Tutor, typed: &str) -> Result<String
             after: eta,
         });
     }
+    let eta = crate::app::as_typed(eta);
     Ok(format!(
         "η = {eta}: g now moves each weight by −{eta} times its gradient (u undoes)"
     ))
@@ -90,6 +91,7 @@ pub(super) fn backward_update(tutor: &mut Tutor, action: Action) -> Option<Statu
                 why: WholeLesson::GradientStep,
             });
             let now = tutor.attention.loss().unwrap_or(0.0);
+            let eta = crate::app::as_typed(eta);
             // Both at the lesson's decimals, so that 1.2736 → 1.1580 lines up digit by digit.
             let num =
                 |value: f64| crate::attention::number::format_fixed(value, tutor.lesson.decimals);
