@@ -360,7 +360,18 @@ impl Tutor {
         } else {
             (here + order.len() - 1) % order.len()
         };
-        self.focus_on(order[next]);
+        let (from, to) = (self.focus, order[next]);
+        // Matrices whose rows are the same tokens (rescale and l, masked and mask): the cursor
+        // stays on the token the learner was reading, rather than going back to where it last
+        // was in the other matrix.
+        let same_rows =
+            from.rows_are_tokens() && to.rows_are_tokens() && from.entry().rows == to.entry().rows;
+        let row = self.cursor(from).row;
+        self.focus_on(to);
+        if same_rows {
+            let cursor = self.cursor(to);
+            self.set_cursor(to, Cursor { row, ..cursor });
+        }
     }
 
     /// Puts the cursor in `matrix`, turning the screen to the view that shows it (the

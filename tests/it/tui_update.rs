@@ -574,6 +574,29 @@ fn editing_dl_d_output_shows_that_the_backward_words_were_written_for_other_numb
 }
 
 #[test]
+fn brackets_keep_the_cursor_on_the_token_when_the_next_matrix_has_the_same_rows() {
+    // gqa's Masking opens on masked[snow, …]; from masked[sun, …], [ went to mask[snow, …].
+    let mut app = open("gqa");
+    common::go_to(&mut app, "masking");
+    let tutor = app.tutor().unwrap();
+    assert_eq!(tutor.focus, MatrixName::Masked);
+    assert_ne!(tutor.cursor(MatrixName::Masked).row, 0);
+    while app.tutor().unwrap().cursor(MatrixName::Masked).row > 0 {
+        update(&mut app, Action::Move(Direction::Up));
+    }
+    update(&mut app, Action::PreviousMatrix);
+    let tutor = app.tutor().unwrap();
+    assert_eq!(tutor.focus, MatrixName::Mask);
+    assert_eq!(tutor.cursor(MatrixName::Mask).row, 0, "{}", status(&app));
+    // And back: masked keeps the token too.
+    update(&mut app, Action::Move(Direction::Down));
+    update(&mut app, Action::NextMatrix);
+    let tutor = app.tutor().unwrap();
+    assert_eq!(tutor.focus, MatrixName::Masked);
+    assert_eq!(tutor.cursor(MatrixName::Masked).row, 1);
+}
+
+#[test]
 fn renaming_a_token_shows_that_the_lessons_text_was_written_for_other_words() {
     let narration_text = |app: &App| common::screen(app, 120, 40);
     let mut app = open("cat-sleeps");
