@@ -722,12 +722,7 @@ fn grad_seed_on_a_lesson_with_its_own_grad_output_says_it_is_not_used() {
 #[test]
 fn capital_g_sets_the_step_size_and_nonsense_keeps_the_old_one() {
     use attn_tutor::app::{Action, Overlay, update};
-    let entries = attn_tutor::app::App::builtin_entries();
-    let index = entries
-        .iter()
-        .position(|entry| entry.name == "backward")
-        .unwrap();
-    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    let mut app = builtin_app("backward");
     let type_in = |app: &mut attn_tutor::app::App, text: &str| {
         update(app, Action::SetLearningRate);
         for ch in text.chars() {
@@ -797,12 +792,7 @@ fn a_hidden_keys_d_weights_says_no_gradient_passes_through_it() {
 #[test]
 fn below_zero_the_gradient_step_says_this_loss_has_no_lowest_value() {
     use attn_tutor::app::{Action, update};
-    let entries = attn_tutor::app::App::builtin_entries();
-    let index = entries
-        .iter()
-        .position(|entry| entry.name == "two-heads")
-        .unwrap();
-    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    let mut app = builtin_app("two-heads");
     update(&mut app, Action::AddBackward);
     update(&mut app, Action::GradientStep);
     let said = app.status.as_ref().unwrap().text.clone();
@@ -1321,12 +1311,7 @@ fn the_backward_lesson_says_its_own_l_has_no_lowest_value() {
 #[test]
 fn capital_g_before_the_backward_pass_says_what_it_is_for_and_opens_no_prompt() {
     use attn_tutor::app::{Action, Overlay, update};
-    let entries = attn_tutor::app::App::builtin_entries();
-    let index = entries
-        .iter()
-        .position(|entry| entry.name == "cat-sleeps")
-        .unwrap();
-    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    let mut app = builtin_app("cat-sleeps");
     update(&mut app, Action::SetLearningRate);
     assert!(matches!(app.overlay, Overlay::None), "{:?}", app.overlay);
     let said = app.status.as_ref().unwrap().text.clone();
@@ -1339,12 +1324,7 @@ fn capital_g_before_the_backward_pass_says_what_it_is_for_and_opens_no_prompt() 
 #[test]
 fn eta_shows_in_the_header_and_u_undoes_its_setting_and_the_step_exactly() {
     use attn_tutor::app::{Action, update};
-    let entries = attn_tutor::app::App::builtin_entries();
-    let index = entries
-        .iter()
-        .position(|entry| entry.name == "backward")
-        .unwrap();
-    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    let mut app = builtin_app("backward");
     update(&mut app, Action::LastStep);
     let formula = |app: &attn_tutor::app::App| common::screen_line(app, 1);
     assert!(formula(&app).contains("η = 0.1"), "{}", formula(&app));
@@ -1383,12 +1363,7 @@ fn eta_shows_in_the_header_and_u_undoes_its_setting_and_the_step_exactly() {
 #[test]
 fn a_tiny_eta_is_written_as_typed_not_as_three_hundred_zeros() {
     use attn_tutor::app::{Action, update};
-    let entries = attn_tutor::app::App::builtin_entries();
-    let index = entries
-        .iter()
-        .position(|entry| entry.name == "backward")
-        .unwrap();
-    let mut app = attn_tutor::app::App::new(entries, Some(index));
+    let mut app = builtin_app("backward");
     update(&mut app, Action::LastStep);
     update(&mut app, Action::SetLearningRate);
     for ch in "1e-300".chars() {
@@ -1402,4 +1377,14 @@ fn a_tiny_eta_is_written_as_typed_not_as_three_hundred_zeros() {
     update(&mut app, Action::GradientStep);
     let said = common::status(&app);
     assert!(said.contains("η = 1e-300:"), "{said}");
+}
+
+/// The tutor opened on a built-in lesson from the picker, as `attn-tutor NAME` opens it.
+fn builtin_app(name: &str) -> attn_tutor::app::App {
+    let entries = attn_tutor::app::App::builtin_entries();
+    let index = entries
+        .iter()
+        .position(|entry| entry.name == name)
+        .unwrap_or_else(|| panic!("no built-in lesson {name}"));
+    attn_tutor::app::App::new(entries, Some(index))
 }
