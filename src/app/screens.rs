@@ -101,7 +101,27 @@ pub(crate) fn computed_in(step: Step, plan: &Plan, steps: &[Step]) -> Vec<Matrix
         .take_while(|earlier| **earlier != step)
         .flat_map(|earlier| order_in(*earlier, plan))
         .collect();
-    order_in(step, plan)
+    newly_computed(order_in(step, plan), plan, &earlier)
+}
+
+/// `computed_in` for every step of `steps` at once, in their order: one walk of the steps for a
+/// command that writes every step (each step's views are made once, not once per later step).
+pub(crate) fn computed_in_each(plan: &Plan, steps: &[Step]) -> Vec<Vec<MatrixName>> {
+    let mut earlier = Vec::new();
+    steps
+        .iter()
+        .map(|step| {
+            let order = order_in(*step, plan);
+            let computed = newly_computed(order.clone(), plan, &earlier);
+            earlier.extend(order);
+            computed
+        })
+        .collect()
+}
+
+/// Of a step's matrices, those it computes that `earlier` steps did not show.
+fn newly_computed(order: Vec<MatrixName>, plan: &Plan, earlier: &[MatrixName]) -> Vec<MatrixName> {
+    order
         .into_iter()
         .filter(|name| {
             plan.origin(*name).is_some_and(|origin| {
@@ -133,4 +153,33 @@ pub(crate) fn new_on(step: Step, attention: &Attention, steps: &[Step]) -> Vec<M
                 .is_some_and(|origin| origin.is_lesson_input())
         });
     inputs.into_iter().chain(computed).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `show` finds what each step computes in one walk of the steps; it is what the tutor's
+    /// practice asks a learner to predict on that step, in every built-in lesson.
+    #[test]
+    fn what_each_step_computes_found_at_once_is_what_each_step_computes() {
+        for builtin in crate::lesson::BUILTIN {
+            let lesson = crate::lesson::load(builtin.name)
+                .expect("a built-in lesson loads")
+                .lesson;
+            let steps = steps(&lesson);
+            let plan = Plan::new(lesson.shape());
+            let each = computed_in_each(&plan, &steps);
+            assert_eq!(each.len(), steps.len());
+            for (step, at_once) in steps.iter().zip(&each) {
+                assert_eq!(
+                    *at_once,
+                    computed_in(*step, &plan, &steps),
+                    "{}: {step:?}",
+                    builtin.name
+                );
+            }
+            assert!(each.iter().any(|computed| !computed.is_empty()));
+        }
+    }
 }

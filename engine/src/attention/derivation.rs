@@ -42,31 +42,43 @@ impl Attention {
 
     /// How a cell is named to a learner: `scores[cat, sat]`, `Q[cat, 2]`, `W_q[3, 1]`.
     pub fn cell_name(&self, cell: Cell) -> String {
-        // One number per row (the online softmax's m, l, rescale): `m[cat]`.
-        if cell.matrix.entry().cols == crate::pipeline::Axis::Single {
-            return format!(
-                "{}[{}]",
-                self.symbol_in(cell.matrix, cell.head),
-                self.row_label_at(cell.matrix, cell.row, cell.token)
-            );
+        // Written into one string: every working names its cell and each of its operands.
+        let symbol = self.symbol(cell.matrix);
+        let mut name = String::with_capacity(symbol.len() + 32);
+        name.push_str(symbol);
+        self.push_head_mark(&mut name, cell.matrix, cell.head);
+        name.push('[');
+        self.push_row_label_at(&mut name, cell.matrix, cell.row, cell.token);
+        // One number per row (the online softmax's m, l, rescale) has no column: `m[cat]`.
+        if cell.matrix.entry().cols != crate::pipeline::Axis::Single {
+            name.push_str(", ");
+            self.push_label(&mut name, cell.matrix.entry().cols, cell.col);
         }
-        format!(
-            "{}[{}, {}]",
-            self.symbol_in(cell.matrix, cell.head),
-            self.row_label_at(cell.matrix, cell.row, cell.token),
-            self.column_label(cell.matrix, cell.col)
-        )
+        name.push(']');
+        name
     }
 
     /// How one row of a matrix is named in a dot product: `q_cat`, or `weights[cat, :]`; a
     /// head's row carries its head when the lesson has several (`q⁽²⁾_cat`). `token` is the
     /// position of the step of generation a one-row matrix of it is.
     pub fn row_name(&self, matrix: MatrixName, head: usize, row: usize, token: usize) -> String {
-        let label = self.row_label_at(matrix, row, token);
+        let mut name = String::with_capacity(32);
         match self.plan.row_vector(matrix) {
-            Some(vector) => format!("{vector}{}_{label}", self.head_mark(matrix, head)),
-            None => format!("{}[{label}, :]", self.symbol_in(matrix, head)),
+            Some(vector) => {
+                name.push_str(vector);
+                self.push_head_mark(&mut name, matrix, head);
+                name.push('_');
+                self.push_row_label_at(&mut name, matrix, row, token);
+            }
+            None => {
+                name.push_str(self.symbol(matrix));
+                self.push_head_mark(&mut name, matrix, head);
+                name.push('[');
+                self.push_row_label_at(&mut name, matrix, row, token);
+                name.push_str(", :]");
+            }
         }
+        name
     }
 }
 

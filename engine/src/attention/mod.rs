@@ -29,6 +29,7 @@ pub use crate::ops::kernels::{rotate_rows_as, sinusoidal_as};
 pub use crate::ops::{Held, Operand, Rule, Site, Variant};
 
 pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step, head_superscript};
+use crate::pipeline::{HEAD_SUPERSCRIPT_BYTES, push_head_superscript};
 
 use std::sync::{Arc, OnceLock};
 
@@ -561,7 +562,11 @@ impl Attention {
     /// A matrix's symbol with its head, when the lesson has several and the matrix is one
     /// head's: `scores⁽²⁾` is head 2's scores (1-based, as the screen counts heads).
     pub fn symbol_in(&self, name: MatrixName, head: usize) -> String {
-        format!("{}{}", self.symbol(name), self.head_mark(name, head))
+        let symbol = self.symbol(name);
+        let mut text = String::with_capacity(symbol.len() + HEAD_SUPERSCRIPT_BYTES);
+        text.push_str(symbol);
+        self.push_head_mark(&mut text, name, head);
+        text
     }
 
     /// The superscript that names a head's matrix (`⁽²⁾`), empty for a matrix the lesson
@@ -569,13 +574,20 @@ impl Attention {
     /// point grouped-query attention teaches: query head 3 of 4 in 2 groups reads K⁽²⁾, and
     /// with one group (multi-query) K has no mark.
     pub fn head_mark(&self, name: MatrixName, head: usize) -> String {
+        let mut mark = String::new();
+        self.push_head_mark(&mut mark, name, head);
+        mark
+    }
+
+    /// `head_mark` appended to `out`.
+    pub(crate) fn push_head_mark(&self, out: &mut String, name: MatrixName, head: usize) {
         let heads = self.heads();
         match name.per() {
-            crate::pipeline::Per::Lesson => String::new(),
-            _ if heads.query <= 1 => String::new(),
-            crate::pipeline::Per::KvGroup if heads.kv <= 1 => String::new(),
-            crate::pipeline::Per::KvGroup => head_superscript(heads.group_of(head)),
-            crate::pipeline::Per::QueryHead => head_superscript(head),
+            crate::pipeline::Per::Lesson => {}
+            _ if heads.query <= 1 => {}
+            crate::pipeline::Per::KvGroup if heads.kv <= 1 => {}
+            crate::pipeline::Per::KvGroup => push_head_superscript(out, heads.group_of(head)),
+            crate::pipeline::Per::QueryHead => push_head_superscript(out, head),
         }
     }
 
@@ -600,9 +612,22 @@ impl Attention {
     /// `row_label` for the matrix of the step of generation at position `token`, whose one
     /// row is that token.
     pub fn row_label_at(&self, name: MatrixName, row: usize, token: usize) -> String {
+        let mut label = String::new();
+        self.push_row_label_at(&mut label, name, row, token);
+        label
+    }
+
+    /// `row_label_at` appended to `out`.
+    pub(crate) fn push_row_label_at(
+        &self,
+        out: &mut String,
+        name: MatrixName,
+        row: usize,
+        token: usize,
+    ) {
         match name.entry().rows {
-            Axis::NewToken => self.label(Axis::Queries, token),
-            rows => self.label(rows, row),
+            Axis::NewToken => self.push_label(out, Axis::Queries, token),
+            rows => self.push_label(out, rows, row),
         }
     }
 
@@ -618,15 +643,26 @@ impl Attention {
 
     /// The label of position `index` along `axis`.
     pub fn label(&self, axis: Axis, index: usize) -> String {
+        let mut label = String::new();
+        self.push_label(&mut label, axis, index);
+        label
+    }
+
+    /// `label` appended to `out`: a token, or a dimension counted from 1.
+    pub(crate) fn push_label(&self, out: &mut String, axis: Axis, index: usize) {
         let labels = match axis {
             Axis::Queries => &self.labels,
             Axis::Keys => &self.key_labels,
-            _ => return (index + 1).to_string(),
+            _ => &[][..],
         };
-        labels
-            .get(index)
-            .cloned()
-            .unwrap_or_else(|| (index + 1).to_string())
+        match labels.get(index) {
+            Some(label) => out.push_str(label),
+            None => {
+                use std::fmt::Write as _;
+                // Writing into a String cannot fail.
+                let _ = write!(out, "{}", index + 1);
+            }
+        }
     }
 
     /// The keys' tokens: the source's in cross-attention, else the tokens.

@@ -11,5 +11,6 @@ mod steps;
 pub use crate::matrices::{Absent, Axis, Cell, Expectable, Heads, MatrixEntry, MatrixName, Per};
 // The operations are their own modules (`crate::ops`); the plan names them.
 pub use crate::ops::{OnlinePart, Op};
+pub(crate) use plan::{HEAD_SUPERSCRIPT_BYTES, push_head_superscript};
 pub use plan::{Plan, Positions, Shape, head_superscript};
 pub use step::{Header, Lit, Part, Piece, SeveralHeads, Step, StepEntry, View};

@@ -763,13 +763,30 @@ impl Plan {
 
 /// `⁽²⁾` for head index 1: the head counted from 1, in superscript digits.
 pub fn head_superscript(head: usize) -> String {
+    let mut mark = String::with_capacity(HEAD_SUPERSCRIPT_BYTES);
+    push_head_superscript(&mut mark, head);
+    mark
+}
+
+/// Room for a head's superscript up to head 999 (each superscript digit and parenthesis is
+/// 2 or 3 bytes of UTF-8), so writing one seldom grows its string.
+pub(crate) const HEAD_SUPERSCRIPT_BYTES: usize = 15;
+
+/// `head_superscript` appended to `out`, digit by digit: every cell's name carries one, so a
+/// large lesson's workings write thousands of them.
+pub(crate) fn push_head_superscript(out: &mut String, head: usize) {
     const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-    let digits: String = (head + 1)
-        .to_string()
-        .chars()
-        .map(|digit| DIGITS[digit.to_digit(10).unwrap_or(0) as usize])
-        .collect();
-    format!("⁽{digits}⁾")
+    let number = head + 1;
+    let mut place = 1;
+    while place <= number / 10 {
+        place *= 10;
+    }
+    out.push('⁽');
+    while place > 0 {
+        out.push(DIGITS[number / place % 10]);
+        place /= 10;
+    }
+    out.push('⁾');
 }
 
 #[cfg(test)]
@@ -1061,5 +1078,15 @@ mod tests {
         // Without a backward pass nothing has a gradient.
         let plan = Plan::new(Shape::every()[0]);
         assert_eq!(plan.gradient_of(MatrixName::WQ), None);
+    }
+
+    /// A head is counted from 1 in superscript digits, whatever its number of digits.
+    #[test]
+    fn a_heads_superscript_counts_it_from_one() {
+        assert_eq!(head_superscript(0), "⁽¹⁾");
+        assert_eq!(head_superscript(8), "⁽⁹⁾");
+        assert_eq!(head_superscript(9), "⁽¹⁰⁾");
+        assert_eq!(head_superscript(99), "⁽¹⁰⁰⁾");
+        assert_eq!(head_superscript(1233), "⁽¹²³⁴⁾");
     }
 }

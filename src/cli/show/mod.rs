@@ -110,6 +110,8 @@ pub(crate) fn run_loaded(
         Some(step) => vec![step],
         None => lesson_steps.clone(),
     };
+    // What each step computes, found in one walk of the steps rather than once a section.
+    let computed = crate::app::screens::computed_in_each(&attention.plan, &lesson_steps);
     // A step of one head has a section per head in a lesson of several.
     let heads = attention.heads().query;
     // JSON holds a section's explained cells only: its narration, note and tables are not made
@@ -131,18 +133,17 @@ pub(crate) fn run_loaded(
             shown_heads.into_iter().map(move |head| (*step, head))
         })
         .map(|(step, head)| {
+            let index = lesson_steps.iter().position(|known| *known == step);
             let mut section = Section::build(
                 loaded,
                 &attention,
                 (step, head, token),
+                index.map(|index| computed[index].as_slice()),
                 cell,
                 only.is_none(),
                 words,
             )?;
-            section.number = lesson_steps
-                .iter()
-                .position(|known| *known == step)
-                .map(|index| (index + 1, lesson_steps.len()));
+            section.number = index.map(|index| (index + 1, lesson_steps.len()));
             Ok(section)
         })
         .collect();
@@ -416,11 +417,13 @@ impl Section {
     /// `lenient`: when every step is shown, a cell that does not fit one step's matrix (a column
     /// of the scores is not a column of the output) is skipped there instead of refused.
     /// Without `words` the section holds its explained cells alone: no narration, note or
-    /// tables.
+    /// tables. `computed` is what the step computes (`screens::computed_in`), `None` for a step
+    /// the lesson does not have.
     fn build(
         loaded: &LoadedLesson,
         attention: &Attention,
         (step, head, token): (Step, Option<usize>, usize),
+        computed: Option<&[MatrixName]>,
         cell: Option<&str>,
         lenient: bool,
         words: bool,
@@ -441,19 +444,17 @@ impl Section {
             Some(own) => own.to_string(),
             None => step.narration(&attention.plan).to_string(),
         };
-        let steps = lesson.steps();
-        let shown = steps.contains(&step);
-        let (matrices, derived) = if shown {
-            (
+        let shown = computed.is_some();
+        let (matrices, derived) = match computed {
+            Some(computed) => (
                 if words {
-                    screens::new_on(step, attention, &steps)
+                    screens::new_on(step, attention, &lesson.steps())
                 } else {
                     Vec::new()
                 },
-                screens::computed_on(step, attention, &steps),
-            )
-        } else {
-            (Vec::new(), Vec::new())
+                computed.to_vec(),
+            ),
+            None => (Vec::new(), Vec::new()),
         };
         let note = words
             .then(|| note(step, attention, lesson, shown, token))
