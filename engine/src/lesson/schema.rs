@@ -76,9 +76,10 @@ pub enum Limits {
 }
 
 impl Limits {
+    /// As the docs' table of keys says them.
     pub fn text(&self) -> Cow<'static, str> {
         match self {
-            Words(words) => Cow::Borrowed(words),
+            Limits::Words(words) => Cow::Borrowed(words),
             Limits::Made(make) => Cow::Owned(make()),
         }
     }
@@ -554,7 +555,10 @@ mod tests {
         let narration = key("narration").unwrap();
         for step in crate::pipeline::Step::ALL {
             assert!(
-                narration.limits.text().contains(&format!("`{}`", step.key())),
+                narration
+                    .limits
+                    .text()
+                    .contains(&format!("`{}`", step.key())),
                 "`narration`'s limits do not name `{}`",
                 step.key()
             );
