@@ -179,6 +179,8 @@ pub struct MatrixEntry {
 /// Which figures of a matrix `[expected]` takes, and why a lesson may have none.
 #[derive(Debug, Clone, Copy)]
 pub struct Expectable {
+    /// Which lessons give it, as the docs' table of keys groups `[expected]`'s keys.
+    pub given_by: GivenBy,
     /// The whole lesson's, in a top-level `[expected]` (its inputs whole, W_o, the heads'
     /// outputs side by side, the final output).
     pub whole: bool,
@@ -188,6 +190,19 @@ pub struct Expectable {
     /// Why a lesson that has not got the matrix has none, said when a figure of it is given;
     /// `None` for a matrix every lesson has.
     pub absent: Option<Absent>,
+}
+
+/// Which lessons give a figure, for the docs' table of keys (`lesson::schema`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GivenBy {
+    /// A lesson of either format.
+    EveryLesson,
+    /// A lesson that gives embeddings and weights: its inputs, compared whole.
+    Inputs,
+    /// A lesson of format 2, whose keys make the matrix.
+    Format2,
+    /// A cross-attention lesson, from its source.
+    Source,
 }
 
 /// Why a lesson has not got a matrix whose figure it gives.
@@ -223,6 +238,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Inputs,
             whole: true,
             head: false,
             absent: Some(Absent::Because {
@@ -245,6 +261,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: true,
             head: false,
             absent: Some(Absent::OfPositions {
@@ -266,6 +283,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: true,
             head: false,
             absent: Some(Absent::OfPositions {
@@ -289,6 +307,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Source,
             whole: true,
             head: false,
             absent: Some(Absent::OfSource {
@@ -325,6 +344,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Source,
             whole: true,
             head: false,
             absent: Some(Absent::OfSource {
@@ -346,6 +366,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Inputs,
             whole: true,
             head: false,
             absent: Some(Absent::Because {
@@ -368,6 +389,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Inputs,
             whole: true,
             head: false,
             absent: Some(Absent::Because {
@@ -390,6 +412,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Inputs,
             whole: true,
             head: false,
             absent: Some(Absent::Because {
@@ -412,6 +435,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: true,
             head: true,
             absent: None,
@@ -431,6 +455,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: true,
             head: true,
             absent: None,
@@ -450,6 +475,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: true,
             head: true,
             absent: None,
@@ -469,6 +495,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: false,
             head: true,
             absent: Some(Absent::OfPositions {
@@ -490,6 +517,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: false,
             head: true,
             absent: Some(Absent::OfPositions {
@@ -511,6 +539,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: false,
             head: true,
             absent: None,
@@ -530,6 +559,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: false,
             head: true,
             absent: Some(Absent::Unscaled),
@@ -564,6 +594,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: false,
             head: true,
             absent: Some(Absent::Because {
@@ -586,6 +617,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: false,
             head: true,
             absent: None,
@@ -605,6 +637,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::EveryLesson,
             whole: true,
             head: true,
             absent: None,
@@ -624,6 +657,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: true,
             head: false,
             absent: Some(Absent::Because {
@@ -646,6 +680,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: true,
             head: false,
             absent: Some(Absent::Because {
@@ -683,6 +718,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: false,
             head: true,
             absent: Some(Absent::Because {
@@ -705,6 +741,7 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
         per_tile: false,
         backward: false,
         expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
             whole: false,
             head: true,
             absent: Some(Absent::Because {

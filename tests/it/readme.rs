@@ -63,26 +63,61 @@ fn in_words(count: usize) -> &'static str {
     WORDS.get(count).copied().unwrap_or("many")
 }
 
+/// The docs' table of keys has a row for each key of the schema, as the schema writes it.
+/// The rows are made, not written: with `ATTN_UPDATE_DOCS=1` this test writes them into the
+/// docs (the rest of the file as it is) instead of failing, as a snapshot is updated.
 #[test]
 fn the_docs_table_of_keys_is_the_schemas() {
-    let docs = document("docs/lesson-format.md");
-    let table: Vec<&str> = docs
-        .split("## All keys at a glance")
-        .nth(1)
-        .expect("the docs list every key")
-        .lines()
-        .skip_while(|line| !line.starts_with("| Key"))
-        .skip(2)
+    const DOCS: &str = "docs/lesson-format.md";
+    let docs = document(DOCS);
+    let (heading, after) = docs
+        .split_once("## All keys at a glance")
+        .expect("the docs list every key");
+    let lines: Vec<&str> = after.lines().collect();
+    let first = lines
+        .iter()
+        .position(|line| line.starts_with("| Key"))
+        .expect("the table of keys has its header")
+        + 2;
+    let rows = lines[first..]
+        .iter()
         .take_while(|line| line.starts_with('|'))
-        .collect();
+        .count();
+    let table = &lines[first..first + rows];
     let schema: Vec<String> = attn_tutor::lesson::schema::KEYS
         .iter()
         .map(|key| key.doc_row())
         .collect();
-    assert_eq!(
-        table,
-        schema,
-        "docs/lesson-format.md's table of keys should be, from engine/src/lesson/schema.rs:\n{}",
+    if table == schema.as_slice() {
+        return;
+    }
+    if std::env::var_os("ATTN_UPDATE_DOCS").is_some_and(|value| !value.is_empty()) {
+        let mut written = format!("{heading}## All keys at a glance");
+        for line in lines[..first]
+            .iter()
+            .map(|line| line.to_string())
+            .chain(schema)
+            .chain(lines[first + rows..].iter().map(|line| line.to_string()))
+        {
+            written.push_str(&line);
+            written.push('\n');
+        }
+        if !after.ends_with('\n') {
+            written.pop();
+        }
+        // Written beside and renamed, so that the tests reading the docs meanwhile read the
+        // old file or the new one, never half of one.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DOCS);
+        let beside = path.with_extension("md.new");
+        std::fs::write(&beside, &written).expect("the docs can be written");
+        std::fs::rename(&beside, &path).expect("the docs can be replaced");
+        return;
+    }
+    panic!(
+        "docs/lesson-format.md's table of keys is not engine/src/lesson/schema.rs's: run \
+         ATTN_UPDATE_DOCS=1 cargo test --test it readme:: to write it, then check the diff.\n\
+         in the docs:\n{}\nfrom the schema:\n{}",
+        table.join("\n"),
         schema.join("\n")
     );
 }

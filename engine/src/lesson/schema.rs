@@ -1,19 +1,24 @@
 //! The lesson file's keys, one table: each key's name, the first format that has it, what the
 //! docs say of it, how a lesson writes it and how the parser reads it. The parser's list of
 //! known keys and its readers, the writer's order and the docs' "All keys at a glance" table
-//! all come from here, so a new key is one entry (with its reader in `parse/keys.rs`, and its
-//! place in the order they read in).
+//! all come from here, so a new key is one entry (with its reader in `parse/keys.rs`): the
+//! entry names the keys its reader is read after, and the parser's reading order is made from
+//! those; the docs' limits that name the keys of format 2, the steps or the figures are made
+//! from this table, the steps and the matrices.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use super::Lesson;
+use super::limits::MAX_NARRATION_CHARS;
 use super::parse::keys::{self, Read};
 use super::write::{
     write_decimals, write_decode, write_expected, write_focus, write_format, write_heads,
     write_input, write_kv_heads, write_mask, write_narration, write_positions, write_scale,
     write_source, write_source_tokens, write_summary, write_tile, write_title, write_tokens,
 };
-use crate::pipeline::MatrixName;
+use crate::pipeline::{GivenBy, MatrixName, Step};
+use Limits::Words;
 
 /// One key of a lesson file.
 pub struct Key {
@@ -28,7 +33,7 @@ pub struct Key {
     /// Whether it must be given, or what it is when not (the docs' "Required / default").
     pub default: &'static str,
     /// What values it takes (the docs' "Limits").
-    pub limits: &'static str,
+    pub limits: Limits,
     /// What it is for (the docs' "Meaning").
     pub meaning: &'static str,
     /// Writes the key as a saved lesson has it, or nothing when the lesson leaves it out.
@@ -39,8 +44,9 @@ pub struct Key {
 
 impl Key {
     /// Whether the key is a table (`[narration]`), written after every other key.
-    pub(crate) fn is_table(&self) -> bool {
-        self.value.starts_with("table")
+    pub(crate) const fn is_table(&self) -> bool {
+        let (value, table) = (self.value.as_bytes(), b"table".as_slice());
+        value.len() >= table.len() && same(value.split_at(table.len()).0, table)
     }
 
     /// The key's row in the docs' table of keys.
@@ -52,9 +58,90 @@ impl Key {
         };
         format!(
             "| {name} | {} | {} | {} | {} |",
-            self.value, self.default, self.limits, self.meaning
+            self.value,
+            self.default,
+            self.limits.text(),
+            self.meaning
         )
     }
+}
+
+/// What values a key takes, as the docs' "Limits" say.
+pub enum Limits {
+    /// In words.
+    Words(&'static str),
+    /// Naming what another table holds (the keys of format 2, the steps, the figures), made
+    /// from that table so that a new key, step or matrix is named without a word written here.
+    Made(fn() -> String),
+}
+
+impl Limits {
+    /// As the docs' table of keys says them.
+    pub fn text(&self) -> Cow<'static, str> {
+        match self {
+            Limits::Words(words) => Cow::Borrowed(words),
+            Limits::Made(make) => Cow::Owned(make()),
+        }
+    }
+}
+
+/// `names` in backticks, separated by commas, and the last by `and` when `and` is set.
+fn listed<'a>(names: impl IntoIterator<Item = &'a str>, and: bool) -> String {
+    let names: Vec<String> = names.into_iter().map(|name| format!("`{name}`")).collect();
+    match names.split_last() {
+        Some((last, rest)) if and && !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(", "),
+    }
+}
+
+/// `format`'s limits: the keys a lesson of format 1 has not got, from this table.
+fn format_limits() -> String {
+    let format_2 = KEYS.iter().filter(|key| key.since == 2).map(|key| key.name);
+    format!("`1`, or `2` for {}", listed(format_2, true))
+}
+
+/// `[narration]`'s limits: a text for each step, from the pipeline's steps.
+fn narration_limits() -> String {
+    let steps = Step::ALL.into_iter().map(Step::key);
+    format!(
+        "keys: {}; ≤ {MAX_NARRATION_CHARS} characters each",
+        listed(steps, false)
+    )
+}
+
+/// `[expected]`'s limits: the figures of the table of matrices, grouped by which lessons give
+/// them.
+fn expected_limits() -> String {
+    let given_by = |group: GivenBy| {
+        let figures = MatrixName::ALL.into_iter().filter(move |name| {
+            name.entry()
+                .expectable
+                .is_some_and(|figure| figure.given_by == group)
+        });
+        figures.map(MatrixName::key)
+    };
+    format!(
+        "keys: `tolerance`, `slips`, {}, the inputs ({}); format 2 also {}, `[expected.heads.N]`, and with a source {}",
+        listed(given_by(GivenBy::EveryLesson), false),
+        listed(given_by(GivenBy::Inputs), false),
+        listed(given_by(GivenBy::Format2), false),
+        listed(given_by(GivenBy::Source), true),
+    )
+}
+
+/// `a == b`, which a `const fn` cannot write yet.
+pub(crate) const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
 }
 
 /// The key named `name`.
@@ -65,7 +152,7 @@ pub fn key(name: &str) -> Option<&'static Key> {
 /// Every key, in the order a saved lesson writes them and the docs list them: the tables last,
 /// since a key after a `[table]` header belongs to that table.
 /// How many keys a lesson file has: `KEYS` and `NAMES` are this long.
-const KEY_COUNT: usize = 27;
+pub(crate) const KEY_COUNT: usize = 27;
 
 pub static KEYS: [Key; KEY_COUNT] = [
     Key {
@@ -74,10 +161,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "integer",
         default: "required",
-        limits: "`1`, or `2` for `source_tokens`, `source_embeddings`, `positions`, `heads`, `kv_heads`, `w_o`, `decode`, `tile` and `grad_output`",
+        limits: Limits::Made(format_limits),
         meaning: "Version of the lesson format.",
         write: write_format,
-        read: Read::Own(keys::read_format),
+        read: Read::Own {
+            read: keys::read_format,
+            after: &[],
+        },
     },
     Key {
         name: "title",
@@ -85,10 +175,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "string",
         default: "required",
-        limits: "one line, not blank, ≤ 60 columns",
+        limits: Words("one line, not blank, ≤ 60 columns"),
         meaning: "Shown at the top of `show` and in `list`/`check`.",
         write: write_title,
-        read: Read::Own(keys::read_title),
+        read: Read::Own {
+            read: keys::read_title,
+            after: &[],
+        },
     },
     Key {
         name: "source",
@@ -96,10 +189,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "string",
         default: r#"`""`"#,
-        limits: "one line, ≤ 200 characters",
+        limits: Words("one line, ≤ 200 characters"),
         meaning: "Where the example comes from; `show` prints it as `Source: …`.",
         write: write_source,
-        read: Read::Own(keys::read_source),
+        read: Read::Own {
+            read: keys::read_source,
+            after: &[],
+        },
     },
     Key {
         name: "summary",
@@ -107,10 +203,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "string",
         default: r#"`""`"#,
-        limits: "one line, ≤ 300 characters",
+        limits: Words("one line, ≤ 300 characters"),
         meaning: "One or two sentences about the lesson; shown in `show --format markdown`.",
         write: write_summary,
-        read: Read::Own(keys::read_summary),
+        read: Read::Own {
+            read: keys::read_summary,
+            after: &[],
+        },
     },
     Key {
         name: "tokens",
@@ -118,10 +217,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "array of strings",
         default: "required",
-        limits: "1 to 256 labels, each one line, not blank, ≤ 16 columns",
+        limits: Words("1 to 256 labels, each one line, not blank, ≤ 16 columns"),
         meaning: "One label per token (row).",
         write: write_tokens,
-        read: Read::Own(keys::read_tokens),
+        read: Read::Own {
+            read: keys::read_tokens,
+            after: &[],
+        },
     },
     Key {
         name: "source_tokens",
@@ -129,10 +231,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson is self-attention"),
         value: "array of strings",
         default: "none (format 2 only)",
-        limits: "as `tokens`",
+        limits: Words("as `tokens`"),
         meaning: "Cross-attention: the source sequence the keys and values come from. See [Format 2: cross-attention](#format-2-cross-attention).",
         write: write_source_tokens,
-        read: Read::Own(keys::read_source_tokens),
+        read: Read::Own {
+            read: keys::read_source_tokens,
+            after: &["format"],
+        },
     },
     Key {
         name: "embeddings",
@@ -140,10 +245,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "matrix or generator",
         default: "with `w_q`, `w_k`, `w_v`",
-        limits: "seq_len × d_model",
+        limits: Words("seq_len × d_model"),
         meaning: "X, one row per token.",
         write: |out, lesson| write_input(out, lesson, MatrixName::Embeddings),
-        read: Read::Own(keys::read_inputs),
+        read: Read::Own {
+            read: keys::read_inputs,
+            after: &["format", "tokens", "source_tokens", "heads"],
+        },
     },
     Key {
         name: "source_embeddings",
@@ -151,7 +259,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson is self-attention"),
         value: "matrix or generator",
         default: "with `source_tokens` and `w_q`, `w_k`, `w_v`",
-        limits: "src_len × d_model",
+        limits: Words("src_len × d_model"),
         meaning: "S, one row per source token; K = S·W_k, V = S·W_v.",
         write: |out, lesson| write_input(out, lesson, MatrixName::SourceEmbeddings),
         read: Read::With("embeddings"),
@@ -162,7 +270,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "matrix or generator",
         default: "with `embeddings`",
-        limits: "d_model × d_k",
+        limits: Words("d_model × d_k"),
         meaning: "Query weights.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WQ),
         read: Read::With("embeddings"),
@@ -173,7 +281,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "matrix or generator",
         default: "with `embeddings`",
-        limits: "d_model × d_k (same d_k as `w_q`)",
+        limits: Words("d_model × d_k (same d_k as `w_q`)"),
         meaning: "Key weights.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WK),
         read: Read::With("embeddings"),
@@ -184,7 +292,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "matrix or generator",
         default: "with `embeddings`",
-        limits: "d_model × d_v",
+        limits: Words("d_model × d_v"),
         meaning: "Value weights.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WV),
         read: Read::With("embeddings"),
@@ -195,7 +303,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "matrix or generator",
         default: "with `k`, `v` (direct form)",
-        limits: "seq_len × d_k",
+        limits: Words("seq_len × d_k"),
         meaning: "Queries, given directly.",
         write: |out, lesson| write_input(out, lesson, MatrixName::Q),
         read: Read::With("embeddings"),
@@ -206,7 +314,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "matrix or generator",
         default: "with `q`, `v`",
-        limits: "seq_len × d_k (same d_k as `q`; src_len rows in cross-attention)",
+        limits: Words("seq_len × d_k (same d_k as `q`; src_len rows in cross-attention)"),
         meaning: "Keys, given directly.",
         write: |out, lesson| write_input(out, lesson, MatrixName::K),
         read: Read::With("embeddings"),
@@ -217,7 +325,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "matrix or generator",
         default: "with `q`, `k`",
-        limits: "seq_len × d_v (src_len rows in cross-attention)",
+        limits: Words("seq_len × d_v (src_len rows in cross-attention)"),
         meaning: "Values, given directly.",
         write: |out, lesson| write_input(out, lesson, MatrixName::V),
         read: Read::With("embeddings"),
@@ -228,10 +336,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has no positions"),
         value: r#"`"none"`, `"sinusoidal"`, `"rope"` or matrix"#,
         default: r#"`"none"` (format 2 only)"#,
-        limits: "matrix or generator: seq_len × d_model",
+        limits: Words("matrix or generator: seq_len × d_model"),
         meaning: "Where each token stands; see [Format 2](#format-2-positions).",
         write: write_positions,
-        read: Read::Own(keys::read_positions),
+        read: Read::Own {
+            read: keys::read_positions,
+            after: &["format", "tokens", "source_tokens", "heads", "embeddings"],
+        },
     },
     Key {
         name: "heads",
@@ -239,10 +350,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has one head and no W_o"),
         value: "integer",
         default: "`1` (format 2 only)",
-        limits: "1 to 64",
+        limits: Words("1 to 64"),
         meaning: "H query heads; `w_q` (or `q`) is H blocks of d_k columns. See [Format 2: heads](#format-2-heads).",
         write: write_heads,
-        read: Read::Own(keys::read_heads),
+        read: Read::Own {
+            read: keys::read_heads,
+            after: &["format"],
+        },
     },
     Key {
         name: "kv_heads",
@@ -250,7 +364,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has one head and no W_o"),
         value: "integer",
         default: "`heads` (format 2 only)",
-        limits: "1 to 64, dividing `heads`",
+        limits: Words("1 to 64, dividing `heads`"),
         meaning: "G key/value groups the heads share; `w_k`, `w_v` (or `k`, `v`) are G blocks.",
         write: write_kv_heads,
         read: Read::With("heads"),
@@ -261,7 +375,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has one head and no W_o"),
         value: "matrix or generator",
         default: "required with `heads` > 1 (format 2 only)",
-        limits: "(H·d_v) × d_out",
+        limits: Words("(H·d_v) × d_out"),
         meaning: "Output weights: the lesson's output is the heads' outputs side by side times W_o.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WO),
         read: Read::With("embeddings"),
@@ -272,10 +386,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "boolean",
         default: "`true`",
-        limits: "",
+        limits: Words(""),
         meaning: "Divide the scores by √d_k.",
         write: write_scale,
-        read: Read::Own(keys::read_scale),
+        read: Read::Own {
+            read: keys::read_scale,
+            after: &[],
+        },
     },
     Key {
         name: "mask",
@@ -283,10 +400,15 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: r#"`"none"`, `"causal"` or matrix"#,
         default: r#"`"none"`"#,
-        limits: "matrix: seq_len × seq_len (× src_len in cross-attention, never causal) of `-inf` or any finite biases",
+        limits: Words(
+            "matrix: seq_len × seq_len (× src_len in cross-attention, never causal) of `-inf` or any finite biases",
+        ),
         meaning: "Which keys each query may see, and any bias added to a score.",
         write: write_mask,
-        read: Read::Own(keys::read_mask),
+        read: Read::Own {
+            read: keys::read_mask,
+            after: &["tokens", "source_tokens"],
+        },
     },
     Key {
         name: "decode",
@@ -294,10 +416,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has no generation steps"),
         value: "boolean",
         default: "`false` (format 2 only)",
-        limits: r#"needs `mask = "causal"`, self-attention only"#,
+        limits: Words(r#"needs `mask = "causal"`, self-attention only"#),
         meaning: "Add the generation steps: the output made again one token at a time with a K/V cache. See [Format 2: generation](#format-2-generation-with-a-kv-cache).",
         write: write_decode,
-        read: Read::Own(keys::read_decode),
+        read: Read::Own {
+            read: keys::read_decode,
+            after: &["format", "source_tokens", "mask"],
+        },
     },
     Key {
         name: "tile",
@@ -305,10 +430,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has no online softmax"),
         value: "integer",
         default: "`2` (format 2 only)",
-        limits: "1 to 256",
+        limits: Words("1 to 256"),
         meaning: "Keys the online softmax (FlashAttention's) takes at a time. See [Format 2: the online softmax](#format-2-the-online-softmax).",
         write: write_tile,
-        read: Read::Own(keys::read_tile),
+        read: Read::Own {
+            read: keys::read_tile,
+            after: &["format"],
+        },
     },
     Key {
         name: "grad_output",
@@ -316,7 +444,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has no backward pass"),
         value: "matrix or generator",
         default: "none (format 2 only)",
-        limits: "seq_len × d_out (W_o's columns, else d_v)",
+        limits: Words("seq_len × d_out (W_o's columns, else d_v)"),
         meaning: "dL/d(output) for the backward pass, L = Σ output ⊙ grad_output. See [Format 2: the backward pass](#format-2-the-backward-pass).",
         write: |out, lesson| write_input(out, lesson, MatrixName::DOutput),
         read: Read::With("embeddings"),
@@ -327,10 +455,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "string (token label) or integer (position)",
         default: "first token",
-        limits: "a label of `tokens`, or 1 to seq_len",
+        limits: Words("a label of `tokens`, or 1 to seq_len"),
         meaning: "The row whose cells `show` explains.",
         write: write_focus,
-        read: Read::Own(keys::read_focus),
+        read: Read::Own {
+            read: keys::read_focus,
+            after: &["tokens", "source_tokens"],
+        },
     },
     Key {
         name: "decimals",
@@ -338,10 +469,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "integer",
         default: "`3`",
-        limits: "0 to 8",
+        limits: Words("0 to 8"),
         meaning: "Decimals shown; also sets the default tolerance.",
         write: write_decimals,
-        read: Read::Own(keys::read_decimals),
+        read: Read::Own {
+            read: keys::read_decimals,
+            after: &[],
+        },
     },
     Key {
         name: "narration",
@@ -349,10 +483,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "table of strings",
         default: "default text per step",
-        limits: "keys: `embedding`, `positions`, `projection`, `rotation`, `scores`, `scaling`, `masking`, `softmax`, `all_heads`, `output`, `concat`, `output_projection`, `circuits`, `online_softmax`, `new_token`, `kv_cache`, `decode_weights`, `decode_output`, `backward_output`, `backward_values`, `backward_softmax`, `backward_scaling`, `backward_scores`, `backward_rotation`, `backward_weights`, `backward_input`; ≤ 2000 characters each",
+        limits: Limits::Made(narration_limits),
         meaning: "Your own words for each step.",
         write: write_narration,
-        read: Read::Own(keys::read_narration),
+        read: Read::Own {
+            read: keys::read_narration,
+            after: &[],
+        },
     },
     Key {
         name: "expected",
@@ -360,10 +497,13 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: None,
         value: "table",
         default: "none",
-        limits: "keys: `tolerance`, `slips`, `q`, `k`, `v`, `scores`, `scaled`, `masked`, `weights`, `output`, the inputs (`embeddings`, `w_q`, `w_k`, `w_v`); format 2 also `positions`, `x`, `q_rope`, `k_rope`, `w_o`, `concat`, `w_qk`, `w_ov`, `[expected.heads.N]`, and with a source `source_embeddings` and `source_x`",
+        limits: Limits::Made(expected_limits),
         meaning: "Figures printed by your source, compared by `check`.",
         write: write_expected,
-        read: Read::Own(keys::read_expected),
+        read: Read::Own {
+            read: keys::read_expected,
+            after: &[],
+        },
     },
 ];
 
@@ -400,7 +540,7 @@ mod tests {
         let format = key("format").unwrap();
         for key in KEYS.iter().filter(|key| key.since == 2) {
             assert!(
-                format.limits.contains(&format!("`{}`", key.name)),
+                format.limits.text().contains(&format!("`{}`", key.name)),
                 "`format`'s limits do not name `{}`",
                 key.name
             );
@@ -415,7 +555,10 @@ mod tests {
         let narration = key("narration").unwrap();
         for step in crate::pipeline::Step::ALL {
             assert!(
-                narration.limits.contains(&format!("`{}`", step.key())),
+                narration
+                    .limits
+                    .text()
+                    .contains(&format!("`{}`", step.key())),
                 "`narration`'s limits do not name `{}`",
                 step.key()
             );
@@ -423,7 +566,7 @@ mod tests {
         let expected = key("expected").unwrap();
         for figure in crate::lesson::parse::figure_keys() {
             assert!(
-                expected.limits.contains(&format!("`{figure}`")),
+                expected.limits.text().contains(&format!("`{figure}`")),
                 "`expected`'s limits do not name `{figure}`"
             );
         }

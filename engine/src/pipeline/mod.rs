@@ -8,7 +8,9 @@ mod step;
 mod steps;
 
 // The matrices' table is below the operations (`crate::matrices`); the plan reads it.
-pub use crate::matrices::{Absent, Axis, Cell, Expectable, Heads, MatrixEntry, MatrixName, Per};
+pub use crate::matrices::{
+    Absent, Axis, Cell, Expectable, GivenBy, Heads, MatrixEntry, MatrixName, Per,
+};
 // The operations are their own modules (`crate::ops`); the plan names them.
 pub use crate::ops::{OnlinePart, Op};
 pub(crate) use plan::{HEAD_SUPERSCRIPT_BYTES, push_head_superscript};

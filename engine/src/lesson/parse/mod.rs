@@ -268,12 +268,8 @@ impl<'s> Reader<'s> {
             }
         }
         let mut draft = keys::Draft::with_misplaced(self.misplaced_keys(&mut entries));
-        for name in keys::READING_ORDER {
-            if let Some(super::schema::Key {
-                read: keys::Read::Own(read),
-                ..
-            }) = super::schema::key(name)
-            {
+        for key in &keys::READING_ORDER {
+            if let keys::Read::Own { read, .. } = key.read {
                 read(self, &mut entries, &mut draft);
             }
         }
