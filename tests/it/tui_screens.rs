@@ -162,6 +162,54 @@ fn every_step_of_every_builtin_lesson_at_120x40() {
     every_step_at(120, 40, false);
 }
 
+/// Without colour the formula's part for this step is bold: reverse video is the cursor's and
+/// underline the operands', and a learner must tell the formula from either.
+#[test]
+fn without_colour_the_formulas_lit_part_is_bold_and_unlike_the_cursor_and_the_operands() {
+    let mut lit_screens = 0;
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        let mut app = open(index);
+        let steps = app.tutor().expect("the lesson opens").steps.len();
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+            let formula = rows(&buffer).nth(1).expect("a formula line");
+            for cell in formula {
+                assert!(
+                    !cell.modifier.intersects(Modifier::REVERSED | Modifier::UNDERLINED),
+                    "{} step {number}: the formula's {:?} is {:?}, a mark of the cursor or the \
+                     operands",
+                    builtin.name,
+                    cell.symbol(),
+                    cell.modifier
+                );
+            }
+            if formula
+                .iter()
+                .any(|cell| cell.modifier.contains(Modifier::BOLD) && cell.symbol() != " ")
+            {
+                lit_screens += 1;
+            }
+        }
+    }
+    assert!(lit_screens > 50, "{lit_screens} screens light their formula");
+    // On one screen: the cursor reversed, the operands underlined, the formula's part bold.
+    let mut app = open(lesson_index("gqa"));
+    common::go_to(&mut app, "scores");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let marked = |row: &[Cell], mark: Modifier| {
+        row.iter()
+            .filter(|cell| cell.modifier.contains(mark))
+            .map(Cell::symbol)
+            .collect::<String>()
+    };
+    let formula = rows(&buffer).nth(1).expect("a formula line");
+    assert_eq!(marked(formula, Modifier::BOLD), "scores⁽¹⁾ = Q⁽¹⁾·K⁽¹⁾ᵀ");
+    let below: Vec<&[Cell]> = rows(&buffer).skip(2).collect();
+    assert!(below.iter().any(|row| !marked(row, Modifier::REVERSED).is_empty()));
+    assert!(below.iter().any(|row| !marked(row, Modifier::UNDERLINED).is_empty()));
+}
+
 #[test]
 fn the_softmax_step_in_color_paints_the_weights_as_a_heatmap() {
     let mut app = open(lesson_index("cat-sleeps"));
