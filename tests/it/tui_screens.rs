@@ -176,7 +176,9 @@ fn without_colour_the_formulas_lit_part_is_bold_and_unlike_the_cursor_and_the_op
             let formula = rows(&buffer).nth(1).expect("a formula line");
             for cell in formula {
                 assert!(
-                    !cell.modifier.intersects(Modifier::REVERSED | Modifier::UNDERLINED),
+                    !cell
+                        .modifier
+                        .intersects(Modifier::REVERSED | Modifier::UNDERLINED),
                     "{} step {number}: the formula's {:?} is {:?}, a mark of the cursor or the \
                      operands",
                     builtin.name,
@@ -192,7 +194,10 @@ fn without_colour_the_formulas_lit_part_is_bold_and_unlike_the_cursor_and_the_op
             }
         }
     }
-    assert!(lit_screens > 50, "{lit_screens} screens light their formula");
+    assert!(
+        lit_screens > 50,
+        "{lit_screens} screens light their formula"
+    );
     // On one screen: the cursor reversed, the operands underlined, the formula's part bold.
     let mut app = open(lesson_index("gqa"));
     common::go_to(&mut app, "scores");
@@ -206,8 +211,16 @@ fn without_colour_the_formulas_lit_part_is_bold_and_unlike_the_cursor_and_the_op
     let formula = rows(&buffer).nth(1).expect("a formula line");
     assert_eq!(marked(formula, Modifier::BOLD), "scores⁽¹⁾ = Q⁽¹⁾·K⁽¹⁾ᵀ");
     let below: Vec<&[Cell]> = rows(&buffer).skip(2).collect();
-    assert!(below.iter().any(|row| !marked(row, Modifier::REVERSED).is_empty()));
-    assert!(below.iter().any(|row| !marked(row, Modifier::UNDERLINED).is_empty()));
+    assert!(
+        below
+            .iter()
+            .any(|row| !marked(row, Modifier::REVERSED).is_empty())
+    );
+    assert!(
+        below
+            .iter()
+            .any(|row| !marked(row, Modifier::UNDERLINED).is_empty())
+    );
 }
 
 #[test]
