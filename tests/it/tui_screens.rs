@@ -1063,6 +1063,74 @@ fn the_online_softmax_step_in_its_middle_tile_and_on_its_acc_view() {
     );
 }
 
+/// The working's lines on a screen, from its title to the next section's.
+fn working_of(shown: &str) -> Vec<String> {
+    shown
+        .lines()
+        .skip_while(|line| !line.starts_with("── How "))
+        .skip(1)
+        .take_while(|line| !line.starts_with("──"))
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+// Issue 29, tried as a new user: on gqa's and generation's later tiles acc's working went
+// beside the matrices, 32 columns wide, and every cell's arithmetic was cut ("… 22 more
+// lines"): the rows' short labels outnumbered each cell's length of working.
+#[test]
+fn every_acc_working_of_every_tile_shows_its_arithmetic_to_the_result_at_80x24() {
+    for name in ["gqa", "generation"] {
+        let mut app = open(lesson_index(name));
+        common::go_to(&mut app, "online_softmax");
+        while app.tutor().unwrap().focus != MatrixName::OnlineAcc {
+            update(&mut app, Action::NextMatrix);
+        }
+        let tiles = app.tutor().unwrap().attention.tile_count();
+        for tile in 0..tiles {
+            app.tutor_mut().unwrap().set_tile(tile);
+            let (rows, cols) = {
+                let tutor = app.tutor().unwrap();
+                let acc = tutor.attention.matrix(MatrixName::OnlineAcc).unwrap();
+                (acc.nrows(), acc.ncols())
+            };
+            for row in 0..rows {
+                for col in 0..cols {
+                    let cursor = attn_tutor::app::Cursor {
+                        row,
+                        col,
+                        on_label: false,
+                    };
+                    let tutor = app.tutor_mut().unwrap();
+                    tutor.set_cursor(MatrixName::OnlineAcc, cursor);
+                    // The result as the whole working writes it: its last "= …" line.
+                    let whole = working_of(&screen_text(&app, 120, 40));
+                    let result = whole
+                        .iter()
+                        .rev()
+                        .find(|line| line.starts_with("= "))
+                        .expect("a result");
+                    let shown = screen_text(&app, 80, 24);
+                    let working = working_of(&shown);
+                    let at = working.iter().position(|line| line == result);
+                    let elided = working.iter().position(|line| line.contains("more line"));
+                    assert!(
+                        at.is_some_and(|at| elided.is_none_or(|elided| elided > at)),
+                        "{name} tile {} [{row}, {col}]: the arithmetic is cut before {result}\n\
+                         {shown}",
+                        tile + 1
+                    );
+                }
+            }
+        }
+        // The last tile, the cursor on the last row: the longest working.
+        let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+        insta::assert_snapshot!(
+            format!("{name}_80x24_online_softmax_acc_last_tile"),
+            text_and_mask(&buffer)
+        );
+    }
+}
+
 #[test]
 fn a_help_taller_than_the_terminal_scrolls_and_says_which_rows_it_shows() {
     // Two heads and generation: the head's and the token's rows too.
