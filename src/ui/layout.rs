@@ -182,9 +182,10 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                 area,
                 body_height.saturating_sub(note_rows),
                 // acc's workings grow row by row (a row sums only the keys it may see): paged
-                // for them, the matrices give the cell under the cursor its lines.
+                // for them, the matrices give the longest its lines, and stay put as the
+                // cursor moves.
                 if tutor.focus == MatrixName::OnlineAcc {
-                    working_below.max(working_need(tutor, below_width))
+                    working_below.max(longest_need(tutor, below_width))
                 } else {
                     working_below
                 },
@@ -248,6 +249,24 @@ fn working_need_at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16
         }
         _ => working::derivation_lines_at(tutor, selected, row, width).len() as u16 + 1,
     }
+}
+
+/// The rows the longest working of the focused matrix needs at a width; the cell under the
+/// cursor's for a matrix too large to measure every cell of.
+fn longest_need(tutor: &Tutor, width: u16) -> u16 {
+    let (rows, cols) = tutor
+        .values(tutor.focus)
+        .map_or((0, 0), |values| (values.nrows(), values.ncols()));
+    if rows * cols > STEADY_CELLS {
+        return working_need(tutor, width);
+    }
+    (0..rows)
+        .flat_map(|row| (0..cols).map(move |col| (row, col)))
+        .map(|(row, col)| {
+            working_need_at(tutor, Some(tutor.cell(tutor.focus, row, col)), row, width)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Matrices up to this many cells have the working measured for every cell.

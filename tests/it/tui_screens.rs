@@ -1093,6 +1093,7 @@ fn every_acc_working_of_every_tile_shows_its_arithmetic_to_the_result_at_80x24()
                 let acc = tutor.attention.matrix(MatrixName::OnlineAcc).unwrap();
                 (acc.nrows(), acc.ncols())
             };
+            let mut placed = None;
             for row in 0..rows {
                 for col in 0..cols {
                     let cursor = attn_tutor::app::Cursor {
@@ -1102,6 +1103,17 @@ fn every_acc_working_of_every_tile_shows_its_arithmetic_to_the_result_at_80x24()
                     };
                     let tutor = app.tutor_mut().unwrap();
                     tutor.set_cursor(MatrixName::OnlineAcc, cursor);
+                    // The panels stay where they are while the cursor moves (a longer working
+                    // may take rows from the narration below it).
+                    let layout = tutor_layout(app.tutor().unwrap(), Rect::new(0, 0, 80, 24));
+                    let areas: Vec<Rect> = layout.panels.iter().map(|panel| panel.area).collect();
+                    let placed = placed.get_or_insert_with(|| (areas.clone(), layout.working.y));
+                    assert_eq!(
+                        (&areas, layout.working.y),
+                        (&placed.0, placed.1),
+                        "{name} tile {} [{row}, {col}]",
+                        tile + 1
+                    );
                     // The result as the whole working writes it: its last "= …" line.
                     let whole = working_of(&screen_text(&app, 120, 40));
                     let result = whole
