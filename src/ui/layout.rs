@@ -396,8 +396,9 @@ fn most_cells_need(tutor: &Tutor, rows: usize, cols: usize, width: u16) -> u16 {
     // Its need may be taken (one line more than most), but the commonest need is the cells':
     // where each row's working has its own length (acc on a later tile of the online softmax,
     // a row summing the keys it may see) the labels' short note was the commonest, and put the
-    // working beside the matrices, too narrow for any cell's. On Softmax a label shows its
-    // row's table, as its cells do, and counts with them.
+    // working beside the matrices, too narrow for any cell's. On Softmax the working is the
+    // row's table, for a label as for its cells, and the labels count with the cells as before
+    // (counted apart, a head of generated-gqa stacked its matrices and cut the table to a key).
     let labels = rows_are_tokens(tutor.focus) && cols > 1;
     let labels_apart = !(tutor.step() == Step::Softmax && rows_are_tokens(tutor.focus));
     let mut counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
