@@ -11,6 +11,18 @@ use crate::attention::{Cell, MatrixName, Step};
 use super::matrix::{Geometry, Shape};
 use super::working;
 
+/// Whether the screen's matrices are paged where showing them whole would cut the working
+/// short. The steps of W_o show three matrices of every head's width (concat · W_o at 80×24).
+/// The online softmax's acc shows four, the scores among them, and its working, the tile's sum
+/// added to the rescaled old acc, is what the view is for; the page of the scores shown is the
+/// tile's keys.
+fn paged_for_working(tutor: &Tutor) -> bool {
+    matches!(
+        tutor.step(),
+        Step::Concat | Step::OutputProjection | Step::Circuits
+    ) || (tutor.step() == Step::OnlineSoftmax && tutor.focus == MatrixName::OnlineAcc)
+}
+
 /// The smallest terminal the tutor draws in: a classroom projector's 80 × 24.
 pub(crate) const MIN_WIDTH: u16 = 80;
 pub(crate) const MIN_HEIGHT: u16 = 24;
@@ -91,10 +103,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     // The steps of W_o show three matrices of every head's width: where showing them whole
     // would cut their working short (concat · W_o at 80×24), they are paged instead, so the
     // working, grouped by head, reads whole.
-    let paged_for_working = matches!(
-        tutor.step(),
-        Step::Concat | Step::OutputProjection | Step::Circuits
-    );
+    let paged_for_working = paged_for_working(tutor);
     let (panels, working, matrices_bottom) = match whole_plan(
         tutor,
         &shapes,
@@ -172,7 +181,14 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                 &anchors,
                 area,
                 body_height.saturating_sub(note_rows),
-                working_below,
+                // acc's workings grow row by row (a row sums only the keys it may see): paged
+                // for them, the matrices give the longest its lines, and stay put as the
+                // cursor moves.
+                if tutor.focus == MatrixName::OnlineAcc {
+                    working_below.max(longest_need(tutor, below_width))
+                } else {
+                    working_below
+                },
             );
             if note_rows > 0 {
                 note = Some(Rect::new(area.x, working.y, area.width, note_rows));
@@ -233,6 +249,24 @@ fn working_need_at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16
         }
         _ => working::derivation_lines_at(tutor, selected, row, width).len() as u16 + 1,
     }
+}
+
+/// The rows the longest working of the focused matrix needs at a width; the cell under the
+/// cursor's for a matrix too large to measure every cell of.
+fn longest_need(tutor: &Tutor, width: u16) -> u16 {
+    let (rows, cols) = tutor
+        .values(tutor.focus)
+        .map_or((0, 0), |values| (values.nrows(), values.ncols()));
+    if rows * cols > STEADY_CELLS {
+        return working_need(tutor, width);
+    }
+    (0..rows)
+        .flat_map(|row| (0..cols).map(move |col| (row, col)))
+        .map(|(row, col)| {
+            working_need_at(tutor, Some(tutor.cell(tutor.focus, row, col)), row, width)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Matrices up to this many cells have the working measured for every cell.
@@ -357,19 +391,33 @@ pub(crate) fn sweeps() -> usize {
 fn most_cells_need(tutor: &Tutor, rows: usize, cols: usize, width: u16) -> u16 {
     #[cfg(test)]
     SWEEPS.with(|sweeps| sweeps.set(sweeps.get() + 1));
-    // A row's token label counts as a cell, except beside a single column (m, l, the rescale
+    // A row's token label is measured too, except beside a single column (m, l, the rescale
     // factor), where the labels would be as many as the cells and their two lines would win.
+    // Its need may be taken (one line more than most), but the commonest need is the cells':
+    // where each row's working has its own length (acc on a later tile of the online softmax,
+    // a row summing the keys it may see) the labels' short note was the commonest, and put the
+    // working beside the matrices, too narrow for any cell's. On Softmax the working is the
+    // row's table, for a label as for its cells, and the labels count with the cells as before
+    // (counted apart, a head of generated-gqa stacked its matrices and cut the table to a key).
     let labels = rows_are_tokens(tutor.focus) && cols > 1;
+    let labels_apart = !(tutor.step() == Step::Softmax && rows_are_tokens(tutor.focus));
     let mut counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
+    let mut cell_counts: std::collections::BTreeMap<u16, usize> = std::collections::BTreeMap::new();
     for row in 0..rows {
-        let cells = (0..cols).map(|col| Some(tutor.cell(tutor.focus, row, col)));
-        for selected in cells.chain(labels.then_some(None)) {
-            *counts
-                .entry(working_need_at(tutor, selected, row, width))
-                .or_default() += 1;
+        for col in 0..cols {
+            let need = working_need_at(tutor, Some(tutor.cell(tutor.focus, row, col)), row, width);
+            *counts.entry(need).or_default() += 1;
+            *cell_counts.entry(need).or_default() += 1;
+        }
+        if labels {
+            let need = working_need_at(tutor, None, row, width);
+            *counts.entry(need).or_default() += 1;
+            if !labels_apart {
+                *cell_counts.entry(need).or_default() += 1;
+            }
         }
     }
-    let most = counts
+    let most = cell_counts
         .iter()
         .max_by_key(|(need, count)| (**count, **need))
         .map_or(0, |(need, _)| *need);
@@ -594,19 +642,13 @@ fn paged(
     }
     // Paged for their working (see `tutor_layout`): the matrices give it up to thirteen lines,
     // so that concat · W_o of four heads shows each head's part and what each contributes.
-    if matches!(
-        tutor.step(),
-        Step::Concat | Step::OutputProjection | Step::Circuits
-    ) {
+    if paged_for_working(tutor) {
         let working = working_need.min(13);
         matrices_height = matrices_height.min(body_height.saturating_sub(working + 3).max(6));
     }
     // The narration keeps four rows, or its title and two lines on the steps paged for their
     // working.
-    let narration_rows = if matches!(
-        tutor.step(),
-        Step::Concat | Step::OutputProjection | Step::Circuits
-    ) {
+    let narration_rows = if paged_for_working(tutor) {
         NARRATION_KEPT
     } else {
         4

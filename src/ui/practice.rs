@@ -7,9 +7,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 
-use crate::app::{Feedback, Tutor, capitalised, practice_symbols};
+use crate::app::{Feedback, PracticeCount, Tutor, capitalised, practice_symbols};
 use crate::attention::number::format_number;
-use crate::practice::{HintLevel, Verdict, hints};
+use crate::lesson::text::columns;
+use crate::practice::{HintLevel, StepScore, Verdict, hints};
 
 use super::text::{fit, wrap_words};
 use super::theme::Theme;
@@ -179,42 +180,118 @@ pub(crate) fn lines(tutor: &Tutor, width: u16) -> Vec<PanelLine> {
         ))),
     }
     let count = tutor.practice_count();
-    let left = count.here_left;
     // Where the step predicts more than one matrix (Q, K and V), say so: only one is on screen.
     let place = if targets.len() > 1 {
         format!(" in {}", practice_symbols(tutor, &targets))
     } else {
         String::new()
     };
+    lines.extend(
+        count_lines(&count, &place, width_chars)
+            .into_iter()
+            .map(PanelLine::plain),
+    );
+    lines
+}
+
+/// How much of the count's words give way to fit one line, least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Brevity {
+    Whole,
+    /// Without the matrices predicted ("in Q, K and V"): the title and the status name them.
+    NoPlace,
+    /// The keys as the footer writes them ("< > head, ( ) tile").
+    ShortKeys,
+    /// "Others" for "other heads and tiles" (a list of numbered heads or tokens is kept).
+    ShortOthers,
+    /// The part's score as its first tries alone ("3/5 first try").
+    FirstTries,
+    /// Without the part's score: what is left to predict, and where, is what practice needs
+    /// next; the whole step's score is given when it is done.
+    NoScore,
+}
+
+/// The count of the step's practice (what is left here and elsewhere, the keys that get
+/// there) in one line of `width` columns where any of its forms fits, the longest that does;
+/// else the shortest, wrapped without parting a key pair ("< >").
+fn count_lines(count: &PracticeCount, place: &str, width: usize) -> Vec<String> {
+    use Brevity::*;
+    let forms = [Whole, NoPlace, ShortKeys, ShortOthers, FirstTries, NoScore];
+    if let Some(line) = forms
+        .iter()
+        .map(|brevity| count_text(count, place, *brevity))
+        .find(|line| columns(line) <= width)
+    {
+        return vec![line];
+    }
+    // A key pair is one word to the wrapping: a no-break space holds it, a space once wrapped.
+    let held = count_text(count, place, NoScore)
+        .replace("< >", "<\u{a0}>")
+        .replace("( )", "(\u{a0})");
+    wrap_words(&held, width)
+        .into_iter()
+        .map(|line| line.replace('\u{a0}', " "))
+        .collect()
+}
+
+/// The count's words at one brevity: "Head 1 at tile 2: 3/4 first try · 16 to go in m, l and
+/// acc. Other heads and tiles: 140 to go · < > change head, ( ) tile".
+fn count_text(count: &PracticeCount, place: &str, brevity: Brevity) -> String {
+    let left = count.here_left;
+    let place = if brevity >= Brevity::NoPlace {
+        ""
+    } else {
+        place
+    };
+    let score = |score: &StepScore| -> Option<String> {
+        match brevity {
+            Brevity::NoScore => None,
+            Brevity::FirstTries => Some(format!("{}/{} first try", score.first_try, score.cells())),
+            _ => Some(score.to_string()),
+        }
+    };
     // A step of several heads, tokens or tiles shows one: the count says which, and where
     // the rest is.
-    let score = match &count.part {
+    match &count.part {
         _ if left == 0 && count.elsewhere_left == 0 => {
             format!("This step is done: {}", count.whole)
         }
         Some(part) => {
-            let here = if left == 0 {
-                format!("{} is done: {}", capitalised(part), count.here)
-            } else if count.here.cells() == 0 {
-                format!("{}: {left} to predict{place}", capitalised(part))
-            } else {
-                format!(
-                    "{}: {} · {left} to go{place}",
-                    capitalised(part),
-                    count.here
-                )
+            let part = capitalised(part);
+            let here = match score(&count.here) {
+                _ if count.here.cells() == 0 && left > 0 => {
+                    format!("{part}: {left} to predict{place}")
+                }
+                Some(score) if left == 0 => format!("{part} is done: {score}"),
+                None if left == 0 => format!("{part} is done"),
+                Some(score) => format!("{part}: {score} · {left} to go{place}"),
+                None => format!("{part}: {left} to go{place}"),
             };
             if count.elsewhere_left == 0 {
-                format!("{here}. The rest of the step is done")
-            } else {
-                format!("{here}. {}", count.elsewhere_text())
+                return format!("{here}. The rest of the step is done");
             }
+            let numbered = count.elsewhere.chars().any(|ch| ch.is_ascii_digit());
+            let elsewhere = if brevity >= Brevity::ShortOthers && !numbered {
+                "Others".to_string()
+            } else {
+                capitalised(&count.elsewhere)
+            };
+            let keys = if brevity >= Brevity::ShortKeys {
+                count.keys.replace("change ", "")
+            } else {
+                count.keys.to_string()
+            };
+            format!(
+                "{here}. {elsewhere}: {} to go · {keys}",
+                count.elsewhere_left
+            )
         }
         None if count.here.cells() == 0 => format!("{left} to predict on this step{place}"),
-        None => format!("This step: {} · {left} to go{place}", count.here),
-    };
-    lines.extend(plain(&score));
-    lines
+        None => match score(&count.here) {
+            Some(score) => format!("This step: {score} · {left} to go{place}"),
+            None => format!("This step: {left} to go{place}"),
+        },
+    }
 }
 
 /// Draws the panel; when the working is too long for it, its last lines are left out so that
@@ -259,5 +336,67 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
             usize::from(body.width),
             style,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count() -> PracticeCount {
+        PracticeCount {
+            part: Some("head 1 at tile 2".to_string()),
+            here_left: 16,
+            here: StepScore {
+                first_try: 1,
+                on_retry: 1,
+                with_hints: 1,
+                revealed: 1,
+            },
+            elsewhere_left: 140,
+            elsewhere: "other heads and tiles".to_string(),
+            keys: "< > change head, ( ) tile",
+            whole: StepScore::default(),
+        }
+    }
+
+    #[test]
+    fn the_count_gives_up_words_before_numbers_and_keeps_every_form_it_can_whole() {
+        let place = " in m, rescale, l and acc";
+        let whole = count_lines(&count(), place, 200);
+        assert_eq!(
+            whole,
+            [
+                "Head 1 at tile 2: 1/4 first try · 1 on retry · 1 with hints · 1 revealed · 16 to \
+              go in m, rescale, l and acc. Other heads and tiles: 140 to go · < > change head, \
+              ( ) tile"
+            ]
+        );
+        assert_eq!(
+            count_lines(&count(), place, 78),
+            ["Head 1 at tile 2: 16 to go. Others: 140 to go · < > head, ( ) tile"]
+        );
+        // Heads named by number stay named; the part's first tries stay where they fit.
+        let mut numbered = count();
+        numbered.elsewhere = "heads 2–4".to_string();
+        numbered.keys = "< > change head";
+        assert_eq!(
+            count_lines(&numbered, "", 78),
+            ["Head 1 at tile 2: 1/4 first try · 16 to go. Heads 2–4: 140 to go · < > head"]
+        );
+    }
+
+    #[test]
+    fn a_count_too_long_for_any_line_wraps_without_parting_a_key_pair() {
+        for width in 20..60 {
+            let lines = count_lines(&count(), "", width);
+            let joined = lines.join(" ");
+            assert!(joined.contains("< > head, ( ) tile"), "{lines:?}");
+            assert!(joined.contains("16 to go") && joined.contains("140 to go"));
+            for line in &lines {
+                assert!(columns(line) <= width, "{line}");
+                assert!(!line.ends_with('<') && !line.ends_with('('), "{lines:?}");
+            }
+        }
     }
 }

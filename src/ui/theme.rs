@@ -105,9 +105,11 @@ impl Theme {
         Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
     }
 
-    /// The current step in the formula and the step list.
+    /// The current step's part of the header's formula. Without color it is bold alone: reverse
+    /// video is the cursor's and underline the operands', and the formula must not read as
+    /// either.
     pub(crate) fn lit(&self) -> Style {
-        self.highlight(LIT, Modifier::REVERSED)
+        self.highlight(LIT, Modifier::BOLD)
             .add_modifier(Modifier::BOLD)
     }
 

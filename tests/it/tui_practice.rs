@@ -703,11 +703,11 @@ fn softmax_of_four_heads_is_done_with_the_fourth_head_and_counts_each_head_apart
     );
     let shown = screen(&app);
     assert!(!shown.contains("This step is done"), "{shown}");
+    // One line at 80 columns: the part's first tries; the status line has the rest.
     assert!(
-        shown.contains("Head 3 is done: 12/16 first try · 4 revealed."),
+        shown.contains("Head 3 is done: 12/16 first try. Heads 1, 2 and 4: 48 to go · < > head"),
         "{shown}"
     );
-    assert!(shown.contains("Heads 1, 2 and 4: 48 to go"), "{shown}");
     assert!(app.progress.lesson("gqa").unwrap().score.steps.is_empty());
 
     update(&mut app, Action::PreviousHead);
@@ -726,12 +726,14 @@ fn softmax_of_four_heads_is_done_with_the_fourth_head_and_counts_each_head_apart
     update(&mut app, Action::Hint);
     update(&mut app, Action::Hint);
     update(&mut app, Action::Hint);
+    let count = app.tutor().unwrap().practice_count();
+    assert_eq!(count.here.to_string(), "2/3 first try · 1 revealed");
+    // One line at 80 columns: the part's first tries, what is left and where.
     let shown = screen(&app);
     assert!(
-        shown.contains("Head 4: 2/3 first try · 1 revealed · 13 to go."),
+        shown.contains("Head 4: 2/3 first try · 13 to go. Heads 1 and 2: 32 to go · < > head"),
         "{shown}"
     );
-    assert!(shown.contains("Heads 1 and 2: 32 to go"), "{shown}");
 
     reveal_all_on_screen(&mut app);
     for head in [0, 1] {
@@ -893,4 +895,60 @@ fn finishing_every_step_of_gqa_is_every_step_to_practise() {
         progress.summary(to_practise)
     );
     assert!(!progress.is_done(Step::AllHeads));
+}
+
+/// The count's line on screen: the one that says what is left to predict.
+fn count_line(app: &App) -> String {
+    let shown = screen(app);
+    let lines: Vec<&str> = shown
+        .lines()
+        .filter(|line| line.contains(" to go") || line.contains(" to predict"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{shown}");
+    lines[0].to_string()
+}
+
+// Issue 29, tried as a new user: at 80 columns the count of a step of several heads and tiles
+// wrapped, once inside its "< >".
+#[test]
+fn the_count_of_heads_and_tiles_keeps_its_numbers_and_keys_on_one_line_at_80_columns() {
+    let mut app = practising("gqa", Step::OnlineSoftmax);
+    let fits = |app: &App| {
+        let count = app.tutor().unwrap().practice_count();
+        assert!(count.here_left > 0 && count.elsewhere_left > 0);
+        let line = count_line(app);
+        let here = if count.here.cells() == 0 {
+            format!("{} to predict", count.here_left)
+        } else {
+            format!("{} to go", count.here_left)
+        };
+        for part in [
+            here,
+            format!("{} to go", count.elsewhere_left),
+            "< >".to_string(),
+            "( )".to_string(),
+        ] {
+            assert!(line.contains(&part), "{part} is not on the line:\n{line}");
+        }
+        line
+    };
+    let fresh = fits(&app);
+    assert!(
+        fresh.starts_with(" Head 1 at tile 1: 20 to predict"),
+        "{fresh}"
+    );
+    // A right answer, one after a hint, one revealed and a wrong one: the part's score grows.
+    answer_right_in_head(&mut app);
+    update(&mut app, Action::Hint);
+    answer_right_in_head(&mut app);
+    for _ in 0..3 {
+        update(&mut app, Action::Hint);
+    }
+    answer(&mut app, "123");
+    fits(&app);
+    // Tile 2 of head 2 counts the same way.
+    update(&mut app, Action::NextHead);
+    update(&mut app, Action::NextToken);
+    let other = fits(&app);
+    assert!(other.starts_with(" Head 2 at tile 2:"), "{other}");
 }

@@ -162,6 +162,67 @@ fn every_step_of_every_builtin_lesson_at_120x40() {
     every_step_at(120, 40, false);
 }
 
+/// Without colour the formula's part for this step is bold: reverse video is the cursor's and
+/// underline the operands', and a learner must tell the formula from either.
+#[test]
+fn without_colour_the_formulas_lit_part_is_bold_and_unlike_the_cursor_and_the_operands() {
+    let mut lit_screens = 0;
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        let mut app = open(index);
+        let steps = app.tutor().expect("the lesson opens").steps.len();
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+            let formula = rows(&buffer).nth(1).expect("a formula line");
+            for cell in formula {
+                assert!(
+                    !cell
+                        .modifier
+                        .intersects(Modifier::REVERSED | Modifier::UNDERLINED),
+                    "{} step {number}: the formula's {:?} is {:?}, a mark of the cursor or the \
+                     operands",
+                    builtin.name,
+                    cell.symbol(),
+                    cell.modifier
+                );
+            }
+            if formula
+                .iter()
+                .any(|cell| cell.modifier.contains(Modifier::BOLD) && cell.symbol() != " ")
+            {
+                lit_screens += 1;
+            }
+        }
+    }
+    assert!(
+        lit_screens > 50,
+        "{lit_screens} screens light their formula"
+    );
+    // On one screen: the cursor reversed, the operands underlined, the formula's part bold.
+    let mut app = open(lesson_index("gqa"));
+    common::go_to(&mut app, "scores");
+    let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+    let marked = |row: &[Cell], mark: Modifier| {
+        row.iter()
+            .filter(|cell| cell.modifier.contains(mark))
+            .map(Cell::symbol)
+            .collect::<String>()
+    };
+    let formula = rows(&buffer).nth(1).expect("a formula line");
+    assert_eq!(marked(formula, Modifier::BOLD), "scores⁽¹⁾ = Q⁽¹⁾·K⁽¹⁾ᵀ");
+    let below: Vec<&[Cell]> = rows(&buffer).skip(2).collect();
+    assert!(
+        below
+            .iter()
+            .any(|row| !marked(row, Modifier::REVERSED).is_empty())
+    );
+    assert!(
+        below
+            .iter()
+            .any(|row| !marked(row, Modifier::UNDERLINED).is_empty())
+    );
+}
+
 #[test]
 fn the_softmax_step_in_color_paints_the_weights_as_a_heatmap() {
     let mut app = open(lesson_index("cat-sleeps"));
@@ -1000,6 +1061,86 @@ fn the_online_softmax_step_in_its_middle_tile_and_on_its_acc_view() {
         "cat-sat-mat_120x40_online_softmax_acc",
         screen_text(&app, 120, 40)
     );
+}
+
+/// The working's lines on a screen, from its title to the next section's.
+fn working_of(shown: &str) -> Vec<String> {
+    shown
+        .lines()
+        .skip_while(|line| !line.starts_with("── How "))
+        .skip(1)
+        .take_while(|line| !line.starts_with("──"))
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+// Issue 29, tried as a new user: on gqa's and generation's later tiles acc's working went
+// beside the matrices, 32 columns wide, and every cell's arithmetic was cut ("… 22 more
+// lines"): the rows' short labels outnumbered each cell's length of working.
+#[test]
+fn every_acc_working_of_every_tile_shows_its_arithmetic_to_the_result_at_80x24() {
+    for name in ["gqa", "generation"] {
+        let mut app = open(lesson_index(name));
+        common::go_to(&mut app, "online_softmax");
+        while app.tutor().unwrap().focus != MatrixName::OnlineAcc {
+            update(&mut app, Action::NextMatrix);
+        }
+        let tiles = app.tutor().unwrap().attention.tile_count();
+        for tile in 0..tiles {
+            app.tutor_mut().unwrap().set_tile(tile);
+            let (rows, cols) = {
+                let tutor = app.tutor().unwrap();
+                let acc = tutor.attention.matrix(MatrixName::OnlineAcc).unwrap();
+                (acc.nrows(), acc.ncols())
+            };
+            let mut placed = None;
+            for row in 0..rows {
+                for col in 0..cols {
+                    let cursor = attn_tutor::app::Cursor {
+                        row,
+                        col,
+                        on_label: false,
+                    };
+                    let tutor = app.tutor_mut().unwrap();
+                    tutor.set_cursor(MatrixName::OnlineAcc, cursor);
+                    // The panels stay where they are while the cursor moves (a longer working
+                    // may take rows from the narration below it).
+                    let layout = tutor_layout(app.tutor().unwrap(), Rect::new(0, 0, 80, 24));
+                    let areas: Vec<Rect> = layout.panels.iter().map(|panel| panel.area).collect();
+                    let placed = placed.get_or_insert_with(|| (areas.clone(), layout.working.y));
+                    assert_eq!(
+                        (&areas, layout.working.y),
+                        (&placed.0, placed.1),
+                        "{name} tile {} [{row}, {col}]",
+                        tile + 1
+                    );
+                    // The result as the whole working writes it: its last "= …" line.
+                    let whole = working_of(&screen_text(&app, 120, 40));
+                    let result = whole
+                        .iter()
+                        .rev()
+                        .find(|line| line.starts_with("= "))
+                        .expect("a result");
+                    let shown = screen_text(&app, 80, 24);
+                    let working = working_of(&shown);
+                    let at = working.iter().position(|line| line == result);
+                    let elided = working.iter().position(|line| line.contains("more line"));
+                    assert!(
+                        at.is_some_and(|at| elided.is_none_or(|elided| elided > at)),
+                        "{name} tile {} [{row}, {col}]: the arithmetic is cut before {result}\n\
+                         {shown}",
+                        tile + 1
+                    );
+                }
+            }
+        }
+        // The last tile, the cursor on the last row: the longest working.
+        let buffer = draw(&app, &Theme::monochrome(), 80, 24);
+        insta::assert_snapshot!(
+            format!("{name}_80x24_online_softmax_acc_last_tile"),
+            text_and_mask(&buffer)
+        );
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Every built-in lesson's every step shows its matrices whole (up to 6 × 6 at 80×24, up to
-//! 12 × 12 at 120×40; the README's one exception, the steps of W_o of three heads or more at
-//! 80×24, is in no built-in lesson) and keeps every highlighted operand of such a matrix on screen, for
+//! 12 × 12 at 120×40; the README's exceptions, the steps of W_o of three heads or more at
+//! 80×24, in no built-in lesson, and the online softmax's second view, acc, not checked here) and keeps every highlighted operand of such a matrix on screen, for
 //! every cell the step computes; panels never overlap each other or the working, and stay
 //! where they are while the cursor moves. The narration never vanishes: its title and its first
 //! line (two where there is room) show on every step, for every cell, with the scroll hint
