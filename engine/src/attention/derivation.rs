@@ -2,8 +2,8 @@
 //!
 //! This is the heart of the tutor. The UI highlights `Derivation::operands` in their own matrices
 //! and prints `Derivation::explain`; the command line prints the same text. Each kind of working
-//! answers for itself (`crate::workings`); here the engine finds the cell's and lends it the
-//! lesson's labels (`Labels`).
+//! answers for itself (`crate::workings`); here the engine asks the operation that makes a
+//! cell's matrix for the cell's working, and lends it the lesson's labels (`Labels`).
 
 use nalgebra::{DMatrix, DMatrixView};
 
