@@ -12,3 +12,4 @@ pub mod ops;
 pub mod parallel;
 pub mod pipeline;
 pub mod practice;
+pub mod workings;

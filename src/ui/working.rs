@@ -11,6 +11,7 @@ use crate::app::{Tokens, Tutor, rows_are_tokens};
 use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Cell, MatrixName, Rule, Step, softmax_is_shifted};
 use crate::lesson::text::{columns, printable};
+use crate::workings::{Dot, FullyMasked, Softmax};
 
 use super::text::{fit, pad_right, wrap_pieces, wrap_words};
 use super::theme::Theme;
@@ -361,7 +362,7 @@ pub(crate) fn derivation_lines_at(
     };
     let mut lines = cell_working(tutor, cell, width as u16);
     let mut notes = Vec::new();
-    if derivation.rule == Rule::Input {
+    if matches!(derivation.rule, Rule::Input(_)) {
         notes.push(input_note(tutor, cell));
     } else if tutor.is_editable(cell.matrix) {
         notes.push("Press e to type a new value.".to_string());
@@ -412,7 +413,7 @@ fn right_aligned(numbers: &[String], least: &[usize]) -> Vec<String> {
 
 /// The widest number each matrix of a dot product (left, right) writes at `decimals`.
 fn matrices_widest(tutor: &Tutor, cell: Cell, decimals: usize) -> Option<(usize, usize)> {
-    let Rule::Dot { terms, .. } = tutor.attention.derive(cell)?.rule else {
+    let Rule::Dot(Dot { terms, .. }) = tutor.attention.derive(cell)?.rule else {
         return None;
     };
     let (left, right) = terms.first()?;
@@ -543,7 +544,7 @@ fn by_head(tutor: &Tutor, cell: Cell, width: usize) -> Option<Vec<String>> {
                 .collect()
         };
     }
-    if let (Some(products), Rule::Dot { terms, .. }) =
+    if let (Some(products), Rule::Dot(Dot { terms, .. })) =
         (head.sides.get_mut(1), &tutor.attention.derive(cell)?.rule)
     {
         let matrices: Vec<MatrixName> = terms
@@ -695,12 +696,12 @@ fn softmax_table(
     let number = |value: f64| format!("{:>number_width$}", format_fixed(value, decimals));
     let selected_key = tutor.selected_cell().map(|cell| cell.col);
     let (scores, exps, sum, shifted): (Vec<f64>, Vec<f64>, f64, bool) = match &derivation.rule {
-        Rule::Softmax {
+        Rule::Softmax(Softmax {
             row: operands,
             shifted_exps,
             shifted_sum,
             ..
-        } => {
+        }) => {
             let scores: Vec<f64> = operands.iter().map(|o| o.value).collect();
             let raw: Vec<f64> = scores.iter().map(|s| s.exp()).collect();
             let raw_sum: f64 = raw.iter().sum();
@@ -711,7 +712,7 @@ fn softmax_table(
                 (scores, shifted_exps.clone(), *shifted_sum, true)
             }
         }
-        Rule::FullyMasked { row: operands } => {
+        Rule::FullyMasked(FullyMasked { row: operands }) => {
             let scores: Vec<f64> = operands.iter().map(|o| o.value).collect();
             let zeros = vec![0.0; scores.len()];
             (scores, zeros, 0.0, false)
@@ -792,7 +793,7 @@ fn softmax_quotient(tutor: &Tutor, selected: Option<Cell>, width: u16) -> Vec<St
     let explanation = derivation.explanation(attention, tutor.lesson.decimals);
     // Softmax cells skip the `exp(x) / Σ exp(row)` side; other cells show all of theirs.
     let sides: Vec<String> = match &derivation.rule {
-        Rule::Softmax { row, .. } => {
+        Rule::Softmax(Softmax { row, .. }) => {
             let mut sides: Vec<String> = explanation
                 .sides
                 .iter()
@@ -880,7 +881,7 @@ fn stable_softmax_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
         .derive(tutor.cell(MatrixName::Weights, row, 0))
         .map(|d| d.rule)
     {
-        Some(Rule::Softmax { row_max, .. }) => {
+        Some(Rule::Softmax(Softmax { row_max, .. })) => {
             let max = format_number(row_max.abs(), decimals);
             // "x − -0.5" and "e^−0" would each make the learner stop and translate.
             if row_max == 0.0 {
@@ -901,7 +902,7 @@ fn stable_softmax_note(tutor: &Tutor, row: usize, width: u16) -> Vec<String> {
                 )
             }
         }
-        Some(Rule::FullyMasked { .. }) => format!(
+        Some(Rule::FullyMasked(_)) => format!(
             "Every key of {} is hidden by the mask: each exp(-inf) is 0 and the sum is 0. 0 / 0 \
              has no value, so the whole row of weights is set to 0 (not NaN): this token attends \
              to nothing and its output is 0.",

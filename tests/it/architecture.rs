@@ -104,6 +104,8 @@ fn the_engines_top_level_modules_import_each_other_in_layers() {
         ("attention", "ops"),
         ("attention", "lesson"),
         ("ops", "matrices"),
+        ("ops", "workings"),
+        ("attention", "workings"),
         ("pipeline", "ops"),
     ] {
         assert!(

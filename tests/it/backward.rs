@@ -479,12 +479,12 @@ fn every_backward_working_line_lands_on_its_cell_as_written() {
                         let result = &sides.last().unwrap()[0];
                         // As the matrix's table writes it: 0.0280, a whole number bare.
                         let exact = attention.value(cell).unwrap();
-                        let value = if matches!(derivation.rule, attn_tutor::attention::Rule::Input)
-                        {
-                            format_number(exact, 4)
-                        } else {
-                            common::arithmetic::as_written(exact, 4)
-                        };
+                        let value =
+                            if matches!(derivation.rule, attn_tutor::attention::Rule::Input(_)) {
+                                format_number(exact, 4)
+                            } else {
+                                common::arithmetic::as_written(exact, 4)
+                            };
                         // A sum of many rounded terms may land nowhere: it says ≈.
                         if let Some(near) = result.strip_prefix("≈ ") {
                             assert_eq!(near, value);

@@ -7,6 +7,7 @@ use crate::common;
 use attn_tutor::attention::{Attention, Cell, MatrixName, Rule, Step};
 use attn_tutor::lesson::{Lesson, parse};
 use attn_tutor::practice::{SlipKind, Verdict, check};
+use attn_tutor::workings::Cached;
 
 /// Three tokens, one head, d_model 2, d_k = d_v = 2: small enough to count by hand.
 const SMALL: &str = r#"
@@ -130,11 +131,11 @@ fn the_cache_grows_by_one_row_a_step_and_keeps_the_earlier_rows() {
     let new = attention
         .derive(Cell::new(MatrixName::KCache, 2, 0).at_token(2))
         .unwrap();
-    assert!(matches!(new.rule, Rule::Cached { new: true, .. }));
+    assert!(matches!(new.rule, Rule::Cached(Cached { new: true, .. })));
     let kept = attention
         .derive(Cell::new(MatrixName::KCache, 0, 1).at_token(2))
         .unwrap();
-    let Rule::Cached { from, new: false } = kept.rule else {
+    let Rule::Cached(Cached { from, new: false }) = kept.rule else {
         panic!("{:?}", kept.rule);
     };
     assert_eq!((from.cell.matrix, from.cell.token), (MatrixName::KNew, 0));

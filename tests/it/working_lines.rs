@@ -5,6 +5,7 @@
 use attn_tutor::attention::number::format_fixed;
 use attn_tutor::attention::{Attention, Cell, MatrixName, Rule};
 use attn_tutor::pipeline::Per;
+use attn_tutor::workings::{Dot, Sinusoid};
 
 use crate::common;
 
@@ -21,7 +22,7 @@ fn number(text: &str) -> f64 {
 fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
     match rule {
         // "(a × b)" terms, or with several heads "[(a × b) + (c × d)]", one group per head.
-        Rule::Dot { .. } => Some(
+        Rule::Dot(_) => Some(
             sides[1]
                 .iter()
                 .flat_map(|term| {
@@ -36,21 +37,21 @@ fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
                 })
                 .sum(),
         ),
-        Rule::Scale { .. } => {
+        Rule::Scale(_) => {
             let (a, b) = sides[2][0].split_once(" / ").unwrap();
             Some(number(a) / number(b))
         }
-        Rule::Softmax { .. } if !sides[0][0].contains(" - ") => {
+        Rule::Softmax(_) if !sides[0][0].contains(" - ") => {
             let (a, b) = sides[1][0].split_once(" / ").unwrap();
             Some(number(a) / number(b))
         }
         // "a + (b)"
-        Rule::Add { .. } => {
+        Rule::Add(_) => {
             let (a, b) = sides[1][0].split_once(" + ").unwrap();
             Some(number(a) + number(b.trim_start_matches('(').trim_end_matches(')')))
         }
         // "sin(angle)" or "cos(angle)" as written
-        Rule::Sinusoid { cosine, .. } => {
+        Rule::Sinusoid(Sinusoid { cosine, .. }) => {
             let angle = number(
                 sides[2][0]
                     .trim_start_matches("sin(")
@@ -60,7 +61,7 @@ fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
             Some(if *cosine { angle.cos() } else { angle.sin() })
         }
         // "(a × c) − (b × s)" or "(a × s) + (b × c)"
-        Rule::Rotate { .. } => {
+        Rule::Rotate(_) => {
             let (sign, (left, right)) = match sides[1][0].split_once(" − ") {
                 Some(halves) => (-1.0, halves),
                 None => (1.0, sides[1][0].split_once(" + ").unwrap()),
@@ -389,13 +390,13 @@ fn precision_within_steps(name: &str, text: &str) -> Vec<String> {
         let explanation = derivation.explanation(&attention, decimals);
         let numbers = |side: usize| explanation.sides.get(side).map(|side| side.join(" + "));
         let shared_number = match derivation.rule {
-            Rule::Scale { .. } => numbers(2).and_then(|side| {
+            Rule::Scale(_) => numbers(2).and_then(|side| {
                 Some((
                     format!("{:?} {} {}", cell.matrix, cell.head, cell.token),
                     side.split_once(" / ")?.1.to_string(),
                 ))
             }),
-            Rule::Softmax { .. } => numbers(1).and_then(|side| {
+            Rule::Softmax(_) => numbers(1).and_then(|side| {
                 Some((
                     format!(
                         "{:?} {} {} {}",
@@ -415,7 +416,7 @@ fn precision_within_steps(name: &str, text: &str) -> Vec<String> {
             && derivation.value.is_finite()
             && !matches!(
                 derivation.rule,
-                Rule::Input | Rule::Online(_) | Rule::Backward(_)
+                Rule::Input(_) | Rule::Online(_) | Rule::Backward(_)
             )
             && result != table
         {
@@ -484,7 +485,7 @@ fn head_parts_unredone(name: &str, text: &str) -> (usize, Vec<String>) {
             }
         }
         let heads = parts.heads.len();
-        let Some(Rule::Dot { terms, .. }) = attention.derive(cell).map(|d| d.rule) else {
+        let Some(Rule::Dot(Dot { terms, .. })) = attention.derive(cell).map(|d| d.rule) else {
             unreachable!("written head by head, so a dot product");
         };
         let exact: Vec<f64> = terms

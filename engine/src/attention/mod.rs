@@ -5,21 +5,17 @@
 //! Nothing here knows about terminals or files.
 
 mod agreement;
-mod backward_derivation;
 mod decode;
 mod derivation;
 pub mod footprint;
 pub mod gradient_check;
 mod gradient_step;
-mod landing;
-pub mod number;
 mod online;
-mod online_derivation;
 pub mod quotes;
 mod redo;
 
 pub use decode::MultiplyAdds;
-pub use derivation::{Derivation, Explanation, HeadParts, softmax_is_shifted, token_words};
+pub use derivation::{Derivation, token_words};
 // What the operations share lives with them, below this engine (`crate::ops`); the names are
 // kept here as well, where the program and its tests have always found them.
 pub use crate::ops::kernels::{OnlineSoftmax, Tile, TileState, Tiles};
@@ -27,6 +23,10 @@ pub use crate::ops::kernels::{RowSoftmax, entropy_bits, shifted_exp, shifted_exp
 pub use crate::ops::kernels::{rope_angle, rotate_rows, sinusoid_angle, sinusoidal};
 pub use crate::ops::kernels::{rotate_rows_as, sinusoidal_as};
 pub use crate::ops::{Held, Operand, Rule, Site, Variant};
+// A cell's working is written below this engine, kind by kind (`crate::workings`), with the
+// numbers as `number` writes them; the names are kept here, where the program finds them.
+pub use crate::workings::number;
+pub use crate::workings::{Explanation, HeadParts, softmax_is_shifted};
 
 pub use crate::pipeline::{Axis, Cell, Heads, MatrixName, Step, head_superscript};
 use crate::pipeline::{HEAD_SUPERSCRIPT_BYTES, push_head_superscript};

@@ -5,6 +5,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// left + right, cell by cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,9 +33,9 @@ impl Operation for Add {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col) = (site.cell.row, site.cell.col);
-        Some(Rule::Add {
+        Some(Rule::Add(workings::Add {
             left: site.operand(self.left, row, col)?,
             right: site.operand(self.right, row, col)?,
-        })
+        }))
     }
 }

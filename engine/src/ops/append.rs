@@ -6,6 +6,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{Operand, Operands, Rule, Site, Variant};
 use crate::matrices::{Cell, MatrixName};
+use crate::workings;
 
 /// Generation: the cache after step t, the one-row `of` of every step 0 … t stacked, the
 /// earlier ones kept from their own steps and the last one new.
@@ -49,12 +50,12 @@ impl Operation for Append {
         let from = Cell::new(self.of, 0, cell.col)
             .in_head(cell.head)
             .at_token(cell.row);
-        Some(Rule::Cached {
+        Some(Rule::Cached(workings::Cached {
             from: Operand {
                 cell: from,
                 value: site.cells.value(from)?,
             },
             new: cell.row == cell.token,
-        })
+        }))
     }
 }

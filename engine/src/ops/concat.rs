@@ -5,6 +5,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// Every head's matrix side by side, head 1 first: the concatenation of the heads' outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,8 +66,8 @@ impl Operation for Concat {
             .matrix_at(self.of, 0, site.cell.token)?
             .ncols()
             .max(1);
-        Some(Rule::Concat {
+        Some(Rule::Concat(workings::Concat {
             from: site.operand_of(self.of, col / width, row, col % width)?,
-        })
+        }))
     }
 }

@@ -6,6 +6,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{BackwardRule, Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings::backward;
 
 /// A K/V group's gradient: the sum of its query heads' matrices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,12 +46,12 @@ impl Operation for GroupSum {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
         let heads = site.cells.heads();
         let group = heads.group_of(head);
-        Some(Rule::Backward(BackwardRule::Sum {
+        Some(Rule::Backward(BackwardRule::Sum(backward::Sum {
             terms: (0..heads.query)
                 .filter(|member| heads.group_of(*member) == group)
                 .map(|member| site.operand_of(self.of, member, row, col))
                 .collect::<Option<_>>()?,
             paths: false,
-        }))
+        })))
     }
 }

@@ -6,6 +6,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{BackwardRule, Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings::backward;
 
 /// Head h's block of columns of a matrix of every head side by side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,8 +40,8 @@ impl Operation for HeadBlock {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let cell = site.cell;
         let width = site.cells.matrix_in(cell.matrix, cell.head)?.ncols();
-        Some(Rule::Backward(BackwardRule::Block {
+        Some(Rule::Backward(BackwardRule::Block(backward::Block {
             from: site.operand_of(self.of, 0, cell.row, cell.head * width + cell.col)?,
-        }))
+        })))
     }
 }

@@ -6,6 +6,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// One head's values weights times that head's rows of W_o: the head's block of W_o's rows,
 /// not all of it.
@@ -44,7 +45,7 @@ impl Operation for HeadRows {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col, head) = (site.cell.row, site.cell.col, site.cell.head);
         let width = site.cells.matrix_in(self.left, head)?.ncols();
-        Some(Rule::Dot {
+        Some(Rule::Dot(workings::Dot {
             transpose_right: false,
             terms: (0..width)
                 .map(|m| {
@@ -54,6 +55,6 @@ impl Operation for HeadRows {
                     ))
                 })
                 .collect::<Option<_>>()?,
-        })
+        }))
     }
 }

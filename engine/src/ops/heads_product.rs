@@ -6,6 +6,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{BackwardRule, Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings::backward;
 
 /// Σ over the heads (or K/V groups) of left_h · right_hᵀ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +62,7 @@ impl Operation for HeadsProduct {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col) = (site.cell.row, site.cell.col);
         let cells = site.cells;
-        Some(Rule::Backward(BackwardRule::HeadsDot {
+        Some(Rule::Backward(BackwardRule::HeadsDot(backward::HeadsDot {
             blocks: cells
                 .heads()
                 .slot_heads(self.left.per())
@@ -78,6 +79,6 @@ impl Operation for HeadsProduct {
                     Some((head, terms))
                 })
                 .collect::<Option<_>>()?,
-        }))
+        })))
     }
 }

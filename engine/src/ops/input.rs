@@ -36,7 +36,7 @@ macro_rules! lesson_numbers {
             }
 
             fn derive(&self, _: &Site) -> Option<Rule> {
-                Some(Rule::Input)
+                Some(Rule::Input(crate::workings::Input))
             }
         }
     };

@@ -5,6 +5,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// The mask added: 0 keeps, -inf hides, another number is a bias.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,9 +36,9 @@ impl Operation for Mask {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col) = (site.cell.row, site.cell.col);
-        Some(Rule::Mask {
+        Some(Rule::Mask(workings::Mask {
             score: site.operand(self.of, row, col)?,
             mask: site.operand(self.mask, row, col)?,
-        })
+        }))
     }
 }

@@ -4,10 +4,10 @@
 //! trait, whose methods have no defaults: a new operation that leaves one out does not
 //! compile. `Op`, the plan's name for an operation, is made from the one list below.
 //!
-//! The operations sit below the engine (`crate::attention`): what they share — a cell's
-//! working (`Rule`), the slips (`Variant`), the numeric kernels — is here, and they read the
-//! lesson computed so far through `Cells`, never the engine itself. They name matrices by
-//! `crate::matrices`, below them.
+//! The operations sit below the engine (`crate::attention`): what they share — the slips
+//! (`Variant`), the numeric kernels — is here, and they read the lesson computed so far
+//! through `Cells`, never the engine itself. They name matrices by `crate::matrices`, and
+//! build a cell's working from `crate::workings`, both below them.
 
 mod add;
 mod append;
@@ -25,7 +25,6 @@ mod product;
 mod rotate;
 mod rotate_back;
 mod row_softmax;
-mod rule;
 mod scale;
 mod sinusoid;
 mod site;
@@ -44,7 +43,7 @@ pub use head_rows::HeadRows;
 pub use heads_product::HeadsProduct;
 pub use input::{Given, Input};
 pub use mask::Mask;
-pub use online::{Online, OnlinePart};
+pub use online::Online;
 pub use product::Product;
 pub use rotate::Rotate;
 pub use rotate_back::RotateBack;
@@ -57,8 +56,9 @@ pub(crate) use token_row::TokenRow;
 pub(crate) use transposed_product::TransposedProduct;
 
 pub use held::Held;
-pub(crate) use rule::BackwardRule;
-pub use rule::{OnlineRule, Operand, Rule};
+// A cell's working is built here (`Operation::derive`) and written below (`crate::workings`).
+pub(crate) use crate::workings::BackwardRule;
+pub use crate::workings::{OnlinePart, OnlineRule, Operand, Rule};
 pub use site::Site;
 pub(crate) use site::{Cells, Matrices, Operands, empty};
 pub use variant::Variant;

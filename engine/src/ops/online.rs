@@ -5,7 +5,7 @@ use nalgebra::DMatrix;
 
 use super::Operation;
 use super::kernels::OnlineSoftmax;
-use super::{OnlineRule, Operand, Operands, Rule, Site, Variant};
+use super::{OnlinePart, OnlineRule, Operand, Operands, Rule, Site, Variant};
 use crate::matrices::{Cell, MatrixName};
 
 /// The online softmax after tile i of the keys: one part of each query row's state, from the
@@ -15,31 +15,6 @@ pub struct Online {
     pub part: OnlinePart,
     pub scores: MatrixName,
     pub values: MatrixName,
-}
-
-/// The parts of the online softmax's state after a tile (FlashAttention's m, l and O).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnlinePart {
-    /// m = max(m_old, the tile's scores).
-    Max,
-    /// e^(m_old − m): 1 when the maximum did not rise.
-    Rescale,
-    /// l = rescale·l_old + Σ e^(s − m) over the tile.
-    Sum,
-    /// acc = rescale·acc_old + Σ e^(s − m)·v over the tile.
-    Acc,
-}
-
-impl OnlinePart {
-    /// The matrix that holds this part of the state.
-    pub(crate) const fn matrix(self) -> MatrixName {
-        match self {
-            OnlinePart::Max => MatrixName::OnlineMax,
-            OnlinePart::Rescale => MatrixName::OnlineRescale,
-            OnlinePart::Sum => MatrixName::OnlineSum,
-            OnlinePart::Acc => MatrixName::OnlineAcc,
-        }
-    }
 }
 
 impl Operation for Online {

@@ -7,6 +7,7 @@ use super::Operation;
 use super::kernels::product;
 use super::{Operand, Operands, Rule, Site, Variant};
 use crate::matrices::{Cell, MatrixName};
+use crate::workings;
 
 /// left · right, or left · rightᵀ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +96,7 @@ impl Operation for Product {
             })
         };
         let transpose_right = self.transpose_right;
-        Some(Rule::Dot {
+        Some(Rule::Dot(workings::Dot {
             transpose_right,
             terms: (0..left_matrix.ncols())
                 .map(|m| {
@@ -107,6 +108,6 @@ impl Operation for Product {
                     Some((at(&left_matrix, left_cell, row, m)?, right))
                 })
                 .collect::<Option<_>>()?,
-        })
+        }))
     }
 }

@@ -6,6 +6,7 @@ use super::Operation;
 use super::kernels::{rope_angle, rotate_rows_as};
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// Each row at position p turned pairwise by angles p · 10000^(−2i/d_k) (RoPE).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +53,7 @@ impl Operation for Rotate {
         } else {
             row
         };
-        Some(Rule::Rotate {
+        Some(Rule::Rotate(workings::Rotate {
             first: site.operand(self.of, row, 2 * pair)?,
             second: site.operand(self.of, row, 2 * pair + 1)?,
             position,
@@ -60,6 +61,6 @@ impl Operation for Rotate {
             d_k,
             angle: rope_angle(position, pair, d_k),
             lower: col % 2 == 0,
-        })
+        }))
     }
 }

@@ -6,6 +6,7 @@ use super::Operation;
 use super::kernels::{rope_angle, rotate_rows_as};
 use super::{BackwardRule, Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings::backward;
 
 /// Each row turned back by −φ, the rotation's inverse (its transpose): RoPE's gradient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,12 +35,14 @@ impl Operation for RotateBack {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
         let d_k = site.cells.matrix_in(self.of, head)?.ncols();
         let pair = col / 2;
-        Some(Rule::Backward(BackwardRule::RotateBack {
-            first: site.operand_of(self.of, head, row, 2 * pair)?,
-            second: site.operand_of(self.of, head, row, 2 * pair + 1)?,
-            position: row,
-            angle: rope_angle(row, pair, d_k),
-            lower: col % 2 == 0,
-        }))
+        Some(Rule::Backward(BackwardRule::RotateBack(
+            backward::RotateBack {
+                first: site.operand_of(self.of, head, row, 2 * pair)?,
+                second: site.operand_of(self.of, head, row, 2 * pair + 1)?,
+                position: row,
+                angle: rope_angle(row, pair, d_k),
+                lower: col % 2 == 0,
+            },
+        )))
     }
 }

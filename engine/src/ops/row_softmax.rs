@@ -7,6 +7,7 @@ use super::Operation;
 use super::kernels::{shifted_exp, shifted_exps, softmax_rows};
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// Softmax of each row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,10 +82,10 @@ impl Operation for RowSoftmax {
             site.cells.softmax_of(head)?
         };
         Some(if *softmax.fully_masked.get(row)? {
-            Rule::FullyMasked { row: row_operands }
+            Rule::FullyMasked(workings::FullyMasked { row: row_operands })
         } else {
             let row_max = softmax.row_max[row];
-            Rule::Softmax {
+            Rule::Softmax(workings::Softmax {
                 shifted_exps: row_operands
                     .iter()
                     .map(|operand| shifted_exp(operand.value, row_max))
@@ -93,7 +94,7 @@ impl Operation for RowSoftmax {
                 selected: col,
                 row_max,
                 shifted_sum: softmax.shifted_sums[row],
-            }
+            })
         })
     }
 }

@@ -5,6 +5,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// Divided by √d_k.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,10 +43,10 @@ impl Operation for Scale {
     }
 
     fn derive(&self, site: &Site) -> Option<Rule> {
-        Some(Rule::Scale {
+        Some(Rule::Scale(workings::Scale {
             score: site.operand(self.of, site.cell.row, site.cell.col)?,
             d_k: site.cells.d_k(),
             divisor: site.cells.scale_divisor(),
-        })
+        }))
     }
 }

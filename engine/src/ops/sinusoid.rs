@@ -7,6 +7,7 @@ use super::Operation;
 use super::kernels::{sinusoid_angle, sinusoidal_as};
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// Sinusoidal position encodings: sin or cos of p / 10000^(2i/d_model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,12 +39,12 @@ impl Operation for Sinusoid {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (row, col) = (site.cell.row, site.cell.col);
         let pair = col / 2;
-        Some(Rule::Sinusoid {
+        Some(Rule::Sinusoid(workings::Sinusoid {
             position: row,
             pair,
             d_model: site.width,
             angle: sinusoid_angle(row, pair, site.width),
             cosine: col % 2 == 1,
-        })
+        }))
     }
 }

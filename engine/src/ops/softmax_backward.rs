@@ -6,6 +6,7 @@ use super::Operation;
 use super::kernels::softmax_backward;
 use super::{BackwardRule, Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings::backward;
 
 /// Softmax backward, row by row: weights ⊙ (grad − rowsum(weights ⊙ grad)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,17 +44,19 @@ impl Operation for SoftmaxBackward {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
         let keys = site.cells.matrix_in(self.weights, head)?.ncols();
-        Some(Rule::Backward(BackwardRule::SoftmaxBackward {
-            weight: site.operand_of(self.weights, head, row, col)?,
-            grad: site.operand_of(self.grad, head, row, col)?,
-            row: (0..keys)
-                .map(|key| {
-                    Some((
-                        site.operand_of(self.weights, head, row, key)?,
-                        site.operand_of(self.grad, head, row, key)?,
-                    ))
-                })
-                .collect::<Option<_>>()?,
-        }))
+        Some(Rule::Backward(BackwardRule::SoftmaxBackward(
+            backward::SoftmaxBackward {
+                weight: site.operand_of(self.weights, head, row, col)?,
+                grad: site.operand_of(self.grad, head, row, col)?,
+                row: (0..keys)
+                    .map(|key| {
+                        Some((
+                            site.operand_of(self.weights, head, row, key)?,
+                            site.operand_of(self.grad, head, row, key)?,
+                        ))
+                    })
+                    .collect::<Option<_>>()?,
+            },
+        )))
     }
 }

@@ -5,6 +5,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{BackwardRule, Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings::backward;
 
 /// Three matrices added cell by cell: the three paths back to X.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +37,13 @@ impl Operation for Sum3 {
 
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
-        Some(Rule::Backward(BackwardRule::Sum {
+        Some(Rule::Backward(BackwardRule::Sum(backward::Sum {
             terms: self
                 .of
                 .iter()
                 .map(|path| site.operand_of(*path, head, row, col))
                 .collect::<Option<_>>()?,
             paths: true,
-        }))
+        })))
     }
 }

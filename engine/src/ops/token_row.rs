@@ -6,6 +6,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings;
 
 /// Generation: the row of `of` for the token at position t, the one being generated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,8 +37,8 @@ impl Operation for TokenRow {
     }
 
     fn derive(&self, site: &Site) -> Option<Rule> {
-        Some(Rule::TokenRow {
+        Some(Rule::TokenRow(workings::TokenRow {
             from: site.operand(self.of, site.cell.token, site.cell.col)?,
-        })
+        }))
     }
 }

@@ -6,6 +6,7 @@ use nalgebra::DMatrix;
 use super::Operation;
 use super::{BackwardRule, Operands, Rule, Site, Variant};
 use crate::matrices::MatrixName;
+use crate::workings::backward;
 
 /// leftᵀ · right.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,15 +47,17 @@ impl Operation for TransposedProduct {
     fn derive(&self, site: &Site) -> Option<Rule> {
         let (head, row, col) = (site.cell.head, site.cell.row, site.cell.col);
         let rows = site.cells.matrix_in(self.left, head)?.nrows();
-        Some(Rule::Backward(BackwardRule::ColumnDot {
-            terms: (0..rows)
-                .map(|m| {
-                    Some((
-                        site.operand_of(self.left, head, m, row)?,
-                        site.operand_of(self.right, head, m, col)?,
-                    ))
-                })
-                .collect::<Option<_>>()?,
-        }))
+        Some(Rule::Backward(BackwardRule::ColumnDot(
+            backward::ColumnDot {
+                terms: (0..rows)
+                    .map(|m| {
+                        Some((
+                            site.operand_of(self.left, head, m, row)?,
+                            site.operand_of(self.right, head, m, col)?,
+                        ))
+                    })
+                    .collect::<Option<_>>()?,
+            },
+        )))
     }
 }

@@ -72,7 +72,7 @@ pub(super) fn begin_edit(app: &mut App) {
         Some(to) => app.overlay = Overlay::Question(Question::JumpTo { from: cell, to }),
         // Computed from nothing but its place: a sinusoidal position.
         None if derivation.operands().is_empty()
-            && matches!(derivation.rule, crate::attention::Rule::Sinusoid { .. }) =>
+            && matches!(derivation.rule, crate::attention::Rule::Sinusoid(_)) =>
         {
             app.status = Some(Status::error(format!(
                 "{} cannot be edited: it is computed from its position (sin or cos of \

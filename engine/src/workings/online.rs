@@ -1,17 +1,65 @@
 //! The online softmax's working, cell by cell: how m, the rescale factor, l and acc after one
 //! tile of keys come from the state before the tile and the tile's scores (and values).
 
+use super::hint::side_hints;
 use super::landing::{EXTRA_OPERAND_DECIMALS, landing_digits, shown, written};
 use super::number::{format_magnitude, format_number, written_alike};
-use super::{Attention, Cell, MatrixName};
-use crate::ops::{OnlinePart, OnlineRule, Operand};
+use super::{Explanation, Labels, Operand, Words, Worked, Working};
+use crate::matrices::{Cell, MatrixName};
 
 /// More keys than this in a tile are named by the first and the last, not one by one.
 const NAMED_KEYS: usize = 6;
 
-impl OnlineRule {
+/// The parts of the online softmax's state after a tile (FlashAttention's m, l and O).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlinePart {
+    /// m = max(m_old, the tile's scores).
+    Max,
+    /// e^(m_old − m): 1 when the maximum did not rise.
+    Rescale,
+    /// l = rescale·l_old + Σ e^(s − m) over the tile.
+    Sum,
+    /// acc = rescale·acc_old + Σ e^(s − m)·v over the tile.
+    Acc,
+}
+
+impl OnlinePart {
+    /// The matrix that holds this part of the state.
+    pub(crate) const fn matrix(self) -> MatrixName {
+        match self {
+            OnlinePart::Max => MatrixName::OnlineMax,
+            OnlinePart::Rescale => MatrixName::OnlineRescale,
+            OnlinePart::Sum => MatrixName::OnlineSum,
+            OnlinePart::Acc => MatrixName::OnlineAcc,
+        }
+    }
+}
+
+/// One cell of the state after a tile, with what it is made from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnlineRule {
+    pub part: OnlinePart,
+    /// The tile, 0-based, and how many the keys make.
+    pub tile: usize,
+    pub tiles: usize,
+    /// The same cell after the tile before (for the rescale factor, m after the tile before);
+    /// `None` at the first tile, before which m is -inf and l and acc are 0.
+    pub before: Option<Operand>,
+    /// The row's m before the tile (-inf before the first).
+    pub max_before: f64,
+    /// The row's m after the tile, for the parts made from it.
+    pub max: Option<Operand>,
+    /// The row's rescale factor at this tile, for l and acc.
+    pub rescale: Option<Operand>,
+    /// The tile's scores on this row, masked ones (-inf) included.
+    pub scores: Vec<Operand>,
+    /// For acc: each key's value in this column, aligned with `scores`.
+    pub values: Vec<Operand>,
+}
+
+impl Working for OnlineRule {
     /// The cells this one is made from; those of the tile before are not on screen.
-    pub(crate) fn operands(&self) -> Vec<Cell> {
+    fn operands(&self) -> Vec<Cell> {
         self.scores
             .iter()
             .chain(&self.values)
@@ -23,10 +71,54 @@ impl OnlineRule {
     }
 
     /// Where `e` goes: the tile's first score.
-    pub(crate) fn source(&self) -> Option<Cell> {
+    fn source(&self, _: Cell) -> Option<Cell> {
         self.scores.first().map(|operand| operand.cell)
     }
 
+    fn words(&self, labels: &dyn Labels, worked: &Worked) -> Words {
+        let (sides, note) = self.explanation(
+            labels,
+            worked.cell,
+            worked.value,
+            worked.decimals,
+            &worked.result,
+        );
+        Words::worked(sides, note)
+    }
+
+    fn redone_from_shown(&self, _: usize) -> Option<f64> {
+        // Its operands (the state before the tile) are not on screen side by side.
+        None
+    }
+
+    fn hints(
+        &self,
+        _: &dyn Labels,
+        worked: &Worked,
+        explanation: &Explanation,
+    ) -> (String, String) {
+        // A factor of 1 (m did not rise), or a row still fully masked: the only side is the
+        // answer, so the hints point at m before and after the tile instead.
+        if explanation.sides.len() >= 2 {
+            return side_hints(explanation, None);
+        }
+        let max = self.max.map_or(worked.value, |max| max.value);
+        (
+            format!(
+                "{}: compare this row's m before the tile (m_old) with m after it",
+                explanation.name
+            ),
+            format!(
+                "{}: m_old = {} and m = {}: did this tile raise the maximum?",
+                explanation.name,
+                format_number(self.max_before, worked.decimals),
+                format_number(max, worked.decimals)
+            ),
+        )
+    }
+}
+
+impl OnlineRule {
     /// The row's m after the tile: the cell's own value on the Max part.
     fn max_after(&self, value: f64) -> f64 {
         self.max.map_or(value, |max| max.value)
@@ -43,11 +135,11 @@ impl OnlineRule {
     }
 
     /// "masked[cat, sat], masked[cat, on]", or for a long tile "masked[cat, the … mat]".
-    fn score_names(&self, attention: &Attention) -> String {
+    fn score_names(&self, labels: &dyn Labels) -> String {
         match (self.scores.first(), self.scores.last()) {
             (Some(first), Some(last)) if self.scores.len() > NAMED_KEYS => {
-                let name = attention.cell_name(first.cell);
-                let last_key = attention.column_label(last.cell.matrix, last.cell.col);
+                let name = labels.cell_name(first.cell);
+                let last_key = labels.column_label(last.cell.matrix, last.cell.col);
                 match name.strip_suffix(']') {
                     Some(open) => format!("{open} … {last_key}]"),
                     None => name,
@@ -56,16 +148,16 @@ impl OnlineRule {
             _ => self
                 .scores
                 .iter()
-                .map(|score| attention.cell_name(score.cell))
+                .map(|score| labels.cell_name(score.cell))
                 .collect::<Vec<_>>()
                 .join(", "),
         }
     }
 
     /// The arithmetic in parts (`Explanation`'s sides and note), with the real numbers.
-    pub(crate) fn explanation(
+    fn explanation(
         &self,
-        attention: &Attention,
+        labels: &dyn Labels,
         cell: Cell,
         value: f64,
         decimals: usize,
@@ -94,7 +186,7 @@ impl OnlineRule {
             )
         });
         let row_name = |matrix: MatrixName| {
-            attention.cell_name(Cell::new(matrix, cell.row, 0).in_head(cell.head))
+            labels.cell_name(Cell::new(matrix, cell.row, 0).in_head(cell.head))
         };
         match self.part {
             OnlinePart::Max => {
@@ -113,7 +205,7 @@ impl OnlineRule {
                     self.scores.iter().map(|score| num(score.value)).collect()
                 };
                 let sides = vec![
-                    one(format!("max(m_old, {})", self.score_names(attention))),
+                    one(format!("max(m_old, {})", self.score_names(labels))),
                     one(format!(
                         "max({}, {})",
                         num(self.max_before),
@@ -202,7 +294,7 @@ impl OnlineRule {
                 let acc = self.part == OnlinePart::Acc;
                 if max == f64::NEG_INFINITY {
                     let note = if self.tile + 1 == self.tiles {
-                        self.last_tile_note(attention, cell, value, decimals)
+                        self.last_tile_note(labels, cell, value, decimals)
                     } else {
                         "every key so far is masked: nothing is added".to_string()
                     };
@@ -257,12 +349,12 @@ impl OnlineRule {
                     products.push(n(shown(rescale, d) * shown(old, d)));
                 }
                 for (score, v) in &visible {
-                    let exp = format!("e^({} − {m_name})", attention.cell_name(score.cell));
+                    let exp = format!("e^({} − {m_name})", labels.cell_name(score.cell));
                     let exp_numbers = format!("e^({} − {})", n(score.value), n(max));
                     let weight = (shown(score.value, d) - shown(max, d)).exp();
                     match v {
                         Some(v) => {
-                            symbols.push(format!("{exp} × {}", attention.cell_name(v.cell)));
+                            symbols.push(format!("{exp} × {}", labels.cell_name(v.cell)));
                             numbers.push(format!("{exp_numbers} × {}", n(v.value)));
                             products.push(format!(
                                 "{} × {}",
@@ -292,7 +384,7 @@ impl OnlineRule {
                 }
                 notes.extend(masked_note);
                 if self.tile + 1 == self.tiles {
-                    notes.push(self.last_tile_note(attention, cell, value, decimals));
+                    notes.push(self.last_tile_note(labels, cell, value, decimals));
                 }
                 (sides, (!notes.is_empty()).then(|| notes.join("; ")))
             }
@@ -302,7 +394,7 @@ impl OnlineRule {
     /// What the last tile's l or acc is: the Softmax step's denominator, or with l the output.
     fn last_tile_note(
         &self,
-        attention: &Attention,
+        labels: &dyn Labels,
         cell: Cell,
         value: f64,
         decimals: usize,
@@ -319,7 +411,7 @@ impl OnlineRule {
                     Softmax step's denominator Σ e^s divided by e^m"
                 .to_string();
         }
-        let l = attention
+        let l = labels
             .value(
                 Cell::new(MatrixName::OnlineSum, cell.row, 0)
                     .in_head(cell.head)
@@ -343,8 +435,8 @@ impl OnlineRule {
             "the last tile: acc / l = {} / {} = {quotient}, and {} = {}",
             format_number(value, d),
             format_number(l, d),
-            attention.cell_name(output),
-            attention.value(output).map_or_else(|| "?".to_string(), num)
+            labels.cell_name(output),
+            labels.value(output).map_or_else(|| "?".to_string(), num)
         )
     }
 }
