@@ -1,13 +1,12 @@
 //! Each key's reader, as the table of keys (`lesson::schema`) names it, and the draft of the
-//! lesson they fill in. The parser walks the keys in `READING_ORDER`, which is made from the
-//! table: each key's entry names the keys its reader checks against (`after`), and a reader
-//! reads its key's value and checks it against what those keys left in the draft (the tokens
-//! count a matrix's rows, the mask decides whether generation can be), so a new key is its
-//! table entry and its reader here.
+//! lesson they fill in. The parser walks the keys in the table's reading order
+//! (`schema::READING_ORDER`): each key's entry names the keys its reader checks against
+//! (`after`), and a reader reads its key's value and checks it against what those keys left
+//! in the draft (the tokens count a matrix's rows, the mask decides whether generation can
+//! be), so a new key is its table entry and its reader here.
 
 use super::{Diagnostic, Entries, Reader};
 use crate::lesson::limits::{MAX_SOURCE_CHARS, MAX_SUMMARY_CHARS};
-use crate::lesson::schema::{KEY_COUNT, KEYS, Key, same};
 use crate::lesson::text::TITLE_ROOM;
 use crate::lesson::{
     Expected, InputMatrix, Inputs, Lesson, Mask, Narration, Parts, PositionInputs, shape_of,
@@ -34,100 +33,6 @@ pub(crate) enum Read {
 /// A key's reader: reads its value from the file's keys, says its problems, and fills in its
 /// part of the draft.
 pub(crate) type ReadKey = fn(&mut Reader<'_>, &mut Entries<'_, '_>, &mut Draft);
-
-/// How many keys are read by their own reader: `READING_ORDER` is this long.
-const READ_ON_THEIR_OWN: usize = {
-    let mut count = 0;
-    let mut index = 0;
-    while index < KEY_COUNT {
-        if matches!(KEYS[index].read, Read::Own { .. }) {
-            count += 1;
-        }
-        index += 1;
-    }
-    count
-};
-
-/// The order the keys are read in, made from the table when the program is compiled: the
-/// first key of the table (in the order a saved lesson writes them) whose `after` keys are all
-/// read, then the next, so a key is read after the keys its checks depend on and otherwise
-/// where the table has it. A key that waits for a key the table has not got, for a key read
-/// with another, or for a key that waits for it, does not compile.
-pub(crate) static READING_ORDER: [&Key; READ_ON_THEIR_OWN] = {
-    let mut order = [&KEYS[0]; READ_ON_THEIR_OWN];
-    let mut read = [false; KEY_COUNT];
-    let mut placed = 0;
-    while placed < READ_ON_THEIR_OWN {
-        let mut index = 0;
-        while index < KEY_COUNT && !(!read[index] && can_be_read(index, &read)) {
-            index += 1;
-        }
-        assert!(
-            index < KEY_COUNT,
-            "the keys of lesson::schema::KEYS wait for one another: no order reads each after its `after` keys"
-        );
-        order[placed] = &KEYS[index];
-        read[index] = true;
-        placed += 1;
-    }
-    order
-};
-
-/// Whether the key at `index` of the table is read on its own and every key it is read after
-/// (`read` says which are) is read: for a table, every key that is not a table.
-const fn can_be_read(index: usize, read: &[bool; KEY_COUNT]) -> bool {
-    let Read::Own { after, .. } = KEYS[index].read else {
-        return false;
-    };
-    let mut waited = 0;
-    while waited < after.len() {
-        let Some(other) = index_of(after[waited]) else {
-            panic!("a key of lesson::schema::KEYS is read after a key the table has not got");
-        };
-        assert!(
-            matches!(KEYS[other].read, Read::Own { .. }),
-            "a key of lesson::schema::KEYS is read after a key that is read with another: name that one"
-        );
-        waited += 1;
-    }
-    let mut other = 0;
-    while other < KEY_COUNT {
-        let before = if KEYS[index].is_table() {
-            !KEYS[other].is_table() && matches!(KEYS[other].read, Read::Own { .. })
-        } else {
-            names(after, KEYS[other].name)
-        };
-        if before && !read[other] {
-            return false;
-        }
-        other += 1;
-    }
-    true
-}
-
-/// Where the key `name` stands in the table.
-const fn index_of(name: &str) -> Option<usize> {
-    let mut index = 0;
-    while index < KEY_COUNT {
-        if same(KEYS[index].name.as_bytes(), name.as_bytes()) {
-            return Some(index);
-        }
-        index += 1;
-    }
-    None
-}
-
-/// Whether `list` has `name`.
-const fn names(list: &[&str], name: &str) -> bool {
-    let mut index = 0;
-    while index < list.len() {
-        if same(list[index].as_bytes(), name.as_bytes()) {
-            return true;
-        }
-        index += 1;
-    }
-    false
-}
 
 /// The lesson as read so far: each reader fills in its key's part, `None` where the key could
 /// not be read (and said so).
@@ -493,71 +398,4 @@ pub(crate) fn read_expected(
             plan,
         },
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lesson::schema::key;
-
-    /// Every key of the table is read: on its own at its one place in the reading order, or
-    /// with a key that is.
-    #[test]
-    fn every_key_is_read_once_in_the_reading_order_or_with_a_key_that_is() {
-        for key in &KEYS {
-            let places = READING_ORDER
-                .iter()
-                .filter(|read| read.name == key.name)
-                .count();
-            match key.read {
-                Read::Own { .. } => {
-                    assert_eq!(places, 1, "`{}` is read {places} times", key.name);
-                }
-                Read::With(other) => {
-                    assert_eq!(places, 0, "`{}` is read with `{other}`", key.name);
-                    assert!(
-                        matches!(key_read(other), Some(Read::Own { .. })),
-                        "`{}` is read with `{other}`, which is not read on its own",
-                        key.name
-                    );
-                }
-            }
-        }
-    }
-
-    fn key_read(name: &str) -> Option<&'static Read> {
-        key(name).map(|key| &key.read)
-    }
-
-    /// Each key is read after the keys its entry names, and the tables after every other key.
-    #[test]
-    fn each_key_is_read_after_the_keys_it_is_checked_against() {
-        let place = |name: &str| READING_ORDER.iter().position(|read| read.name == name);
-        for (at, key) in READING_ORDER.iter().enumerate() {
-            let Read::Own { after, .. } = key.read else {
-                panic!(
-                    "`{}` is in the reading order but read with another key",
-                    key.name
-                );
-            };
-            for before in after {
-                assert!(
-                    place(before).is_some_and(|before| before < at),
-                    "`{}` is read before `{before}`",
-                    key.name
-                );
-            }
-            if key.is_table() {
-                assert!(
-                    READING_ORDER[at..].iter().all(|read| read.is_table()),
-                    "`{}` is read before a key that is not a table",
-                    key.name
-                );
-            }
-        }
-        // The inputs are read with the heads their widths are split by, and the positions
-        // with the inputs they are added to: the table writes both before `heads`.
-        assert!(place("heads") < place("embeddings"));
-        assert!(place("embeddings") < place("positions"));
-    }
 }

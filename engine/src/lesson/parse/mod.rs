@@ -239,7 +239,7 @@ impl<'s> Reader<'s> {
     }
 
     /// Every top-level key, each by its reader in the table of keys, in the reading order
-    /// (`keys::READING_ORDER`): the tokens before the matrices whose rows they count, the mask
+    /// (`schema::READING_ORDER`): the tokens before the matrices whose rows they count, the mask
     /// and scale before the narration and figures that refer to them.
     fn document<'a, 'i>(&mut self, root: &'a DeTable<'i>) -> Option<Lesson> {
         let mut entries = Entries { list: Vec::new() };
@@ -268,7 +268,7 @@ impl<'s> Reader<'s> {
             }
         }
         let mut draft = keys::Draft::with_misplaced(self.misplaced_keys(&mut entries));
-        for key in &keys::READING_ORDER {
+        for key in &crate::lesson::schema::READING_ORDER {
             if let keys::Read::Own { read, .. } = key.read {
                 read(self, &mut entries, &mut draft);
             }
