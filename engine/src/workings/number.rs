@@ -74,7 +74,7 @@ fn digits_of(
     if decimals > 15 {
         return None;
     }
-    let scaled = value * 10f64.powi(decimals as i32);
+    let scaled = value * power_of_ten(decimals);
     if !scaled.is_finite()
         || scaled.abs() >= 1e15
         || ((scaled - scaled.floor()) - 0.5).abs() <= 1e-6
@@ -178,6 +178,19 @@ fn scientific_digits(value: f64, decimals: usize) -> Option<usize> {
         .then_some(decimals.max(4))
 }
 
+/// 10^decimals, read from a table up to 10^22 (each exactly an f64, as `powi`'s product is for
+/// these) rather than multiplied out: every candidate decimals of every operand asks for one.
+fn power_of_ten(decimals: usize) -> f64 {
+    const POWERS: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    POWERS
+        .get(decimals)
+        .copied()
+        .unwrap_or_else(|| 10f64.powi(decimals.min(i32::MAX as usize) as i32))
+}
+
 /// The number `format_number(value, decimals)` writes, read back, without writing it when that
 /// is safe: away from a tie the rounded product is the written number (the division of two
 /// exact integers rounds as parsing does); within a hair of one, or past the integers f64 holds,
@@ -185,7 +198,7 @@ fn scientific_digits(value: f64, decimals: usize) -> Option<usize> {
 /// per operand, and writing each was most of `show`'s time.
 pub(crate) fn shown_number(value: f64, decimals: usize) -> f64 {
     if decimals <= 15 {
-        let scale = 10f64.powi(decimals as i32);
+        let scale = power_of_ten(decimals);
         let scaled = value * scale;
         if scaled.abs() < 1e15 && ((scaled - scaled.floor()) - 0.5).abs() > 1e-6 {
             return scaled.round() / scale;
@@ -208,7 +221,7 @@ pub(crate) fn written_alike(a: f64, b: f64, decimals: usize) -> bool {
 /// estimate for choosing among many candidate precisions (it can differ on an exact tie, so a
 /// choice made with it is checked with the written text).
 pub(crate) fn rounded(value: f64, decimals: usize) -> f64 {
-    let scale = 10f64.powi(decimals as i32);
+    let scale = power_of_ten(decimals);
     let scaled = (value * scale).round_ties_even() / scale;
     if scaled.is_finite() { scaled } else { value }
 }
@@ -256,6 +269,19 @@ fn fixed_by_format(value: f64, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table of powers of ten is the product `powi` makes, so a number is written and
+    /// rounded as it was, at every number of decimals.
+    #[test]
+    fn the_powers_of_ten_are_powis() {
+        for decimals in 0..40 {
+            assert_eq!(
+                power_of_ten(decimals).to_bits(),
+                10f64.powi(decimals as i32).to_bits(),
+                "10^{decimals}"
+            );
+        }
+    }
 
     #[test]
     fn trims_trailing_zeros() {
