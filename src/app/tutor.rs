@@ -499,7 +499,7 @@ impl Tutor {
     }
 
     /// Whether the learner changed what the lesson's own words describe: its numbers (the
-    /// inputs, dL/d(output) too), mask, scaling, heads or token labels. Its narration, title
+    /// inputs, the dL/d(output) it came with too), mask, scaling, heads or token labels. Its narration, title
     /// and printed figures were written for the original ones.
     pub fn numbers_changed(&self) -> bool {
         // Every field named, so that a new one is a decision here, not a silent "unchanged".
@@ -528,6 +528,11 @@ impl Tutor {
             grad_output,
         } = &*self.lesson;
         let original = &*self.original;
+        // A backward pass added (`d`) changes no number the lesson's words quote: a lesson
+        // without dL/d(output) has no backward steps for its narration to speak of. Changing the
+        // dL/d(output) a lesson came with does.
+        let grad_output_changed =
+            original.grad_output.is_some() && *grad_output != original.grad_output;
         *tokens != original.tokens
             || *source_tokens != original.source_tokens
             || *inputs != original.inputs
@@ -537,7 +542,7 @@ impl Tutor {
             || *positions != original.positions
             || *heads != original.heads
             || *w_o != original.w_o
-            || *grad_output != original.grad_output
+            || grad_output_changed
     }
 
     /// The lesson as it would be saved. Once the numbers differ from the original, what was

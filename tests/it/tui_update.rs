@@ -574,6 +574,27 @@ fn editing_dl_d_output_shows_that_the_backward_words_were_written_for_other_numb
 }
 
 #[test]
+fn adding_a_backward_pass_keeps_the_lessons_words_which_quote_no_gradient() {
+    // gqa has no dL/d(output): `d` adds the backward steps and changes no number its
+    // narration quotes, so its words stand without the changed-lesson caveat and are saved.
+    let narration_text = |app: &App| common::screen(app, 120, 40);
+    let mut app = open("gqa");
+    common::go_to(&mut app, "masking");
+    update(&mut app, Action::AddBackward);
+    assert!(
+        app.tutor().unwrap().lesson.grad_output.is_some(),
+        "{}",
+        status(&app)
+    );
+    assert!(!app.tutor().unwrap().numbers_changed());
+    let text = narration_text(&app);
+    assert!(!text.contains("You have changed"), "{text}");
+    let saved = app.tutor().unwrap().lesson_to_save();
+    assert!(saved.grad_output.is_some());
+    assert_eq!(saved.narration, app.tutor().unwrap().lesson.narration);
+}
+
+#[test]
 fn brackets_keep_the_cursor_on_the_token_when_the_next_matrix_has_the_same_rows() {
     // gqa's Masking opens on masked[snow, …]; from masked[sun, …], [ went to mask[snow, …].
     let mut app = open("gqa");
