@@ -30,7 +30,6 @@ impl Working for Dot {
 
     fn words(&self, labels: &dyn Labels, worked: &Worked) -> Words {
         let (cell, decimals, result) = (worked.cell, worked.decimals, &worked.result);
-        let num = |value: f64| format_number(value, decimals);
         let terms = &self.terms;
         let operands = match terms.first() {
             Some((left, right)) => format!(
@@ -70,20 +69,21 @@ impl Working for Dot {
             terms.iter().map(|(a, b)| a.value * b.value).sum()
         };
         let blocks = head_blocks(labels, terms);
-        // With several heads, each head's contribution is said too: the operands take the
-        // decimals that make every head's block land as well as the whole sum.
-        let said: Vec<String> = blocks
-            .iter()
-            .flatten()
-            .map(|block| num(exact_terms(block)))
-            .collect();
-        let found = (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find(|&d| {
+        // With several heads, each head's contribution is said too, with the decimals (the
+        // lesson's at least) that make the contributions as written add up to the result as
+        // written; the operands take the decimals that make every head's block land on its
+        // contribution as well as the whole sum.
+        let parts: Vec<f64> = blocks.iter().flatten().map(|b| exact_terms(b)).collect();
+        let part_sum = |k: usize| parts.iter().map(|part| shown(*part, k)).sum::<f64>();
+        let (k, _) = written(landing_digits(decimals, result, part_sum), decimals, result);
+        let said: Vec<String> = parts.iter().map(|part| format_number(*part, k)).collect();
+        let found = (decimals..=k + EXTRA_OPERAND_DECIMALS).find(|&d| {
             number_is(worked_terms(terms, d), decimals, result)
                 && blocks
                     .iter()
                     .flatten()
                     .zip(&said)
-                    .all(|(block, said)| number_is(worked_terms(block, d), decimals, said))
+                    .all(|(block, said)| number_is(worked_terms(block, d), k, said))
         });
         let found = found.or_else(|| landing_digits(decimals, result, |d| worked_terms(terms, d)));
         let (d, result) = written(found, decimals, result);
@@ -110,10 +110,10 @@ impl Working for Dot {
                     .collect();
                 let contributions: Vec<String> = blocks
                     .iter()
+                    .zip(&said)
                     .enumerate()
-                    .map(|(head, block)| {
-                        let said = num(exact_terms(block));
-                        let lands = num(worked_terms(block, d)) == said;
+                    .map(|(head, (block, said))| {
+                        let lands = number_is(worked_terms(block, d), k, said);
                         let about = if lands { "" } else { "≈ " };
                         format!("head {} contributes {about}{said}", head + 1)
                     })

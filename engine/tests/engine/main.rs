@@ -9,3 +9,4 @@ mod heads;
 mod lesson_writing;
 mod masks;
 mod practice_checking;
+mod shared_numbers;

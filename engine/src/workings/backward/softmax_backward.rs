@@ -1,11 +1,11 @@
 //! The softmax's backward, one cell: its weight times its own gradient minus the row's average
-//! gradient.
+//! gradient, which is one number for the whole row, written alike in every cell of it.
 
 use super::super::hint::side_hints;
-use super::super::landing::{landing_digits, shown, written};
-use super::super::number::format_number;
+use super::super::landing::shown;
+use super::super::number::{format_number, rounded, written_alike};
+use super::super::words::{digits_written, own_and_shared_digits, shared_digits};
 use super::super::{Explanation, Labels, Operand, Words, Worked, Working};
-use super::dot;
 use crate::matrices::Cell;
 
 /// dS[i, j] = P[i, j] · (dP[i, j] − Σ_k P[i, k]·dP[i, k]).
@@ -33,11 +33,33 @@ impl Working for SoftmaxBackward {
         let (decimals, result) = (worked.decimals, &worked.result);
         let SoftmaxBackward { weight, grad, row } = self;
         let name = |cell: Cell| labels.cell_name(cell);
-        let inner = |d: usize| dot(row, d);
-        let at = |d: usize| shown(weight.value, d) * (shown(grad.value, d) - shown(inner(d), d));
-        let found = landing_digits(decimals, result, at);
-        let (d, result) = written(found, decimals, result);
-        let row_sum = format_number(inner(d), d);
+        // The row's average is one number for the whole row: every key's cell writes it, the
+        // true average rounded, with the same decimals, and its own two numbers with as many
+        // as it needs. The decimals are chosen from the row alone, so each cell chooses alike.
+        let average: f64 = row.iter().map(|(p, d)| p.value * d.value).sum();
+        let roughly_lands = |key: usize, shared: usize, own: usize| {
+            let (p, d) = row[key];
+            rounded(
+                rounded(p.value, own) * (rounded(d.value, own) - rounded(average, shared)),
+                decimals,
+            ) == rounded(p.value * (d.value - average), decimals)
+        };
+        let shared = shared_digits(decimals, row.len(), roughly_lands);
+        let found = own_and_shared_digits(decimals, shared, |shared, own| {
+            written_alike(
+                shown(weight.value, own) * (shown(grad.value, own) - shown(average, shared)),
+                worked.value,
+                decimals,
+            )
+        });
+        let ((d, shared), result) = digits_written(found, decimals, result);
+        let row_sum = format_number(average, shared);
+        // A negative number subtracted in parentheses, as a sum writes `x + (y)`: never `− -0.4`.
+        let subtracted = if row_sum.starts_with('-') {
+            format!("({row_sum})")
+        } else {
+            row_sum.clone()
+        };
         let weights_symbol = labels.symbol_in(weight.cell.matrix, weight.cell.head);
         let grads_symbol = labels.symbol_in(grad.cell.matrix, grad.cell.head);
         let token = labels.row_label_at(weight.cell.matrix, weight.cell.row, 0);
@@ -65,7 +87,7 @@ impl Working for SoftmaxBackward {
                     name(grad.cell)
                 )],
                 vec![format!(
-                    "{} × ({} − {row_sum})",
+                    "{} × ({} − {subtracted})",
                     format_number(weight.value, d),
                     format_number(grad.value, d)
                 )],
