@@ -139,7 +139,7 @@ impl Keys<'_> {
                 let d_model = self.count("hidden_size")?;
                 let heads = self.count("num_attention_heads")?;
                 let kv_heads = self.optional_count("num_key_value_heads")?.unwrap_or(heads);
-                if heads % kv_heads != 0 {
+                if !heads.is_multiple_of(kv_heads) {
                     return Err(self.inconsistent(format!(
                         "num_attention_heads ({heads}) is not a multiple of num_key_value_heads \
                          ({kv_heads}); each K/V head serves the same number of query heads"
@@ -178,7 +178,7 @@ impl Keys<'_> {
         width_key: &str,
         heads_key: &str,
     ) -> Result<usize, CheckpointError> {
-        if d_model % heads != 0 {
+        if !d_model.is_multiple_of(heads) {
             return Err(self.inconsistent(format!(
                 "{width_key} ({d_model}) is not a multiple of {heads_key} ({heads}); each head \
                  takes an equal share of the width"
