@@ -1,6 +1,7 @@
 //! Everything that can be wrong with a checkpoint, each saying the file (and the key or tensor)
 //! and what would be right. File names, keys, tensor names and dtypes come from the files, so
-//! every one is printed through the project's one rule for untrusted text.
+//! every one (and every message quoting them) is printed through the project's one rule for
+//! untrusted text.
 
 use std::path::{Path, PathBuf};
 
@@ -29,7 +30,7 @@ pub enum CheckpointError {
         file: PathBuf,
         error: std::io::Error,
     },
-    #[error("{}: not JSON: {error}", printable_path(.file))]
+    #[error("{}: not JSON: {}", printable_path(.file), printable(&.error.to_string()))]
     NotJson {
         file: PathBuf,
         error: serde_json::Error,
@@ -61,13 +62,13 @@ pub enum CheckpointError {
         found: String,
         wanted: &'static str,
     },
-    #[error("{}: {why}", printable_path(.file))]
+    #[error("{}: {}", printable_path(.file), printable(.why))]
     Inconsistent { file: PathBuf, why: String },
-    #[error("{}: truncated: {why}", printable_path(.file))]
+    #[error("{}: truncated: {}", printable_path(.file), printable(.why))]
     Truncated { file: PathBuf, why: String },
-    #[error("{}: not a safetensors file: {why}", printable_path(.file))]
+    #[error("{}: not a safetensors file: {}", printable_path(.file), printable(.why))]
     CorruptHeader { file: PathBuf, why: String },
-    #[error("{}: {why}", printable_path(.file))]
+    #[error("{}: {}", printable_path(.file), printable(.why))]
     BadIndex { file: PathBuf, why: String },
     #[error("{}: no tensor `{}`", printable_path(.file), printable(.tensor))]
     MissingTensor { file: PathBuf, tensor: String },
@@ -103,6 +104,26 @@ pub enum CheckpointError {
         tensor: String,
         value: f64,
         at: Vec<usize>,
+    },
+    #[error(
+        "{}: tensor `{}` has {rows} rows; row {row} is past them",
+        printable_path(.file),
+        printable(.tensor)
+    )]
+    RowOutOfRange {
+        file: PathBuf,
+        tensor: String,
+        row: usize,
+        rows: usize,
+    },
+    #[error(
+        "{}: {tokens} tokens are more than the model reads at once ({context}, its context)",
+        printable_path(.file)
+    )]
+    TooManyTokens {
+        file: PathBuf,
+        tokens: usize,
+        context: usize,
     },
     #[error(
         "{}: layer {layer} is past the model's {layers} layers (0 to {})",

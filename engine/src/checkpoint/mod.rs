@@ -82,32 +82,53 @@ impl Checkpoint {
         layer::read(self, layer)
     }
 
-    /// The token embeddings, vocabulary × d_model (`wte.weight`, `model.embed_tokens.weight`),
-    /// a row per token id. All of it: a later piece reads only the rows of the text's tokens.
-    pub fn token_embeddings(&self) -> Result<DMatrix<f64>, CheckpointError> {
+    /// The token embeddings of the token ids `tokens`, a row each (tokens × d_model), from
+    /// `wte.weight` or `model.embed_tokens.weight` (vocabulary × d_model): only those rows are
+    /// read, not the whole vocabulary.
+    pub fn token_embeddings(&self, tokens: &[usize]) -> Result<DMatrix<f64>, CheckpointError> {
         let name = match self.config.architecture {
             Architecture::Gpt2 | Architecture::AttnOnly => {
                 names::gpt2_token_embedding(self.gpt2_prefix)
             }
             Architecture::Llama => names::LLAMA_TOKEN_EMBEDDING.to_string(),
         };
+        self.check_length(tokens.len())?;
         self.weights
-            .read(&name, &[self.config.vocabulary, self.config.d_model])
+            .read_rows(&name, [self.config.vocabulary, self.config.d_model], tokens)
     }
 
-    /// GPT-2's learned position embeddings, context × d_model (`wpe.weight`); `None` for
-    /// models whose positions are RoPE.
-    pub fn position_embeddings(&self) -> Result<Option<DMatrix<f64>>, CheckpointError> {
+    /// GPT-2's learned position embeddings of positions 0 … tokens − 1 (tokens × d_model, from
+    /// `wpe.weight`); `None` for models whose positions are RoPE.
+    pub fn position_embeddings(
+        &self,
+        tokens: usize,
+    ) -> Result<Option<DMatrix<f64>>, CheckpointError> {
+        self.check_length(tokens)?;
         match self.config.architecture {
-            Architecture::Gpt2 | Architecture::AttnOnly => self
-                .weights
-                .read(
-                    &names::gpt2_position_embedding(self.gpt2_prefix),
-                    &[self.config.context, self.config.d_model],
-                )
-                .map(Some),
+            Architecture::Gpt2 | Architecture::AttnOnly => {
+                let positions: Vec<usize> = (0..tokens).collect();
+                self.weights
+                    .read_rows(
+                        &names::gpt2_position_embedding(self.gpt2_prefix),
+                        [self.config.context, self.config.d_model],
+                        &positions,
+                    )
+                    .map(Some)
+            }
             Architecture::Llama => Ok(None),
         }
+    }
+
+    /// A text longer than the model's context is refused: it has no positions past it.
+    fn check_length(&self, tokens: usize) -> Result<(), CheckpointError> {
+        if tokens > self.config.context {
+            return Err(CheckpointError::TooManyTokens {
+                file: self.config_path.clone(),
+                tokens,
+                context: self.config.context,
+            });
+        }
+        Ok(())
     }
 
     /// One tensor by its name, of the shape the caller needs ([n] is a 1×n row).

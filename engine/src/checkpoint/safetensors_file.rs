@@ -10,7 +10,7 @@ use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use nalgebra::DMatrix;
-use safetensors::tensor::{Dtype, Metadata};
+use safetensors::tensor::{Dtype, Metadata, TensorInfo};
 use serde_json::Value;
 
 use super::error::CheckpointError;
@@ -114,6 +114,58 @@ impl SafetensorsFile {
         name: &str,
         shape: &[usize],
     ) -> Result<DMatrix<f64>, CheckpointError> {
+        let (info, width) = self.checked(name, shape)?;
+        // checked() let through only [n] (one row) and [rows, columns].
+        let (rows, columns) = match *shape {
+            [rows, columns] => (rows, columns),
+            _ => (1, shape.iter().product()),
+        };
+        let mut file = self.file()?;
+        let (start, end) = info.data_offsets;
+        // The crate checked end - start = the shape's elements × the dtype's bytes.
+        let numbers = self.numbers(&mut file, name, info.dtype, width, start, end - start)?;
+        self.finite(name, &numbers, columns, 0)?;
+        Ok(DMatrix::from_row_slice(rows, columns, &numbers))
+    }
+
+    /// The rows `wanted` of the matrix `name` of shape `shape`, in that order, each read by a
+    /// seek to it: the rows of a large embedding that a text's tokens pick.
+    pub(crate) fn read_rows(
+        &self,
+        name: &str,
+        shape: [usize; 2],
+        wanted: &[usize],
+    ) -> Result<DMatrix<f64>, CheckpointError> {
+        let (info, width) = self.checked(name, &shape)?;
+        let [rows, columns] = shape;
+        // No overflow: the crate checked that the whole tensor's bytes are counted in a usize.
+        let row_bytes = columns * width;
+        let mut file = self.file()?;
+        let mut numbers = Vec::with_capacity(wanted.len().saturating_mul(columns));
+        for &row in wanted {
+            if row >= rows {
+                return Err(CheckpointError::RowOutOfRange {
+                    file: self.path.clone(),
+                    tensor: name.to_string(),
+                    row,
+                    rows,
+                });
+            }
+            let start = info.data_offsets.0 + row * row_bytes;
+            let read = self.numbers(&mut file, name, info.dtype, width, start, row_bytes)?;
+            self.finite(name, &read, columns, row)?;
+            numbers.extend(read);
+        }
+        Ok(DMatrix::from_row_slice(wanted.len(), columns, &numbers))
+    }
+
+    /// The tensor's header entry and its dtype's bytes a number, once its shape is the one
+    /// wanted (a vector or a matrix) and its dtype one that is read.
+    fn checked(
+        &self,
+        name: &str,
+        shape: &[usize],
+    ) -> Result<(&TensorInfo, usize), CheckpointError> {
         let info = self
             .metadata
             .info(name)
@@ -121,14 +173,7 @@ impl SafetensorsFile {
                 file: self.path.clone(),
                 tensor: name.to_string(),
             })?;
-        let (rows, columns) = match *shape {
-            [n] => (1, n),
-            [rows, columns] => (rows, columns),
-            // Callers ask for vectors and matrices only; anything else is their mistake, said
-            // as a shape that cannot match.
-            _ => (0, 0),
-        };
-        if info.shape != shape || shape.len() > 2 || shape.is_empty() {
+        if info.shape != shape || !matches!(shape.len(), 1 | 2) {
             return Err(CheckpointError::WrongShape {
                 file: self.path.clone(),
                 tensor: name.to_string(),
@@ -136,7 +181,7 @@ impl SafetensorsFile {
                 wanted: shape.to_vec(),
             });
         }
-        let width: usize = match info.dtype {
+        let width = match info.dtype {
             Dtype::F32 => 4,
             Dtype::F16 | Dtype::BF16 => 2,
             other => {
@@ -147,15 +192,28 @@ impl SafetensorsFile {
                 });
             }
         };
-        let (start, end) = info.data_offsets;
-        // The crate checked end - start = the shape's elements × the dtype's bytes.
-        let mut bytes = vec![0u8; end - start];
+        Ok((info, width))
+    }
+
+    fn file(&self) -> Result<File, CheckpointError> {
+        File::open(&self.path).map_err(|error| CheckpointError::io(&self.path, error))
+    }
+
+    /// `length` bytes from `start` (counted from the data's start) as f64 numbers.
+    fn numbers(
+        &self,
+        file: &mut File,
+        name: &str,
+        dtype: Dtype,
+        width: usize,
+        start: usize,
+        length: usize,
+    ) -> Result<Vec<f64>, CheckpointError> {
+        let mut bytes = vec![0u8; length];
         let offset = u64::try_from(start)
             .ok()
             .and_then(|start| self.data_start.checked_add(start))
             .unwrap_or(u64::MAX);
-        let mut file =
-            File::open(&self.path).map_err(|error| CheckpointError::io(&self.path, error))?;
         file.seek(SeekFrom::Start(offset))
             .and_then(|_| file.read_exact(&mut bytes))
             .map_err(|error| {
@@ -169,28 +227,39 @@ impl SafetensorsFile {
                     CheckpointError::io(&self.path, error)
                 }
             })?;
-        let numbers: Vec<f64> = bytes
+        Ok(bytes
             .chunks_exact(width)
-            .map(|chunk| match (info.dtype, chunk) {
+            .map(|chunk| match (dtype, chunk) {
                 (Dtype::F32, &[a, b, c, d]) => f64::from(f32::from_le_bytes([a, b, c, d])),
                 (Dtype::F16, &[a, b]) => half::f16::from_le_bytes([a, b]).to_f64(),
                 (Dtype::BF16, &[a, b]) => half::bf16::from_le_bytes([a, b]).to_f64(),
                 _ => f64::NAN,
             })
-            .collect();
-        if let Some(index) = numbers.iter().position(|number| !number.is_finite()) {
-            return Err(CheckpointError::NotFinite {
-                file: self.path.clone(),
-                tensor: name.to_string(),
-                value: numbers[index],
-                at: if shape.len() == 1 {
-                    vec![index]
-                } else {
-                    vec![index / columns.max(1), index % columns.max(1)]
-                },
-            });
-        }
-        Ok(DMatrix::from_row_slice(rows, columns, &numbers))
+            .collect())
+    }
+
+    /// A NaN or infinite weight refused, at its place: `numbers` are rows of `columns` from
+    /// row `first_row` (a vector is one row).
+    fn finite(
+        &self,
+        name: &str,
+        numbers: &[f64],
+        columns: usize,
+        first_row: usize,
+    ) -> Result<(), CheckpointError> {
+        let Some(index) = numbers.iter().position(|number| !number.is_finite()) else {
+            return Ok(());
+        };
+        let at = match self.metadata.info(name).map(|info| info.shape.len()) {
+            Some(1) => vec![index],
+            _ => vec![first_row + index / columns.max(1), index % columns.max(1)],
+        };
+        Err(CheckpointError::NotFinite {
+            file: self.path.clone(),
+            tensor: name.to_string(),
+            value: numbers[index],
+            at,
+        })
     }
 }
 

@@ -129,4 +129,13 @@ impl Weights {
     ) -> Result<DMatrix<f64>, CheckpointError> {
         self.file_of(name)?.read(name, shape)
     }
+
+    pub(crate) fn read_rows(
+        &self,
+        name: &str,
+        shape: [usize; 2],
+        rows: &[usize],
+    ) -> Result<DMatrix<f64>, CheckpointError> {
+        self.file_of(name)?.read_rows(name, shape, rows)
+    }
 }

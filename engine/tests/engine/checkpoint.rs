@@ -257,14 +257,22 @@ fn a_gpt2_checkpoint_saved_with_the_transformer_prefix_is_read_exactly() {
     for layer in 0..2 {
         assert_gpt2_layer(&checkpoint, "transformer.", layer, Dtype::F32);
     }
+    // Only the rows of the text's tokens, in its order, repeats kept.
+    let wte = expected("transformer.wte.weight", &[11, 8], Dtype::F32);
+    let rows = checkpoint.token_embeddings(&[3, 0, 3, 10]).unwrap();
+    assert_eq!(rows, wte.select_rows(&[3, 0, 3, 10]));
     assert_eq!(
-        checkpoint.token_embeddings().unwrap(),
-        expected("transformer.wte.weight", &[11, 8], Dtype::F32)
+        checkpoint
+            .token_embeddings(&(0..6).collect::<Vec<_>>())
+            .unwrap(),
+        wte.rows(0, 6).into_owned()
     );
+    let wpe = expected("transformer.wpe.weight", &[6, 8], Dtype::F32);
     assert_eq!(
-        checkpoint.position_embeddings().unwrap(),
-        Some(expected("transformer.wpe.weight", &[6, 8], Dtype::F32))
+        checkpoint.position_embeddings(4).unwrap(),
+        Some(wpe.rows(0, 4).into_owned())
     );
+    assert_eq!(checkpoint.position_embeddings(6).unwrap(), Some(wpe));
 }
 
 #[test]
@@ -281,8 +289,8 @@ fn a_gpt2_checkpoint_without_the_prefix_in_f16_is_read_exactly_and_so_is_its_fil
         let checkpoint = open(&path);
         assert_gpt2_layer(&checkpoint, "", 1, Dtype::F16);
         assert_eq!(
-            checkpoint.token_embeddings().unwrap(),
-            expected("wte.weight", &[11, 8], Dtype::F16)
+            checkpoint.token_embeddings(&[10, 1]).unwrap(),
+            expected("wte.weight", &[11, 8], Dtype::F16).select_rows(&[10, 1])
         );
     }
 }
@@ -360,10 +368,10 @@ fn a_llama_checkpoint_with_grouped_kv_heads_in_bf16_is_read_transposed_and_exact
         })
     );
     assert_eq!(
-        checkpoint.token_embeddings().unwrap(),
-        expected("model.embed_tokens.weight", &[13, 8], Dtype::BF16)
+        checkpoint.token_embeddings(&[12, 5]).unwrap(),
+        expected("model.embed_tokens.weight", &[13, 8], Dtype::BF16).select_rows(&[12, 5])
     );
-    assert_eq!(checkpoint.position_embeddings().unwrap(), None);
+    assert_eq!(checkpoint.position_embeddings(3).unwrap(), None);
 }
 
 #[test]
@@ -641,6 +649,36 @@ fn a_layer_past_the_models_layers_is_refused() {
     );
 }
 
+#[test]
+fn a_token_past_the_vocabulary_or_a_text_past_the_context_is_refused() {
+    let folder = checkpoint_folder(GPT2_CONFIG, &gpt2_tensors("", Dtype::F32, true));
+    let checkpoint = open(folder.path());
+    let token = error_of(checkpoint.token_embeddings(&[2, 11]));
+    assert_says(
+        &token,
+        &["model.safetensors: tensor `wte.weight` has 11 rows; row 11 is past them"],
+    );
+    for long in [
+        error_of(checkpoint.token_embeddings(&[1; 7])),
+        error_of(checkpoint.position_embeddings(7)),
+    ] {
+        assert_says(
+            &long,
+            &["config.json: 7 tokens are more than the model reads at once (6, its context)"],
+        );
+    }
+}
+
+#[test]
+fn a_shard_name_from_the_index_is_shown_with_its_control_characters_escaped() {
+    let folder = sharded_gpt2(|map| {
+        map.insert("transformer.wte.weight".into(), "a/\u{1b}[2J".into());
+    });
+    let message = error_of(Checkpoint::open(folder.path()));
+    assert!(!message.contains('\u{1b}'), "{message:?}");
+    assert_says(&message, &["a/\\u{001b}[2J"]);
+}
+
 /// The message for a GPT-2 whose model.safetensors holds `bytes`, from opening it or reading
 /// layer 0.
 fn weights_error(bytes: &[u8]) -> String {
@@ -684,7 +722,12 @@ fn a_truncated_safetensors_file_says_where_it_ends() {
 
 #[test]
 fn every_cut_of_a_safetensors_file_is_refused_without_a_panic() {
-    let whole = safetensors_bytes(&gpt2_tensors("", Dtype::F16, true));
+    // A few tensors of each dtype: every cut of the length, the header and the data.
+    let whole = safetensors_bytes(&[
+        tensor("h.0.ln_1.weight", &[8], Dtype::F32),
+        tensor("h.0.ln_1.bias", &[8], Dtype::F16),
+        tensor("h.0.attn.c_attn.bias", &[24], Dtype::BF16),
+    ]);
     let folder = checkpoint_folder(GPT2_CONFIG, &[]);
     let path = folder.path().join("model.safetensors");
     for cut in 0..whole.len() {
