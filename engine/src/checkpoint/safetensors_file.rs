@@ -138,8 +138,16 @@ impl SafetensorsFile {
     ) -> Result<DMatrix<f64>, CheckpointError> {
         let (info, width) = self.checked(name, &shape)?;
         let [rows, columns] = shape;
-        // No overflow: the crate checked that the whole tensor's bytes are counted in a usize.
-        let row_bytes = columns * width;
+        // The crate counted the whole tensor's bytes in a usize, but with 0 rows a row's bytes
+        // were never counted.
+        let row_bytes = columns
+            .checked_mul(width)
+            .ok_or_else(|| CheckpointError::WrongShape {
+                file: self.path.clone(),
+                tensor: name.to_string(),
+                found: info.shape.clone(),
+                wanted: shape.to_vec(),
+            })?;
         let mut file = self.file()?;
         let mut numbers = Vec::with_capacity(wanted.len().saturating_mul(columns));
         for &row in wanted {
