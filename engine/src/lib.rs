@@ -4,6 +4,7 @@
 //! `attn-tutor` crate shows what this one computes.
 
 pub mod attention;
+pub mod checkpoint;
 pub mod data;
 pub mod lab;
 pub mod lesson;

@@ -117,6 +117,42 @@ fn the_engines_top_level_modules_import_each_other_in_layers() {
 }
 
 #[test]
+fn a_checkpoint_is_read_without_the_lesson_or_the_attention_computation() {
+    // checkpoint reads files into matrices: of the rest of the engine it uses only the one rule
+    // for untrusted text, which its messages print file names and keys through. Building a
+    // lesson from a checkpoint is a module above both.
+    let files = Sources::read_from(&[root().join("engine/src")]);
+    let mut seen = 0;
+    for module in files
+        .texts
+        .keys()
+        .filter(|file| file.first().is_some_and(|first| first == "checkpoint"))
+    {
+        seen += 1;
+        let mut paths: Vec<Vec<String>> = files
+            .uses(module)
+            .into_iter()
+            .filter_map(|(_, path)| files.absolute(module, &path))
+            .collect();
+        paths.extend(paths_in_code(&files.texts[module]));
+        for path in paths {
+            let inside = path.first().is_some_and(|first| first == "checkpoint");
+            let text_rule = path.starts_with(&["lesson".to_string(), "text".to_string()]);
+            let engine_module = path
+                .first()
+                .is_some_and(|first| files.texts.keys().any(|file| file.first() == Some(first)));
+            assert!(
+                inside || text_rule || !engine_module,
+                "{} uses crate::{}",
+                shown(module),
+                path.join("::")
+            );
+        }
+    }
+    assert!(seen >= 5, "the checkpoint's files were read: {seen}");
+}
+
+#[test]
 fn the_layer_check_sees_a_module_circle_through_a_reexport_or_a_path_in_code() {
     // ops names a thing attention re-exports from lesson: ops → lesson and ops → attention;
     // lesson names attention's type in a signature, with no `use` line.

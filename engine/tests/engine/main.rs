@@ -1,7 +1,8 @@
 //! The engine's tests, one binary that links the engine alone (no terminal, no server): lessons
 //! read and written, attention computed and checked against its properties, heads, masks,
-//! exponentials, and practice's checking of a learner's numbers.
+//! exponentials, practice's checking of a learner's numbers, and model checkpoints read.
 
+mod checkpoint;
 mod engine;
 mod engine_properties;
 mod exponentials;
