@@ -131,10 +131,21 @@ impl Shape {
     /// Every kind of lesson there is, for checking what holds for all of them: every
     /// combination of the facts that `refusal` allows.
     pub(crate) fn every() -> Vec<Shape> {
-        const FLAGS: u32 = 8;
+        // One bit of `bits` for each yes-or-no fact, named by the pattern below: a new fact
+        // without its bit, or a bit without its fact, does not compile.
+        const FLAGS: usize = 8;
         let mut shapes = Vec::new();
         for bits in 0..1u32 << FLAGS {
-            let flag = |n: u32| bits & (1 << n) != 0;
+            let [
+                projected,
+                scale,
+                mask,
+                output_weights,
+                circuits,
+                cross,
+                decode,
+                backward,
+            ]: [bool; FLAGS] = std::array::from_fn(|n| bits & (1 << n) != 0);
             for positions in [
                 Positions::None,
                 Positions::Sinusoidal,
@@ -147,16 +158,16 @@ impl Shape {
                     Heads { query: 2, kv: 1 },
                 ] {
                     shapes.push(Shape {
-                        projected: flag(0),
+                        projected,
                         positions,
-                        scale: flag(1),
-                        mask: flag(2),
+                        scale,
+                        mask,
                         heads,
-                        output_weights: flag(3),
-                        circuits: flag(4),
-                        cross: flag(5),
-                        decode: flag(6),
-                        backward: flag(7),
+                        output_weights,
+                        circuits,
+                        cross,
+                        decode,
+                        backward,
                     });
                 }
             }
