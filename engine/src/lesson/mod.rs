@@ -381,16 +381,44 @@ impl Lesson {
 
     /// The facts that decide this lesson's pipeline.
     pub fn shape(&self) -> Shape {
+        // Every field named, so that a new one is a decision here: a fact of the pipeline, or
+        // `_`.
+        let Lesson {
+            // What the lesson says and how it is shown, not what it computes.
+            title: _,
+            source: _,
+            summary: _,
+            tokens: _,
+            format: _,
+            focus: _,
+            decimals: _,
+            narration: _,
+            expected: _,
+            // How the online softmax walks the keys: the same matrices for any tile.
+            tile: _,
+            // Cross-attention is said by the source's tokens (`is_cross`, below); its
+            // embeddings are numbers of the same matrices.
+            source_tokens: _,
+            source_embeddings: _,
+            inputs,
+            positions,
+            scale,
+            mask,
+            heads,
+            w_o,
+            decode,
+            grad_output,
+        } = self;
         shape_of(&Parts {
-            inputs: &self.inputs,
-            positions: &self.positions,
-            scale: self.scale,
-            masked: self.mask != Mask::None,
-            heads: self.heads,
-            w_o: self.w_o.is_some(),
+            inputs,
+            positions,
+            scale: *scale,
+            masked: *mask != Mask::None,
+            heads: *heads,
+            w_o: w_o.is_some(),
             cross: self.is_cross(),
-            decode: self.decode,
-            backward: self.grad_output.is_some(),
+            decode: *decode,
+            backward: grad_output.is_some(),
         })
     }
 

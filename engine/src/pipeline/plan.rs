@@ -76,36 +76,49 @@ impl Shape {
     /// fact of the shape that excludes others says so here, once, and the tests that walk
     /// every shape (a fact some shape ignores, a pass some shape lacks) say when it must.
     pub(crate) fn refusal(&self) -> Option<Refusal> {
-        let added = matches!(self.positions, Positions::Sinusoidal | Positions::Learned);
-        if added && !self.projected {
+        // Every fact named, so that a new one is a decision here: what it excludes, or `_`.
+        let Shape {
+            projected,
+            positions,
+            scale: _,
+            mask,
+            heads,
+            output_weights,
+            circuits,
+            cross,
+            decode,
+            backward: _,
+        } = *self;
+        let added = matches!(positions, Positions::Sinusoidal | Positions::Learned);
+        if added && !projected {
             return Some(Refusal {
                 key: "positions",
                 why: "added positions need embeddings to be added to",
                 help: "give `embeddings`, `w_q`, `w_k`, `w_v` instead of `q`, `k`, `v`, or use `positions = \"rope\"`, which rotates Q and K",
             });
         }
-        if self.cross && self.positions == Positions::Learned {
+        if cross && positions == Positions::Learned {
             return Some(Refusal {
                 key: "positions",
                 why: "a learned table is one sequence's: cross-attention has none",
                 help: "use `positions = \"sinusoidal\"` or `\"rope\"` with `source_tokens`",
             });
         }
-        if self.decode && (!self.mask || self.cross) {
+        if decode && (!mask || cross) {
             return Some(Refusal {
                 key: "decode",
                 why: "generation needs the causal mask, which cross-attention has not",
                 help: "write `mask = \"causal\"` in a lesson without `source_tokens`, or remove `decode`",
             });
         }
-        if self.heads.query > 1 && !self.output_weights {
+        if heads.query > 1 && !output_weights {
             return Some(Refusal {
                 key: "w_o",
                 why: "several heads need W_o to be one output",
                 help: "give `w_o` with (heads × d_v) rows",
             });
         }
-        if self.circuits && !(self.projected && self.output_weights) {
+        if circuits && !(projected && output_weights) {
             return Some(Refusal {
                 key: "",
                 why: "the circuits read the weights and W_o",
@@ -118,10 +131,21 @@ impl Shape {
     /// Every kind of lesson there is, for checking what holds for all of them: every
     /// combination of the facts that `refusal` allows.
     pub(crate) fn every() -> Vec<Shape> {
-        const FLAGS: u32 = 8;
+        // One bit of `bits` for each yes-or-no fact, named by the pattern below: a new fact
+        // without its bit, or a bit without its fact, does not compile.
+        const FLAGS: usize = 8;
         let mut shapes = Vec::new();
         for bits in 0..1u32 << FLAGS {
-            let flag = |n: u32| bits & (1 << n) != 0;
+            let [
+                projected,
+                scale,
+                mask,
+                output_weights,
+                circuits,
+                cross,
+                decode,
+                backward,
+            ]: [bool; FLAGS] = std::array::from_fn(|n| bits & (1 << n) != 0);
             for positions in [
                 Positions::None,
                 Positions::Sinusoidal,
@@ -134,16 +158,16 @@ impl Shape {
                     Heads { query: 2, kv: 1 },
                 ] {
                     shapes.push(Shape {
-                        projected: flag(0),
+                        projected,
                         positions,
-                        scale: flag(1),
-                        mask: flag(2),
+                        scale,
+                        mask,
                         heads,
-                        output_weights: flag(3),
-                        circuits: flag(4),
-                        cross: flag(5),
-                        decode: flag(6),
-                        backward: flag(7),
+                        output_weights,
+                        circuits,
+                        cross,
+                        decode,
+                        backward,
                     });
                 }
             }
@@ -166,15 +190,30 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(shape: Shape) -> Plan {
+        // Every fact named, so that a new one is a decision where the plan is made.
+        let Shape {
+            projected,
+            positions,
+            scale,
+            mask,
+            // The same matrices for any number of heads: each entry says whether it is one
+            // per head (`Per`).
+            heads: _,
+            output_weights,
+            circuits,
+            cross,
+            decode,
+            backward,
+        } = shape;
         let mut plan = Plan {
             shape,
             origins: [None; MatrixName::ALL.len()],
             order: Vec::new(),
             gradients: [None; MatrixName::ALL.len()],
         };
-        let (q, k, v) = if shape.projected {
+        let (q, k, v) = if projected {
             plan.add(MatrixName::Embeddings, Op::Input(ops::Input));
-            let added = match shape.positions {
+            let added = match positions {
                 Positions::Sinusoidal => Some(Op::Sinusoid(ops::Sinusoid)),
                 Positions::Learned => Some(Op::Input(ops::Input)),
                 Positions::None | Positions::Rope => None,
@@ -195,9 +234,9 @@ impl Plan {
             };
             // Cross-attention's keys and values come from the source, which gets the same
             // sinusoid as the target, counted from its own first token.
-            let source = if shape.cross {
+            let source = if cross {
                 plan.add(MatrixName::SourceEmbeddings, Op::Input(ops::Input));
-                if shape.positions == Positions::Sinusoidal {
+                if positions == Positions::Sinusoidal {
                     plan.add(MatrixName::SourcePositions, Op::Sinusoid(ops::Sinusoid));
                     plan.add(
                         MatrixName::SourceX,
@@ -235,7 +274,7 @@ impl Plan {
             }
             (MatrixName::Q, MatrixName::K, MatrixName::V)
         };
-        let (q, k) = if shape.positions == Positions::Rope {
+        let (q, k) = if positions == Positions::Rope {
             plan.add(MatrixName::QRope, Op::Rotate(ops::Rotate { of: q }));
             plan.add(MatrixName::KRope, Op::Rotate(ops::Rotate { of: k }));
             (MatrixName::QRope, MatrixName::KRope)
@@ -251,11 +290,11 @@ impl Plan {
             }),
         );
         let mut last = MatrixName::Scores;
-        if shape.scale {
+        if scale {
             plan.add(MatrixName::Scaled, Op::Scale(ops::Scale { of: last }));
             last = MatrixName::Scaled;
         }
-        if shape.mask {
+        if mask {
             plan.add(MatrixName::Mask, Op::Input(ops::Input));
             plan.add(
                 MatrixName::Masked,
@@ -278,7 +317,7 @@ impl Plan {
                 transpose_right: false,
             }),
         );
-        if shape.output_weights {
+        if output_weights {
             plan.add(MatrixName::WO, Op::Input(ops::Input));
             plan.add(
                 MatrixName::Concat,
@@ -297,7 +336,7 @@ impl Plan {
         }
         // The circuits read the weights and W_o, so a lesson that gives Q, K and V or has no
         // W_o has none.
-        if shape.circuits && shape.projected && shape.output_weights {
+        if circuits && projected && output_weights {
             plan.add(
                 MatrixName::WQK,
                 Op::Product(ops::Product {
@@ -331,10 +370,10 @@ impl Plan {
                 }),
             );
         }
-        if shape.decode {
+        if decode {
             plan.add_generation();
         }
-        if shape.backward {
+        if backward {
             plan.add_backward(q, k, v);
         }
         plan

@@ -12,6 +12,29 @@ use super::{Section, Shown};
 use crate::attention::{Attention, MatrixName, OnlineSoftmax, TileState};
 use crate::pipeline::Per;
 
+/// The top-level matrices show's JSON writes for every lesson, `null` when the lesson has not
+/// got one (the source's two for cross-attention only), so that a program reading them finds
+/// their keys in every document. Any other matrix at the top level is written only when the
+/// lesson has it: a new matrix needs no line here.
+const IN_EVERY_DOCUMENT: [MatrixName; 16] = [
+    MatrixName::Embeddings,
+    MatrixName::Positions,
+    MatrixName::SourceEmbeddings,
+    MatrixName::SourcePositions,
+    MatrixName::WQ,
+    MatrixName::WK,
+    MatrixName::WV,
+    MatrixName::Q,
+    MatrixName::K,
+    MatrixName::V,
+    MatrixName::Scores,
+    MatrixName::Scaled,
+    MatrixName::Mask,
+    MatrixName::Masked,
+    MatrixName::Weights,
+    MatrixName::WO,
+];
+
 /// The JSON document, serialized straight onto the writer. Its keys come in the order a
 /// `serde_json::Map` sorts them (alphabetical), as the output had when it was built as a
 /// `Value`, so the bytes are the same.
@@ -66,6 +89,8 @@ pub(super) fn write(out: &mut dyn Write, shown: &Shown<'_>) -> io::Result<()> {
             MatrixName::Concat | MatrixName::Projected | MatrixName::WQK | MatrixName::WOV => {
                 continue;
             }
+            // A matrix added since, which some lessons have, only when the lesson has it.
+            name if !IN_EVERY_DOCUMENT.contains(&name) && !attention.has(name) => continue,
             MatrixName::Output => attention.matrix(attention.plan.final_output()),
             _ => match lesson.input(name) {
                 Some(input) => Some(&*input.values),
