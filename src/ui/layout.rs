@@ -19,7 +19,7 @@ use super::working;
 fn paged_for_working(tutor: &Tutor) -> bool {
     matches!(
         tutor.step(),
-        Step::Concat | Step::OutputProjection | Step::Circuits
+        Step::Concat | Step::OutputProjection | Step::Circuits | Step::BackwardOutput
     ) || (tutor.step() == Step::OnlineSoftmax && tutor.focus == MatrixName::OnlineAcc)
 }
 
@@ -206,8 +206,16 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     let mut working = working;
     let mut matrices_bottom = matrices_bottom;
     if working.bottom() == matrices_bottom {
-        // The working's floor: its title and the first line and the result.
-        for (kept, floor) in [(NARRATION_KEPT, WORKING_KEPT), (2, 3)] {
+        // The working's floor: its title and the first line and the result, and first its
+        // arithmetic whole (all but the key hint), for which the narration shrinks to its
+        // title: the working is what a learner looks at a cell for, and the narration
+        // scrolls.
+        let arithmetic = arithmetic_need(tutor, below_width).min(working.height);
+        for (kept, floor) in [
+            (NARRATION_KEPT, WORKING_KEPT.max(arithmetic)),
+            (2, arithmetic.max(3)),
+            (1, 3),
+        ] {
             let short = narration_need
                 .min(kept)
                 .saturating_sub(status.y.saturating_sub(matrices_bottom));
@@ -230,6 +238,22 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
         status,
         operands,
         note,
+    }
+}
+
+/// Rows the working needs at a width without its key hint ("Press e …", "e goes to …"):
+/// its title, its arithmetic and the engine's note on it.
+fn arithmetic_need(tutor: &Tutor, width: u16) -> u16 {
+    let need = working_need(tutor, width);
+    match tutor.selected_cell() {
+        Some(cell)
+            if tutor.practice.is_none()
+                && !(tutor.step() == Step::Softmax && rows_are_tokens(tutor.focus)) =>
+        {
+            let hint = working::key_hint_lines(tutor, cell, usize::from(width).max(20)).len();
+            need.saturating_sub(hint as u16)
+        }
+        _ => need,
     }
 }
 

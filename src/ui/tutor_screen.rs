@@ -367,11 +367,20 @@ pub fn narration_lines(tutor: &Tutor, width: usize) -> Vec<String> {
 }
 
 fn narration(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    if area.height < 2 {
+    if area.height < 1 {
         return;
     }
     let width = area.width.saturating_sub(2);
     let lines = narration_lines(tutor, usize::from(width));
+    if area.height == 1 {
+        // Its title alone, where a long working took the rest: it says there is more to read.
+        let title = format!(
+            "About this step ({} lines; a taller terminal shows them)",
+            lines.len()
+        );
+        working::rule_line(&title, theme, area, buf);
+        return;
+    }
     let visible = usize::from(area.height - 1);
     let most = lines.len().saturating_sub(visible);
     let scroll = usize::from(tutor.narration_scroll).min(most);

@@ -139,9 +139,13 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
         let result = tutor
             .selected_cell()
             .and_then(|cell| result_line(tutor, cell, usize::from(body.width).max(20)));
+        let hint = tutor.selected_cell().map_or(0, |cell| {
+            key_hint_lines(tutor, cell, usize::from(body.width).max(20)).len()
+        });
         draw_lines(
             &derivation_lines(tutor, body.width),
             result,
+            hint,
             body,
             theme,
             buf,
@@ -230,17 +234,88 @@ pub(crate) fn rule_line(title: &str, theme: &Theme, area: Rect, buf: &mut Buffer
     .render(Rect::new(area.x, area.y, area.width, 1), buf);
 }
 
-/// Lines that fit the height; when they do not, the middle (the long sum) is elided so the
-/// first line and the result (line `result`, else the last) stay in view: the notes after the
-/// result go before it does.
+/// Lines that fit the height; when they do not, the key hint (the last `hint` lines) goes
+/// first, then the notes after the result, then the middle (the long sum) is elided so the
+/// first line, a line of the numbers and the result (line `result`, else the last) stay in
+/// view. With too few rows for those, the lines that end at the result show: the numbers the
+/// result is made of, never the result alone.
 fn draw_lines(
     lines: &[String],
     result: Option<usize>,
+    hint: usize,
     area: Rect,
     theme: &Theme,
     buf: &mut Buffer,
 ) {
     let height = usize::from(area.height);
+    let essential = lines.len().saturating_sub(hint);
+    if lines.len() > height && essential <= height && essential > 0 {
+        // The working whole but its key hint: the hint goes, and says so.
+        let width = usize::from(area.width);
+        for (offset, line) in lines[..essential].iter().enumerate() {
+            buf.set_stringn(
+                area.x,
+                area.y + offset as u16,
+                fit(line, width),
+                width,
+                Style::new(),
+            );
+        }
+        let hidden = lines.len() - essential;
+        let marker = format!(
+            "   … {hidden} more line{}",
+            if hidden == 1 { "" } else { "s" }
+        );
+        let (row, after) = if essential < height {
+            (essential, 0)
+        } else {
+            (essential - 1, columns(&lines[essential - 1]))
+        };
+        if after + columns(&marker) <= width {
+            buf.set_stringn(
+                area.x + after as u16,
+                area.y + row as u16,
+                &marker,
+                width - after,
+                theme.muted(),
+            );
+        }
+        return;
+    }
+    let result_at = result.filter(|index| *index < lines.len());
+    if lines.len() > height
+        && (2..4).contains(&height)
+        && let Some(result) = result_at.filter(|result| *result >= 1 && *result + 1 >= height)
+    {
+        // Too few rows for the first line as well: the lines that end at the result.
+        let first = result + 1 - height;
+        let width = usize::from(area.width);
+        for (offset, line) in lines[first..=result].iter().enumerate() {
+            buf.set_stringn(
+                area.x,
+                area.y + offset as u16,
+                fit(line, width),
+                width,
+                Style::new(),
+            );
+        }
+        let hidden = lines.len() - height;
+        let marker = format!(
+            "   … {hidden} more line{}",
+            if hidden == 1 { "" } else { "s" }
+        );
+        let after = columns(&lines[result]);
+        if after + columns(&marker) <= width {
+            buf.set_stringn(
+                area.x + after as u16,
+                area.y + height as u16 - 1,
+                &marker,
+                width - after,
+                theme.muted(),
+            );
+        }
+        return;
+    }
     // The line kept under the "…": the result, unless it is already above it.
     let last = lines.len().saturating_sub(1);
     let kept = result
@@ -333,7 +408,6 @@ pub(crate) fn derivation_lines_at(
     width: u16,
 ) -> Vec<String> {
     let width = usize::from(width).max(20);
-    let attention = &tutor.attention;
     let Some(cell) = selected else {
         let tokens = Tokens::of_rows(&tutor.lesson, tutor.focus).unwrap_or(Tokens::Target);
         let token = tokens
@@ -357,10 +431,19 @@ pub(crate) fn derivation_lines_at(
         };
         return wrap_words(&text, width);
     };
+    let mut lines = cell_working(tutor, cell, width as u16);
+    lines.extend(key_hint_lines(tutor, cell, width));
+    lines
+}
+
+/// The line (wrapped) after a cell's working saying which key changes it or goes to its
+/// source: the first given up when the working does not fit.
+pub(crate) fn key_hint_lines(tutor: &Tutor, cell: Cell, width: usize) -> Vec<String> {
+    let attention = &tutor.attention;
     let Some(derivation) = attention.derive(cell) else {
         return Vec::new();
     };
-    let mut lines = cell_working(tutor, cell, width as u16);
+    let mut lines = Vec::new();
     let mut notes = Vec::new();
     if matches!(derivation.rule, Rule::Input(_)) {
         notes.push(input_note(tutor, cell));
@@ -950,7 +1033,7 @@ mod elision_tests {
         let lines: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
         let area = Rect::new(0, 0, 30, height);
         let mut buf = Buffer::empty(area);
-        draw_lines(&lines, result, area, &Theme::monochrome(), &mut buf);
+        draw_lines(&lines, result, 0, area, &Theme::monochrome(), &mut buf);
         (0..height)
             .map(|y| {
                 (0..30)
@@ -969,25 +1052,25 @@ mod elision_tests {
             drawn(&lines, Some(2), 4),
             ["a = f", "  = 1 + 2", "  = 3", "   … 3 more lines"]
         );
-        // Further down, the result comes after the elision.
+        // Three rows: the working to its result, the count of the lines left off after it.
         assert_eq!(
             drawn(&lines, Some(2), 3),
-            ["a = f", "   … 4 more lines", "  = 3"]
+            ["a = f", "  = 1 + 2", "  = 3   … 3 more lines"]
         );
         // Without a result to keep, the last line stays, as before.
         assert_eq!(
             drawn(&lines, None, 3),
             ["a = f", "   … 4 more lines", "hint"]
         );
-        // Two lines, where the narration took the rest: the first and the result, and after
-        // it, where it fits, how many lines are hidden.
+        // Two lines, where the narration took the rest: the numbers and the result, never the
+        // result alone, and after it, where it fits, how many lines are hidden.
         assert_eq!(
             drawn(&lines, Some(2), 2),
-            ["a = f", "  = 3   … 4 more lines"]
+            ["  = 1 + 2", "  = 3   … 4 more lines"]
         );
         assert_eq!(
             drawn(&lines[..3], Some(2), 2),
-            ["a = f", "  = 3   … 1 more line"]
+            ["  = 1 + 2", "  = 3   … 1 more line"]
         );
     }
 }

@@ -2132,3 +2132,130 @@ fn a_note_cut_at_three_lines_ends_in_an_ellipsis() {
         .collect();
     assert!(note[2].trim_end().ends_with('…'), "{screen}");
 }
+
+/// The lines of the working panel as drawn at a size (beside the matrices too), its title
+/// left off, each trimmed.
+fn working_drawn(app: &App, width: u16, height: u16) -> Vec<String> {
+    let buffer = draw(app, &Theme::monochrome(), width, height);
+    let area = tutor_layout(app.tutor().unwrap(), Rect::new(0, 0, width, height)).working;
+    (area.y + 1..area.bottom())
+        .map(|y| {
+            (area.x..area.right())
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// Screens (lesson, with d, step) whose matrices leave the working a line or two at 80×24,
+/// still cut: the online softmax of generation (masked) and positions-cat-sat-mat (scaled),
+/// and the backward softmax of rope-same-distance and two-heads. They need the matrices paged.
+const LEFT_CUT: [(&str, bool, usize); 6] = [
+    ("generation", false, 8),
+    ("generation", true, 8),
+    ("positions-cat-sat-mat", false, 8),
+    ("positions-cat-sat-mat", true, 8),
+    ("rope-same-distance", true, 10),
+    ("two-heads", true, 16),
+];
+
+// Issue 29, tried as a new user at 80×24: on generation's Masking, gqa's and generation's
+// backward steps, every cell's working showed its formula and its result, the numbers between
+// hidden ("= 0   … 2 more lines"), where the arithmetic is what the panel is for.
+#[test]
+fn every_working_of_every_step_shows_its_numbers_before_its_result_at_80x24() {
+    let mut checked = 0;
+    let mut cut = Vec::new();
+    for (index, builtin) in BUILTIN.iter().enumerate() {
+        for backward in [false, true] {
+            let mut app = open(index);
+            if backward {
+                update(&mut app, Action::AddBackward);
+            }
+            let steps = app.tutor().expect("the lesson opens").steps.len();
+            for number in 1..=steps {
+                update(&mut app, Action::GoToStep(number));
+                let first = app.tutor().unwrap().focus;
+                loop {
+                    let focus = app.tutor().unwrap().focus;
+                    let (rows, cols) = app
+                        .tutor()
+                        .unwrap()
+                        .attention
+                        .matrix(focus)
+                        .map_or((0, 0), |values| (values.nrows(), values.ncols()));
+                    for row in 0..rows {
+                        for col in 0..cols {
+                            let cursor = attn_tutor::app::Cursor {
+                                row,
+                                col,
+                                on_label: false,
+                            };
+                            app.tutor_mut().unwrap().set_cursor(focus, cursor);
+                            // The whole working at the same width: its lines between the
+                            // first and the result are the arithmetic.
+                            let whole = working_of(&screen_text(&app, 120, 60));
+                            // The notes after the result begin with a word ("The row's
+                            // average…", "Computed from…"); a note may wrap onto a "= " line.
+                            let is_word = |line: &String| {
+                                let mut chars = line.chars();
+                                chars.next().is_some_and(char::is_uppercase)
+                                    && chars.next().is_some_and(char::is_lowercase)
+                            };
+                            let notes = whole
+                                .iter()
+                                .skip(1)
+                                .position(is_word)
+                                .map_or(whole.len(), |at| at + 1);
+                            let Some(result) = whole[..notes]
+                                .iter()
+                                .rposition(|line| line.starts_with("= "))
+                            else {
+                                continue;
+                            };
+                            let arithmetic: Vec<&String> = whole[1..result]
+                                .iter()
+                                .filter(|line| line.chars().any(|c| c.is_ascii_digit()))
+                                .collect();
+                            let shown = screen_text(&app, 80, 24);
+                            let working = working_drawn(&app, 80, 24);
+                            // The result, maybe followed by the count of lines left off.
+                            let elided = format!("{}   … ", whole[result]);
+                            let at = working.iter().rposition(|line| {
+                                *line == whole[result] || line.starts_with(&elided)
+                            });
+                            // A side of numbers ("= 0.7071 + (0)"), or a line of the whole's.
+                            let numbers = working[..at.unwrap_or(0)].iter().any(|line| {
+                                arithmetic.contains(&line)
+                                    || (line.starts_with("= ")
+                                        && line.chars().any(|c| c.is_ascii_digit()))
+                            });
+                            let left = LEFT_CUT.contains(&(builtin.name, backward, number));
+                            if !left && !(at.is_some() && (arithmetic.is_empty() || numbers)) {
+                                cut.push(format!(
+                                    "{} {}step {number} [{row}, {col}]:\n{shown}",
+                                    builtin.name,
+                                    if backward { "with d, " } else { "" },
+                                ));
+                            }
+                            checked += 1;
+                        }
+                    }
+                    update(&mut app, Action::NextMatrix);
+                    if app.tutor().unwrap().focus == first {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} workings checked");
+    assert!(
+        cut.is_empty(),
+        "{} workings hide their numbers or their result, the first:\n{}",
+        cut.len(),
+        cut.first().map_or("", String::as_str)
+    );
+}
