@@ -206,16 +206,13 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     let mut working = working;
     let mut matrices_bottom = matrices_bottom;
     if working.bottom() == matrices_bottom {
-        // The working's floor: its title and the first line and the result, and first its
-        // arithmetic whole (all but the key hint), for which the narration shrinks to its
-        // title: the working is what a learner looks at a cell for, and the narration
-        // scrolls.
+        // The working's floor: first its arithmetic whole (all but the key hint), for which
+        // the narration gives up its third row: the working is what a learner looks at a cell
+        // for, and the narration scrolls. Then its title, a line of numbers and the result
+        // (a short working shows the lines that end at its result), with the narration's
+        // title and first line: the narration never vanishes.
         let arithmetic = arithmetic_need(tutor, below_width).min(working.height);
-        for (kept, floor) in [
-            (NARRATION_KEPT, WORKING_KEPT.max(arithmetic)),
-            (2, arithmetic.max(3)),
-            (1, 3),
-        ] {
+        for (kept, floor) in [(NARRATION_KEPT, WORKING_KEPT.max(arithmetic)), (2, 3)] {
             let short = narration_need
                 .min(kept)
                 .saturating_sub(status.y.saturating_sub(matrices_bottom));
