@@ -239,14 +239,16 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
 }
 
 /// Rows the working needs at a width without its key hint ("Press e …", "e goes to …"):
-/// its title, its arithmetic and the engine's note on it.
+/// its title, its arithmetic and the engine's note on it. Softmax's breakdown of a row claims
+/// none: its working sits beside the row's table, and what more it has (the aside on the
+/// stable form) gives way to the narration.
 fn arithmetic_need(tutor: &Tutor, width: u16) -> u16 {
+    if tutor.step() == Step::Softmax && rows_are_tokens(tutor.focus) {
+        return 0;
+    }
     let need = working_need(tutor, width);
     match tutor.selected_cell() {
-        Some(cell)
-            if tutor.practice.is_none()
-                && !(tutor.step() == Step::Softmax && rows_are_tokens(tutor.focus)) =>
-        {
+        Some(cell) if tutor.practice.is_none() => {
             let hint = working::key_hint_lines(tutor, cell, usize::from(width).max(20)).len();
             need.saturating_sub(hint as u16)
         }
