@@ -234,6 +234,14 @@ pub(crate) fn rule_line(title: &str, theme: &Theme, area: Rect, buf: &mut Buffer
     .render(Rect::new(area.x, area.y, area.width, 1), buf);
 }
 
+/// The mark that stands where a working's lines are left off: "   … 3 more lines".
+fn more_lines(hidden: usize) -> String {
+    format!(
+        "   … {hidden} more line{}",
+        if hidden == 1 { "" } else { "s" }
+    )
+}
+
 /// Lines that fit the height; when they do not, the key hint (the last `hint` lines) goes
 /// first, then the notes after the result, then the middle (the long sum) is elided so the
 /// first line, a line of the numbers and the result (line `result`, else the last) stay in
@@ -262,10 +270,7 @@ fn draw_lines(
             );
         }
         let hidden = lines.len() - essential;
-        let marker = format!(
-            "   … {hidden} more line{}",
-            if hidden == 1 { "" } else { "s" }
-        );
+        let marker = more_lines(hidden);
         let (row, after) = if essential < height {
             (essential, 0)
         } else {
@@ -300,10 +305,7 @@ fn draw_lines(
             );
         }
         let hidden = lines.len() - height;
-        let marker = format!(
-            "   … {hidden} more line{}",
-            if hidden == 1 { "" } else { "s" }
-        );
+        let marker = more_lines(hidden);
         let after = columns(&lines[result]);
         if after + columns(&marker) <= width {
             buf.set_stringn(
@@ -333,10 +335,7 @@ fn draw_lines(
             .map(|line| (line.clone(), Style::new()))
             .collect();
         // At least two: a line more than fits hides the result's line and one other.
-        let marker = (
-            format!("   … {} more lines", lines.len() - head - 1),
-            theme.muted(),
-        );
+        let marker = (more_lines(lines.len() - head - 1), theme.muted());
         // The result right after the lines shown: it comes first, the notes after it go.
         if kept == head {
             shown.push((lines[kept].clone(), Style::new()));
@@ -372,10 +371,7 @@ fn draw_lines(
     // fits, so that a learner knows a line is missing.
     if height == 2 && lines.len() > 2 {
         let hidden = lines.len() - 2;
-        let marker = format!(
-            "   … {hidden} more line{}",
-            if hidden == 1 { "" } else { "s" }
-        );
+        let marker = more_lines(hidden);
         let after = columns(&lines[kept]);
         if after + columns(&marker) <= width {
             buf.set_stringn(
