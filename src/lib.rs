@@ -5,10 +5,13 @@
 //! are the engine crate (engine/), re-exported here under the names the rest of the program
 //! uses; this crate is what shows them: the app, the terminal UI, the classroom and the CLI.
 
-pub use attn_engine::{attention, data, lab, lesson, ops, parallel, pipeline, practice, workings};
+pub use attn_engine::{
+    attention, checkpoint, data, lab, lesson, ops, parallel, pipeline, practice, workings,
+};
 
 pub mod app;
 pub mod cli;
+pub mod import;
 pub mod input;
 pub mod keymap;
 pub mod serve;

@@ -114,6 +114,12 @@ pub enum Command {
         /// A built-in lesson name or the path of a lesson file.
         lesson: String,
     },
+    /// Open an attention layer of a real model (GPT-2, Llama, Mistral, Qwen2) on your own
+    /// sentence, offline: every number of it explained, from the checkpoint's own weights.
+    ///
+    /// Exit status 2 when the checkpoint, the text or an option cannot be used (nothing is
+    /// written then).
+    Import(Box<crate::import::ImportArgs>),
     /// Print the practice kept for each lesson; with --reset, clear it.
     Progress {
         /// Clear the practice kept (of LESSON only, when given).
@@ -488,6 +494,7 @@ pub fn run(cli: Cli) -> ExitCode {
     // `--record` records the tutor; a subcommand other than `practice` draws nothing to record.
     if let (Some(path), Some(command)) = (&cli.record, &cli.command)
         && !matches!(command, Command::Practice { .. })
+        && !matches!(command, Command::Import(args) if args.output.is_none())
     {
         eprintln!(
             "error: --record {} records the tutor: use it with no subcommand (or `practice`); \
@@ -500,11 +507,30 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Practice { lesson }) => Some(lesson.clone()),
         _ => None,
     };
-    if cli.command.is_none() || practice.is_some() {
+    // `import` without `-o` opens what it made in the tutor.
+    let imported = match &cli.command {
+        Some(Command::Import(args)) if args.output.is_none() => {
+            match crate::import::imported(args) {
+                Ok(loaded) => Some(loaded),
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(status::INVALID);
+                }
+            }
+        }
+        _ => None,
+    };
+    if cli.command.is_none() || practice.is_some() || imported.is_some() {
         // The tutor must not run under a held stdout lock: its signal thread restores the
         // terminal through stdout while the main thread may be stuck reading a dead terminal.
         let code = tutor::run(
-            practice.as_deref().or(cli.lesson.as_deref()),
+            match imported {
+                Some(loaded) => tutor::Opening::Loaded(Box::new(loaded)),
+                None => practice
+                    .as_deref()
+                    .or(cli.lesson.as_deref())
+                    .map_or(tutor::Opening::Picker, tutor::Opening::Named),
+            },
             practice.is_some(),
             &cli.lessons,
             (cli.log.as_deref(), cli.record.as_deref()),
@@ -546,6 +572,11 @@ pub fn run_command(
         }
         // Handled above, with the tutor.
         Some(Command::Practice { .. }) => status::OK,
+        Some(Command::Import(args)) => match &args.output {
+            Some(path) => crate::import::write(&args, path, out, err),
+            // Without -o, `run` opened the tutor.
+            None => status::OK,
+        },
         Some(Command::Show {
             lesson,
             step,

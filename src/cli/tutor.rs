@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::app::{Action, App, PickerEntry, Status, update};
 use crate::lesson::text::{printable, printable_lines, printable_path};
-use crate::lesson::{load, load_file};
+use crate::lesson::{LoadedLesson, load, load_file};
 use crate::practice::{ProgressStore, ProgressWarning, default_path};
 use crate::serve::{Access, ServeOptions};
 use crate::term;
@@ -14,8 +14,18 @@ use crate::ui::Theme;
 
 use super::{ServeArgs, status};
 
+/// What the tutor opens on.
+pub(crate) enum Opening<'a> {
+    /// The picker.
+    Picker,
+    /// A built-in name or a lesson file.
+    Named(&'a str),
+    /// A lesson made in memory (`import`).
+    Loaded(Box<LoadedLesson>),
+}
+
 pub(crate) fn run(
-    lesson: Option<&str>,
+    opening: Opening<'_>,
     practice: bool,
     folders: &[PathBuf],
     // `--log` and `--record`: the files the tutor writes besides the lesson's.
@@ -27,9 +37,20 @@ pub(crate) fn run(
     let Some(mut entries) = picker_entries(folders, err) else {
         return status::INVALID;
     };
-    let open = match lesson {
-        None => None,
-        Some(spec) => match load(spec) {
+    let lesson = match &opening {
+        Opening::Named(spec) => Some(*spec),
+        _ => None,
+    };
+    let open = match opening {
+        Opening::Picker => None,
+        Opening::Loaded(loaded) => {
+            entries.push(PickerEntry {
+                name: loaded.name.clone(),
+                lesson: Ok(*loaded),
+            });
+            Some(entries.len() - 1)
+        }
+        Opening::Named(spec) => match load(spec) {
             Ok(loaded) => {
                 // A built-in asked for by name opens from its own picker line.
                 let known = entries.iter().position(|entry| {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::status;
-use crate::lesson::limits::MAX_FILE_BYTES;
+use crate::lesson::limits::{MAX_FILE_BYTES, MAX_FILE_SIZE};
 use crate::lesson::text::{printable, printable_path};
 use crate::lesson::{freeze as freeze_text, frozen_bytes, load, parse, template, write_new_file};
 
@@ -54,7 +54,7 @@ pub(crate) fn freeze(
         let _ = writeln!(
             err,
             "error: the frozen copy of {} would be {bytes} bytes, and a lesson file is at most \
-             {MAX_FILE_BYTES} bytes (1 MiB); nothing was written\n\
+             {MAX_FILE_BYTES} bytes ({MAX_FILE_SIZE}); nothing was written\n\
              help: the lesson with its generators already gives the same numbers on every \
              machine; for the numbers themselves, run `attn-tutor show {} --format json`",
             printable(spec),

@@ -4,6 +4,7 @@
 
 pub mod arithmetic;
 pub mod browser;
+pub mod checkpoint;
 pub mod classroom;
 pub mod pty;
 pub mod web;
@@ -298,4 +299,33 @@ pub fn valid_lesson(text: &str) -> attn_tutor::lesson::Lesson {
     parsed
         .lesson
         .unwrap_or_else(|| panic!("the lesson is refused: {errors:?}"))
+}
+
+/// Whether this interpreter has what the reference needs: numpy, and tomllib (Python 3.11+).
+pub fn has_numpy(python: &std::ffi::OsString) -> bool {
+    std::process::Command::new(python)
+        .args(["-c", "import numpy, tomllib"])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// The interpreter to run the numpy references (tests/reference/) with, or `None` (skipped
+/// here, failed under CI).
+pub fn numpy_python() -> Option<std::ffi::OsString> {
+    if let Some(chosen) = std::env::var_os("ATTN_PYTHON") {
+        assert!(
+            has_numpy(&chosen),
+            "ATTN_PYTHON={chosen:?} cannot import numpy and tomllib (Python 3.11 or later)"
+        );
+        return Some(chosen);
+    }
+    let found = ["python3", "/usr/bin/python3"]
+        .map(std::ffi::OsString::from)
+        .into_iter()
+        .find(has_numpy);
+    if found.is_none() {
+        missing_tool("python3 with numpy", "python3-numpy");
+    }
+    found
 }

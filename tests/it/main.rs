@@ -18,6 +18,7 @@ mod cross_attention;
 mod fuzz;
 mod generation;
 mod hostile_text;
+mod import;
 mod key_map;
 mod lab_scaling;
 mod large_lessons;

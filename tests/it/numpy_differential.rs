@@ -59,34 +59,6 @@ fn format1_only() -> bool {
     std::env::var_os("ATTN_NUMPY_FORMAT1_ONLY").is_some_and(|value| !value.is_empty())
 }
 
-/// Whether this interpreter has what the reference needs: numpy, and tomllib (Python 3.11+).
-fn has_numpy(python: &OsString) -> bool {
-    Command::new(python)
-        .args(["-c", "import numpy, tomllib"])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|output| output.status.success())
-}
-
-/// The interpreter to run the reference with, or `None` (skipped here, failed under CI).
-fn python() -> Option<OsString> {
-    if let Some(chosen) = std::env::var_os("ATTN_PYTHON") {
-        assert!(
-            has_numpy(&chosen),
-            "ATTN_PYTHON={chosen:?} cannot import numpy and tomllib (Python 3.11 or later)"
-        );
-        return Some(chosen);
-    }
-    let found = ["python3", "/usr/bin/python3"]
-        .map(OsString::from)
-        .into_iter()
-        .find(has_numpy);
-    if found.is_none() {
-        common::missing_tool("python3 with numpy", "python3-numpy");
-    }
-    found
-}
-
 /// Runs the reference over (lesson, JSON) pairs; returns whether all agree, and its report.
 fn run_reference(python: &OsString, pairs: &[(PathBuf, PathBuf)]) -> (bool, String) {
     let mut command = Command::new(python);
@@ -559,7 +531,7 @@ fn draw_lesson(index: u64) -> Drawn {
 
 #[test]
 fn the_numpy_reference_passes_its_hand_computed_checks() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::numpy_python() else { return };
     let output = Command::new(&python)
         .arg(reference())
         .arg("--self-test")
@@ -918,7 +890,7 @@ fn every_random_lesson_written_by_the_tutor_reads_back_as_the_same_lesson() {
 
 #[test]
 fn random_lessons_of_every_kind_agree_with_numpy_to_1e_9() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::numpy_python() else { return };
     let dir = TempDir::new().unwrap();
     let mut pairs = Vec::new();
     let mut refused = Vec::new();
@@ -965,7 +937,7 @@ fn random_lessons_of_every_kind_agree_with_numpy_to_1e_9() {
 
 #[test]
 fn built_in_lessons_with_literal_numbers_agree_with_numpy() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::numpy_python() else { return };
     let dir = TempDir::new().unwrap();
     let mut pairs = Vec::new();
     for name in common::BUILT_INS {
@@ -1014,19 +986,19 @@ fn lesson_reference(python: &OsString, name: &str, done: &str) {
 
 #[test]
 fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::numpy_python() else { return };
     lesson_reference(&python, "heads", "claims of both lessons check out");
 }
 
 #[test]
 fn the_translation_lessons_figures_quotes_and_claims_check_out_in_numpy() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::numpy_python() else { return };
     lesson_reference(&python, "translation", "claims of the lesson check out");
 }
 
 #[test]
 fn the_generation_lessons_figures_quotes_claims_and_steps_check_out_in_numpy() {
-    let Some(python) = python() else { return };
+    let Some(python) = common::numpy_python() else { return };
     lesson_reference(&python, "generation", "claims of the lesson check out");
     // Given the binary's JSON, the script also compares every step of generation with its
     // own token-by-token computation.

@@ -135,6 +135,16 @@ pub enum CheckpointError {
         layer: usize,
         layers: usize,
     },
+    #[error(
+        "{}: head {head} is past the model's {heads} heads (0 to {}, or all)",
+        printable_path(.file),
+        .heads.saturating_sub(1)
+    )]
+    HeadOutOfRange {
+        file: PathBuf,
+        head: usize,
+        heads: usize,
+    },
 }
 
 impl CheckpointError {

@@ -2,8 +2,8 @@
 //! `ModelConfig`, then only the tensors a layer needs, by their published names, each shape
 //! checked against the config, into f64 matrices.
 //!
-//! This is the first piece of importing a real model (issue 31): it reads; it builds no lesson,
-//! has no command and no tokenizer yet. GPT-2 (`gpt2`), the Llama layout (`llama`, `mistral`,
+//! `Checkpoint::lesson` makes the lesson of one layer on the learner's tokens (the tokenizer
+//! and the `import` command are the app's). GPT-2 (`gpt2`), the Llama layout (`llama`, `mistral`,
 //! `qwen2`) and the project's own `attn-only` models are read, with F32, F16 and BF16 weights,
 //! from one `model.safetensors` or a sharded `model.safetensors.index.json`. Every bad file is a
 //! `CheckpointError` naming the file and the key or tensor; none panics.
@@ -11,6 +11,7 @@
 mod config;
 mod error;
 mod layer;
+mod lesson;
 mod names;
 mod safetensors_file;
 mod weights;
@@ -22,6 +23,7 @@ use nalgebra::DMatrix;
 pub use config::{Architecture, ModelConfig};
 pub use error::CheckpointError;
 pub use layer::{AttentionWeights, Norm};
+pub use lesson::{HeadChoice, ImportRequest};
 
 use weights::{INDEX, SINGLE, Weights};
 

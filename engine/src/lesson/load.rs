@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostic, render, render_without_source};
-use super::limits::MAX_FILE_BYTES;
+use super::limits::{MAX_FILE_BYTES, MAX_FILE_SIZE};
 use super::text::{printable, printable_path};
 use super::{BUILTIN, Lesson, builtin, parse};
 
@@ -99,7 +99,7 @@ impl LoadError {
             ),
             LoadError::TooLarge { path, bytes } => render_without_source(
                 &format!(
-                    "{} is {bytes} bytes; lesson files are at most {MAX_FILE_BYTES} bytes (1 MiB)",
+                    "{} is {bytes} bytes; lesson files are at most {MAX_FILE_BYTES} bytes ({MAX_FILE_SIZE})",
                     printable_path(path)
                 ),
                 Some(

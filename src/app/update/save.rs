@@ -4,7 +4,7 @@ use super::leave::go;
 use crate::app::action::{Action, Effect, SaveFailure};
 use crate::app::tutor::Tutor;
 use crate::app::{App, Overlay, Prompt, PromptFor, Question, Status};
-use crate::lesson::limits::MAX_FILE_BYTES;
+use crate::lesson::limits::{MAX_FILE_BYTES, MAX_FILE_SIZE};
 use crate::lesson::text::printable_path;
 use crate::lesson::{keep_generators, lesson_to_toml, lesson_toml_bytes};
 use std::path::PathBuf;
@@ -45,8 +45,8 @@ pub(super) fn ask_where_to_save(app: &mut App) {
         return;
     }
     let too_large = format!(
-        "as a file this lesson would be {} ({bytes} bytes), and a lesson file is at most 1 MiB \
-         ({MAX_FILE_BYTES} bytes)",
+        "as a file this lesson would be {} ({bytes} bytes), and a lesson file is at most \
+         {MAX_FILE_SIZE} ({MAX_FILE_BYTES} bytes)",
         size_text(bytes)
     );
     let (kept, keep) = keep_generators(&lesson);

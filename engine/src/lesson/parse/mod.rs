@@ -146,7 +146,7 @@ impl<'s> Reader<'s> {
         if self.source.len() > MAX_FILE_BYTES {
             self.error(
                 Diagnostic::error(0..0, format!(
-                    "the lesson file is {} bytes; the limit is {MAX_FILE_BYTES} bytes (1 MiB)",
+                    "the lesson file is {} bytes; the limit is {MAX_FILE_BYTES} bytes ({MAX_FILE_SIZE})",
                     self.source.len()
                 ))
                 .help("use generators such as { random = \"normal\", seed = 1, shape = [512, 64] } for large matrices"),

@@ -1,0 +1,396 @@
+//! A checkpoint's attention layer on the learner's tokens, as a lesson: X is the residual stream
+//! entering the layer, then the layer's norm, its projections with their biases, RoPE in the
+//! checkpoint's pairing, the causal mask, and with every head the concat and W_O. The narration
+//! says what the model is and what this head does on this sentence, from the numbers.
+
+use std::fmt::Write as _;
+
+use nalgebra::DMatrix;
+
+use super::config::Architecture;
+use super::layer::{AttentionWeights, Norm};
+use super::{Checkpoint, CheckpointError};
+use crate::attention::Attention;
+use crate::lesson::limits::{MAX_SOURCE_CHARS, MAX_TITLE_COLUMNS};
+use crate::lesson::text::columns;
+use crate::lesson::{
+    Biases, Expected, InputMatrix, Inputs, Lesson, Mask, Narration, NormInputs, NormKind,
+    PositionInputs, RopePairing,
+};
+use crate::matrices::{Heads, MatrixName};
+use crate::pipeline::Step;
+
+/// Which heads the lesson shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadChoice {
+    /// One head, 0-based as the checkpoint orders them.
+    One(usize),
+    /// Every head, with their concat and W_O.
+    All,
+}
+
+/// What the learner asked for.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    /// The model's name as the learner knows it (its folder's name).
+    pub model: String,
+    /// The text as typed.
+    pub text: String,
+    pub token_ids: Vec<u64>,
+    /// One label per token: the piece of text it stands for.
+    pub labels: Vec<String>,
+    pub layer: usize,
+    pub heads: HeadChoice,
+    /// Which tokenizer made the ids, for the source line.
+    pub tokenizer: String,
+}
+
+/// Decimals an imported lesson shows: a real model's numbers are mostly between −10 and 10.
+const DECIMALS: usize = 3;
+
+impl Checkpoint {
+    /// The lesson of `request`: layer `request.layer`'s attention on its tokens.
+    pub fn lesson(&self, request: &ImportRequest) -> Result<Lesson, CheckpointError> {
+        let config = self.config();
+        let ids: Vec<usize> = request
+            .token_ids
+            .iter()
+            .map(|&id| usize::try_from(id).unwrap_or(usize::MAX))
+            .collect();
+        if let HeadChoice::One(head) = request.heads
+            && head >= config.heads
+        {
+            return Err(CheckpointError::HeadOutOfRange {
+                file: self.config_path().to_path_buf(),
+                head,
+                heads: config.heads,
+            });
+        }
+        let weights = self.attention_layer(request.layer)?;
+        // At layer 0 of a learned-positions model the lesson adds the positions itself, so the
+        // learner sees X = E + P; past it, both are inside the residual stream.
+        let learned = matches!(
+            config.architecture,
+            Architecture::Gpt2 | Architecture::AttnOnly
+        );
+        let (embeddings, positions) = if request.layer == 0 && learned {
+            let positions = self
+                .position_embeddings(ids.len())?
+                .map(|matrix| PositionInputs::Learned(InputMatrix::literal(matrix)))
+                .unwrap_or_default();
+            (self.token_embeddings(&ids)?, positions)
+        } else if request.layer == 0 {
+            (self.token_embeddings(&ids)?, PositionInputs::Rope)
+        } else {
+            let stream = self.residual_stream(&ids, request.layer)?;
+            let positions = if learned {
+                PositionInputs::None
+            } else {
+                PositionInputs::Rope
+            };
+            (stream, positions)
+        };
+        let chosen = chosen_heads(&weights, config.heads, config.kv_heads, config.head_dim, request.heads);
+        let literal = |matrix: DMatrix<f64>| InputMatrix::literal(matrix);
+        let mut lesson = Lesson {
+            title: title(request, config.heads),
+            source: source(self, request),
+            summary: summary(self, request),
+            tokens: request.labels.clone(),
+            source_tokens: Vec::new(),
+            inputs: Inputs::Projected {
+                embeddings: literal(embeddings),
+                w_q: literal(chosen.w_q),
+                w_k: literal(chosen.w_k),
+                w_v: literal(chosen.w_v),
+            },
+            source_embeddings: None,
+            scale: true,
+            mask: Mask::Causal,
+            decode: false,
+            tile: crate::lesson::limits::DEFAULT_TILE,
+            positions,
+            format: 2,
+            heads: chosen.heads,
+            w_o: chosen.w_o.map(literal),
+            grad_output: None,
+            focus: Some(ids.len() - 1),
+            decimals: DECIMALS,
+            narration: Narration::default(),
+            expected: Expected::default(),
+            norm: weights.norm.as_ref().map(|norm| match norm {
+                Norm::LayerNorm {
+                    gain,
+                    bias,
+                    epsilon,
+                } => NormInputs {
+                    kind: NormKind::Layer,
+                    gain: Some(literal(gain.clone())),
+                    bias: Some(literal(bias.clone())),
+                    epsilon: *epsilon,
+                },
+                Norm::RmsNorm { gain, epsilon } => NormInputs {
+                    kind: NormKind::Rms,
+                    gain: Some(literal(gain.clone())),
+                    bias: None,
+                    epsilon: *epsilon,
+                },
+            }),
+            biases: Biases {
+                q: chosen.b_q.map(literal),
+                k: chosen.b_k.map(literal),
+                v: chosen.b_v.map(literal),
+                o: chosen.b_o.map(literal),
+            },
+            rope_pairing: RopePairing::Half,
+            rope_theta: config.rope_theta.unwrap_or(10_000.0),
+            token_ids: Some(request.token_ids.clone()),
+        };
+        narrate(self, request, &mut lesson);
+        Ok(lesson)
+    }
+
+    /// The folder the checkpoint was read from.
+    pub fn folder(&self) -> &std::path::Path {
+        self.config_path()
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+    }
+}
+
+/// The weights of the heads asked for, in the lesson's layout.
+struct Chosen {
+    heads: Heads,
+    w_q: DMatrix<f64>,
+    w_k: DMatrix<f64>,
+    w_v: DMatrix<f64>,
+    w_o: Option<DMatrix<f64>>,
+    b_q: Option<DMatrix<f64>>,
+    b_k: Option<DMatrix<f64>>,
+    b_v: Option<DMatrix<f64>>,
+    b_o: Option<DMatrix<f64>>,
+}
+
+fn chosen_heads(
+    weights: &AttentionWeights,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    choice: HeadChoice,
+) -> Chosen {
+    match choice {
+        HeadChoice::All => Chosen {
+            heads: Heads {
+                query: heads,
+                kv: kv_heads,
+            },
+            w_q: weights.w_q.clone(),
+            w_k: weights.w_k.clone(),
+            w_v: weights.w_v.clone(),
+            w_o: Some(weights.w_o.clone()),
+            b_q: weights.b_q.clone(),
+            b_k: weights.b_k.clone(),
+            b_v: weights.b_v.clone(),
+            b_o: weights.b_o.clone(),
+        },
+        HeadChoice::One(head) => {
+            // Query head h reads K/V group ⌊h / (H/G)⌋.
+            let group = Heads {
+                query: heads,
+                kv: kv_heads,
+            }
+            .group_of(head);
+            let columns = |matrix: &DMatrix<f64>, block: usize| {
+                matrix.columns(block * head_dim, head_dim).into_owned()
+            };
+            Chosen {
+                heads: Heads::ONE,
+                w_q: columns(&weights.w_q, head),
+                w_k: columns(&weights.w_k, group),
+                w_v: columns(&weights.w_v, group),
+                w_o: None,
+                b_q: weights.b_q.as_ref().map(|bias| columns(bias, head)),
+                b_k: weights.b_k.as_ref().map(|bias| columns(bias, group)),
+                b_v: weights.b_v.as_ref().map(|bias| columns(bias, group)),
+                b_o: None,
+            }
+        }
+    }
+}
+
+/// The model's kind as a learner knows it.
+fn family(checkpoint: &Checkpoint) -> &'static str {
+    match (checkpoint.config().architecture, checkpoint.config().model_type.as_str()) {
+        (Architecture::Gpt2, _) => "GPT-2",
+        (Architecture::AttnOnly, _) => "attention-only",
+        (Architecture::Llama, "mistral") => "Mistral",
+        (Architecture::Llama, "qwen2") => "Qwen2",
+        (Architecture::Llama, _) => "Llama",
+    }
+}
+
+/// "`model` L2 H1: text", cut to the title's 60 columns.
+fn title(request: &ImportRequest, heads: usize) -> String {
+    let which = match request.heads {
+        HeadChoice::One(head) => format!("head {head}"),
+        HeadChoice::All => format!("all {heads} heads"),
+    };
+    let base = format!("{} layer {} {which}", request.model, request.layer);
+    let text = request.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let whole = format!("{base}: {text}");
+    cut(&whole, MAX_TITLE_COLUMNS)
+}
+
+/// `text` cut to `most` columns, with `…` when cut.
+fn cut(text: &str, most: usize) -> String {
+    if columns(text) <= most {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for ch in text.chars() {
+        if columns(&out) + columns(&ch.to_string()) + 1 > most {
+            break;
+        }
+        out.push(ch);
+    }
+    out.push('…');
+    out
+}
+
+fn source(checkpoint: &Checkpoint, request: &ImportRequest) -> String {
+    let heads = match request.heads {
+        HeadChoice::One(head) => format!("head {head}"),
+        HeadChoice::All => "every head".to_string(),
+    };
+    let text = request.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let whole = format!(
+        "Imported from the {} checkpoint {} (model_type {}): layer {}, {heads}, on “{text}”",
+        family(checkpoint),
+        request.model,
+        checkpoint.config().model_type,
+        request.layer,
+    );
+    let mut cut_to = whole.chars().take(MAX_SOURCE_CHARS).collect::<String>();
+    if cut_to.chars().count() < whole.chars().count() {
+        cut_to.pop();
+        cut_to.push('…');
+    }
+    cut_to
+}
+
+fn summary(checkpoint: &Checkpoint, request: &ImportRequest) -> String {
+    let config = checkpoint.config();
+    format!(
+        "A real {} ({} layers, d_model {}, {} heads of {}) on {} tokens made by {}.",
+        family(checkpoint),
+        config.layers,
+        config.d_model,
+        config.heads,
+        config.head_dim,
+        request.token_ids.len(),
+        request.tokenizer,
+    )
+}
+
+/// The narration of an imported lesson: where X comes from, what a cell of a wide row is, and
+/// what each head does on this sentence, read from the computed weights.
+fn narrate(checkpoint: &Checkpoint, request: &ImportRequest, lesson: &mut Lesson) {
+    let config = checkpoint.config();
+    let d = config.d_model;
+    let embedding = match (config.architecture, request.layer) {
+        (Architecture::Gpt2 | Architecture::AttnOnly, 0) => format!(
+            "X is what enters layer 0 of this {}: each token's row of the token embedding \
+             (wte, {d} numbers per token) plus its position's row of the learned position \
+             embedding (wpe). No single number of a row means anything on its own: a row is a \
+             direction in a {d}-dimensional space that the layers read with their weights.",
+            family(checkpoint)
+        ),
+        (_, 0) => format!(
+            "X is what enters layer 0 of this {}: each token's row of the token embedding \
+             (embed_tokens, {d} numbers per token). It carries no position: RoPE adds the \
+             positions later, by rotating the queries and keys.",
+            family(checkpoint)
+        ),
+        (architecture, layer) => format!(
+            "X is the residual stream entering layer {layer}: the token embeddings{} after the \
+             model's first {layer} block{} ({}), computed in float64 from the checkpoint and \
+             not stepped through here. Each row has {d} numbers; no single one means anything \
+             on its own.",
+            if architecture == Architecture::Llama {
+                ""
+            } else {
+                " plus the position embeddings"
+            },
+            if layer == 1 { "" } else { "s" },
+            match architecture {
+                Architecture::Gpt2 => "each: LayerNorm, attention, LayerNorm, MLP, each added back",
+                Architecture::Llama => "each: RMSNorm, attention, RMSNorm, gated MLP, each added back",
+                Architecture::AttnOnly => "each: attention, added back",
+            }
+        ),
+    };
+    lesson.narration.set(Step::Embedding, embedding);
+    let head_dim = config.head_dim;
+    lesson.narration.set(
+        Step::Projection,
+        format!(
+            "Each cell of Q, K and V is a dot product of {d} numbers: the token's row (after \
+             the norm) times one column of the weights, plus that column's bias where the model \
+             has one. Head by head, {head_dim} columns of W_q make that head's queries. With \
+             {d} terms a working cannot show them all: it shows the largest ones and the sum \
+             of the rest."
+        ),
+    );
+    let attention = Attention::compute(lesson);
+    let heads = lesson.heads.query;
+    let mut text = format!("On this sentence, where each token puts most of its weight:");
+    for head in 0..heads {
+        let Some(weights) = attention.matrix_in(MatrixName::Weights, head) else {
+            continue;
+        };
+        let name = match request.heads {
+            HeadChoice::One(head) => format!("head {head}"),
+            HeadChoice::All => format!("head {head}"),
+        };
+        let _ = write!(text, " {name}: {}.", pattern(weights, &lesson.tokens));
+    }
+    if columns(&text) <= crate::lesson::limits::MAX_NARRATION_CHARS {
+        lesson.narration.set(Step::Softmax, text);
+    }
+}
+
+/// What a head's weights do, in numbers: the mean weight on the first token, on the token
+/// itself and on the token before, and the strongest pair.
+fn pattern(weights: &DMatrix<f64>, tokens: &[String]) -> String {
+    let n = weights.nrows();
+    let mean = |pick: &dyn Fn(usize) -> Option<usize>| {
+        let values: Vec<f64> = (0..n)
+            .filter_map(|row| pick(row).map(|col| weights[(row, col)]))
+            .collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let first = mean(&|row| (row > 0).then_some(0));
+    let own = mean(&|row| (row > 0).then_some(row));
+    let previous = mean(&|row| row.checked_sub(1));
+    let mut parts = Vec::new();
+    if let Some(first) = first {
+        parts.push(format!("first token {first:.2}"));
+    }
+    if let Some(own) = own {
+        parts.push(format!("itself {own:.2}"));
+    }
+    if let Some(previous) = previous {
+        parts.push(format!("previous token {previous:.2}"));
+    }
+    // The last token sees every other: where it looks.
+    let last = n - 1;
+    let (col, weight) = (0..=last)
+        .map(|col| (col, weights[(last, col)]))
+        .fold((0, f64::MIN), |best, next| if next.1 > best.1 { next } else { best });
+    format!(
+        "mean weight on the {}; {} looks most at {} ({weight:.2})",
+        parts.join(", on "),
+        tokens[last],
+        tokens[col]
+    )
+}

@@ -1,0 +1,270 @@
+//! The learner's text as the model's tokens: ids by the checkpoint's own `tokenizer.json`, or by
+//! GPT-2's BPE built in (r50k_base) for a GPT-2 without one; and each token's label, the piece
+//! of text it stands for as a learner can read it.
+
+use std::path::{Path, PathBuf};
+
+use tokenizers::{DecoderWrapper, Tokenizer};
+
+use crate::lesson::text::{columns, printable};
+
+/// Widest token label a lesson takes, in columns.
+const LABEL_COLUMNS: usize = 16;
+
+/// A visible leading space: byte-level BPE folds the space before a word into its token.
+const SPACE: char = '␣';
+
+/// What turns text into the model's token ids.
+pub(crate) enum Vocabulary {
+    /// The checkpoint's `tokenizer.json`.
+    File {
+        tokenizer: Box<Tokenizer>,
+        /// Whether its pieces are byte-level (GPT-2, Llama 3, Qwen2: each byte a printable
+        /// character) rather than sentencepiece's (`▁` for a space, `<0xNN>` for a byte).
+        byte_level: bool,
+    },
+    /// GPT-2's own BPE, built in: a GPT-2 checkpoint without a tokenizer.json.
+    Gpt2,
+}
+
+/// The tokens of a text: ids and labels, one each.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Tokens {
+    pub ids: Vec<u64>,
+    pub labels: Vec<String>,
+}
+
+/// Why a tokenizer could not be used.
+#[derive(Debug)]
+pub(crate) struct TokenizerError {
+    pub file: PathBuf,
+    pub why: String,
+}
+
+impl Vocabulary {
+    /// The tokenizer of the checkpoint in `folder`: its `tokenizer.json` when it has one, else
+    /// GPT-2's BPE when `gpt2` (a GPT-2 checkpoint), else `None`.
+    pub(crate) fn of(folder: &Path, gpt2: bool) -> Result<Option<Vocabulary>, TokenizerError> {
+        let file = folder.join("tokenizer.json");
+        if !file.is_file() {
+            return Ok(gpt2.then_some(Vocabulary::Gpt2));
+        }
+        // The tokenizers crate reads a file anyone may have written; whatever it does with a
+        // strange one, the learner gets a message, not a crash.
+        let read = std::panic::catch_unwind(|| Tokenizer::from_file(&file));
+        let tokenizer = match read {
+            Ok(Ok(tokenizer)) => tokenizer,
+            Ok(Err(error)) => {
+                return Err(TokenizerError {
+                    file,
+                    why: printable(&error.to_string()),
+                });
+            }
+            Err(_) => {
+                return Err(TokenizerError {
+                    file,
+                    why: "the tokenizers library could not read it".to_string(),
+                });
+            }
+        };
+        let byte_level = is_byte_level(tokenizer.get_decoder());
+        Ok(Some(Vocabulary::File {
+            tokenizer: Box::new(tokenizer),
+            byte_level,
+        }))
+    }
+
+    /// Whether this is GPT-2's BPE built in (for the lesson's source line).
+    pub(crate) fn is_builtin_gpt2(&self) -> bool {
+        matches!(self, Vocabulary::Gpt2)
+    }
+
+    /// The ids of `text` with no special tokens added (`--bos` adds the one asked for).
+    pub(crate) fn encode(&self, text: &str, file: &Path) -> Result<Vec<u64>, TokenizerError> {
+        match self {
+            Vocabulary::Gpt2 => Ok(tiktoken_rs::r50k_base_singleton()
+                .encode_ordinary(text)
+                .into_iter()
+                .map(u64::from)
+                .collect()),
+            Vocabulary::File { tokenizer, .. } => {
+                let encoded = std::panic::catch_unwind(|| tokenizer.encode(text, false));
+                match encoded {
+                    Ok(Ok(encoding)) => Ok(encoding.get_ids().iter().map(|&id| id.into()).collect()),
+                    Ok(Err(error)) => Err(TokenizerError {
+                        file: file.to_path_buf(),
+                        why: printable(&error.to_string()),
+                    }),
+                    Err(_) => Err(TokenizerError {
+                        file: file.to_path_buf(),
+                        why: "the tokenizers library could not encode the text with it"
+                            .to_string(),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// The bytes of text token `id` stands for, as far as the vocabulary knows it; `None` for an
+    /// id it has no piece for.
+    pub(crate) fn bytes_of(&self, id: u64) -> Option<Vec<u8>> {
+        let id = u32::try_from(id).ok()?;
+        match self {
+            Vocabulary::Gpt2 => tiktoken_rs::r50k_base_singleton().decode_bytes(&[id]).ok(),
+            Vocabulary::File {
+                tokenizer,
+                byte_level,
+            } => {
+                let piece = tokenizer.id_to_token(id)?;
+                Some(if *byte_level {
+                    byte_level_bytes(&piece)
+                } else {
+                    sentencepiece_bytes(&piece)
+                })
+            }
+        }
+    }
+
+    /// The labels of `ids`: each token's piece, its leading space shown as `␣`, a piece that is
+    /// not whole UTF-8 shown by its bytes, at most 16 columns.
+    pub(crate) fn labels(&self, ids: &[u64]) -> Vec<String> {
+        ids.iter()
+            .map(|&id| match self.bytes_of(id) {
+                Some(bytes) => label(&bytes),
+                None => format!("#{id}"),
+            })
+            .collect()
+    }
+}
+
+/// Whether a tokenizer's decoder turns byte-level pieces back into bytes.
+fn is_byte_level(decoder: Option<&DecoderWrapper>) -> bool {
+    match decoder {
+        Some(DecoderWrapper::ByteLevel(_)) => true,
+        Some(DecoderWrapper::Sequence(sequence)) => sequence
+            .get_decoders()
+            .iter()
+            .any(|decoder| matches!(decoder, DecoderWrapper::ByteLevel(_))),
+        _ => false,
+    }
+}
+
+/// GPT-2's byte-level alphabet read backwards: each of its 256 characters stands for one byte
+/// (printable bytes for themselves, the others for 256 + their rank among the unprintable).
+fn byte_level_bytes(piece: &str) -> Vec<u8> {
+    piece
+        .chars()
+        .map(|ch| byte_of_char(ch).unwrap_or(b'?'))
+        .collect()
+}
+
+fn byte_of_char(ch: char) -> Option<u8> {
+    let printable = |byte: u8| matches!(byte, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
+    let code = u32::from(ch);
+    if code < 256 && printable(code as u8) {
+        return Some(code as u8);
+    }
+    // The unprintable bytes, in order, are 256, 257, …
+    let rank = code.checked_sub(256)?;
+    (0..=255u8)
+        .filter(|byte| !printable(*byte))
+        .nth(rank as usize)
+}
+
+/// A sentencepiece piece's bytes: `▁` is a space, and `<0xNN>` one byte (byte fallback).
+fn sentencepiece_bytes(piece: &str) -> Vec<u8> {
+    if let Some(hex) = piece
+        .strip_prefix("<0x")
+        .and_then(|rest| rest.strip_suffix('>'))
+        && hex.len() == 2
+        && let Ok(byte) = u8::from_str_radix(hex, 16)
+    {
+        return vec![byte];
+    }
+    piece.replace('▁', " ").into_bytes()
+}
+
+/// A token's label from its bytes.
+pub(crate) fn label(bytes: &[u8]) -> String {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            let visible = match text.strip_prefix(' ') {
+                Some(rest) => format!("{SPACE}{rest}"),
+                None => text.to_string(),
+            };
+            printable(&visible.replace('\n', "⏎"))
+        }
+        // Part of a character (byte-level BPE splits rare characters): its bytes.
+        Err(_) => bytes.iter().map(|byte| format!("\\x{byte:02x}")).collect(),
+    };
+    let text = if text.trim().is_empty() {
+        // Spaces only (after the first): each shown.
+        text.replace(' ', &SPACE.to_string())
+    } else {
+        text
+    };
+    shortened(&text)
+}
+
+/// At most `LABEL_COLUMNS` columns, cut with `…`.
+fn shortened(text: &str) -> String {
+    if columns(text) <= LABEL_COLUMNS {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for ch in text.chars() {
+        if columns(&out) + columns(&ch.to_string()) + 1 > LABEL_COLUMNS {
+            break;
+        }
+        out.push(ch);
+    }
+    out.push('…');
+    out
+}
+
+impl Tokens {
+    /// `text` tokenized, after the beginning-of-sequence token `bos` when one is asked for.
+    pub(crate) fn of(
+        vocabulary: &Vocabulary,
+        text: &str,
+        bos: Option<u64>,
+        file: &Path,
+    ) -> Result<Tokens, TokenizerError> {
+        let mut ids: Vec<u64> = bos.into_iter().collect();
+        ids.extend(vocabulary.encode(text, file)?);
+        let labels = vocabulary.labels(&ids);
+        Ok(Tokens { ids, labels })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpt2s_bpe_gives_the_published_ids_and_labels_with_the_space_shown() {
+        let tokens = Tokens::of(&Vocabulary::Gpt2, "The cat sleeps", None, Path::new("-")).unwrap();
+        assert_eq!(tokens.ids, [464, 3797, 44263]);
+        assert_eq!(tokens.labels, ["The", "␣cat", "␣sleeps"]);
+    }
+
+    #[test]
+    fn a_piece_that_is_part_of_a_character_is_shown_by_its_bytes() {
+        assert_eq!(label(&[0xe2, 0x80]), "\\xe2\\x80");
+        assert_eq!(label(b"\n"), "⏎");
+        assert_eq!(label(b"  "), "␣␣");
+        assert_eq!(label("\u{1b}]2;x".as_bytes()), "\\u{001b}]2;x");
+        assert_eq!(columns(&label(&[b'a'; 40])), LABEL_COLUMNS);
+    }
+
+    #[test]
+    fn the_byte_level_alphabet_reads_back_every_byte() {
+        // Ġ (U+0120) is the space, Ċ (U+010A) the line feed.
+        assert_eq!(byte_level_bytes("Ġcat"), b" cat");
+        assert_eq!(byte_level_bytes("Ċ"), b"\n");
+        assert_eq!(byte_of_char('!'), Some(b'!'));
+        assert_eq!(byte_of_char('\u{100}'), Some(0));
+        assert_eq!(sentencepiece_bytes("▁cat"), b" cat");
+        assert_eq!(sentencepiece_bytes("<0xE2>"), [0xe2]);
+    }
+}
