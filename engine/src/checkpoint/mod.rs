@@ -10,6 +10,7 @@
 
 mod config;
 mod error;
+mod forward;
 mod layer;
 mod names;
 mod safetensors_file;
@@ -82,6 +83,24 @@ impl Checkpoint {
         layer::read(self, layer)
     }
 
+    /// The residual stream entering block `layer` (0-based) for the token ids `token_ids`
+    /// (tokens × d_model): the token embeddings (and GPT-2's learned positions), then blocks 0
+    /// to `layer` − 1 computed whole, as Hugging Face's modeling code defines them. `layer` may
+    /// be the number of layers: the stream after the last block, before the final norm. Only
+    /// the tensors of those blocks are read.
+    pub fn residual_stream(
+        &self,
+        token_ids: &[usize],
+        layer: usize,
+    ) -> Result<DMatrix<f64>, CheckpointError> {
+        forward::residual_stream(self, token_ids, layer)
+    }
+
+    /// The model's beginning-of-sequence token, when config.json names one (`bos_token_id`).
+    pub fn bos_token_id(&self) -> Option<usize> {
+        self.config.bos_token_id
+    }
+
     /// The token embeddings of the token ids `tokens`, a row each (tokens × d_model), from
     /// `wte.weight` or `model.embed_tokens.weight` (vocabulary × d_model): only those rows are
     /// read, not the whole vocabulary.
@@ -119,13 +138,23 @@ impl Checkpoint {
         }
     }
 
-    /// A text longer than the model's context is refused: it has no positions past it.
+    /// A text longer than the model's context is refused: it has no positions past it. So is
+    /// one longer than its attention window, which would change the causal mask.
     fn check_length(&self, tokens: usize) -> Result<(), CheckpointError> {
         if tokens > self.config.context {
             return Err(CheckpointError::TooManyTokens {
                 file: self.config_path.clone(),
                 tokens,
                 context: self.config.context,
+            });
+        }
+        if let Some(window) = self.config.sliding_window
+            && tokens > window
+        {
+            return Err(CheckpointError::PastWindow {
+                file: self.config_path.clone(),
+                tokens,
+                window,
             });
         }
         Ok(())
