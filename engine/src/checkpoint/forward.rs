@@ -1,7 +1,8 @@
 //! The residual stream entering a layer, computed as Hugging Face's modeling_gpt2 and
 //! modeling_llama define it, in f64: the embeddings, then each earlier block whole (its norms,
 //! its attention and its MLP). The lesson opens on the layer after them and does not step
-//! through them; tests/reference/checkpoint.py computes the same numbers with numpy.
+//! through them; tests/reference/checkpoint.py computes the same numbers with numpy. No
+//! lm_head is read, so `tie_word_embeddings` does not matter here.
 
 use nalgebra::DMatrix;
 
@@ -209,7 +210,12 @@ fn llama_block_mlp(
     let y = normalise(&norm, x);
     let gate = linear(checkpoint, &names.gate_proj, [width, d], &y)?.map(silu);
     let up = linear(checkpoint, &names.up_proj, [width, d], &y)?;
-    linear(checkpoint, &names.down_proj, [d, width], &gate.component_mul(&up))
+    linear(
+        checkpoint,
+        &names.down_proj,
+        [d, width],
+        &gate.component_mul(&up),
+    )
 }
 
 /// A Linear layer of the Llama layout on the rows of `y`: its weight is stored [out, in], and
@@ -228,5 +234,8 @@ fn linear(
     } else {
         None
     };
-    Ok(with_bias((weight * y.transpose()).transpose(), bias.as_ref()))
+    Ok(with_bias(
+        (weight * y.transpose()).transpose(),
+        bias.as_ref(),
+    ))
 }

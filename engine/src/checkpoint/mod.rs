@@ -2,8 +2,9 @@
 //! `ModelConfig`, then only the tensors a layer needs, by their published names, each shape
 //! checked against the config, into f64 matrices.
 //!
-//! This is the first piece of importing a real model (issue 31): it reads; it builds no lesson,
-//! has no command and no tokenizer yet. GPT-2 (`gpt2`), the Llama layout (`llama`, `mistral`,
+//! This is the first piece of importing a real model (issue 31): it reads, and computes the
+//! residual stream entering a layer (the blocks before it, as Hugging Face defines them); it
+//! builds no lesson, has no command and no tokenizer yet. GPT-2 (`gpt2`), the Llama layout (`llama`, `mistral`,
 //! `qwen2`) and the project's own `attn-only` models are read, with F32, F16 and BF16 weights,
 //! from one `model.safetensors` or a sharded `model.safetensors.index.json`. Every bad file is a
 //! `CheckpointError` naming the file and the key or tensor; none panics.

@@ -973,13 +973,20 @@ fn the_stream_entering_layer_0_is_the_token_embeddings_and_learned_positions() {
     let gpt2 = checkpoint_folder(GPT2_CONFIG, &gpt2_tensors("transformer.", Dtype::F32, true));
     let x = open(gpt2.path()).residual_stream(&[3, 0, 3], 0).unwrap();
     let wte = expected("transformer.wte.weight", &[11, 8], Dtype::F32).select_rows(&[3, 0, 3]);
-    let wpe = expected("transformer.wpe.weight", &[6, 8], Dtype::F32).rows(0, 3).into_owned();
+    let wpe = expected("transformer.wpe.weight", &[6, 8], Dtype::F32)
+        .rows(0, 3)
+        .into_owned();
     assert_eq!(x, wte + wpe);
     let attn_only = checkpoint_folder(ATTN_ONLY_CONFIG, &gpt2_tensors("", Dtype::F32, false));
     let x = open(attn_only.path()).residual_stream(&[10, 1], 0).unwrap();
     let wte = expected("wte.weight", &[11, 8], Dtype::F32).select_rows(&[10, 1]);
-    let wpe = expected("wpe.weight", &[6, 8], Dtype::F32).rows(0, 2).into_owned();
+    let wpe = expected("wpe.weight", &[6, 8], Dtype::F32)
+        .rows(0, 2)
+        .into_owned();
     assert_eq!(x, wte + wpe);
+    // No tokens, no rows: through both blocks without a panic.
+    let empty = open(gpt2.path()).residual_stream(&[], 2).unwrap();
+    assert_eq!(empty.shape(), (0, 8));
     // RoPE models add no positions to the stream.
     let llama = checkpoint_folder(&llama_config("llama"), &llama_tensors(Dtype::BF16, false));
     let x = open(llama.path()).residual_stream(&[12, 5], 0).unwrap();
@@ -1003,7 +1010,10 @@ fn has_numpy(python: &std::ffi::OsStr) -> bool {
 /// under CI, where it fails.
 fn python() -> Option<std::ffi::OsString> {
     if let Some(chosen) = std::env::var_os("ATTN_PYTHON") {
-        assert!(has_numpy(&chosen), "ATTN_PYTHON={chosen:?} cannot import numpy");
+        assert!(
+            has_numpy(&chosen),
+            "ATTN_PYTHON={chosen:?} cannot import numpy"
+        );
         return Some(chosen);
     }
     let found = ["python3", "/usr/bin/python3"]
@@ -1075,7 +1085,11 @@ fn json_to_matrix(value: &serde_json::Value) -> DMatrix<f64> {
             other => other.as_f64().expect("a number"),
         })
         .collect();
-    let columns = if rows.is_empty() { 0 } else { cells.len() / rows.len() };
+    let columns = if rows.is_empty() {
+        0
+    } else {
+        cells.len() / rows.len()
+    };
     DMatrix::from_row_slice(rows.len(), columns, &cells)
 }
 
@@ -1217,10 +1231,8 @@ fn layer_document(checkpoint: &Checkpoint, tokens: &[usize], layer: usize) -> se
         }
         let output = &attention * &v_h;
         concat.columns_mut(h * hd, hd).copy_from(&output);
-        let optional = |m: &Option<DMatrix<f64>>| {
-            m.as_ref()
-                .map_or(serde_json::Value::Null, matrix_to_json)
-        };
+        let optional =
+            |m: &Option<DMatrix<f64>>| m.as_ref().map_or(serde_json::Value::Null, matrix_to_json);
         heads.push(serde_json::json!({
             "q": matrix_to_json(&q_h), "k": matrix_to_json(&k_h), "v": matrix_to_json(&v_h),
             "q_rope": optional(&q_rope), "k_rope": optional(&k_rope),
@@ -1311,7 +1323,10 @@ fn the_stream_reads_only_the_blocks_before_the_layer() {
     let checkpoint = open(folder.path());
     checkpoint.residual_stream(&[1, 2], 1).unwrap();
     let message = error_of(checkpoint.residual_stream(&[1, 2], 2));
-    assert_says(&message, &["model.safetensors: no tensor `h.1.ln_1.weight`"]);
+    assert_says(
+        &message,
+        &["model.safetensors: no tensor `h.1.ln_1.weight`"],
+    );
 }
 
 #[test]
@@ -1322,7 +1337,10 @@ fn a_missing_or_misshapen_mlp_tensor_is_named() {
         .collect();
     let folder = checkpoint_folder(GPT2_CONFIG, &tensors);
     let message = error_of(open(folder.path()).residual_stream(&[1], 1));
-    assert_says(&message, &["model.safetensors: no tensor `h.0.mlp.c_fc.bias`"]);
+    assert_says(
+        &message,
+        &["model.safetensors: no tensor `h.0.mlp.c_fc.bias`"],
+    );
     // n_inner says the MLP is 16 wide; the tensors are GPT-2's default 4 × 8.
     let config = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"n_inner\": 16");
     let folder = checkpoint_folder(&config, &gpt2_tensors("", Dtype::F32, true));
@@ -1332,7 +1350,8 @@ fn a_missing_or_misshapen_mlp_tensor_is_named() {
         &["tensor `h.0.mlp.c_fc.weight` has shape [8, 32]; it should be [8, 16]"],
     );
     // intermediate_size says 12.
-    let config = llama_config("llama").replace("\"intermediate_size\": 16", "\"intermediate_size\": 12");
+    let config =
+        llama_config("llama").replace("\"intermediate_size\": 16", "\"intermediate_size\": 12");
     let folder = checkpoint_folder(&config, &llama_tensors(Dtype::F32, false));
     let message = error_of(open(folder.path()).residual_stream(&[1], 1));
     assert_says(
@@ -1340,7 +1359,8 @@ fn a_missing_or_misshapen_mlp_tensor_is_named() {
         &["tensor `model.layers.0.mlp.gate_proj.weight` has shape [16, 8]; it should be [12, 8]"],
     );
     // mlp_bias promises biases the file does not have.
-    let config = llama_config("llama").replace("\"hidden_act\"", "\"mlp_bias\": true, \"hidden_act\"");
+    let config =
+        llama_config("llama").replace("\"hidden_act\"", "\"mlp_bias\": true, \"hidden_act\"");
     let folder = checkpoint_folder(&config, &llama_tensors(Dtype::F32, false));
     let message = error_of(open(folder.path()).residual_stream(&[1], 1));
     assert_says(&message, &["no tensor `model.layers.0.mlp.gate_proj.bias`"]);
@@ -1352,7 +1372,9 @@ fn a_stream_past_the_last_layer_is_refused() {
     let message = error_of(open(folder.path()).residual_stream(&[1], 3));
     assert_says(
         &message,
-        &["config.json: the residual stream enters layers 0 to 2 (2 being after the model's last layer); 3 is past them"],
+        &[
+            "config.json: the residual stream enters layers 0 to 2 (2 being after the model's last layer); 3 is past them",
+        ],
     );
 }
 
@@ -1364,7 +1386,8 @@ fn the_beginning_of_sequence_token_is_read_from_the_config() {
     };
     let gpt2 = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"bos_token_id\": 10");
     assert_eq!(with(&gpt2).unwrap(), Some(10));
-    let zero = llama_config("llama").replace("\"vocab_size\"", "\"bos_token_id\": 0, \"vocab_size\"");
+    let zero =
+        llama_config("llama").replace("\"vocab_size\"", "\"bos_token_id\": 0, \"vocab_size\"");
     assert_eq!(with(&zero).unwrap(), Some(0));
     assert_eq!(with(GPT2_CONFIG).unwrap(), None);
     let null = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"bos_token_id\": null");
@@ -1372,7 +1395,9 @@ fn the_beginning_of_sequence_token_is_read_from_the_config() {
     let text = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"bos_token_id\": \"<s>\"");
     assert_says(
         &error_of(with(&text)),
-        &["config.json: `bos_token_id` is \"<s>\" (a string); it should be a whole number, 0 or more"],
+        &[
+            "config.json: `bos_token_id` is \"<s>\" (a string); it should be a whole number, 0 or more",
+        ],
     );
 }
 
@@ -1382,7 +1407,8 @@ fn config_keys_that_would_change_the_numbers_are_refused_by_name() {
         config_error(&GPT2_CONFIG.replace("\"n_head\": 2", &format!("\"n_head\": 2, {key_value}")))
     };
     let llama = |key_value: &str| {
-        let config = llama_config("llama").replace("\"vocab_size\"", &format!("{key_value}, \"vocab_size\""));
+        let config = llama_config("llama")
+            .replace("\"vocab_size\"", &format!("{key_value}, \"vocab_size\""));
         config_error(&config)
     };
     let cases = [
@@ -1443,20 +1469,35 @@ fn config_keys_that_would_change_the_numbers_are_refused_by_name() {
 fn a_text_longer_than_the_attention_window_is_refused_naming_sliding_window() {
     let tensors = llama_tensors(Dtype::F32, false);
     let window = |model_type: &str, keys: &str| {
-        let config = llama_config(model_type).replace("\"vocab_size\"", &format!("{keys}\"vocab_size\""));
+        let config =
+            llama_config(model_type).replace("\"vocab_size\"", &format!("{keys}\"vocab_size\""));
         checkpoint_folder(&config, &tensors)
     };
     let refused = "config.json: 4 tokens are more than the model's attention window (3, its `sliding_window`)";
     let mistral = window("mistral", "\"sliding_window\": 3, ");
     let checkpoint = open(mistral.path());
-    assert_says(&error_of(checkpoint.residual_stream(&[1, 2, 3, 4], 0)), &[refused]);
-    assert_says(&error_of(checkpoint.token_embeddings(&[1, 2, 3, 4])), &[refused]);
+    assert_says(
+        &error_of(checkpoint.residual_stream(&[1, 2, 3, 4], 0)),
+        &[refused],
+    );
+    assert_says(
+        &error_of(checkpoint.token_embeddings(&[1, 2, 3, 4])),
+        &[refused],
+    );
     checkpoint.residual_stream(&[1, 2, 3], 2).unwrap();
-    let qwen2 = window("qwen2", "\"use_sliding_window\": true, \"sliding_window\": 3, ");
-    assert_says(&error_of(open(qwen2.path()).residual_stream(&[1, 2, 3, 4], 0)), &[refused]);
+    let qwen2 = window(
+        "qwen2",
+        "\"use_sliding_window\": true, \"sliding_window\": 3, ",
+    );
+    assert_says(
+        &error_of(open(qwen2.path()).residual_stream(&[1, 2, 3, 4], 0)),
+        &[refused],
+    );
     // Qwen2 without use_sliding_window, and Mistral with a null window, have none.
     let qwen2 = window("qwen2", "\"sliding_window\": 3, ");
-    open(qwen2.path()).residual_stream(&[1, 2, 3, 4], 0).unwrap();
+    open(qwen2.path())
+        .residual_stream(&[1, 2, 3, 4], 0)
+        .unwrap();
     let mistral = window("mistral", "\"sliding_window\": null, ");
     assert_eq!(open(mistral.path()).config().sliding_window, None);
     // MistralConfig's default when the key is left out.
