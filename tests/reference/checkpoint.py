@@ -25,6 +25,8 @@ transformers' modeling_gpt2 and modeling_llama do:
         compares SHOW.json (e.g. `attn-tutor show IMPORTED --format json`) with the reference
     checkpoint.py --self-test
 
+Config values under which Hugging Face computes something else (an activation other than
+gelu_new or silu, rope_scaling, partial RoPE, GPT-2's other attention scalings) are refused.
 L may be the model's number of layers: then only "x" (the stream after the last block) is
 computed. A value agrees when |theirs - numpy| <= 1e-9 * max(1, |numpy|). Every run starts with
 the self-test, so a broken reference cannot pass. The exit code is 0 only when the self-test
@@ -134,6 +136,23 @@ class Tensors:
         return any(name.startswith(prefix) for name in self.files)
 
 
+def refuse_variants(config):
+    """Config values under which Hugging Face computes something this reference does not: it
+    stops rather than give other numbers."""
+    changes = [
+        ("activation_function", lambda v: v in (None, "gelu_new")),
+        ("scale_attn_by_inverse_layer_idx", lambda v: not v),
+        ("scale_attn_weights", lambda v: v is None or v),
+        ("hidden_act", lambda v: v in (None, "silu")),
+        ("rope_scaling", lambda v: v is None
+         or (v.get("rope_type") or v.get("type")) == "default"),
+        ("partial_rotary_factor", lambda v: v in (None, 1, 1.0)),
+    ]
+    for key, computed in changes:
+        if not computed(config.get(key)):
+            raise CheckpointError(f"{key} = {config[key]!r} is not computed here")
+
+
 class Model:
     """config.json's numbers under Hugging Face's key names, with its config classes' defaults."""
 
@@ -142,6 +161,7 @@ class Model:
             config = json.load(handle)
         self.tensors = Tensors(folder)
         self.kind = config["model_type"]
+        refuse_variants(config)
         if self.kind in ("gpt2", "attn-only"):
             self.d = config["n_embd"]
             self.heads = config["n_head"]
@@ -513,6 +533,14 @@ def self_test():
           np.allclose(weights[0], [1, 0, 0]) and np.allclose(weights[2], [1 / 3] * 3))
     check("GQA: 4 query heads over 2 groups read groups 0, 0, 1, 1",
           [group_of(h, 4, 2) for h in range(4)] == [0, 0, 1, 1])
+    for key, value in [("activation_function", "gelu"), ("rope_scaling", {"rope_type": "llama3"}),
+                       ("scale_attn_weights", False), ("hidden_act", "gelu")]:
+        try:
+            refuse_variants({key: value})
+            check(f"{key} = {value!r} is refused", False)
+        except CheckpointError:
+            pass
+    refuse_variants({"rope_scaling": {"type": "default"}, "scale_attn_weights": True})
     check("-inf is written as the string \"-inf\"",
           rows(np.array([[-np.inf, 1.0]])) == [["-inf", 1.0]])
     problems, _ = compare({"token_ids": [1], "x": np.array([[1.0]]), "normed": None,
