@@ -308,6 +308,25 @@ fn a_tensor_is_read_by_name_with_its_shape_checked() {
 }
 
 #[test]
+fn a_matrix_wider_and_taller_than_the_copys_tiles_is_read_exactly() {
+    // The reader copies rows to columns 32 × 32 at a time: 37 × 70 ends inside a tile both ways.
+    let tensors = [
+        tensor("tall", &[70, 37], Dtype::F32),
+        tensor("wide", &[37, 70], Dtype::BF16),
+    ];
+    let folder = checkpoint_folder(GPT2_CONFIG, &tensors);
+    let checkpoint = open(folder.path());
+    assert_eq!(
+        checkpoint.tensor("tall", &[70, 37]).unwrap(),
+        expected("tall", &[70, 37], Dtype::F32)
+    );
+    assert_eq!(
+        checkpoint.tensor("wide", &[37, 70]).unwrap(),
+        expected("wide", &[37, 70], Dtype::BF16)
+    );
+}
+
+#[test]
 fn an_attn_only_checkpoint_has_no_norm() {
     let config = r#"{"model_type": "attn-only", "n_layer": 2, "n_head": 2, "n_embd": 8,
       "n_positions": 6, "vocab_size": 11}"#;
