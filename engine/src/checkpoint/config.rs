@@ -46,7 +46,8 @@ pub struct ModelConfig {
     /// The width inside each block's MLP (`n_inner`, else 4 × `n_embd`; `intermediate_size`);
     /// `None` for attn-only models, which have no MLP.
     pub mlp_width: Option<usize>,
-    /// Whether a Llama-layout MLP's projections have biases (`mlp_bias`).
+    /// Whether the MLP's projections have biases: always in GPT-2, in the Llama layout when
+    /// `mlp_bias` says so; attn-only models have no MLP.
     pub mlp_bias: bool,
     /// The beginning-of-sequence token (`bos_token_id`), when the config names one.
     pub bos_token_id: Option<usize>,
@@ -172,8 +173,8 @@ impl Keys<'_> {
                     rope_theta: None,
                     vocabulary: self.count("vocab_size")?,
                     context,
+                    mlp_bias: mlp_width.is_some(),
                     mlp_width,
-                    mlp_bias: true,
                     bos_token_id: self.optional_index("bos_token_id")?,
                     sliding_window: None,
                 }

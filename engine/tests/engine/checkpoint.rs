@@ -1523,3 +1523,24 @@ fn a_text_longer_than_the_attention_window_is_refused_naming_sliding_window() {
     let mistral = window("mistral", "");
     assert_eq!(open(mistral.path()).config().sliding_window, Some(4096));
 }
+
+#[test]
+fn the_mlps_width_and_biases_come_from_the_config_or_hugging_faces_defaults() {
+    let mlp = |config: &str| {
+        let folder = checkpoint_folder(config, &[tensor("x", &[1], Dtype::F32)]);
+        let config = open(folder.path()).config().clone();
+        (config.mlp_width, config.mlp_bias)
+    };
+    assert_eq!(mlp(GPT2_CONFIG), (Some(32), true));
+    let n_inner = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"n_inner\": 20");
+    assert_eq!(mlp(&n_inner), (Some(20), true));
+    assert_eq!(mlp(ATTN_ONLY_CONFIG), (None, false));
+    assert_eq!(mlp(&llama_config("llama")), (Some(16), false));
+    let biased =
+        llama_config("llama").replace("\"hidden_act\"", "\"mlp_bias\": true, \"hidden_act\"");
+    assert_eq!(mlp(&biased), (Some(16), true));
+    for (model_type, width) in [("llama", 11_008), ("mistral", 14_336), ("qwen2", 22_016)] {
+        let config = llama_config(model_type).replace("\"intermediate_size\": 16, ", "");
+        assert_eq!(mlp(&config), (Some(width), false), "{model_type}");
+    }
+}
