@@ -950,7 +950,8 @@ fn llama_with_every_bias(dtype: Dtype) -> (String, Vec<Tensor>) {
 }
 
 /// The checkpoints the residual stream is checked on: every architecture, with and without
-/// GPT-2's prefix, grouped K/V heads, Qwen2's and Llama's optional biases, F16 and BF16.
+/// GPT-2's prefix, whole and sharded, grouped K/V heads, Qwen2's and Llama's optional biases,
+/// F16 and BF16.
 fn stream_cases() -> Vec<(&'static str, tempfile::TempDir, Vec<usize>)> {
     let (every_bias_config, every_bias) = llama_with_every_bias(Dtype::F32);
     vec![
@@ -964,6 +965,7 @@ fn stream_cases() -> Vec<(&'static str, tempfile::TempDir, Vec<usize>)> {
             checkpoint_folder(GPT2_CONFIG, &gpt2_tensors("", Dtype::F16, true)),
             vec![1, 2, 9, 4, 4, 0],
         ),
+        ("gpt2 sharded, F16", sharded_gpt2(|_| {}), vec![0, 10, 5]),
         (
             "llama, 4 query heads over 2 K/V heads, BF16",
             checkpoint_folder(&llama_config("llama"), &llama_tensors(Dtype::BF16, false)),
