@@ -46,6 +46,9 @@ pub struct ModelConfig {
     /// The width inside each block's MLP (`n_inner`, else 4 × `n_embd`; `intermediate_size`);
     /// `None` for attn-only models, which have no MLP.
     pub mlp_width: Option<usize>,
+    /// Whether config.json promises biases on Q, K, V and O (Llama's `attention_bias`): they
+    /// must then be in the checkpoint. Without it they are read when there (Qwen2's Q, K, V).
+    pub attention_bias: bool,
     /// Whether the MLP's projections have biases: always in GPT-2, in the Llama layout when
     /// `mlp_bias` says so; attn-only models have no MLP.
     pub mlp_bias: bool,
@@ -173,6 +176,7 @@ impl Keys<'_> {
                     rope_theta: None,
                     vocabulary: self.count("vocab_size")?,
                     context,
+                    attention_bias: false,
                     mlp_bias: mlp_width.is_some(),
                     mlp_width,
                     bos_token_id: self.optional_index("bos_token_id")?,
@@ -217,6 +221,7 @@ impl Keys<'_> {
                         self.optional_count("intermediate_size")?
                             .unwrap_or_else(|| default_mlp_width(&model_type)),
                     ),
+                    attention_bias: self.flag("attention_bias", false)?,
                     mlp_bias: self.flag("mlp_bias", false)?,
                     bos_token_id: self.optional_index("bos_token_id")?,
                     sliding_window: self.sliding_window(&model_type)?,
@@ -258,8 +263,7 @@ impl Keys<'_> {
     }
 
     /// The keys of the Llama-layout configs that would change the numbers in ways not
-    /// computed here, refused by name rather than read past. `attention_bias` needs no check:
-    /// the projections' biases are read whenever the checkpoint has them.
+    /// computed here, refused by name rather than read past.
     fn refuse_llama_variants(&self) -> Result<(), CheckpointError> {
         if let Some(value) = self.get("hidden_act")
             && value.as_str() != Some("silu")

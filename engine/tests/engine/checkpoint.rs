@@ -1351,7 +1351,7 @@ fn the_stream_reads_only_the_blocks_before_the_layer() {
 }
 
 #[test]
-fn a_missing_or_misshapen_mlp_tensor_is_named() {
+fn a_missing_or_misshapen_mlp_tensor_or_a_promised_bias_is_named() {
     let tensors: Vec<Tensor> = gpt2_tensors("", Dtype::F32, true)
         .into_iter()
         .filter(|tensor| tensor.name != "h.0.mlp.c_fc.bias")
@@ -1378,6 +1378,15 @@ fn a_missing_or_misshapen_mlp_tensor_is_named() {
     assert_says(
         &message,
         &["tensor `model.layers.0.mlp.gate_proj.weight` has shape [16, 8]; it should be [12, 8]"],
+    );
+    // attention_bias promises biases the file does not have.
+    let config =
+        llama_config("llama").replace("\"hidden_act\"", "\"attention_bias\": true, \"hidden_act\"");
+    let folder = checkpoint_folder(&config, &llama_tensors(Dtype::F32, false));
+    let message = error_of(open(folder.path()).attention_layer(0));
+    assert_says(
+        &message,
+        &["no tensor `model.layers.0.self_attn.q_proj.bias`"],
     );
     // mlp_bias promises biases the file does not have.
     let config =
