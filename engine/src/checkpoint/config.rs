@@ -43,6 +43,21 @@ pub struct ModelConfig {
     pub vocabulary: usize,
     /// The most tokens the model reads at once.
     pub context: usize,
+    /// The width inside each block's MLP (`n_inner`, else 4 × `n_embd`; `intermediate_size`);
+    /// `None` for attn-only models, which have no MLP.
+    pub mlp_width: Option<usize>,
+    /// Whether config.json promises biases on Q, K, V and O (Llama's `attention_bias`): they
+    /// must then be in the checkpoint. Without it they are read when there (Qwen2's Q, K, V).
+    pub attention_bias: bool,
+    /// Whether the MLP's projections have biases: always in GPT-2, in the Llama layout when
+    /// `mlp_bias` says so; attn-only models have no MLP.
+    pub mlp_bias: bool,
+    /// The beginning-of-sequence token (`bos_token_id`), when the config names one.
+    pub bos_token_id: Option<usize>,
+    /// The most tokens back a token may look, when attention is limited to a window (Mistral's
+    /// `sliding_window`, Qwen2's with `use_sliding_window`): a longer text is refused, since
+    /// the window would then change the mask.
+    pub sliding_window: Option<usize>,
 }
 
 /// Hugging Face's defaults where its config classes have one and real configs may leave the key
@@ -50,6 +65,19 @@ pub struct ModelConfig {
 const GPT2_EPSILON: f64 = 1e-5;
 const LLAMA_EPSILON: f64 = 1e-6;
 const ROPE_THETA: f64 = 10_000.0;
+/// MistralConfig's window when its config leaves `sliding_window` out (a `null` is no window),
+/// and Qwen2Config's.
+const SLIDING_WINDOW: usize = 4096;
+
+/// The MLP widths Hugging Face's config classes default to when `intermediate_size` is left
+/// out (LlamaConfig, MistralConfig, Qwen2Config).
+fn default_mlp_width(model_type: &str) -> usize {
+    match model_type {
+        "mistral" => 14_336,
+        "qwen2" => 22_016,
+        _ => 11_008,
+    }
+}
 
 const COUNT: &str = "a whole number above 0";
 const POSITIVE: &str = "a number above 0";
@@ -121,6 +149,21 @@ impl Keys<'_> {
                     ),
                     _ => None,
                 };
+                let mlp_width = match architecture {
+                    Architecture::Gpt2 => {
+                        self.refuse_gpt2_variants()?;
+                        match self.optional_count("n_inner")? {
+                            Some(width) => Some(width),
+                            None => Some(d_model.checked_mul(4).ok_or_else(|| {
+                                self.inconsistent(format!(
+                                    "n_embd ({d_model}) times 4, the MLP's width, is past what \
+                                     this machine can count"
+                                ))
+                            })?),
+                        }
+                    }
+                    _ => None,
+                };
                 ModelConfig {
                     architecture,
                     model_type,
@@ -133,9 +176,15 @@ impl Keys<'_> {
                     rope_theta: None,
                     vocabulary: self.count("vocab_size")?,
                     context,
+                    attention_bias: false,
+                    mlp_bias: mlp_width.is_some(),
+                    mlp_width,
+                    bos_token_id: self.optional_index("bos_token_id")?,
+                    sliding_window: None,
                 }
             }
             Architecture::Llama => {
+                self.refuse_llama_variants()?;
                 let d_model = self.count("hidden_size")?;
                 let heads = self.count("num_attention_heads")?;
                 let kv_heads = self.optional_count("num_key_value_heads")?.unwrap_or(heads);
@@ -149,9 +198,13 @@ impl Keys<'_> {
                     Some(head_dim) => head_dim,
                     None => self.head_dim(d_model, heads, "hidden_size", "num_attention_heads")?,
                 };
+                if !head_dim.is_multiple_of(2) {
+                    return Err(self.inconsistent(format!(
+                        "head_dim ({head_dim}) is odd; RoPE turns each head's columns in pairs"
+                    )));
+                }
                 ModelConfig {
                     architecture,
-                    model_type,
                     layers: self.count("num_hidden_layers")?,
                     d_model,
                     heads,
@@ -164,10 +217,102 @@ impl Keys<'_> {
                     rope_theta: Some(self.optional_positive("rope_theta")?.unwrap_or(ROPE_THETA)),
                     vocabulary: self.count("vocab_size")?,
                     context: self.count("max_position_embeddings")?,
+                    mlp_width: Some(
+                        self.optional_count("intermediate_size")?
+                            .unwrap_or_else(|| default_mlp_width(&model_type)),
+                    ),
+                    attention_bias: self.flag("attention_bias", false)?,
+                    mlp_bias: self.flag("mlp_bias", false)?,
+                    bos_token_id: self.optional_index("bos_token_id")?,
+                    sliding_window: self.sliding_window(&model_type)?,
+                    model_type,
                 }
             }
         };
         Ok(config)
+    }
+
+    /// The keys of GPT2Config that would change the numbers of a layer in ways not computed
+    /// here, refused by name rather than read past.
+    fn refuse_gpt2_variants(&self) -> Result<(), CheckpointError> {
+        if let Some(value) = self.get("activation_function")
+            && value.as_str() != Some("gelu_new")
+        {
+            return Err(self.wrong(
+                "activation_function",
+                value,
+                "\"gelu_new\" (GELU's tanh form), the only MLP activation computed here",
+            ));
+        }
+        if self.flag("scale_attn_by_inverse_layer_idx", false)? {
+            return Err(self.wrong(
+                "scale_attn_by_inverse_layer_idx",
+                &Value::Bool(true),
+                "false: scores divided by the layer's number as well as by √d_head are not \
+                 computed here",
+            ));
+        }
+        if !self.flag("scale_attn_weights", true)? {
+            return Err(self.wrong(
+                "scale_attn_weights",
+                &Value::Bool(false),
+                "true: scores not divided by √d_head are not computed here",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The keys of the Llama-layout configs that would change the numbers in ways not
+    /// computed here, refused by name rather than read past.
+    fn refuse_llama_variants(&self) -> Result<(), CheckpointError> {
+        if let Some(value) = self.get("hidden_act")
+            && value.as_str() != Some("silu")
+        {
+            return Err(self.wrong(
+                "hidden_act",
+                value,
+                "\"silu\", the only MLP activation computed here",
+            ));
+        }
+        if let Some(value) = self.get("rope_scaling") {
+            let kind = value
+                .get("rope_type")
+                .or_else(|| value.get("type"))
+                .and_then(Value::as_str);
+            if kind != Some("default") {
+                return Err(self.wrong(
+                    "rope_scaling",
+                    value,
+                    "null: scaled RoPE (such as Llama 3.1's \"llama3\") is not computed here, \
+                     and RoPE without its scaling would give other numbers",
+                ));
+            }
+        }
+        if let Some(value) = self.get("partial_rotary_factor")
+            && value.as_f64() != Some(1.0)
+        {
+            return Err(self.wrong(
+                "partial_rotary_factor",
+                value,
+                "1: RoPE on part of each head's columns is not computed here",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The attention window: Mistral's `sliding_window` (MistralConfig's 4096 when left out,
+    /// none when `null`); Qwen2's when `use_sliding_window` is true.
+    fn sliding_window(&self, model_type: &str) -> Result<Option<usize>, CheckpointError> {
+        let window = || {
+            self.optional_count("sliding_window")
+                .map(|window| window.or(Some(SLIDING_WINDOW)))
+        };
+        match model_type {
+            "mistral" if self.map.get("sliding_window").is_some_and(Value::is_null) => Ok(None),
+            "mistral" => window(),
+            "qwen2" if self.flag("use_sliding_window", false)? => window(),
+            _ => Ok(None),
+        }
     }
 
     /// d_model ÷ heads, which must divide evenly when the config does not give head_dim.
@@ -241,6 +386,26 @@ impl Keys<'_> {
         match value.as_u64().and_then(|count| usize::try_from(count).ok()) {
             Some(count) if count > 0 => Ok(Some(count)),
             _ => Err(self.wrong(key, value, COUNT)),
+        }
+    }
+
+    /// A whole number ≥ 0 (a token id), or `None` when the key is absent or null.
+    fn optional_index(&self, key: &'static str) -> Result<Option<usize>, CheckpointError> {
+        let Some(value) = self.get(key) else {
+            return Ok(None);
+        };
+        match value.as_u64().and_then(|index| usize::try_from(index).ok()) {
+            Some(index) => Ok(Some(index)),
+            None => Err(self.wrong(key, value, "a whole number, 0 or more")),
+        }
+    }
+
+    /// A true/false key, `default` when absent or null.
+    fn flag(&self, key: &'static str, default: bool) -> Result<bool, CheckpointError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(Value::Bool(flag)) => Ok(*flag),
+            Some(other) => Err(self.wrong(key, other, "true or false")),
         }
     }
 

@@ -126,6 +126,26 @@ pub enum CheckpointError {
         context: usize,
     },
     #[error(
+        "{}: {tokens} tokens are more than the model's attention window ({window}, its \
+         `sliding_window`): past it the window would change the mask, which is not computed here",
+        printable_path(.file)
+    )]
+    PastWindow {
+        file: PathBuf,
+        tokens: usize,
+        window: usize,
+    },
+    #[error(
+        "{}: the residual stream enters layers 0 to {layers} ({layers} being after the model's \
+         last layer); {layer} is past them",
+        printable_path(.file)
+    )]
+    StreamOutOfRange {
+        file: PathBuf,
+        layer: usize,
+        layers: usize,
+    },
+    #[error(
         "{}: layer {layer} is past the model's {layers} layers (0 to {})",
         printable_path(.file),
         .layers.saturating_sub(1)

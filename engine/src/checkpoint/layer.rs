@@ -111,7 +111,7 @@ fn read_llama(checkpoint: &Checkpoint, layer: usize) -> Result<AttentionWeights,
     let weights = checkpoint.weights();
     let bias = |weight: &str, width: usize| {
         let name = LlamaLayer::bias_of(weight);
-        if weights.has(&name) {
+        if config.attention_bias || weights.has(&name) {
             weights.read(&name, &[width]).map(Some)
         } else {
             Ok(None)

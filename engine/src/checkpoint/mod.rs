@@ -2,14 +2,17 @@
 //! `ModelConfig`, then only the tensors a layer needs, by their published names, each shape
 //! checked against the config, into f64 matrices.
 //!
-//! `Checkpoint::lesson` makes the lesson of one layer on the learner's tokens (the tokenizer
-//! and the `import` command are the app's). GPT-2 (`gpt2`), the Llama layout (`llama`, `mistral`,
+//! It computes the residual stream entering a layer (the blocks before it, as Hugging Face
+//! defines them), and `Checkpoint::lesson` makes the lesson of one layer on the learner's tokens
+//! (the tokenizer and the `import` command are the app's). GPT-2 (`gpt2`), the Llama layout
+//! (`llama`, `mistral`,
 //! `qwen2`) and the project's own `attn-only` models are read, with F32, F16 and BF16 weights,
 //! from one `model.safetensors` or a sharded `model.safetensors.index.json`. Every bad file is a
 //! `CheckpointError` naming the file and the key or tensor; none panics.
 
 mod config;
 mod error;
+mod forward;
 mod layer;
 mod lesson;
 mod names;
@@ -84,6 +87,24 @@ impl Checkpoint {
         layer::read(self, layer)
     }
 
+    /// The residual stream entering block `layer` (0-based) for the token ids `token_ids`
+    /// (tokens × d_model): the token embeddings (and GPT-2's learned positions), then blocks 0
+    /// to `layer` − 1 computed whole, as Hugging Face's modeling code defines them. `layer` may
+    /// be the number of layers: the stream after the last block, before the final norm. Only
+    /// the tensors of those blocks are read.
+    pub fn residual_stream(
+        &self,
+        token_ids: &[usize],
+        layer: usize,
+    ) -> Result<DMatrix<f64>, CheckpointError> {
+        forward::residual_stream(self, token_ids, layer)
+    }
+
+    /// The model's beginning-of-sequence token, when config.json names one (`bos_token_id`).
+    pub fn bos_token_id(&self) -> Option<usize> {
+        self.config.bos_token_id
+    }
+
     /// The token embeddings of the token ids `tokens`, a row each (tokens × d_model), from
     /// `wte.weight` or `model.embed_tokens.weight` (vocabulary × d_model): only those rows are
     /// read, not the whole vocabulary.
@@ -121,13 +142,23 @@ impl Checkpoint {
         }
     }
 
-    /// A text longer than the model's context is refused: it has no positions past it.
+    /// A text longer than the model's context is refused: it has no positions past it. So is
+    /// one longer than its attention window, which would change the causal mask.
     fn check_length(&self, tokens: usize) -> Result<(), CheckpointError> {
         if tokens > self.config.context {
             return Err(CheckpointError::TooManyTokens {
                 file: self.config_path.clone(),
                 tokens,
                 context: self.config.context,
+            });
+        }
+        if let Some(window) = self.config.sliding_window
+            && tokens > window
+        {
+            return Err(CheckpointError::PastWindow {
+                file: self.config_path.clone(),
+                tokens,
+                window,
             });
         }
         Ok(())

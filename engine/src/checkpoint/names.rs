@@ -31,6 +31,31 @@ pub(crate) fn gpt2_layer(prefix: &str, layer: usize) -> Gpt2Layer {
     }
 }
 
+/// One GPT-2 layer's MLP tensors and the norm before it. `c_fc` and `c_proj` are Conv1D
+/// weights, stored [in, out].
+pub(crate) struct Gpt2Mlp {
+    pub(crate) ln_2_weight: String,
+    pub(crate) ln_2_bias: String,
+    /// [d_model, MLP width].
+    pub(crate) c_fc_weight: String,
+    pub(crate) c_fc_bias: String,
+    /// [MLP width, d_model].
+    pub(crate) c_proj_weight: String,
+    pub(crate) c_proj_bias: String,
+}
+
+pub(crate) fn gpt2_mlp(prefix: &str, layer: usize) -> Gpt2Mlp {
+    let at = |rest: &str| format!("{prefix}h.{layer}.{rest}");
+    Gpt2Mlp {
+        ln_2_weight: at("ln_2.weight"),
+        ln_2_bias: at("ln_2.bias"),
+        c_fc_weight: at("mlp.c_fc.weight"),
+        c_fc_bias: at("mlp.c_fc.bias"),
+        c_proj_weight: at("mlp.c_proj.weight"),
+        c_proj_bias: at("mlp.c_proj.bias"),
+    }
+}
+
 /// GPT-2's prefix when its checkpoint has one.
 pub(crate) const GPT2_PREFIX: &str = "transformer.";
 
@@ -68,6 +93,28 @@ pub(crate) fn llama_layer(layer: usize) -> LlamaLayer {
         k_proj: at("self_attn.k_proj.weight"),
         v_proj: at("self_attn.v_proj.weight"),
         o_proj: at("self_attn.o_proj.weight"),
+    }
+}
+
+/// One Llama-layout layer's MLP tensors and the norm before it: Linear weights, stored
+/// [out, in]; their biases (`mlp_bias`) by `LlamaLayer::bias_of`.
+pub(crate) struct LlamaMlp {
+    pub(crate) post_attention_layernorm: String,
+    /// [MLP width, d_model].
+    pub(crate) gate_proj: String,
+    /// [MLP width, d_model].
+    pub(crate) up_proj: String,
+    /// [d_model, MLP width].
+    pub(crate) down_proj: String,
+}
+
+pub(crate) fn llama_mlp(layer: usize) -> LlamaMlp {
+    let at = |rest: &str| format!("model.layers.{layer}.{rest}");
+    LlamaMlp {
+        post_attention_layernorm: at("post_attention_layernorm.weight"),
+        gate_proj: at("mlp.gate_proj.weight"),
+        up_proj: at("mlp.up_proj.weight"),
+        down_proj: at("mlp.down_proj.weight"),
     }
 }
 

@@ -308,6 +308,25 @@ fn a_tensor_is_read_by_name_with_its_shape_checked() {
 }
 
 #[test]
+fn a_matrix_wider_and_taller_than_the_copys_tiles_is_read_exactly() {
+    // The reader copies rows to columns 32 × 32 at a time: 37 × 70 ends inside a tile both ways.
+    let tensors = [
+        tensor("tall", &[70, 37], Dtype::F32),
+        tensor("wide", &[37, 70], Dtype::BF16),
+    ];
+    let folder = checkpoint_folder(GPT2_CONFIG, &tensors);
+    let checkpoint = open(folder.path());
+    assert_eq!(
+        checkpoint.tensor("tall", &[70, 37]).unwrap(),
+        expected("tall", &[70, 37], Dtype::F32)
+    );
+    assert_eq!(
+        checkpoint.tensor("wide", &[37, 70]).unwrap(),
+        expected("wide", &[37, 70], Dtype::BF16)
+    );
+}
+
+#[test]
 fn an_attn_only_checkpoint_has_no_norm() {
     let config = r#"{"model_type": "attn-only", "n_layer": 2, "n_head": 2, "n_embd": 8,
       "n_positions": 6, "vocab_size": 11}"#;
@@ -905,4 +924,634 @@ fn a_file_of_any_bytes_is_refused_or_read_without_a_panic() {
             let _ = checkpoint.attention_layer(0);
         }
     });
+}
+
+// --- The residual stream entering a layer, against the numpy reference ----------------------
+
+const ATTN_ONLY_CONFIG: &str = r#"{"model_type": "attn-only", "n_layer": 2, "n_head": 2,
+  "n_embd": 8, "n_positions": 6, "vocab_size": 11}"#;
+
+/// A Llama with every bias Hugging Face's LlamaConfig can ask for: `attention_bias` (Q, K, V
+/// and O) and `mlp_bias` (gate, up and down).
+fn llama_with_every_bias(dtype: Dtype) -> (String, Vec<Tensor>) {
+    let config = llama_config("llama").replace(
+        "\"hidden_act\": \"silu\"",
+        "\"hidden_act\": \"silu\", \"attention_bias\": true, \"mlp_bias\": true",
+    );
+    let mut tensors = llama_tensors(dtype, true);
+    for layer in 0..2 {
+        let at = |rest: &str| format!("model.layers.{layer}.{rest}");
+        tensors.push(tensor(&at("self_attn.o_proj.bias"), &[8], dtype));
+        tensors.push(tensor(&at("mlp.gate_proj.bias"), &[16], dtype));
+        tensors.push(tensor(&at("mlp.up_proj.bias"), &[16], dtype));
+        tensors.push(tensor(&at("mlp.down_proj.bias"), &[8], dtype));
+    }
+    (config, tensors)
+}
+
+/// The checkpoints the residual stream is checked on: every architecture, with and without
+/// GPT-2's prefix, whole and sharded, grouped K/V heads, Qwen2's and Llama's optional biases,
+/// F16 and BF16.
+fn stream_cases() -> Vec<(&'static str, tempfile::TempDir, Vec<usize>)> {
+    let (every_bias_config, every_bias) = llama_with_every_bias(Dtype::F32);
+    vec![
+        (
+            "gpt2 with the transformer. prefix",
+            checkpoint_folder(GPT2_CONFIG, &gpt2_tensors("transformer.", Dtype::F32, true)),
+            vec![3, 0, 7, 3, 10],
+        ),
+        (
+            "gpt2 without the prefix, F16",
+            checkpoint_folder(GPT2_CONFIG, &gpt2_tensors("", Dtype::F16, true)),
+            vec![1, 2, 9, 4, 4, 0],
+        ),
+        ("gpt2 sharded, F16", sharded_gpt2(|_| {}), vec![0, 10, 5]),
+        (
+            "llama, 4 query heads over 2 K/V heads, BF16",
+            checkpoint_folder(&llama_config("llama"), &llama_tensors(Dtype::BF16, false)),
+            vec![12, 5, 0, 5, 9],
+        ),
+        (
+            "qwen2 with Q, K, V biases",
+            checkpoint_folder(&llama_config("qwen2"), &llama_tensors(Dtype::F32, true)),
+            vec![2, 11, 7, 1],
+        ),
+        (
+            "llama with attention_bias and mlp_bias",
+            checkpoint_folder(&every_bias_config, &every_bias),
+            vec![4, 4, 8, 0, 6],
+        ),
+        (
+            "attn-only",
+            checkpoint_folder(ATTN_ONLY_CONFIG, &gpt2_tensors("", Dtype::F32, false)),
+            vec![10, 3, 3, 5],
+        ),
+    ]
+}
+
+#[test]
+fn the_stream_entering_layer_0_is_the_token_embeddings_and_learned_positions() {
+    let gpt2 = checkpoint_folder(GPT2_CONFIG, &gpt2_tensors("transformer.", Dtype::F32, true));
+    let x = open(gpt2.path()).residual_stream(&[3, 0, 3], 0).unwrap();
+    let wte = expected("transformer.wte.weight", &[11, 8], Dtype::F32).select_rows(&[3, 0, 3]);
+    let wpe = expected("transformer.wpe.weight", &[6, 8], Dtype::F32)
+        .rows(0, 3)
+        .into_owned();
+    assert_eq!(x, wte + wpe);
+    let attn_only = checkpoint_folder(ATTN_ONLY_CONFIG, &gpt2_tensors("", Dtype::F32, false));
+    let x = open(attn_only.path()).residual_stream(&[10, 1], 0).unwrap();
+    let wte = expected("wte.weight", &[11, 8], Dtype::F32).select_rows(&[10, 1]);
+    let wpe = expected("wpe.weight", &[6, 8], Dtype::F32)
+        .rows(0, 2)
+        .into_owned();
+    assert_eq!(x, wte + wpe);
+    // No tokens, no rows: through both blocks without a panic.
+    let empty = open(gpt2.path()).residual_stream(&[], 2).unwrap();
+    assert_eq!(empty.shape(), (0, 8));
+    // RoPE models add no positions to the stream.
+    let llama = checkpoint_folder(&llama_config("llama"), &llama_tensors(Dtype::BF16, false));
+    let x = open(llama.path()).residual_stream(&[12, 5], 0).unwrap();
+    assert_eq!(
+        x,
+        expected("model.embed_tokens.weight", &[13, 8], Dtype::BF16).select_rows(&[12, 5])
+    );
+}
+
+/// Whether this interpreter can run the reference: it needs numpy.
+fn has_numpy(python: &std::ffi::OsStr) -> bool {
+    std::process::Command::new(python)
+        .args(["-c", "import numpy"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// The interpreter to run tests/reference/checkpoint.py with: `ATTN_PYTHON`, else the first of
+/// `python3` and `/usr/bin/python3` that imports numpy. Without one the test is skipped, except
+/// under CI, where it fails.
+fn python() -> Option<std::ffi::OsString> {
+    if let Some(chosen) = std::env::var_os("ATTN_PYTHON") {
+        assert!(
+            has_numpy(&chosen),
+            "ATTN_PYTHON={chosen:?} cannot import numpy"
+        );
+        return Some(chosen);
+    }
+    let found = ["python3", "/usr/bin/python3"]
+        .map(std::ffi::OsString::from)
+        .into_iter()
+        .find(|python| has_numpy(python));
+    if found.is_none() {
+        let message = "`python3 with numpy` is not installed (install python3-numpy)";
+        if std::env::var_os("CI").is_some_and(|value| !value.is_empty() && value != "false") {
+            panic!("{message}: under CI this test must run, not be skipped");
+        }
+        eprintln!("skipping: {message}");
+    }
+    found
+}
+
+fn reference_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/reference/checkpoint.py")
+}
+
+/// Runs the reference on the checkpoint in `folder`; its exit status and what it printed.
+fn run_reference(
+    python: &std::ffi::OsStr,
+    folder: &Path,
+    tokens: &[usize],
+    layer: usize,
+    extra: &[&std::ffi::OsStr],
+) -> (bool, String) {
+    let tokens: Vec<String> = tokens.iter().map(usize::to_string).collect();
+    let output = std::process::Command::new(python)
+        .arg(reference_script())
+        .arg(folder)
+        .arg("--tokens")
+        .arg(tokens.join(","))
+        .arg("--layer")
+        .arg(layer.to_string())
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the reference runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), printed)
+}
+
+/// The reference's JSON for `layer` of the checkpoint in `folder`.
+fn reference_document(
+    python: &std::ffi::OsStr,
+    folder: &Path,
+    tokens: &[usize],
+    layer: usize,
+) -> serde_json::Value {
+    let (ok, printed) = run_reference(python, folder, tokens, layer, &[]);
+    assert!(ok, "{printed}");
+    serde_json::from_str(&printed).unwrap_or_else(|error| panic!("{error}: {printed}"))
+}
+
+/// A JSON matrix (rows of numbers, "-inf" for the masked) as a matrix.
+fn json_to_matrix(value: &serde_json::Value) -> DMatrix<f64> {
+    let rows = value.as_array().expect("a matrix");
+    let cells: Vec<f64> = rows
+        .iter()
+        .flat_map(|row| row.as_array().expect("a row").iter())
+        .map(|cell| match cell {
+            serde_json::Value::String(word) if word == "-inf" => f64::NEG_INFINITY,
+            other => other.as_f64().expect("a number"),
+        })
+        .collect();
+    let columns = if rows.is_empty() {
+        0
+    } else {
+        cells.len() / rows.len()
+    };
+    DMatrix::from_row_slice(rows.len(), columns, &cells)
+}
+
+/// Every cell of `ours` within 1e-9 × max(1, |numpy|) of the reference's.
+fn assert_agrees(what: &str, ours: &DMatrix<f64>, numpy: &DMatrix<f64>) {
+    assert_eq!(ours.shape(), numpy.shape(), "{what}");
+    for (at, (a, b)) in ours.iter().zip(numpy.iter()).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{what}: cell {at} (column-major): ours {a}, numpy {b}"
+        );
+    }
+}
+
+#[test]
+fn the_stream_after_one_and_two_blocks_agrees_with_the_numpy_reference() {
+    let Some(python) = python() else { return };
+    for (case, folder, tokens) in stream_cases() {
+        let checkpoint = open(folder.path());
+        for layer in [1, 2] {
+            let ours = checkpoint.residual_stream(&tokens, layer).unwrap();
+            let numpy = reference_document(&python, folder.path(), &tokens, layer);
+            let what = format!("{case}, entering layer {layer}");
+            assert_agrees(&what, &ours, &json_to_matrix(&numpy["x"]));
+            // The blocks changed the stream: a layer that added nothing would agree too.
+            let before = checkpoint.residual_stream(&tokens, layer - 1).unwrap();
+            assert!((&ours - &before).amax() > 1e-3, "{what}");
+        }
+    }
+}
+
+/// A matrix as the JSON `attn-tutor show` writes it: rows of numbers, "-inf" for the masked.
+fn matrix_to_json(m: &DMatrix<f64>) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = m
+        .row_iter()
+        .map(|row| {
+            row.iter()
+                .map(|&cell| {
+                    if cell == f64::NEG_INFINITY {
+                        serde_json::Value::from("-inf")
+                    } else {
+                        serde_json::Value::from(cell)
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    serde_json::Value::Array(rows)
+}
+
+/// `m` with the 1×n row `bias` added to each row, when there is one.
+fn plus_row(mut m: DMatrix<f64>, bias: &Option<DMatrix<f64>>) -> DMatrix<f64> {
+    if let Some(bias) = bias {
+        for mut row in m.row_iter_mut() {
+            row += bias;
+        }
+    }
+    m
+}
+
+/// Layer `layer` of the checkpoint computed here, from `attention_layer`'s matrices and the
+/// stream entering it, as the JSON of `attn-tutor show --format json` lays it out.
+fn layer_document(checkpoint: &Checkpoint, tokens: &[usize], layer: usize) -> serde_json::Value {
+    let config = checkpoint.config();
+    let x = checkpoint.residual_stream(tokens, layer).unwrap();
+    let weights = checkpoint.attention_layer(layer).unwrap();
+    let mut normed = x.clone();
+    for (r, mut row) in normed.row_iter_mut().enumerate() {
+        let n = x.ncols() as f64;
+        let cells: Vec<f64> = x.row(r).iter().copied().collect();
+        match &weights.norm {
+            Some(Norm::LayerNorm {
+                gain,
+                bias,
+                epsilon,
+            }) => {
+                let mean = cells.iter().sum::<f64>() / n;
+                let variance = cells.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / n;
+                for c in 0..cells.len() {
+                    row[c] = (cells[c] - mean) / (variance + epsilon).sqrt() * gain[c] + bias[c];
+                }
+            }
+            Some(Norm::RmsNorm { gain, epsilon }) => {
+                let root = (cells.iter().map(|c| c * c).sum::<f64>() / n + epsilon).sqrt();
+                for c in 0..cells.len() {
+                    row[c] = cells[c] / root * gain[c];
+                }
+            }
+            None => {}
+        }
+    }
+    let q = plus_row(&normed * &weights.w_q, &weights.b_q);
+    let k = plus_row(&normed * &weights.w_k, &weights.b_k);
+    let v = plus_row(&normed * &weights.w_v, &weights.b_v);
+    let hd = config.head_dim;
+    let n = tokens.len();
+    let mut heads = Vec::new();
+    let mut concat = DMatrix::zeros(n, config.heads * hd);
+    for h in 0..config.heads {
+        let g = h * config.kv_heads / config.heads;
+        let (q_h, k_h, v_h) = (
+            q.columns(h * hd, hd).into_owned(),
+            k.columns(g * hd, hd).into_owned(),
+            v.columns(g * hd, hd).into_owned(),
+        );
+        // Rotate-half RoPE: column i turns with column i + hd/2 by p·θ^(−2i/hd).
+        let turn = |m: &DMatrix<f64>| {
+            let theta = config.rope_theta.unwrap();
+            DMatrix::from_fn(n, hd, |p, c| {
+                let i = c % (hd / 2);
+                let angle = p as f64 / theta.powf(2.0 * i as f64 / hd as f64);
+                if c < hd / 2 {
+                    m[(p, c)] * angle.cos() - m[(p, c + hd / 2)] * angle.sin()
+                } else {
+                    m[(p, c)] * angle.cos() + m[(p, c - hd / 2)] * angle.sin()
+                }
+            })
+        };
+        let (q_rope, k_rope) = match config.rope_theta {
+            Some(_) => (Some(turn(&q_h)), Some(turn(&k_h))),
+            None => (None, None),
+        };
+        let scores = q_rope.as_ref().unwrap_or(&q_h) * k_rope.as_ref().unwrap_or(&k_h).transpose();
+        let scaled = &scores / (hd as f64).sqrt();
+        let masked = DMatrix::from_fn(n, n, |r, c| {
+            if c > r {
+                f64::NEG_INFINITY
+            } else {
+                scaled[(r, c)]
+            }
+        });
+        // Each row less its largest score before exp, so that large scores do not overflow.
+        let mut attention = masked.clone();
+        for mut row in attention.row_iter_mut() {
+            let most = row.max();
+            row.apply(|cell| *cell = (*cell - most).exp());
+            let total = row.sum();
+            row /= total;
+        }
+        let output = &attention * &v_h;
+        concat.columns_mut(h * hd, hd).copy_from(&output);
+        let optional =
+            |m: &Option<DMatrix<f64>>| m.as_ref().map_or(serde_json::Value::Null, matrix_to_json);
+        heads.push(serde_json::json!({
+            "q": matrix_to_json(&q_h), "k": matrix_to_json(&k_h), "v": matrix_to_json(&v_h),
+            "q_rope": optional(&q_rope), "k_rope": optional(&k_rope),
+            "scores": matrix_to_json(&scores), "scaled": matrix_to_json(&scaled),
+            "masked": matrix_to_json(&masked), "weights": matrix_to_json(&attention),
+            "output": matrix_to_json(&output),
+        }));
+    }
+    let output = plus_row(&concat * &weights.w_o, &weights.b_o);
+    serde_json::json!({
+        "token_ids": tokens,
+        "x": matrix_to_json(&x),
+        "normed": if weights.norm.is_some() { matrix_to_json(&normed) } else { serde_json::Value::Null },
+        "heads": heads,
+        "concat": matrix_to_json(&concat),
+        "output": matrix_to_json(&output),
+    })
+}
+
+#[test]
+fn the_references_layer_agrees_with_one_computed_here_from_the_layers_matrices() {
+    let Some(python) = python() else { return };
+    for (case, folder, tokens) in stream_cases() {
+        let checkpoint = open(folder.path());
+        let mut document = layer_document(&checkpoint, &tokens, 1);
+        let written = folder.path().join("show.json");
+        std::fs::write(&written, document.to_string()).unwrap();
+        let compare = [
+            std::ffi::OsStr::new("--head"),
+            std::ffi::OsStr::new("all"),
+            std::ffi::OsStr::new("--compare"),
+            written.as_os_str(),
+        ];
+        let (ok, printed) = run_reference(&python, folder.path(), &tokens, 1, &compare);
+        assert!(ok, "{case}: {printed}");
+        assert!(printed.contains("0 disagreements"), "{case}: {printed}");
+        // One weight moved by 1e-6 is a disagreement the reference names.
+        let heads = document["heads"].as_array().unwrap().len();
+        let cell = &mut document["heads"][heads - 1]["weights"][2][1];
+        *cell = serde_json::Value::from(cell.as_f64().unwrap() + 1e-6);
+        std::fs::write(&written, document.to_string()).unwrap();
+        let (ok, printed) = run_reference(&python, folder.path(), &tokens, 1, &compare);
+        assert!(!ok, "{case}: {printed}");
+        assert_says(
+            &printed,
+            &[&format!("heads[{}].weights: worst deviation", heads - 1)],
+        );
+    }
+}
+
+#[test]
+fn the_reference_compares_one_head_with_its_k_v_group() {
+    let Some(python) = python() else { return };
+    let folder = checkpoint_folder(&llama_config("llama"), &llama_tensors(Dtype::F32, false));
+    let checkpoint = open(folder.path());
+    let tokens = [1, 7, 7, 2];
+    let whole = layer_document(&checkpoint, &tokens, 0);
+    // Head 3 reads K/V head 1: a one-head lesson of it has that head alone.
+    let mut document = whole.clone();
+    document["heads"] = serde_json::json!([whole["heads"][3]]);
+    let written = folder.path().join("show.json");
+    let compare = |document: &serde_json::Value, head: &str| {
+        std::fs::write(&written, document.to_string()).unwrap();
+        let args = [
+            std::ffi::OsStr::new("--head"),
+            std::ffi::OsStr::new(head),
+            std::ffi::OsStr::new("--compare"),
+            written.as_os_str(),
+        ];
+        run_reference(&python, folder.path(), &tokens, 0, &args)
+    };
+    let (ok, printed) = compare(&document, "3");
+    assert!(ok, "{printed}");
+    // Head 2 reads K/V head 1 too, but its queries are its own.
+    let (ok, printed) = compare(&document, "2");
+    assert!(!ok, "{printed}");
+    assert_says(&printed, &["heads[0].q: worst deviation"]);
+    assert!(!printed.contains("heads[0].k:"), "{printed}");
+}
+
+#[test]
+fn the_stream_reads_only_the_blocks_before_the_layer() {
+    let tensors: Vec<Tensor> = gpt2_tensors("", Dtype::F32, true)
+        .into_iter()
+        .filter(|tensor| !tensor.name.starts_with("h.1."))
+        .collect();
+    let folder = checkpoint_folder(GPT2_CONFIG, &tensors);
+    let checkpoint = open(folder.path());
+    checkpoint.residual_stream(&[1, 2], 1).unwrap();
+    let message = error_of(checkpoint.residual_stream(&[1, 2], 2));
+    assert_says(
+        &message,
+        &["model.safetensors: no tensor `h.1.ln_1.weight`"],
+    );
+}
+
+#[test]
+fn a_missing_or_misshapen_mlp_tensor_or_a_promised_bias_is_named() {
+    let tensors: Vec<Tensor> = gpt2_tensors("", Dtype::F32, true)
+        .into_iter()
+        .filter(|tensor| tensor.name != "h.0.mlp.c_fc.bias")
+        .collect();
+    let folder = checkpoint_folder(GPT2_CONFIG, &tensors);
+    let message = error_of(open(folder.path()).residual_stream(&[1], 1));
+    assert_says(
+        &message,
+        &["model.safetensors: no tensor `h.0.mlp.c_fc.bias`"],
+    );
+    // n_inner says the MLP is 16 wide; the tensors are GPT-2's default 4 × 8.
+    let config = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"n_inner\": 16");
+    let folder = checkpoint_folder(&config, &gpt2_tensors("", Dtype::F32, true));
+    let message = error_of(open(folder.path()).residual_stream(&[1], 1));
+    assert_says(
+        &message,
+        &["tensor `h.0.mlp.c_fc.weight` has shape [8, 32]; it should be [8, 16]"],
+    );
+    // intermediate_size says 12.
+    let config =
+        llama_config("llama").replace("\"intermediate_size\": 16", "\"intermediate_size\": 12");
+    let folder = checkpoint_folder(&config, &llama_tensors(Dtype::F32, false));
+    let message = error_of(open(folder.path()).residual_stream(&[1], 1));
+    assert_says(
+        &message,
+        &["tensor `model.layers.0.mlp.gate_proj.weight` has shape [16, 8]; it should be [12, 8]"],
+    );
+    // attention_bias promises biases the file does not have.
+    let config =
+        llama_config("llama").replace("\"hidden_act\"", "\"attention_bias\": true, \"hidden_act\"");
+    let folder = checkpoint_folder(&config, &llama_tensors(Dtype::F32, false));
+    let message = error_of(open(folder.path()).attention_layer(0));
+    assert_says(
+        &message,
+        &["no tensor `model.layers.0.self_attn.q_proj.bias`"],
+    );
+    // mlp_bias promises biases the file does not have.
+    let config =
+        llama_config("llama").replace("\"hidden_act\"", "\"mlp_bias\": true, \"hidden_act\"");
+    let folder = checkpoint_folder(&config, &llama_tensors(Dtype::F32, false));
+    let message = error_of(open(folder.path()).residual_stream(&[1], 1));
+    assert_says(&message, &["no tensor `model.layers.0.mlp.gate_proj.bias`"]);
+}
+
+#[test]
+fn a_stream_past_the_last_layer_is_refused() {
+    let folder = checkpoint_folder(GPT2_CONFIG, &gpt2_tensors("", Dtype::F32, true));
+    let message = error_of(open(folder.path()).residual_stream(&[1], 3));
+    assert_says(
+        &message,
+        &[
+            "config.json: the residual stream enters layers 0 to 2 (2 being after the model's last layer); 3 is past them",
+        ],
+    );
+}
+
+#[test]
+fn the_beginning_of_sequence_token_is_read_from_the_config() {
+    let with = |config: &str| {
+        let folder = checkpoint_folder(config, &[tensor("x", &[1], Dtype::F32)]);
+        Checkpoint::open(folder.path()).map(|checkpoint| checkpoint.bos_token_id())
+    };
+    let gpt2 = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"bos_token_id\": 10");
+    assert_eq!(with(&gpt2).unwrap(), Some(10));
+    let zero =
+        llama_config("llama").replace("\"vocab_size\"", "\"bos_token_id\": 0, \"vocab_size\"");
+    assert_eq!(with(&zero).unwrap(), Some(0));
+    assert_eq!(with(GPT2_CONFIG).unwrap(), None);
+    let null = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"bos_token_id\": null");
+    assert_eq!(with(&null).unwrap(), None);
+    let text = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"bos_token_id\": \"<s>\"");
+    assert_says(
+        &error_of(with(&text)),
+        &[
+            "config.json: `bos_token_id` is \"<s>\" (a string); it should be a whole number, 0 or more",
+        ],
+    );
+}
+
+#[test]
+fn config_keys_that_would_change_the_numbers_are_refused_by_name() {
+    let gpt2 = |key_value: &str| {
+        config_error(&GPT2_CONFIG.replace("\"n_head\": 2", &format!("\"n_head\": 2, {key_value}")))
+    };
+    let llama = |key_value: &str| {
+        let config = llama_config("llama")
+            .replace("\"vocab_size\"", &format!("{key_value}, \"vocab_size\""));
+        config_error(&config)
+    };
+    let cases = [
+        (
+            config_error(&GPT2_CONFIG.replace("\"gelu_new\"", "\"gelu\"")),
+            "`activation_function` is \"gelu\" (a string); it should be \"gelu_new\"",
+        ),
+        (
+            gpt2("\"scale_attn_by_inverse_layer_idx\": true"),
+            "`scale_attn_by_inverse_layer_idx` is true (a true/false); it should be false",
+        ),
+        (
+            gpt2("\"scale_attn_weights\": false"),
+            "`scale_attn_weights` is false (a true/false); it should be true",
+        ),
+        (
+            config_error(&llama_config("llama").replace("\"silu\"", "\"gelu_pytorch_tanh\"")),
+            "`hidden_act` is \"gelu_pytorch_tanh\" (a string); it should be \"silu\"",
+        ),
+        (
+            llama(r#""rope_scaling": {"rope_type": "llama3", "factor": 8.0}"#),
+            "`rope_scaling` is {\"factor\":8.0,\"rope_type\":\"llama3\"} (an object); it should be null",
+        ),
+        (
+            llama(r#""rope_scaling": {"type": "linear", "factor": 2.0}"#),
+            "`rope_scaling` is {\"factor\":2.0,\"type\":\"linear\"} (an object); it should be null",
+        ),
+        (
+            llama("\"partial_rotary_factor\": 0.5"),
+            "`partial_rotary_factor` is 0.5 (a number); it should be 1",
+        ),
+        (
+            config_error(&llama_config("llama").replace("\"head_dim\": 4", "\"head_dim\": 5")),
+            "head_dim (5) is odd; RoPE turns each head's columns in pairs",
+        ),
+    ];
+    for (message, says) in cases {
+        assert_says(&message, &["config.json: ", says]);
+    }
+    // The keys at the values that change nothing are read.
+    for config in [
+        GPT2_CONFIG.replace(
+            "\"n_head\": 2",
+            "\"n_head\": 2, \"scale_attn_weights\": true, \"scale_attn_by_inverse_layer_idx\": false",
+        ),
+        llama_config("llama").replace(
+            "\"vocab_size\"",
+            r#""rope_scaling": {"rope_type": "default"}, "partial_rotary_factor": 1.0, "vocab_size""#,
+        ),
+        llama_config("llama").replace("\"vocab_size\"", r#""rope_scaling": null, "vocab_size""#),
+    ] {
+        let folder = checkpoint_folder(&config, &[tensor("x", &[1], Dtype::F32)]);
+        Checkpoint::open(folder.path()).unwrap_or_else(|error| panic!("{config}: {error}"));
+    }
+}
+
+#[test]
+fn a_text_longer_than_the_attention_window_is_refused_naming_sliding_window() {
+    let tensors = llama_tensors(Dtype::F32, false);
+    let window = |model_type: &str, keys: &str| {
+        let config =
+            llama_config(model_type).replace("\"vocab_size\"", &format!("{keys}\"vocab_size\""));
+        checkpoint_folder(&config, &tensors)
+    };
+    let refused = "config.json: 4 tokens are more than the model's attention window (3, its `sliding_window`)";
+    let mistral = window("mistral", "\"sliding_window\": 3, ");
+    let checkpoint = open(mistral.path());
+    assert_says(
+        &error_of(checkpoint.residual_stream(&[1, 2, 3, 4], 0)),
+        &[refused],
+    );
+    assert_says(
+        &error_of(checkpoint.token_embeddings(&[1, 2, 3, 4])),
+        &[refused],
+    );
+    checkpoint.residual_stream(&[1, 2, 3], 2).unwrap();
+    let qwen2 = window(
+        "qwen2",
+        "\"use_sliding_window\": true, \"sliding_window\": 3, ",
+    );
+    assert_says(
+        &error_of(open(qwen2.path()).residual_stream(&[1, 2, 3, 4], 0)),
+        &[refused],
+    );
+    // Qwen2 without use_sliding_window, and Mistral with a null window, have none.
+    let qwen2 = window("qwen2", "\"sliding_window\": 3, ");
+    open(qwen2.path())
+        .residual_stream(&[1, 2, 3, 4], 0)
+        .unwrap();
+    let mistral = window("mistral", "\"sliding_window\": null, ");
+    assert_eq!(open(mistral.path()).config().sliding_window, None);
+    // MistralConfig's default when the key is left out.
+    let mistral = window("mistral", "");
+    assert_eq!(open(mistral.path()).config().sliding_window, Some(4096));
+}
+
+#[test]
+fn the_mlps_width_and_biases_come_from_the_config_or_hugging_faces_defaults() {
+    let mlp = |config: &str| {
+        let folder = checkpoint_folder(config, &[tensor("x", &[1], Dtype::F32)]);
+        let config = open(folder.path()).config().clone();
+        (config.mlp_width, config.mlp_bias)
+    };
+    assert_eq!(mlp(GPT2_CONFIG), (Some(32), true));
+    let n_inner = GPT2_CONFIG.replace("\"n_head\": 2", "\"n_head\": 2, \"n_inner\": 20");
+    assert_eq!(mlp(&n_inner), (Some(20), true));
+    assert_eq!(mlp(ATTN_ONLY_CONFIG), (None, false));
+    assert_eq!(mlp(&llama_config("llama")), (Some(16), false));
+    let biased =
+        llama_config("llama").replace("\"hidden_act\"", "\"mlp_bias\": true, \"hidden_act\"");
+    assert_eq!(mlp(&biased), (Some(16), true));
+    for (model_type, width) in [("llama", 11_008), ("mistral", 14_336), ("qwen2", 22_016)] {
+        let config = llama_config(model_type).replace("\"intermediate_size\": 16, ", "");
+        assert_eq!(mlp(&config), (Some(width), false), "{model_type}");
+    }
 }
