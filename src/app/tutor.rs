@@ -521,6 +521,7 @@ impl Tutor {
             inputs,
             source_embeddings,
             scale,
+            layer_norm,
             mask,
             positions,
             heads,
@@ -538,6 +539,7 @@ impl Tutor {
             || *inputs != original.inputs
             || *source_embeddings != original.source_embeddings
             || *scale != original.scale
+            || *layer_norm != original.layer_norm
             || *mask != original.mask
             || *positions != original.positions
             || *heads != original.heads

@@ -174,6 +174,7 @@ fn direct_lesson(
         scale: true,
         mask,
         decode: false,
+        layer_norm: false,
         tile: 2,
         positions: PositionInputs::None,
         format: 2,

@@ -58,6 +58,8 @@ pub struct Lesson {
     /// Generation with a K/V cache (`decode = true`): the output made again one token at a
     /// time, each step reusing the keys and values of the steps before.
     pub decode: bool,
+    /// Layer normalisation before the projections (`layer_norm = true`, format 2).
+    pub layer_norm: bool,
     /// Keys the online softmax takes at a time (`tile = B`, format 2; 2 by default): FlashAttention's
     /// tile of keys, which the engine's `Attention::online_softmax` is asked for.
     pub tile: usize,
@@ -407,6 +409,7 @@ impl Lesson {
             heads,
             w_o,
             decode,
+            layer_norm,
             grad_output,
         } = self;
         shape_of(&Parts {
@@ -418,6 +421,7 @@ impl Lesson {
             w_o: w_o.is_some(),
             cross: self.is_cross(),
             decode: *decode,
+            layer_norm: *layer_norm,
             backward: grad_output.is_some(),
         })
     }
@@ -531,6 +535,7 @@ pub(crate) struct Parts<'a> {
     pub(crate) w_o: bool,
     pub(crate) cross: bool,
     pub(crate) decode: bool,
+    pub(crate) layer_norm: bool,
     pub(crate) backward: bool,
 }
 
@@ -546,6 +551,7 @@ pub(crate) fn shape_of(parts: &Parts<'_>) -> Shape {
         circuits: limits::has_circuits(parts.inputs.d_model(), parts.w_o),
         cross: parts.cross,
         decode: parts.decode,
+        layer_norm: parts.layer_norm,
         backward: parts.backward,
     }
 }

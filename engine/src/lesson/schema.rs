@@ -152,7 +152,7 @@ pub fn key(name: &str) -> Option<&'static Key> {
 /// Every key, in the order a saved lesson writes them and the docs list them: the tables last,
 /// since a key after a `[table]` header belongs to that table.
 /// How many keys a lesson file has: `KEYS` and `NAMES` are this long.
-pub(crate) const KEY_COUNT: usize = 27;
+pub(crate) const KEY_COUNT: usize = 28;
 
 pub static KEYS: [Key; KEY_COUNT] = [
     Key {
@@ -422,6 +422,25 @@ pub static KEYS: [Key; KEY_COUNT] = [
         read: Read::Own {
             read: keys::read_decode,
             after: &["format", "source_tokens", "mask"],
+        },
+    },
+    Key {
+        name: "layer_norm",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no layer normalisation"),
+        value: "boolean",
+        default: "`false` (format 2 only)",
+        limits: Words("needs `embeddings`; not with `grad_output` (yet)"),
+        meaning: "Normalise each row of X (and of the source) to mean 0, variance 1 before the projections: X̂ = (x − mean) / √(var + 1e-5), no γ, β.",
+        write: |out, lesson| {
+            if lesson.layer_norm {
+                writeln!(out, "layer_norm = true")?;
+            }
+            Ok(())
+        },
+        read: Read::Own {
+            read: keys::read_layer_norm,
+            after: &["format"],
         },
     },
     Key {

@@ -19,6 +19,7 @@ mod heads_product;
 mod held;
 mod input;
 pub(crate) mod kernels;
+mod layer_norm;
 mod mask;
 mod online;
 mod product;
@@ -42,6 +43,7 @@ pub use head_block::HeadBlock;
 pub use head_rows::HeadRows;
 pub use heads_product::HeadsProduct;
 pub use input::{Given, Input};
+pub use layer_norm::LayerNorm;
 pub use mask::Mask;
 pub use online::Online;
 pub use product::Product;
@@ -120,6 +122,8 @@ operations! {
     Sinusoid,
     /// left + right, cell by cell.
     Add,
+    /// Each row normalised to mean 0 and variance 1 (no γ, β).
+    LayerNorm,
     /// left · right, or left · rightᵀ.
     Product,
     /// Each row at position p turned pairwise by angles p · 10000^(−2i/d_k) (RoPE).

@@ -57,6 +57,9 @@ pub enum Variant {
     /// A gradient's leftᵀ·right as left·right, the transpose forgotten (dK = d_scores·Q where
     /// d_scoresᵀ·Q belongs): only a square left fits.
     NotTransposed,
+    /// Layer normalisation's variance divided by n − 1 (`torch.var`'s default) where
+    /// `nn.LayerNorm` divides by n.
+    SampleVariance,
 }
 
 impl Variant {

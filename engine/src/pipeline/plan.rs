@@ -35,6 +35,8 @@ impl Positions {
 pub struct Shape {
     /// Q, K, V are projected from embeddings; else the lesson gives them.
     pub projected: bool,
+    /// Each row of X (and of the source) is layer-normalised before the projections read it.
+    pub layer_norm: bool,
     pub positions: Positions,
     /// Scores are divided by √d_k.
     pub scale: bool,
@@ -87,7 +89,8 @@ impl Shape {
             circuits,
             cross,
             decode,
-            backward: _,
+            backward,
+            layer_norm,
         } = *self;
         let added = matches!(positions, Positions::Sinusoidal | Positions::Learned);
         if added && !projected {
@@ -118,6 +121,20 @@ impl Shape {
                 help: "give `w_o` with (heads × d_v) rows",
             });
         }
+        if layer_norm && !projected {
+            return Some(Refusal {
+                key: "layer_norm",
+                why: "layer normalisation needs embeddings",
+                help: "layer_norm normalises each row of X before W_q, W_k and W_v read it: give `embeddings`, `w_q`, `w_k`, `w_v` instead of `q`, `k`, `v`, or remove `layer_norm`",
+            });
+        }
+        if layer_norm && backward {
+            return Some(Refusal {
+                key: "layer_norm",
+                why: "layer normalisation has no backward pass yet",
+                help: "remove `grad_output` for the forward pass with layer_norm, or remove `layer_norm` for the backward pass",
+            });
+        }
         if circuits && !(projected && output_weights) {
             return Some(Refusal {
                 key: "",
@@ -133,7 +150,7 @@ impl Shape {
     pub(crate) fn every() -> Vec<Shape> {
         // One bit of `bits` for each yes-or-no fact, named by the pattern below: a new fact
         // without its bit, or a bit without its fact, does not compile.
-        const FLAGS: usize = 8;
+        const FLAGS: usize = 9;
         let mut shapes = Vec::new();
         for bits in 0..1u32 << FLAGS {
             let [
@@ -145,6 +162,7 @@ impl Shape {
                 cross,
                 decode,
                 backward,
+                layer_norm,
             ]: [bool; FLAGS] = std::array::from_fn(|n| bits & (1 << n) != 0);
             for positions in [
                 Positions::None,
@@ -168,6 +186,7 @@ impl Shape {
                         cross,
                         decode,
                         backward,
+                        layer_norm,
                     });
                 }
             }
@@ -204,6 +223,7 @@ impl Plan {
             cross,
             decode,
             backward,
+            layer_norm,
         } = shape;
         let mut plan = Plan {
             shape,
@@ -251,6 +271,25 @@ impl Plan {
                 }
             } else {
                 projected
+            };
+            // Pre-LN: each row normalised before the projections read it, the source's too.
+            let (projected, source) = if layer_norm {
+                plan.add(
+                    MatrixName::XNorm,
+                    Op::LayerNorm(ops::LayerNorm { of: projected }),
+                );
+                let source = if cross {
+                    plan.add(
+                        MatrixName::SourceXNorm,
+                        Op::LayerNorm(ops::LayerNorm { of: source }),
+                    );
+                    MatrixName::SourceXNorm
+                } else {
+                    MatrixName::XNorm
+                };
+                (MatrixName::XNorm, source)
+            } else {
+                (projected, source)
             };
             for (weights, result, from) in [
                 (MatrixName::WQ, MatrixName::Q, projected),
@@ -866,6 +905,7 @@ mod tests {
                 cross,
                 decode,
                 backward,
+                layer_norm,
             } = shape;
             let mut others = vec![
                 Shape {
@@ -898,6 +938,10 @@ mod tests {
                 },
                 Shape {
                     backward: !backward,
+                    ..shape
+                },
+                Shape {
+                    layer_norm: !layer_norm,
                     ..shape
                 },
             ];

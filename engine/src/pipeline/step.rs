@@ -166,6 +166,8 @@ macro_rules! steps {
 steps! {
     Embedding => embedding,
     Positions => positions,
+    /// Each row of X normalised before the projections (`layer_norm = true`).
+    LayerNorm => layer_norm,
     Projection => projection,
     Rotation => rotation,
     Scores => scores,

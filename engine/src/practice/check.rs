@@ -118,6 +118,8 @@ pub enum SlipKind {
     JacobianDiagonal,
     /// A gradient's leftᵀ·right taken without the transpose (dK = d_scores·Q).
     GradientNotTransposed,
+    /// Layer normalisation's variance divided by n − 1 where it divides by n.
+    SampleVariance,
 }
 
 impl SlipKind {
@@ -149,6 +151,7 @@ impl SlipKind {
             Variant::FutureToken | Variant::EveryToken => SlipKind::FutureToken,
             Variant::DiagonalOnly => SlipKind::JacobianDiagonal,
             Variant::NotTransposed => SlipKind::GradientNotTransposed,
+            Variant::SampleVariance => SlipKind::SampleVariance,
         }
     }
 
@@ -200,6 +203,8 @@ impl SlipKind {
             // Leaving out the average is the learner's idea of the softmax's gradient: every
             // gradient after it carries it.
             SlipKind::JacobianDiagonal => true,
+            // Dividing by n − 1 is the learner's idea of the normalisation: it is carried on.
+            SlipKind::SampleVariance => true,
             // Looking ahead is the learner's idea of what a new token sees: it is carried into
             // the output row.
             SlipKind::FutureToken => {
@@ -375,6 +380,9 @@ impl Slip {
             }
             (S::FutureToken, M::DecodeWeights) => {
                 "That gives weight to tokens after this one, not generated yet: softmax over the cached keys only."
+            }
+            (S::SampleVariance, _) => {
+                "That divides the variance by n − 1: layer normalisation divides by n, the row's width."
             }
             (S::FutureToken, _) => {
                 "That output comes from weights that kept a share for tokens after this one: the new token's softmax runs over the cache only."

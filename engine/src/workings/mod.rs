@@ -21,6 +21,7 @@ mod fully_masked;
 mod hint;
 mod input;
 pub(crate) mod landing;
+mod layer_norm;
 mod mask;
 pub mod number;
 mod online;
@@ -36,6 +37,7 @@ pub use copied::{Cached, Concat, TokenRow};
 pub use dot::{Dot, HeadParts};
 pub use fully_masked::FullyMasked;
 pub use input::Input;
+pub use layer_norm::LayerNorm;
 pub use mask::Mask;
 pub use online::{OnlinePart, OnlineRule};
 pub use rotate::Rotate;
@@ -262,6 +264,8 @@ workings! {
         Dot(Dot),
         /// Two cells added (embeddings + positions).
         Add(Add),
+        /// One cell of a row normalised: (x − mean) / √(var + ε).
+        LayerNorm(LayerNorm),
         /// A sinusoidal position encoding.
         Sinusoid(Sinusoid),
         /// One cell of a pair rotated by φ (RoPE).

@@ -21,6 +21,7 @@ fn lesson(tokens: usize, inputs: Inputs, heads: Heads, w_o: Option<DMatrix<f64>>
         scale: true,
         mask: Mask::None,
         decode: false,
+        layer_norm: false,
         tile: 2,
         positions: PositionInputs::None,
         format: 2,

@@ -364,6 +364,7 @@ fn note(
         }
         Step::Embedding
         | Step::Positions
+        | Step::LayerNorm
         | Step::Projection
         | Step::Rotation
         | Step::Scores

@@ -60,6 +60,7 @@ pub(crate) struct Draft {
     scale: bool,
     mask: Option<Mask>,
     decode: Option<bool>,
+    layer_norm: Option<bool>,
     tile: Option<usize>,
     decimals: usize,
     focus: Option<Option<usize>>,
@@ -102,6 +103,7 @@ impl Draft {
                         w_o: self.w_o.is_some(),
                         cross: self.cross,
                         decode: self.decode.unwrap_or(false),
+                        layer_norm: self.layer_norm.unwrap_or(false),
                         backward: self.grad_output.is_some(),
                     }))
                 }
@@ -139,6 +141,7 @@ impl Draft {
             scale: self.scale,
             mask: self.mask?,
             decode: self.decode?,
+            layer_norm: self.layer_norm?,
             tile: self.tile?,
             positions: self.positions?,
             format: self.format?,
@@ -333,6 +336,22 @@ pub(crate) fn read_decode(
         draft.mask.as_ref(),
         draft.cross,
     );
+}
+
+/// `layer_norm = true` (format 2); false when absent.
+pub(crate) fn read_layer_norm(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    let entry = entries.get("layer_norm");
+    draft.layer_norm = match (entry.clone(), reader.boolean(entry, "layer_norm")) {
+        (None, _) => Some(false),
+        (Some((span, _)), Some(true)) => reader
+            .of_its_format("layer_norm", span, draft.format)
+            .then_some(true),
+        (Some(_), read) => read,
+    };
 }
 
 pub(crate) fn read_tile(reader: &mut Reader<'_>, entries: &mut Entries<'_, '_>, draft: &mut Draft) {

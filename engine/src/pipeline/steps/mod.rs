@@ -15,6 +15,7 @@ pub(crate) mod decode_output;
 pub(crate) mod decode_weights;
 pub(crate) mod embedding;
 pub(crate) mod kv_cache;
+pub(crate) mod layer_norm;
 pub(crate) mod masking;
 pub(crate) mod new_token;
 pub(crate) mod online_softmax;
