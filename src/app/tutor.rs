@@ -521,7 +521,8 @@ impl Tutor {
             inputs,
             source_embeddings,
             scale,
-            layer_norm,
+            norm,
+            biases,
             mask,
             positions,
             heads,
@@ -539,7 +540,8 @@ impl Tutor {
             || *inputs != original.inputs
             || *source_embeddings != original.source_embeddings
             || *scale != original.scale
-            || *layer_norm != original.layer_norm
+            || *norm != original.norm
+            || *biases != original.biases
             || *mask != original.mask
             || *positions != original.positions
             || *heads != original.heads

@@ -57,9 +57,11 @@ pub enum Variant {
     /// A gradient's leftᵀ·right as left·right, the transpose forgotten (dK = d_scores·Q where
     /// d_scoresᵀ·Q belongs): only a square left fits.
     NotTransposed,
-    /// Layer normalisation's variance divided by n − 1 (`torch.var`'s default) where
-    /// `nn.LayerNorm` divides by n.
+    /// LayerNorm's variance divided by n − 1 (`torch.var`'s default) where `nn.LayerNorm`
+    /// divides by n.
     SampleVariance,
+    /// A projection's bias left out: x · W where x · W + b belongs.
+    NoBias,
 }
 
 impl Variant {

@@ -118,8 +118,10 @@ pub enum SlipKind {
     JacobianDiagonal,
     /// A gradient's leftᵀ·right taken without the transpose (dK = d_scores·Q).
     GradientNotTransposed,
-    /// Layer normalisation's variance divided by n − 1 where it divides by n.
+    /// LayerNorm's variance divided by n − 1 where it divides by n.
     SampleVariance,
+    /// A projection's bias left out (x · W where x · W + b belongs).
+    ForgotBias,
 }
 
 impl SlipKind {
@@ -152,6 +154,7 @@ impl SlipKind {
             Variant::DiagonalOnly => SlipKind::JacobianDiagonal,
             Variant::NotTransposed => SlipKind::GradientNotTransposed,
             Variant::SampleVariance => SlipKind::SampleVariance,
+            Variant::NoBias => SlipKind::ForgotBias,
         }
     }
 
@@ -203,8 +206,9 @@ impl SlipKind {
             // Leaving out the average is the learner's idea of the softmax's gradient: every
             // gradient after it carries it.
             SlipKind::JacobianDiagonal => true,
-            // Dividing by n − 1 is the learner's idea of the normalisation: it is carried on.
-            SlipKind::SampleVariance => true,
+            // Dividing by n − 1 is the learner's idea of the normalisation, and leaving the
+            // bias out their idea of a projection: both are carried on.
+            SlipKind::SampleVariance | SlipKind::ForgotBias => true,
             // Looking ahead is the learner's idea of what a new token sees: it is carried into
             // the output row.
             SlipKind::FutureToken => {
@@ -382,7 +386,10 @@ impl Slip {
                 "That gives weight to tokens after this one, not generated yet: softmax over the cached keys only."
             }
             (S::SampleVariance, _) => {
-                "That divides the variance by n − 1: layer normalisation divides by n, the row's width."
+                "That divides the variance by n − 1: LayerNorm divides by n, the row's width."
+            }
+            (S::ForgotBias, _) => {
+                "That leaves the bias out: this projection adds its bias's number for the column after the dot product."
             }
             (S::FutureToken, _) => {
                 "That output comes from weights that kept a share for tokens after this one: the new token's softmax runs over the cache only."

@@ -287,6 +287,9 @@ fn every_key_of_format_2_in_a_format_1_lesson_is_refused_saying_why() {
             ("integer", "2"),
             ("array of strings", "[\"x\"]"),
             ("matrix", "[[1, 0], [0, 1]]"),
+            ("array of numbers", "[1, 0]"),
+            ("number", "0.5"),
+            ("\"layer\"", "\"layer\""),
         ]
         .into_iter()
         .find(|(of_kind, _)| kind.contains(of_kind))
@@ -357,65 +360,4 @@ fn a_lesson_no_pipeline_can_be_is_refused_at_the_key_that_asks_for_it() {
             "{text}\n{found:#?}"
         );
     }
-}
-
-// --- layer_norm (prototype, issue 30's measure) ---------------------------------------------
-
-const LAYER_NORM: &str = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\", \"c\"]\n\
-    embeddings = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 3, 1]]\n\
-    w_q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]\n\
-    w_k = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]\n\
-    w_v = [[1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]\nlayer_norm = true\n";
-
-#[test]
-fn a_saved_lesson_keeps_layer_norm() {
-    let lesson = load_text("lesson", None, LAYER_NORM.to_string())
-        .unwrap_or_else(|error| panic!("{}", error.render(false)))
-        .lesson;
-    assert!(lesson.layer_norm);
-    let saved = attn_engine::lesson::lesson_to_toml(&lesson);
-    assert!(saved.contains("layer_norm = true\n"), "{saved}");
-    let read_back = load_text("saved", None, saved.clone())
-        .unwrap_or_else(|error| panic!("{}\n{saved}", error.render(false)))
-        .lesson;
-    assert_eq!(read_back, lesson);
-}
-
-#[test]
-fn layer_norm_with_a_backward_pass_or_given_q_k_v_is_refused_saying_why() {
-    let backward = format!("{LAYER_NORM}grad_output = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n");
-    assert_eq!(
-        errors(&backward),
-        ["layer normalisation has no backward pass yet"]
-    );
-    let given = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nq = [[1, 0], [0, 1]]\n\
-                 k = [[1, 0], [0, 1]]\nv = [[1, 0], [0, 1]]\nlayer_norm = true\n";
-    assert_eq!(errors(given), ["layer normalisation needs embeddings"]);
-}
-
-#[test]
-fn with_layer_norm_the_projections_read_the_normalised_rows_and_x_stays_x() {
-    use attn_engine::attention::{Attention, Cell, MatrixName};
-    let lesson = load_text("lesson", None, LAYER_NORM.to_string())
-        .unwrap_or_else(|error| panic!("{}", error.render(false)))
-        .lesson;
-    let attention = Attention::compute(&lesson);
-    // Row c = [1, 1, 3, 1]: mean 1.5, var (0.25 + 0.25 + 2.25 + 0.25) / 4 = 0.75;
-    // X̂[c, 3] = 1.5 / √0.75001 = 1.7320393, X̂[c, 1] = -0.5 / √0.75001 = -0.5773464, and
-    // Q[c, 1] = X̂[c] · W_q[:, 1] = X̂[c, 1] + X̂[c, 2] = -1.1546928.
-    let x_norm = attention.value(Cell::new(MatrixName::XNorm, 2, 2)).unwrap();
-    assert!((x_norm - 1.732_039_3).abs() < 1e-6, "{x_norm}");
-    let q = attention.value(Cell::new(MatrixName::Q, 2, 0)).unwrap();
-    assert!((q - -1.154_692_8).abs() < 1e-6, "{q}");
-    assert_eq!(attention.plan.projected_input(), Some(MatrixName::XNorm));
-    // `x` in [expected] is X itself, not what the projections read.
-    assert_eq!(
-        attention.figure_source(MatrixName::X),
-        MatrixName::Embeddings
-    );
-    let working = attention
-        .derive(Cell::new(MatrixName::XNorm, 2, 2))
-        .unwrap()
-        .explain(&attention, 3);
-    assert!(working.contains("mean = Σ / 4 = 6 / 4 = 1.5"), "{working}");
 }

@@ -9,7 +9,8 @@ use super::{Diagnostic, Entries, Reader};
 use crate::lesson::limits::{MAX_SOURCE_CHARS, MAX_SUMMARY_CHARS};
 use crate::lesson::text::TITLE_ROOM;
 use crate::lesson::{
-    Expected, InputMatrix, Inputs, Lesson, Mask, Narration, Parts, PositionInputs, shape_of,
+    Biases, Expected, InputMatrix, Inputs, Lesson, Mask, Narration, NormInputs, Parts,
+    PositionInputs, shape_of,
 };
 use crate::pipeline::{Heads, Plan, Step};
 
@@ -60,7 +61,8 @@ pub(crate) struct Draft {
     scale: bool,
     mask: Option<Mask>,
     decode: Option<bool>,
-    layer_norm: Option<bool>,
+    norm: Option<Option<NormInputs>>,
+    biases: Option<Biases>,
     tile: Option<usize>,
     decimals: usize,
     focus: Option<Option<usize>>,
@@ -103,7 +105,8 @@ impl Draft {
                         w_o: self.w_o.is_some(),
                         cross: self.cross,
                         decode: self.decode.unwrap_or(false),
-                        layer_norm: self.layer_norm.unwrap_or(false),
+                        norm: self.norm.clone().flatten().map(|norm| norm.kind),
+                        biases: self.biases.clone().unwrap_or_default().given(),
                         backward: self.grad_output.is_some(),
                     }))
                 }
@@ -141,7 +144,8 @@ impl Draft {
             scale: self.scale,
             mask: self.mask?,
             decode: self.decode?,
-            layer_norm: self.layer_norm?,
+            norm: self.norm?,
+            biases: self.biases?,
             tile: self.tile?,
             positions: self.positions?,
             format: self.format?,
@@ -338,20 +342,22 @@ pub(crate) fn read_decode(
     );
 }
 
-/// `layer_norm = true` (format 2); false when absent.
-pub(crate) fn read_layer_norm(
+/// `norm` with `norm_gain`, `norm_bias` and `norm_epsilon` (format 2): no norm when absent.
+pub(crate) fn read_norm(reader: &mut Reader<'_>, entries: &mut Entries<'_, '_>, draft: &mut Draft) {
+    draft.norm = reader.norm(entries, draft.format, draft.inputs.as_ref());
+}
+
+/// `b_q`, `b_k`, `b_v` and `b_o` together (format 2): none when absent.
+pub(crate) fn read_biases(
     reader: &mut Reader<'_>,
     entries: &mut Entries<'_, '_>,
     draft: &mut Draft,
 ) {
-    let entry = entries.get("layer_norm");
-    draft.layer_norm = match (entry.clone(), reader.boolean(entry, "layer_norm")) {
-        (None, _) => Some(false),
-        (Some((span, _)), Some(true)) => reader
-            .of_its_format("layer_norm", span, draft.format)
-            .then_some(true),
-        (Some(_), read) => read,
-    };
+    draft.biases = reader.biases(
+        entries,
+        draft.format,
+        (draft.inputs.as_ref(), draft.heads, draft.w_o.as_ref()),
+    );
 }
 
 pub(crate) fn read_tile(reader: &mut Reader<'_>, entries: &mut Entries<'_, '_>, draft: &mut Draft) {

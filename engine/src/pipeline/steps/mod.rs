@@ -18,6 +18,7 @@ pub(crate) mod kv_cache;
 pub(crate) mod layer_norm;
 pub(crate) mod masking;
 pub(crate) mod new_token;
+pub(crate) mod rms_norm;
 pub(crate) mod online_softmax;
 pub(crate) mod output;
 pub(crate) mod output_projection;
