@@ -254,6 +254,15 @@ pub(super) fn write_vector(
     let Some(input) = lesson.input(name) else {
         return Ok(());
     };
+    // The norm's γ of all 1 and β of all 0 are what a lesson without them has.
+    let default = match name {
+        MatrixName::NormGain => Some(1.0),
+        MatrixName::NormBias => Some(0.0),
+        _ => None,
+    };
+    if default.is_some_and(|default| input.values.iter().all(|value| *value == default)) {
+        return Ok(());
+    }
     write!(out, "{} = [", name.key())?;
     for (index, value) in input.values.iter().enumerate() {
         if index > 0 {

@@ -90,7 +90,19 @@ fn a_norm_without_gain_or_bias_has_gain_one_and_bias_zero() {
         1.5 / (0.75f64 + 1e-5).sqrt(),
     );
     let words = working(&attention, MatrixName::XNorm, 2, 2);
+    assert!(words.contains("γ[3] = 1 and β[3] = 0 are column 3's gain and bias"), "{words}");
+    // A lesson made in code (an import) may leave them out altogether: the same numbers.
+    let mut bare = lesson(&format!("{BASE}norm = \"layer\"\n"));
+    let norm = bare.norm.as_mut().unwrap();
+    (norm.gain, norm.bias) = (None, None);
+    let attention = Attention::compute(&bare);
+    close(
+        value(&attention, MatrixName::XNorm, 2, 2),
+        1.5 / (0.75f64 + 1e-5).sqrt(),
+    );
+    let words = working(&attention, MatrixName::XNorm, 2, 2);
     assert!(words.contains("γ[3] = 1 (the lesson gives none)"), "{words}");
+    assert!(words.contains("β[3] = 0 (the lesson gives none)"), "{words}");
 }
 
 #[test]
@@ -214,6 +226,11 @@ fn a_lesson_with_a_norm_and_biases_is_saved_and_read_back_the_same() {
         assert!(saved.contains(line), "{line:?} not in\n{saved}");
     }
     assert_eq!(lesson(&saved), original, "{saved}");
+    // γ of all 1 and β of all 0, as a lesson without them has, are not written.
+    let plain = lesson(&format!("{BASE}norm = \"layer\"\n"));
+    let saved = lesson_to_toml(&plain);
+    assert!(!saved.contains("norm_gain") && !saved.contains("norm_bias"), "{saved}");
+    assert_eq!(lesson(&saved), plain);
     // RMSNorm with its default ε: no ε written, and read back the same.
     let rms = lesson(&format!("{BASE}norm = \"rms\"\n{GAIN}"));
     let saved = lesson_to_toml(&rms);

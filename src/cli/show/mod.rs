@@ -365,6 +365,7 @@ fn note(
         Step::Embedding
         | Step::Positions
         | Step::LayerNorm
+        | Step::RmsNorm
         | Step::Projection
         | Step::Rotation
         | Step::Scores

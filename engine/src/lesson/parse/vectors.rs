@@ -216,6 +216,15 @@ impl Reader<'_> {
                 }
             },
         };
+        // Not given: γ = 1 and β = 0, held as numbers so that a learner can edit them (the
+        // writer leaves them out while they are so).
+        let gain = gain.or_else(|| Some(InputMatrix::literal(DMatrix::from_element(1, d_model, 1.0))));
+        let bias = match kind {
+            NormKind::Layer => {
+                bias.or_else(|| Some(InputMatrix::literal(DMatrix::zeros(1, d_model))))
+            }
+            NormKind::Rms => None,
+        };
         good.then_some(Some(NormInputs {
             kind,
             gain,
