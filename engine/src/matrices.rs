@@ -30,6 +30,25 @@ pub enum Axis {
     Single,
 }
 
+/// Which normalisation each row of X gets before the projections read it (format 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormKind {
+    /// LayerNorm (GPT-2, BERT): (x − mean) / √(var + ε) · γ + β.
+    Layer,
+    /// RMSNorm (Llama, Mistral): x / √(mean(x²) + ε) · γ, no mean taken off and no β.
+    Rms,
+}
+
+impl NormKind {
+    /// The value of `norm = "…"` in a lesson file.
+    pub fn key(self) -> &'static str {
+        match self {
+            NormKind::Layer => "layer",
+            NormKind::Rms => "rms",
+        }
+    }
+}
+
 /// How many of a matrix a lesson has: one, one per query head, or one per K/V group.
 ///
 /// A lesson's input that is cut into heads (`w_q` into each head's W_q) holds the heads side by

@@ -6,8 +6,7 @@ use nalgebra::DMatrix;
 
 use super::Operation;
 use super::{Operands, Rule, Site, Variant};
-use crate::matrices::MatrixName;
-use crate::pipeline::NormKind;
+use crate::matrices::{MatrixName, NormKind};
 use crate::workings;
 
 /// Each row of `of` normalised, then scaled by the gain γ (and, for LayerNorm, shifted by the

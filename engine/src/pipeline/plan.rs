@@ -2,7 +2,7 @@
 //! they are computed. Built from a few facts about the lesson, so lesson, engine and screens
 //! agree on it.
 
-use super::{Heads, MatrixName, OnlinePart, Op};
+use super::{Heads, MatrixName, NormKind, OnlinePart, Op};
 use crate::ops;
 
 /// How positions enter the lesson (format 2).
@@ -26,25 +26,6 @@ impl Positions {
             Positions::Sinusoidal => Some("sinusoidal"),
             Positions::Rope => Some("rope"),
             Positions::Learned => None,
-        }
-    }
-}
-
-/// Which normalisation each row of X gets before the projections read it (format 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NormKind {
-    /// LayerNorm (GPT-2, BERT): (x − mean) / √(var + ε) · γ + β.
-    Layer,
-    /// RMSNorm (Llama, Mistral): x / √(mean(x²) + ε) · γ, no mean taken off and no β.
-    Rms,
-}
-
-impl NormKind {
-    /// The value of `norm = "…"` in a lesson file.
-    pub fn key(self) -> &'static str {
-        match self {
-            NormKind::Layer => "layer",
-            NormKind::Rms => "rms",
         }
     }
 }

@@ -6,8 +6,7 @@ use super::hint::side_hints;
 use super::landing::{landing_digits, shown, written};
 use super::number::format_number;
 use super::{Explanation, Labels, Operand, Words, Worked, Working};
-use crate::matrices::Cell;
-use crate::pipeline::NormKind;
+use crate::matrices::{Cell, NormKind};
 
 /// One cell of a row normalised, with what its row and its column give it.
 #[derive(Debug, Clone, PartialEq)]

@@ -344,3 +344,40 @@ fn the_widths_wanted_are_said_with_several_heads() {
         2.0,
     );
 }
+
+#[test]
+fn generation_with_a_norm_and_biases_gives_the_whole_pass_s_rows() {
+    let text = format!(
+        "{BASE}w_o = [[1, 0], [0, 1], [1, 1]]\nmask = \"causal\"\ndecode = true\nnorm = \"rms\"\n\
+         {GAIN}b_q = [0.5, -1, 0.25]\nb_k = [1, 2, 3]\nb_v = [0, 0, 2]\nb_o = [10, -20]\n"
+    );
+    let attention = Attention::compute(&lesson(&text));
+    for token in 0..3 {
+        let check = attention.decode_check(token).unwrap();
+        assert!(check.agrees && check.largest_difference <= 1e-12, "{token}: {check:?}");
+    }
+    // The new token's query has its bias: q_c[1] = X̂[c] · W_q[:, 1] + 0.5, as Q[c, 1].
+    let q = attention
+        .matrix_at(MatrixName::QNew, 0, 2)
+        .map(|row| row[(0, 0)])
+        .unwrap();
+    close(q, value(&attention, MatrixName::Q, 2, 0));
+    let words = attention
+        .derive(Cell::new(MatrixName::QNew, 0, 0).at_token(2))
+        .unwrap()
+        .explain(&attention, 3);
+    assert!(words.contains("+ b_q[1]"), "{words}");
+}
+
+#[test]
+fn in_cross_attention_only_the_target_is_normalised() {
+    let text = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nsource_tokens = [\"x\", \"y\"]\n\
+        embeddings = [[1, 0], [0, 3]]\nsource_embeddings = [[2, 0], [1, 5]]\n\
+        w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 0], [0, 1]]\nnorm = \"layer\"\n";
+    let attention = Attention::compute(&lesson(text));
+    // Q reads X̂: row a = [1, 0] has mean 0.5 and variance 0.25, so X̂[a, 1] = 0.5 / √0.25001.
+    close(value(&attention, MatrixName::Q, 0, 0), 0.5 / (0.25f64 + 1e-5).sqrt());
+    // K and V read the source as it is: K[y, 2] = 5.
+    close(value(&attention, MatrixName::K, 1, 1), 5.0);
+    assert_eq!(attention.plan.projected_source(), Some(MatrixName::SourceEmbeddings));
+}
