@@ -730,7 +730,10 @@ fn show_json_has_normed_only_when_the_lesson_has_a_norm() {
     ));
     // Row c = [1, 1, 3, 1]: mean 1.5, variance 0.75; X̂[c, 3] = 1.5 / √0.75001 · 0.5.
     let normed = numbers(&layer["normed"]);
-    assert!((normed[2][2] - 1.5 / 0.75001f64.sqrt() * 0.5).abs() < 1e-12, "{normed:?}");
+    assert!(
+        (normed[2][2] - 1.5 / 0.75001f64.sqrt() * 0.5).abs() < 1e-12,
+        "{normed:?}"
+    );
     assert_eq!(numbers(&layer["norm_gain"]), [[1.0, 2.0, 0.5, 1.0]]);
     assert_eq!(numbers(&layer["b_o"]), [[10.0, -20.0]]);
     // Q[c, 1] = X̂[c, 1] + X̂[c, 2] + b_q[1], from the JSON's own X̂.
@@ -748,9 +751,15 @@ fn every_format_shows_the_norm_step_by_its_kind_and_the_biases_in_the_workings()
     assert!(text.contains("== Step 2/10 · LayerNorm =="), "{text}");
     assert!(text.contains("X̂ = LayerNorm(X) (X normalised)"), "{text}");
     assert!(text.contains("Q = X̂·W_q, K = X̂·W_k"), "{text}");
-    assert!(text.contains("Q[c, 1] = x̂_c · W_q[:, 1] + b_q[1] = "), "{text}");
+    assert!(
+        text.contains("Q[c, 1] = x̂_c · W_q[:, 1] + b_q[1] = "),
+        "{text}"
+    );
     let section = text_section(&text, "LayerNorm").join("\n");
-    assert!(section.contains("over the 4 numbers of X[c, :]"), "{section}");
+    assert!(
+        section.contains("over the 4 numbers of X[c, :]"),
+        "{section}"
+    );
     for format in ["markdown", "svg", "html"] {
         let shown = show(&layer, &["--format", format, "--step", "layer_norm"]);
         assert!(shown.contains("LayerNorm"), "{format}: {shown}");

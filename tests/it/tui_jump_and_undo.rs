@@ -151,7 +151,12 @@ fn a_cell_of_the_norm_s_gain_is_edited_recomputed_undone_and_saved() {
     update(&mut app, Action::ClearInput);
     update(&mut app, Action::Type('3'));
     update(&mut app, Action::Submit);
-    assert_eq!(value(&app, MatrixName::NormGain, 0, 0), 3.0, "{}", status(&app));
+    assert_eq!(
+        value(&app, MatrixName::NormGain, 0, 0),
+        3.0,
+        "{}",
+        status(&app)
+    );
     // β[1] = 0: X̂[c, 1] is three times what it was, and Q[c, 1] = X̂[c, 1] + X̂[c, 2] moves.
     assert!((value(&app, MatrixName::XNorm, 2, 0) - 3.0 * normed).abs() < 1e-12);
     assert!((value(&app, MatrixName::Q, 2, 0) - (query + 2.0 * normed)).abs() < 1e-12);

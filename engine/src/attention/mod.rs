@@ -269,7 +269,7 @@ impl Attention {
                     head: heads.head_of_slot(name.per(), slot),
                     model_width: self.model_width,
                     scale_divisor: self.scale_divisor,
-            norm_epsilon: self.norm_epsilon,
+                    norm_epsilon: self.norm_epsilon,
                     size,
                     every_core: false,
                     in_step_order: cache_sources.contains(&name),

@@ -13,6 +13,6 @@ pub use crate::matrices::{
 };
 // The operations are their own modules (`crate::ops`); the plan names them.
 pub use crate::ops::{OnlinePart, Op};
-pub(crate) use plan::{HEAD_SUPERSCRIPT_BYTES, push_head_superscript};
 pub use plan::{Biased, Plan, Positions, Shape, head_superscript};
+pub(crate) use plan::{HEAD_SUPERSCRIPT_BYTES, push_head_superscript};
 pub use step::{Header, Lit, Part, Piece, SeveralHeads, Step, StepEntry, View};

@@ -352,9 +352,24 @@ impl Plan {
             };
             let source = if cross { source } else { projected };
             for (weights, result, from, bias) in [
-                (MatrixName::WQ, MatrixName::Q, projected, biases.q.then_some(MatrixName::BQ)),
-                (MatrixName::WK, MatrixName::K, source, biases.k.then_some(MatrixName::BK)),
-                (MatrixName::WV, MatrixName::V, source, biases.v.then_some(MatrixName::BV)),
+                (
+                    MatrixName::WQ,
+                    MatrixName::Q,
+                    projected,
+                    biases.q.then_some(MatrixName::BQ),
+                ),
+                (
+                    MatrixName::WK,
+                    MatrixName::K,
+                    source,
+                    biases.k.then_some(MatrixName::BK),
+                ),
+                (
+                    MatrixName::WV,
+                    MatrixName::V,
+                    source,
+                    biases.v.then_some(MatrixName::BV),
+                ),
             ] {
                 plan.add(weights, Op::Input(ops::Input));
                 if let Some(bias) = bias {

@@ -75,9 +75,8 @@ impl Working for Dot {
                 .sum::<f64>()
         };
         // The whole sum, as its operands are written: the terms, then the bias.
-        let worked_all = |d: usize| {
-            worked_terms(terms, d) + self.bias.map_or(0.0, |bias| shown(bias.value, d))
-        };
+        let worked_all =
+            |d: usize| worked_terms(terms, d) + self.bias.map_or(0.0, |bias| shown(bias.value, d));
         let exact_terms = |terms: &[(Operand, Operand)]| -> f64 {
             terms.iter().map(|(a, b)| a.value * b.value).sum()
         };

@@ -4,7 +4,7 @@
 //! its key. Expected numbers come from plain arithmetic written here, not from the engine.
 
 use attn_engine::attention::{Attention, Cell, MatrixName};
-use attn_engine::lesson::{LoadError, Lesson, NormKind, lesson_to_toml, load_text};
+use attn_engine::lesson::{Lesson, LoadError, NormKind, lesson_to_toml, load_text};
 use attn_engine::practice::{SlipKind, check};
 
 /// Three tokens of d_model 4, W's 4 × 3. Row c = [1, 1, 3, 1]: mean 1.5, variance (0.25 +
@@ -58,15 +58,27 @@ fn layer_norm_takes_off_the_mean_divides_by_the_population_deviation_then_applie
     let attention = Attention::compute(&lesson(&format!("{BASE}norm = \"layer\"\n{GAIN}{BIAS}")));
     let deviation = (0.75f64 + 1e-5).sqrt();
     // X̂[c, 2] = (1 − 1.5) / √0.75001 · 2 + 0.1; X̂[c, 3] = (3 − 1.5) / √0.75001 · 0.5 + 0.
-    close(value(&attention, MatrixName::XNorm, 2, 1), -0.5 / deviation * 2.0 + 0.1);
-    close(value(&attention, MatrixName::XNorm, 2, 2), 1.5 / deviation * 0.5);
-    close(value(&attention, MatrixName::XNorm, 2, 3), -0.5 / deviation - 1.0);
+    close(
+        value(&attention, MatrixName::XNorm, 2, 1),
+        -0.5 / deviation * 2.0 + 0.1,
+    );
+    close(
+        value(&attention, MatrixName::XNorm, 2, 2),
+        1.5 / deviation * 0.5,
+    );
+    close(
+        value(&attention, MatrixName::XNorm, 2, 3),
+        -0.5 / deviation - 1.0,
+    );
     // The projections read X̂: Q[c, 1] = X̂[c] · W_q[:, 1] = X̂[c, 1] + X̂[c, 2].
     let q = -0.5 / deviation + (-0.5 / deviation * 2.0 + 0.1);
     close(value(&attention, MatrixName::Q, 2, 0), q);
     assert_eq!(attention.plan.projected_input(), Some(MatrixName::XNorm));
     // `x` in [expected] is still X, not what the projections read.
-    assert_eq!(attention.figure_source(MatrixName::X), MatrixName::Embeddings);
+    assert_eq!(
+        attention.figure_source(MatrixName::X),
+        MatrixName::Embeddings
+    );
 }
 
 #[test]
@@ -79,7 +91,10 @@ fn rms_norm_divides_by_the_root_mean_square_with_no_mean_taken_off() {
     close(value(&attention, MatrixName::XNorm, 2, 1), 1.0 / root * 2.0);
     close(value(&attention, MatrixName::XNorm, 2, 2), 3.0 / root * 0.5);
     // Row a = [1, 0, 1, 0]: mean of squares 0.5.
-    close(value(&attention, MatrixName::XNorm, 0, 2), 1.0 / (0.5f64 + 1e-6).sqrt() * 0.5);
+    close(
+        value(&attention, MatrixName::XNorm, 0, 2),
+        1.0 / (0.5f64 + 1e-6).sqrt() * 0.5,
+    );
 }
 
 #[test]
@@ -90,7 +105,10 @@ fn a_norm_without_gain_or_bias_has_gain_one_and_bias_zero() {
         1.5 / (0.75f64 + 1e-5).sqrt(),
     );
     let words = working(&attention, MatrixName::XNorm, 2, 2);
-    assert!(words.contains("γ[3] = 1 and β[3] = 0 are column 3's gain and bias"), "{words}");
+    assert!(
+        words.contains("γ[3] = 1 and β[3] = 0 are column 3's gain and bias"),
+        "{words}"
+    );
     // A lesson made in code (an import) may leave them out altogether: the same numbers.
     let mut bare = lesson(&format!("{BASE}norm = \"layer\"\n"));
     let norm = bare.norm.as_mut().unwrap();
@@ -101,8 +119,14 @@ fn a_norm_without_gain_or_bias_has_gain_one_and_bias_zero() {
         1.5 / (0.75f64 + 1e-5).sqrt(),
     );
     let words = working(&attention, MatrixName::XNorm, 2, 2);
-    assert!(words.contains("γ[3] = 1 (the lesson gives none)"), "{words}");
-    assert!(words.contains("β[3] = 0 (the lesson gives none)"), "{words}");
+    assert!(
+        words.contains("γ[3] = 1 (the lesson gives none)"),
+        "{words}"
+    );
+    assert!(
+        words.contains("β[3] = 0 (the lesson gives none)"),
+        "{words}"
+    );
 }
 
 #[test]
@@ -167,9 +191,7 @@ fn a_bias_is_added_to_its_projection_and_shown_in_the_working() {
 
 #[test]
 fn the_output_bias_is_added_after_w_o_and_shown_in_its_working() {
-    let text = format!(
-        "{BASE}w_o = [[1, 0], [0, 1], [1, 1]]\nb_o = [10, -20]\n"
-    );
+    let text = format!("{BASE}w_o = [[1, 0], [0, 1], [1, 1]]\nb_o = [10, -20]\n");
     let with = Attention::compute(&lesson(&text));
     let without = Attention::compute(&lesson(&format!("{BASE}w_o = [[1, 0], [0, 1], [1, 1]]\n")));
     for row in 0..3 {
@@ -195,7 +217,11 @@ fn leaving_the_bias_out_or_dividing_by_n_minus_1_is_named_as_the_slip() {
     let q = Cell::new(MatrixName::Q, 2, 0);
     let slip = value(&attention, MatrixName::Q, 2, 0) - 0.5;
     let verdict = check(&attention, q, slip, 3).unwrap();
-    assert_eq!(verdict.slip().map(|slip| slip.kind), Some(SlipKind::ForgotBias), "{verdict:?}");
+    assert_eq!(
+        verdict.slip().map(|slip| slip.kind),
+        Some(SlipKind::ForgotBias),
+        "{verdict:?}"
+    );
     // Row c's variance over n − 1 = 3: 1, so X̂[c, 3] = 1.5 / √1.00001 · 0.5.
     let normed = Cell::new(MatrixName::XNorm, 2, 2);
     let verdict = check(&attention, normed, 1.5 / (1.0f64 + 1e-5).sqrt() * 0.5, 3).unwrap();
@@ -213,7 +239,10 @@ fn a_lesson_with_a_norm_and_biases_is_saved_and_read_back_the_same() {
          b_q = [0.5, -1, 0.25]\nb_k = [1, 2, 3]\nb_v = [0, 0, 2]\nb_o = [10, -20]\n"
     );
     let original = lesson(&text);
-    assert_eq!(original.norm.as_ref().map(|norm| norm.kind), Some(NormKind::Layer));
+    assert_eq!(
+        original.norm.as_ref().map(|norm| norm.kind),
+        Some(NormKind::Layer)
+    );
     let saved = lesson_to_toml(&original);
     for line in [
         "norm = \"layer\"\n",
@@ -229,12 +258,18 @@ fn a_lesson_with_a_norm_and_biases_is_saved_and_read_back_the_same() {
     // γ of all 1 and β of all 0, as a lesson without them has, are not written.
     let plain = lesson(&format!("{BASE}norm = \"layer\"\n"));
     let saved = lesson_to_toml(&plain);
-    assert!(!saved.contains("norm_gain") && !saved.contains("norm_bias"), "{saved}");
+    assert!(
+        !saved.contains("norm_gain") && !saved.contains("norm_bias"),
+        "{saved}"
+    );
     assert_eq!(lesson(&saved), plain);
     // RMSNorm with its default ε: no ε written, and read back the same.
     let rms = lesson(&format!("{BASE}norm = \"rms\"\n{GAIN}"));
     let saved = lesson_to_toml(&rms);
-    assert!(saved.contains("norm = \"rms\"\n") && !saved.contains("norm_epsilon"), "{saved}");
+    assert!(
+        saved.contains("norm = \"rms\"\n") && !saved.contains("norm_epsilon"),
+        "{saved}"
+    );
     assert_eq!(lesson(&saved), rms);
 }
 
@@ -244,8 +279,14 @@ fn every_bad_norm_or_bias_value_is_refused_naming_its_key() {
                  k = [[1, 0], [0, 1]]\nv = [[1, 0], [0, 1]]\n";
     let grad = "grad_output = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]\n";
     let cases: Vec<(String, &str)> = vec![
-        (format!("{BASE}norm = \"batch\"\n"), "unknown norm \"batch\""),
-        (format!("{BASE}norm = true\n"), "`norm` must be \"layer\" or \"rms\", found a boolean"),
+        (
+            format!("{BASE}norm = \"batch\"\n"),
+            "unknown norm \"batch\"",
+        ),
+        (
+            format!("{BASE}norm = true\n"),
+            "`norm` must be \"layer\" or \"rms\", found a boolean",
+        ),
         (
             format!("{BASE}norm = \"layer\"\nnorm_gain = [1, 2, 3]\n"),
             "`norm_gain` has 3 numbers; it needs 4",
@@ -278,14 +319,26 @@ fn every_bad_norm_or_bias_value_is_refused_naming_its_key() {
             format!("{BASE}norm_gain = [1, 1, 1, 1]\n"),
             "`norm_gain` belongs to a norm, and this lesson has no `norm`",
         ),
-        (format!("{given}norm = \"rms\"\n"), "a norm needs embeddings"),
+        (
+            format!("{given}norm = \"rms\"\n"),
+            "a norm needs embeddings",
+        ),
         (
             format!("{BASE}norm = \"layer\"\n{grad}"),
             "the backward pass through a norm is not supported yet",
         ),
-        (format!("{BASE}b_q = [1, 2]\n"), "`b_q` has 2 numbers; it needs 3"),
-        (format!("{BASE}b_k = 1\n"), "`b_k` must be a flat array of numbers, found an integer"),
-        (format!("{BASE}b_v = [1, 2, 3, 4]\n"), "`b_v` has 4 numbers; it needs 3"),
+        (
+            format!("{BASE}b_q = [1, 2]\n"),
+            "`b_q` has 2 numbers; it needs 3",
+        ),
+        (
+            format!("{BASE}b_k = 1\n"),
+            "`b_k` must be a flat array of numbers, found an integer",
+        ),
+        (
+            format!("{BASE}b_v = [1, 2, 3, 4]\n"),
+            "`b_v` has 4 numbers; it needs 3",
+        ),
         (
             format!("{BASE}b_o = [1, 2]\n"),
             "`b_o` is added to concat·W_o, and this lesson has no `w_o`",
@@ -303,7 +356,10 @@ fn every_bad_norm_or_bias_value_is_refused_naming_its_key() {
             "the backward pass with biases is not supported yet",
         ),
         (
-            format!("{}norm = \"layer\"\n", BASE.replace("format = 2", "format = 1")),
+            format!(
+                "{}norm = \"layer\"\n",
+                BASE.replace("format = 2", "format = 1")
+            ),
             "`norm` needs `format = 2`",
         ),
     ];
@@ -322,8 +378,7 @@ fn the_widths_wanted_are_said_with_several_heads() {
     let text = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nheads = 2\nkv_heads = 1\n\
         embeddings = [[1, 0], [0, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[1], [0]]\n\
         w_v = [[1], [1]]\nw_o = [[1], [1]]\nb_q = [1, 2, 3]\nb_k = [1, 2]\n";
-    let Err(LoadError::Invalid { diagnostics, .. }) = load_text("lesson", None, text.into())
-    else {
+    let Err(LoadError::Invalid { diagnostics, .. }) = load_text("lesson", None, text.into()) else {
         panic!("taken");
     };
     let helps: Vec<String> = diagnostics
@@ -331,16 +386,27 @@ fn the_widths_wanted_are_said_with_several_heads() {
         .filter_map(|diagnostic| diagnostic.help.clone())
         .collect();
     assert!(
-        helps.iter().any(|help| help.contains("2 heads × d_k 1 = 2 numbers")),
+        helps
+            .iter()
+            .any(|help| help.contains("2 heads × d_k 1 = 2 numbers")),
         "{helps:#?}"
     );
-    assert!(helps.iter().any(|help| help.contains("1 numbers, one per column of W_k (d_k)") || help.contains("d_k")), "{helps:#?}");
+    assert!(
+        helps.iter().any(
+            |help| help.contains("1 numbers, one per column of W_k (d_k)") || help.contains("d_k")
+        ),
+        "{helps:#?}"
+    );
     // With the right widths each head adds its own block of b_q.
-    let right = text.replace("b_q = [1, 2, 3]", "b_q = [1, 2]").replace("b_k = [1, 2]", "b_k = [5]");
+    let right = text
+        .replace("b_q = [1, 2, 3]", "b_q = [1, 2]")
+        .replace("b_k = [1, 2]", "b_k = [5]");
     let attention = Attention::compute(&lesson(&right));
     // Head 2's Q[a, 1] = [1, 0] · W_q[:, 2] + b_q[2] = 0 + 2.
     close(
-        attention.value(Cell::new(MatrixName::Q, 0, 0).in_head(1)).unwrap(),
+        attention
+            .value(Cell::new(MatrixName::Q, 0, 0).in_head(1))
+            .unwrap(),
         2.0,
     );
 }
@@ -354,7 +420,10 @@ fn generation_with_a_norm_and_biases_gives_the_whole_pass_s_rows() {
     let attention = Attention::compute(&lesson(&text));
     for token in 0..3 {
         let check = attention.decode_check(token).unwrap();
-        assert!(check.agrees && check.largest_difference <= 1e-12, "{token}: {check:?}");
+        assert!(
+            check.agrees && check.largest_difference <= 1e-12,
+            "{token}: {check:?}"
+        );
     }
     // The new token's query has its bias: q_c[1] = X̂[c] · W_q[:, 1] + 0.5, as Q[c, 1].
     let q = attention
@@ -376,8 +445,14 @@ fn in_cross_attention_only_the_target_is_normalised() {
         w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1, 0], [0, 1]]\nnorm = \"layer\"\n";
     let attention = Attention::compute(&lesson(text));
     // Q reads X̂: row a = [1, 0] has mean 0.5 and variance 0.25, so X̂[a, 1] = 0.5 / √0.25001.
-    close(value(&attention, MatrixName::Q, 0, 0), 0.5 / (0.25f64 + 1e-5).sqrt());
+    close(
+        value(&attention, MatrixName::Q, 0, 0),
+        0.5 / (0.25f64 + 1e-5).sqrt(),
+    );
     // K and V read the source as it is: K[y, 2] = 5.
     close(value(&attention, MatrixName::K, 1, 1), 5.0);
-    assert_eq!(attention.plan.projected_source(), Some(MatrixName::SourceEmbeddings));
+    assert_eq!(
+        attention.plan.projected_source(),
+        Some(MatrixName::SourceEmbeddings)
+    );
 }

@@ -12,14 +12,18 @@ use super::values::number_value;
 use super::{Entries, Entry, Reader, Value};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::MAX_ABS_VALUE;
-use crate::lesson::{
-    Biases, DEFAULT_NORM_EPSILON, InputMatrix, Inputs, NormInputs, NormKind,
-};
+use crate::lesson::{Biases, DEFAULT_NORM_EPSILON, InputMatrix, Inputs, NormInputs, NormKind};
 use crate::pipeline::Heads;
 
 impl Reader<'_> {
     /// One vector: a flat array of `width` finite numbers (`width` said as `wanted`).
-    fn vector(&mut self, key: &str, value: &Value<'_>, width: usize, wanted: &str) -> Option<InputMatrix> {
+    fn vector(
+        &mut self,
+        key: &str,
+        value: &Value<'_>,
+        width: usize,
+        wanted: &str,
+    ) -> Option<InputMatrix> {
         let DeValue::Array(cells) = value.get_ref() else {
             self.wrong_type(
                 value,
@@ -29,11 +33,19 @@ impl Reader<'_> {
             );
             return None;
         };
-        if cells.iter().any(|cell| matches!(cell.get_ref(), DeValue::Array(_))) {
+        if cells
+            .iter()
+            .any(|cell| matches!(cell.get_ref(), DeValue::Array(_)))
+        {
             self.error(
-                Diagnostic::error(value.span(), format!("`{key}` is a vector: one flat array of numbers"))
-                    .label("an array of rows")
-                    .help(format!("write it without the inner brackets, {wanted}: {key} = [0.5, -1, 0.25]")),
+                Diagnostic::error(
+                    value.span(),
+                    format!("`{key}` is a vector: one flat array of numbers"),
+                )
+                .label("an array of rows")
+                .help(format!(
+                    "write it without the inner brackets, {wanted}: {key} = [0.5, -1, 0.25]"
+                )),
             );
             return None;
         }
@@ -121,7 +133,11 @@ impl Reader<'_> {
         }
         let Some((_, value)) = entry else {
             let any = [&gain, &bias, &epsilon].iter().any(|entry| entry.is_some());
-            for (entry, key) in [(gain, "norm_gain"), (bias, "norm_bias"), (epsilon, "norm_epsilon")] {
+            for (entry, key) in [
+                (gain, "norm_gain"),
+                (bias, "norm_bias"),
+                (epsilon, "norm_epsilon"),
+            ] {
                 self.stray(
                     entry,
                     key,
@@ -129,11 +145,7 @@ impl Reader<'_> {
                     "add `norm = \"layer\"` (GPT-2's LayerNorm) or `norm = \"rms\"` (Llama's RMSNorm), or remove it",
                 );
             }
-            return if any {
-                None
-            } else {
-                Some(None)
-            };
+            return if any { None } else { Some(None) };
         };
         let kind = match value.get_ref() {
             DeValue::String(text) => match text.as_ref() {
@@ -211,14 +223,20 @@ impl Reader<'_> {
                     return None;
                 }
                 Err(_) => {
-                    self.wrong_type(value, "`norm_epsilon`", "a number above 0", "norm_epsilon = 1e-5");
+                    self.wrong_type(
+                        value,
+                        "`norm_epsilon`",
+                        "a number above 0",
+                        "norm_epsilon = 1e-5",
+                    );
                     return None;
                 }
             },
         };
         // Not given: γ = 1 and β = 0, held as numbers so that a learner can edit them (the
         // writer leaves them out while they are so).
-        let gain = gain.or_else(|| Some(InputMatrix::literal(DMatrix::from_element(1, d_model, 1.0))));
+        let gain =
+            gain.or_else(|| Some(InputMatrix::literal(DMatrix::from_element(1, d_model, 1.0))));
         let bias = match kind {
             NormKind::Layer => {
                 bias.or_else(|| Some(InputMatrix::literal(DMatrix::zeros(1, d_model))))
@@ -275,7 +293,10 @@ impl Reader<'_> {
             if !good {
                 return None;
             }
-            return self.output_bias(&written, w_o).map(|o| Biases { o, ..Biases::default() });
+            return self.output_bias(&written, w_o).map(|o| Biases {
+                o,
+                ..Biases::default()
+            });
         };
         let (query, kv) = (heads.query, heads.kv.max(1));
         let per = |whose: &str, count: usize, width: usize| {
@@ -288,9 +309,40 @@ impl Reader<'_> {
         let d_k = w_k.values.ncols() / kv;
         let d_v = w_v.values.ncols() / kv;
         let widths = [
-            (w_q.values.ncols(), if query == 1 { per("one per column of W_q (d_k)", 1, w_q.values.ncols()) } else { format!("{query} heads × d_k {} = {} numbers, one per column of W_q", w_q.values.ncols() / query, w_q.values.ncols()) }),
-            (w_k.values.ncols(), if kv == 1 { per("one per column of W_k (d_k)", 1, d_k) } else { format!("{kv} K/V groups × d_k {d_k} = {} numbers, one per column of W_k", w_k.values.ncols()) }),
-            (w_v.values.ncols(), if kv == 1 { per("one per column of W_v (d_v)", 1, d_v) } else { format!("{kv} K/V groups × d_v {d_v} = {} numbers, one per column of W_v", w_v.values.ncols()) }),
+            (
+                w_q.values.ncols(),
+                if query == 1 {
+                    per("one per column of W_q (d_k)", 1, w_q.values.ncols())
+                } else {
+                    format!(
+                        "{query} heads × d_k {} = {} numbers, one per column of W_q",
+                        w_q.values.ncols() / query,
+                        w_q.values.ncols()
+                    )
+                },
+            ),
+            (
+                w_k.values.ncols(),
+                if kv == 1 {
+                    per("one per column of W_k (d_k)", 1, d_k)
+                } else {
+                    format!(
+                        "{kv} K/V groups × d_k {d_k} = {} numbers, one per column of W_k",
+                        w_k.values.ncols()
+                    )
+                },
+            ),
+            (
+                w_v.values.ncols(),
+                if kv == 1 {
+                    per("one per column of W_v (d_v)", 1, d_v)
+                } else {
+                    format!(
+                        "{kv} K/V groups × d_v {d_v} = {} numbers, one per column of W_v",
+                        w_v.values.ncols()
+                    )
+                },
+            ),
         ];
         let mut read = [None, None, None];
         for ((slot, (key, entry)), (width, wanted)) in read.iter_mut().zip(&written).zip(widths) {
@@ -320,8 +372,13 @@ impl Reader<'_> {
         };
         let Some(w_o) = w_o else {
             self.error(
-                Diagnostic::error(span.clone(), "`b_o` is added to concat·W_o, and this lesson has no `w_o`")
-                    .help("give `w_o` (its rows the heads' outputs side by side, H·d_v), or remove `b_o`"),
+                Diagnostic::error(
+                    span.clone(),
+                    "`b_o` is added to concat·W_o, and this lesson has no `w_o`",
+                )
+                .help(
+                    "give `w_o` (its rows the heads' outputs side by side, H·d_v), or remove `b_o`",
+                ),
             );
             return None;
         };

@@ -27,7 +27,9 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.shape.norm == Some(NormKind::Layer),
     note: |_| None,
     enable: Some("add `norm = \"layer\"` (with embeddings, format 2)"),
-    absent: |_| Some("This lesson has no LayerNorm (no `norm = \"layer\"`): the projections read X."),
+    absent: |_| {
+        Some("This lesson has no LayerNorm (no `norm = \"layer\"`): the projections read X.")
+    },
     views: |plan| views(plan),
     header: Header::Attention {
         one_head: |plan| definition(plan, "LayerNorm"),
