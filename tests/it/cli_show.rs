@@ -746,14 +746,26 @@ fn show_json_has_normed_only_when_the_lesson_has_a_norm() {
 #[test]
 fn every_format_shows_the_norm_step_by_its_kind_and_the_biases_in_the_workings() {
     let dir = TempDir::new().unwrap();
-    let layer = normed_file(&dir, "norm = \"layer\"\nb_q = [0.5, -1, 0.25]\n");
+    let layer = normed_file(
+        &dir,
+        "norm = \"layer\"\nb_q = [0.5, -1, 0.25]\nb_o = [1, 2]\n",
+    );
     let text = show(&layer, &[]);
     assert!(text.contains("== Step 2/10 · LayerNorm =="), "{text}");
     assert!(text.contains("X̂ = LayerNorm(X) (X normalised)"), "{text}");
-    assert!(text.contains("Q = X̂·W_q, K = X̂·W_k"), "{text}");
+    assert!(
+        text.contains("Q = X̂·W_q + b_q, K = X̂·W_k, V = X̂·W_v"),
+        "{text}"
+    );
     assert!(
         text.contains("Q[c, 1] = x̂_c · W_q[:, 1] + b_q[1] = "),
         "{text}"
+    );
+    let output = text_section(&text, "Output projection").join("\n");
+    assert!(output.contains("b_o is added"), "{output}");
+    assert!(
+        output.contains("output[c, 2] = concat[c, :] · W_o[:, 2] + b_o[2] = "),
+        "{output}"
     );
     let section = text_section(&text, "LayerNorm").join("\n");
     assert!(
