@@ -753,15 +753,17 @@ fn every_format_shows_the_norm_step_by_its_kind_and_the_biases_in_the_workings()
     let text = show(&layer, &[]);
     assert!(text.contains("== Step 2/10 · LayerNorm =="), "{text}");
     assert!(text.contains("X̂ = LayerNorm(X) (X normalised)"), "{text}");
+    // The narration is wrapped: its words are compared as one line.
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text.contains("Q = X̂·W_q + b_q, K = X̂·W_k, V = X̂·W_v"),
+        words.contains("Q = X̂·W_q + b_q, K = X̂·W_k, V = X̂·W_v"),
         "{text}"
     );
     assert!(
         text.contains("Q[c, 1] = x̂_c · W_q[:, 1] + b_q[1] = "),
         "{text}"
     );
-    let output = text_section(&text, "Output projection").join("\n");
+    let output = text_section(&text, "Output projection").join(" ");
     assert!(output.contains("b_o is added"), "{output}");
     assert!(
         output.contains("output[c, 2] = concat[c, :] · W_o[:, 2] + b_o[2] = "),
