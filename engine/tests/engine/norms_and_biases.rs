@@ -456,3 +456,15 @@ fn in_cross_attention_only_the_target_is_normalised() {
         Some(MatrixName::SourceEmbeddings)
     );
 }
+
+#[test]
+fn a_lesson_that_gives_q_k_v_may_still_add_the_output_bias() {
+    let given = "format = 2\ntitle = \"t\"\ntokens = [\"a\", \"b\"]\nq = [[1, 0], [0, 1]]\n\
+                 k = [[1, 0], [0, 1]]\nv = [[1, 2], [3, 4]]\nw_o = [[1, 0], [0, 1]]\n";
+    let with = Attention::compute(&lesson(&format!("{given}b_o = [0.5, -0.5]\n")));
+    let without = Attention::compute(&lesson(given));
+    close(
+        value(&with, MatrixName::Projected, 1, 1),
+        value(&without, MatrixName::Projected, 1, 1) - 0.5,
+    );
+}
