@@ -60,7 +60,7 @@ impl Operation for Norm {
     fn slips(&self) -> &'static [Variant] {
         match self.kind {
             NormKind::Layer => &[Variant::SampleVariance],
-            NormKind::Rms => &[],
+            NormKind::Rms => &[Variant::MeanTakenOff],
         }
     }
 
@@ -72,10 +72,15 @@ impl Operation for Norm {
             NormKind::Rms => super::empty(),
         };
         let sample = slip == Some(Variant::SampleVariance);
+        // LayerNorm's habit: the mean taken off an RMSNorm's row (β stays 0: RMSNorm has none).
+        let kind = match slip {
+            Some(Variant::MeanTakenOff) => NormKind::Layer,
+            _ => self.kind,
+        };
         let mut normed = of.clone_owned();
         for (row, mut out) in of.row_iter().zip(normed.row_iter_mut()) {
             let values: Vec<f64> = row.iter().copied().collect();
-            let (mean, spread) = row_stats(&values, self.kind, sample);
+            let (mean, spread) = row_stats(&values, kind, sample);
             let divisor = (spread + operands.norm_epsilon).sqrt();
             for (col, (cell, x)) in out.iter_mut().zip(values).enumerate() {
                 *cell = (x - mean) / divisor * at(gain, col, 1.0) + at(bias, col, 0.0);

@@ -62,6 +62,9 @@ pub enum Variant {
     SampleVariance,
     /// A projection's bias left out: x · W where x · W + b belongs.
     NoBias,
+    /// RMSNorm worked out as LayerNorm: the row's mean taken off, and its variance for the
+    /// mean of squares.
+    MeanTakenOff,
 }
 
 impl Variant {

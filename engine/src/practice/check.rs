@@ -122,6 +122,8 @@ pub enum SlipKind {
     SampleVariance,
     /// A projection's bias left out (x · W where x · W + b belongs).
     ForgotBias,
+    /// RMSNorm worked out as LayerNorm, the row's mean taken off.
+    MeanTakenOff,
 }
 
 impl SlipKind {
@@ -155,6 +157,7 @@ impl SlipKind {
             Variant::NotTransposed => SlipKind::GradientNotTransposed,
             Variant::SampleVariance => SlipKind::SampleVariance,
             Variant::NoBias => SlipKind::ForgotBias,
+            Variant::MeanTakenOff => SlipKind::MeanTakenOff,
         }
     }
 
@@ -208,7 +211,7 @@ impl SlipKind {
             SlipKind::JacobianDiagonal => true,
             // Dividing by n − 1 is the learner's idea of the normalisation, and leaving the
             // bias out their idea of a projection: both are carried on.
-            SlipKind::SampleVariance | SlipKind::ForgotBias => true,
+            SlipKind::SampleVariance | SlipKind::ForgotBias | SlipKind::MeanTakenOff => true,
             // Looking ahead is the learner's idea of what a new token sees: it is carried into
             // the output row.
             SlipKind::FutureToken => {
@@ -387,6 +390,9 @@ impl Slip {
             }
             (S::SampleVariance, _) => {
                 "That divides the variance by n − 1: LayerNorm divides by n, the row's width."
+            }
+            (S::MeanTakenOff, _) => {
+                "That takes the row's mean off, as LayerNorm does: RMSNorm divides x itself by √(mean(x²) + ε)."
             }
             (S::ForgotBias, _) => {
                 "That leaves the bias out: this projection adds its bias's number for the column after the dot product."

@@ -468,3 +468,17 @@ fn a_lesson_that_gives_q_k_v_may_still_add_the_output_bias() {
         value(&without, MatrixName::Projected, 1, 1) - 0.5,
     );
 }
+
+#[test]
+fn rms_norm_worked_out_as_layer_norm_is_named_as_the_slip() {
+    let attention = Attention::compute(&lesson(&format!("{BASE}norm = \"rms\"\n{GAIN}")));
+    // Row c's mean 1.5 taken off and its variance 0.75 used: (1 − 1.5) / √0.75001 · 1, where
+    // RMSNorm gives 1 / √3.00001 = 0.577.
+    let answer = -0.5 / (0.75f64 + 1e-5).sqrt();
+    let verdict = check(&attention, Cell::new(MatrixName::XNorm, 2, 0), answer, 3).unwrap();
+    assert_eq!(
+        verdict.slip().map(|slip| slip.kind),
+        Some(SlipKind::MeanTakenOff),
+        "{verdict:?}"
+    );
+}
