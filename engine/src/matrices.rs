@@ -30,6 +30,25 @@ pub enum Axis {
     Single,
 }
 
+/// Which normalisation each row of X gets before the projections read it (format 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormKind {
+    /// LayerNorm (GPT-2, BERT): (x − mean) / √(var + ε) · γ + β.
+    Layer,
+    /// RMSNorm (Llama, Mistral): x / √(mean(x²) + ε) · γ, no mean taken off and no β.
+    Rms,
+}
+
+impl NormKind {
+    /// The value of `norm = "…"` in a lesson file.
+    pub fn key(self) -> &'static str {
+        match self {
+            NormKind::Layer => "layer",
+            NormKind::Rms => "rms",
+        }
+    }
+}
+
 /// How many of a matrix a lesson has: one, one per query head, or one per K/V group.
 ///
 /// A lesson's input that is cut into heads (`w_q` into each head's W_q) holds the heads side by
@@ -80,9 +99,15 @@ matrix_names! {
     SourceEmbeddings,
     SourcePositions,
     SourceX,
+    NormGain,
+    NormBias,
+    XNorm,
     WQ,
     WK,
     WV,
+    BQ,
+    BK,
+    BV,
     Q,
     K,
     V,
@@ -95,6 +120,7 @@ matrix_names! {
     Weights,
     Output,
     WO,
+    BO,
     Concat,
     Projected,
     WQK,
@@ -352,6 +378,61 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
             }),
         }),
     },
+    // The norm before the projections (`norm = "layer"` or `"rms"`): one gain γ and (for
+    // LayerNorm) one bias β per column, one row each, and X normalised row by row.
+    MatrixEntry {
+        name: MatrixName::NormGain,
+        key: "norm_gain",
+        symbol: "γ",
+        gloss: Some("the norm's gain"),
+        rows: Axis::Single,
+        cols: Axis::DModel,
+        row_vector: None,
+        per: Per::Lesson,
+        on_demand: false,
+        per_token: false,
+        per_tile: false,
+        backward: false,
+        expectable: None,
+    },
+    MatrixEntry {
+        name: MatrixName::NormBias,
+        key: "norm_bias",
+        symbol: "β",
+        gloss: Some("the norm's bias"),
+        rows: Axis::Single,
+        cols: Axis::DModel,
+        row_vector: None,
+        per: Per::Lesson,
+        on_demand: false,
+        per_token: false,
+        per_tile: false,
+        backward: false,
+        expectable: None,
+    },
+    MatrixEntry {
+        name: MatrixName::XNorm,
+        key: "normed",
+        symbol: "X̂",
+        gloss: Some("X normalised"),
+        rows: Axis::Queries,
+        cols: Axis::DModel,
+        row_vector: Some("x̂"),
+        per: Per::Lesson,
+        on_demand: false,
+        per_token: false,
+        per_tile: false,
+        backward: false,
+        expectable: Some(Expectable {
+            given_by: GivenBy::Format2,
+            whole: true,
+            head: false,
+            absent: Some(Absent::Because {
+                why: "it has no norm",
+                help: "`normed` goes with a lesson that has `norm = \"layer\"` or `norm = \"rms\"`",
+            }),
+        }),
+    },
     MatrixEntry {
         name: MatrixName::WQ,
         key: "w_q",
@@ -420,6 +501,52 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
                 help: "the figures of a lesson's inputs go with a lesson that has them",
             }),
         }),
+    },
+    // A projection's bias (`b_q`, `b_k`, `b_v`), one row, each head's block of columns its own.
+    MatrixEntry {
+        name: MatrixName::BQ,
+        key: "b_q",
+        symbol: "b_q",
+        gloss: Some("query bias"),
+        rows: Axis::Single,
+        cols: Axis::DK,
+        row_vector: None,
+        per: Per::QueryHead,
+        on_demand: false,
+        per_token: false,
+        per_tile: false,
+        backward: false,
+        expectable: None,
+    },
+    MatrixEntry {
+        name: MatrixName::BK,
+        key: "b_k",
+        symbol: "b_k",
+        gloss: Some("key bias"),
+        rows: Axis::Single,
+        cols: Axis::DK,
+        row_vector: None,
+        per: Per::KvGroup,
+        on_demand: false,
+        per_token: false,
+        per_tile: false,
+        backward: false,
+        expectable: None,
+    },
+    MatrixEntry {
+        name: MatrixName::BV,
+        key: "b_v",
+        symbol: "b_v",
+        gloss: Some("value bias"),
+        rows: Axis::Single,
+        cols: Axis::DV,
+        row_vector: None,
+        per: Per::KvGroup,
+        on_demand: false,
+        per_token: false,
+        per_tile: false,
+        backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::Q,
@@ -665,6 +792,21 @@ const MATRICES: [MatrixEntry; MatrixName::COUNT] = [
                 help: "`w_o` and `concat` go with a lesson that gives w_o",
             }),
         }),
+    },
+    MatrixEntry {
+        name: MatrixName::BO,
+        key: "b_o",
+        symbol: "b_o",
+        gloss: Some("output bias"),
+        rows: Axis::Single,
+        cols: Axis::DOut,
+        row_vector: None,
+        per: Per::Lesson,
+        on_demand: false,
+        per_token: false,
+        per_tile: false,
+        backward: false,
+        expectable: None,
     },
     MatrixEntry {
         name: MatrixName::Concat,

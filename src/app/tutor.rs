@@ -521,6 +521,8 @@ impl Tutor {
             inputs,
             source_embeddings,
             scale,
+            norm,
+            biases,
             mask,
             positions,
             heads,
@@ -538,6 +540,8 @@ impl Tutor {
             || *inputs != original.inputs
             || *source_embeddings != original.source_embeddings
             || *scale != original.scale
+            || *norm != original.norm
+            || *biases != original.biases
             || *mask != original.mask
             || *positions != original.positions
             || *heads != original.heads

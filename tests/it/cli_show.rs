@@ -699,3 +699,112 @@ fn whitespace_outside_strings(json: &str) -> usize {
     }
     count
 }
+
+// --- norms and biases (format 2) -------------------------------------------------------------
+
+const NORMED: &str = "format = 2\ntitle = \"Normed\"\ntokens = [\"a\", \"b\", \"c\"]\n\
+    embeddings = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 3, 1]]\n\
+    w_q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]\n\
+    w_k = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]\n\
+    w_v = [[1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]\n\
+    w_o = [[1, 0], [0, 1], [1, 1]]\nfocus = \"c\"\n";
+
+/// The lesson `NORMED` with `extra` keys, written in `dir`.
+fn normed_file(dir: &TempDir, extra: &str) -> String {
+    let path = dir.path().join("normed.toml");
+    std::fs::write(&path, format!("{NORMED}{extra}")).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn show_json_has_normed_only_when_the_lesson_has_a_norm() {
+    let dir = TempDir::new().unwrap();
+    let plain = show_json(&normed_file(&dir, ""));
+    for key in ["normed", "norm_gain", "norm_bias", "b_q", "b_o"] {
+        assert!(plain.get(key).is_none(), "{key} in a lesson without it");
+    }
+    let layer = show_json(&normed_file(
+        &dir,
+        "norm = \"layer\"\nnorm_gain = [1, 2, 0.5, 1]\nnorm_bias = [0, 0.1, 0, -1]\n\
+         b_q = [0.5, -1, 0.25]\nb_o = [10, -20]\n",
+    ));
+    // Row c = [1, 1, 3, 1]: mean 1.5, variance 0.75; X̂[c, 3] = 1.5 / √0.75001 · 0.5.
+    let normed = numbers(&layer["normed"]);
+    assert!(
+        (normed[2][2] - 1.5 / 0.75001f64.sqrt() * 0.5).abs() < 1e-12,
+        "{normed:?}"
+    );
+    assert_eq!(numbers(&layer["norm_gain"]), [[1.0, 2.0, 0.5, 1.0]]);
+    assert_eq!(numbers(&layer["b_o"]), [[10.0, -20.0]]);
+    // Q[c, 1] = X̂[c, 1] + X̂[c, 2] + b_q[1], from the JSON's own X̂.
+    let q = numbers(&layer["q"]);
+    assert!((q[2][0] - (normed[2][0] + normed[2][1] + 0.5)).abs() < 1e-12);
+    let rms = show_json(&normed_file(&dir, "norm = \"rms\"\n"));
+    assert!(rms.get("normed").is_some() && rms.get("norm_bias").is_none());
+}
+
+#[test]
+fn every_format_shows_the_norm_step_by_its_kind_and_the_biases_in_the_workings() {
+    let dir = TempDir::new().unwrap();
+    let layer = normed_file(
+        &dir,
+        "norm = \"layer\"\nb_q = [0.5, -1, 0.25]\nb_o = [1, 2]\n",
+    );
+    let text = show(&layer, &[]);
+    assert!(text.contains("== Step 2/10 · LayerNorm =="), "{text}");
+    assert!(text.contains("X̂ = LayerNorm(X) (X normalised)"), "{text}");
+    // The narration is wrapped: its words are compared as one line.
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("Q = X̂·W_q + b_q, K = X̂·W_k, V = X̂·W_v"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Q[c, 1] = x̂_c · W_q[:, 1] + b_q[1] = "),
+        "{text}"
+    );
+    let output = text_section(&text, "Output projection").join(" ");
+    assert!(output.contains("b_o is added"), "{output}");
+    assert!(
+        output.contains("output[c, 2] = concat[c, :] · W_o[:, 2] + b_o[2] = "),
+        "{output}"
+    );
+    let section = text_section(&text, "LayerNorm").join("\n");
+    assert!(
+        section.contains("over the 4 numbers of X[c, :]"),
+        "{section}"
+    );
+    for format in ["markdown", "svg", "html"] {
+        let shown = show(&layer, &["--format", format, "--step", "layer_norm"]);
+        assert!(shown.contains("LayerNorm"), "{format}: {shown}");
+    }
+    let rms = normed_file(&dir, "norm = \"rms\"\n");
+    let text = show(&rms, &["--step", "rms_norm"]);
+    assert!(text.contains("· RMSNorm =="), "{text}");
+    assert!(text.contains("√(mean(x²) + ε)"), "{text}");
+    assert!(!text.contains("LayerNorm("), "{text}");
+}
+
+#[test]
+fn check_compares_a_printed_normed_figure() {
+    let dir = TempDir::new().unwrap();
+    let right = normed_file(
+        &dir,
+        "norm = \"layer\"\n[expected]\nnormed = [[1.0, -1.0, 1.0, -1.0], [-1.0, 1.0, -1.0, 1.0], \
+         [-0.577, -0.577, 1.732, -0.577]]\n",
+    );
+    attn_tutor(&dir).arg("check").arg(&right).assert().success();
+    std::fs::write(
+        &right,
+        std::fs::read_to_string(&right)
+            .unwrap()
+            .replace("1.732", "1.5"),
+    )
+    .unwrap();
+    attn_tutor(&dir)
+        .arg("check")
+        .arg(&right)
+        .assert()
+        .failure()
+        .stdout(predicate::str::contains("normed"));
+}

@@ -174,6 +174,8 @@ fn direct_lesson(
         scale: true,
         mask,
         decode: false,
+        norm: None,
+        biases: Default::default(),
         tile: 2,
         positions: PositionInputs::None,
         format: 2,

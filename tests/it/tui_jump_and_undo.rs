@@ -120,3 +120,49 @@ fn undo_of_a_causal_mask_cell_names_the_cell() {
         status(&app)
     );
 }
+
+/// The norm's γ is the lesson's own numbers: `e` edits a cell of it, the norm and everything
+/// after it are made again, undo takes it back, and a save writes the edited γ.
+#[test]
+fn a_cell_of_the_norm_s_gain_is_edited_recomputed_undone_and_saved() {
+    use attn_tutor::app::PickerEntry;
+    use attn_tutor::lesson::{lesson_to_toml, load_text};
+    let text = "format = 2\ntitle = \"Normed\"\ntokens = [\"a\", \"b\", \"c\"]\n\
+        embeddings = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 3, 1]]\n\
+        w_q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]\n\
+        w_k = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]\n\
+        w_v = [[1, 1, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]\nnorm = \"layer\"\n";
+    let entry = PickerEntry {
+        name: "normed".to_string(),
+        lesson: load_text("normed", None, text.to_string()),
+    };
+    let mut app = App::new(vec![entry], Some(0));
+    go_to(&mut app, Step::LayerNorm);
+    let value = |app: &App, matrix: MatrixName, row: usize, col: usize| {
+        let attention = &app.tutor().unwrap().attention;
+        attention.value(Cell::new(matrix, row, col)).unwrap()
+    };
+    let (normed, query) = (
+        value(&app, MatrixName::XNorm, 2, 0),
+        value(&app, MatrixName::Q, 2, 0),
+    );
+    select(&mut app, MatrixName::NormGain, 0, 0);
+    update(&mut app, Action::Edit);
+    update(&mut app, Action::ClearInput);
+    update(&mut app, Action::Type('3'));
+    update(&mut app, Action::Submit);
+    assert_eq!(
+        value(&app, MatrixName::NormGain, 0, 0),
+        3.0,
+        "{}",
+        status(&app)
+    );
+    // β[1] = 0: X̂[c, 1] is three times what it was, and Q[c, 1] = X̂[c, 1] + X̂[c, 2] moves.
+    assert!((value(&app, MatrixName::XNorm, 2, 0) - 3.0 * normed).abs() < 1e-12);
+    assert!((value(&app, MatrixName::Q, 2, 0) - (query + 2.0 * normed)).abs() < 1e-12);
+    let saved = lesson_to_toml(&app.tutor().unwrap().lesson_to_save());
+    assert!(saved.contains("norm_gain = [3, 1, 1, 1]\n"), "{saved}");
+    update(&mut app, Action::Undo);
+    assert_eq!(value(&app, MatrixName::NormGain, 0, 0), 1.0);
+    assert_eq!(value(&app, MatrixName::XNorm, 2, 0), normed);
+}

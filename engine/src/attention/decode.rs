@@ -82,11 +82,22 @@ impl Attention {
         };
         let heads = self.heads();
         for &name in self.plan.order() {
-            let Some(Op::Product(ops::Product {
-                left,
-                right,
-                transpose_right,
-            })) = self.plan.origin(name)
+            let Some(
+                Op::Product(ops::Product {
+                    left,
+                    right,
+                    transpose_right,
+                })
+                | Op::Affine(ops::Affine {
+                    product:
+                        ops::Product {
+                            left,
+                            right,
+                            transpose_right,
+                        },
+                    ..
+                }),
+            ) = self.plan.origin(name)
             else {
                 continue;
             };

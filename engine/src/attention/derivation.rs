@@ -49,11 +49,18 @@ impl Attention {
         name.push_str(symbol);
         self.push_head_mark(&mut name, cell.matrix, cell.head);
         name.push('[');
+        let entry = cell.matrix.entry();
+        if entry.rows == crate::pipeline::Axis::Single {
+            // A vector (a gain, a bias) has one row: `b_q[3]`.
+            self.push_label(&mut name, entry.cols, cell.col);
+            name.push(']');
+            return name;
+        }
         self.push_row_label_at(&mut name, cell.matrix, cell.row, cell.token);
         // One number per row (the online softmax's m, l, rescale) has no column: `m[cat]`.
-        if cell.matrix.entry().cols != crate::pipeline::Axis::Single {
+        if entry.cols != crate::pipeline::Axis::Single {
             name.push_str(", ");
-            self.push_label(&mut name, cell.matrix.entry().cols, cell.col);
+            self.push_label(&mut name, entry.cols, cell.col);
         }
         name.push(']');
         name

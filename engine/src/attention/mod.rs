@@ -82,6 +82,8 @@ pub struct Attention {
     softmax: Vec<RowSoftmax>,
     /// √d_k, the divisor of the scaling step (d_k of one head).
     pub scale_divisor: f64,
+    /// ε of the norm before the projections (its default where the lesson has no norm).
+    pub norm_epsilon: f64,
 }
 
 impl Attention {
@@ -94,6 +96,10 @@ impl Attention {
         let mut per_token = vec![Vec::new(); MatrixName::ALL.len()];
         let mut softmax = Vec::new();
         let scale_divisor = (lesson.d_k() as f64).sqrt();
+        let norm_epsilon = lesson
+            .norm
+            .as_ref()
+            .map_or(crate::lesson::DEFAULT_NORM_EPSILON, |norm| norm.epsilon);
         let model_width = lesson.d_model().unwrap_or(heads.query * lesson.d_k());
         // Heads are independent: a large lesson computes them on every core.
         let parallel = lesson.seq_len() * model_width >= PARALLEL_WORK;
@@ -153,6 +159,7 @@ impl Attention {
                             head: heads.head_of_slot(name.per(), slot),
                             model_width,
                             scale_divisor,
+                            norm_epsilon,
                             size,
                             every_core: parallel && count == 1,
                             in_step_order: cache_sources.contains(&name),
@@ -188,6 +195,7 @@ impl Attention {
             causal: matches!(lesson.mask, Mask::Causal),
             softmax,
             scale_divisor,
+            norm_epsilon,
             tile: lesson.tile.max(1),
         }
     }
@@ -213,6 +221,12 @@ impl Attention {
             origin,
             Op::Product(ops::Product {
                 left: MatrixName::SourceX | MatrixName::SourceEmbeddings,
+                ..
+            }) | Op::Affine(ops::Affine {
+                product: ops::Product {
+                    left: MatrixName::SourceX | MatrixName::SourceEmbeddings,
+                    ..
+                },
                 ..
             })
         );
@@ -255,6 +269,7 @@ impl Attention {
                     head: heads.head_of_slot(name.per(), slot),
                     model_width: self.model_width,
                     scale_divisor: self.scale_divisor,
+                    norm_epsilon: self.norm_epsilon,
                     size,
                     every_core: false,
                     in_step_order: cache_sources.contains(&name),
@@ -444,6 +459,15 @@ impl Attention {
                 left,
                 right,
                 transpose_right,
+            })
+            | Op::Affine(ops::Affine {
+                product:
+                    ops::Product {
+                        left,
+                        right,
+                        transpose_right,
+                    },
+                ..
             }) => {
                 let (left, right) = (shape(left)?, shape(right)?);
                 Some((left.0, if transpose_right { right.0 } else { right.1 }))
@@ -499,6 +523,7 @@ impl Attention {
             head: self.heads().head_of_slot(name.per(), slot),
             model_width: self.model_width,
             scale_divisor: self.scale_divisor,
+            norm_epsilon: self.norm_epsilon,
             size: (0, 0),
             every_core: false,
             in_step_order: false,
@@ -711,6 +736,10 @@ impl Cells for Attention {
         self.scale_divisor
     }
 
+    fn norm_epsilon(&self) -> f64 {
+        self.norm_epsilon
+    }
+
     fn tile(&self) -> usize {
         self.tile
     }
@@ -765,6 +794,22 @@ fn whole_pass_of(plan: &Plan, new: MatrixName) -> Option<MatrixName> {
             left: whole_pass_of(plan, left)?,
             right,
             transpose_right: false,
+        })),
+        Op::Affine(ops::Affine {
+            product:
+                ops::Product {
+                    left,
+                    right,
+                    transpose_right: false,
+                },
+            bias,
+        }) if !right.per_token() => whole(Op::Affine(ops::Affine {
+            product: ops::Product {
+                left: whole_pass_of(plan, left)?,
+                right,
+                transpose_right: false,
+            },
+            bias,
         })),
         Op::Rotate(ops::Rotate { of }) => whole(Op::Rotate(ops::Rotate {
             of: whole_pass_of(plan, of)?,

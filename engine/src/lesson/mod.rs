@@ -32,7 +32,8 @@ use nalgebra::DMatrix;
 
 use std::collections::BTreeMap;
 
-use crate::pipeline::{Heads, MatrixName, Positions, Shape, Step};
+pub use crate::pipeline::NormKind;
+use crate::pipeline::{Biased, Heads, MatrixName, Positions, Shape, Step};
 
 /// Numbers in a lesson's generators from which they are drawn on every core: below it, starting
 /// threads costs more than it saves.
@@ -58,6 +59,11 @@ pub struct Lesson {
     /// Generation with a K/V cache (`decode = true`): the output made again one token at a
     /// time, each step reusing the keys and values of the steps before.
     pub decode: bool,
+    /// The norm each row of X gets before the projections (`norm = "layer"` or `"rms"`,
+    /// format 2), with its gain, bias and ε.
+    pub norm: Option<NormInputs>,
+    /// The biases the projections add (`b_q`, `b_k`, `b_v`, `b_o`, format 2).
+    pub biases: Biases,
     /// Keys the online softmax takes at a time (`tile = B`, format 2; 2 by default): FlashAttention's
     /// tile of keys, which the engine's `Attention::online_softmax` is asked for.
     pub tile: usize,
@@ -176,6 +182,44 @@ impl InputMatrix {
     }
 }
 
+/// The norm before the projections: its kind, the gain γ and bias β (1 × d_model each; γ = 1
+/// and β = 0 where the lesson gives none), and ε.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NormInputs {
+    pub kind: NormKind,
+    pub gain: Option<InputMatrix>,
+    /// LayerNorm's only: RMSNorm has no bias.
+    pub bias: Option<InputMatrix>,
+    /// Added to the variance (or mean of squares) before its square root: 1e-5 by default, as
+    /// `nn.LayerNorm` has it.
+    pub epsilon: f64,
+}
+
+/// ε where a lesson gives none: `nn.LayerNorm`'s default.
+pub const DEFAULT_NORM_EPSILON: f64 = 1e-5;
+
+/// The biases the projections add, each 1 × n: b_q H·d_k, b_k G·d_k, b_v G·d_v (every head's or
+/// group's block side by side, as the weights' columns are), b_o d_out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Biases {
+    pub q: Option<InputMatrix>,
+    pub k: Option<InputMatrix>,
+    pub v: Option<InputMatrix>,
+    pub o: Option<InputMatrix>,
+}
+
+impl Biases {
+    /// Which projections add a bias.
+    pub fn given(&self) -> Biased {
+        Biased {
+            q: self.q.is_some(),
+            k: self.k.is_some(),
+            v: self.v.is_some(),
+            o: self.o.is_some(),
+        }
+    }
+}
+
 /// How positions enter the lesson, with the learned matrix when it has one.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum PositionInputs {
@@ -283,8 +327,22 @@ impl Lesson {
                 _ if name == MatrixName::WO => self.w_o.as_ref(),
                 _ if name == MatrixName::DOutput => self.grad_output.as_ref(),
                 _ if name == MatrixName::SourceEmbeddings => self.source_embeddings.as_ref(),
-                _ => None,
+                _ => self.vector(name),
             },
+        }
+    }
+
+    /// A gain or bias vector of the lesson named `name`, if it gives it.
+    fn vector(&self, name: MatrixName) -> Option<&InputMatrix> {
+        let norm = self.norm.as_ref();
+        match name {
+            MatrixName::NormGain => norm?.gain.as_ref(),
+            MatrixName::NormBias => norm?.bias.as_ref(),
+            MatrixName::BQ => self.biases.q.as_ref(),
+            MatrixName::BK => self.biases.k.as_ref(),
+            MatrixName::BV => self.biases.v.as_ref(),
+            MatrixName::BO => self.biases.o.as_ref(),
+            _ => None,
         }
     }
 
@@ -319,7 +377,18 @@ impl Lesson {
                 _ if name == MatrixName::WO => self.w_o.as_mut(),
                 _ if name == MatrixName::DOutput => self.grad_output.as_mut(),
                 _ if name == MatrixName::SourceEmbeddings => self.source_embeddings.as_mut(),
-                _ => None,
+                _ => {
+                    let norm = self.norm.as_mut();
+                    match name {
+                        MatrixName::NormGain => norm?.gain.as_mut(),
+                        MatrixName::NormBias => norm?.bias.as_mut(),
+                        MatrixName::BQ => self.biases.q.as_mut(),
+                        MatrixName::BK => self.biases.k.as_mut(),
+                        MatrixName::BV => self.biases.v.as_mut(),
+                        MatrixName::BO => self.biases.o.as_mut(),
+                        _ => None,
+                    }
+                }
             },
         }
     }
@@ -352,8 +421,36 @@ impl Lesson {
                 .map_or(0, |index| index + 1);
             inputs.insert(after_embeddings, (MatrixName::SourceEmbeddings, source));
         }
+        // The norm's gain and bias after X, which they normalise; each projection's bias
+        // after its weights.
+        let after = |inputs: &Vec<(MatrixName, &InputMatrix)>, name: MatrixName| {
+            inputs
+                .iter()
+                .position(|(input, _)| *input == name)
+                .map_or(inputs.len(), |index| index + 1)
+        };
+        for (name, follows) in [
+            (MatrixName::NormGain, MatrixName::SourceEmbeddings),
+            (MatrixName::NormBias, MatrixName::NormGain),
+            (MatrixName::BQ, MatrixName::WQ),
+            (MatrixName::BK, MatrixName::WK),
+            (MatrixName::BV, MatrixName::WV),
+        ] {
+            if let Some(vector) = self.vector(name) {
+                let follows = if inputs.iter().any(|(input, _)| *input == follows) {
+                    follows
+                } else {
+                    MatrixName::Embeddings
+                };
+                let index = after(&inputs, follows);
+                inputs.insert(index, (name, vector));
+            }
+        }
         if let Some(w_o) = &self.w_o {
             inputs.push((MatrixName::WO, w_o));
+        }
+        if let Some(b_o) = &self.biases.o {
+            inputs.push((MatrixName::BO, b_o));
         }
         if let Some(grad_output) = &self.grad_output {
             inputs.push((MatrixName::DOutput, grad_output));
@@ -407,6 +504,8 @@ impl Lesson {
             heads,
             w_o,
             decode,
+            norm,
+            biases,
             grad_output,
         } = self;
         shape_of(&Parts {
@@ -418,6 +517,8 @@ impl Lesson {
             w_o: w_o.is_some(),
             cross: self.is_cross(),
             decode: *decode,
+            norm: norm.as_ref().map(|norm| norm.kind),
+            biases: biases.given(),
             backward: grad_output.is_some(),
         })
     }
@@ -472,6 +573,12 @@ impl Lesson {
             PositionInputs::Learned(_) => ", learned positions",
             PositionInputs::Rope => ", RoPE",
         };
+        let norm = match self.norm.as_ref().map(|norm| norm.kind) {
+            None => "",
+            Some(NormKind::Layer) => ", LayerNorm",
+            Some(NormKind::Rms) => ", RMSNorm",
+        };
+        let positions = format!("{norm}{positions}");
         // d_k is one head's; the heads are said after it.
         let heads = match self.heads {
             Heads { query: 1, .. } => String::new(),
@@ -531,6 +638,8 @@ pub(crate) struct Parts<'a> {
     pub(crate) w_o: bool,
     pub(crate) cross: bool,
     pub(crate) decode: bool,
+    pub(crate) norm: Option<NormKind>,
+    pub(crate) biases: Biased,
     pub(crate) backward: bool,
 }
 
@@ -546,6 +655,8 @@ pub(crate) fn shape_of(parts: &Parts<'_>) -> Shape {
         circuits: limits::has_circuits(parts.inputs.d_model(), parts.w_o),
         cross: parts.cross,
         decode: parts.decode,
+        norm: parts.norm,
+        biases: parts.biases,
         backward: parts.backward,
     }
 }

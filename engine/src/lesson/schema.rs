@@ -14,8 +14,9 @@ use super::limits::MAX_NARRATION_CHARS;
 use super::parse::keys::{self, Read};
 use super::write::{
     write_decimals, write_decode, write_expected, write_focus, write_format, write_heads,
-    write_input, write_kv_heads, write_mask, write_narration, write_positions, write_scale,
-    write_source, write_source_tokens, write_summary, write_tile, write_title, write_tokens,
+    write_input, write_kv_heads, write_mask, write_narration, write_norm, write_norm_epsilon,
+    write_positions, write_scale, write_source, write_source_tokens, write_summary, write_tile,
+    write_title, write_tokens, write_vector,
 };
 use crate::pipeline::{GivenBy, MatrixName, Step};
 use Limits::Words;
@@ -152,7 +153,7 @@ pub fn key(name: &str) -> Option<&'static Key> {
 /// Every key, in the order a saved lesson writes them and the docs list them: the tables last,
 /// since a key after a `[table]` header belongs to that table.
 /// How many keys a lesson file has: `KEYS` and `NAMES` are this long.
-pub(crate) const KEY_COUNT: usize = 27;
+pub(crate) const KEY_COUNT: usize = 35;
 
 pub static KEYS: [Key; KEY_COUNT] = [
     Key {
@@ -379,6 +380,100 @@ pub static KEYS: [Key; KEY_COUNT] = [
         meaning: "Output weights: the lesson's output is the heads' outputs side by side times W_o.",
         write: |out, lesson| write_input(out, lesson, MatrixName::WO),
         read: Read::With("embeddings"),
+    },
+    Key {
+        name: "norm",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no norm"),
+        value: r#"`"layer"` or `"rms"`"#,
+        default: "none (format 2 only)",
+        limits: Words("needs `embeddings`; not with `grad_output` (yet)"),
+        meaning: "The norm each row of X gets before the projections read it: LayerNorm, (x − mean) / √(var + ε) · γ + β (GPT-2), or RMSNorm, x / √(mean(x²) + ε) · γ (Llama). See [Format 2: norms and biases](#format-2-norms-and-biases).",
+        write: write_norm,
+        read: Read::Own {
+            read: keys::read_norm,
+            after: &["format", "embeddings"],
+        },
+    },
+    Key {
+        name: "norm_gain",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no norm"),
+        value: "array of numbers",
+        default: "all 1, with `norm`",
+        limits: Words("d_model numbers"),
+        meaning: "The norm's gain γ, one number per column of X.",
+        write: |out, lesson| write_vector(out, lesson, MatrixName::NormGain),
+        read: Read::With("norm"),
+    },
+    Key {
+        name: "norm_bias",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no norm"),
+        value: "array of numbers",
+        default: "all 0, with `norm`",
+        limits: Words("d_model numbers; `norm = \"layer\"` only"),
+        meaning: "LayerNorm's bias β, one number per column of X.",
+        write: |out, lesson| write_vector(out, lesson, MatrixName::NormBias),
+        read: Read::With("norm"),
+    },
+    Key {
+        name: "norm_epsilon",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no norm"),
+        value: "number",
+        default: "`1e-5`, with `norm`",
+        limits: Words("above 0, at most 1"),
+        meaning: "ε, added to the variance (or mean of squares) before its square root, so that a constant row does not divide by zero.",
+        write: write_norm_epsilon,
+        read: Read::With("norm"),
+    },
+    Key {
+        name: "b_q",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no biases"),
+        value: "array of numbers",
+        default: "none (format 2 only)",
+        limits: Words("H·d_k numbers; needs `embeddings`; not with `grad_output` (yet)"),
+        meaning: "The queries' bias: Q = X·W_q + b_q, each head's d_k numbers side by side as W_q's columns are.",
+        write: |out, lesson| write_vector(out, lesson, MatrixName::BQ),
+        read: Read::Own {
+            read: keys::read_biases,
+            after: &["format", "embeddings", "heads"],
+        },
+    },
+    Key {
+        name: "b_k",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no biases"),
+        value: "array of numbers",
+        default: "none (format 2 only)",
+        limits: Words("G·d_k numbers"),
+        meaning: "The keys' bias: K = X·W_k + b_k, each K/V group's d_k numbers side by side.",
+        write: |out, lesson| write_vector(out, lesson, MatrixName::BK),
+        read: Read::With("b_q"),
+    },
+    Key {
+        name: "b_v",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no biases"),
+        value: "array of numbers",
+        default: "none (format 2 only)",
+        limits: Words("G·d_v numbers"),
+        meaning: "The values' bias: V = X·W_v + b_v, each K/V group's d_v numbers side by side.",
+        write: |out, lesson| write_vector(out, lesson, MatrixName::BV),
+        read: Read::With("b_q"),
+    },
+    Key {
+        name: "b_o",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no biases"),
+        value: "array of numbers",
+        default: "none (format 2 only)",
+        limits: Words("d_out numbers; needs `w_o`"),
+        meaning: "The output's bias: output = concat·W_o + b_o.",
+        write: |out, lesson| write_vector(out, lesson, MatrixName::BO),
+        read: Read::With("b_q"),
     },
     Key {
         name: "scale",

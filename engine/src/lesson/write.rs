@@ -121,10 +121,14 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
 pub(super) fn write_format(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     // A tile changed in the tutor (`b`, `B`) is a format 2 key: a format 1 lesson saved with it
     // becomes format 2 (everything of format 1 reads the same there), or it would not load.
-    let format = if lesson.tile == super::limits::DEFAULT_TILE {
-        lesson.format
-    } else {
+    // So are a norm and biases, which a lesson made in code (an import) may have at format 1.
+    let format_2 = lesson.tile != super::limits::DEFAULT_TILE
+        || lesson.norm.is_some()
+        || lesson.biases.given().any();
+    let format = if format_2 {
         lesson.format.max(2)
+    } else {
+        lesson.format
     };
     writeln!(out, "format = {format}")
 }
@@ -221,6 +225,52 @@ pub(super) fn write_decode(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Re
         writeln!(out, "decode = true")?;
     }
     Ok(())
+}
+
+/// `norm = "layer"` or `"rms"`, when the lesson has a norm.
+pub(super) fn write_norm(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    match &lesson.norm {
+        Some(norm) => writeln!(out, "norm = {}", toml_string(norm.kind.key())),
+        None => Ok(()),
+    }
+}
+
+/// ε, when it is not the default.
+pub(super) fn write_norm_epsilon(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    match &lesson.norm {
+        Some(norm) if norm.epsilon != super::DEFAULT_NORM_EPSILON => {
+            writeln!(out, "norm_epsilon = {}", toml_number(norm.epsilon))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A gain or a bias as a flat array of numbers, when the lesson gives it.
+pub(super) fn write_vector(
+    out: &mut dyn fmt::Write,
+    lesson: &Lesson,
+    name: MatrixName,
+) -> fmt::Result {
+    let Some(input) = lesson.input(name) else {
+        return Ok(());
+    };
+    // The norm's γ of all 1 and β of all 0 are what a lesson without them has.
+    let default = match name {
+        MatrixName::NormGain => Some(1.0),
+        MatrixName::NormBias => Some(0.0),
+        _ => None,
+    };
+    if default.is_some_and(|default| input.values.iter().all(|value| *value == default)) {
+        return Ok(());
+    }
+    write!(out, "{} = [", name.key())?;
+    for (index, value) in input.values.iter().enumerate() {
+        if index > 0 {
+            out.write_str(", ")?;
+        }
+        out.write_str(&toml_number(*value))?;
+    }
+    writeln!(out, "]")
 }
 
 /// Only a lesson that changed it says its tile (and is written as format 2, above).

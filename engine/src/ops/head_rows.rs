@@ -46,6 +46,7 @@ impl Operation for HeadRows {
         let (row, col, head) = (site.cell.row, site.cell.col, site.cell.head);
         let width = site.cells.matrix_in(self.left, head)?.ncols();
         Some(Rule::Dot(workings::Dot {
+            bias: None,
             transpose_right: false,
             terms: (0..width)
                 .map(|m| {

@@ -10,6 +10,7 @@
 //! build a cell's working from `crate::workings`, both below them.
 
 mod add;
+mod affine;
 mod append;
 mod concat;
 mod group_sum;
@@ -20,6 +21,7 @@ mod held;
 mod input;
 pub(crate) mod kernels;
 mod mask;
+mod norm;
 mod online;
 mod product;
 mod rotate;
@@ -35,6 +37,7 @@ mod transposed_product;
 mod variant;
 
 pub(crate) use add::Add;
+pub use affine::Affine;
 pub(crate) use append::Append;
 pub use concat::Concat;
 pub use group_sum::GroupSum;
@@ -43,6 +46,7 @@ pub use head_rows::HeadRows;
 pub use heads_product::HeadsProduct;
 pub use input::{Given, Input};
 pub use mask::Mask;
+pub use norm::Norm;
 pub use online::Online;
 pub use product::Product;
 pub use rotate::Rotate;
@@ -120,8 +124,12 @@ operations! {
     Sinusoid,
     /// left + right, cell by cell.
     Add,
+    /// Each row normalised (LayerNorm or RMSNorm), times the gain γ, plus the bias β.
+    Norm,
     /// left · right, or left · rightᵀ.
     Product,
+    /// left · right + bias: a projection with its bias added to each row.
+    Affine,
     /// Each row at position p turned pairwise by angles p · 10000^(−2i/d_k) (RoPE).
     Rotate,
     /// Divided by √d_k.

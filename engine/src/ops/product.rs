@@ -97,6 +97,7 @@ impl Operation for Product {
         };
         let transpose_right = self.transpose_right;
         Some(Rule::Dot(workings::Dot {
+            bias: None,
             transpose_right,
             terms: (0..left_matrix.ncols())
                 .map(|m| {

@@ -41,6 +41,9 @@ pub(crate) trait Cells {
     /// √d_k, what the scaling step divides by.
     fn scale_divisor(&self) -> f64;
 
+    /// ε of the norm before the projections.
+    fn norm_epsilon(&self) -> f64;
+
     /// Keys per tile of the online softmax.
     fn tile(&self) -> usize;
 
@@ -112,6 +115,8 @@ pub(crate) struct Operands<'a> {
     pub(crate) model_width: usize,
     /// √d_k, what the scaling step divides by.
     pub(crate) scale_divisor: f64,
+    /// ε of the norm before the projections.
+    pub(crate) norm_epsilon: f64,
     /// The result's (rows, columns), which only the sinusoid needs.
     pub(crate) size: (usize, usize),
     /// Whether a product may take every core: a large lesson's one-of-a-kind product

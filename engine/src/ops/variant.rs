@@ -57,6 +57,14 @@ pub enum Variant {
     /// A gradient's leftᵀ·right as left·right, the transpose forgotten (dK = d_scores·Q where
     /// d_scoresᵀ·Q belongs): only a square left fits.
     NotTransposed,
+    /// LayerNorm's variance divided by n − 1 (`torch.var`'s default) where `nn.LayerNorm`
+    /// divides by n.
+    SampleVariance,
+    /// A projection's bias left out: x · W where x · W + b belongs.
+    NoBias,
+    /// RMSNorm worked out as LayerNorm: the row's mean taken off, and its variance for the
+    /// mean of squares.
+    MeanTakenOff,
 }
 
 impl Variant {

@@ -2,7 +2,7 @@
 //! they are computed. Built from a few facts about the lesson, so lesson, engine and screens
 //! agree on it.
 
-use super::{Heads, MatrixName, OnlinePart, Op};
+use super::{Heads, MatrixName, NormKind, OnlinePart, Op};
 use crate::ops;
 
 /// How positions enter the lesson (format 2).
@@ -30,11 +30,31 @@ impl Positions {
     }
 }
 
+/// Which projections add a bias the lesson gives (`b_q`, `b_k`, `b_v`, `b_o`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Biased {
+    pub q: bool,
+    pub k: bool,
+    pub v: bool,
+    pub o: bool,
+}
+
+impl Biased {
+    /// Whether any projection adds a bias.
+    pub fn any(self) -> bool {
+        self.q || self.k || self.v || self.o
+    }
+}
+
 /// The facts about a lesson that decide its pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     /// Q, K, V are projected from embeddings; else the lesson gives them.
     pub projected: bool,
+    /// Each row of X is normalised (LayerNorm or RMSNorm) before the projections read it.
+    pub norm: Option<NormKind>,
+    /// The projections that add a bias.
+    pub biases: Biased,
     pub positions: Positions,
     /// Scores are divided by √d_k.
     pub scale: bool,
@@ -87,7 +107,9 @@ impl Shape {
             circuits,
             cross,
             decode,
-            backward: _,
+            backward,
+            norm,
+            biases,
         } = *self;
         let added = matches!(positions, Positions::Sinusoidal | Positions::Learned);
         if added && !projected {
@@ -118,6 +140,47 @@ impl Shape {
                 help: "give `w_o` with (heads × d_v) rows",
             });
         }
+        if norm.is_some() && !projected {
+            return Some(Refusal {
+                key: "norm",
+                why: "a norm needs embeddings",
+                help: "the norm rescales each row of X before W_q, W_k and W_v read it: give `embeddings`, `w_q`, `w_k`, `w_v` instead of `q`, `k`, `v`, or remove `norm`",
+            });
+        }
+        if norm.is_some() && backward {
+            return Some(Refusal {
+                key: "norm",
+                why: "the backward pass through a norm is not supported yet",
+                help: "the gradients stop at the norm's output for now: remove `grad_output` for the forward pass with the norm, or remove `norm` (and its `norm_gain`, `norm_bias`) for the backward pass",
+            });
+        }
+        let bias_key = match biases {
+            Biased { q: true, .. } => "b_q",
+            Biased { k: true, .. } => "b_k",
+            Biased { v: true, .. } => "b_v",
+            _ => "b_o",
+        };
+        if (biases.q || biases.k || biases.v) && !projected {
+            return Some(Refusal {
+                key: bias_key,
+                why: "a projection's bias needs the projection",
+                help: "b_q, b_k and b_v are added to X·W_q, X·W_k and X·W_v: give `embeddings`, `w_q`, `w_k`, `w_v` instead of `q`, `k`, `v`, or add the biases to the Q, K and V you give",
+            });
+        }
+        if biases.o && !output_weights {
+            return Some(Refusal {
+                key: "b_o",
+                why: "`b_o` is added to concat·W_o, and this lesson has no `w_o`",
+                help: "give `w_o` with the heads' outputs' width in rows, or remove `b_o`",
+            });
+        }
+        if biases.any() && backward {
+            return Some(Refusal {
+                key: bias_key,
+                why: "the backward pass with biases is not supported yet",
+                help: "remove `grad_output` for the forward pass with the biases, or remove `b_q`, `b_k`, `b_v` and `b_o` for the backward pass",
+            });
+        }
         if circuits && !(projected && output_weights) {
             return Some(Refusal {
                 key: "",
@@ -133,7 +196,7 @@ impl Shape {
     pub(crate) fn every() -> Vec<Shape> {
         // One bit of `bits` for each yes-or-no fact, named by the pattern below: a new fact
         // without its bit, or a bit without its fact, does not compile.
-        const FLAGS: usize = 8;
+        const FLAGS: usize = 10;
         let mut shapes = Vec::new();
         for bits in 0..1u32 << FLAGS {
             let [
@@ -145,6 +208,10 @@ impl Shape {
                 cross,
                 decode,
                 backward,
+                // b_q, b_k and b_v together; a lesson may give any of them, and the test that
+                // flips each fact flips each alone.
+                input_biases,
+                output_bias,
             ]: [bool; FLAGS] = std::array::from_fn(|n| bits & (1 << n) != 0);
             for positions in [
                 Positions::None,
@@ -157,18 +224,27 @@ impl Shape {
                     Heads { query: 2, kv: 2 },
                     Heads { query: 2, kv: 1 },
                 ] {
-                    shapes.push(Shape {
-                        projected,
-                        positions,
-                        scale,
-                        mask,
-                        heads,
-                        output_weights,
-                        circuits,
-                        cross,
-                        decode,
-                        backward,
-                    });
+                    for norm in [None, Some(NormKind::Layer), Some(NormKind::Rms)] {
+                        shapes.push(Shape {
+                            projected,
+                            positions,
+                            scale,
+                            mask,
+                            heads,
+                            output_weights,
+                            circuits,
+                            cross,
+                            decode,
+                            backward,
+                            norm,
+                            biases: Biased {
+                                q: input_biases,
+                                k: input_biases,
+                                v: input_biases,
+                                o: output_bias,
+                            },
+                        });
+                    }
                 }
             }
         }
@@ -204,6 +280,8 @@ impl Plan {
             cross,
             decode,
             backward,
+            norm,
+            biases,
         } = shape;
         let mut plan = Plan {
             shape,
@@ -252,20 +330,52 @@ impl Plan {
             } else {
                 projected
             };
-            for (weights, result, from) in [
-                (MatrixName::WQ, MatrixName::Q, projected),
-                (MatrixName::WK, MatrixName::K, source),
-                (MatrixName::WV, MatrixName::V, source),
+            // Pre-norm (GPT-2, Llama): each row of X normalised before the projections read
+            // it. In cross-attention only the queries' side: the source is an encoder's output,
+            // which that encoder's own last norm has already normalised.
+            let projected = match norm {
+                Some(kind) => {
+                    plan.add(MatrixName::NormGain, Op::Input(ops::Input));
+                    if kind == NormKind::Layer {
+                        plan.add(MatrixName::NormBias, Op::Input(ops::Input));
+                    }
+                    plan.add(
+                        MatrixName::XNorm,
+                        Op::Norm(ops::Norm {
+                            of: projected,
+                            kind,
+                        }),
+                    );
+                    MatrixName::XNorm
+                }
+                None => projected,
+            };
+            let source = if cross { source } else { projected };
+            for (weights, result, from, bias) in [
+                (
+                    MatrixName::WQ,
+                    MatrixName::Q,
+                    projected,
+                    biases.q.then_some(MatrixName::BQ),
+                ),
+                (
+                    MatrixName::WK,
+                    MatrixName::K,
+                    source,
+                    biases.k.then_some(MatrixName::BK),
+                ),
+                (
+                    MatrixName::WV,
+                    MatrixName::V,
+                    source,
+                    biases.v.then_some(MatrixName::BV),
+                ),
             ] {
                 plan.add(weights, Op::Input(ops::Input));
-                plan.add(
-                    result,
-                    Op::Product(ops::Product {
-                        left: from,
-                        right: weights,
-                        transpose_right: false,
-                    }),
-                );
+                if let Some(bias) = bias {
+                    plan.add(bias, Op::Input(ops::Input));
+                }
+                plan.add(result, projection(from, weights, bias));
             }
             (MatrixName::Q, MatrixName::K, MatrixName::V)
         } else {
@@ -319,6 +429,10 @@ impl Plan {
         );
         if output_weights {
             plan.add(MatrixName::WO, Op::Input(ops::Input));
+            let bias = biases.o.then_some(MatrixName::BO);
+            if let Some(bias) = bias {
+                plan.add(bias, Op::Input(ops::Input));
+            }
             plan.add(
                 MatrixName::Concat,
                 Op::Concat(ops::Concat {
@@ -327,11 +441,7 @@ impl Plan {
             );
             plan.add(
                 MatrixName::Projected,
-                Op::Product(ops::Product {
-                    left: MatrixName::Concat,
-                    right: MatrixName::WO,
-                    transpose_right: false,
-                }),
+                projection(MatrixName::Concat, MatrixName::WO, bias),
             );
         }
         // The circuits read the weights and W_o, so a lesson that gives Q, K and V or has no
@@ -550,19 +660,13 @@ impl Plan {
         let (q, k, v) = match self.projected_input() {
             Some(x) => {
                 self.add(MatrixName::XNew, Op::TokenRow(ops::TokenRow { of: x }));
-                for (result, weights) in [
-                    (MatrixName::QNew, MatrixName::WQ),
-                    (MatrixName::KNew, MatrixName::WK),
-                    (MatrixName::VNew, MatrixName::WV),
+                for (result, weights, bias) in [
+                    (MatrixName::QNew, MatrixName::WQ, MatrixName::BQ),
+                    (MatrixName::KNew, MatrixName::WK, MatrixName::BK),
+                    (MatrixName::VNew, MatrixName::WV, MatrixName::BV),
                 ] {
-                    self.add(
-                        result,
-                        Op::Product(ops::Product {
-                            left: MatrixName::XNew,
-                            right: weights,
-                            transpose_right: false,
-                        }),
-                    );
+                    let bias = self.has(bias).then_some(bias);
+                    self.add(result, projection(MatrixName::XNew, weights, bias));
                 }
                 (MatrixName::QNew, MatrixName::KNew, MatrixName::VNew)
             }
@@ -618,13 +722,10 @@ impl Plan {
                     of: MatrixName::DecodeOutput,
                 }),
             );
+            let bias = self.has(MatrixName::BO).then_some(MatrixName::BO);
             self.add(
                 MatrixName::DecodeProjected,
-                Op::Product(ops::Product {
-                    left: MatrixName::DecodeConcat,
-                    right: MatrixName::WO,
-                    transpose_right: false,
-                }),
+                projection(MatrixName::DecodeConcat, MatrixName::WO, bias),
             );
         }
     }
@@ -694,11 +795,22 @@ impl Plan {
     /// The left operand of `product` when the plan makes it as that times `weights`.
     fn multiplied_by(&self, product: MatrixName, weights: MatrixName) -> Option<MatrixName> {
         match self.origin(product) {
-            Some(Op::Product(ops::Product {
-                left,
-                right,
-                transpose_right: false,
-            })) if right == weights => Some(left),
+            Some(
+                Op::Product(ops::Product {
+                    left,
+                    right,
+                    transpose_right: false,
+                })
+                | Op::Affine(ops::Affine {
+                    product:
+                        ops::Product {
+                            left,
+                            right,
+                            transpose_right: false,
+                        },
+                    ..
+                }),
+            ) if right == weights => Some(left),
             _ => None,
         }
     }
@@ -828,6 +940,19 @@ pub(crate) fn push_head_superscript(out: &mut String, head: usize) {
     out.push('⁾');
 }
 
+/// `left · weights`, with `bias` added to each row when the lesson gives one.
+fn projection(left: MatrixName, weights: MatrixName, bias: Option<MatrixName>) -> Op {
+    let product = ops::Product {
+        left,
+        right: weights,
+        transpose_right: false,
+    };
+    match bias {
+        Some(bias) => Op::Affine(ops::Affine { product, bias }),
+        None => Op::Product(product),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -866,6 +991,8 @@ mod tests {
                 cross,
                 decode,
                 backward,
+                norm,
+                biases,
             } = shape;
             let mut others = vec![
                 Shape {
@@ -900,7 +1027,43 @@ mod tests {
                     backward: !backward,
                     ..shape
                 },
+                Shape {
+                    biases: Biased {
+                        q: !biases.q,
+                        ..biases
+                    },
+                    ..shape
+                },
+                Shape {
+                    biases: Biased {
+                        k: !biases.k,
+                        ..biases
+                    },
+                    ..shape
+                },
+                Shape {
+                    biases: Biased {
+                        v: !biases.v,
+                        ..biases
+                    },
+                    ..shape
+                },
+                Shape {
+                    biases: Biased {
+                        o: !biases.o,
+                        ..biases
+                    },
+                    ..shape
+                },
             ];
+            for other in [None, Some(NormKind::Layer), Some(NormKind::Rms)] {
+                if other != norm {
+                    others.push(Shape {
+                        norm: other,
+                        ..shape
+                    });
+                }
+            }
             for positions in [
                 Positions::None,
                 Positions::Sinusoidal,

@@ -166,6 +166,10 @@ macro_rules! steps {
 steps! {
     Embedding => embedding,
     Positions => positions,
+    /// Each row of X normalised before the projections: LayerNorm (`norm = "layer"`) or
+    /// RMSNorm (`norm = "rms"`).
+    LayerNorm => layer_norm,
+    RmsNorm => rms_norm,
     Projection => projection,
     Rotation => rotation,
     Scores => scores,

@@ -118,6 +118,12 @@ pub enum SlipKind {
     JacobianDiagonal,
     /// A gradient's leftᵀ·right taken without the transpose (dK = d_scores·Q).
     GradientNotTransposed,
+    /// LayerNorm's variance divided by n − 1 where it divides by n.
+    SampleVariance,
+    /// A projection's bias left out (x · W where x · W + b belongs).
+    ForgotBias,
+    /// RMSNorm worked out as LayerNorm, the row's mean taken off.
+    MeanTakenOff,
 }
 
 impl SlipKind {
@@ -149,6 +155,9 @@ impl SlipKind {
             Variant::FutureToken | Variant::EveryToken => SlipKind::FutureToken,
             Variant::DiagonalOnly => SlipKind::JacobianDiagonal,
             Variant::NotTransposed => SlipKind::GradientNotTransposed,
+            Variant::SampleVariance => SlipKind::SampleVariance,
+            Variant::NoBias => SlipKind::ForgotBias,
+            Variant::MeanTakenOff => SlipKind::MeanTakenOff,
         }
     }
 
@@ -200,6 +209,9 @@ impl SlipKind {
             // Leaving out the average is the learner's idea of the softmax's gradient: every
             // gradient after it carries it.
             SlipKind::JacobianDiagonal => true,
+            // Dividing by n − 1 is the learner's idea of the normalisation, and leaving the
+            // bias out their idea of a projection: both are carried on.
+            SlipKind::SampleVariance | SlipKind::ForgotBias | SlipKind::MeanTakenOff => true,
             // Looking ahead is the learner's idea of what a new token sees: it is carried into
             // the output row.
             SlipKind::FutureToken => {
@@ -375,6 +387,15 @@ impl Slip {
             }
             (S::FutureToken, M::DecodeWeights) => {
                 "That gives weight to tokens after this one, not generated yet: softmax over the cached keys only."
+            }
+            (S::SampleVariance, _) => {
+                "That divides the variance by n − 1: LayerNorm divides by n, the row's width."
+            }
+            (S::MeanTakenOff, _) => {
+                "That takes the row's mean off, as LayerNorm does: RMSNorm divides x itself by √(mean(x²) + ε)."
+            }
+            (S::ForgotBias, _) => {
+                "That leaves the bias out: this projection adds its bias's number for the column after the dot product."
             }
             (S::FutureToken, _) => {
                 "That output comes from weights that kept a share for tokens after this one: the new token's softmax runs over the cache only."

@@ -14,6 +14,9 @@ use crate::matrices::{Cell, MatrixName};
 pub struct Dot {
     pub terms: Vec<(Operand, Operand)>,
     pub transpose_right: bool,
+    /// The bias added after the sum (a projection's b_q[c], the output's b_o[c]), when the
+    /// lesson gives one.
+    pub bias: Option<Operand>,
 }
 
 impl Working for Dot {
@@ -21,6 +24,7 @@ impl Working for Dot {
         self.terms
             .iter()
             .flat_map(|(a, b)| [a.cell, b.cell])
+            .chain(self.bias.map(|bias| bias.cell))
             .collect()
     }
 
@@ -59,12 +63,20 @@ impl Working for Dot {
             ),
             None => "an empty sum".to_string(),
         };
+        // The bias is named after the dot product: `x̂_cat · W_q[:, 3] + b_q[3]`.
+        let operands = match self.bias {
+            Some(bias) => format!("{operands} + {}", labels.cell_name(bias.cell)),
+            None => operands,
+        };
         let worked_terms = |terms: &[(Operand, Operand)], d: usize| {
             terms
                 .iter()
                 .map(|(a, b)| shown(a.value, d) * shown(b.value, d))
                 .sum::<f64>()
         };
+        // The whole sum, as its operands are written: the terms, then the bias.
+        let worked_all =
+            |d: usize| worked_terms(terms, d) + self.bias.map_or(0.0, |bias| shown(bias.value, d));
         let exact_terms = |terms: &[(Operand, Operand)]| -> f64 {
             terms.iter().map(|(a, b)| a.value * b.value).sum()
         };
@@ -78,15 +90,24 @@ impl Working for Dot {
         let (k, _) = written(landing_digits(decimals, result, part_sum), decimals, result);
         let said: Vec<String> = parts.iter().map(|part| format_number(*part, k)).collect();
         let found = (decimals..=k + EXTRA_OPERAND_DECIMALS).find(|&d| {
-            number_is(worked_terms(terms, d), decimals, result)
+            number_is(worked_all(d), decimals, result)
                 && blocks
                     .iter()
                     .flatten()
                     .zip(&said)
                     .all(|(block, said)| number_is(worked_terms(block, d), k, said))
         });
-        let found = found.or_else(|| landing_digits(decimals, result, |d| worked_terms(terms, d)));
+        let found = found.or_else(|| landing_digits(decimals, result, worked_all));
         let (d, result) = written(found, decimals, result);
+        // The bias as a term of the sum: `(-0.250)` bracketed when negative, like a product.
+        let bias_term = self.bias.map(|bias| {
+            let number = format_number(bias.value, d);
+            if number.starts_with('-') {
+                format!("({number})")
+            } else {
+                number
+            }
+        });
         // "(a × b)" in one string: a working may have hundreds of terms.
         let product = |(a, b): &(Operand, Operand)| {
             let mut text = String::with_capacity(24);
@@ -107,6 +128,7 @@ impl Working for Dot {
                         let inner: Vec<String> = block.iter().map(product).collect();
                         format!("[{}]", inner.join(" + "))
                     })
+                    .chain(bias_term)
                     .collect();
                 let contributions: Vec<String> = blocks
                     .iter()
@@ -126,7 +148,7 @@ impl Working for Dot {
             None => Words::worked(
                 vec![
                     vec![operands],
-                    terms.iter().map(product).collect(),
+                    terms.iter().map(product).chain(bias_term).collect(),
                     vec![result],
                 ],
                 hidden_key_note(labels, cell),
@@ -139,7 +161,8 @@ impl Working for Dot {
             self.terms
                 .iter()
                 .map(|(left, right)| shown(left.value, decimals) * shown(right.value, decimals))
-                .sum(),
+                .sum::<f64>()
+                + self.bias.map_or(0.0, |bias| shown(bias.value, decimals)),
         )
     }
 
@@ -152,7 +175,8 @@ impl Dot {
     /// concat · W_o written head by head (see `Derivation::head_parts`); `None` for any other
     /// dot product.
     pub(crate) fn head_parts(&self, labels: &dyn Labels, worked: &Worked) -> Option<HeadParts> {
-        if self.transpose_right {
+        // With b_o the heads' parts do not add up to the cell: the working is written whole.
+        if self.transpose_right || self.bias.is_some() {
             return None;
         }
         let (cell, value, decimals) = (worked.cell, worked.value, worked.decimals);

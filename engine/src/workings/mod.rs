@@ -22,6 +22,7 @@ mod hint;
 mod input;
 pub(crate) mod landing;
 mod mask;
+mod norm;
 pub mod number;
 mod online;
 mod rotate;
@@ -37,6 +38,7 @@ pub use dot::{Dot, HeadParts};
 pub use fully_masked::FullyMasked;
 pub use input::Input;
 pub use mask::Mask;
+pub use norm::Norm;
 pub use online::{OnlinePart, OnlineRule};
 pub use rotate::Rotate;
 pub use scale::Scale;
@@ -262,6 +264,8 @@ workings! {
         Dot(Dot),
         /// Two cells added (embeddings + positions).
         Add(Add),
+        /// One cell of a row normalised: LayerNorm's or RMSNorm's, with its gain and bias.
+        Norm(Norm),
         /// A sinusoidal position encoding.
         Sinusoid(Sinusoid),
         /// One cell of a pair rotated by φ (RoPE).

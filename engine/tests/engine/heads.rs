@@ -21,6 +21,8 @@ fn lesson(tokens: usize, inputs: Inputs, heads: Heads, w_o: Option<DMatrix<f64>>
         scale: true,
         mask: Mask::None,
         decode: false,
+        norm: None,
+        biases: Default::default(),
         tile: 2,
         positions: PositionInputs::None,
         format: 2,

@@ -287,6 +287,9 @@ fn every_key_of_format_2_in_a_format_1_lesson_is_refused_saying_why() {
             ("integer", "2"),
             ("array of strings", "[\"x\"]"),
             ("matrix", "[[1, 0], [0, 1]]"),
+            ("array of numbers", "[1, 0]"),
+            ("number", "0.5"),
+            ("\"layer\"", "\"layer\""),
         ]
         .into_iter()
         .find(|(of_kind, _)| kind.contains(of_kind))

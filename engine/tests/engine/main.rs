@@ -9,5 +9,6 @@ mod exponentials;
 mod heads;
 mod lesson_writing;
 mod masks;
+mod norms_and_biases;
 mod practice_checking;
 mod shared_numbers;

@@ -364,6 +364,8 @@ fn note(
         }
         Step::Embedding
         | Step::Positions
+        | Step::LayerNorm
+        | Step::RmsNorm
         | Step::Projection
         | Step::Rotation
         | Step::Scores

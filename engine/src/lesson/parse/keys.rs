@@ -9,7 +9,8 @@ use super::{Diagnostic, Entries, Reader};
 use crate::lesson::limits::{MAX_SOURCE_CHARS, MAX_SUMMARY_CHARS};
 use crate::lesson::text::TITLE_ROOM;
 use crate::lesson::{
-    Expected, InputMatrix, Inputs, Lesson, Mask, Narration, Parts, PositionInputs, shape_of,
+    Biases, Expected, InputMatrix, Inputs, Lesson, Mask, Narration, NormInputs, Parts,
+    PositionInputs, shape_of,
 };
 use crate::pipeline::{Heads, Plan, Step};
 
@@ -60,6 +61,8 @@ pub(crate) struct Draft {
     scale: bool,
     mask: Option<Mask>,
     decode: Option<bool>,
+    norm: Option<Option<NormInputs>>,
+    biases: Option<Biases>,
     tile: Option<usize>,
     decimals: usize,
     focus: Option<Option<usize>>,
@@ -102,6 +105,8 @@ impl Draft {
                         w_o: self.w_o.is_some(),
                         cross: self.cross,
                         decode: self.decode.unwrap_or(false),
+                        norm: self.norm.clone().flatten().map(|norm| norm.kind),
+                        biases: self.biases.clone().unwrap_or_default().given(),
                         backward: self.grad_output.is_some(),
                     }))
                 }
@@ -139,6 +144,8 @@ impl Draft {
             scale: self.scale,
             mask: self.mask?,
             decode: self.decode?,
+            norm: self.norm?,
+            biases: self.biases?,
             tile: self.tile?,
             positions: self.positions?,
             format: self.format?,
@@ -332,6 +339,24 @@ pub(crate) fn read_decode(
         draft.format,
         draft.mask.as_ref(),
         draft.cross,
+    );
+}
+
+/// `norm` with `norm_gain`, `norm_bias` and `norm_epsilon` (format 2): no norm when absent.
+pub(crate) fn read_norm(reader: &mut Reader<'_>, entries: &mut Entries<'_, '_>, draft: &mut Draft) {
+    draft.norm = reader.norm(entries, draft.format, draft.inputs.as_ref());
+}
+
+/// `b_q`, `b_k`, `b_v` and `b_o` together (format 2): none when absent.
+pub(crate) fn read_biases(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.biases = reader.biases(
+        entries,
+        draft.format,
+        (draft.inputs.as_ref(), draft.heads, draft.w_o.as_ref()),
     );
 }
 

@@ -23,6 +23,7 @@ mod report;
 mod syntax;
 mod text;
 mod values;
+mod vectors;
 
 use std::ops::Range;
 

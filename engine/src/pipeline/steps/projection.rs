@@ -14,22 +14,28 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             return "".into();
         };
         let (x, s) = (plan.symbol(x), plan.symbol(s));
+        let (bq, bk, bv) = biases(plan);
+        let plus = if plan.shape.biases.q || plan.shape.biases.k || plan.shape.biases.v {
+            ", plus the bias's number for that column"
+        } else {
+            ""
+        };
         if plan.shape.cross {
             return format!(
                 "Three learned matrices make three new vectors, from two sequences: a query \
                  from each target token (what it is looking for in the source), and a key \
                  (what it offers) and a value (what it passes on) from each source token. \
-                 Q = {x}·W_q, K = {s}·W_k, V = {s}·W_v: each cell is a dot product of a row of \
-                 {x} or {s} with a column of the weights, so Q has a row per target token and \
-                 K and V a row per source token."
+                 Q = {x}·W_q{bq}, K = {s}·W_k{bk}, V = {s}·W_v{bv}: each cell is a dot product \
+                 of a row of {x} or {s} with a column of the weights{plus}, so Q has a row per \
+                 target token and K and V a row per source token."
             )
             .into();
         }
         format!(
             "Three learned matrices turn each embedding into three new vectors: a query (what \
              this token is looking for), a key (what it offers to others) and a value (what it \
-             passes on). Q = {x}·W_q, K = {x}·W_k, V = {x}·W_v: each cell is a dot product of \
-             a row of {x} with a column of the weights."
+             passes on). Q = {x}·W_q{bq}, K = {x}·W_k{bk}, V = {x}·W_v{bv}: each cell is a dot \
+             product of a row of {x} with a column of the weights{plus}."
         )
         .into()
     },
@@ -70,20 +76,21 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                 (plan.projected_input(), plan.projected_source())
             {
                 let (x, s) = (plan.symbol(x), plan.symbol(s));
+                let (bq, bk, bv) = biases(plan);
                 if plan.shape.cross {
                     // Queries from the target, keys and values from the source.
                     vec![
                         Piece::own("Q = "),
                         Piece::new(x, Lit::Inputs),
-                        Piece::own("·W_q; K, V = "),
+                        Piece::own(format!("·W_q{bq}; K, V = ")),
                         Piece::new(s, Lit::Inputs),
-                        Piece::own(format!("·W_k, {s}·W_v")),
+                        Piece::own(format!("·W_k{bk}, {s}·W_v{bv}")),
                     ]
                 } else {
                     vec![
                         Piece::own("Q, K, V = "),
                         Piece::new(x, Lit::Inputs),
-                        Piece::own(format!("·W_q, {x}·W_k, {x}·W_v")),
+                        Piece::own(format!("·W_q{bq}, {x}·W_k{bk}, {x}·W_v{bv}")),
                     ]
                 }
             } else {
@@ -94,3 +101,14 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         several_heads: SeveralHeads::OneHead,
     },
 };
+
+/// ` + b_q`, ` + b_k`, ` + b_v` for the projections that add a bias, else empty.
+fn biases(plan: &crate::pipeline::Plan) -> (&'static str, &'static str, &'static str) {
+    let biased = plan.shape.biases;
+    let term = |given: bool, term: &'static str| if given { term } else { "" };
+    (
+        term(biased.q, " + b_q"),
+        term(biased.k, " + b_k"),
+        term(biased.v, " + b_v"),
+    )
+}
