@@ -101,7 +101,7 @@ fn rope_rotates_queries_and_keys_but_not_values() {
     let attention = Attention::compute(&lesson("\"rope\""));
     let q = attention.matrix(MatrixName::Q).unwrap();
     let rotated = attention.matrix(MatrixName::QRope).unwrap();
-    let (sin, cos) = rope_angle(2, 1, 4).sin_cos();
+    let (sin, cos) = rope_angle(2, 1, 4, 10000.0).sin_cos();
     assert_eq!(rotated[(2, 2)], q[(2, 2)] * cos - q[(2, 3)] * sin);
     assert_eq!(rotated[(2, 3)], q[(2, 2)] * sin + q[(2, 3)] * cos);
     let scores = attention.matrix(MatrixName::Scores).unwrap();
@@ -236,7 +236,7 @@ fn practice_names_the_slips_of_sinusoidal_positions() {
 fn practice_names_a_rotation_turned_the_wrong_way() {
     let attention = Attention::compute(&lesson("\"rope\""));
     let q = attention.matrix(MatrixName::Q).unwrap();
-    let (sin, cos) = rope_angle(1, 0, 4).sin_cos();
+    let (sin, cos) = rope_angle(1, 0, 4, 10000.0).sin_cos();
     let backwards = q[(1, 0)] * cos + q[(1, 1)] * sin;
     let verdict = check(&attention, Cell::new(MatrixName::QRope, 1, 0), backwards, 4).unwrap();
     assert_eq!(
@@ -433,7 +433,7 @@ fn a_lesson_saved_after_its_learned_positions_were_edited_drops_what_was_written
 fn practice_names_sin_and_cos_swapped_in_a_rotation() {
     let attention = Attention::compute(&lesson("\"rope\""));
     let q = attention.matrix(MatrixName::Q).unwrap();
-    let (sin, cos) = rope_angle(2, 0, 4).sin_cos();
+    let (sin, cos) = rope_angle(2, 0, 4, 10000.0).sin_cos();
     let swapped = q[(2, 0)] * sin - q[(2, 1)] * cos;
     let verdict = check(&attention, Cell::new(MatrixName::QRope, 2, 0), swapped, 4).unwrap();
     assert_eq!(

@@ -36,6 +36,9 @@ pub struct Shape {
     /// Q, K, V are projected from embeddings; else the lesson gives them.
     pub projected: bool,
     pub positions: Positions,
+    /// With RoPE: which columns are turned together and the angles' base θ (the default
+    /// otherwise).
+    pub rope: ops::Rope,
     /// Scores are divided by √d_k.
     pub scale: bool,
     /// A mask is added before softmax.
@@ -80,6 +83,7 @@ impl Shape {
         let Shape {
             projected,
             positions,
+            rope,
             scale: _,
             mask,
             heads,
@@ -89,6 +93,18 @@ impl Shape {
             decode,
             backward: _,
         } = *self;
+        if positions != Positions::Rope && rope != ops::Rope::default() {
+            let key = if rope.pairing == ops::Rope::default().pairing {
+                "rope_theta"
+            } else {
+                "rope_pairing"
+            };
+            return Some(Refusal {
+                key,
+                why: "only RoPE turns pairs of columns by angles of base θ",
+                help: "write `positions = \"rope\"`, or remove `rope_pairing` and `rope_theta`",
+            });
+        }
         let added = matches!(positions, Positions::Sinusoidal | Positions::Learned);
         if added && !projected {
             return Some(Refusal {
@@ -146,11 +162,12 @@ impl Shape {
                 decode,
                 backward,
             ]: [bool; FLAGS] = std::array::from_fn(|n| bits & (1 << n) != 0);
-            for positions in [
-                Positions::None,
-                Positions::Sinusoidal,
-                Positions::Learned,
-                Positions::Rope,
+            for (positions, rope) in [
+                (Positions::None, ops::Rope::default()),
+                (Positions::Sinusoidal, ops::Rope::default()),
+                (Positions::Learned, ops::Rope::default()),
+                (Positions::Rope, ops::Rope::default()),
+                (Positions::Rope, HALF_ROPE),
             ] {
                 for heads in [
                     Heads::ONE,
@@ -160,6 +177,7 @@ impl Shape {
                     shapes.push(Shape {
                         projected,
                         positions,
+                        rope,
                         scale,
                         mask,
                         heads,
@@ -176,6 +194,13 @@ impl Shape {
         shapes
     }
 }
+
+/// Rotate-half pairing of the default base: what `Shape::every()` has of RoPE besides the
+/// default (a base of its own changes the same words and numbers).
+const HALF_ROPE: ops::Rope = ops::Rope {
+    pairing: ops::RopePairing::Half,
+    theta: ops::DEFAULT_ROPE_THETA,
+};
 
 /// The matrices of one lesson and where each comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,6 +219,8 @@ impl Plan {
         let Shape {
             projected,
             positions,
+            // The rotations carry it.
+            rope,
             scale,
             mask,
             // The same matrices for any number of heads: each entry says whether it is one
@@ -275,8 +302,8 @@ impl Plan {
             (MatrixName::Q, MatrixName::K, MatrixName::V)
         };
         let (q, k) = if positions == Positions::Rope {
-            plan.add(MatrixName::QRope, Op::Rotate(ops::Rotate { of: q }));
-            plan.add(MatrixName::KRope, Op::Rotate(ops::Rotate { of: k }));
+            plan.add(MatrixName::QRope, Op::Rotate(ops::Rotate { of: q, rope }));
+            plan.add(MatrixName::KRope, Op::Rotate(ops::Rotate { of: k, rope }));
             (MatrixName::QRope, MatrixName::KRope)
         } else {
             (q, k)
@@ -469,8 +496,15 @@ impl Plan {
             }),
         );
         if rope {
-            self.add(MatrixName::DQ, Op::RotateBack(ops::RotateBack { of: dq }));
-            self.add(MatrixName::DK, Op::RotateBack(ops::RotateBack { of: dk }));
+            let rope = shape.rope;
+            self.add(
+                MatrixName::DQ,
+                Op::RotateBack(ops::RotateBack { of: dq, rope }),
+            );
+            self.add(
+                MatrixName::DK,
+                Op::RotateBack(ops::RotateBack { of: dk, rope }),
+            );
         }
         // The heads of a K/V group share its keys and values: their gradients add up.
         let (dk, dv) = if shape.heads.kv < shape.heads.query {
@@ -578,8 +612,9 @@ impl Plan {
             }
         };
         let (q, k) = if shape.positions == Positions::Rope {
-            self.add(MatrixName::QNewRope, Op::Rotate(ops::Rotate { of: q }));
-            self.add(MatrixName::KNewRope, Op::Rotate(ops::Rotate { of: k }));
+            let rope = shape.rope;
+            self.add(MatrixName::QNewRope, Op::Rotate(ops::Rotate { of: q, rope }));
+            self.add(MatrixName::KNewRope, Op::Rotate(ops::Rotate { of: k, rope }));
             (MatrixName::QNewRope, MatrixName::KNewRope)
         } else {
             (q, k)
@@ -858,6 +893,7 @@ mod tests {
             let Shape {
                 projected,
                 positions: _,
+                rope,
                 scale,
                 mask,
                 heads: _,
@@ -909,6 +945,14 @@ mod tests {
             ] {
                 if positions != shape.positions {
                     others.push(Shape { positions, ..shape });
+                }
+            }
+            for other in [ops::Rope::default(), HALF_ROPE] {
+                if other != rope {
+                    others.push(Shape {
+                        rope: other,
+                        ..shape
+                    });
                 }
             }
             for other in others {

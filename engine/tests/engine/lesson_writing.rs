@@ -284,7 +284,10 @@ fn every_key_of_format_2_in_a_format_1_lesson_is_refused_saying_why() {
     let value_of = |kind: &str| {
         [
             ("boolean", "true"),
+            ("array of integers", "[1, 2]"),
             ("integer", "2"),
+            ("number", "1.5"),
+            ("`\"half\"`", "\"half\""),
             ("array of strings", "[\"x\"]"),
             ("matrix", "[[1, 0], [0, 1]]"),
         ]

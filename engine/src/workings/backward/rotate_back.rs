@@ -6,6 +6,7 @@ use super::super::number::format_number;
 use super::super::{Explanation, Labels, Operand, Words, Worked, Working};
 use super::gradient_first;
 use crate::matrices::Cell;
+use crate::ops::RopePairing;
 
 /// One cell of a pair turned back by −φ: the rotation's transpose.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,8 +15,10 @@ pub struct RotateBack {
     pub second: Operand,
     pub position: usize,
     pub angle: f64,
-    /// This cell is the first (even) one of its pair.
+    /// This cell is the first one of its pair (the even one when pairs are side by side).
     pub lower: bool,
+    /// Which columns make the pair.
+    pub pairing: RopePairing,
 }
 
 impl Working for RotateBack {
@@ -34,6 +37,7 @@ impl Working for RotateBack {
             position,
             angle,
             lower,
+            pairing,
         } = *self;
         let (sin, cos) = angle.sin_cos();
         // Turned back by −φ: the first of a pair is a·cos φ + b·sin φ, the second
@@ -53,8 +57,15 @@ impl Working for RotateBack {
         Words::worked(
             turned.lines(worked.decimals, &worked.result),
             Some(format!(
-                "the forward pass turned this pair by φ = {} rad at position {position}; \
+                "the forward pass turned this pair{} by φ = {} rad at position {position}; \
                  its gradient turns back by −φ (a rotation's inverse is its transpose)",
+                match pairing {
+                    RopePairing::Interleaved => String::new(),
+                    RopePairing::Half => format!(
+                        " (columns {} and {}, rotate-half's column i with i + d_k/2)",
+                        first.cell.col, second.cell.col
+                    ),
+                },
                 format_number(angle, worked.decimals + 2)
             )),
         )
