@@ -366,7 +366,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         value: r#"`"interleaved"` or `"half"`"#,
         default: r#"`"interleaved"` (format 2 only)"#,
         limits: Words(r#"needs `positions = "rope"`"#),
-        meaning: "Which columns RoPE turns together: 2i with 2i+1, or i with i + d_k/2 (rotate-half, as Llama-family checkpoints). See [Format 2](#format-2-positions).",
+        meaning: "Which columns RoPE turns together: 2i with 2i+1, or i with i + d_k/2 (rotate-half, as Llama-family checkpoints). See [Rotate-half and RoPE's base](#rotate-half-and-ropes-base-rope_pairing-rope_theta).",
         write: write_rope_pairing,
         read: Read::Own {
             read: keys::read_rope_pairing,

@@ -57,7 +57,7 @@ pub(crate) use transposed_product::TransposedProduct;
 
 pub use held::Held;
 // What a lesson's RoPE is: its pairing and its base θ, which the rotations carry.
-pub use kernels::{DEFAULT_ROPE_THETA, Rope, RopePairing};
+pub use crate::matrices::{DEFAULT_ROPE_THETA, Rope, RopePairing};
 // A cell's working is built here (`Operation::derive`) and written below (`crate::workings`).
 pub(crate) use crate::workings::BackwardRule;
 pub use crate::workings::{OnlinePart, OnlineRule, Operand, Rule};

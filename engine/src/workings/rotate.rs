@@ -5,8 +5,7 @@ use super::landing::{Turned, shown};
 use super::number::format_number;
 use super::words::{counted_from, position_words};
 use super::{Explanation, Labels, Operand, Words, Worked, Working};
-use crate::matrices::Cell;
-use crate::ops::{Rope, RopePairing};
+use crate::matrices::{Cell, Rope, RopePairing};
 
 /// One cell of a pair rotated by φ = p · θ^(−2i/d_k) (RoPE): the first of the pair is
 /// first·cos φ − second·sin φ, the second first·sin φ + second·cos φ.

@@ -10,7 +10,6 @@ mod softmax;
 
 pub use online::{OnlineSoftmax, Tile, TileState, Tiles};
 pub use positions::sinusoidal_as;
-pub use positions::{DEFAULT_ROPE_THETA, Rope, RopePairing};
 pub use positions::{rope_angle, rotate_rows, rotate_rows_as, sinusoid_angle, sinusoidal};
 pub(crate) use product::product;
 pub(crate) use softmax::softmax_backward;

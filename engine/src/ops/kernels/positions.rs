@@ -2,6 +2,7 @@
 
 use nalgebra::DMatrix;
 
+use crate::matrices::{Rope, RopePairing};
 use crate::ops::Variant;
 
 /// The angle of position `p` in column pair `i` of a sinusoidal encoding d_model wide:
@@ -24,77 +25,6 @@ pub fn sinusoidal_as(seq_len: usize, d_model: usize, slip: Option<Variant>) -> D
         if sine { angle.sin() } else { angle.cos() }
     })
 }
-
-/// The base θ of RoPE's angles p · θ^(−2i/d_k) when a lesson gives none: RoFormer's, and the
-/// one Llama 2 and GPT-NeoX checkpoints use.
-pub const DEFAULT_ROPE_THETA: f64 = 10_000.0;
-
-/// Which columns of a query or key RoPE turns together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum RopePairing {
-    /// Columns 2i and 2i+1, side by side (RoFormer's layout).
-    #[default]
-    Interleaved,
-    /// Column i with column i + d_k/2 (Hugging Face's `rotate_half`): how Llama, Mistral and
-    /// Qwen2 checkpoints turn their queries and keys.
-    Half,
-}
-
-impl RopePairing {
-    /// The value of `rope_pairing = "…"` in a lesson file.
-    pub const fn key(self) -> &'static str {
-        match self {
-            RopePairing::Interleaved => "interleaved",
-            RopePairing::Half => "half",
-        }
-    }
-
-    /// The two columns of pair `pair` in a row `d_k` wide, the first of the pair first.
-    pub const fn columns(self, pair: usize, d_k: usize) -> (usize, usize) {
-        match self {
-            RopePairing::Interleaved => (2 * pair, 2 * pair + 1),
-            RopePairing::Half => (pair, pair + d_k / 2),
-        }
-    }
-
-    /// The pair column `col` of a row `d_k` wide belongs to, and whether it is the first of
-    /// that pair; `None` for the column an odd d_k leaves without a partner.
-    pub const fn pair_of(self, col: usize, d_k: usize) -> Option<(usize, bool)> {
-        let (pair, first) = match self {
-            RopePairing::Interleaved => (col / 2, col % 2 == 0),
-            RopePairing::Half if col < d_k / 2 => (col, true),
-            RopePairing::Half => (col - d_k / 2, false),
-        };
-        if pair < d_k / 2 { Some((pair, first)) } else { None }
-    }
-}
-
-/// How a lesson's RoPE turns its queries and keys: which columns make a pair, and the base θ
-/// of the angles p · θ^(−2i/d_k).
-#[derive(Debug, Clone, Copy)]
-pub struct Rope {
-    pub pairing: RopePairing,
-    pub theta: f64,
-}
-
-impl Default for Rope {
-    fn default() -> Rope {
-        Rope {
-            pairing: RopePairing::Interleaved,
-            theta: DEFAULT_ROPE_THETA,
-        }
-    }
-}
-
-// θ compared by its bits, so that the equality a plan (`Eq`) needs holds even for a θ no
-// lesson may have (NaN).
-impl PartialEq for Rope {
-    fn eq(&self, other: &Rope) -> bool {
-        self.pairing == other.pairing && self.theta.to_bits() == other.theta.to_bits()
-    }
-}
-
-impl Eq for Rope {}
 
 /// The angle φ that RoPE turns pair `i` of a row at position `p` by: p · θ^(−2i/d_k).
 pub fn rope_angle(position: usize, pair: usize, d_k: usize, theta: f64) -> f64 {

@@ -5,8 +5,7 @@ use super::super::landing::Turned;
 use super::super::number::format_number;
 use super::super::{Explanation, Labels, Operand, Words, Worked, Working};
 use super::gradient_first;
-use crate::matrices::Cell;
-use crate::ops::RopePairing;
+use crate::matrices::{Cell, RopePairing};
 
 /// One cell of a pair turned back by −φ: the rotation's transpose.
 #[derive(Debug, Clone, Copy, PartialEq)]
