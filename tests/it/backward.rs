@@ -1,7 +1,8 @@
 //! The backward pass: every gradient the engine works out agrees with central finite
 //! differences of the loss L = Σ output ⊙ grad_output, on lessons with heads, grouped queries,
-//! masks (a fully masked row among them), RoPE (rotate-half with a base of its own too) and sinusoidal positions, cross-attention and
-//! Q, K, V given directly; and a step of gradient descent lowers the loss.
+//! masks (a fully masked row among them), RoPE (rotate-half with a base of its own too) and
+//! sinusoidal positions, cross-attention and Q, K, V given directly; and a step of gradient
+//! descent lowers the loss.
 
 use crate::common;
 

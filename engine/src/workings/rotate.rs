@@ -49,12 +49,16 @@ impl Working for Rotate {
         } = *self;
         let (cell, decimals) = (worked.cell, worked.decimals);
         let theta = rope.theta;
-        // Side by side the pair is plain from its cells; rotate-half's is said.
+        // Side by side the pair is plain from its cells; rotate-half's is said, its columns
+        // as the table counts them.
         let columns = match rope.pairing {
             RopePairing::Interleaved => String::new(),
             RopePairing::Half => format!(
-                " of columns {} and {}: rotate-half pairs column i with column i + d_k/2",
-                first.cell.col, second.cell.col
+                ": columns {} and {}, d_k/2 = {} apart (rotate-half, as Llama-family models \
+                 pair them)",
+                labels.column_label(first.cell.matrix, first.cell.col),
+                labels.column_label(second.cell.matrix, second.cell.col),
+                d_k / 2
             ),
         };
         let (sin, cos) = angle.sin_cos();

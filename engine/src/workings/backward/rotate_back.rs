@@ -61,8 +61,9 @@ impl Working for RotateBack {
                 match pairing {
                     RopePairing::Interleaved => String::new(),
                     RopePairing::Half => format!(
-                        " (columns {} and {}, rotate-half's column i with i + d_k/2)",
-                        first.cell.col, second.cell.col
+                        " (columns {} and {}: rotate-half)",
+                        labels.column_label(first.cell.matrix, first.cell.col),
+                        labels.column_label(second.cell.matrix, second.cell.col),
                     ),
                 },
                 format_number(angle, worked.decimals + 2)
