@@ -1532,11 +1532,15 @@ impl RopePairing {
     /// that pair; `None` for the column an odd d_k leaves without a partner.
     pub const fn pair_of(self, col: usize, d_k: usize) -> Option<(usize, bool)> {
         let (pair, first) = match self {
-            RopePairing::Interleaved => (col / 2, col % 2 == 0),
+            RopePairing::Interleaved => (col / 2, col.is_multiple_of(2)),
             RopePairing::Half if col < d_k / 2 => (col, true),
             RopePairing::Half => (col - d_k / 2, false),
         };
-        if pair < d_k / 2 { Some((pair, first)) } else { None }
+        if pair < d_k / 2 {
+            Some((pair, first))
+        } else {
+            None
+        }
     }
 }
 

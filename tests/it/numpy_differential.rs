@@ -480,7 +480,14 @@ fn draw_lesson(index: u64) -> Drawn {
     let mut rope_draw = Draw(index.wrapping_mul(0x8ebc_6af0_9c88_c6e3) ^ 31);
     let rope_half = rope && rope_draw.chance(0.5);
     let rope_theta = if rope {
-        [None, None, Some(500_000.0), Some(100.0), Some(2.5), Some(1e6)][rope_draw.below(6)]
+        [
+            None,
+            None,
+            Some(500_000.0),
+            Some(100.0),
+            Some(2.5),
+            Some(1e6),
+        ][rope_draw.below(6)]
     } else {
         None
     };
@@ -793,14 +800,23 @@ fn the_random_lessons_cover_every_kind_of_lesson() {
             "interleaved with a rope_theta of its own",
             count(&|l| !l.rope_half && l.rope_theta.is_some() && l.d_k >= 4),
         );
-        need("rope_pairing = half, several heads", count(&|l| half(l) && several(l)));
-        need("rope_pairing = half, cross-attention", count(&|l| half(l) && cross(l)));
+        need(
+            "rope_pairing = half, several heads",
+            count(&|l| half(l) && several(l)),
+        );
+        need(
+            "rope_pairing = half, cross-attention",
+            count(&|l| half(l) && cross(l)),
+        );
         need(
             "rope_pairing = half, a backward pass",
             count(&|l| half(l) && l.backward),
         );
         let decoding = |l: &Drawn| l.decode == Some(true);
-        need("rope_pairing = half, decoding", count(&|l| half(l) && decoding(l)));
+        need(
+            "rope_pairing = half, decoding",
+            count(&|l| half(l) && decoding(l)),
+        );
         need("decoding", count(&decoding));
         need("decode = false said", count(&|l| l.decode == Some(false)));
         need("tile = 1", count(&|l| l.tile == Some(1)));

@@ -613,8 +613,14 @@ impl Plan {
         };
         let (q, k) = if shape.positions == Positions::Rope {
             let rope = shape.rope;
-            self.add(MatrixName::QNewRope, Op::Rotate(ops::Rotate { of: q, rope }));
-            self.add(MatrixName::KNewRope, Op::Rotate(ops::Rotate { of: k, rope }));
+            self.add(
+                MatrixName::QNewRope,
+                Op::Rotate(ops::Rotate { of: q, rope }),
+            );
+            self.add(
+                MatrixName::KNewRope,
+                Op::Rotate(ops::Rotate { of: k, rope }),
+            );
             (MatrixName::QNewRope, MatrixName::KNewRope)
         } else {
             (q, k)

@@ -336,7 +336,9 @@ fn a_rotate_half_cell_is_its_pair_i_and_i_plus_half_turned_by_theta() {
     // Position 0 is not turned.
     assert_eq!(q_rope.row(0).iter().copied().collect::<Vec<_>>(), [1.0; 4]);
     // The working of cell [1, 3] reads its pair, columns 1 and 3, and its angle, base 100.
-    let derivation = attention.derive(Cell::new(MatrixName::QRope, 1, 3)).unwrap();
+    let derivation = attention
+        .derive(Cell::new(MatrixName::QRope, 1, 3))
+        .unwrap();
     let Rule::Rotate(rotate) = derivation.rule else {
         panic!("{:?}", derivation.rule);
     };

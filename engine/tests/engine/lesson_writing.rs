@@ -412,7 +412,11 @@ mod rope_and_ids {
         ));
         assert_eq!(half.rope_pairing, RopePairing::Half);
         assert_eq!(half.rope_theta, 500_000.0);
-        assert!(half.shape_text().ends_with(", RoPE (rotate-half)"), "{}", half.shape_text());
+        assert!(
+            half.shape_text().ends_with(", RoPE (rotate-half)"),
+            "{}",
+            half.shape_text()
+        );
         let fractional = lesson(&format!("{ROPE}positions = \"rope\"\nrope_theta = 2.5\n"));
         assert_eq!(fractional.rope_theta, 2.5);
     }
@@ -458,15 +462,12 @@ mod rope_and_ids {
                 );
             }
         }
-        let sinusoidal = format!(
-            "format = 2\ntitle = \"t\"\ntokens = [\"a\"]\nembeddings = [[1, 0]]\n\
+        let sinusoidal = "format = 2\ntitle = \"t\"\ntokens = [\"a\"]\nembeddings = [[1, 0]]\n\
              w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1], [1]]\n\
-             positions = \"sinusoidal\"\nrope_pairing = \"half\"\n"
-        );
-        let found = problems(&sinusoidal);
+             positions = \"sinusoidal\"\nrope_pairing = \"half\"\n";
+        let found = problems(sinusoidal);
         assert!(
-            found.len() == 1
-                && found[0].contains("| this lesson's positions are \"sinusoidal\" |"),
+            found.len() == 1 && found[0].contains("| this lesson's positions are \"sinusoidal\" |"),
             "{found:#?}"
         );
     }

@@ -230,11 +230,7 @@ pub(crate) fn read_token_ids(
     entries: &mut Entries<'_, '_>,
     draft: &mut Draft,
 ) {
-    draft.token_ids = reader.token_ids(
-        entries.get("token_ids"),
-        draft.format,
-        draft.token_count(),
-    );
+    draft.token_ids = reader.token_ids(entries.get("token_ids"), draft.format, draft.token_count());
 }
 
 pub(crate) fn read_source_tokens(

@@ -216,7 +216,8 @@ impl Reader<'_> {
                 return None;
             }
         };
-        let Some(theta) = theta.filter(|theta| (MIN_ROPE_THETA..=MAX_ROPE_THETA).contains(theta)) else {
+        let Some(theta) = theta.filter(|theta| (MIN_ROPE_THETA..=MAX_ROPE_THETA).contains(theta))
+        else {
             self.error(
                 Diagnostic::error(
                     value.span(),

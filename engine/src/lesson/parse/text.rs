@@ -237,7 +237,10 @@ impl Reader<'_> {
             self.error(
                 Diagnostic::error(
                     value.span(),
-                    format!("`token_ids` has {}, but {tokens}", plural(items.len(), "id")),
+                    format!(
+                        "`token_ids` has {}, but {tokens}",
+                        plural(items.len(), "id")
+                    ),
                 )
                 .label(plural(items.len(), "id"))
                 .help("give one id per token, in the order of `tokens`"),

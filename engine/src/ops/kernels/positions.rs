@@ -137,7 +137,9 @@ mod tests {
         let at = |row: &DMatrix<f64>, position: usize| {
             let mut rows = DMatrix::zeros(position + 1, 4);
             rows.set_row(position, &row.row(0));
-            rotate_rows(&rows, Rope::default()).row(position).into_owned()
+            rotate_rows(&rows, Rope::default())
+                .row(position)
+                .into_owned()
         };
         let near = at(&q, 2).dot(&at(&k, 5));
         let far = at(&q, 7).dot(&at(&k, 10));

@@ -52,9 +52,9 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
 fn turned(rope: Rope) -> String {
     let theta = rope.theta;
     match rope.pairing {
-        RopePairing::Interleaved => format!(
-            "columns 2i and 2i+1 are rotated by the angle φ = p · {theta}^(−2i/d_k)"
-        ),
+        RopePairing::Interleaved => {
+            format!("columns 2i and 2i+1 are rotated by the angle φ = p · {theta}^(−2i/d_k)")
+        }
         RopePairing::Half => format!(
             "column i and column i + d_k/2 make pair i (rotate-half, the pairing Llama, \
              Mistral and Qwen2 checkpoints use; RoFormer pairs columns 2i and 2i+1 side by \
