@@ -491,7 +491,7 @@ impl Lesson {
             PositionInputs::Learned(_) => ", learned positions",
             PositionInputs::Rope => match self.rope_pairing {
                 RopePairing::Interleaved => ", RoPE",
-                RopePairing::Half => ", RoPE (rotate-half)",
+                RopePairing::Half => ", rotate-half RoPE",
             },
         };
         // d_k is one head's; the heads are said after it.

@@ -413,7 +413,7 @@ mod rope_and_ids {
         assert_eq!(half.rope_pairing, RopePairing::Half);
         assert_eq!(half.rope_theta, 500_000.0);
         assert!(
-            half.shape_text().ends_with(", RoPE (rotate-half)"),
+            half.shape_text().ends_with(", rotate-half RoPE"),
             "{}",
             half.shape_text()
         );
