@@ -1,7 +1,8 @@
 //! Every matrix of the pipeline in one table: its key, symbol, words, and what its rows and
 //! columns are. Labels, shapes, JSON keys and the cursor follow from the entry. It sits below
 //! the operations, which name their operands by it, and the plan, which names the operations:
-//! it imports nothing of ours.
+//! it imports nothing of ours. With it, what every layer names of a lesson's blocks and pairs of
+//! columns: its heads, and RoPE's pairing and base.
 
 use std::fmt;
 
@@ -1636,6 +1637,81 @@ impl Cell {
         }
     }
 }
+
+/// The base θ of RoPE's angles p · θ^(−2i/d_k) when a lesson gives none: RoFormer's, and the
+/// one Llama 2 and GPT-NeoX checkpoints use.
+pub const DEFAULT_ROPE_THETA: f64 = 10_000.0;
+
+/// Which columns of a query or key RoPE turns together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum RopePairing {
+    /// Columns 2i and 2i+1, side by side (RoFormer's layout).
+    #[default]
+    Interleaved,
+    /// Column i with column i + d_k/2 (Hugging Face's `rotate_half`): how Llama, Mistral and
+    /// Qwen2 checkpoints turn their queries and keys.
+    Half,
+}
+
+impl RopePairing {
+    /// The value of `rope_pairing = "…"` in a lesson file.
+    pub const fn key(self) -> &'static str {
+        match self {
+            RopePairing::Interleaved => "interleaved",
+            RopePairing::Half => "half",
+        }
+    }
+
+    /// The two columns of pair `pair` in a row `d_k` wide, the first of the pair first.
+    pub const fn columns(self, pair: usize, d_k: usize) -> (usize, usize) {
+        match self {
+            RopePairing::Interleaved => (2 * pair, 2 * pair + 1),
+            RopePairing::Half => (pair, pair + d_k / 2),
+        }
+    }
+
+    /// The pair column `col` of a row `d_k` wide belongs to, and whether it is the first of
+    /// that pair; `None` for the column an odd d_k leaves without a partner.
+    pub const fn pair_of(self, col: usize, d_k: usize) -> Option<(usize, bool)> {
+        let (pair, first) = match self {
+            RopePairing::Interleaved => (col / 2, col.is_multiple_of(2)),
+            RopePairing::Half if col < d_k / 2 => (col, true),
+            RopePairing::Half => (col - d_k / 2, false),
+        };
+        if pair < d_k / 2 {
+            Some((pair, first))
+        } else {
+            None
+        }
+    }
+}
+
+/// How a lesson's RoPE turns its queries and keys: which columns make a pair, and the base θ
+/// of the angles p · θ^(−2i/d_k).
+#[derive(Debug, Clone, Copy)]
+pub struct Rope {
+    pub pairing: RopePairing,
+    pub theta: f64,
+}
+
+impl Default for Rope {
+    fn default() -> Rope {
+        Rope {
+            pairing: RopePairing::Interleaved,
+            theta: DEFAULT_ROPE_THETA,
+        }
+    }
+}
+
+// θ compared by its bits, so that the equality a plan (`Eq`) needs holds even for a θ no
+// lesson may have (NaN).
+impl PartialEq for Rope {
+    fn eq(&self, other: &Rope) -> bool {
+        self.pairing == other.pairing && self.theta.to_bits() == other.theta.to_bits()
+    }
+}
+
+impl Eq for Rope {}
 
 /// The heads of a lesson: H query heads sharing G key/value groups, G dividing H.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -516,6 +516,8 @@ impl Tutor {
             // number a step's words quote.
             tile: _,
             decode: _,
+            // The tokenizer's ids name the tokens; no number is computed from them.
+            token_ids: _,
             tokens,
             source_tokens,
             inputs,
@@ -525,6 +527,8 @@ impl Tutor {
             biases,
             mask,
             positions,
+            rope_pairing,
+            rope_theta,
             heads,
             w_o,
             grad_output,
@@ -544,6 +548,8 @@ impl Tutor {
             || *biases != original.biases
             || *mask != original.mask
             || *positions != original.positions
+            || *rope_pairing != original.rope_pairing
+            || rope_theta.to_bits() != original.rope_theta.to_bits()
             || *heads != original.heads
             || *w_o != original.w_o
             || grad_output_changed

@@ -1,7 +1,8 @@
 //! The backward pass: every gradient the engine works out agrees with central finite
 //! differences of the loss L = Σ output ⊙ grad_output, on lessons with heads, grouped queries,
-//! masks (a fully masked row among them), RoPE and sinusoidal positions, cross-attention and
-//! Q, K, V given directly; and a step of gradient descent lowers the loss.
+//! masks (a fully masked row among them), RoPE (rotate-half with a base of its own too) and
+//! sinusoidal positions, cross-attention and Q, K, V given directly; and a step of gradient
+//! descent lowers the loss.
 
 use crate::common;
 
@@ -49,7 +50,9 @@ struct Kind {
 
 fn lesson_text(kind: Kind, seed: u64) -> String {
     let mut draw = Draw(seed);
-    let (tokens, source, d_model, d_k, d_v, d_out) = (3, 4, 4, 2, 2, 3);
+    // Rotate-half's pairs (i, i + d_k/2) differ from neighbours' only from d_k = 4.
+    let d_k = if kind.positions == "rope-half" { 4 } else { 2 };
+    let (tokens, source, d_model, d_v, d_out) = (3, 4, 4, 2, 3);
     let keys = if kind.cross { source } else { tokens };
     let mut text = format!(
         "format = 2\ntitle = \"backward {seed}\"\ntokens = [\"a\", \"b\", \"c\"]\nheads = {}\n\
@@ -59,8 +62,12 @@ fn lesson_text(kind: Kind, seed: u64) -> String {
     if kind.cross {
         text.push_str("source_tokens = [\"w\", \"x\", \"y\", \"z\"]\n");
     }
-    if kind.positions != "none" {
-        text.push_str(&format!("positions = \"{}\"\n", kind.positions));
+    match kind.positions {
+        "none" => {}
+        "rope-half" => {
+            text.push_str("positions = \"rope\"\nrope_pairing = \"half\"\nrope_theta = 100\n")
+        }
+        positions => text.push_str(&format!("positions = \"{positions}\"\n")),
     }
     match kind.mask {
         "none" => {}
@@ -120,7 +127,7 @@ fn kinds() -> Vec<Kind> {
         (2, 1, true),
     ];
     for (index, (heads, kv, w_o)) in shapes.into_iter().enumerate() {
-        for positions in ["none", "sinusoidal", "rope"] {
+        for positions in ["none", "sinusoidal", "rope", "rope-half"] {
             for mask in ["none", "causal", "written"] {
                 for cross in [false, true] {
                     for direct in [false, true] {
@@ -869,6 +876,11 @@ fn random_lesson_text(seed: u64) -> String {
         "none" => {}
         "learned" => text.push_str(&format!("positions = {}\n", matrix(tokens, d_model))),
         other => text.push_str(&format!("positions = \"{other}\"\n")),
+    }
+    // Half the lessons of RoPE with two pairs or more pair column i with i + d_k/2, with a
+    // base of their own (chosen by the seed: the draws above stay as they were).
+    if positions == "rope" && d_k >= 4 && seed % 2 == 1 {
+        text.push_str("rope_pairing = \"half\"\nrope_theta = 500000\n");
     }
     match mask {
         "none" => {}

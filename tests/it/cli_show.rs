@@ -306,6 +306,36 @@ fn show_json_gives_title_tokens_and_d_k() {
 }
 
 #[test]
+fn show_json_writes_the_token_ids_as_whole_numbers_only_when_the_lesson_has_them() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("ids.toml");
+    std::fs::write(
+        &path,
+        "format = 2\ntitle = \"ids\"\ntokens = [\"The\", \"cat\", \"sleeps\"]\n\
+         token_ids = [464, 3797, 44263]\nq = [[1, 0], [0, 1], [1, 1]]\n\
+         k = [[1, 0], [0, 1], [1, 1]]\nv = [[1], [2], [3]]\n",
+    )
+    .unwrap();
+    let output = attn_tutor(&dir)
+        .arg("show")
+        .arg(&path)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    // Written as integers, as a tokenizer's ids are (not 464.0).
+    assert!(
+        text.contains("\"token_ids\": [\n    464,\n    3797,\n    44263\n  ]"),
+        "{text}"
+    );
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["token_ids"], serde_json::json!([464, 3797, 44263]));
+    // A lesson without them has no such key (not null).
+    assert!(show_json("cat-sat-mat").get("token_ids").is_none());
+}
+
+#[test]
 fn show_json_has_null_embeddings_and_weights_when_q_k_v_are_given() {
     let json = show_json("random-qkv");
     for key in ["embeddings", "w_q", "w_k", "w_v"] {

@@ -129,7 +129,10 @@ fn rope_turns_each_key_by_its_position_in_the_source() {
     let text = with(CROSS, "w_q =", "positions = \"rope\"\nw_q =");
     let attention = Attention::compute(&lesson(&text));
     let k = matrix(&attention, MatrixName::K);
-    close(&matrix(&attention, MatrixName::KRope), &rotate_rows(&k));
+    close(
+        &matrix(&attention, MatrixName::KRope),
+        &rotate_rows(&k, Default::default()),
+    );
     assert_eq!(matrix(&attention, MatrixName::KRope).nrows(), 3);
 }
 

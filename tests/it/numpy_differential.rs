@@ -232,6 +232,10 @@ struct Drawn {
     tile: Option<usize>,
     /// `grad_output` is given (format 2): the backward pass, which numpy works out too.
     backward: bool,
+    /// `rope_pairing = "half"` (with RoPE): column i turned with column i + d_k/2.
+    rope_half: bool,
+    /// `rope_theta` as written (with RoPE); unsaid, 10000.
+    rope_theta: Option<f64>,
 }
 
 /// The heads H, K/V groups G and whether W_o is given that the decoding lessons take in turn:
@@ -443,6 +447,30 @@ fn draw_lesson(index: u64) -> Drawn {
         Positions::Rope => text.push_str("positions = \"rope\"\n"),
         Positions::Unsaid | Positions::Learned => {}
     }
+    // A stream of its own, as the masks have: RoPE's pairing and base change the rotations
+    // and nothing else, and no other lesson's numbers.
+    let mut rope_draw = Draw(index.wrapping_mul(0x8ebc_6af0_9c88_c6e3) ^ 31);
+    let rope_half = rope && rope_draw.chance(0.5);
+    let rope_theta = if rope {
+        [
+            None,
+            None,
+            Some(500_000.0),
+            Some(100.0),
+            Some(2.5),
+            Some(1e6),
+        ][rope_draw.below(6)]
+    } else {
+        None
+    };
+    if rope_half {
+        text.push_str("rope_pairing = \"half\"\n");
+    } else if rope && rope_draw.chance(0.3) {
+        text.push_str("rope_pairing = \"interleaved\"\n");
+    }
+    if let Some(theta) = rope_theta {
+        writeln!(text, "rope_theta = {theta}").unwrap();
+    }
     if let Some(scale) = scale {
         writeln!(text, "scale = {scale}").unwrap();
     }
@@ -526,6 +554,8 @@ fn draw_lesson(index: u64) -> Drawn {
         decode,
         tile,
         backward,
+        rope_half,
+        rope_theta,
     }
 }
 
@@ -731,7 +761,34 @@ fn the_random_lessons_cover_every_kind_of_lesson() {
             "cross, several heads given Q, K, V",
             count(&|l| cross(l) && several(l) && l.direct),
         );
+        // With d_k = 2 the one pair is (0, 1) in either pairing: rotate-half shows from 4.
+        let half = |l: &Drawn| l.rope_half && l.d_k >= 4;
+        need("rope_pairing = half, d_k ≥ 4", count(&half));
+        need(
+            "rope_pairing = half with a rope_theta of its own",
+            count(&|l| half(l) && l.rope_theta.is_some()),
+        );
+        need(
+            "interleaved with a rope_theta of its own",
+            count(&|l| !l.rope_half && l.rope_theta.is_some() && l.d_k >= 4),
+        );
+        need(
+            "rope_pairing = half, several heads",
+            count(&|l| half(l) && several(l)),
+        );
+        need(
+            "rope_pairing = half, cross-attention",
+            count(&|l| half(l) && cross(l)),
+        );
+        need(
+            "rope_pairing = half, a backward pass",
+            count(&|l| half(l) && l.backward),
+        );
         let decoding = |l: &Drawn| l.decode == Some(true);
+        need(
+            "rope_pairing = half, decoding",
+            count(&|l| half(l) && decoding(l)),
+        );
         need("decoding", count(&decoding));
         need("decode = false said", count(&|l| l.decode == Some(false)));
         need("tile = 1", count(&|l| l.tile == Some(1)));

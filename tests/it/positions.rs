@@ -101,7 +101,7 @@ fn rope_rotates_queries_and_keys_but_not_values() {
     let attention = Attention::compute(&lesson("\"rope\""));
     let q = attention.matrix(MatrixName::Q).unwrap();
     let rotated = attention.matrix(MatrixName::QRope).unwrap();
-    let (sin, cos) = rope_angle(2, 1, 4).sin_cos();
+    let (sin, cos) = rope_angle(2, 1, 4, 10000.0).sin_cos();
     assert_eq!(rotated[(2, 2)], q[(2, 2)] * cos - q[(2, 3)] * sin);
     assert_eq!(rotated[(2, 3)], q[(2, 2)] * sin + q[(2, 3)] * cos);
     let scores = attention.matrix(MatrixName::Scores).unwrap();
@@ -236,7 +236,7 @@ fn practice_names_the_slips_of_sinusoidal_positions() {
 fn practice_names_a_rotation_turned_the_wrong_way() {
     let attention = Attention::compute(&lesson("\"rope\""));
     let q = attention.matrix(MatrixName::Q).unwrap();
-    let (sin, cos) = rope_angle(1, 0, 4).sin_cos();
+    let (sin, cos) = rope_angle(1, 0, 4, 10000.0).sin_cos();
     let backwards = q[(1, 0)] * cos + q[(1, 1)] * sin;
     let verdict = check(&attention, Cell::new(MatrixName::QRope, 1, 0), backwards, 4).unwrap();
     assert_eq!(
@@ -433,7 +433,7 @@ fn a_lesson_saved_after_its_learned_positions_were_edited_drops_what_was_written
 fn practice_names_sin_and_cos_swapped_in_a_rotation() {
     let attention = Attention::compute(&lesson("\"rope\""));
     let q = attention.matrix(MatrixName::Q).unwrap();
-    let (sin, cos) = rope_angle(2, 0, 4).sin_cos();
+    let (sin, cos) = rope_angle(2, 0, 4, 10000.0).sin_cos();
     let swapped = q[(2, 0)] * sin - q[(2, 1)] * cos;
     let verdict = check(&attention, Cell::new(MatrixName::QRope, 2, 0), swapped, 4).unwrap();
     assert_eq!(
@@ -448,4 +448,79 @@ fn x_can_be_checked_in_any_lesson_with_embeddings() {
     text.push_str("[expected]\nx = { a = [1, 0, 0.5, 0] }\n");
     let parsed = parse(&text);
     assert!(parsed.lesson.is_some(), "{:?}", parsed.diagnostics);
+}
+
+/// `rope_pairing = "half"` with `rope_theta = 500000` on the 4-wide lesson above.
+fn rotate_half() -> Attention {
+    let text = lesson_text("\"rope\"\nrope_pairing = \"half\"\nrope_theta = 500000");
+    Attention::compute(&parse(&text).lesson.unwrap())
+}
+
+#[test]
+fn the_rotations_words_say_which_pairs_this_lesson_turns_and_by_what_base() {
+    let half = rotate_half();
+    let words = Step::Rotation.narration(&half.plan);
+    assert!(
+        words.contains(
+            "column i and column i + d_k/2 make pair i (rotate-half, the pairing Llama, Mistral \
+             and Qwen2 checkpoints use; RoFormer pairs columns 2i and 2i+1 side by side), which \
+             is rotated by the angle φ = p · 500000^(−2i/d_k), fastest for the first pair"
+        ),
+        "{words}"
+    );
+    // The default lesson's words are as they were.
+    let plain = Attention::compute(&lesson("\"rope\""));
+    let words = Step::Rotation.narration(&plain.plan);
+    assert!(
+        words.contains(
+            "columns 2i and 2i+1 are rotated by the angle φ = p · 10000^(−2i/d_k), fastest for \
+             the first pair"
+        ),
+        "{words}"
+    );
+    // The backward pass turns the same pairs back.
+    let text = format!(
+        "{}grad_output = [[1, 0], [0, 1], [1, 1]]\n",
+        lesson_text("\"rope\"\nrope_pairing = \"half\"")
+    );
+    let backward = Attention::compute(&parse(&text).lesson.unwrap());
+    let words = Step::BackwardRotation.narration(&backward.plan);
+    assert!(
+        words.contains("each pair of a query's (and a key's) numbers (column i with column i + d_k/2, rotate-half) by the angle φ"),
+        "{words}"
+    );
+    let derivation = backward.derive(Cell::new(MatrixName::DQ, 1, 3)).unwrap();
+    let explained = derivation.explain(&backward, 4);
+    assert!(
+        explained.starts_with("dQ[b, 4] = dQ_rope[b, 2]·(−sin φ) + dQ_rope[b, 4]·cos φ")
+            && explained.contains("turned this pair (columns 2 and 4: rotate-half) by φ = "),
+        "{explained}"
+    );
+}
+
+#[test]
+fn practice_names_the_slips_of_a_rotate_half_rotation() {
+    let attention = rotate_half();
+    let q = attention.matrix(MatrixName::Q).unwrap();
+    // Q_rope[c, 3] (0-based column 2) is the second of pair 0, columns 0 and 2: turned by
+    // φ = 2 (p = 2, i = 0).
+    let (sin, cos) = rope_angle(2, 0, 4, 500_000.0).sin_cos();
+    let right = q[(2, 2)] * cos + q[(2, 0)] * sin;
+    assert!((attention.matrix(MatrixName::QRope).unwrap()[(2, 2)] - right).abs() < 1e-12);
+    let slip = |answer: f64| {
+        check(&attention, Cell::new(MatrixName::QRope, 2, 2), answer, 4)
+            .unwrap()
+            .slip()
+            .copied()
+    };
+    let backwards = slip(q[(2, 2)] * cos - q[(2, 0)] * sin).unwrap();
+    assert_eq!(backwards.kind, SlipKind::RotatedBackwards);
+    // The column (2) in the exponent instead of the pair's i (0): φ = 2 · 500000^(−4/4).
+    let (sin, cos) = rope_angle(2, 2, 4, 500_000.0).sin_cos();
+    let by_column = slip(q[(2, 2)] * cos + q[(2, 0)] * sin).unwrap();
+    assert_eq!(by_column.kind, SlipKind::WrongExponent);
+    assert_eq!(
+        by_column.describe(),
+        "That puts the column in the exponent: the index i of its pair goes there instead."
+    );
 }

@@ -112,42 +112,104 @@ def project(x, w):
     return x @ w
 
 
-def rope_turn(row, p):
+def rope_turn(row, p, base=ROPE_BASE):
     """RoFormer (Su et al. 2021), eq. 34: one query or key `row` at position p (0-based) is
-    rotated pairwise; for i = 0 .. d/2 - 1, phi = p * 10000^(-2i/d) and
+    rotated pairwise; for i = 0 .. d/2 - 1, phi = p * base^(-2i/d) (base 10000 unless the
+    lesson's `rope_theta` says) and
     (x_2i, x_2i+1) -> (x_2i cos phi - x_2i+1 sin phi, x_2i sin phi + x_2i+1 cos phi)."""
     d = row.shape[0]
     if d % 2:
         raise LessonError(f"RoPE needs an even d_k, found {d}")
     rotated = np.empty_like(row)
     for i in range(d // 2):
-        phi = p * ROPE_BASE ** (-2 * i / d)
+        phi = p * base ** (-2 * i / d)
         a, b = row[2 * i], row[2 * i + 1]
         rotated[2 * i] = a * math.cos(phi) - b * math.sin(phi)
         rotated[2 * i + 1] = a * math.sin(phi) + b * math.cos(phi)
     return rotated
 
 
-def rope_turn_back(row, p):
+def rope_turn_back(row, p, base=ROPE_BASE):
     """The transpose of `rope_turn`: the pair turned by -phi, which is how a gradient goes
     back through a rotation (x_2i cos phi + x_2i+1 sin phi, -x_2i sin phi + x_2i+1 cos phi)."""
     d = row.shape[0]
     turned = np.empty_like(row)
     for i in range(d // 2):
-        phi = p * ROPE_BASE ** (-2 * i / d)
+        phi = p * base ** (-2 * i / d)
         a, b = row[2 * i], row[2 * i + 1]
         turned[2 * i] = a * math.cos(phi) + b * math.sin(phi)
         turned[2 * i + 1] = -a * math.sin(phi) + b * math.cos(phi)
     return turned
 
 
-def rope_rotate(m):
-    """Every row of Q or K turned by its own index p (`rope_turn`)."""
+def rotate_half(x):
+    """Hugging Face transformers' `rotate_half` (modeling_llama.py): the second half of the
+    last axis negated and put first, the first half after it."""
+    half = x.shape[-1] // 2
+    return np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
+
+
+def half_cos_sin(p, d, base):
+    """cos and sin of Llama's rotary embedding at position p for a head of width d, as
+    `LlamaRotaryEmbedding` makes them: inv_freq = 1 / base^(arange(0, d, 2) / d), the angles
+    p * inv_freq, and `emb = cat(freqs, freqs)`, so column j and column j + d/2 share an
+    angle."""
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    freqs = p * inv_freq
+    emb = np.concatenate([freqs, freqs])
+    return np.cos(emb), np.sin(emb)
+
+
+def rope_turn_half(row, p, base):
+    """`rope_pairing = "half"`: Llama, Mistral and Qwen2 as Hugging Face's
+    `apply_rotary_pos_emb` turns a query or key, row * cos + rotate_half(row) * sin."""
+    d = row.shape[0]
+    if d % 2:
+        raise LessonError(f"RoPE needs an even d_k, found {d}")
+    cos, sin = half_cos_sin(p, d, base)
+    return row * cos + rotate_half(row) * sin
+
+
+def rope_turn_half_back(row, p, base):
+    """The transpose of `rope_turn_half`, a turn by -phi: row * cos - rotate_half(row) * sin."""
+    cos, sin = half_cos_sin(p, row.shape[0], base)
+    return row * cos - rotate_half(row) * sin
+
+
+def rope_of(lesson):
+    """How the lesson turns Q and K: None without RoPE, else (pairing, base) from its
+    `rope_pairing` ("interleaved" unless said) and `rope_theta` (10000 unless said)."""
+    if lesson.get("positions", "none") != "rope":
+        if "rope_pairing" in lesson or "rope_theta" in lesson:
+            raise LessonError("rope_pairing and rope_theta need positions = \"rope\"")
+        return None
+    pairing = lesson.get("rope_pairing", "interleaved")
+    if pairing not in ("interleaved", "half"):
+        raise LessonError(f"unknown rope_pairing {pairing!r}")
+    return pairing, float(lesson.get("rope_theta", ROPE_BASE))
+
+
+def turn(rope, row, p):
+    """One row turned by position p as the lesson's RoPE (`rope_of`) turns it."""
+    pairing, base = rope
+    return rope_turn_half(row, p, base) if pairing == "half" else rope_turn(row, p, base)
+
+
+def turn_back(rope, row, p):
+    """One gradient row turned back by position p: the transpose of `turn`."""
+    pairing, base = rope
+    if pairing == "half":
+        return rope_turn_half_back(row, p, base)
+    return rope_turn_back(row, p, base)
+
+
+def rope_rotate(m, rope=("interleaved", ROPE_BASE)):
+    """Every row of Q or K turned by its own index p (`turn`)."""
     if m.shape[1] % 2:
         raise LessonError(f"RoPE needs an even d_k, found {m.shape[1]}")
     rotated = np.empty_like(m)
     for p in range(m.shape[0]):
-        rotated[p] = rope_turn(m[p], p)
+        rotated[p] = turn(rope, m[p], p)
     return rotated
 
 
@@ -262,9 +324,12 @@ def online_tiles(scores, v, tile):
 
 
 def head_pass(q, k, v, rope, scale, mask, tile=DEFAULT_TILE):
-    """One head, from its Q, K and V: rotation, scores, scaling, mask, softmax, output."""
-    q_rope = rope_rotate(q) if rope else None
-    k_rope = rope_rotate(k) if rope else None
+    """One head, from its Q, K and V: rotation, scores, scaling, mask, softmax, output. `rope`
+    is None, True for the default RoPE, or a (pairing, base) of `rope_of`."""
+    if rope is True:
+        rope = ("interleaved", ROPE_BASE)
+    q_rope = rope_rotate(q, rope) if rope else None
+    k_rope = rope_rotate(k, rope) if rope else None
     scores = attention_scores(q_rope if rope else q, k_rope if rope else k)
     # Scaling divides by sqrt(d_k) of ONE head, never of all heads together.
     scaled = scale_scores(scores, k.shape[1]) if scale else None
@@ -302,7 +367,7 @@ def forward(lesson):
     source_embeddings = literal_matrix(lesson, "source_embeddings")
     w_q, w_k, w_v, w_o = (literal_matrix(lesson, key) for key in ("w_q", "w_k", "w_v", "w_o"))
     kind = lesson.get("positions", "none")
-    rope = kind == "rope"
+    rope = rope_of(lesson)
     if cross and embeddings is not None and source_embeddings is None:
         raise LessonError("source_tokens with embeddings needs source_embeddings")
     if not cross and source_embeddings is not None:
@@ -408,7 +473,7 @@ def backward(lesson, ours, weights, inputs):
     d_output = literal_matrix(lesson, "grad_output")
     heads = ours["heads"]
     n_heads, kv_heads = len(heads), lesson.get("kv_heads", len(heads))
-    rope = lesson.get("positions", "none") == "rope"
+    rope = rope_of(lesson)
     if w_o is not None:
         d_concat = d_output @ w_o.T
         d_w_o = ours["concat"].T @ d_output
@@ -427,8 +492,8 @@ def backward(lesson, ours, weights, inputs):
         d_q, d_k = d_scores @ k, d_scores.T @ q
         if rope:
             head["d_q_rope"], head["d_k_rope"] = d_q, d_k
-            d_q = np.array([rope_turn_back(row, p_) for p_, row in enumerate(d_q)])
-            d_k = np.array([rope_turn_back(row, p_) for p_, row in enumerate(d_k)])
+            d_q = np.array([turn_back(rope, row, p_) for p_, row in enumerate(d_q)])
+            d_k = np.array([turn_back(rope, row, p_) for p_, row in enumerate(d_k)])
         head.update({"d_weights": d_weights, "d_softmax_input": d_s, "d_scores": d_scores,
                      "d_q": d_q, "d_k": d_k, "d_v": p.T @ d_out, "d_head_output": d_out})
     # A K/V group's keys and values are read by all its heads: their gradients add up.
@@ -544,7 +609,7 @@ def decodes(lesson):
 def generate(lesson):
     """Generation with a K/V cache, one token at a time as a decoder runs it. It reads the
     lesson itself and shares with `forward` only the formulas of one row (`sinusoid_at`,
-    `rope_turn`, `softmax_rows`) and the grouping (`group_of`), so the two can check each other.
+    `turn`, `softmax_rows`) and the grouping (`group_of`), so the two can check each other.
 
     For t = 0 .. seq_len - 1: x_t is the token's embedding plus the position row of t (or the
     rows t of Q, K and V given); q_t, k_t, v_t = x_t W_q, x_t W_k, x_t W_v; with RoPE q_t and
@@ -563,7 +628,7 @@ def generate(lesson):
     kv_heads = lesson.get("kv_heads", n_heads)
     scale = lesson.get("scale", True)
     kind = lesson.get("positions", "none")
-    rope = kind == "rope"
+    rope = rope_of(lesson)
     w_o = literal_matrix(lesson, "w_o")
     embeddings = literal_matrix(lesson, "embeddings")
     if embeddings is not None:
@@ -598,7 +663,7 @@ def generate(lesson):
             step["v_t"].append(value[None, :])
             if rope:
                 # The key is cached as it will be read: turned by its own position, once.
-                key = rope_turn(key, t)
+                key = turn(rope, key, t)
                 step["k_rope_t"].append(key[None, :])
             k_cache[g].append(key)
             v_cache[g].append(value)
@@ -609,7 +674,7 @@ def generate(lesson):
             query = q_t[h * d_k:(h + 1) * d_k]
             step["q_t"].append(query[None, :])
             if rope:
-                query = rope_turn(query, t)
+                query = turn(rope, query, t)
                 step["q_rope_t"].append(query[None, :])
             # One row of scores: the new query against every key so far.
             scores = query[None, :] @ step["k_cache"][g].T
@@ -1095,6 +1160,18 @@ def self_test():
                                   first * np.sin(phi) + second * np.cos(phi)], axis=1)
     check("RoPE pairs neighbours (2i, 2i+1), not halves",
           np.abs(rope_rotate(m) - rotate_half).max() > 1e-3)
+    # `rope_pairing = "half"` is that layout, as Hugging Face writes it: the same numbers as
+    # the pairs (j, j + d/2) turned one by one above, and by hand for d = 4, base 100, p = 1:
+    # pair 0 is columns (0, 2) turned by 1 radian, pair 1 columns (1, 3) by 100^(-1/2) = 0.1.
+    check("rope_pairing half is the pairs (j, j + d/2)", np.allclose(
+        rope_rotate(m, ("half", 10000.0)), rotate_half, rtol=0, atol=1e-14))
+    by_hand = rope_rotate(np.array([[0.0, 0.0, 0.0, 0.0], [2.0, 3.0, 5.0, 7.0]]), ("half", 100.0))
+    c1, s1, c01, s01 = math.cos(1), math.sin(1), math.cos(0.1), math.sin(0.1)
+    check("half, base 100, p = 1: (2, 3, 5, 7) by hand", np.allclose(by_hand[1], [
+        2 * c1 - 5 * s1, 3 * c01 - 7 * s01, 5 * c1 + 2 * s1, 7 * c01 + 3 * s01], rtol=0,
+        atol=1e-15))
+    check("a base of its own changes the interleaved turn", np.abs(
+        rope_rotate(m, ("interleaved", 100.0)) - rope_rotate(m)).max() > 1e-3)
     p, c = np.arange(6)[:, None], np.arange(5)[None, :]
     angle = p / 10000.0 ** (2 * (c // 2) / 5)
     check("PE equals its array form", np.allclose(
@@ -1473,6 +1550,9 @@ def self_test():
     row = np.array([0.3, -1.2, 2.0, 0.5])
     check("rope_turn_back undoes rope_turn",
           np.allclose(rope_turn_back(rope_turn(row, 3), 3), row, rtol=0, atol=1e-15))
+    check("rope_turn_half_back undoes rope_turn_half",
+          np.allclose(rope_turn_half_back(rope_turn_half(row, 3, 500.0), 3, 500.0), row,
+                      rtol=0, atol=1e-15))
     p_row = np.array([[0.2, 0.3, 0.5]])
     g_row = np.array([[1.0, -2.0, 4.0]])
     d_s = p_row * (g_row - (p_row * g_row).sum(axis=1, keepdims=True))

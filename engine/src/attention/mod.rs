@@ -474,7 +474,7 @@ impl Attention {
             }
             Op::Scale(ops::Scale { of })
             | Op::RowSoftmax(ops::RowSoftmax { of })
-            | Op::Rotate(ops::Rotate { of })
+            | Op::Rotate(ops::Rotate { of, .. })
             | Op::Mask(ops::Mask { of, .. }) => shape(of),
             // Every head's block side by side.
             Op::Concat(ops::Concat { of }) => {
@@ -811,8 +811,9 @@ fn whole_pass_of(plan: &Plan, new: MatrixName) -> Option<MatrixName> {
             },
             bias,
         })),
-        Op::Rotate(ops::Rotate { of }) => whole(Op::Rotate(ops::Rotate {
+        Op::Rotate(ops::Rotate { of, rope }) => whole(Op::Rotate(ops::Rotate {
             of: whole_pass_of(plan, of)?,
+            rope,
         })),
         _ => None,
     }
@@ -831,7 +832,7 @@ fn cache_sources(plan: &Plan) -> Vec<MatrixName> {
         while let Some(new) = row {
             sources.extend(whole_pass_of(plan, new));
             row = match plan.origin(new) {
-                Some(Op::Rotate(ops::Rotate { of })) => Some(of),
+                Some(Op::Rotate(ops::Rotate { of, .. })) => Some(of),
                 _ => None,
             };
         }

@@ -119,13 +119,15 @@ fn quotable_in_head(lesson: &Lesson, attention: &Attention, head: usize) -> Vec<
             values.push(cosine(row(queries, i), row(keys, j)));
         }
     }
-    // The angles of the positions: p / 10000^(2i/d_model) and p · 10000^(−2i/d_k).
+    // The angles of the positions: p / 10000^(2i/d_model) and p · θ^(−2i/d_k).
+    let theta = attention.plan.shape.rope.theta;
+    let rope_angle = |p, i, d_k| rope_angle(p, i, d_k, theta);
     for (name, angle) in [
         (
             MatrixName::Positions,
-            sinusoid_angle as fn(usize, usize, usize) -> f64,
+            &sinusoid_angle as &dyn Fn(usize, usize, usize) -> f64,
         ),
-        (MatrixName::QRope, rope_angle),
+        (MatrixName::QRope, &rope_angle),
     ] {
         if let Some(Op::Sinusoid(_) | Op::Rotate(_)) = attention.plan.origin(name) {
             let (rows, cols) = matrix(name).shape();

@@ -42,6 +42,13 @@ pub(crate) const DEFAULT_DECIMALS: usize = 3;
 /// Keys in a tile of the online softmax when a lesson does not say (`tile = B`).
 pub(crate) const DEFAULT_TILE: usize = 2;
 
+/// Largest RoPE base θ (`rope_theta`): checkpoints use 10⁴ to a few 10⁹ (long-context Llama 3
+/// variants); a larger θ turns no pair visibly and its digits would crowd a working line.
+pub const MAX_ROPE_THETA: f64 = 1e12;
+/// Smallest RoPE base θ: the angles p · θ^(−2i/d_k) reach p/θ, which a θ near 0 makes
+/// infinite (and 0 · ∞ at the first position is no number).
+pub const MIN_ROPE_THETA: f64 = 1e-6;
+
 /// The step size η of one step of gradient descent in the tutor (`g`).
 pub const DEFAULT_LEARNING_RATE: f64 = 0.1;
 /// Largest `tile`: as many keys as a lesson can have, so one tile may always hold every key.

@@ -33,6 +33,8 @@ use nalgebra::DMatrix;
 use std::collections::BTreeMap;
 
 pub use crate::pipeline::NormKind;
+use crate::ops::Rope;
+pub use crate::ops::{DEFAULT_ROPE_THETA, RopePairing};
 use crate::pipeline::{Biased, Heads, MatrixName, Positions, Shape, Step};
 
 /// Numbers in a lesson's generators from which they are drawn on every core: below it, starting
@@ -49,6 +51,9 @@ pub struct Lesson {
     /// Cross-attention's source tokens, which the keys and values come from; empty in
     /// self-attention, where the tokens are both the queries and the keys.
     pub source_tokens: Vec<String>,
+    /// The tokenizer's id of each token (`token_ids`, format 2), as a lesson made from a
+    /// model's checkpoint has them; `None` in a lesson of labels alone.
+    pub token_ids: Option<Vec<u64>>,
     pub inputs: Inputs,
     /// S, src_len × d_model: the source's embeddings, which W_k and W_v project in
     /// cross-attention (the projected route; the direct route gives K and V with src_len rows).
@@ -69,6 +74,12 @@ pub struct Lesson {
     pub tile: usize,
     /// Position information (format 2): none, sinusoidal, learned (a matrix) or RoPE.
     pub positions: PositionInputs,
+    /// Which columns RoPE turns together (`rope_pairing`, format 2, RoPE only): 2i with 2i+1,
+    /// or i with i + d_k/2 as Llama-family checkpoints do.
+    pub rope_pairing: RopePairing,
+    /// RoPE's base θ in the angles p · θ^(−2i/d_k) (`rope_theta`, format 2, RoPE only;
+    /// `DEFAULT_ROPE_THETA` unless given).
+    pub rope_theta: f64,
     /// The file format the lesson is written in: 1, or 2 for positions and heads.
     pub format: u32,
     /// H query heads sharing G key/value groups (`heads`, `kv_heads`; one head by default).
@@ -486,6 +497,8 @@ impl Lesson {
             source: _,
             summary: _,
             tokens: _,
+            // The tokenizer's ids name the tokens; nothing is computed from them.
+            token_ids: _,
             format: _,
             focus: _,
             decimals: _,
@@ -499,6 +512,8 @@ impl Lesson {
             source_embeddings: _,
             inputs,
             positions,
+            rope_pairing,
+            rope_theta,
             scale,
             mask,
             heads,
@@ -511,6 +526,10 @@ impl Lesson {
         shape_of(&Parts {
             inputs,
             positions,
+            rope: Rope {
+                pairing: *rope_pairing,
+                theta: *rope_theta,
+            },
             scale: *scale,
             masked: *mask != Mask::None,
             heads: *heads,
@@ -571,7 +590,10 @@ impl Lesson {
             PositionInputs::None => "",
             PositionInputs::Sinusoidal => ", sinusoidal positions",
             PositionInputs::Learned(_) => ", learned positions",
-            PositionInputs::Rope => ", RoPE",
+            PositionInputs::Rope => match self.rope_pairing {
+                RopePairing::Interleaved => ", RoPE",
+                RopePairing::Half => ", rotate-half RoPE",
+            },
         };
         let norm = match self.norm.as_ref().map(|norm| norm.kind) {
             None => "",
@@ -632,6 +654,7 @@ impl Lesson {
 pub(crate) struct Parts<'a> {
     pub(crate) inputs: &'a Inputs,
     pub(crate) positions: &'a PositionInputs,
+    pub(crate) rope: Rope,
     pub(crate) scale: bool,
     pub(crate) masked: bool,
     pub(crate) heads: Heads,
@@ -648,6 +671,7 @@ pub(crate) fn shape_of(parts: &Parts<'_>) -> Shape {
     Shape {
         projected: parts.inputs.is_projected(),
         positions: parts.positions.kind(),
+        rope: parts.rope,
         scale: parts.scale,
         mask: parts.masked,
         heads: parts.heads,

@@ -15,8 +15,9 @@ use super::parse::keys::{self, Read};
 use super::write::{
     write_decimals, write_decode, write_expected, write_focus, write_format, write_heads,
     write_input, write_kv_heads, write_mask, write_narration, write_norm, write_norm_epsilon,
-    write_positions, write_scale, write_source, write_source_tokens, write_summary, write_tile,
-    write_title, write_tokens, write_vector,
+    write_positions, write_rope_pairing, write_rope_theta, write_scale, write_source,
+    write_source_tokens, write_summary, write_tile, write_title, write_token_ids, write_tokens,
+    write_vector,
 };
 use crate::pipeline::{GivenBy, MatrixName, Step};
 use Limits::Words;
@@ -153,7 +154,7 @@ pub fn key(name: &str) -> Option<&'static Key> {
 /// Every key, in the order a saved lesson writes them and the docs list them: the tables last,
 /// since a key after a `[table]` header belongs to that table.
 /// How many keys a lesson file has: `KEYS` and `NAMES` are this long.
-pub(crate) const KEY_COUNT: usize = 35;
+pub(crate) const KEY_COUNT: usize = 38;
 
 pub static KEYS: [Key; KEY_COUNT] = [
     Key {
@@ -224,6 +225,20 @@ pub static KEYS: [Key; KEY_COUNT] = [
         read: Read::Own {
             read: keys::read_tokens,
             after: &[],
+        },
+    },
+    Key {
+        name: "token_ids",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson's tokens are labels alone"),
+        value: "array of integers",
+        default: "none (format 2 only)",
+        limits: Words("one whole number ≥ 0 per token"),
+        meaning: "The id a model's tokenizer gives each token; `show --format json` writes them as `token_ids`.",
+        write: write_token_ids,
+        read: Read::Own {
+            read: keys::read_token_ids,
+            after: &["format", "tokens"],
         },
     },
     Key {
@@ -343,6 +358,34 @@ pub static KEYS: [Key; KEY_COUNT] = [
         read: Read::Own {
             read: keys::read_positions,
             after: &["format", "tokens", "source_tokens", "heads", "embeddings"],
+        },
+    },
+    Key {
+        name: "rope_pairing",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no positions"),
+        value: r#"`"interleaved"` or `"half"`"#,
+        default: r#"`"interleaved"` (format 2 only)"#,
+        limits: Words(r#"needs `positions = "rope"`"#),
+        meaning: "Which columns RoPE turns together: 2i with 2i+1, or i with i + d_k/2 (rotate-half, as Llama-family checkpoints). See [Rotate-half and RoPE's base](#rotate-half-and-ropes-base-rope_pairing-rope_theta).",
+        write: write_rope_pairing,
+        read: Read::Own {
+            read: keys::read_rope_pairing,
+            after: &["format", "positions"],
+        },
+    },
+    Key {
+        name: "rope_theta",
+        since: 2,
+        format_1_has_not: Some("a format 1 lesson has no positions"),
+        value: "number",
+        default: "`10000` (format 2 only)",
+        limits: Words(r#"1e-6 to 1e12; needs `positions = "rope"`"#),
+        meaning: "RoPE's base θ: pair i of the token at position p turns by p · θ^(−2i/d_k).",
+        write: write_rope_theta,
+        read: Read::Own {
+            read: keys::read_rope_theta,
+            after: &["format", "positions"],
         },
     },
     Key {

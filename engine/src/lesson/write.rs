@@ -121,10 +121,12 @@ fn write_lesson(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
 pub(super) fn write_format(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     // A tile changed in the tutor (`b`, `B`) is a format 2 key: a format 1 lesson saved with it
     // becomes format 2 (everything of format 1 reads the same there), or it would not load.
-    // So are a norm and biases, which a lesson made in code (an import) may have at format 1.
+    // So are a norm, biases and token ids, which a lesson made in code (an import) may have at
+    // format 1.
     let format_2 = lesson.tile != super::limits::DEFAULT_TILE
         || lesson.norm.is_some()
-        || lesson.biases.given().any();
+        || lesson.biases.given().any()
+        || lesson.token_ids.is_some();
     let format = if format_2 {
         lesson.format.max(2)
     } else {
@@ -148,6 +150,14 @@ pub(super) fn write_summary(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::R
 pub(super) fn write_tokens(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
     let tokens: Vec<String> = lesson.tokens.iter().map(|t| toml_string(t)).collect();
     writeln!(out, "\ntokens = [{}]", tokens.join(", "))
+}
+
+pub(super) fn write_token_ids(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    let Some(ids) = &lesson.token_ids else {
+        return Ok(());
+    };
+    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+    writeln!(out, "token_ids = [{}]", ids.join(", "))
 }
 
 pub(super) fn write_source_tokens(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
@@ -185,6 +195,31 @@ pub(super) fn write_positions(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt:
         Some(kind) => writeln!(out, "positions = {}", toml_string(kind)),
         None => Ok(()),
     }
+}
+
+// RoPE's pairing and base are written only where they are not the default: a lesson that
+// does not rotate has neither.
+
+pub(super) fn write_rope_pairing(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    if lesson.positions == super::PositionInputs::Rope
+        && lesson.rope_pairing != super::RopePairing::default()
+    {
+        writeln!(
+            out,
+            "rope_pairing = {}",
+            toml_string(lesson.rope_pairing.key())
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn write_rope_theta(out: &mut dyn fmt::Write, lesson: &Lesson) -> fmt::Result {
+    if lesson.positions == super::PositionInputs::Rope
+        && lesson.rope_theta.to_bits() != super::DEFAULT_ROPE_THETA.to_bits()
+    {
+        writeln!(out, "rope_theta = {}", toml_number(lesson.rope_theta))?;
+    }
+    Ok(())
 }
 
 // Heads are written only when there are several, or fewer K/V groups than heads: a lesson of

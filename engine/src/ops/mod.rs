@@ -60,6 +60,8 @@ pub(crate) use token_row::TokenRow;
 pub(crate) use transposed_product::TransposedProduct;
 
 pub use held::Held;
+// What a lesson's RoPE is: its pairing and its base θ, which the rotations carry.
+pub use crate::matrices::{DEFAULT_ROPE_THETA, Rope, RopePairing};
 // A cell's working is built here (`Operation::derive`) and written below (`crate::workings`).
 pub(crate) use crate::workings::BackwardRule;
 pub use crate::workings::{OnlinePart, OnlineRule, Operand, Rule};
@@ -130,7 +132,7 @@ operations! {
     Product,
     /// left · right + bias: a projection with its bias added to each row.
     Affine,
-    /// Each row at position p turned pairwise by angles p · 10000^(−2i/d_k) (RoPE).
+    /// Each row at position p turned pairwise by angles p · θ^(−2i/d_k) (RoPE).
     Rotate,
     /// Divided by √d_k.
     Scale,

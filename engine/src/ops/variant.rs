@@ -24,7 +24,8 @@ pub enum Variant {
     SinCosSwapped,
     /// Positions counted from 1, not 0.
     PositionsFromOne,
-    /// The column c in the exponent of 10000 where its pair i = ⌊c/2⌋ belongs.
+    /// The column c in the exponent where its pair's index i belongs (⌊c/2⌋ for the sinusoid
+    /// and RoPE's side-by-side pairs, c mod d_k/2 for rotate-half).
     ExponentByColumn,
     /// Turned by −φ: the sines' signs swapped.
     RotatedBackwards,

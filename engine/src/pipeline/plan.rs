@@ -56,6 +56,9 @@ pub struct Shape {
     /// The projections that add a bias.
     pub biases: Biased,
     pub positions: Positions,
+    /// With RoPE: which columns are turned together and the angles' base θ (the default
+    /// otherwise).
+    pub rope: ops::Rope,
     /// Scores are divided by √d_k.
     pub scale: bool,
     /// A mask is added before softmax.
@@ -100,6 +103,7 @@ impl Shape {
         let Shape {
             projected,
             positions,
+            rope,
             scale: _,
             mask,
             heads,
@@ -111,6 +115,18 @@ impl Shape {
             norm,
             biases,
         } = *self;
+        if positions != Positions::Rope && rope != ops::Rope::default() {
+            let key = if rope.pairing == ops::Rope::default().pairing {
+                "rope_theta"
+            } else {
+                "rope_pairing"
+            };
+            return Some(Refusal {
+                key,
+                why: "only RoPE turns pairs of columns by angles of base θ",
+                help: "write `positions = \"rope\"`, or remove `rope_pairing` and `rope_theta`",
+            });
+        }
         let added = matches!(positions, Positions::Sinusoidal | Positions::Learned);
         if added && !projected {
             return Some(Refusal {
@@ -213,11 +229,12 @@ impl Shape {
                 input_biases,
                 output_bias,
             ]: [bool; FLAGS] = std::array::from_fn(|n| bits & (1 << n) != 0);
-            for positions in [
-                Positions::None,
-                Positions::Sinusoidal,
-                Positions::Learned,
-                Positions::Rope,
+            for (positions, rope) in [
+                (Positions::None, ops::Rope::default()),
+                (Positions::Sinusoidal, ops::Rope::default()),
+                (Positions::Learned, ops::Rope::default()),
+                (Positions::Rope, ops::Rope::default()),
+                (Positions::Rope, HALF_ROPE),
             ] {
                 for heads in [
                     Heads::ONE,
@@ -228,6 +245,7 @@ impl Shape {
                         shapes.push(Shape {
                             projected,
                             positions,
+                            rope,
                             scale,
                             mask,
                             heads,
@@ -253,6 +271,13 @@ impl Shape {
     }
 }
 
+/// Rotate-half pairing of the default base: what `Shape::every()` has of RoPE besides the
+/// default (a base of its own changes the same words and numbers).
+const HALF_ROPE: ops::Rope = ops::Rope {
+    pairing: ops::RopePairing::Half,
+    theta: ops::DEFAULT_ROPE_THETA,
+};
+
 /// The matrices of one lesson and where each comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
@@ -270,6 +295,8 @@ impl Plan {
         let Shape {
             projected,
             positions,
+            // The rotations carry it.
+            rope,
             scale,
             mask,
             // The same matrices for any number of heads: each entry says whether it is one
@@ -385,8 +412,8 @@ impl Plan {
             (MatrixName::Q, MatrixName::K, MatrixName::V)
         };
         let (q, k) = if positions == Positions::Rope {
-            plan.add(MatrixName::QRope, Op::Rotate(ops::Rotate { of: q }));
-            plan.add(MatrixName::KRope, Op::Rotate(ops::Rotate { of: k }));
+            plan.add(MatrixName::QRope, Op::Rotate(ops::Rotate { of: q, rope }));
+            plan.add(MatrixName::KRope, Op::Rotate(ops::Rotate { of: k, rope }));
             (MatrixName::QRope, MatrixName::KRope)
         } else {
             (q, k)
@@ -579,8 +606,15 @@ impl Plan {
             }),
         );
         if rope {
-            self.add(MatrixName::DQ, Op::RotateBack(ops::RotateBack { of: dq }));
-            self.add(MatrixName::DK, Op::RotateBack(ops::RotateBack { of: dk }));
+            let rope = shape.rope;
+            self.add(
+                MatrixName::DQ,
+                Op::RotateBack(ops::RotateBack { of: dq, rope }),
+            );
+            self.add(
+                MatrixName::DK,
+                Op::RotateBack(ops::RotateBack { of: dk, rope }),
+            );
         }
         // The heads of a K/V group share its keys and values: their gradients add up.
         let (dk, dv) = if shape.heads.kv < shape.heads.query {
@@ -682,8 +716,15 @@ impl Plan {
             }
         };
         let (q, k) = if shape.positions == Positions::Rope {
-            self.add(MatrixName::QNewRope, Op::Rotate(ops::Rotate { of: q }));
-            self.add(MatrixName::KNewRope, Op::Rotate(ops::Rotate { of: k }));
+            let rope = shape.rope;
+            self.add(
+                MatrixName::QNewRope,
+                Op::Rotate(ops::Rotate { of: q, rope }),
+            );
+            self.add(
+                MatrixName::KNewRope,
+                Op::Rotate(ops::Rotate { of: k, rope }),
+            );
             (MatrixName::QNewRope, MatrixName::KNewRope)
         } else {
             (q, k)
@@ -983,6 +1024,7 @@ mod tests {
             let Shape {
                 projected,
                 positions: _,
+                rope,
                 scale,
                 mask,
                 heads: _,
@@ -1072,6 +1114,14 @@ mod tests {
             ] {
                 if positions != shape.positions {
                     others.push(Shape { positions, ..shape });
+                }
+            }
+            for other in [ops::Rope::default(), HALF_ROPE] {
+                if other != rope {
+                    others.push(Shape {
+                        rope: other,
+                        ..shape
+                    });
                 }
             }
             for other in others {

@@ -95,7 +95,8 @@ pub enum SlipKind {
     SinCosSwapped,
     /// Positions counted from 1 where they count from 0.
     PositionsFromOne,
-    /// The column c in the exponent of 10000 where its pair i = ⌊c/2⌋ belongs.
+    /// The column c in the exponent where its pair's index i belongs (⌊c/2⌋ for the sinusoid
+    /// and RoPE's side-by-side pairs, c mod d_k/2 for rotate-half).
     WrongExponent,
     /// A RoPE pair turned by −φ instead of φ.
     RotatedBackwards,
@@ -333,6 +334,10 @@ impl Slip {
             }
             (S::PositionsFromOne, _) => {
                 "That counts positions from 1: the first token is at position p = 0."
+            }
+            // RoPE's pairs are columns 2i and 2i+1, or i and i + d_k/2 (rotate-half).
+            (S::WrongExponent, M::QRope | M::KRope | M::QNewRope | M::KNewRope) => {
+                "That puts the column in the exponent: the index i of its pair goes there instead."
             }
             (S::WrongExponent, _) => {
                 "That puts the column in the exponent: its pair i = ⌊c/2⌋ goes there instead."

@@ -5,9 +5,9 @@ use super::landing::{Turned, shown};
 use super::number::format_number;
 use super::words::{counted_from, position_words};
 use super::{Explanation, Labels, Operand, Words, Worked, Working};
-use crate::matrices::Cell;
+use crate::matrices::{Cell, Rope, RopePairing};
 
-/// One cell of a pair rotated by φ = p · 10000^(−2i/d_k) (RoPE): the first of the pair is
+/// One cell of a pair rotated by φ = p · θ^(−2i/d_k) (RoPE): the first of the pair is
 /// first·cos φ − second·sin φ, the second first·sin φ + second·cos φ.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rotate {
@@ -17,8 +17,10 @@ pub struct Rotate {
     pub pair: usize,
     pub d_k: usize,
     pub angle: f64,
-    /// This cell is the first (even) one of its pair.
+    /// This cell is the first one of its pair (the even one when pairs are side by side).
     pub lower: bool,
+    /// Which columns make the pair, and the base θ of the angle.
+    pub rope: Rope,
 }
 
 impl Working for Rotate {
@@ -43,8 +45,22 @@ impl Working for Rotate {
             d_k,
             angle,
             lower,
+            rope,
         } = *self;
         let (cell, decimals) = (worked.cell, worked.decimals);
+        let theta = rope.theta;
+        // Side by side the pair is plain from its cells; rotate-half's is said, its columns
+        // as the table counts them.
+        let columns = match rope.pairing {
+            RopePairing::Interleaved => String::new(),
+            RopePairing::Half => format!(
+                ": columns {} and {}, d_k/2 = {} apart (rotate-half, as Llama-family models \
+                 pair them)",
+                labels.column_label(first.cell.matrix, first.cell.col),
+                labels.column_label(second.cell.matrix, second.cell.col),
+                d_k / 2
+            ),
+        };
         let (sin, cos) = angle.sin_cos();
         // The first of a pair is a·cos φ − b·sin φ, the second a·sin φ + b·cos φ.
         let ((a_trig, a_factor), (b_trig, b_factor)) = if lower {
@@ -62,9 +78,9 @@ impl Working for Rotate {
         Words::worked(
             turned.lines(decimals, &worked.result),
             Some(format!(
-                "the angle φ = p · 10000^(−2i/d_k) = {position} · 10000^(−2·{pair}/{d_k}) \
+                "the angle φ = p · {theta}^(−2i/d_k) = {position} · {theta}^(−2·{pair}/{d_k}) \
                  = {} rad: {} {} is {} (positions count from 0{}), and \
-                 this is pair i = {pair}",
+                 this is pair i = {pair}{columns}",
                 format_number(angle, decimals + 2),
                 // A generation step's one row is its token's.
                 if cell.matrix.per_token() {

@@ -303,3 +303,57 @@ fn cells_outside_a_matrix_have_no_derivation() {
         "no mask in this lesson"
     );
 }
+
+/// `rope_pairing = "half"` with `rope_theta = 100`, by hand. Row 1 (position p = 1) of Q is
+/// (2, 3, 5, 7), d_k = 4: pair 0 is columns 0 and 2, turned by φ₀ = 1 · 100^(−0/4) = 1; pair 1
+/// is columns 1 and 3, turned by φ₁ = 1 · 100^(−2/4) = 0.1 (Llama's rotate-half:
+/// q'[i] = q[i] cos φᵢ − q[i + 2] sin φᵢ, q'[i + 2] = q[i + 2] cos φᵢ + q[i] sin φᵢ).
+#[test]
+fn a_rotate_half_cell_is_its_pair_i_and_i_plus_half_turned_by_theta() {
+    let lesson = attn_engine::lesson::load_text(
+        "half",
+        None,
+        "format = 2\ntitle = \"half\"\ntokens = [\"a\", \"b\"]\n\
+         q = [[1, 1, 1, 1], [2, 3, 5, 7]]\nk = [[1, 0, 0, 0], [0, 1, 0, 0]]\nv = [[1], [2]]\n\
+         positions = \"rope\"\nrope_pairing = \"half\"\nrope_theta = 100\n"
+            .to_string(),
+    )
+    .unwrap_or_else(|error| panic!("{}", error.render(false)))
+    .lesson;
+    let attention = Attention::compute(&lesson);
+    let q_rope = attention.matrix(MatrixName::QRope).unwrap();
+    let (c1, s1) = (1f64.cos(), 1f64.sin());
+    let (c01, s01) = (0.1f64.cos(), 0.1f64.sin());
+    let by_hand = [
+        2.0 * c1 - 5.0 * s1,
+        3.0 * c01 - 7.0 * s01,
+        5.0 * c1 + 2.0 * s1,
+        7.0 * c01 + 3.0 * s01,
+    ];
+    for (col, want) in by_hand.into_iter().enumerate() {
+        assert_close(q_rope[(1, col)], want, 1e-15, &format!("q_rope[1, {col}]"));
+    }
+    // Position 0 is not turned.
+    assert_eq!(q_rope.row(0).iter().copied().collect::<Vec<_>>(), [1.0; 4]);
+    // The working of cell [1, 3] reads its pair, columns 1 and 3, and its angle, base 100.
+    let derivation = attention
+        .derive(Cell::new(MatrixName::QRope, 1, 3))
+        .unwrap();
+    let Rule::Rotate(rotate) = derivation.rule else {
+        panic!("{:?}", derivation.rule);
+    };
+    assert_eq!((rotate.first.cell.col, rotate.second.cell.col), (1, 3));
+    assert_eq!((rotate.pair, rotate.lower), (1, false));
+    assert_close(rotate.angle, 0.1, 1e-15, "φ₁");
+    // Its columns as the table counts them, from 1: Q[b, 2] and Q[b, 4].
+    let text = derivation.explain(&attention, 4);
+    assert!(
+        text.starts_with("Q_rope[b, 4] = Q[b, 2]·sin φ + Q[b, 4]·cos φ = ")
+            && text.contains("φ = p · 100^(−2i/d_k) = 1 · 100^(−2·1/4) = 0.1 rad")
+            && text.contains(
+                "this is pair i = 1: columns 2 and 4, d_k/2 = 2 apart (rotate-half, as \
+                 Llama-family models pair them)"
+            ),
+        "{text}"
+    );
+}

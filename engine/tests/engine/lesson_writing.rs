@@ -284,7 +284,10 @@ fn every_key_of_format_2_in_a_format_1_lesson_is_refused_saying_why() {
     let value_of = |kind: &str| {
         [
             ("boolean", "true"),
+            ("array of integers", "[1, 2]"),
             ("integer", "2"),
+            ("number", "1.5"),
+            ("`\"half\"`", "\"half\""),
             ("array of strings", "[\"x\"]"),
             ("matrix", "[[1, 0], [0, 1]]"),
             ("array of numbers", "[1, 0]"),
@@ -359,5 +362,202 @@ fn a_lesson_no_pipeline_can_be_is_refused_at_the_key_that_asks_for_it() {
                 || error.contains("W_o")),
             "{text}\n{found:#?}"
         );
+    }
+}
+
+// --- RoPE's pairing and base, and the tokens' ids ----------------------------------------------
+
+mod rope_and_ids {
+    use attn_engine::lesson::{
+        DEFAULT_ROPE_THETA, LoadError, RopePairing, lesson_to_toml, load_text,
+    };
+
+    const ROPE: &str = "format = 2\ntitle = \"t\"\ntokens = [\"The\", \"cat\", \"sleeps\"]\n\
+        q = [[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0]]\n\
+        k = [[1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 0, 0]]\n\
+        v = [[1], [2], [3]]\n";
+
+    /// Each error as `message | label | help`, with the text the span points at.
+    fn problems(text: &str) -> Vec<String> {
+        match load_text("lesson", None, text.to_string()) {
+            Ok(_) => Vec::new(),
+            Err(LoadError::Invalid { diagnostics, .. }) => diagnostics
+                .iter()
+                .filter(|diagnostic| diagnostic.is_error())
+                .map(|diagnostic| {
+                    format!(
+                        "{} | {} | {} | at `{}`",
+                        diagnostic.message,
+                        diagnostic.label,
+                        diagnostic.help.as_deref().unwrap_or(""),
+                        &text[diagnostic.span.clone()]
+                    )
+                })
+                .collect(),
+            Err(other) => vec![other.render(false)],
+        }
+    }
+
+    fn lesson(text: &str) -> attn_engine::lesson::Lesson {
+        load_text("lesson", None, text.to_string())
+            .unwrap_or_else(|error| panic!("{}", error.render(false)))
+            .lesson
+    }
+
+    #[test]
+    fn rope_pairing_and_rope_theta_are_read_and_default_to_neighbours_and_10000() {
+        let plain = lesson(&format!("{ROPE}positions = \"rope\"\n"));
+        assert_eq!(plain.rope_pairing, RopePairing::Interleaved);
+        assert_eq!(plain.rope_theta, DEFAULT_ROPE_THETA);
+        assert_eq!(plain.token_ids, None);
+        let half = lesson(&format!(
+            "{ROPE}positions = \"rope\"\nrope_pairing = \"half\"\nrope_theta = 500000\n"
+        ));
+        assert_eq!(half.rope_pairing, RopePairing::Half);
+        assert_eq!(half.rope_theta, 500_000.0);
+        assert!(
+            half.shape_text().ends_with(", rotate-half RoPE"),
+            "{}",
+            half.shape_text()
+        );
+        let fractional = lesson(&format!("{ROPE}positions = \"rope\"\nrope_theta = 2.5\n"));
+        assert_eq!(fractional.rope_theta, 2.5);
+    }
+
+    #[test]
+    fn rope_pairing_theta_and_token_ids_are_saved_and_read_back() {
+        let text = format!(
+            "{ROPE}token_ids = [464, 3797, 44263]\npositions = \"rope\"\n\
+             rope_pairing = \"half\"\nrope_theta = 1000000.5\n"
+        );
+        let original = lesson(&text);
+        let saved = lesson_to_toml(&original);
+        for line in [
+            "token_ids = [464, 3797, 44263]\n",
+            "rope_pairing = \"half\"\n",
+            "rope_theta = 1000000.5\n",
+        ] {
+            assert!(saved.contains(line), "{line} in\n{saved}");
+        }
+        assert_eq!(lesson(&saved), original);
+        // The defaults are not written: a lesson without the keys saves as it did.
+        let plain = lesson(&format!("{ROPE}positions = \"rope\"\n"));
+        let saved = lesson_to_toml(&plain);
+        for key in ["rope_pairing", "rope_theta", "token_ids"] {
+            assert!(!saved.contains(key), "{key} in\n{saved}");
+        }
+    }
+
+    #[test]
+    fn rope_keys_without_rope_are_refused_saying_why() {
+        for (positions, said) in [
+            ("", "this lesson has no positions"),
+            ("positions = \"none\"\n", "this lesson has no positions"),
+        ] {
+            for (key, value) in [("rope_pairing", "\"half\""), ("rope_theta", "500000")] {
+                let found = problems(&format!("{ROPE}{positions}{key} = {value}\n"));
+                assert_eq!(found.len(), 1, "{found:#?}");
+                assert!(
+                    found[0].starts_with(&format!(
+                        "`{key}` needs `positions = \"rope\"` | {said} | only RoPE turns"
+                    )) && found[0].ends_with(&format!("at `{key}`")),
+                    "{found:#?}"
+                );
+            }
+        }
+        let sinusoidal = "format = 2\ntitle = \"t\"\ntokens = [\"a\"]\nembeddings = [[1, 0]]\n\
+             w_q = [[1, 0], [0, 1]]\nw_k = [[1, 0], [0, 1]]\nw_v = [[1], [1]]\n\
+             positions = \"sinusoidal\"\nrope_pairing = \"half\"\n";
+        let found = problems(sinusoidal);
+        assert!(
+            found.len() == 1 && found[0].contains("| this lesson's positions are \"sinusoidal\" |"),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn a_pairing_or_base_that_cannot_be_is_named_with_what_would_be_right() {
+        let rope = format!("{ROPE}positions = \"rope\"\n");
+        let found = problems(&format!("{rope}rope_pairing = \"halves\"\n"));
+        assert!(
+            found.len() == 1
+                && found[0].starts_with("unknown RoPE pairing \"halves\"")
+                && found[0].contains("did you mean \"half\"?")
+                && found[0].ends_with("at `\"halves\"`"),
+            "{found:#?}"
+        );
+        let found = problems(&format!("{rope}rope_pairing = 2\n"));
+        assert!(
+            found.len() == 1
+                && found[0].starts_with(
+                    "`rope_pairing` must be \"interleaved\" or \"half\", found an integer"
+                ),
+            "{found:#?}"
+        );
+        for (value, shown) in [
+            ("0", "0"),
+            ("-10000", "-10000"),
+            ("1e13", "1e13"),
+            ("nan", "nan"),
+            ("inf", "inf"),
+            ("1e-7", "1e-7"),
+        ] {
+            let found = problems(&format!("{rope}rope_theta = {value}\n"));
+            assert!(
+                found.len() == 1
+                    && found[0].starts_with(&format!(
+                        "`rope_theta` must be a number from 1e-6 to 1e12, found {shown} |"
+                    ))
+                    && found[0].contains("10000 by default")
+                    && found[0].ends_with(&format!("at `{value}`")),
+                "{value}: {found:#?}"
+            );
+        }
+        let found = problems(&format!("{rope}rope_theta = \"10000\"\n"));
+        assert!(
+            found.len() == 1
+                && found[0].starts_with("`rope_theta` must be a number, found a string"),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn token_ids_that_cannot_be_are_named_by_entry_and_count() {
+        let cases = [
+            (
+                "[464, 3797]",
+                "`token_ids` has 2 ids, but the lesson has 3 tokens | 2 ids | give one id per token",
+                "[464, 3797]",
+            ),
+            (
+                "[464, -1, 44263]",
+                "`token_ids` entry 2 must be a whole number ≥ 0 (a tokenizer's id), found -1 |",
+                "-1",
+            ),
+            (
+                "[464, 3797.0, 44263]",
+                "`token_ids` entry 2 must be a whole number ≥ 0 (a tokenizer's id), found 3797.0, a number with a point: write it without one |",
+                "3797.0",
+            ),
+            (
+                "[464, 3797, \"sleeps\"]",
+                "`token_ids` entry 3 must be a whole number ≥ 0 (a tokenizer's id), found a string |",
+                "\"sleeps\"",
+            ),
+            (
+                "464",
+                "`token_ids` must be an array of whole numbers, one per token, found an integer |",
+                "464",
+            ),
+        ];
+        for (value, message, at) in cases {
+            let found = problems(&format!("{ROPE}token_ids = {value}\n"));
+            assert!(
+                found.len() == 1
+                    && found[0].starts_with(message)
+                    && found[0].ends_with(&format!("at `{at}`")),
+                "{value}: {found:#?}"
+            );
+        }
     }
 }

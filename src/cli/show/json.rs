@@ -69,6 +69,10 @@ pub(super) fn write(out: &mut dyn Write, shown: &Shown<'_>) -> io::Result<()> {
         ),
         ("derivations", Field::Derivations(derivations)),
     ];
+    // A tokenizer's ids, only in a lesson that has them (one made from a model's checkpoint).
+    if let Some(ids) = &lesson.token_ids {
+        fields.push(("token_ids", Field::Ids(ids)));
+    }
     // Format 1's keys, each matrix of the lesson at the top level; `x` is the matrix that is
     // projected (the embeddings when nothing is added to them). A lesson's own matrix is given
     // whole, as the file has it (every head's W_q side by side); a matrix that is one head's is
@@ -496,6 +500,8 @@ enum Field<'a> {
     OptionalTexts(Option<&'a [String]>),
     Count(usize),
     Counts(Vec<usize>),
+    /// Whole numbers (a tokenizer's ids).
+    Ids(&'a [u64]),
     /// Rows of numbers, `null` for a matrix this lesson does not have.
     Matrix(Option<&'a DMatrix<f64>>),
     Derivations(Derivations<'a>),
@@ -589,6 +595,7 @@ impl Serialize for Field<'_> {
             Field::OptionalTexts(Some(texts)) => serializer.collect_seq(texts.iter()),
             Field::Count(count) => serializer.serialize_u64(*count as u64),
             Field::Counts(counts) => serializer.collect_seq(counts.iter()),
+            Field::Ids(ids) => serializer.collect_seq(ids.iter()),
             Field::Matrix(None) | Field::Owned(None) => serializer.serialize_unit(),
             Field::Owned(Some(matrix)) => Field::Matrix(Some(matrix)).serialize(serializer),
             Field::Object(document) => document.serialize(serializer),

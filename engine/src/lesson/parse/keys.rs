@@ -10,8 +10,9 @@ use crate::lesson::limits::{MAX_SOURCE_CHARS, MAX_SUMMARY_CHARS};
 use crate::lesson::text::TITLE_ROOM;
 use crate::lesson::{
     Biases, Expected, InputMatrix, Inputs, Lesson, Mask, Narration, NormInputs, Parts,
-    PositionInputs, shape_of,
+    PositionInputs, RopePairing, shape_of,
 };
+use crate::ops::Rope;
 use crate::pipeline::{Heads, Plan, Step};
 
 /// How a key of the table is read.
@@ -46,6 +47,7 @@ pub(crate) struct Draft {
     source: Option<String>,
     summary: Option<String>,
     tokens: Option<Vec<String>>,
+    token_ids: Option<Option<Vec<u64>>>,
     source_tokens: Option<Vec<String>>,
     cross: bool,
     heads: Option<Heads>,
@@ -58,6 +60,8 @@ pub(crate) struct Draft {
     fits: bool,
     grad_output_fits: bool,
     positions: Option<PositionInputs>,
+    rope_pairing: Option<RopePairing>,
+    rope_theta: Option<f64>,
     scale: bool,
     mask: Option<Mask>,
     decode: Option<bool>,
@@ -99,6 +103,10 @@ impl Draft {
                     Some(shape_of(&Parts {
                         inputs,
                         positions,
+                        rope: Rope {
+                            pairing: self.rope_pairing.unwrap_or_default(),
+                            theta: self.rope_theta.unwrap_or(crate::lesson::DEFAULT_ROPE_THETA),
+                        },
                         scale: self.scale,
                         masked: !matches!(self.mask, Some(Mask::None)),
                         heads,
@@ -134,6 +142,7 @@ impl Draft {
             source: self.source.unwrap_or_default(),
             summary: self.summary.unwrap_or_default(),
             tokens: self.tokens?,
+            token_ids: self.token_ids?,
             source_tokens: if self.cross {
                 self.source_tokens?
             } else {
@@ -148,6 +157,8 @@ impl Draft {
             biases: self.biases?,
             tile: self.tile?,
             positions: self.positions?,
+            rope_pairing: self.rope_pairing?,
+            rope_theta: self.rope_theta?,
             format: self.format?,
             heads: self.heads?,
             w_o: self.w_o,
@@ -218,6 +229,14 @@ pub(crate) fn read_tokens(
     draft: &mut Draft,
 ) {
     draft.tokens = reader.tokens(entries.get("tokens"));
+}
+
+pub(crate) fn read_token_ids(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.token_ids = reader.token_ids(entries.get("token_ids"), draft.format, draft.token_count());
 }
 
 pub(crate) fn read_source_tokens(
@@ -308,6 +327,30 @@ pub(crate) fn read_positions(
         (draft.inputs.as_ref(), draft.query_width),
         query_heads,
         draft.cross,
+    );
+}
+
+pub(crate) fn read_rope_pairing(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.rope_pairing = reader.rope_pairing(
+        entries.get("rope_pairing"),
+        draft.format,
+        draft.positions.as_ref(),
+    );
+}
+
+pub(crate) fn read_rope_theta(
+    reader: &mut Reader<'_>,
+    entries: &mut Entries<'_, '_>,
+    draft: &mut Draft,
+) {
+    draft.rope_theta = reader.rope_theta(
+        entries.get("rope_theta"),
+        draft.format,
+        draft.positions.as_ref(),
     );
 }
 

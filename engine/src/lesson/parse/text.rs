@@ -1,11 +1,13 @@
 //! The lesson's words: `title`, `source`, `summary` and the `tokens`, checked for what reaches a
-//! terminal (control and invisible characters, width on screen, length).
+//! terminal (control and invisible characters, width on screen, length); and the tokens'
+//! `token_ids`, a tokenizer's numbers for them.
 
 use std::ops::Range;
 
 use toml::de::DeValue;
 
-use super::report::too_long;
+use super::report::{plural, too_long};
+use super::values::{integer_value, type_name};
 use super::{Entry, Reader, Value};
 use crate::lesson::diagnostic::Diagnostic;
 use crate::lesson::limits::MAX_TOKENS;
@@ -199,5 +201,83 @@ impl Reader<'_> {
             tokens.push(label);
         }
         ok.then_some(tokens)
+    }
+
+    /// `token_ids` (format 2): one whole number ≥ 0 per token, as a model's tokenizer numbers
+    /// them. `Some(None)` without the key; `None` when it is given but cannot be (said).
+    /// `tokens` is the lesson's count of tokens, when it could be read.
+    pub(super) fn token_ids(
+        &mut self,
+        entry: Entry<'_, '_>,
+        format: Option<u32>,
+        tokens: Option<usize>,
+    ) -> Option<Option<Vec<u64>>> {
+        let Some((key_span, value)) = entry else {
+            return Some(None);
+        };
+        if !self.of_its_format("token_ids", key_span, format) {
+            return None;
+        }
+        let DeValue::Array(items) = value.get_ref() else {
+            self.wrong_type(
+                value,
+                "`token_ids`",
+                "an array of whole numbers, one per token",
+                "token_ids = [464, 3797, 44263]",
+            );
+            return None;
+        };
+        // Counted before the numbers are read: an array of a million ids is one problem.
+        let wanted = tokens.unwrap_or(items.len().min(MAX_TOKENS));
+        if items.len() != wanted {
+            let tokens = match tokens {
+                Some(count) => format!("the lesson has {}", plural(count, "token")),
+                None => format!("a lesson has at most {MAX_TOKENS} tokens"),
+            };
+            self.error(
+                Diagnostic::error(
+                    value.span(),
+                    format!(
+                        "`token_ids` has {}, but {tokens}",
+                        plural(items.len(), "id")
+                    ),
+                )
+                .label(plural(items.len(), "id"))
+                .help("give one id per token, in the order of `tokens`"),
+            );
+            return None;
+        }
+        let mut ids = Vec::with_capacity(items.len());
+        for (position, item) in items.iter().enumerate() {
+            let found = match item.get_ref() {
+                DeValue::Integer(integer) => match integer_value(integer) {
+                    Ok(id) if id >= 0 => {
+                        ids.push(id as u64);
+                        continue;
+                    }
+                    Ok(id) => format!("found {id}"),
+                    Err(_) => format!("found {}, too large", self.text_at(item.span())),
+                },
+                DeValue::Float(_) => format!(
+                    "found {}, a number with a point: write it without one",
+                    self.text_at(item.span())
+                ),
+                other => format!("found {}", type_name(other)),
+            };
+            self.error(
+                Diagnostic::error(
+                    item.span(),
+                    format!(
+                        "`token_ids` entry {} must be a whole number ≥ 0 (a tokenizer's id), {found}",
+                        position + 1
+                    ),
+                )
+                .label("not a token id")
+                .help("give each token the number its model's tokenizer gives it: for example `token_ids = [464, 3797, 44263]` for GPT-2's \"The cat sleeps\""),
+            );
+            // One problem said: the rest are likely the same one.
+            return None;
+        }
+        Some(Some(ids))
     }
 }

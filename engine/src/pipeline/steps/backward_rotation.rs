@@ -1,17 +1,24 @@
 //! Backward through RoPE: the gradients turned back by each position's angle.
 
+use crate::ops::RopePairing;
 use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardRotation,
     key: "backward_rotation",
     title: "Backward: rotation",
-    narration: |_| {
-        "The forward pass turned each pair of a query's (and a key's) numbers by the angle φ of \
-         its position. A rotation's inverse is its transpose, a turn by −φ, and so is its \
-         gradient: dQ is dQ_rope turned back by −φ, and dK is dK_rope turned back, pair by pair \
-         and row by row, each row by its own position's angles."
-            .into()
+    narration: |plan| {
+        let pairs = match plan.shape.rope.pairing {
+            RopePairing::Interleaved => "",
+            RopePairing::Half => " (column i with column i + d_k/2, rotate-half)",
+        };
+        format!(
+            "The forward pass turned each pair of a query's (and a key's) numbers{pairs} by the \
+             angle φ of its position. A rotation's inverse is its transpose, a turn by −φ, and \
+             so is its gradient: dQ is dQ_rope turned back by −φ, and dK is dK_rope turned \
+             back, pair by pair and row by row, each row by its own position's angles."
+        )
+        .into()
     },
     shown: |plan| plan.has(MatrixName::DQRope),
     note: |_| None,

@@ -5,7 +5,7 @@ use super::super::landing::Turned;
 use super::super::number::format_number;
 use super::super::{Explanation, Labels, Operand, Words, Worked, Working};
 use super::gradient_first;
-use crate::matrices::Cell;
+use crate::matrices::{Cell, RopePairing};
 
 /// One cell of a pair turned back by −φ: the rotation's transpose.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,8 +14,10 @@ pub struct RotateBack {
     pub second: Operand,
     pub position: usize,
     pub angle: f64,
-    /// This cell is the first (even) one of its pair.
+    /// This cell is the first one of its pair (the even one when pairs are side by side).
     pub lower: bool,
+    /// Which columns make the pair.
+    pub pairing: RopePairing,
 }
 
 impl Working for RotateBack {
@@ -34,6 +36,7 @@ impl Working for RotateBack {
             position,
             angle,
             lower,
+            pairing,
         } = *self;
         let (sin, cos) = angle.sin_cos();
         // Turned back by −φ: the first of a pair is a·cos φ + b·sin φ, the second
@@ -53,8 +56,16 @@ impl Working for RotateBack {
         Words::worked(
             turned.lines(worked.decimals, &worked.result),
             Some(format!(
-                "the forward pass turned this pair by φ = {} rad at position {position}; \
+                "the forward pass turned this pair{} by φ = {} rad at position {position}; \
                  its gradient turns back by −φ (a rotation's inverse is its transpose)",
+                match pairing {
+                    RopePairing::Interleaved => String::new(),
+                    RopePairing::Half => format!(
+                        " (columns {} and {}: rotate-half)",
+                        labels.column_label(first.cell.matrix, first.cell.col),
+                        labels.column_label(second.cell.matrix, second.cell.col),
+                    ),
+                },
                 format_number(angle, worked.decimals + 2)
             )),
         )
