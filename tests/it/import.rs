@@ -124,7 +124,13 @@ fn a_missing_tensor_or_one_of_the_wrong_shape_or_dtype_is_named() {
     let mut bytes = checkpoint::safetensors(&tensors, Dtype::F32);
     let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     let header = String::from_utf8(bytes[8..8 + header_len].to_vec()).unwrap();
-    let retyped = header.replacen("\"F32\"", "\"I32\"", 1);
+    // The first tensor layer 0 reads after the embeddings.
+    let at = header.find("\"h.0.ln_1.weight\"").unwrap();
+    let retyped = format!(
+        "{}{}",
+        &header[..at],
+        header[at..].replacen("\"F32\"", "\"I32\"", 1)
+    );
     bytes.splice(8..8 + header_len, retyped.into_bytes());
     std::fs::write(folder.join("model.safetensors"), bytes).unwrap();
     let message = refused(&dir, &["model", "--text", "the cat"]);
