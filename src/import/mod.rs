@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::checkpoint::{Architecture, Checkpoint, HeadChoice, ImportRequest};
+use crate::lesson::limits::{MAX_FILE_BYTES, MAX_FILE_SIZE};
 use crate::lesson::text::{printable, printable_path};
 use crate::lesson::{LoadedLesson, lesson_to_toml, load_text, write_new_file};
 
@@ -74,8 +75,13 @@ pub fn imported(args: &ImportArgs) -> Result<LoadedLesson, String> {
         None
     };
     let tokenizer_file = folder.join("tokenizer.json");
-    let tokens = Tokens::of(&vocabulary, &args.text, bos.map(|id| id as u64), &tokenizer_file)
-        .map_err(|error| format!("{}: {}", printable_path(&error.file), error.why))?;
+    let tokens = Tokens::of(
+        &vocabulary,
+        &args.text,
+        bos.map(|id| id as u64),
+        &tokenizer_file,
+    )
+    .map_err(|error| format!("{}: {}", printable_path(&error.file), error.why))?;
     if tokens.ids.is_empty() {
         return Err("--text: the text has no tokens; give the model a sentence to read".into());
     }
@@ -92,14 +98,38 @@ pub fn imported(args: &ImportArgs) -> Result<LoadedLesson, String> {
             "its tokenizer.json".to_string()
         },
     };
-    let lesson = checkpoint.lesson(&request).map_err(|error| error.to_string())?;
+    let lesson = checkpoint
+        .lesson(&request)
+        .map_err(|error| error.to_string())?;
     let text = lesson_to_toml(&lesson);
     let name = match &args.output {
-        Some(path) => path
-            .file_stem()
-            .map_or_else(|| "imported".to_string(), |stem| printable(&stem.to_string_lossy())),
+        Some(path) => path.file_stem().map_or_else(
+            || "imported".to_string(),
+            |stem| printable(&stem.to_string_lossy()),
+        ),
         None => "imported".to_string(),
     };
+    if text.len() > MAX_FILE_BYTES {
+        // Every head of GPT-2 small is 52 MB written out: the tutor holds it, a file may not.
+        if args.output.is_some() {
+            return Err(format!(
+                "the lesson would be {:.1} MB as a file, and a lesson file is at most \
+                 {MAX_FILE_SIZE}; nothing was written\n\
+                 help: import one head (--head 0 to --head {}), or open every head in the \
+                 tutor (without -o)",
+                text.len() as f64 / 1e6,
+                checkpoint.config().heads.saturating_sub(1)
+            ));
+        }
+        return Ok(LoadedLesson {
+            name,
+            path: None,
+            text,
+            lesson,
+            warnings: Vec::new(),
+        });
+    }
+    // Read back as `check` reads a file, so that what opens is what `-o` writes.
     load_text(&name, args.output.clone(), text).map_err(|error| {
         format!(
             "the lesson made from {} does not read back (please report this):\n{}",
@@ -118,13 +148,22 @@ fn model_name(model: &Path) -> String {
     };
     let name = folder
         .and_then(|folder| std::fs::canonicalize(folder).ok())
-        .and_then(|folder| folder.file_name().map(|name| name.to_string_lossy().into_owned()))
+        .and_then(|folder| {
+            folder
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+        })
         .unwrap_or_else(|| "model".to_string());
     printable(&name)
 }
 
 /// `import … -o FILE`: the lesson written to a new file.
-pub(crate) fn write(args: &ImportArgs, path: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn write(
+    args: &ImportArgs,
+    path: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     use crate::cli::status;
     let loaded = match imported(args) {
         Ok(loaded) => loaded,

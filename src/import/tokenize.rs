@@ -90,15 +90,16 @@ impl Vocabulary {
             Vocabulary::File { tokenizer, .. } => {
                 let encoded = std::panic::catch_unwind(|| tokenizer.encode(text, false));
                 match encoded {
-                    Ok(Ok(encoding)) => Ok(encoding.get_ids().iter().map(|&id| id.into()).collect()),
+                    Ok(Ok(encoding)) => {
+                        Ok(encoding.get_ids().iter().map(|&id| id.into()).collect())
+                    }
                     Ok(Err(error)) => Err(TokenizerError {
                         file: file.to_path_buf(),
                         why: printable(&error.to_string()),
                     }),
                     Err(_) => Err(TokenizerError {
                         file: file.to_path_buf(),
-                        why: "the tokenizers library could not encode the text with it"
-                            .to_string(),
+                        why: "the tokenizers library could not encode the text with it".to_string(),
                     }),
                 }
             }
@@ -130,8 +131,9 @@ impl Vocabulary {
     pub(crate) fn labels(&self, ids: &[u64]) -> Vec<String> {
         ids.iter()
             .map(|&id| match self.bytes_of(id) {
-                Some(bytes) => label(&bytes),
-                None => format!("#{id}"),
+                // A piece of no text (a special token decoded to nothing) is named by its id.
+                Some(bytes) if !bytes.is_empty() => label(&bytes),
+                _ => format!("#{id}"),
             })
             .collect()
     }

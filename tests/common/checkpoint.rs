@@ -55,8 +55,7 @@ pub fn values(tensor: &Tensor) -> Vec<f64> {
     let count: usize = tensor.shape.iter().product();
     (0..count)
         .map(|index| {
-            tensor.around
-                + tensor.scale * ((seed % 997) as f64 * 0.017 + index as f64 * 0.61).sin()
+            tensor.around + tensor.scale * ((seed % 997) as f64 * 0.017 + index as f64 * 0.61).sin()
         })
         .collect()
 }
@@ -123,7 +122,14 @@ fn f16_bits(value: f64) -> u16 {
 /// A GPT-2 (GPT2LMHeadModel's names; `prefix` is "" or "transformer.") of `layers` layers of
 /// width `d`, `heads` heads, a vocabulary `vocabulary` and a context `context`; every tensor it
 /// saves, the causal-mask buffers `attn.bias` and `attn.masked_bias` among them.
-pub fn gpt2(prefix: &str, layers: usize, d: usize, heads: usize, vocabulary: usize, context: usize) -> (String, Vec<Tensor>) {
+pub fn gpt2(
+    prefix: &str,
+    layers: usize,
+    d: usize,
+    heads: usize,
+    vocabulary: usize,
+    context: usize,
+) -> (String, Vec<Tensor>) {
     let config = serde_json::json!({
         "model_type": "gpt2",
         "n_layer": layers,
@@ -158,12 +164,21 @@ pub fn gpt2(prefix: &str, layers: usize, d: usize, heads: usize, vocabulary: usi
             tensor(format!("{h}mlp.c_proj.bias"), &[d], 0.1),
         ]);
     }
-    tensors.extend([gain(format!("{prefix}ln_f.weight"), d), tensor(format!("{prefix}ln_f.bias"), &[d], 0.1)]);
+    tensors.extend([
+        gain(format!("{prefix}ln_f.weight"), d),
+        tensor(format!("{prefix}ln_f.bias"), &[d], 0.1),
+    ]);
     (config.to_string(), tensors)
 }
 
 /// The project's attention-only model: GPT-2's names without norms and MLPs, and an unembedding.
-pub fn attn_only(layers: usize, d: usize, heads: usize, vocabulary: usize, context: usize) -> (String, Vec<Tensor>) {
+pub fn attn_only(
+    layers: usize,
+    d: usize,
+    heads: usize,
+    vocabulary: usize,
+    context: usize,
+) -> (String, Vec<Tensor>) {
     let config = serde_json::json!({
         "model_type": "attn-only",
         "n_layer": layers,
@@ -192,7 +207,16 @@ pub fn attn_only(layers: usize, d: usize, heads: usize, vocabulary: usize, conte
 /// A Llama-layout model (`model_type` llama, mistral or qwen2): `heads` query heads sharing
 /// `kv_heads` K/V heads of `head_dim`, an intermediate size of 3·d; Qwen2 with q/k/v biases.
 #[allow(clippy::too_many_arguments)]
-pub fn llama(model_type: &str, layers: usize, d: usize, heads: usize, kv_heads: usize, head_dim: usize, vocabulary: usize, rope_theta: f64) -> (String, Vec<Tensor>) {
+pub fn llama(
+    model_type: &str,
+    layers: usize,
+    d: usize,
+    heads: usize,
+    kv_heads: usize,
+    head_dim: usize,
+    vocabulary: usize,
+    rope_theta: f64,
+) -> (String, Vec<Tensor>) {
     let intermediate = 3 * d;
     let config = serde_json::json!({
         "model_type": model_type,
@@ -214,10 +238,26 @@ pub fn llama(model_type: &str, layers: usize, d: usize, heads: usize, kv_heads: 
         let m = format!("model.layers.{layer}.");
         tensors.extend([
             gain(format!("{m}input_layernorm.weight"), d),
-            tensor(format!("{m}self_attn.q_proj.weight"), &[heads * head_dim, d], 0.4),
-            tensor(format!("{m}self_attn.k_proj.weight"), &[kv_heads * head_dim, d], 0.4),
-            tensor(format!("{m}self_attn.v_proj.weight"), &[kv_heads * head_dim, d], 0.4),
-            tensor(format!("{m}self_attn.o_proj.weight"), &[d, heads * head_dim], 0.3),
+            tensor(
+                format!("{m}self_attn.q_proj.weight"),
+                &[heads * head_dim, d],
+                0.4,
+            ),
+            tensor(
+                format!("{m}self_attn.k_proj.weight"),
+                &[kv_heads * head_dim, d],
+                0.4,
+            ),
+            tensor(
+                format!("{m}self_attn.v_proj.weight"),
+                &[kv_heads * head_dim, d],
+                0.4,
+            ),
+            tensor(
+                format!("{m}self_attn.o_proj.weight"),
+                &[d, heads * head_dim],
+                0.3,
+            ),
             gain(format!("{m}post_attention_layernorm.weight"), d),
             tensor(format!("{m}mlp.gate_proj.weight"), &[intermediate, d], 0.3),
             tensor(format!("{m}mlp.up_proj.weight"), &[intermediate, d], 0.3),
@@ -225,13 +265,28 @@ pub fn llama(model_type: &str, layers: usize, d: usize, heads: usize, kv_heads: 
         ]);
         if model_type == "qwen2" {
             tensors.extend([
-                tensor(format!("{m}self_attn.q_proj.bias"), &[heads * head_dim], 0.1),
-                tensor(format!("{m}self_attn.k_proj.bias"), &[kv_heads * head_dim], 0.1),
-                tensor(format!("{m}self_attn.v_proj.bias"), &[kv_heads * head_dim], 0.1),
+                tensor(
+                    format!("{m}self_attn.q_proj.bias"),
+                    &[heads * head_dim],
+                    0.1,
+                ),
+                tensor(
+                    format!("{m}self_attn.k_proj.bias"),
+                    &[kv_heads * head_dim],
+                    0.1,
+                ),
+                tensor(
+                    format!("{m}self_attn.v_proj.bias"),
+                    &[kv_heads * head_dim],
+                    0.1,
+                ),
             ]);
         }
     }
-    tensors.extend([gain("model.norm.weight", d), tensor("lm_head.weight", &[vocabulary, d], 0.3)]);
+    tensors.extend([
+        gain("model.norm.weight", d),
+        tensor("lm_head.weight", &[vocabulary, d], 0.3),
+    ]);
     (config.to_string(), tensors)
 }
 
@@ -260,5 +315,9 @@ pub fn word_tokenizer(words: &[&str]) -> String {
 pub fn write(folder: &Path, (config, tensors): &(String, Vec<Tensor>), dtype: Dtype) {
     std::fs::create_dir_all(folder).unwrap();
     std::fs::write(folder.join("config.json"), config).unwrap();
-    std::fs::write(folder.join("model.safetensors"), safetensors(tensors, dtype)).unwrap();
+    std::fs::write(
+        folder.join("model.safetensors"),
+        safetensors(tensors, dtype),
+    )
+    .unwrap();
 }

@@ -76,7 +76,10 @@ fn a_folder_without_config_json_or_of_an_unknown_model_type_is_refused() {
     let folder = gpt2_model(&dir);
     std::fs::write(folder.join("config.json"), r#"{"model_type": "bert"}"#).unwrap();
     let message = refused(&dir, &["model", "--text", "the cat"]);
-    assert_says(&message, &["bert", "gpt2, llama, mistral, qwen2, attn-only"]);
+    assert_says(
+        &message,
+        &["bert", "gpt2, llama, mistral, qwen2, attn-only"],
+    );
 }
 
 #[test]
@@ -202,11 +205,28 @@ fn imported(dir: &TempDir, args: &[&str]) -> String {
 fn an_imported_lesson_is_written_checked_and_says_where_it_came_from() {
     let dir = TempDir::new().unwrap();
     gpt2_model(&dir);
-    let said = imported(&dir, &["model", "--text", "the cat sat", "--layer", "1", "--head", "1"]);
+    let said = imported(
+        &dir,
+        &[
+            "model",
+            "--text",
+            "the cat sat",
+            "--layer",
+            "1",
+            "--head",
+            "1",
+        ],
+    );
     assert!(said.contains("wrote out.toml"), "{said}");
-    attn_tutor(&dir).args(["check", "out.toml"]).assert().code(0);
+    attn_tutor(&dir)
+        .args(["check", "out.toml"])
+        .assert()
+        .code(0);
     let text = std::fs::read_to_string(dir.path().join("out.toml")).unwrap();
-    assert!(text.contains("title = \"model layer 1 head 1: the cat sat\""), "{text}");
+    assert!(
+        text.contains("title = \"model layer 1 head 1: the cat sat\""),
+        "{text}"
+    );
     assert!(text.contains("token_ids = [2, 3, 4]"), "{text}");
     assert!(text.contains("model_type gpt2"), "{text}");
 }
@@ -231,7 +251,15 @@ fn assert_matches_numpy(dir: &TempDir, model: &str, text: &str, layer: usize, he
     };
     imported(
         dir,
-        &[model, "--text", text, "--layer", &layer.to_string(), "--head", head],
+        &[
+            model,
+            "--text",
+            text,
+            "--layer",
+            &layer.to_string(),
+            "--head",
+            head,
+        ],
     );
     let written = std::fs::read_to_string(dir.path().join("out.toml")).unwrap();
     let ids = written
@@ -246,12 +274,19 @@ fn assert_matches_numpy(dir: &TempDir, model: &str, text: &str, layer: usize, he
         .unwrap();
     assert!(json.status.success(), "{json:?}");
     std::fs::write(dir.path().join("show.json"), &json.stdout).unwrap();
-    let reference = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/reference/checkpoint.py");
+    let reference =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference/checkpoint.py");
     let output = std::process::Command::new(python)
         .arg(reference)
         .arg(dir.path().join(model))
-        .args(["--tokens", &ids, "--layer", &layer.to_string(), "--head", head])
+        .args([
+            "--tokens",
+            &ids,
+            "--layer",
+            &layer.to_string(),
+            "--head",
+            head,
+        ])
         .arg("--compare")
         .arg(dir.path().join("show.json"))
         .output()
@@ -287,7 +322,11 @@ fn a_llama_with_grouped_kv_heads_and_rotate_half_rope_is_numpys() {
         &checkpoint::llama("llama", 2, 16, 4, 2, 4, WORDS.len(), 500_000.0),
         Dtype::BF16,
     );
-    std::fs::write(folder.join("tokenizer.json"), checkpoint::word_tokenizer(&WORDS)).unwrap();
+    std::fs::write(
+        folder.join("tokenizer.json"),
+        checkpoint::word_tokenizer(&WORDS),
+    )
+    .unwrap();
     assert_matches_numpy(&dir, "llama", "the cat sat on the mat", 1, "all");
     std::fs::remove_file(dir.path().join("out.toml")).unwrap();
     // Query head 3 reads K/V group 1.
@@ -303,7 +342,11 @@ fn a_qwen2_with_q_k_v_biases_is_numpys() {
         &checkpoint::llama("qwen2", 2, 16, 4, 1, 4, WORDS.len(), 1_000_000.0),
         Dtype::F16,
     );
-    std::fs::write(folder.join("tokenizer.json"), checkpoint::word_tokenizer(&WORDS)).unwrap();
+    std::fs::write(
+        folder.join("tokenizer.json"),
+        checkpoint::word_tokenizer(&WORDS),
+    )
+    .unwrap();
     assert_matches_numpy(&dir, "qwen", "a dog and a cat", 1, "all");
 }
 
@@ -316,7 +359,11 @@ fn an_attention_only_model_has_no_norm_and_is_numpys() {
         &checkpoint::attn_only(2, 8, 2, WORDS.len(), 16),
         Dtype::F32,
     );
-    std::fs::write(folder.join("tokenizer.json"), checkpoint::word_tokenizer(&WORDS)).unwrap();
+    std::fs::write(
+        folder.join("tokenizer.json"),
+        checkpoint::word_tokenizer(&WORDS),
+    )
+    .unwrap();
     assert_matches_numpy(&dir, "induction", "the cat sat the cat", 1, "all");
     let json = String::from_utf8(
         attn_tutor(&dir)
@@ -326,7 +373,10 @@ fn an_attention_only_model_has_no_norm_and_is_numpys() {
             .stdout,
     )
     .unwrap();
-    assert!(!json.contains("\"normed\""), "an attn-only model has no norm");
+    assert!(
+        !json.contains("\"normed\""),
+        "an attn-only model has no norm"
+    );
 }
 
 #[test]
@@ -334,9 +384,16 @@ fn a_gpt2_without_a_tokenizer_json_uses_gpt2s_own_bpe() {
     let dir = TempDir::new().unwrap();
     let folder = dir.path().join("gpt2");
     // GPT-2's whole vocabulary, at width 4.
-    checkpoint::write(&folder, &checkpoint::gpt2("", 1, 4, 2, 50257, 8), Dtype::F16);
+    checkpoint::write(
+        &folder,
+        &checkpoint::gpt2("", 1, 4, 2, 50257, 8),
+        Dtype::F16,
+    );
     imported(&dir, &["gpt2", "--text", "The cat sleeps", "--head", "0"]);
     let text = std::fs::read_to_string(dir.path().join("out.toml")).unwrap();
     assert!(text.contains("token_ids = [464, 3797, 44263]"), "{text}");
-    assert!(text.contains(r#"tokens = ["The", "␣cat", "␣sleeps"]"#), "{text}");
+    assert!(
+        text.contains(r#"tokens = ["The", "␣cat", "␣sleeps"]"#),
+        "{text}"
+    );
 }

@@ -1,5 +1,5 @@
 //! A saved or frozen lesson is always one `check` accepts. Large generated matrices written out
-//! number by number are far over the 1 MiB file limit: `freeze` and the tutor's save measure
+//! number by number are over the 16 MiB file limit: `freeze` and the tutor's save measure
 //! the file before writing anything, say how big it would be, write nothing, and the tutor
 //! offers what fits (the generators of the edited matrices).
 
@@ -16,14 +16,14 @@ use attn_tutor::lesson::{load_file, load_text};
 use attn_tutor::term::{dispatch, save_locally};
 use tempfile::TempDir;
 
-/// Small to compute, large to write out: W_q has 65,536 numbers, about 1.3 MB as text.
+/// Small to compute, large to write out: W_q has 1,048,576 numbers, about 21 MB as text.
 const LARGE_W_Q: &str = r#"format = 1
 title = "Large W_q"
 tokens = ["a", "b", "c", "d"]
-embeddings = { random = "normal", seed = 1, shape = [4, 256] }
-w_q = { random = "normal", seed = 2, shape = [256, 256] }
-w_k = { random = "normal", seed = 3, shape = [256, 256] }
-w_v = { random = "normal", seed = 4, shape = [256, 4] }
+embeddings = { random = "normal", seed = 1, shape = [4, 1024] }
+w_q = { random = "normal", seed = 2, shape = [1024, 1024] }
+w_k = { random = "normal", seed = 3, shape = [1024, 1024] }
+w_v = { random = "normal", seed = 4, shape = [1024, 4] }
 "#;
 
 fn check_accepts(path: &Path) {
@@ -66,10 +66,10 @@ fn freeze_of_a_lesson_too_large_once_frozen_says_how_big_and_writes_nothing() {
     let (code, stderr) = freeze(&lesson, &output);
     assert_ne!(code, 0);
     assert!(
-        stderr.contains("would be 2") && stderr.contains(" bytes"),
+        stderr.contains("would be 4") && stderr.contains(" bytes"),
         "says how big: {stderr}"
     );
-    assert!(stderr.contains("1 MiB"), "says the limit: {stderr}");
+    assert!(stderr.contains("16 MiB"), "says the limit: {stderr}");
     assert!(stderr.contains("nothing was written"), "{stderr}");
     assert!(!stderr.contains("please report"), "not a bug: {stderr}");
     assert!(!output.exists());
@@ -83,7 +83,7 @@ fn freeze_of_the_largest_lesson_refuses_before_writing_and_keeps_an_existing_fil
     std::fs::write(&output, "my own notes").unwrap();
     let (code, stderr) = freeze(&fixture("largest.toml"), &output);
     assert_ne!(code, 0);
-    assert!(stderr.contains("1 MiB"), "{stderr}");
+    assert!(stderr.contains("16 MiB"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&output).unwrap(), "my own notes");
 }
 
@@ -153,7 +153,7 @@ fn saving_an_edit_of_a_large_generated_matrix_says_how_big_before_asking_for_a_n
         status(&app)
     );
     let said = status(&app);
-    assert!(said.contains("MB") && said.contains("1 MiB"), "{said}");
+    assert!(said.contains("MB") && said.contains("16 MiB"), "{said}");
     // Esc: nothing written, the edit still there.
     dispatch(&mut app, Action::Cancel, &mut save_locally);
     assert_eq!(app.overlay, Overlay::None);

@@ -12,7 +12,7 @@
 //! `expect` is a substring of the first `error:` line, `at` is the line:col of that error's
 //! ` --> ` location, and `help` (optional) is a substring of that error's `= help:` line.
 //!
-//! Cases that need a file too big or too broken to commit (over 1 MiB, not UTF-8, deeply
+//! Cases that need a file too big or too broken to commit (over 16 MiB, not UTF-8, deeply
 //! nested, huge keys, huge generated matrices) are written to a temporary folder at run time.
 
 use std::path::{Path, PathBuf};
@@ -321,18 +321,19 @@ fn assert_clean_run(name: &str, output: &Output, elapsed: Duration) {
 }
 
 #[test]
-fn a_file_over_one_mebibyte_is_refused() {
+fn a_file_over_sixteen_mebibytes_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut text = VALID_BODY.as_bytes().to_vec();
     text.extend_from_slice(b"# padding\n");
-    text.resize(1024 * 1024 + 1, b'#');
+    text.resize(16 * 1024 * 1024 + 1, b'#');
     let path = write(dir.path(), "huge.toml", &text);
     let (output, elapsed) = check(&path);
     assert_clean_run("huge.toml", &output, elapsed);
     assert_eq!(output.status.code(), Some(INVALID));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let expected =
-        format!("error: {path} is 1048577 bytes; lesson files are at most 1048576 bytes (1 MiB)");
+    let expected = format!(
+        "error: {path} is 16777217 bytes; lesson files are at most 16777216 bytes (16 MiB)"
+    );
     assert!(
         predicate::str::contains(expected.as_str()).eval(&stderr),
         "{stderr}"
@@ -344,11 +345,11 @@ fn a_file_over_one_mebibyte_is_refused() {
 }
 
 #[test]
-fn a_file_of_exactly_one_mebibyte_is_read() {
+fn a_file_of_exactly_sixteen_mebibytes_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let mut text = VALID_BODY.as_bytes().to_vec();
     text.extend_from_slice(b"# padding ");
-    text.resize(1024 * 1024 - 1, b'#');
+    text.resize(16 * 1024 * 1024 - 1, b'#');
     text.push(b'\n');
     let path = write(dir.path(), "just-fits.toml", &text);
     let (output, elapsed) = check(&path);

@@ -561,7 +561,9 @@ fn draw_lesson(index: u64) -> Drawn {
 
 #[test]
 fn the_numpy_reference_passes_its_hand_computed_checks() {
-    let Some(python) = common::numpy_python() else { return };
+    let Some(python) = common::numpy_python() else {
+        return;
+    };
     let output = Command::new(&python)
         .arg(reference())
         .arg("--self-test")
@@ -947,7 +949,9 @@ fn every_random_lesson_written_by_the_tutor_reads_back_as_the_same_lesson() {
 
 #[test]
 fn random_lessons_of_every_kind_agree_with_numpy_to_1e_9() {
-    let Some(python) = common::numpy_python() else { return };
+    let Some(python) = common::numpy_python() else {
+        return;
+    };
     let dir = TempDir::new().unwrap();
     let mut pairs = Vec::new();
     let mut refused = Vec::new();
@@ -994,7 +998,9 @@ fn random_lessons_of_every_kind_agree_with_numpy_to_1e_9() {
 
 #[test]
 fn built_in_lessons_with_literal_numbers_agree_with_numpy() {
-    let Some(python) = common::numpy_python() else { return };
+    let Some(python) = common::numpy_python() else {
+        return;
+    };
     let dir = TempDir::new().unwrap();
     let mut pairs = Vec::new();
     for name in common::BUILT_INS {
@@ -1043,19 +1049,25 @@ fn lesson_reference(python: &OsString, name: &str, done: &str) {
 
 #[test]
 fn the_heads_lessons_figures_quotes_and_claims_check_out_in_numpy() {
-    let Some(python) = common::numpy_python() else { return };
+    let Some(python) = common::numpy_python() else {
+        return;
+    };
     lesson_reference(&python, "heads", "claims of both lessons check out");
 }
 
 #[test]
 fn the_translation_lessons_figures_quotes_and_claims_check_out_in_numpy() {
-    let Some(python) = common::numpy_python() else { return };
+    let Some(python) = common::numpy_python() else {
+        return;
+    };
     lesson_reference(&python, "translation", "claims of the lesson check out");
 }
 
 #[test]
 fn the_generation_lessons_figures_quotes_claims_and_steps_check_out_in_numpy() {
-    let Some(python) = common::numpy_python() else { return };
+    let Some(python) = common::numpy_python() else {
+        return;
+    };
     lesson_reference(&python, "generation", "claims of the lesson check out");
     // Given the binary's JSON, the script also compares every step of generation with its
     // own token-by-token computation.

@@ -11,8 +11,11 @@ use super::config::Architecture;
 use super::layer::{AttentionWeights, Norm};
 use super::{Checkpoint, CheckpointError};
 use crate::attention::Attention;
-use crate::lesson::limits::{MAX_SOURCE_CHARS, MAX_TITLE_COLUMNS};
-use crate::lesson::text::columns;
+use crate::lesson::limits::{
+    MAX_DIMENSION, MAX_HEAD_NUMBERS, MAX_HEADS, MAX_SOURCE_CHARS, MAX_TITLE_COLUMNS, MAX_TOKENS,
+    head_numbers,
+};
+use crate::lesson::text::{columns, printable};
 use crate::lesson::{
     Biases, Expected, InputMatrix, Inputs, Lesson, Mask, Narration, NormInputs, NormKind,
     PositionInputs, RopePairing,
@@ -66,6 +69,7 @@ impl Checkpoint {
                 heads: config.heads,
             });
         }
+        self.fits_a_lesson(request)?;
         let weights = self.attention_layer(request.layer)?;
         // At layer 0 of a learned-positions model the lesson adds the positions itself, so the
         // learner sees X = E + P; past it, both are inside the residual stream.
@@ -90,7 +94,13 @@ impl Checkpoint {
             };
             (stream, positions)
         };
-        let chosen = chosen_heads(&weights, config.heads, config.kv_heads, config.head_dim, request.heads);
+        let chosen = chosen_heads(
+            &weights,
+            config.heads,
+            config.kv_heads,
+            config.head_dim,
+            request.heads,
+        );
         let literal = |matrix: DMatrix<f64>| InputMatrix::literal(matrix);
         let mut lesson = Lesson {
             title: title(request, config.heads),
@@ -148,6 +158,52 @@ impl Checkpoint {
         };
         narrate(self, request, &mut lesson);
         Ok(lesson)
+    }
+
+    /// Refuses what a lesson cannot hold (the limits every lesson file has), before any tensor
+    /// is read: more tokens than a lesson has rows, a model wider than its matrices, more heads
+    /// than it shows.
+    fn fits_a_lesson(&self, request: &ImportRequest) -> Result<(), CheckpointError> {
+        let config = self.config();
+        let unfit = |why: String| CheckpointError::Inconsistent {
+            file: self.config_path().to_path_buf(),
+            why,
+        };
+        let tokens = request.token_ids.len();
+        if tokens > MAX_TOKENS {
+            return Err(unfit(format!(
+                "the text is {tokens} tokens, and a lesson has at most {MAX_TOKENS}; give a \
+                 shorter text"
+            )));
+        }
+        if config.d_model > MAX_DIMENSION {
+            return Err(unfit(format!(
+                "d_model is {}, and a lesson's matrices are at most {MAX_DIMENSION} wide: this \
+                 model is too wide to show",
+                config.d_model
+            )));
+        }
+        if let HeadChoice::All = request.heads {
+            let width = config.heads * config.head_dim;
+            if config.heads > MAX_HEADS || width > MAX_DIMENSION {
+                return Err(unfit(format!(
+                    "its {} heads of {} are {width} columns together, and a lesson has at \
+                     most {MAX_HEADS} heads and {MAX_DIMENSION} columns; import one head \
+                     (--head 0 to --head {})",
+                    config.heads,
+                    config.head_dim,
+                    config.heads - 1
+                )));
+            }
+            if head_numbers(config.heads, tokens, tokens, None) > MAX_HEAD_NUMBERS {
+                return Err(unfit(format!(
+                    "{} heads on {tokens} tokens are more numbers than a lesson holds; import \
+                     one head, or a shorter text",
+                    config.heads
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The folder the checkpoint was read from.
@@ -220,7 +276,10 @@ fn chosen_heads(
 
 /// The model's kind as a learner knows it.
 fn family(checkpoint: &Checkpoint) -> &'static str {
-    match (checkpoint.config().architecture, checkpoint.config().model_type.as_str()) {
+    match (
+        checkpoint.config().architecture,
+        checkpoint.config().model_type.as_str(),
+    ) {
         (Architecture::Gpt2, _) => "GPT-2",
         (Architecture::AttnOnly, _) => "attention-only",
         (Architecture::Llama, "mistral") => "Mistral",
@@ -236,9 +295,14 @@ fn title(request: &ImportRequest, heads: usize) -> String {
         HeadChoice::All => format!("all {heads} heads"),
     };
     let base = format!("{} layer {} {which}", request.model, request.layer);
-    let text = request.text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let whole = format!("{base}: {text}");
+    let whole = format!("{base}: {}", one_line(&request.text));
     cut(&whole, MAX_TITLE_COLUMNS)
+}
+
+/// The learner's text on one line, safe to show: its spaces and line breaks made single
+/// spaces, anything hidden escaped.
+fn one_line(text: &str) -> String {
+    printable(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// `text` cut to `most` columns, with `…` when cut.
@@ -262,7 +326,7 @@ fn source(checkpoint: &Checkpoint, request: &ImportRequest) -> String {
         HeadChoice::One(head) => format!("head {head}"),
         HeadChoice::All => "every head".to_string(),
     };
-    let text = request.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = one_line(&request.text);
     let whole = format!(
         "Imported from the {} checkpoint {} (model_type {}): layer {}, {heads}, on “{text}”",
         family(checkpoint),
@@ -324,7 +388,8 @@ fn narrate(checkpoint: &Checkpoint, request: &ImportRequest, lesson: &mut Lesson
             if layer == 1 { "" } else { "s" },
             match architecture {
                 Architecture::Gpt2 => "each: LayerNorm, attention, LayerNorm, MLP, each added back",
-                Architecture::Llama => "each: RMSNorm, attention, RMSNorm, gated MLP, each added back",
+                Architecture::Llama =>
+                    "each: RMSNorm, attention, RMSNorm, gated MLP, each added back",
                 Architecture::AttnOnly => "each: attention, added back",
             }
         ),
@@ -384,9 +449,13 @@ fn pattern(weights: &DMatrix<f64>, tokens: &[String]) -> String {
     }
     // The last token sees every other: where it looks.
     let last = n - 1;
-    let (col, weight) = (0..=last)
-        .map(|col| (col, weights[(last, col)]))
-        .fold((0, f64::MIN), |best, next| if next.1 > best.1 { next } else { best });
+    let (col, weight) =
+        (0..=last)
+            .map(|col| (col, weights[(last, col)]))
+            .fold(
+                (0, f64::MIN),
+                |best, next| if next.1 > best.1 { next } else { best },
+            );
     format!(
         "mean weight on the {}; {} looks most at {} ({weight:.2})",
         parts.join(", on "),

@@ -32,9 +32,9 @@ use nalgebra::DMatrix;
 
 use std::collections::BTreeMap;
 
-pub use crate::pipeline::NormKind;
 use crate::ops::Rope;
 pub use crate::ops::{DEFAULT_ROPE_THETA, RopePairing};
+pub use crate::pipeline::NormKind;
 use crate::pipeline::{Biased, Heads, MatrixName, Positions, Shape, Step};
 
 /// Numbers in a lesson's generators from which they are drawn on every core: below it, starting
