@@ -1263,14 +1263,18 @@ fn layer_document(checkpoint: &Checkpoint, tokens: &[usize], layer: usize) -> se
         }));
     }
     let output = plus_row(&concat * &weights.w_o, &weights.b_o);
-    serde_json::json!({
+    let mut document = serde_json::json!({
         "token_ids": tokens,
         "x": matrix_to_json(&x),
-        "normed": if weights.norm.is_some() { matrix_to_json(&normed) } else { serde_json::Value::Null },
         "heads": heads,
         "concat": matrix_to_json(&concat),
         "output": matrix_to_json(&output),
-    })
+    });
+    // A model without a norm has no "normed" key, as show's JSON leaves it out.
+    if weights.norm.is_some() {
+        document["normed"] = matrix_to_json(&normed);
+    }
+    document
 }
 
 #[test]
