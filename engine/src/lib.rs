@@ -6,6 +6,7 @@
 pub mod attention;
 pub mod checkpoint;
 pub mod data;
+pub mod import;
 pub mod lab;
 pub mod lesson;
 pub(crate) mod matrices;

@@ -8,10 +8,11 @@ mod tokenize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::checkpoint::{Architecture, Checkpoint, HeadChoice, ImportRequest};
+use crate::checkpoint::{Architecture, Checkpoint};
 use crate::lesson::limits::{MAX_FILE_BYTES, MAX_FILE_SIZE};
 use crate::lesson::text::{printable, printable_path};
 use crate::lesson::{LoadedLesson, lesson_to_toml, load_text, write_new_file};
+use attn_engine::import::{HeadChoice, ImportRequest};
 
 use tokenize::{Tokens, Vocabulary};
 
@@ -98,9 +99,8 @@ pub fn imported(args: &ImportArgs) -> Result<LoadedLesson, String> {
             "its tokenizer.json".to_string()
         },
     };
-    let lesson = checkpoint
-        .lesson(&request)
-        .map_err(|error| error.to_string())?;
+    let lesson =
+        attn_engine::import::lesson(&checkpoint, &request).map_err(|error| error.to_string())?;
     let text = lesson_to_toml(&lesson);
     let name = match &args.output {
         Some(path) => path.file_stem().map_or_else(

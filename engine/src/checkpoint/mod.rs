@@ -3,9 +3,8 @@
 //! checked against the config, into f64 matrices.
 //!
 //! It computes the residual stream entering a layer (the blocks before it, as Hugging Face
-//! defines them), and `Checkpoint::lesson` makes the lesson of one layer on the learner's tokens
-//! (the tokenizer and the `import` command are the app's). GPT-2 (`gpt2`), the Llama layout
-//! (`llama`, `mistral`,
+//! defines them); `crate::import` makes the lesson of one layer from it. GPT-2 (`gpt2`), the
+//! Llama layout (`llama`, `mistral`,
 //! `qwen2`) and the project's own `attn-only` models are read, with F32, F16 and BF16 weights,
 //! from one `model.safetensors` or a sharded `model.safetensors.index.json`. Every bad file is a
 //! `CheckpointError` naming the file and the key or tensor; none panics.
@@ -14,7 +13,6 @@ mod config;
 mod error;
 mod forward;
 mod layer;
-mod lesson;
 mod names;
 mod safetensors_file;
 mod weights;
@@ -26,7 +24,6 @@ use nalgebra::DMatrix;
 pub use config::{Architecture, ModelConfig};
 pub use error::CheckpointError;
 pub use layer::{AttentionWeights, Norm};
-pub use lesson::{HeadChoice, ImportRequest};
 
 use weights::{INDEX, SINGLE, Weights};
 
@@ -76,6 +73,11 @@ impl Checkpoint {
             weights,
             gpt2_prefix,
         })
+    }
+
+    /// The folder the checkpoint was read from.
+    pub fn folder(&self) -> &Path {
+        self.config_path.parent().unwrap_or(Path::new("."))
     }
 
     pub fn config(&self) -> &ModelConfig {

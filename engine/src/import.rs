@@ -1,4 +1,4 @@
-//! A checkpoint's attention layer on the learner's tokens, as a lesson: X is the residual stream
+//! A checkpoint's attention layer on the learner's tokens, as a lesson (`attn-tutor import`): X is the residual stream
 //! entering the layer, then the layer's norm, its projections with their biases, RoPE in the
 //! checkpoint's pairing, the causal mask, and with every head the concat and W_O. The narration
 //! says what the model is and what this head does on this sentence, from the numbers.
@@ -7,10 +7,8 @@ use std::fmt::Write as _;
 
 use nalgebra::DMatrix;
 
-use super::config::Architecture;
-use super::layer::{AttentionWeights, Norm};
-use super::{Checkpoint, CheckpointError};
 use crate::attention::Attention;
+use crate::checkpoint::{Architecture, AttentionWeights, Checkpoint, CheckpointError, Norm};
 use crate::lesson::limits::{
     MAX_DIMENSION, MAX_HEAD_NUMBERS, MAX_HEADS, MAX_SOURCE_CHARS, MAX_TITLE_COLUMNS, MAX_TOKENS,
     head_numbers,
@@ -51,9 +49,24 @@ pub struct ImportRequest {
 /// Decimals an imported lesson shows: a real model's numbers are mostly between −10 and 10.
 const DECIMALS: usize = 3;
 
-impl Checkpoint {
-    /// The lesson of `request`: layer `request.layer`'s attention on its tokens.
-    pub fn lesson(&self, request: &ImportRequest) -> Result<Lesson, CheckpointError> {
+/// The lesson of `request`: layer `request.layer`'s attention on its tokens in `checkpoint`.
+pub fn lesson(checkpoint: &Checkpoint, request: &ImportRequest) -> Result<Lesson, CheckpointError> {
+    Imported(checkpoint).lesson(request)
+}
+
+/// A checkpoint being made into a lesson.
+struct Imported<'a>(&'a Checkpoint);
+
+impl std::ops::Deref for Imported<'_> {
+    type Target = Checkpoint;
+
+    fn deref(&self) -> &Checkpoint {
+        self.0
+    }
+}
+
+impl Imported<'_> {
+    fn lesson(&self, request: &ImportRequest) -> Result<Lesson, CheckpointError> {
         let config = self.config();
         let ids: Vec<usize> = request
             .token_ids
@@ -104,8 +117,8 @@ impl Checkpoint {
         let literal = |matrix: DMatrix<f64>| InputMatrix::literal(matrix);
         let mut lesson = Lesson {
             title: title(request, config.heads),
-            source: source(self, request),
-            summary: summary(self, request),
+            source: source(self.0, request),
+            summary: summary(self.0, request),
             tokens: request.labels.clone(),
             source_tokens: Vec::new(),
             inputs: Inputs::Projected {
@@ -156,7 +169,7 @@ impl Checkpoint {
             rope_theta: config.rope_theta.unwrap_or(10_000.0),
             token_ids: Some(request.token_ids.clone()),
         };
-        narrate(self, request, &mut lesson);
+        narrate(self.0, request, &mut lesson);
         Ok(lesson)
     }
 
@@ -204,13 +217,6 @@ impl Checkpoint {
             }
         }
         Ok(())
-    }
-
-    /// The folder the checkpoint was read from.
-    pub fn folder(&self) -> &std::path::Path {
-        self.config_path()
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
     }
 }
 
