@@ -413,25 +413,35 @@ fn narrate(checkpoint: &Checkpoint, request: &ImportRequest, lesson: &mut Lesson
         ),
     );
     let attention = Attention::compute(lesson);
-    let heads = lesson.heads.query;
-    let mut text = format!("On this sentence, where each token puts most of its weight:");
-    for head in 0..heads {
+    let last = lesson.tokens.len() - 1;
+    let mut text = format!(
+        "What each head does on this sentence, read from its weights: the mean weight a token \
+         puts on the first token, on itself and on the token before it (over the tokens that \
+         have each; the first token can only look at itself), and where the last token, “{}”, \
+         looks most.",
+        lesson.tokens[last]
+    );
+    for head in 0..lesson.heads.query {
         let Some(weights) = attention.matrix_in(MatrixName::Weights, head) else {
             continue;
         };
-        let name = match request.heads {
-            HeadChoice::One(head) => format!("head {head}"),
-            HeadChoice::All => format!("head {head}"),
+        let number = match request.heads {
+            HeadChoice::One(chosen) => chosen,
+            HeadChoice::All => head,
         };
-        let _ = write!(text, " {name}: {}.", pattern(weights, &lesson.tokens));
+        let _ = write!(
+            text,
+            " Head {number}: {}.",
+            pattern(weights, &lesson.tokens)
+        );
     }
-    if columns(&text) <= crate::lesson::limits::MAX_NARRATION_CHARS {
+    if text.chars().count() <= crate::lesson::limits::MAX_NARRATION_CHARS {
         lesson.narration.set(Step::Softmax, text);
     }
 }
 
 /// What a head's weights do, in numbers: the mean weight on the first token, on the token
-/// itself and on the token before, and the strongest pair.
+/// itself and on the token before, and where the last token looks most.
 fn pattern(weights: &DMatrix<f64>, tokens: &[String]) -> String {
     let n = weights.nrows();
     let mean = |pick: &dyn Fn(usize) -> Option<usize>| {
@@ -440,20 +450,20 @@ fn pattern(weights: &DMatrix<f64>, tokens: &[String]) -> String {
             .collect();
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     };
+    // Row 1's token before is the first token: it counts for the first token only.
     let first = mean(&|row| (row > 0).then_some(0));
     let own = mean(&|row| (row > 0).then_some(row));
-    let previous = mean(&|row| row.checked_sub(1));
+    let before = mean(&|row| (row > 1).then(|| row - 1));
     let mut parts = Vec::new();
-    if let Some(first) = first {
-        parts.push(format!("first token {first:.2}"));
+    for (what, value) in [
+        ("first token", first),
+        ("itself", own),
+        ("token before", before),
+    ] {
+        if let Some(value) = value {
+            parts.push(format!("{what} {value:.2}"));
+        }
     }
-    if let Some(own) = own {
-        parts.push(format!("itself {own:.2}"));
-    }
-    if let Some(previous) = previous {
-        parts.push(format!("previous token {previous:.2}"));
-    }
-    // The last token sees every other: where it looks.
     let last = n - 1;
     let (col, weight) =
         (0..=last)
@@ -462,10 +472,10 @@ fn pattern(weights: &DMatrix<f64>, tokens: &[String]) -> String {
                 (0, f64::MIN),
                 |best, next| if next.1 > best.1 { next } else { best },
             );
-    format!(
-        "mean weight on the {}; {} looks most at {} ({weight:.2})",
-        parts.join(", on "),
-        tokens[last],
-        tokens[col]
-    )
+    let looks = format!("→ “{}” (token {}) {weight:.2}", tokens[col], col + 1);
+    if parts.is_empty() {
+        looks
+    } else {
+        format!("{}; {looks}", parts.join(", "))
+    }
 }

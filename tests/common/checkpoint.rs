@@ -83,7 +83,7 @@ pub fn safetensors(tensors: &[Tensor], dtype: Dtype) -> Vec<u8> {
         );
     }
     let mut header = serde_json::to_vec(&header).unwrap();
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(b' ');
     }
     let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
