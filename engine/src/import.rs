@@ -287,7 +287,7 @@ fn family(checkpoint: &Checkpoint) -> &'static str {
         checkpoint.config().model_type.as_str(),
     ) {
         (Architecture::Gpt2, _) => "GPT-2",
-        (Architecture::AttnOnly, _) => "attention-only",
+        (Architecture::AttnOnly, _) => "attention-only model",
         (Architecture::Llama, "mistral") => "Mistral",
         (Architecture::Llama, "qwen2") => "Qwen2",
         (Architecture::Llama, _) => "Llama",
@@ -301,7 +301,12 @@ fn title(request: &ImportRequest, heads: usize) -> String {
         HeadChoice::All => format!("all {heads} heads"),
     };
     let base = format!("{} layer {} {which}", request.model, request.layer);
-    let whole = format!("{base}: {}", one_line(&request.text));
+    let text = one_line(&request.text);
+    let whole = if text.is_empty() {
+        base
+    } else {
+        format!("{base}: {text}")
+    };
     cut(&whole, MAX_TITLE_COLUMNS)
 }
 
@@ -383,20 +388,24 @@ fn narrate(checkpoint: &Checkpoint, request: &ImportRequest, lesson: &mut Lesson
         ),
         (architecture, layer) => format!(
             "X is the residual stream entering layer {layer}: the token embeddings{} after the \
-             model's first {layer} block{} ({}), computed in float64 from the checkpoint and \
-             not stepped through here. Each row has {d} numbers; no single one means anything \
-             on its own.",
+             model's {} ({}), computed in float64 from the checkpoint and not stepped through \
+             here. Each row has {d} numbers; no single one means anything on its own.",
             if architecture == Architecture::Llama {
                 ""
             } else {
                 " plus the position embeddings"
             },
-            if layer == 1 { "" } else { "s" },
+            if layer == 1 {
+                "first block".to_string()
+            } else {
+                format!("first {layer} blocks")
+            },
             match architecture {
-                Architecture::Gpt2 => "each: LayerNorm, attention, LayerNorm, MLP, each added back",
+                Architecture::Gpt2 =>
+                    "a block: LayerNorm, attention, LayerNorm and MLP, each added back",
                 Architecture::Llama =>
-                    "each: RMSNorm, attention, RMSNorm, gated MLP, each added back",
-                Architecture::AttnOnly => "each: attention, added back",
+                    "a block: RMSNorm, attention, RMSNorm and gated MLP, each added back",
+                Architecture::AttnOnly => "a block: attention, added back",
             }
         ),
     };
@@ -405,39 +414,70 @@ fn narrate(checkpoint: &Checkpoint, request: &ImportRequest, lesson: &mut Lesson
     lesson.narration.set(
         Step::Projection,
         format!(
-            "Each cell of Q, K and V is a dot product of {d} numbers: the token's row (after \
-             the norm) times one column of the weights, plus that column's bias where the model \
-             has one. Head by head, {head_dim} columns of W_q make that head's queries. With \
-             {d} terms a working cannot show them all: it shows the largest ones and the sum \
-             of the rest."
+            "Each cell of Q, K and V is a dot product of {d} numbers: the token's row{} times \
+             one column of the weights, plus that column's bias where the model has one. Head \
+             by head, {head_dim} columns of W_q make that head's queries.{group} With {d} terms \
+             a working cannot show them all: it shows the largest ones and the sum of the rest.",
+            if lesson.norm.is_some() {
+                " (after the norm)"
+            } else {
+                ""
+            },
+            group = shared_group(config.heads, config.kv_heads, request.heads),
         ),
     );
     let attention = Attention::compute(lesson);
     let last = lesson.tokens.len() - 1;
     let mut text = format!(
-        "What each head does on this sentence, read from its weights: the mean weight a token \
-         puts on the first token, on itself and on the token before it (over the tokens that \
-         have each; the first token can only look at itself), and where the last token, “{}”, \
-         looks most.",
-        lesson.tokens[last]
+        "What {} does on this sentence, read from its weights: the mean weight a token puts on \
+         the first token, on itself and on the token before it (over the tokens that have \
+         each; the first token can only look at itself), and where the last token, “{}”, \
+         looks most.{}",
+        match request.heads {
+            HeadChoice::One(_) => "this head",
+            HeadChoice::All => "each head",
+        },
+        lesson.tokens[last],
+        match request.heads {
+            HeadChoice::One(head) => format!(
+                " This is the checkpoint's head {head}, counting from 0 as the checkpoint does."
+            ),
+            HeadChoice::All => " Heads are counted from 1 here, as the tutor counts them: head \
+                                1 is the checkpoint's head 0."
+                .to_string(),
+        }
     );
     for head in 0..lesson.heads.query {
         let Some(weights) = attention.matrix_in(MatrixName::Weights, head) else {
             continue;
         };
-        let number = match request.heads {
-            HeadChoice::One(chosen) => chosen,
-            HeadChoice::All => head,
+        let name = match request.heads {
+            HeadChoice::One(_) => "It".to_string(),
+            HeadChoice::All => format!("Head {}", head + 1),
         };
-        let _ = write!(
-            text,
-            " Head {number}: {}.",
-            pattern(weights, &lesson.tokens)
-        );
+        let _ = write!(text, " {name}: {}.", pattern(weights, &lesson.tokens));
     }
     if text.chars().count() <= crate::lesson::limits::MAX_NARRATION_CHARS {
         lesson.narration.set(Step::Softmax, text);
     }
+}
+
+/// For one head of a model whose heads share K/V groups: whose keys and values it reads.
+fn shared_group(heads: usize, kv_heads: usize, choice: HeadChoice) -> String {
+    let HeadChoice::One(head) = choice else {
+        return String::new();
+    };
+    if kv_heads >= heads || kv_heads == 0 {
+        return String::new();
+    }
+    let per_group = heads / kv_heads;
+    let group = head / per_group;
+    format!(
+        " W_k and W_v are K/V group {group}'s (counting from 0), which query heads {} to {} \
+         share: this model has {kv_heads} K/V groups for its {heads} query heads.",
+        group * per_group,
+        group * per_group + per_group - 1
+    )
 }
 
 /// What a head's weights do, in numbers: the mean weight on the first token, on the token

@@ -189,6 +189,17 @@ pub(crate) fn note_lines(note: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// The biases W_QK leaves out (`b_q`, `b_k` or both), in words; `None` without them.
+pub(crate) fn query_key_biases(attention: &crate::attention::Attention) -> Option<&'static str> {
+    let biases = attention.plan.shape.biases;
+    match (biases.q, biases.k) {
+        (true, true) => Some("the biases b_q and b_k"),
+        (true, false) => Some("the bias b_q"),
+        (false, true) => Some("the bias b_k"),
+        (false, false) => None,
+    }
+}
+
 /// What the circuit on screen means with the lesson's numbers. Under W_QK: the score of the
 /// pair of tokens under the cursor on the Scaling step, read through the circuit
 /// (x_i · W_QK · x_jᵀ / √d_k, the engine's `circuit_score`), beside that step's cell; with
@@ -253,6 +264,12 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
         format!(
             "{read}, but {name} is {}: the circuit leaves out the rotation (rope), which \
              turns Q and K by their positions, so the numbers differ.",
+            number(actual)
+        )
+    } else if let Some(biases) = query_key_biases(attention) {
+        format!(
+            "{read}, but {name} is {}: the circuit leaves out {biases}, which the projections \
+             add to Q and K, so the numbers differ.",
             number(actual)
         )
     } else {

@@ -397,3 +397,125 @@ fn a_gpt2_without_a_tokenizer_json_uses_gpt2s_own_bpe() {
         "{text}"
     );
 }
+
+#[test]
+fn a_path_that_is_not_there_is_named_as_typed() {
+    let dir = TempDir::new().unwrap();
+    let message = refused(&dir, &["no-such-model", "--text", "the cat"]);
+    assert_says(&message, &["no-such-model: no such file or folder"]);
+    assert!(!message.contains("config.json: no such file"), "{message}");
+}
+
+/// `show out.toml ARGS…`'s output, expecting success.
+fn show_imported(dir: &TempDir, args: &[&str]) -> String {
+    let output = attn_tutor(dir)
+        .args(["show", "out.toml"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    // The narration is wrapped: one line, to find its sentences.
+    String::from_utf8(output.stdout).unwrap().replace('\n', " ")
+}
+
+#[test]
+fn the_narration_says_what_x_is_and_counts_heads_as_the_tutor_does() {
+    let dir = TempDir::new().unwrap();
+    gpt2_model(&dir);
+    imported(
+        &dir,
+        &["model", "--text", "the cat sat on the mat", "--layer", "1"],
+    );
+    let text = show_imported(&dir, &[]);
+    assert!(
+        text.contains("after the model's first block (a block: LayerNorm,"),
+        "{text}"
+    );
+    assert!(text.contains("head 1 is the checkpoint's head 0"), "{text}");
+    assert!(text.contains(" Head 2: first token "), "{text}");
+    std::fs::remove_file(dir.path().join("out.toml")).unwrap();
+    imported(&dir, &["model", "--text", "the cat sat", "--head", "1"]);
+    let text = show_imported(&dir, &[]);
+    assert!(
+        text.contains("This is the checkpoint's head 1, counting from 0"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_attention_only_models_narration_has_no_norm_in_it() {
+    let dir = TempDir::new().unwrap();
+    let folder = dir.path().join("model");
+    checkpoint::write(
+        &folder,
+        &checkpoint::attn_only(2, 8, 2, WORDS.len(), 16),
+        Dtype::F32,
+    );
+    std::fs::write(
+        folder.join("tokenizer.json"),
+        checkpoint::word_tokenizer(&WORDS),
+    )
+    .unwrap();
+    imported(&dir, &["model", "--text", "the cat sat"]);
+    let text = show_imported(&dir, &[]);
+    assert!(
+        text.contains("this attention-only model: each token's row"),
+        "{text}"
+    );
+    assert!(!text.contains("(after the norm)"), "{text}");
+}
+
+#[test]
+fn one_head_of_grouped_heads_says_whose_keys_and_values_it_reads() {
+    let dir = TempDir::new().unwrap();
+    let folder = dir.path().join("model");
+    checkpoint::write(
+        &folder,
+        &checkpoint::llama("llama", 1, 16, 4, 2, 4, WORDS.len(), 10_000.0),
+        Dtype::F32,
+    );
+    std::fs::write(
+        folder.join("tokenizer.json"),
+        checkpoint::word_tokenizer(&WORDS),
+    )
+    .unwrap();
+    imported(&dir, &["model", "--text", "the cat sat", "--head", "3"]);
+    let text = show_imported(&dir, &["--step", "projection"]);
+    assert!(
+        text.contains("W_k and W_v are K/V group 1's (counting from 0), which query heads 2 to 3"),
+        "{text}"
+    );
+    // The lesson's norm is RMSNorm: asked for the LayerNorm step, show says where its norm is.
+    let text = show_imported(&dir, &["--step", "layer_norm"]);
+    assert!(text.contains("This lesson's norm is RMSNorm"), "{text}");
+}
+
+#[test]
+fn the_circuits_of_a_model_with_biases_say_the_circuit_leaves_them_out() {
+    let dir = TempDir::new().unwrap();
+    gpt2_model(&dir);
+    imported(&dir, &["model", "--text", "the cat sat"]);
+    let text = show_imported(&dir, &["--step", "circuits"]);
+    assert!(
+        text.contains("W_QK leaves out the biases b_q and b_k, which the projections add"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_text_of_only_the_bos_token_makes_a_one_token_lesson_titled_without_a_colon() {
+    let dir = TempDir::new().unwrap();
+    gpt2_model(&dir);
+    imported(&dir, &["model", "--text", "", "--bos"]);
+    let text = std::fs::read_to_string(dir.path().join("out.toml")).unwrap();
+    assert!(
+        text.contains("title = \"model layer 0 all 2 heads\"\n"),
+        "{text}"
+    );
+    let output = attn_tutor(&dir)
+        .args(["check", "out.toml"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(said.contains("(1 token × 8"), "{said}");
+}

@@ -13,6 +13,12 @@ pub(crate) const SUPPORTED_DTYPES: &str = "F32, F16, BF16";
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     #[error(
+        "{}: no such file or folder; give the model's folder (config.json beside \
+         model.safetensors) or its model.safetensors",
+        printable_path(.0)
+    )]
+    NoSuchPath(PathBuf),
+    #[error(
         "{}: no such file; a checkpoint is a folder holding config.json beside model.safetensors \
          (or model.safetensors.index.json and its shards), or the path of a model.safetensors \
          with config.json beside it",

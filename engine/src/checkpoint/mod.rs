@@ -42,6 +42,10 @@ impl Checkpoint {
     /// (or `model.safetensors.index.json` and its shards), or the path of a safetensors file (or
     /// of the index) with `config.json` beside it.
     pub fn open(path: &Path) -> Result<Checkpoint, CheckpointError> {
+        // A path that is not there is named as typed, not as the config.json beside it.
+        if !path.exists() {
+            return Err(CheckpointError::NoSuchPath(path.to_path_buf()));
+        }
         let folder = if path.is_dir() {
             path.to_path_buf()
         } else {

@@ -617,7 +617,10 @@ impl Lesson {
         } else {
             String::new()
         };
-        let tokens = self.seq_len();
+        let tokens = match self.seq_len() {
+            1 => "1 token".to_string(),
+            many => format!("{many} tokens"),
+        };
         // The generation steps are said last: they come after the whole pass.
         let mut generation = if self.decode {
             ", generated with a K/V cache"
@@ -631,11 +634,11 @@ impl Lesson {
         }
         match self.d_model() {
             Some(d_model) => format!(
-                "{tokens} tokens × {d_model} → d_k {}{source}{heads}{positions}{generation}",
+                "{tokens} × {d_model} → d_k {}{source}{heads}{positions}{generation}",
                 self.d_k()
             ),
             None => format!(
-                "{tokens} tokens, Q/K/V given, d_k {}{source}{heads}{positions}{generation}",
+                "{tokens}, Q/K/V given, d_k {}{source}{heads}{positions}{generation}",
                 self.d_k()
             ),
         }

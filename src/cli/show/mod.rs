@@ -325,6 +325,13 @@ fn note(
                  step's score only where the query and the key stand at the same position."
             ))
         }
+        Step::Circuits if crate::ui::query_key_biases(attention).is_some() => {
+            let biases = crate::ui::query_key_biases(attention)?;
+            Some(format!(
+                "W_QK leaves out {biases}, which the projections add to Q and K: a score \
+                 read through it is not the Scores step's."
+            ))
+        }
         Step::KvCache => {
             let counts = attention.decode_multiply_adds(token);
             Some(format!(

@@ -27,8 +27,13 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.shape.norm == Some(NormKind::Layer),
     note: |_| None,
     enable: Some("add `norm = \"layer\"` (with embeddings, format 2)"),
-    absent: |_| {
-        Some("This lesson has no LayerNorm (no `norm = \"layer\"`): the projections read X.")
+    absent: |plan| {
+        Some(if plan.shape.norm == Some(NormKind::Rms) {
+            "This lesson's norm is RMSNorm (`norm = \"rms\"`), on the rms_norm step: the \
+             projections read its X̂."
+        } else {
+            "This lesson has no LayerNorm (no `norm = \"layer\"`): the projections read X."
+        })
     },
     views: |plan| views(plan),
     header: Header::Attention {

@@ -25,7 +25,14 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     shown: |plan| plan.shape.norm == Some(NormKind::Rms),
     note: |_| None,
     enable: Some("add `norm = \"rms\"` (with embeddings, format 2)"),
-    absent: |_| Some("This lesson has no RMSNorm (no `norm = \"rms\"`): the projections read X."),
+    absent: |plan| {
+        Some(if plan.shape.norm == Some(NormKind::Layer) {
+            "This lesson's norm is LayerNorm (`norm = \"layer\"`), on the layer_norm step: the \
+             projections read its X̂."
+        } else {
+            "This lesson has no RMSNorm (no `norm = \"rms\"`): the projections read X."
+        })
+    },
     views,
     header: Header::Attention {
         one_head: |plan| definition(plan, "RMSNorm"),
