@@ -427,10 +427,11 @@ fn output_of(concat: MatrixName) -> MatrixName {
 }
 
 /// A dot product of more terms than this is written with its largest terms and the sum of the
-/// rest: 16 products of four-decimal numbers already fill four lines of 80 columns, and a real
-/// model's 64 (a head's width) or 768 (GPT-2 small's embeddings) would fill the screen with
-/// numbers read in no order that means anything.
-pub const WRITTEN_WHOLE_UP_TO: usize = 16;
+/// rest: 12 products of four-decimal numbers already fill three lines of 80 columns, and a
+/// real model's 64 (a head's width) or 768 (GPT-2 small's embeddings) would fill the screen
+/// with numbers read in no order that means anything; 16 tokens' weights · V, most of them
+/// 0 under a causal mask, read best as their few largest terms.
+pub const WRITTEN_WHOLE_UP_TO: usize = 12;
 
 /// The most products a long dot product writes, largest first.
 const LARGEST_AT_MOST: usize = 3;
@@ -466,8 +467,11 @@ impl Largest {
         };
         // Stable: of equal products the one first in the column order comes first.
         order.sort_by(|x, y| size(y).total_cmp(&size(x)));
+        // A term that is 0 (a masked key's weight) is not worth writing out.
+        let nonzero = order.iter().take_while(|index| size(index) != 0.0).count();
+        let most = LARGEST_AT_MOST.min(nonzero).min(terms.len().saturating_sub(1));
         let mut fewest = None;
-        for shown in (1..=LARGEST_AT_MOST.min(terms.len().saturating_sub(1)).max(1)).rev() {
+        for shown in (1..=most.max(1)).rev() {
             let largest = Largest::with(terms, &order[..shown], decimals, result);
             let columns: usize = largest
                 .pieces
