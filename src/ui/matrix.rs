@@ -288,15 +288,18 @@ impl Geometry {
         self.cols.contains(&col).then_some((row, Some(col)))
     }
 
-    /// Where the window is, when the matrix does not fit: "rows 9–16 of 64".
+    /// Where the window is, when the matrix does not fit: "rows 9–16 of 64", or of a window
+    /// one wide "col 31 of 64" (not "31–31 of 64").
     fn position(&self) -> String {
-        let part = |what: &str, range: &Range<usize>, total: usize| {
-            (range.len() < total)
-                .then(|| format!("{what} {}–{} of {total}", range.start + 1, range.end))
+        let part = |what: &str, one: &str, range: &Range<usize>, total: usize| {
+            (range.len() < total).then(|| match range.len() {
+                1 => format!("{one} {} of {total}", range.end),
+                _ => format!("{what} {}–{} of {total}", range.start + 1, range.end),
+            })
         };
         [
-            part("rows", &self.rows, self.total_rows),
-            part("cols", &self.cols, self.total_cols),
+            part("rows", "row", &self.rows, self.total_rows),
+            part("cols", "col", &self.cols, self.total_cols),
         ]
         .into_iter()
         .flatten()

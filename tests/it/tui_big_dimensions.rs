@@ -107,3 +107,17 @@ fn twelve_heads_output_projection_is_one_heads_part_and_the_others_then_its_larg
         assert!(rows.iter().any(|row| row.trim_start() == "= -652.578"), "{drawn}");
     }
 }
+
+#[test]
+fn a_page_one_column_wide_says_which_column_it_is() {
+    // V's operand column on Output, at 120×40: one of V's 64 columns fits beside the weights.
+    let mut app = big("big-one-head");
+    go_to(&mut app, "output");
+    for _ in 0..30 {
+        update(&mut app, Action::Move(Direction::Right));
+    }
+    let drawn = screen(&app, 120, 40);
+    let caption = drawn.lines().nth(2).unwrap_or_default();
+    assert!(caption.contains("V col 31 of 64"), "{caption}");
+    assert!(!caption.contains("31–31"), "{caption}");
+}
