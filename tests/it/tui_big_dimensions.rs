@@ -38,7 +38,8 @@ fn assert_whole_working(screen: &str, result: &str) {
         "the others' sum on the products' line:\n{screen}"
     );
     assert!(
-        rows.iter().any(|row| row.trim_start() == format!("= {result}")),
+        rows.iter()
+            .any(|row| row.trim_start() == format!("= {result}")),
         "the result {result}:\n{screen}"
     );
     assert!(
@@ -59,7 +60,10 @@ fn a_768_term_projection_and_a_64_term_score_are_worked_whole_at_80x24() {
     assert_whole_working(&screen(&app, 120, 40), "-0.643");
     go_to(&mut app, "scores");
     let scores = screen(&app, 80, 24);
-    assert!(scores.contains("scores[When, When] = q_When · k_When"), "{scores}");
+    assert!(
+        scores.contains("scores[When, When] = q_When · k_When"),
+        "{scores}"
+    );
     assert_whole_working(&scores, "6313.547");
 }
 
@@ -100,11 +104,15 @@ fn twelve_heads_output_projection_is_one_heads_part_and_the_others_then_its_larg
             "the parts' sum, then the head's terms and its part:\n{drawn}"
         );
         assert!(
-            rows.iter().any(|row| row.contains("The largest of the 64 terms")
-                || row.contains("largest of the 64 terms, largest first")),
+            rows.iter()
+                .any(|row| row.contains("The largest of the 64 terms")
+                    || row.contains("largest of the 64 terms, largest first")),
             "{drawn}"
         );
-        assert!(rows.iter().any(|row| row.trim_start() == "= -652.578"), "{drawn}");
+        assert!(
+            rows.iter().any(|row| row.trim_start() == "= -652.578"),
+            "{drawn}"
+        );
     }
 }
 

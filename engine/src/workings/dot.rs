@@ -469,7 +469,9 @@ impl Largest {
         order.sort_by(|x, y| size(y).total_cmp(&size(x)));
         // A term that is 0 (a masked key's weight) is not worth writing out.
         let nonzero = order.iter().take_while(|index| size(index) != 0.0).count();
-        let most = LARGEST_AT_MOST.min(nonzero).min(terms.len().saturating_sub(1));
+        let most = LARGEST_AT_MOST
+            .min(nonzero)
+            .min(terms.len().saturating_sub(1));
         let mut fewest = None;
         for shown in (1..=most.max(1)).rev() {
             let largest = Largest::with(terms, &order[..shown], decimals, result);
@@ -488,7 +490,12 @@ impl Largest {
 
     /// The terms at `written` (indices, largest first) and the sum of the others, with the
     /// fewest decimals that make them land on `result`.
-    fn with(terms: &[(Operand, Operand)], largest: &[usize], decimals: usize, result: &str) -> Largest {
+    fn with(
+        terms: &[(Operand, Operand)],
+        largest: &[usize],
+        decimals: usize,
+        result: &str,
+    ) -> Largest {
         let rest: f64 = terms
             .iter()
             .enumerate()
@@ -532,7 +539,10 @@ impl Largest {
             .collect();
         let others = terms.len() - largest.len();
         let term = if others == 1 { "term" } else { "terms" };
-        pieces.push(format!("{others} more {term} (sum {})", format_number(rest, r)));
+        pieces.push(format!(
+            "{others} more {term} (sum {})",
+            format_number(rest, r)
+        ));
         Largest {
             pieces,
             shown: largest.len(),
@@ -544,7 +554,10 @@ impl Largest {
     /// What the working writes and in what order.
     fn note(&self) -> String {
         match self.shown {
-            1 => format!("the largest of the {} terms, then the others' sum", self.total),
+            1 => format!(
+                "the largest of the {} terms, then the others' sum",
+                self.total
+            ),
             n => format!(
                 "the {n} largest of the {} terms, largest first, then the others' sum",
                 self.total

@@ -17,7 +17,9 @@ fn computed(name: &str, text: &str) -> Attention {
 }
 
 fn decimals_of(number: &str) -> usize {
-    number.split_once('.').map_or(0, |(_, fraction)| fraction.len())
+    number
+        .split_once('.')
+        .map_or(0, |(_, fraction)| fraction.len())
 }
 
 /// `(a × b)` as its two numbers.
@@ -123,7 +125,10 @@ fn a_768_term_projection_writes_its_largest_terms_and_the_others_sum_in_80_colum
             }
         }
     }
-    assert!(written.contains(&2), "some cells write two terms: {written:?}");
+    assert!(
+        written.contains(&2),
+        "some cells write two terms: {written:?}"
+    );
 }
 
 #[test]
