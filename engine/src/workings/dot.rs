@@ -488,7 +488,7 @@ impl Largest {
         fewest.unwrap_or_else(|| Largest::with(terms, &order[..1], decimals, result))
     }
 
-    /// The terms at `written` (indices, largest first) and the sum of the others, with the
+    /// The terms at `largest` (indices, largest first) and the sum of the others, with the
     /// fewest decimals that make them land on `result`.
     fn with(
         terms: &[(Operand, Operand)],
