@@ -238,6 +238,12 @@ impl Geometry {
             .label_width
             .clamp(1, usize::from(area.width / 2).max(1)) as u16;
         let room = area.width.saturating_sub(label_width + 1).max(1);
+        // A panel given less than a number's width (four panels side by side at 80 columns)
+        // shows its numbers to fewer decimals rather than as "…", and its caption says so.
+        let cap = (0..=shape.decimals(cap))
+            .rev()
+            .find(|&decimals| shape.number_width(decimals) <= usize::from(room))
+            .unwrap_or(cap);
         // Column labels whole where the area has room for every column at their width.
         let labelled = shape.cell_width(cap).max(shape.header_width);
         let cell = if shape.total_cols * (labelled + 1) <= usize::from(room) + 1 {

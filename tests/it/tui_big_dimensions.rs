@@ -129,3 +129,21 @@ fn a_page_one_column_wide_says_which_column_it_is() {
     assert!(caption.contains("V col 31 of 64"), "{caption}");
     assert!(!caption.contains("31–31"), "{caption}");
 }
+
+#[test]
+fn a_panel_narrower_than_its_numbers_shows_fewer_decimals_not_dots() {
+    // Online softmax at 80×24: masked, m, rescale and l side by side leave m one column short
+    // of -123.378; its numbers were "…", now to fewer decimals with the caption's ≈.
+    let mut app = big("big-one-head");
+    go_to(&mut app, "online_softmax");
+    let drawn = screen(&app, 80, 24);
+    let panels: Vec<&str> = drawn.lines().skip(2).take(9).collect();
+    assert!(
+        !panels
+            .iter()
+            .any(|line| line.split_whitespace().any(|word| word == "…")),
+        "a number shown as …:\n{drawn}"
+    );
+    assert!(panels[0].contains("m ≈"), "the caption says m is rounded:\n{drawn}");
+    assert!(drawn.contains("Mary    -123.4"), "{drawn}");
+}
