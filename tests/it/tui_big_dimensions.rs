@@ -144,6 +144,24 @@ fn a_panel_narrower_than_its_numbers_shows_fewer_decimals_not_dots() {
             .any(|line| line.split_whitespace().any(|word| word == "…")),
         "a number shown as …:\n{drawn}"
     );
-    assert!(panels[0].contains("m ≈"), "the caption says m is rounded:\n{drawn}");
+    assert!(
+        panels[0].contains("m ≈"),
+        "the caption says m is rounded:\n{drawn}"
+    );
     assert!(drawn.contains("Mary    -123.4"), "{drawn}");
+}
+
+#[test]
+fn the_first_hint_of_a_long_sum_promises_its_largest_terms_not_every_term() {
+    let mut app = big("big-one-head");
+    go_to(&mut app, "projection");
+    update(&mut app, Action::TogglePractice);
+    update(&mut app, Action::Hint);
+    let said = crate::common::status(&app);
+    assert!(
+        said.contains(
+            "Hint 1 of 3 for Q[When, 1]; t again for the largest terms and the others' sum"
+        ),
+        "{said}"
+    );
 }
