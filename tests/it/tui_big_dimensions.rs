@@ -34,7 +34,7 @@ fn assert_whole_working(screen: &str, result: &str) {
     let products: Vec<&String> = rows.iter().filter(|row| row.contains(" × ")).collect();
     assert_eq!(products.len(), 1, "one line of products:\n{screen}");
     assert!(
-        products[0].contains(" more terms (sum "),
+        products[0].contains(" more terms (sum ") || products[0].contains(" more (sum "),
         "the others' sum on the products' line:\n{screen}"
     );
     assert!(
@@ -65,6 +65,15 @@ fn a_768_term_projection_and_a_64_term_score_are_worked_whole_at_80x24() {
         "{scores}"
     );
     assert_whole_working(&scores, "6313.547");
+    // A head's mark makes the name longer: the products still take one line.
+    let mut app = big("big-twelve-heads");
+    go_to(&mut app, "scores");
+    let scores = screen(&app, 80, 24);
+    assert!(
+        scores.contains("scores⁽¹⁾[When, When] = q⁽¹⁾_When · k⁽¹⁾_When"),
+        "{scores}"
+    );
+    assert_whole_working(&scores, "-12859.700");
 }
 
 #[test]

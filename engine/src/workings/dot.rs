@@ -437,8 +437,9 @@ pub const WRITTEN_WHOLE_UP_TO: usize = 12;
 const LARGEST_AT_MOST: usize = 3;
 
 /// The line the products of a long dot product and the rest's sum are to fit, after the
-/// cell's name as a screen indents them (` name = `, the name at most a third of the line).
-const LINE_COLUMNS: usize = 80;
+/// cell's name as a screen indents them (`name = `, the name at most a third of the line): an
+/// 80-column screen's working, a column of margin each side.
+const LINE_COLUMNS: usize = 78;
 
 /// A long dot product written with its largest terms (by |product|, largest first), then how
 /// many more there are and their sum: the terms as written and the rest's sum add up to the
@@ -458,7 +459,7 @@ impl Largest {
     /// `terms` written with their largest ones, landing on `result` (written with `decimals`),
     /// as many (up to three) as fit a line after `name`.
     fn of(terms: &[(Operand, Operand)], decimals: usize, result: &str, name: &str) -> Largest {
-        let indent = name.chars().count().min(LINE_COLUMNS / 3) + " = ".len() + 1;
+        let indent = name.chars().count().min(LINE_COLUMNS / 3) + " = ".len();
         let room = LINE_COLUMNS.saturating_sub(indent);
         let mut order: Vec<usize> = (0..terms.len()).collect();
         let size = |index: &usize| {
@@ -472,20 +473,28 @@ impl Largest {
         let most = LARGEST_AT_MOST
             .min(nonzero)
             .min(terms.len().saturating_sub(1));
-        let mut fewest = None;
-        for shown in (1..=most.max(1)).rev() {
-            let largest = Largest::with(terms, &order[..shown], decimals, result);
+        let fits = |largest: &Largest| {
             let columns: usize = largest
                 .pieces
                 .iter()
                 .map(|piece| piece.chars().count() + 3)
                 .sum();
-            if columns <= room + 3 {
+            columns <= room + 3
+        };
+        for shown in (1..=most.max(1)).rev() {
+            let largest = Largest::with(terms, &order[..shown], decimals, result, Rest::Terms);
+            if fits(&largest) {
                 return largest;
             }
-            fewest = Some(largest);
         }
-        fewest.unwrap_or_else(|| Largest::with(terms, &order[..1], decimals, result))
+        // A long name (`scores⁽¹²⁾[John₁₀, store]`) leaves less than one term and "N more
+        // terms (sum s)": the note says what the others are, so "N more (sum s)" is enough.
+        let short = Largest::with(terms, &order[..1], decimals, result, Rest::Short);
+        if fits(&short) {
+            short
+        } else {
+            Largest::with(terms, &order[..1], decimals, result, Rest::Terms)
+        }
     }
 
     /// The terms at `largest` (indices, largest first) and the sum of the others, with the
@@ -495,6 +504,7 @@ impl Largest {
         largest: &[usize],
         decimals: usize,
         result: &str,
+        rest_as: Rest,
     ) -> Largest {
         let rest: f64 = terms
             .iter()
@@ -538,9 +548,13 @@ impl Largest {
             })
             .collect();
         let others = terms.len() - largest.len();
-        let term = if others == 1 { "term" } else { "terms" };
+        let term = match (rest_as, others) {
+            (Rest::Short, _) => "",
+            (Rest::Terms, 1) => " term",
+            (Rest::Terms, _) => " terms",
+        };
         pieces.push(format!(
-            "{others} more {term} (sum {})",
+            "{others} more{term} (sum {})",
             format_number(rest, r)
         ));
         Largest {
@@ -564,6 +578,15 @@ impl Largest {
             ),
         }
     }
+}
+
+/// How the others' sum is written after the largest terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rest {
+    /// `63 more terms (sum s)`.
+    Terms,
+    /// `63 more (sum s)`, where the line has no room for the word.
+    Short,
 }
 
 /// A number in a sum, a negative one in parentheses: `1.5 + (-2.25)`.

@@ -32,10 +32,11 @@ fn product(piece: &str) -> (f64, f64) {
     (a.parse().unwrap(), b.parse().unwrap())
 }
 
-/// `N more terms (sum S)` as N and S as written.
+/// `N more terms (sum S)` (or `N more (sum S)` where the line is short) as N and S as written.
 fn rest(piece: &str) -> (usize, String) {
     let (count, sum) = piece
         .split_once(" more terms (sum ")
+        .or_else(|| piece.split_once(" more (sum "))
         .unwrap_or_else(|| panic!("not the rest: {piece}"));
     (
         count.parse().unwrap(),
@@ -94,11 +95,12 @@ fn check_largest_terms(attention: &Attention, cell: Cell, decimals: usize) -> us
         explanation.name,
         products.join(" + ")
     );
-    // The line of products fits 80 columns after the name, as the tutor indents it.
-    let indent = explanation.name.chars().count().min(80 / 3) + " = ".len() + 1;
+    // The line of products fits an 80-column screen's working (78 columns between its
+    // margins) after the name, as the tutor indents it.
+    let indent = explanation.name.chars().count().min(78 / 3) + " = ".len();
     let line = products.join(" + ");
     assert!(
-        indent + line.chars().count() <= 80,
+        indent + line.chars().count() <= 78,
         "{} columns: {line}",
         indent + line.chars().count()
     );
@@ -139,6 +141,17 @@ fn a_64_term_score_and_a_16_term_output_write_their_largest_terms() {
     }
     for (row, col) in [(0, 0), (15, 63), (9, 5)] {
         check_largest_terms(&attention, Cell::new(MatrixName::Output, row, col), 3);
+    }
+}
+
+#[test]
+fn a_score_of_the_twelfth_head_with_a_long_name_still_fits_its_line() {
+    // `scores⁽¹²⁾[John₁₀, John₁₀]`: a name of 25 columns leaves no room for a term and
+    // "63 more terms (sum s)"; the others' sum is then "63 more (sum s)".
+    let attention = computed("big-twelve-heads", TWELVE_HEADS);
+    for (row, col) in [(9, 9), (9, 3), (0, 0)] {
+        let cell = Cell::new(MatrixName::Scores, row, col).in_head(11);
+        check_largest_terms(&attention, cell, 3);
     }
 }
 
@@ -190,7 +203,7 @@ fn the_output_projection_of_twelve_heads_is_the_heads_parts_each_written_by_its_
             let said = &part.sides[2][0];
             assert_eq!(&format_number(worked, decimals_of(said)), said, "{part:?}");
             let line = part.sides[1].join(" + ");
-            assert!(part.name.len() + 4 + line.chars().count() <= 80, "{line}");
+            assert!(part.name.len() + 3 + line.chars().count() <= 78, "{line}");
         }
     }
 }
