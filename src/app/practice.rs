@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 
 use crate::attention::number::format_number;
-use crate::attention::{Cell, MatrixName, Step};
+use crate::attention::{Cell, MatrixName, Rule, Step};
 use crate::practice::{Answer, CellAttempt, HintLevel, LessonScore, StepScore, Verdict};
+use crate::workings::WRITTEN_WHOLE_UP_TO;
 
 use super::screens;
 use super::tutor::Tutor;
@@ -266,6 +267,10 @@ pub(crate) fn hint(tutor: &mut Tutor) -> Status {
     };
     let level = HintLevel::next(tutor.hint_level(cell));
     let name = tutor.attention.cell_name(cell);
+    // The second hint of a long dot product writes its largest terms, not all of them.
+    let long_sum = tutor.attention.derive(cell).is_some_and(
+        |derivation| matches!(&derivation.rule, Rule::Dot(dot) if dot.terms.len() > WRITTEN_WHOLE_UP_TO),
+    );
     let kept_as = tutor.practice_cell(cell);
     let Some(practice) = tutor.practice.as_mut() else {
         return Status::info("t gives a hint for a hidden ? in practice: x starts practice");
@@ -284,7 +289,9 @@ pub(crate) fn hint(tutor: &mut Tutor) -> Status {
         Status::info(format!(
             "Hint {} of 3 for {name}; t again for {}",
             level.number(),
-            if level == HintLevel::FirstStep {
+            if level == HintLevel::FirstStep && long_sum {
+                "the largest terms and the others' sum"
+            } else if level == HintLevel::FirstStep {
                 "every term"
             } else {
                 "the answer"

@@ -238,6 +238,12 @@ impl Geometry {
             .label_width
             .clamp(1, usize::from(area.width / 2).max(1)) as u16;
         let room = area.width.saturating_sub(label_width + 1).max(1);
+        // A panel given less than a number's width (four panels side by side at 80 columns)
+        // shows its numbers to fewer decimals rather than as "…", and its caption says so.
+        let cap = (0..=shape.decimals(cap))
+            .rev()
+            .find(|&decimals| shape.number_width(decimals) <= usize::from(room))
+            .unwrap_or(cap);
         // Column labels whole where the area has room for every column at their width.
         let labelled = shape.cell_width(cap).max(shape.header_width);
         let cell = if shape.total_cols * (labelled + 1) <= usize::from(room) + 1 {
@@ -288,15 +294,18 @@ impl Geometry {
         self.cols.contains(&col).then_some((row, Some(col)))
     }
 
-    /// Where the window is, when the matrix does not fit: "rows 9–16 of 64".
+    /// Where the window is, when the matrix does not fit: "rows 9–16 of 64", or of a window
+    /// one wide "col 31 of 64" (not "31–31 of 64").
     fn position(&self) -> String {
-        let part = |what: &str, range: &Range<usize>, total: usize| {
-            (range.len() < total)
-                .then(|| format!("{what} {}–{} of {total}", range.start + 1, range.end))
+        let part = |what: &str, one: &str, range: &Range<usize>, total: usize| {
+            (range.len() < total).then(|| match range.len() {
+                1 => format!("{one} {} of {total}", range.end),
+                _ => format!("{what} {}–{} of {total}", range.start + 1, range.end),
+            })
         };
         [
-            part("rows", &self.rows, self.total_rows),
-            part("cols", &self.cols, self.total_cols),
+            part("rows", "row", &self.rows, self.total_rows),
+            part("cols", "col", &self.cols, self.total_cols),
         ]
         .into_iter()
         .flatten()

@@ -11,7 +11,7 @@ use crate::app::{Tokens, Tutor, rows_are_tokens};
 use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Cell, MatrixName, Rule, Step, softmax_is_shifted};
 use crate::lesson::text::{columns, printable};
-use crate::workings::{Dot, FullyMasked, Softmax};
+use crate::workings::{Dot, FullyMasked, Softmax, WRITTEN_WHOLE_UP_TO};
 
 use super::text::{fit, pad_right, wrap_pieces, wrap_words};
 use super::theme::Theme;
@@ -471,9 +471,17 @@ pub(crate) fn cell_working(tutor: &Tutor, cell: Cell, width: u16) -> Vec<String>
         lines.extend(wrap_words(&capitalized(note), width));
     }
     match by_head(tutor, cell, width) {
-        Some(by_head) if by_head.len() < lines.len() => by_head,
+        Some(by_head) if by_head.len() < lines.len() || written_as_parts(tutor, cell) => by_head,
         _ => lines,
     }
+}
+
+/// Whether the engine writes this concat · W_o whole as the heads' parts alone, too many terms
+/// to write out (12 heads of 64): head by head, a head's own terms can be read too.
+fn written_as_parts(tutor: &Tutor, cell: Cell) -> bool {
+    tutor.attention.derive(cell).is_some_and(
+        |derivation| matches!(&derivation.rule, Rule::Dot(dot) if dot.terms.len() > WRITTEN_WHOLE_UP_TO),
+    )
 }
 
 /// Numbers right-aligned to the widest of them (and at least to `least`).
@@ -563,7 +571,7 @@ fn result_line(tutor: &Tutor, cell: Cell, width: usize) -> Option<usize> {
         + whole
             .note
             .map_or(0, |note| wrap_words(&capitalized(&note), width).len());
-    if by_head.is_some_and(|lines| lines < all_lines) {
+    if by_head.is_some_and(|lines| lines < all_lines || written_as_parts(tutor, cell)) {
         let parts = derivation.head_parts(&tutor.attention, tutor.lesson.decimals)?;
         let sum = parts.wholes.get(tutor.head.min(parts.wholes.len() - 1))?;
         whole_lines = sides_lines(sum, width).len();
@@ -656,6 +664,10 @@ fn by_head(tutor: &Tutor, cell: Cell, width: usize) -> Option<Vec<String>> {
     let mut lines = sides_lines(&whole, width);
     lines.extend(sides_lines(&head, width));
     lines.resize(lines.len().max(lines_at_most), String::new());
+    // Which of a long part's terms are written (its largest, then the others' sum).
+    if let Some(note) = &head.note {
+        lines.extend(wrap_words(&capitalized(note), width));
+    }
     lines.extend(wrap_words(
         &format!(
             "Each head's part is its output times its block of {}'s rows; < and > write out \

@@ -40,6 +40,7 @@ mod softmax_entropy;
 mod step_numbering;
 mod teaching_text;
 mod test_data_isolation;
+mod tui_big_dimensions;
 mod tui_classroom;
 mod tui_cross;
 mod tui_generation;

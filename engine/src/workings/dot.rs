@@ -119,6 +119,29 @@ impl Working for Dot {
             text
         };
         match blocks {
+            // A real model's concat · W_o (768 terms from 12 heads): the heads' parts, each
+            // the sum of its head's block, are what there is to read; each part's own terms
+            // are written head by head (`Dot::head_parts`).
+            Some(blocks) if terms.len() > WRITTEN_WHOLE_UP_TO => {
+                let (_, result) = written(
+                    landing_digits(decimals, &worked.result, part_sum),
+                    decimals,
+                    &worked.result,
+                );
+                let per_head = blocks.first().map_or(0, |block| block.len());
+                Words::worked(
+                    vec![
+                        vec![operands],
+                        said.iter().map(|part| in_a_sum(part.clone())).collect(),
+                        vec![result],
+                    ],
+                    Some(format!(
+                        "the {} heads' parts, head 1's first; each is the sum of its head's \
+                         {per_head} terms",
+                        blocks.len()
+                    )),
+                )
+            }
             // concat · W_o: the terms come in blocks, one per head, and each block is what
             // that head contributes to the output.
             Some(blocks) => {
@@ -145,6 +168,15 @@ impl Working for Dot {
                     Some(contributions.join(", ")),
                 )
             }
+            None if terms.len() > WRITTEN_WHOLE_UP_TO => {
+                let name = labels.cell_name(cell);
+                let largest = Largest::of(terms, decimals, &worked.result, &name);
+                let note = [Some(largest.note()), hidden_key_note(labels, cell)];
+                Words::worked(
+                    vec![vec![operands], largest.pieces, vec![largest.result]],
+                    Some(note.into_iter().flatten().collect::<Vec<_>>().join("; ")),
+                )
+            }
             None => Words::worked(
                 vec![
                     vec![operands],
@@ -166,8 +198,40 @@ impl Working for Dot {
         )
     }
 
-    fn hints(&self, _: &dyn Labels, _: &Worked, explanation: &Explanation) -> (String, String) {
-        dot_hints(explanation)
+    fn hints(
+        &self,
+        labels: &dyn Labels,
+        _: &Worked,
+        explanation: &Explanation,
+    ) -> (String, String) {
+        let (first, working) = dot_hints(explanation);
+        if self.terms.len() <= WRITTEN_WHOLE_UP_TO {
+            return (first, working);
+        }
+        // The products written are the largest, not the first: the nudge says how many there
+        // are and which is largest (or, for concat · W_o, that it is the heads' parts).
+        let operands = explanation
+            .sides
+            .first()
+            .map(|side| side.join(" + "))
+            .unwrap_or_default();
+        let first = match (
+            head_blocks(labels, &self.terms),
+            explanation.sides.get(1).and_then(|side| side.first()),
+        ) {
+            (Some(blocks), _) => format!(
+                "{operands} is the sum of the {} heads' parts, each a sum of {} products",
+                blocks.len(),
+                blocks.first().map_or(0, |block| block.len())
+            ),
+            (None, Some(product)) => format!(
+                "{operands} is a sum of {} products, the largest {}",
+                self.terms.len(),
+                product.trim_start_matches('(').trim_end_matches(')')
+            ),
+            (None, None) => first,
+        };
+        (first, working)
     }
 }
 
@@ -186,13 +250,6 @@ impl Dot {
             .iter()
             .map(|block| block.iter().map(|(a, b)| a.value * b.value).sum())
             .collect();
-        let in_a_sum = |text: String| {
-            if text.starts_with('-') {
-                format!("({text})")
-            } else {
-                text
-            }
-        };
         let (left, right) = terms.first()?;
         let row = labels.row_name(left.cell.matrix, left.cell.head, cell.row, left.cell.token);
         let symbol = labels.symbol_in(right.cell.matrix, right.cell.head);
@@ -274,16 +331,33 @@ impl Dot {
                         .map(|(a, b)| shown(a.value, d) * shown(b.value, d))
                         .sum::<f64>()
                 };
+                if block.len() > WRITTEN_WHOLE_UP_TO {
+                    let name = format!("head {}'s part", head + 1);
+                    let largest = Largest::of(block, k, &part, &name);
+                    let ((_, first), (_, last)) = (block.first()?, block.last()?);
+                    let note = largest.note();
+                    return Some(Explanation {
+                        name,
+                        sides: vec![
+                            vec![format!(
+                                "{}[{}, :] · (rows {}–{} of {symbol}, column {col})",
+                                labels.symbol_in(output_of(left.cell.matrix), head),
+                                labels.row_label_at(left.cell.matrix, cell.row, left.cell.token),
+                                first.cell.row + 1,
+                                last.cell.row + 1,
+                            )],
+                            largest.pieces,
+                            vec![largest.result],
+                        ],
+                        note: Some(note),
+                    });
+                }
                 // The block's operands land on its part as the sum above writes it.
                 let found = (decimals..=k + EXTRA_OPERAND_DECIMALS)
                     .find(|&d| format_number(worked(d), k) == part);
                 let (d, part) = written(found, k, &part);
                 let ((_, first), (_, last)) = (block.first()?, block.last()?);
-                // concat's block of columns is the head's own output, as the header names it.
-                let output = match left.cell.matrix {
-                    MatrixName::DecodeConcat => MatrixName::DecodeOutput,
-                    _ => MatrixName::Output,
-                };
+                let output = output_of(left.cell.matrix);
                 Some(Explanation {
                     name: format!("head {}'s part", head + 1),
                     sides: vec![
@@ -366,4 +440,184 @@ fn hidden_key_note(labels: &dyn Labels, cell: Cell) -> Option<String> {
          weight the softmax never gives it, and dS passes nothing of it back"
             .to_string()
     })
+}
+
+/// concat's block of columns is the head's own output, as the header names it.
+fn output_of(concat: MatrixName) -> MatrixName {
+    match concat {
+        MatrixName::DecodeConcat => MatrixName::DecodeOutput,
+        _ => MatrixName::Output,
+    }
+}
+
+/// A dot product of more terms than this is written with its largest terms and the sum of the
+/// rest: 12 products of four-decimal numbers already fill three lines of 80 columns, and a
+/// real model's 64 (a head's width) or 768 (GPT-2 small's embeddings) would fill the screen
+/// with numbers read in no order that means anything; 16 tokens' weights · V, most of them
+/// 0 under a causal mask, read best as their few largest terms.
+pub const WRITTEN_WHOLE_UP_TO: usize = 12;
+
+/// The most products a long dot product writes, largest first.
+const LARGEST_AT_MOST: usize = 3;
+
+/// The line the products of a long dot product and the rest's sum are to fit, after the
+/// cell's name as a screen indents them (`name = `, the name at most a third of the line): an
+/// 80-column screen's working, a column of margin each side.
+const LINE_COLUMNS: usize = 78;
+
+/// A long dot product written with its largest terms (by |product|, largest first), then how
+/// many more there are and their sum: the terms as written and the rest's sum add up to the
+/// result as written.
+struct Largest {
+    /// `(a × b)` for each term written, then `N more terms (sum s)`.
+    pieces: Vec<String>,
+    /// How many terms are written.
+    shown: usize,
+    /// How many terms there are.
+    total: usize,
+    /// The result as written, `≈ r` when no decimals make the arithmetic land.
+    result: String,
+}
+
+impl Largest {
+    /// `terms` written with their largest ones, landing on `result` (written with `decimals`),
+    /// as many (up to three) as fit a line after `name`.
+    fn of(terms: &[(Operand, Operand)], decimals: usize, result: &str, name: &str) -> Largest {
+        let indent = name.chars().count().min(LINE_COLUMNS / 3) + " = ".len();
+        let room = LINE_COLUMNS.saturating_sub(indent);
+        let mut order: Vec<usize> = (0..terms.len()).collect();
+        let size = |index: &usize| {
+            let (a, b) = &terms[*index];
+            (a.value * b.value).abs()
+        };
+        // Stable: of equal products the one first in the column order comes first.
+        order.sort_by(|x, y| size(y).total_cmp(&size(x)));
+        // A term that is 0 (a masked key's weight) is not worth writing out.
+        let nonzero = order.iter().take_while(|index| size(index) != 0.0).count();
+        let most = LARGEST_AT_MOST
+            .min(nonzero)
+            .min(terms.len().saturating_sub(1));
+        let fits = |largest: &Largest| {
+            let columns: usize = largest
+                .pieces
+                .iter()
+                .map(|piece| piece.chars().count() + 3)
+                .sum();
+            columns <= room + 3
+        };
+        for shown in (1..=most.max(1)).rev() {
+            let largest = Largest::with(terms, &order[..shown], decimals, result, Rest::Terms);
+            if fits(&largest) {
+                return largest;
+            }
+        }
+        // A long name (`scores⁽¹²⁾[John₁₀, store]`) leaves less than one term and "N more
+        // terms (sum s)": the note says what the others are, so "N more (sum s)" is enough.
+        let short = Largest::with(terms, &order[..1], decimals, result, Rest::Short);
+        if fits(&short) {
+            short
+        } else {
+            Largest::with(terms, &order[..1], decimals, result, Rest::Terms)
+        }
+    }
+
+    /// The terms at `largest` (indices, largest first) and the sum of the others, with the
+    /// fewest decimals that make them land on `result`.
+    fn with(
+        terms: &[(Operand, Operand)],
+        largest: &[usize],
+        decimals: usize,
+        result: &str,
+        rest_as: Rest,
+    ) -> Largest {
+        let rest: f64 = terms
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| !largest.contains(index))
+            .map(|(_, (a, b))| a.value * b.value)
+            .sum();
+        let shown_sum = |d: usize| {
+            largest
+                .iter()
+                .map(|&index| {
+                    let (a, b) = &terms[index];
+                    shown(a.value, d) * shown(b.value, d)
+                })
+                .sum::<f64>()
+        };
+        // The operands' decimals, then the rest's (never more than the operands'): the fewest
+        // with which the whole lands.
+        let found = (decimals..=decimals + EXTRA_OPERAND_DECIMALS).find_map(|d| {
+            let at = shown_sum(d);
+            (decimals..=d)
+                .find(|&r| number_is(at + shown(rest, r), decimals, result))
+                .map(|r| (d, r))
+        });
+        let (d, r) = found.unwrap_or((
+            decimals + EXTRA_OPERAND_DECIMALS,
+            decimals + EXTRA_OPERAND_DECIMALS,
+        ));
+        let (_, result) = written(found.map(|(d, _)| d), decimals, result);
+        let mut pieces: Vec<String> = largest
+            .iter()
+            .map(|&index| {
+                let (a, b) = &terms[index];
+                let mut text = String::with_capacity(24);
+                text.push('(');
+                push_number(&mut text, a.value, d);
+                text.push_str(" × ");
+                push_number(&mut text, b.value, d);
+                text.push(')');
+                text
+            })
+            .collect();
+        let others = terms.len() - largest.len();
+        let term = match (rest_as, others) {
+            (Rest::Short, _) => "",
+            (Rest::Terms, 1) => " term",
+            (Rest::Terms, _) => " terms",
+        };
+        pieces.push(format!(
+            "{others} more{term} (sum {})",
+            format_number(rest, r)
+        ));
+        Largest {
+            pieces,
+            shown: largest.len(),
+            total: terms.len(),
+            result,
+        }
+    }
+
+    /// What the working writes and in what order.
+    fn note(&self) -> String {
+        match self.shown {
+            1 => format!(
+                "the largest of the {} terms, then the others' sum",
+                self.total
+            ),
+            n => format!(
+                "the {n} largest of the {} terms, largest first, then the others' sum",
+                self.total
+            ),
+        }
+    }
+}
+
+/// How the others' sum is written after the largest terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rest {
+    /// `63 more terms (sum s)`.
+    Terms,
+    /// `63 more (sum s)`, where the line has no room for the word.
+    Short,
+}
+
+/// A number in a sum, a negative one in parentheses: `1.5 + (-2.25)`.
+fn in_a_sum(text: String) -> String {
+    if text.starts_with('-') {
+        format!("({text})")
+    } else {
+        text
+    }
 }

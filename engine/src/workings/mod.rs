@@ -34,7 +34,7 @@ mod words;
 pub use add::Add;
 pub use backward::BackwardRule;
 pub use copied::{Cached, Concat, TokenRow};
-pub use dot::{Dot, HeadParts};
+pub use dot::{Dot, HeadParts, WRITTEN_WHOLE_UP_TO};
 pub use fully_masked::FullyMasked;
 pub use input::Input;
 pub use mask::Mask;

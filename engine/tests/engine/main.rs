@@ -8,6 +8,7 @@ mod engine_properties;
 mod exponentials;
 mod heads;
 mod lesson_writing;
+mod long_sums;
 mod masks;
 mod norms_and_biases;
 mod practice_checking;
