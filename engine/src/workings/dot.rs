@@ -123,22 +123,29 @@ impl Working for Dot {
             // the sum of its head's block, are what there is to read; each part's own terms
             // are written head by head (`Dot::head_parts`).
             Some(blocks) if terms.len() > WRITTEN_WHOLE_UP_TO => {
-                let (_, result) = written(
-                    landing_digits(decimals, &worked.result, part_sum),
-                    decimals,
-                    &worked.result,
-                );
+                // The output's bias (b_o) after the heads' parts, as written with them.
+                let bias = self.bias.map(|bias| bias.value);
+                let with_bias = |k: usize| part_sum(k) + bias.map_or(0.0, |b| shown(b, k));
+                let landing = landing_digits(decimals, &worked.result, with_bias);
+                let (_, result) = written(landing, decimals, &worked.result);
+                let k = landing.unwrap_or(k);
                 let per_head = blocks.first().map_or(0, |block| block.len());
+                let bias_name = self.bias.map(|bias| labels.cell_name(bias.cell));
                 Words::worked(
                     vec![
                         vec![operands],
-                        said.iter().map(|part| in_a_sum(part.clone())).collect(),
+                        parts
+                            .iter()
+                            .map(|part| in_a_sum(format_number(*part, k)))
+                            .chain(bias.map(|b| in_a_sum(format_number(b, k))))
+                            .collect(),
                         vec![result],
                     ],
                     Some(format!(
                         "the {} heads' parts, head 1's first; each is the sum of its head's \
-                         {per_head} terms",
-                        blocks.len()
+                         {per_head} terms{}",
+                        blocks.len(),
+                        bias_name.map_or(String::new(), |name| format!("; then {name}"))
                     )),
                 )
             }
@@ -170,7 +177,8 @@ impl Working for Dot {
             }
             None if terms.len() > WRITTEN_WHOLE_UP_TO => {
                 let name = labels.cell_name(cell);
-                let largest = Largest::of(terms, decimals, &worked.result, &name);
+                let bias = self.bias.map(|bias| bias.value);
+                let largest = Largest::of(terms, bias, decimals, &worked.result, &name);
                 let note = [Some(largest.note()), hidden_key_note(labels, cell)];
                 Words::worked(
                     vec![vec![operands], largest.pieces, vec![largest.result]],
@@ -333,7 +341,7 @@ impl Dot {
                 };
                 if block.len() > WRITTEN_WHOLE_UP_TO {
                     let name = format!("head {}'s part", head + 1);
-                    let largest = Largest::of(block, k, &part, &name);
+                    let largest = Largest::of(block, None, k, &part, &name);
                     let ((_, first), (_, last)) = (block.first()?, block.last()?);
                     let note = largest.note();
                     return Some(Explanation {
@@ -477,12 +485,20 @@ struct Largest {
     total: usize,
     /// The result as written, `≈ r` when no decimals make the arithmetic land.
     result: String,
+    /// Whether a bias is written after the others' sum.
+    bias: bool,
 }
 
 impl Largest {
     /// `terms` written with their largest ones, landing on `result` (written with `decimals`),
     /// as many (up to three) as fit a line after `name`.
-    fn of(terms: &[(Operand, Operand)], decimals: usize, result: &str, name: &str) -> Largest {
+    fn of(
+        terms: &[(Operand, Operand)],
+        bias: Option<f64>,
+        decimals: usize,
+        result: &str,
+        name: &str,
+    ) -> Largest {
         let indent = name.chars().count().min(LINE_COLUMNS / 3) + " = ".len();
         let room = LINE_COLUMNS.saturating_sub(indent);
         let mut order: Vec<usize> = (0..terms.len()).collect();
@@ -506,18 +522,19 @@ impl Largest {
             columns <= room + 3
         };
         for shown in (1..=most.max(1)).rev() {
-            let largest = Largest::with(terms, &order[..shown], decimals, result, Rest::Terms);
+            let largest =
+                Largest::with(terms, &order[..shown], bias, decimals, result, Rest::Terms);
             if fits(&largest) {
                 return largest;
             }
         }
         // A long name (`scores⁽¹²⁾[John₁₀, store]`) leaves less than one term and "N more
         // terms (sum s)": the note says what the others are, so "N more (sum s)" is enough.
-        let short = Largest::with(terms, &order[..1], decimals, result, Rest::Short);
+        let short = Largest::with(terms, &order[..1], bias, decimals, result, Rest::Short);
         if fits(&short) {
             short
         } else {
-            Largest::with(terms, &order[..1], decimals, result, Rest::Terms)
+            Largest::with(terms, &order[..1], bias, decimals, result, Rest::Terms)
         }
     }
 
@@ -526,6 +543,7 @@ impl Largest {
     fn with(
         terms: &[(Operand, Operand)],
         largest: &[usize],
+        bias: Option<f64>,
         decimals: usize,
         result: &str,
         rest_as: Rest,
@@ -544,6 +562,7 @@ impl Largest {
                     shown(a.value, d) * shown(b.value, d)
                 })
                 .sum::<f64>()
+                + bias.map_or(0.0, |bias| shown(bias, d))
         };
         // The operands' decimals, then the rest's (never more than the operands'): the fewest
         // with which the whole lands.
@@ -581,23 +600,28 @@ impl Largest {
             "{others} more{term} (sum {})",
             format_number(rest, r)
         ));
+        // The bias last, as the whole working writes it.
+        pieces.extend(bias.map(|bias| in_a_sum(format_number(bias, d))));
         Largest {
             pieces,
             shown: largest.len(),
             total: terms.len(),
             result,
+            bias: bias.is_some(),
         }
     }
 
     /// What the working writes and in what order.
     fn note(&self) -> String {
+        let then = if self.bias {
+            "then the others' sum and the bias"
+        } else {
+            "then the others' sum"
+        };
         match self.shown {
-            1 => format!(
-                "the largest of the {} terms, then the others' sum",
-                self.total
-            ),
+            1 => format!("the largest of the {} terms, {then}", self.total),
             n => format!(
-                "the {n} largest of the {} terms, largest first, then the others' sum",
+                "the {n} largest of the {} terms, largest first, {then}",
                 self.total
             ),
         }

@@ -207,3 +207,71 @@ fn the_output_projection_of_twelve_heads_is_the_heads_parts_each_written_by_its_
         }
     }
 }
+
+#[test]
+fn a_768_term_projection_with_a_bias_writes_it_after_the_others_sum_and_lands() {
+    // b_q[c] = c / 10 − 3, large enough that leaving it out could not land.
+    let biases: Vec<String> = (0..64)
+        .map(|c| format!("{}", c as f64 / 10.0 - 3.0))
+        .collect();
+    let text = format!("{ONE_HEAD}b_q = [{}]\n", biases.join(", "));
+    let attention = computed("big-one-head-biased", &text);
+    for (row, col) in [(0, 0), (7, 63), (15, 31)] {
+        let cell = Cell::new(MatrixName::Q, row, col);
+        let derivation = attention.derive(cell).unwrap();
+        let explanation = derivation.explanation(&attention, 3);
+        let pieces = &explanation.sides[1];
+        let bias = format_number(
+            col as f64 / 10.0 - 3.0,
+            decimals_of(pieces.last().unwrap().trim_matches(['(', ')'])),
+        );
+        assert_eq!(
+            pieces.last().unwrap().trim_matches(['(', ')']),
+            bias,
+            "the bias is the last term: {pieces:?}"
+        );
+        let (_, rest_sum) = rest(&pieces[pieces.len() - 2]);
+        let worked: f64 = pieces[..pieces.len() - 2]
+            .iter()
+            .map(|piece| {
+                let (a, b) = product(piece);
+                a * b
+            })
+            .sum::<f64>()
+            + rest_sum.parse::<f64>().unwrap()
+            + bias.parse::<f64>().unwrap();
+        let result = &explanation.sides[2][0];
+        assert!(!result.starts_with('≈'), "{pieces:?} = {result}");
+        assert_eq!(format_number(worked, 3), *result, "{pieces:?}");
+        let note = explanation.note.as_deref().unwrap_or_default();
+        assert!(note.contains("then the others' sum and the bias"), "{note}");
+    }
+}
+
+#[test]
+fn twelve_heads_output_projection_with_a_bias_is_the_heads_parts_then_the_bias() {
+    let biases: Vec<String> = (0..768)
+        .map(|c| format!("{}", (c % 7) as f64 - 3.5))
+        .collect();
+    let text = format!("{TWELVE_HEADS}b_o = [{}]\n", biases.join(", "));
+    let attention = computed("big-twelve-heads-biased", &text);
+    for (row, col) in [(0, 0), (15, 767)] {
+        let cell = Cell::new(MatrixName::Projected, row, col);
+        let explanation = attention.derive(cell).unwrap().explanation(&attention, 3);
+        let pieces = &explanation.sides[1];
+        assert_eq!(pieces.len(), 13, "12 heads' parts and the bias: {pieces:?}");
+        let worked: f64 = pieces
+            .iter()
+            .map(|piece| piece.trim_matches(['(', ')']).parse::<f64>().unwrap())
+            .sum();
+        let bias = (col % 7) as f64 - 3.5;
+        assert_eq!(
+            pieces[12].trim_matches(['(', ')']).parse::<f64>().unwrap(),
+            bias
+        );
+        let result = &explanation.sides[2][0];
+        assert_eq!(format_number(worked, 3), *result, "{pieces:?}");
+        let note = explanation.note.as_deref().unwrap_or_default();
+        assert!(note.ends_with(&format!("then b_o[{}]", col + 1)), "{note}");
+    }
+}
