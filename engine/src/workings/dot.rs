@@ -233,8 +233,13 @@ impl Working for Dot {
                 blocks.first().map_or(0, |block| block.len())
             ),
             (None, Some(product)) => format!(
-                "{operands} is a sum of {} products, the largest {}",
+                "{operands} is a sum of {} products{}, the largest {}",
                 self.terms.len(),
+                if self.bias.is_some() {
+                    " and a bias"
+                } else {
+                    ""
+                },
                 product.trim_start_matches('(').trim_end_matches(')')
             ),
             (None, None) => first,

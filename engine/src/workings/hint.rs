@@ -41,11 +41,21 @@ pub(super) fn dot_hints(explanation: &Explanation) -> (String, String) {
                 .strip_prefix('(')
                 .and_then(|inner| inner.strip_suffix(')'))
                 .unwrap_or(first);
-            let count = match products.len() {
+            // A bias written after the products is a term, not a product.
+            let count = match products
+                .iter()
+                .filter(|piece| piece.contains(" × "))
+                .count()
+            {
                 1 => "1 product".to_string(),
                 n => format!("{n} products"),
             };
-            format!("{operands} starts with {first} ({count} in all)")
+            let bias = if products.iter().any(|piece| !piece.contains(" × ")) {
+                ", then a bias"
+            } else {
+                ""
+            };
+            format!("{operands} starts with {first} ({count} in all{bias})")
         }
         None => operands.clone(),
     };

@@ -482,3 +482,16 @@ fn rms_norm_worked_out_as_layer_norm_is_named_as_the_slip() {
         "{verdict:?}"
     );
 }
+
+#[test]
+fn the_first_hint_of_a_projection_with_a_bias_counts_its_products_then_the_bias() {
+    let text = format!("{BASE}b_q = [0.5, -1, 0.25]\n");
+    let attention = Attention::compute(&lesson(&text));
+    let hints =
+        attn_engine::practice::hints(&attention, Cell::new(MatrixName::Q, 2, 0), 3).unwrap();
+    let first = hints.get(attn_engine::practice::HintLevel::FirstStep);
+    assert!(
+        first.contains("(4 products in all, then a bias)"),
+        "{first}"
+    );
+}
