@@ -190,20 +190,19 @@ fn sentencepiece_bytes(piece: &str) -> Vec<u8> {
 pub(crate) fn label(bytes: &[u8]) -> String {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => {
-            let visible = match text.strip_prefix(' ') {
-                Some(rest) => format!("{SPACE}{rest}"),
-                None => text.to_string(),
+            let visible = if text.chars().all(|ch| ch == ' ') {
+                // Spaces only (indentation): each shown.
+                text.replace(' ', &SPACE.to_string())
+            } else {
+                match text.strip_prefix(' ') {
+                    Some(rest) => format!("{SPACE}{rest}"),
+                    None => text.to_string(),
+                }
             };
             printable(&visible.replace('\n', "⏎"))
         }
         // Part of a character (byte-level BPE splits rare characters): its bytes.
         Err(_) => bytes.iter().map(|byte| format!("\\x{byte:02x}")).collect(),
-    };
-    let text = if text.trim().is_empty() {
-        // Spaces only (after the first): each shown.
-        text.replace(' ', &SPACE.to_string())
-    } else {
-        text
     };
     shortened(&text)
 }
