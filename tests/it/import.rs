@@ -14,20 +14,28 @@ const WORDS: [&str; 12] = [
     "<unk>", "<s>", "the", "cat", "sat", "on", "mat", "and", "dog", "ran", "to", "a",
 ];
 
-/// A GPT-2 of 3 layers, width 8, 2 heads, with a word-level tokenizer.json, in `dir/model`.
-fn gpt2_model(dir: &TempDir) -> std::path::PathBuf {
-    let folder = dir.path().join("model");
-    checkpoint::write(
-        &folder,
-        &checkpoint::gpt2("transformer.", 3, 8, 2, WORDS.len(), 16),
-        Dtype::F32,
-    );
+/// The checkpoint `model` stored as `dtype` in `dir/name`, with a word-level tokenizer.json of
+/// `WORDS`.
+fn with_words(
+    dir: &TempDir,
+    name: &str,
+    model: &(String, Vec<checkpoint::Tensor>),
+    dtype: Dtype,
+) -> std::path::PathBuf {
+    let folder = dir.path().join(name);
+    checkpoint::write(&folder, model, dtype);
     std::fs::write(
         folder.join("tokenizer.json"),
         checkpoint::word_tokenizer(&WORDS),
     )
     .unwrap();
     folder
+}
+
+/// A GPT-2 of 3 layers, width 8, 2 heads, with a word-level tokenizer.json, in `dir/model`.
+fn gpt2_model(dir: &TempDir) -> std::path::PathBuf {
+    let model = checkpoint::gpt2("transformer.", 3, 8, 2, WORDS.len(), 16);
+    with_words(dir, "model", &model, Dtype::F32)
 }
 
 /// Runs `import ARGS…` in `dir`, expecting exit 2; returns stderr, after checking that no
@@ -316,17 +324,12 @@ fn gpt2s_one_head_at_layer_0_is_numpys_with_its_positions_added() {
 #[test]
 fn a_llama_with_grouped_kv_heads_and_rotate_half_rope_is_numpys() {
     let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("llama");
-    checkpoint::write(
-        &folder,
+    with_words(
+        &dir,
+        "llama",
         &checkpoint::llama("llama", 2, 16, 4, 2, 4, WORDS.len(), 500_000.0),
         Dtype::BF16,
     );
-    std::fs::write(
-        folder.join("tokenizer.json"),
-        checkpoint::word_tokenizer(&WORDS),
-    )
-    .unwrap();
     assert_matches_numpy(&dir, "llama", "the cat sat on the mat", 1, "all");
     std::fs::remove_file(dir.path().join("out.toml")).unwrap();
     // Query head 3 reads K/V group 1.
@@ -336,34 +339,24 @@ fn a_llama_with_grouped_kv_heads_and_rotate_half_rope_is_numpys() {
 #[test]
 fn a_qwen2_with_q_k_v_biases_is_numpys() {
     let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("qwen");
-    checkpoint::write(
-        &folder,
+    with_words(
+        &dir,
+        "qwen",
         &checkpoint::llama("qwen2", 2, 16, 4, 1, 4, WORDS.len(), 1_000_000.0),
         Dtype::F16,
     );
-    std::fs::write(
-        folder.join("tokenizer.json"),
-        checkpoint::word_tokenizer(&WORDS),
-    )
-    .unwrap();
     assert_matches_numpy(&dir, "qwen", "a dog and a cat", 1, "all");
 }
 
 #[test]
 fn an_attention_only_model_has_no_norm_and_is_numpys() {
     let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("induction");
-    checkpoint::write(
-        &folder,
+    with_words(
+        &dir,
+        "induction",
         &checkpoint::attn_only(2, 8, 2, WORDS.len(), 16),
         Dtype::F32,
     );
-    std::fs::write(
-        folder.join("tokenizer.json"),
-        checkpoint::word_tokenizer(&WORDS),
-    )
-    .unwrap();
     assert_matches_numpy(&dir, "induction", "the cat sat the cat", 1, "all");
     let json = String::from_utf8(
         attn_tutor(&dir)
@@ -445,17 +438,12 @@ fn the_narration_says_what_x_is_and_counts_heads_as_the_tutor_does() {
 #[test]
 fn an_attention_only_models_narration_has_no_norm_in_it() {
     let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("model");
-    checkpoint::write(
-        &folder,
+    with_words(
+        &dir,
+        "model",
         &checkpoint::attn_only(2, 8, 2, WORDS.len(), 16),
         Dtype::F32,
     );
-    std::fs::write(
-        folder.join("tokenizer.json"),
-        checkpoint::word_tokenizer(&WORDS),
-    )
-    .unwrap();
     imported(&dir, &["model", "--text", "the cat sat"]);
     let text = show_imported(&dir, &[]);
     assert!(
@@ -468,17 +456,12 @@ fn an_attention_only_models_narration_has_no_norm_in_it() {
 #[test]
 fn one_head_of_grouped_heads_says_whose_keys_and_values_it_reads() {
     let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("model");
-    checkpoint::write(
-        &folder,
+    with_words(
+        &dir,
+        "model",
         &checkpoint::llama("llama", 1, 16, 4, 2, 4, WORDS.len(), 10_000.0),
         Dtype::F32,
     );
-    std::fs::write(
-        folder.join("tokenizer.json"),
-        checkpoint::word_tokenizer(&WORDS),
-    )
-    .unwrap();
     imported(&dir, &["model", "--text", "the cat sat", "--head", "3"]);
     let text = show_imported(&dir, &["--step", "projection"]);
     assert!(
