@@ -250,6 +250,14 @@ mod tests {
     }
 
     #[test]
+    fn gpt2s_bpe_gives_the_ids_hugging_faces_gpt2_tokenizer_gives() {
+        let ids = |text: &str| Vocabulary::Gpt2.encode(text, Path::new("-")).unwrap();
+        assert_eq!(ids("Hello world"), [15496, 995]);
+        // " the" 262, "," 11, " a" 257, " and" 290, " to" 284, "." 13.
+        assert_eq!(ids(" the, a and to."), [262, 11, 257, 290, 284, 13]);
+    }
+
+    #[test]
     fn a_piece_that_is_part_of_a_character_is_shown_by_its_bytes() {
         assert_eq!(label(&[0xe2, 0x80]), "\\xe2\\x80");
         assert_eq!(label(b"\n"), "⏎");

@@ -502,3 +502,30 @@ fn a_text_of_only_the_bos_token_makes_a_one_token_lesson_titled_without_a_colon(
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(said.contains("(1 token × 8"), "{said}");
 }
+
+#[test]
+fn every_head_of_a_model_too_wide_for_a_lesson_file_is_refused_with_o_but_one_head_is_written() {
+    let dir = TempDir::new().unwrap();
+    // Width 512, 8 heads: every head's W_q, W_k, W_v and W_o written out are about 21 MB.
+    with_words(
+        &dir,
+        "wide",
+        &checkpoint::gpt2("", 1, 512, 8, WORDS.len(), 8),
+        Dtype::F32,
+    );
+    let message = refused(&dir, &["wide", "--text", "the cat"]);
+    assert_says(
+        &message,
+        &[
+            "MB as a file",
+            "at most 16 MiB",
+            "nothing was written",
+            "--head 0 to --head 7",
+        ],
+    );
+    imported(&dir, &["wide", "--text", "the cat", "--head", "7"]);
+    attn_tutor(&dir)
+        .args(["check", "out.toml"])
+        .assert()
+        .code(0);
+}
