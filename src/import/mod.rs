@@ -50,8 +50,8 @@ fn head_choice(text: &str) -> Result<HeadChoice, String> {
     })
 }
 
-/// The lesson of `args`, as a lesson file's text read back (so that what opens is what `-o`
-/// writes), or the message saying what is wrong.
+/// The lesson of `args`, read back from its text as `check` reads a file when it fits one (so
+/// that what opens is what `-o` writes), or the message saying what is wrong.
 pub fn imported(args: &ImportArgs) -> Result<LoadedLesson, String> {
     let checkpoint = Checkpoint::open(&args.model).map_err(|error| error.to_string())?;
     let config = checkpoint.config();

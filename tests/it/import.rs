@@ -529,3 +529,12 @@ fn every_head_of_a_model_too_wide_for_a_lesson_file_is_refused_with_o_but_one_he
         .assert()
         .code(0);
 }
+
+#[test]
+fn bos_for_a_model_whose_config_names_no_bos_token_is_refused_saying_so() {
+    let dir = TempDir::new().unwrap();
+    let model = checkpoint::attn_only(1, 8, 2, WORDS.len(), 16);
+    with_words(&dir, "model", &model, Dtype::F32);
+    let message = refused(&dir, &["model", "--text", "the cat", "--bos"]);
+    assert_says(&message, &["config.json", "--bos", "no `bos_token_id`"]);
+}
