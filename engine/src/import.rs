@@ -356,13 +356,16 @@ fn source(checkpoint: &Checkpoint, request: &ImportRequest) -> String {
 fn summary(checkpoint: &Checkpoint, request: &ImportRequest) -> String {
     let config = checkpoint.config();
     format!(
-        "A real {} ({} layers, d_model {}, {} heads of {}) on {} tokens made by {}.",
+        "A real {} ({} layers, d_model {}, {} heads of {}) on {} made by {}.",
         family(checkpoint),
         config.layers,
         config.d_model,
         config.heads,
         config.head_dim,
-        request.token_ids.len(),
+        match request.token_ids.len() {
+            1 => "1 token".to_string(),
+            tokens => format!("{tokens} tokens"),
+        },
         request.tokenizer,
     )
 }
@@ -415,15 +418,31 @@ fn narrate(checkpoint: &Checkpoint, request: &ImportRequest, lesson: &mut Lesson
         Step::Projection,
         format!(
             "Each cell of Q, K and V is a dot product of {d} numbers: the token's row{} times \
-             one column of the weights, plus that column's bias where the model has one. Head \
-             by head, {head_dim} columns of W_q make that head's queries.{group} With {d} terms \
-             a working cannot show them all: it shows the largest ones and the sum of the rest.",
+             one column of the weights, plus that column's bias where the model has one.{heads}\
+             {group} With {d} terms a working cannot show them all: it shows the largest ones \
+             and the sum of the rest.",
             if lesson.norm.is_some() {
                 " (after the norm)"
             } else {
                 ""
             },
             group = shared_group(config.heads, config.kv_heads, request.heads),
+            heads = match request.heads {
+                HeadChoice::One(_) => format!(
+                    " This head's W_q is {head_dim} of the layer's {} columns.",
+                    config.heads * head_dim
+                ),
+                HeadChoice::All if config.kv_heads < config.heads => format!(
+                    " Head by head, {head_dim} columns of W_q make that head's queries, and \
+                     {head_dim} columns of W_k and W_v its K/V group's keys and values ({} \
+                     groups for {} heads).",
+                    config.kv_heads, config.heads
+                ),
+                HeadChoice::All => format!(
+                    " Head by head, {head_dim} columns of W_q, W_k and W_v make that head's \
+                     queries, keys and values."
+                ),
+            },
         ),
     );
     let attention = Attention::compute(lesson);
@@ -452,7 +471,7 @@ fn narrate(checkpoint: &Checkpoint, request: &ImportRequest, lesson: &mut Lesson
             continue;
         };
         let name = match request.heads {
-            HeadChoice::One(_) => "It".to_string(),
+            HeadChoice::One(_) => "Here".to_string(),
             HeadChoice::All => format!("Head {}", head + 1),
         };
         let _ = write!(text, " {name}: {}.", pattern(weights, &lesson.tokens));
@@ -490,10 +509,10 @@ fn pattern(weights: &DMatrix<f64>, tokens: &[String]) -> String {
             .collect();
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     };
-    // Row 1's token before is the first token: it counts for the first token only.
+    // Row 1's token before is the first token: it counts for both.
     let first = mean(&|row| (row > 0).then_some(0));
     let own = mean(&|row| (row > 0).then_some(row));
-    let before = mean(&|row| (row > 1).then(|| row - 1));
+    let before = mean(&|row| row.checked_sub(1));
     let mut parts = Vec::new();
     for (what, value) in [
         ("first token", first),

@@ -387,7 +387,12 @@ pub fn parse_args() -> Cli {
     }
 }
 
-fn write_or_report(out: &mut dyn Write, err: &mut dyn Write, bytes: &[u8], what: &str) -> u8 {
+pub(crate) fn write_or_report(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    bytes: &[u8],
+    what: &str,
+) -> u8 {
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => status::OK,
         // A reader that stops early (`| head`) is not an error worth a message.

@@ -35,7 +35,8 @@ pub struct ImportArgs {
     /// Put the model's beginning-of-sequence token first.
     #[arg(long)]
     pub bos: bool,
-    /// Write the lesson to this new file (never over an existing one) instead of opening it.
+    /// Write the lesson to this new file (never over an existing one) instead of opening it;
+    /// `-` writes it to standard output.
     #[arg(short, long, value_name = "FILE.toml")]
     pub output: Option<PathBuf>,
 }
@@ -102,12 +103,22 @@ pub fn imported(args: &ImportArgs) -> Result<LoadedLesson, String> {
     let lesson =
         attn_engine::import::lesson(&checkpoint, &request).map_err(|error| error.to_string())?;
     let text = lesson_to_toml(&lesson);
+    // The name keeps the learner's progress: one per model, layer and head, as a file's stem
+    // would (`import` without -o has no file).
     let name = match &args.output {
         Some(path) => path.file_stem().map_or_else(
             || "imported".to_string(),
             |stem| printable(&stem.to_string_lossy()),
         ),
-        None => "imported".to_string(),
+        None => format!(
+            "{}-layer{}-head{}",
+            request.model,
+            args.layer,
+            match args.head {
+                HeadChoice::One(head) => head.to_string(),
+                HeadChoice::All => "all".to_string(),
+            }
+        ),
     };
     if text.len() > MAX_FILE_BYTES {
         // Every head of GPT-2 small is 52 MB written out: the tutor holds it, a file may not.
@@ -130,7 +141,8 @@ pub fn imported(args: &ImportArgs) -> Result<LoadedLesson, String> {
         });
     }
     // Read back as `check` reads a file, so that what opens is what `-o` writes.
-    load_text(&name, args.output.clone(), text).map_err(|error| {
+    let path = args.output.clone().filter(|path| path != Path::new("-"));
+    load_text(&name, path, text).map_err(|error| {
         format!(
             "the lesson made from {} does not read back (please report this):\n{}",
             printable_path(&args.model),
@@ -172,6 +184,10 @@ pub(crate) fn write(
             return status::INVALID;
         }
     };
+    // `-o -`: the lesson on standard output, as `freeze -o -` writes it.
+    if path == Path::new("-") {
+        return crate::cli::write_or_report(out, err, loaded.text.as_bytes(), "the lesson");
+    }
     match write_new_file(path, &loaded.text) {
         Ok(()) => {
             let _ = writeln!(

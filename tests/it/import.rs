@@ -538,3 +538,32 @@ fn bos_for_a_model_whose_config_names_no_bos_token_is_refused_saying_so() {
     let message = refused(&dir, &["model", "--text", "the cat", "--bos"]);
     assert_says(&message, &["config.json", "--bos", "no `bos_token_id`"]);
 }
+
+#[test]
+fn o_dash_writes_the_lesson_to_standard_output_and_no_file() {
+    let dir = TempDir::new().unwrap();
+    gpt2_model(&dir);
+    let output = attn_tutor(&dir)
+        .args(["import", "model", "--text", "the cat", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("\nformat = 2\n"), "{text}");
+    assert!(text.contains("token_ids = [2, 3]"), "{text}");
+    assert!(!dir.path().join("-").exists());
+}
+
+#[test]
+fn two_tokens_have_a_token_before_and_one_token_is_one_token() {
+    let dir = TempDir::new().unwrap();
+    gpt2_model(&dir);
+    imported(&dir, &["model", "--text", "the cat", "--head", "0"]);
+    let text = show_imported(&dir, &[]);
+    assert!(text.contains("Here: first token "), "{text}");
+    assert!(text.contains(", token before "), "{text}");
+    std::fs::remove_file(dir.path().join("out.toml")).unwrap();
+    imported(&dir, &["model", "--text", "cat"]);
+    let text = show_imported(&dir, &["--format", "markdown"]);
+    assert!(text.contains("on 1 token made by"), "{text}");
+}

@@ -252,10 +252,14 @@ impl Dot {
     /// concat · W_o written head by head (see `Derivation::head_parts`); `None` for any other
     /// dot product.
     pub(crate) fn head_parts(&self, labels: &dyn Labels, worked: &Worked) -> Option<HeadParts> {
-        // With b_o the heads' parts do not add up to the cell: the working is written whole.
-        if self.transpose_right || self.bias.is_some() {
+        if self.transpose_right {
             return None;
         }
+        // With b_o the heads' parts and the bias add up to the cell: the bias is a term after
+        // them, named and written like them.
+        let bias = self
+            .bias
+            .map(|bias| (labels.cell_name(bias.cell), bias.value));
         let (cell, value, decimals) = (worked.cell, worked.value, worked.decimals);
         let terms = &self.terms;
         let blocks = head_blocks(labels, terms)?;
@@ -267,7 +271,12 @@ impl Dot {
         let row = labels.row_name(left.cell.matrix, left.cell.head, cell.row, left.cell.token);
         let symbol = labels.symbol_in(right.cell.matrix, right.cell.head);
         let col = labels.column_label(right.cell.matrix, cell.col);
-        let formula = vec![format!("{row} · {symbol}[:, {col}]")];
+        let formula = vec![match &bias {
+            Some((name, _)) => format!("{row} · {symbol}[:, {col}] + {name}"),
+            None => format!("{row} · {symbol}[:, {col}]"),
+        }];
+        let bias_name = bias.as_ref().map(|(name, _)| name.clone());
+        let bias_value = bias.as_ref().map(|(_, value)| *value);
         // The numbers summed, each with the decimals that make their sum, as written, land on
         // the result: the parts' decimals and the result as written.
         let landed = |numbers: &[f64]| {
@@ -292,19 +301,26 @@ impl Dot {
                         .filter(|&(other, _)| other != head)
                         .map(|(_, part)| part)
                         .sum();
-                    let (k, result) = landed(&[parts[head], others]);
+                    let numbers: Vec<f64> = [parts[head], others]
+                        .into_iter()
+                        .chain(bias_value)
+                        .collect();
+                    let (k, result) = landed(&numbers);
                     let sum = Explanation {
                         name: labels.cell_name(cell),
                         sides: vec![
                             formula.clone(),
-                            vec![
+                            [
                                 format!("head {}'s part", head + 1),
                                 format!("the other {} heads' parts", parts.len() - 1),
-                            ],
-                            vec![
-                                in_a_sum(format_number(parts[head], k)),
-                                in_a_sum(format_number(others, k)),
-                            ],
+                            ]
+                            .into_iter()
+                            .chain(bias_name.clone())
+                            .collect(),
+                            numbers
+                                .iter()
+                                .map(|number| in_a_sum(format_number(*number, k)))
+                                .collect(),
                             vec![result],
                         ],
                         note: None,
@@ -313,17 +329,19 @@ impl Dot {
                 })
                 .collect()
         } else {
-            let (k, result) = landed(&parts);
+            let numbers: Vec<f64> = parts.iter().copied().chain(bias_value).collect();
+            let (k, result) = landed(&numbers);
             let sum = Explanation {
                 name: labels.cell_name(cell),
                 sides: vec![
                     formula,
                     (1..=parts.len())
                         .map(|head| format!("head {head}'s part"))
+                        .chain(bias_name.clone())
                         .collect(),
-                    parts
+                    numbers
                         .iter()
-                        .map(|part| in_a_sum(format_number(*part, k)))
+                        .map(|number| in_a_sum(format_number(*number, k)))
                         .collect(),
                     vec![result],
                 ],

@@ -273,5 +273,20 @@ fn twelve_heads_output_projection_with_a_bias_is_the_heads_parts_then_the_bias()
         assert_eq!(format_number(worked, 3), *result, "{pieces:?}");
         let note = explanation.note.as_deref().unwrap_or_default();
         assert!(note.ends_with(&format!("then b_o[{}]", col + 1)), "{note}");
+        // Head by head (the tutor's < and >): one head's part, the others' and the bias.
+        let by_head = attention
+            .derive(cell)
+            .unwrap()
+            .head_parts(&attention, 3)
+            .expect("an output projection with b_o is read head by head too");
+        for whole in &by_head.wholes {
+            assert_eq!(whole.sides[1].len(), 3, "{whole:?}");
+            assert_eq!(whole.sides[1][2], format!("b_o[{}]", col + 1), "{whole:?}");
+            let sum: f64 = whole.sides[2]
+                .iter()
+                .map(|number| number.trim_matches(['(', ')']).parse::<f64>().unwrap())
+                .sum();
+            assert_eq!(format_number(sum, 3), whole.sides[3][0], "{whole:?}");
+        }
     }
 }

@@ -329,7 +329,12 @@ fn note(
             let biases = crate::ui::query_key_biases(attention)?;
             Some(format!(
                 "W_QK leaves out {biases}, which the projections add to Q and K: a score \
-                 read through it is not the Scores step's."
+                 read through it is not the {} step's.",
+                if attention.has(MatrixName::Scaled) {
+                    "Scaling"
+                } else {
+                    "Scores"
+                }
             ))
         }
         Step::KvCache => {
