@@ -16,7 +16,7 @@ pub mod svg;
 mod text;
 pub(crate) mod theme;
 mod tutor_screen;
-pub(crate) use tutor_screen::query_key_biases;
+pub(crate) use tutor_screen::{query_key_biases, value_biases};
 mod working;
 
 use ratatui::Frame;

@@ -200,6 +200,24 @@ pub(crate) fn query_key_biases(attention: &crate::attention::Attention) -> Optio
     }
 }
 
+/// What W_OV leaves out of the output when the lesson has b_v or b_o: since each row's
+/// weights sum to 1, every output row also gets b_v·W_o, and b_o; `None` without them.
+pub(crate) fn value_biases(attention: &crate::attention::Attention) -> Option<&'static str> {
+    let biases = attention.plan.shape.biases;
+    match (biases.v, biases.o) {
+        (true, true) => Some(
+            "b_v·W_o and b_o, which every row of the output gets whatever the head attends to \
+             (a row's weights sum to 1)",
+        ),
+        (true, false) => Some(
+            "b_v·W_o, which every row of the output gets whatever the head attends to (a \
+             row's weights sum to 1)",
+        ),
+        (false, true) => Some("b_o, which is added to every row of the output"),
+        (false, false) => None,
+    }
+}
+
 /// What the circuit on screen means with the lesson's numbers. Under W_QK: the score of the
 /// pair of tokens under the cursor on the Scaling step, read through the circuit
 /// (x_i · W_QK · x_jᵀ / √d_k, the engine's `circuit_score`), beside that step's cell; with
@@ -213,13 +231,15 @@ fn circuit_line(tutor: &Tutor) -> Option<String> {
         let first = head * width;
         return Some(format!(
             "W_OV{mark} = W_v{group} · W_o{mark}, and W_o{mark} is rows {}–{} of W_o (h{}.1–h{}.{width}): \
-             the rows that multiply head {}'s output in concat · W_o.",
+             the rows that multiply head {}'s output in concat · W_o.{left}",
             first + 1,
             first + width,
             head + 1,
             head + 1,
             head + 1,
             mark = attention.head_mark(MatrixName::WOV, head),
+            left = value_biases(attention)
+                .map_or(String::new(), |left| format!(" It leaves out {left}.")),
             // W_v is its K/V group's, which several heads share under grouped-query attention.
             group = attention.head_mark(MatrixName::WV, head),
         ));

@@ -483,6 +483,10 @@ fn the_circuits_of_a_model_with_biases_say_the_circuit_leaves_them_out() {
         text.contains("W_QK leaves out the biases b_q and b_k, which the projections add"),
         "{text}"
     );
+    assert!(
+        text.contains("W_OV leaves out b_v·W_o and b_o, which every row of the output gets"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -325,17 +325,30 @@ fn note(
                  step's score only where the query and the key stand at the same position."
             ))
         }
-        Step::Circuits if crate::ui::query_key_biases(attention).is_some() => {
-            let biases = crate::ui::query_key_biases(attention)?;
-            Some(format!(
-                "W_QK leaves out {biases}, which the projections add to Q and K: a score \
-                 read through it is not the {} step's.",
-                if attention.has(MatrixName::Scaled) {
-                    "Scaling"
-                } else {
-                    "Scores"
-                }
-            ))
+        Step::Circuits
+            if crate::ui::query_key_biases(attention).is_some()
+                || crate::ui::value_biases(attention).is_some() =>
+        {
+            let step = if attention.has(MatrixName::Scaled) {
+                "Scaling"
+            } else {
+                "Scores"
+            };
+            let query_key = crate::ui::query_key_biases(attention).map(|biases| {
+                format!(
+                    "W_QK leaves out {biases}, which the projections add to Q and K: a score \
+                     read through it is not the {step} step's."
+                )
+            });
+            let value =
+                crate::ui::value_biases(attention).map(|left| format!("W_OV leaves out {left}."));
+            Some(
+                [query_key, value]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
         }
         Step::KvCache => {
             let counts = attention.decode_multiply_adds(token);
