@@ -100,24 +100,8 @@ impl Working for Dot {
         let found = found.or_else(|| landing_digits(decimals, result, worked_all));
         let (d, result) = written(found, decimals, result);
         // The bias as a term of the sum: `(-0.250)` bracketed when negative, like a product.
-        let bias_term = self.bias.map(|bias| {
-            let number = format_number(bias.value, d);
-            if number.starts_with('-') {
-                format!("({number})")
-            } else {
-                number
-            }
-        });
-        // "(a × b)" in one string: a working may have hundreds of terms.
-        let product = |(a, b): &(Operand, Operand)| {
-            let mut text = String::with_capacity(24);
-            text.push('(');
-            push_number(&mut text, a.value, d);
-            text.push_str(" × ");
-            push_number(&mut text, b.value, d);
-            text.push(')');
-            text
-        };
+        let bias_term = self.bias.map(|bias| in_a_sum(format_number(bias.value, d)));
+        let product = |(a, b): &(Operand, Operand)| product_text(a.value, b.value, d);
         match blocks {
             // A real model's concat · W_o (768 terms from 12 heads): the heads' parts, each
             // the sum of its head's block, are what there is to read; each part's own terms
@@ -401,13 +385,7 @@ impl Dot {
                         )],
                         block
                             .iter()
-                            .map(|(a, b)| {
-                                format!(
-                                    "({} × {})",
-                                    format_number(a.value, d),
-                                    format_number(b.value, d)
-                                )
-                            })
+                            .map(|(a, b)| product_text(a.value, b.value, d))
                             .collect(),
                         vec![part],
                     ],
@@ -604,13 +582,7 @@ impl Largest {
             .iter()
             .map(|&index| {
                 let (a, b) = &terms[index];
-                let mut text = String::with_capacity(24);
-                text.push('(');
-                push_number(&mut text, a.value, d);
-                text.push_str(" × ");
-                push_number(&mut text, b.value, d);
-                text.push(')');
-                text
+                product_text(a.value, b.value, d)
             })
             .collect();
         let others = terms.len() - largest.len();
@@ -658,6 +630,18 @@ enum Rest {
     Terms,
     /// `63 more (sum s)`, where the line has no room for the word.
     Short,
+}
+
+/// `(a × b)` with both numbers to `decimals`, written into one string: a working may have
+/// hundreds of terms.
+fn product_text(a: f64, b: f64, decimals: usize) -> String {
+    let mut text = String::with_capacity(24);
+    text.push('(');
+    push_number(&mut text, a, decimals);
+    text.push_str(" × ");
+    push_number(&mut text, b, decimals);
+    text.push(')');
+    text
 }
 
 /// A number in a sum, a negative one in parentheses: `1.5 + (-2.25)`.
