@@ -13,7 +13,7 @@ use crate::lesson::limits::{
     MAX_DIMENSION, MAX_HEAD_NUMBERS, MAX_HEADS, MAX_SOURCE_CHARS, MAX_TITLE_COLUMNS, MAX_TOKENS,
     head_numbers,
 };
-use crate::lesson::text::{columns, printable};
+use crate::lesson::text::{fit, printable};
 use crate::lesson::{
     Biases, Expected, InputMatrix, Inputs, Lesson, Mask, Narration, NormInputs, NormKind,
     PositionInputs, RopePairing,
@@ -307,29 +307,13 @@ fn title(request: &ImportRequest, heads: usize) -> String {
     } else {
         format!("{base}: {text}")
     };
-    cut(&whole, MAX_TITLE_COLUMNS)
+    fit(&whole, MAX_TITLE_COLUMNS)
 }
 
 /// The learner's text on one line, safe to show: its spaces and line breaks made single
 /// spaces, anything hidden escaped.
 fn one_line(text: &str) -> String {
     printable(&text.split_whitespace().collect::<Vec<_>>().join(" "))
-}
-
-/// `text` cut to `most` columns, with `…` when cut.
-fn cut(text: &str, most: usize) -> String {
-    if columns(text) <= most {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    for ch in text.chars() {
-        if columns(&out) + columns(&ch.to_string()) + 1 > most {
-            break;
-        }
-        out.push(ch);
-    }
-    out.push('…');
-    out
 }
 
 fn source(checkpoint: &Checkpoint, request: &ImportRequest) -> String {

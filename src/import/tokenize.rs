@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tokenizers::{DecoderWrapper, Tokenizer};
 
-use crate::lesson::text::{columns, printable};
+use crate::lesson::text::{fit, printable};
 
 /// Widest token label a lesson takes, in columns.
 const LABEL_COLUMNS: usize = 16;
@@ -204,23 +204,7 @@ pub(crate) fn label(bytes: &[u8]) -> String {
         // Part of a character (byte-level BPE splits rare characters): its bytes.
         Err(_) => bytes.iter().map(|byte| format!("\\x{byte:02x}")).collect(),
     };
-    shortened(&text)
-}
-
-/// At most `LABEL_COLUMNS` columns, cut with `…`.
-fn shortened(text: &str) -> String {
-    if columns(text) <= LABEL_COLUMNS {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    for ch in text.chars() {
-        if columns(&out) + columns(&ch.to_string()) + 1 > LABEL_COLUMNS {
-            break;
-        }
-        out.push(ch);
-    }
-    out.push('…');
-    out
+    fit(&text, LABEL_COLUMNS)
 }
 
 impl Tokens {
@@ -241,6 +225,7 @@ impl Tokens {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lesson::text::columns;
 
     #[test]
     fn gpt2s_bpe_gives_the_published_ids_and_labels_with_the_space_shown() {

@@ -1,30 +1,8 @@
 //! Fitting text into columns: truncation with an ellipsis, and wrapping a sum between its terms.
 
-use unicode_width::UnicodeWidthChar;
-
 use crate::lesson::text::columns;
 
-/// `text` cut to `width` terminal columns, ending in "…" when something was cut.
-pub(crate) fn fit(text: &str, width: usize) -> String {
-    if columns(text) <= width {
-        return text.to_string();
-    }
-    if width == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for ch in text.chars() {
-        let w = ch.width().unwrap_or(0);
-        if used + w > width - 1 {
-            break;
-        }
-        used += w;
-        out.push(ch);
-    }
-    out.push('…');
-    out
-}
+pub(crate) use crate::lesson::text::fit;
 
 /// `text` cut to `width` columns and padded with spaces on the right to exactly `width`.
 pub(crate) fn pad_right(text: &str, width: usize) -> String {

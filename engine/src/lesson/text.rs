@@ -3,7 +3,7 @@
 //! Control characters can move the cursor, retitle windows or hide text; bidi and other format
 //! characters can make a label read differently from what it is. None of them may pass.
 
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::limits::{
     MAX_LABEL_BYTES, MAX_LABEL_COLUMNS, MAX_TITLE_BYTES, MAX_TITLE_COLUMNS, TAB_WIDTH,
@@ -234,6 +234,28 @@ pub fn is_hidden(ch: char) -> bool {
 /// Width of text in terminal columns.
 pub fn columns(text: &str) -> usize {
     text.width()
+}
+
+/// `text` cut to `width` terminal columns, ending in "…" when something was cut.
+pub fn fit(text: &str, width: usize) -> String {
+    if columns(text) <= width {
+        return text.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for ch in text.chars() {
+        let w = UnicodeWidthChar::width(ch).unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        used += w;
+        out.push(ch);
+    }
+    out.push('…');
+    out
 }
 
 /// Unicode general category Cf (format characters), Unicode 16. Written out because no
