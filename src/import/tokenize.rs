@@ -19,6 +19,8 @@ pub(crate) enum Vocabulary {
     /// The checkpoint's `tokenizer.json`.
     File {
         tokenizer: Box<Tokenizer>,
+        /// Where it was read from, for the messages about it.
+        file: PathBuf,
         /// Whether its pieces are byte-level (GPT-2, Llama 3, Qwen2: each byte a printable
         /// character) rather than sentencepiece's (`▁` for a space, `<0xNN>` for a byte).
         byte_level: bool,
@@ -70,6 +72,7 @@ impl Vocabulary {
         let byte_level = is_byte_level(tokenizer.get_decoder());
         Ok(Some(Vocabulary::File {
             tokenizer: Box::new(tokenizer),
+            file,
             byte_level,
         }))
     }
@@ -80,25 +83,27 @@ impl Vocabulary {
     }
 
     /// The ids of `text` with no special tokens added (`--bos` adds the one asked for).
-    pub(crate) fn encode(&self, text: &str, file: &Path) -> Result<Vec<u64>, TokenizerError> {
+    pub(crate) fn encode(&self, text: &str) -> Result<Vec<u64>, TokenizerError> {
         match self {
             Vocabulary::Gpt2 => Ok(tiktoken_rs::r50k_base_singleton()
                 .encode_ordinary(text)
                 .into_iter()
                 .map(u64::from)
                 .collect()),
-            Vocabulary::File { tokenizer, .. } => {
+            Vocabulary::File {
+                tokenizer, file, ..
+            } => {
                 let encoded = std::panic::catch_unwind(|| tokenizer.encode(text, false));
                 match encoded {
                     Ok(Ok(encoding)) => {
                         Ok(encoding.get_ids().iter().map(|&id| id.into()).collect())
                     }
                     Ok(Err(error)) => Err(TokenizerError {
-                        file: file.to_path_buf(),
+                        file: file.clone(),
                         why: printable(&error.to_string()),
                     }),
                     Err(_) => Err(TokenizerError {
-                        file: file.to_path_buf(),
+                        file: file.clone(),
                         why: "the tokenizers library could not encode the text with it".to_string(),
                     }),
                 }
@@ -115,6 +120,7 @@ impl Vocabulary {
             Vocabulary::File {
                 tokenizer,
                 byte_level,
+                ..
             } => {
                 let piece = tokenizer.id_to_token(id)?;
                 Some(if *byte_level {
@@ -213,10 +219,9 @@ impl Tokens {
         vocabulary: &Vocabulary,
         text: &str,
         bos: Option<u64>,
-        file: &Path,
     ) -> Result<Tokens, TokenizerError> {
         let mut ids: Vec<u64> = bos.into_iter().collect();
-        ids.extend(vocabulary.encode(text, file)?);
+        ids.extend(vocabulary.encode(text)?);
         let labels = vocabulary.labels(&ids);
         Ok(Tokens { ids, labels })
     }
@@ -229,14 +234,14 @@ mod tests {
 
     #[test]
     fn gpt2s_bpe_gives_the_published_ids_and_labels_with_the_space_shown() {
-        let tokens = Tokens::of(&Vocabulary::Gpt2, "The cat sleeps", None, Path::new("-")).unwrap();
+        let tokens = Tokens::of(&Vocabulary::Gpt2, "The cat sleeps", None).unwrap();
         assert_eq!(tokens.ids, [464, 3797, 44263]);
         assert_eq!(tokens.labels, ["The", "␣cat", "␣sleeps"]);
     }
 
     #[test]
     fn gpt2s_bpe_gives_the_ids_hugging_faces_gpt2_tokenizer_gives() {
-        let ids = |text: &str| Vocabulary::Gpt2.encode(text, Path::new("-")).unwrap();
+        let ids = |text: &str| Vocabulary::Gpt2.encode(text).unwrap();
         assert_eq!(ids("Hello world"), [15496, 995]);
         // " the" 262, "," 11, " a" 257, " and" 290, " to" 284, "." 13.
         assert_eq!(ids(" the, a and to."), [262, 11, 257, 290, 284, 13]);
