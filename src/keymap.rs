@@ -28,6 +28,8 @@ pub enum Place {
     Picker,
     /// A lesson's screen in practice, with a hidden cell under the cursor.
     Predicting,
+    /// A student's screen while the class's poll is open: a number typed is their answer.
+    Polled,
     /// A lesson's screen.
     Lesson,
     /// The scaling lab's screen.
@@ -467,6 +469,39 @@ pub(crate) static PREDICT: Entry = Entry {
     short: "",
 };
 
+/// The presenter's keys for a class poll.
+pub(crate) static ASK: Entry = Entry {
+    places: LESSON,
+    keys: &[
+        &[ch('a', NoControl, |_| Action::AskClass)],
+        &[ch('A', NoControl, |_| Action::AskClassAgain)],
+    ],
+    help: &["poll: ask the class for this cell; a again reveals; A asks again"],
+    short: "a",
+};
+
+/// On the lesson list, `a` reveals a poll the presenter asked before leaving its lesson (the
+/// bottom line says so); asking is done on a lesson, where the help names it.
+pub(crate) static PICK_ASK: Entry = Entry {
+    places: PICKER,
+    keys: &[&[ch('a', Any, |_| Action::AskClass)]],
+    help: &[],
+    short: "a",
+};
+
+/// While the class's poll is open, a number a student types is their answer (the prompt opens
+/// with it), wherever they are. The bottom line says it.
+pub(crate) static POLL_ANSWER: Entry = Entry {
+    places: &[Place::Polled],
+    keys: &[&[
+        code(Code::Chars('0', '9'), NoControl, Action::StartPollAnswer),
+        ch('-', NoControl, Action::StartPollAnswer),
+        ch('.', NoControl, Action::StartPollAnswer),
+    ]],
+    help: &[],
+    short: "",
+};
+
 // In the lesson list, keys take any modifier. Its help line is made of the entries with words
 // (`picker_help`); the lesson rows below it name the rest.
 const PICKER: &[Place] = &[Place::Picker];
@@ -703,10 +738,12 @@ pub static KEY_MAP: &[&Entry] = &[
     &PRACTICE_ROW,
     &HINT,
     &FOLLOW,
+    &ASK,
     &HELP,
     &BACK,
     &QUIT,
     &PREDICT,
+    &POLL_ANSWER,
     &PICK_MOVE,
     &PICK_OPEN,
     &PICK_CLICK,
@@ -715,6 +752,7 @@ pub static KEY_MAP: &[&Entry] = &[
     &PICK_HELP,
     &PICK_FOLLOW,
     &PICK_LAB,
+    &PICK_ASK,
     &LAB_DIM,
     &LAB_KEYS,
     &LAB_SEED,
@@ -739,6 +777,13 @@ pub fn places(app: &App) -> &'static [Place] {
             .selected_cell()
             .is_some_and(|cell| tutor.is_hidden(cell))
     });
+    if app.overlay == Overlay::None && polled(app) {
+        return match (app.tutor().is_some(), app.lab().is_some()) {
+            (true, _) => &[Place::Anywhere, Place::Polled, Place::Lesson],
+            (false, true) => &[Place::Anywhere, Place::Polled, Place::Lab],
+            (false, false) => &[Place::Anywhere, Place::Polled, Place::Picker],
+        };
+    }
     match (&app.overlay, predicting) {
         (Overlay::Help, _) => &[Place::Anywhere, Place::Help],
         (Overlay::Prompt(_), _) => &[Place::Anywhere, Place::Prompt],
@@ -761,6 +806,12 @@ pub fn places(app: &App) -> &'static [Place] {
         (Overlay::None, true) => &[Place::Anywhere, Place::Predicting, Place::Lesson],
         (Overlay::None, false) => &[Place::Anywhere, Place::Lesson],
     }
+}
+
+/// Whether this is a student's app while the class's poll is open.
+fn polled(app: &App) -> bool {
+    matches!(app.classroom, Some(Classroom::Student { .. }))
+        && app.polling.poll.as_ref().is_some_and(|poll| poll.is_open())
 }
 
 /// The key of the table that `matches` in the first of `places` that has one.
@@ -840,6 +891,10 @@ pub enum Footer {
     Locked,
     /// A line being typed.
     Prompt,
+    /// A student while the class's poll is open.
+    Polled,
+    /// The presenter while the class's poll is open.
+    PresenterPoll,
 }
 
 /// One key hint: an entry's short keys and a word or two for what they do here.
@@ -915,9 +970,29 @@ pub fn hints(footer: Footer) -> &'static [Hint] {
             static HINTS: &[Hint] = &[
                 hint(&NEXT_PREVIOUS, "step"),
                 hint(&MOVE, "cell"),
+                hint(&ASK, "ask the class"),
                 hint(&EDIT, "edit"),
                 hint(&HELP, "help"),
                 hint(&BACK, "back"),
+            ];
+            HINTS
+        }
+        Footer::PresenterPoll => {
+            static HINTS: &[Hint] = &[
+                hint(&ASK, "reveal the answers"),
+                hint(&NEXT_PREVIOUS, "step"),
+                hint(&MOVE, "cell"),
+                hint(&HELP, "help"),
+                hint(&BACK, "back"),
+            ];
+            HINTS
+        }
+        Footer::Polled => {
+            static HINTS: &[Hint] = &[
+                hint(&POLL_ANSWER, "type your answer"),
+                hint(&MOVE, "cell"),
+                hint(&HELP, "help"),
+                hint(&QUIT, "leave"),
             ];
             HINTS
         }
@@ -963,7 +1038,10 @@ pub fn footer(app: &App) -> Footer {
     if !on_lesson && app.lab().is_some() {
         return Footer::Lab;
     }
+    let poll_open = app.polling.poll.as_ref().is_some_and(|poll| poll.is_open());
     match &app.classroom {
+        Some(Classroom::Student { .. }) if poll_open => Footer::Polled,
+        Some(Classroom::Presenter { .. }) if poll_open => Footer::PresenterPoll,
         _ if app.follow() == Some(Follow::Locked) => Footer::Locked,
         _ if app.is_following() => Footer::Following,
         _ if app.tutor().is_some_and(|tutor| tutor.practice.is_some()) => Footer::Practice,
@@ -1039,6 +1117,7 @@ pub(crate) fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
         return LAB_ROWS.iter().collect();
     }
     let student = matches!(app.classroom, Some(crate::app::Classroom::Student { .. }));
+    let presenter = matches!(app.classroom, Some(crate::app::Classroom::Presenter { .. }));
     // A locked student keeps only the keys that look around the presenter's screen (the
     // classroom's `following_student` lets them through); the rest would only say so.
     let locked = app.follow() == Some(Follow::Locked);
@@ -1048,6 +1127,8 @@ pub(crate) fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
         .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
         .filter(|(_, words)| student || !FOLLOW.help.contains(words))
+        // Asking the class is the presenter's.
+        .filter(|(_, words)| presenter || !ASK.help.contains(words))
         // Where nothing may be saved (a classroom session), w shows the lesson to copy.
         .map(|row| {
             if !app.can_save && SAVE.help.contains(&row.1) {

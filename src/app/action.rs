@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::attention::MatrixName;
 
+use super::poll::{PollEffect, PollReply};
 use super::presented::{Audience, Presented};
 use super::tutor::Direction;
 use crate::practice::ProgressStore;
@@ -96,6 +97,16 @@ pub enum Action {
     Presenter(Arc<Presented>),
     /// The count of students changed (sent to the presenter's app).
     Audience(Audience),
+    /// `a`: the presenter asks the class for the cell under the cursor, or reveals the poll
+    /// open.
+    AskClass,
+    /// `A`: the presenter asks the cell just revealed again (a second vote).
+    AskClassAgain,
+    /// A digit, minus or point typed while the class's poll is open: a student's answer
+    /// prompt opens with it.
+    StartPollAnswer(char),
+    /// The server's reply to an `Effect::Poll`.
+    Poll(PollReply),
     /// The outcome of an `Effect::Save`, reported by whoever carried it out.
     Saved(Result<PathBuf, SaveFailure>),
 }
@@ -110,6 +121,13 @@ impl Action {
             Action::Paste(text) => format!("Paste({} characters)", text.chars().count()),
             Action::Answer(_) => "Answer".to_string(),
             Action::StartAnswer(_) => "StartAnswer".to_string(),
+            Action::StartPollAnswer(_) => "StartPollAnswer".to_string(),
+            // A student's answer or the class's answers: never in a log but the polls file.
+            Action::Poll(reply) => match reply {
+                PollReply::Opened => "Poll(Opened)".to_string(),
+                PollReply::Answers { answers, .. } => format!("Poll({} answers)", answers.len()),
+                PollReply::Sent(result) => format!("Poll(Sent, ok: {})", result.is_ok()),
+            },
             Action::Presenter(_) => "Presenter".to_string(),
             Action::Saved(Ok(_)) => "Saved".to_string(),
             Action::Saved(Err(_)) => "Saved(failed)".to_string(),
@@ -154,6 +172,8 @@ impl Action {
             | Action::TogglePracticeRow
             | Action::Hint
             | Action::ToggleFollow
+            | Action::AskClass
+            | Action::AskClassAgain
             | Action::Audience(_) => format!("{self:?}"),
         }
     }
@@ -180,4 +200,6 @@ pub enum Effect {
         contents: String,
         replace: bool,
     },
+    /// Ask the classroom's server to open a poll, lock one, or take a student's answer.
+    Poll(PollEffect),
 }

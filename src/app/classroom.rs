@@ -76,6 +76,8 @@ pub(crate) fn intercept(app: &mut App, action: Action) -> Option<Action> {
                 if *follow != Follow::Free {
                     show(app, &presented);
                 }
+                // Free students are asked too.
+                super::poll::presented(app, presented.poll.as_ref());
             }
             None
         }
@@ -85,6 +87,7 @@ pub(crate) fn intercept(app: &mut App, action: Action) -> Option<Action> {
             }) = &mut app.classroom
             {
                 *shown = audience;
+                app.polling.answered = audience.answered;
             }
             None
         }
@@ -130,10 +133,23 @@ fn show(app: &mut App, presented: &Presented) {
     if let Some(allowance) = &app.allowance {
         allowance.release();
     }
-    // Only help can be open while following; anything else belonged to a screen now gone.
-    if app.overlay != Overlay::Help {
+    // Only help and an answer to the class's poll can be open while following; anything else
+    // belonged to a screen now gone.
+    if app.overlay != Overlay::Help && !answering_poll(app) {
         app.overlay = Overlay::None;
     }
+}
+
+/// Whether the student is typing an answer to the class's poll: whatever the presenter does
+/// meanwhile, the prompt stays open, and its keys are the student's.
+fn answering_poll(app: &App) -> bool {
+    matches!(
+        &app.overlay,
+        Overlay::Prompt(super::Prompt {
+            purpose: super::PromptFor::PollAnswer(_),
+            ..
+        })
+    )
 }
 
 fn toggle_follow(app: &mut App) {
@@ -217,6 +233,7 @@ fn following_student(app: &mut App, action: Action) -> Option<Action> {
             Action::Move(super::Direction::Left | super::Direction::Right)
         );
     match action {
+        _ if answering_poll(app) => Some(action),
         _ if picks_head => {
             app.status = Some(Status::info(
                 "The presenter picks the head: f goes free to pick your own · Ctrl-c leaves",

@@ -11,6 +11,7 @@ mod classroom;
 mod history;
 pub(crate) use history::number as as_typed;
 mod lab;
+mod poll;
 mod practice;
 mod presented;
 pub(crate) mod screens;
@@ -26,6 +27,10 @@ pub use changed::ChangedCells;
 pub use classroom::{Classroom, Follow};
 pub use history::{Change, most_kept_bytes};
 pub use lab::{LabScreen, SCREEN_MAX_KEYS};
+pub use poll::{
+    Bin, LOCKED, Poll, PollEffect, PollOnScreen, PollReply, Polling, Reveal, Tally, histogram,
+    tally,
+};
 pub(crate) use practice::capitalised;
 pub use practice::{
     Feedback, Practice, PracticeCount, practice_steps, symbols as practice_symbols,
@@ -118,6 +123,8 @@ pub struct App {
     /// Where the machine's memory is shared (a classroom server's student): asked before a
     /// lesson is opened. `None` for a tutor of one's own.
     pub allowance: Option<std::sync::Arc<dyn Allowance>>,
+    /// A classroom's poll: the cell the presenter asked the class for, and how it went.
+    pub polling: Polling,
 }
 
 /// What `w` says where saving is off.
@@ -197,6 +204,8 @@ pub enum PromptFor {
     Answer(Cell),
     /// η, the step size of a step of gradient descent (`G`).
     LearningRate,
+    /// A student's answer to the class's poll with this number.
+    PollAnswer(u64),
 }
 
 /// A question answered with one key.
@@ -283,6 +292,7 @@ impl App {
             can_save: true,
             help_scroll: 0,
             allowance: None,
+            polling: Polling::default(),
         };
         if open.is_some() {
             update(&mut app, Action::Open);

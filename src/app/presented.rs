@@ -1,7 +1,10 @@
 //! What a presenter's tutor tells its class: the screen the students follow, and how many
 //! students are there to follow it.
 
+use std::sync::Arc;
+
 use super::App;
+use super::poll::Poll;
 use super::tutor::Tutor;
 
 /// How many students are connected, and how many of them follow.
@@ -11,6 +14,8 @@ pub struct Audience {
     pub following: usize,
     /// Students gone free who have edits of their own not saved: ending the class loses them.
     pub unsaved: usize,
+    /// Answers in to the open poll, from students connected now.
+    pub answered: usize,
 }
 
 /// What the presenter has on screen: the lesson picked, and the lesson being taught with its
@@ -22,6 +27,9 @@ pub struct Presented {
     pub version: u64,
     pub picked: usize,
     pub tutor: Option<Tutor>,
+    /// The poll the presenter asked, open or revealed: every student has it, following or
+    /// free.
+    pub poll: Option<Arc<Poll>>,
 }
 
 impl PartialEq for Presented {
@@ -42,6 +50,7 @@ impl Presented {
                 presented: true,
                 ..tutor.clone()
             }),
+            poll: app.polling.poll.clone(),
         }
     }
 }

@@ -81,6 +81,9 @@ pub struct Tutor {
     pub learning_rate: f64,
     /// Practice mode, when the learner predicts the step's results.
     pub practice: Option<super::practice::Practice>,
+    /// The class's poll, when it asks about this lesson (set after every update from the
+    /// app's): its cell hidden until the reveal, its panel in the working's place.
+    pub poll: Option<super::poll::PollOnScreen>,
     /// The edited lesson is shown as a lesson file in the narration's place, to copy: `w`
     /// where saving is off (a classroom session).
     pub showing_file: bool,
@@ -119,6 +122,7 @@ impl Tutor {
             showing_file: false,
             presented: false,
             practice: None,
+            poll: None,
         };
         tutor.go_to_step(0);
         tutor

@@ -224,6 +224,11 @@ pub struct ServeArgs {
     /// existing file.
     #[arg(long, requires = "present", value_name = "FILE.cast")]
     pub record: Option<PathBuf>,
+    /// With --present: append each poll (a asks the class for a cell) to this file at its
+    /// reveal, one JSON line: lesson, step, cell, truth, vote, asked_at, revealed_at and the
+    /// answers (anonymous). Earlier lines are never rewritten.
+    #[arg(long, requires = "present", value_name = "FILE")]
+    pub polls: Option<PathBuf>,
 }
 
 /// The labs.

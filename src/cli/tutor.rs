@@ -113,7 +113,13 @@ pub(crate) fn run(
         tracing::warn!(%warning, "progress file");
         app.status = Some(Status::error(progress_warning_words(&warning)));
     }
-    match term::local::run_with(app, Theme::from_env(no_color), cast, &mut |_, _| false) {
+    match term::local::run_with(
+        app,
+        Theme::from_env(no_color),
+        cast,
+        &mut |_, _| false,
+        &mut term::save_locally,
+    ) {
         Ok(None) => status::OK,
         Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),
         Err(error) => {
@@ -215,6 +221,15 @@ pub(crate) fn serve(
         let _ = writeln!(err, "error: cannot write the log: {error}");
         return status::INVALID;
     }
+    // Before the recording starts: a class that cannot start leaves no file behind.
+    let polls = match args.polls.as_deref().map(crate::serve::PollsFile::open) {
+        Some(Ok(file)) => Some(file),
+        Some(Err(error)) => {
+            let _ = writeln!(err, "error: {}", printable_lines(&format!("{error:#}")));
+            return status::INVALID;
+        }
+        None => None,
+    };
     let args_record = args.record.clone();
     let record = match args
         .record
@@ -247,6 +262,7 @@ pub(crate) fn serve(
         present: args.present.then(|| Theme::from_env(no_color)),
         lock: args.lock,
         record,
+        polls,
     };
     match crate::serve::run(options, out) {
         Ok(None) => status::OK,

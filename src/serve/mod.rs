@@ -10,6 +10,7 @@ mod host_key;
 mod join;
 mod memory;
 mod places;
+mod polls;
 mod session;
 mod sign_ins;
 mod ssh;
@@ -29,9 +30,12 @@ use anyhow::Context;
 
 pub(crate) use access::Access;
 pub use memory::{default_limit as default_memory_limit, seat_bytes};
+pub(crate) use polls::PollsFile;
 pub use web::tls::config as tls_config;
 
-use crate::app::{Action, App, Audience, Classroom, PickerEntry, Presented, update};
+use crate::app::{
+    Action, App, Audience, Classroom, PickerEntry, PollEffect, PollReply, Presented, update,
+};
 use crate::ui::Theme;
 use places::{Admitted, Place, Places};
 use session::{Ending, Mailbox};
@@ -75,6 +79,8 @@ pub(crate) struct ServeOptions {
     pub lock: bool,
     /// Record the presenter's screen (`--record`).
     pub record: Option<crate::term::record::SharedCast>,
+    /// Where each poll's answers are appended at its reveal (`--polls`).
+    pub polls: Option<polls::PollsFile>,
 }
 
 /// The browser seat's address, and its TLS settings for HTTPS.
@@ -118,6 +124,8 @@ pub(crate) struct Shared {
     memory: Arc<memory::ClassMemory>,
     /// The presenter's screen as drawn for followers, shared by them.
     stage: Arc<session::Stage>,
+    /// The class's polls: the answers to the one open.
+    polls: Arc<polls::ClassPolls>,
 }
 
 /// What the connection's guard needs to know of the session (handshake done, signed in yet,
@@ -517,6 +525,7 @@ pub(crate) fn run(
         workshop: session::Workshop::default(),
         memory: memory::ClassMemory::new(options.max_memory),
         stage: Arc::default(),
+        polls: Arc::new(polls::ClassPolls::new(options.polls)),
     });
     let limits = (options.login_deadline, options.idle_timeout);
     if let Some((listener, config, _, _)) = ssh {
@@ -711,6 +720,7 @@ fn present(
             connected: shared.sessions.load(Ordering::SeqCst),
             following: shared.following.load(Ordering::SeqCst),
             unsaved: shared.unsaved.load(Ordering::SeqCst),
+            answered: shared.polls.answered(),
         };
         let changed = audience != shown;
         if changed {
@@ -719,7 +729,20 @@ fn present(
         }
         changed
     };
-    crate::term::local::run_with(app, theme, record, &mut between_keys)
+    // The presenter's polls go to the class's; anything else is the local tutor's to do.
+    let polls = Arc::clone(&shared.polls);
+    let mut effects = move |effect: &crate::app::Effect| match effect {
+        crate::app::Effect::Poll(poll) => Action::Poll(match poll {
+            PollEffect::Open(poll) => {
+                polls.open(Arc::clone(poll));
+                PollReply::Opened
+            }
+            PollEffect::Lock(number) => polls.lock(*number),
+            PollEffect::Send { .. } => poll.without_a_class(),
+        }),
+        _ => crate::term::save_locally(effect),
+    };
+    crate::term::local::run_with(app, theme, record, &mut between_keys, &mut effects)
 }
 
 #[cfg(test)]

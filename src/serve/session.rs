@@ -25,7 +25,9 @@ use ratatui::layout::{Rect, Size};
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::{Notify, watch};
 
-use crate::app::{Action, App, Classroom, Follow, Overlay, Presented, Status};
+use crate::app::{
+    Action, App, Classroom, Effect, Follow, Overlay, PollEffect, PollReply, Presented, Status,
+};
 use crate::input::action_for;
 use crate::input::bytes::Decoder;
 use crate::term::channel::{ChannelBackend, Outbox};
@@ -551,6 +553,9 @@ struct ScreenKey {
     theme: Theme,
     follow: Follow,
     status: Option<Status>,
+    /// The student's answer to the open poll, which their poll panel shows (none once it is
+    /// revealed: the reveal is the same on every follower's screen).
+    answer: Option<String>,
 }
 
 impl ScreenKey {
@@ -569,6 +574,13 @@ impl ScreenKey {
             theme,
             follow,
             status: app.status.clone(),
+            answer: app
+                .polling
+                .poll
+                .as_ref()
+                .filter(|poll| poll.is_open())
+                .and(app.polling.mine.as_ref())
+                .map(|(_, typed)| typed.clone()),
         })
     }
 }
@@ -675,6 +687,9 @@ struct Session {
     following: Tally,
     /// Counted while this student is free with unsaved edits of their own.
     unsaved: Tally,
+    /// The class's polls, which forget this seat's answer when the session ends.
+    polls: Arc<super::polls::ClassPolls>,
+    seat: u64,
 }
 
 /// What a turn works on: the student's app and the screen it is drawn into.
@@ -696,6 +711,8 @@ struct Desk {
     presented: Option<u64>,
     /// The shared screen the terminal shows, exactly, when its last frame was one.
     shows: Option<ScreenKey>,
+    /// Where the student's answers to the class's polls go, under their seat's number.
+    polls: Option<(Arc<super::polls::ClassPolls>, u64)>,
 }
 
 /// What waits for the session's next turn.
@@ -737,6 +754,7 @@ pub(crate) async fn run(start: Start) {
 impl Drop for Session {
     fn drop(&mut self) {
         self.mailbox.close();
+        self.polls.leave(self.seat);
     }
 }
 
@@ -759,6 +777,8 @@ impl Session {
                 latest: None,
             });
         }
+        let polls = Arc::clone(&start.shared.polls);
+        let seat = polls.seat();
         Ok(Session {
             following: Tally::new(&start.shared, |shared| &shared.following),
             unsaved: Tally::new(&start.shared, |shared| &shared.unsaved),
@@ -766,8 +786,11 @@ impl Session {
             workshop: start.shared.workshop.clone(),
             desk: Some(
                 Desk::new(&start.who, app, start.size, start.theme)?
-                    .on_stage(presenter.as_ref().map(|_| Arc::clone(&start.shared.stage))),
+                    .on_stage(presenter.as_ref().map(|_| Arc::clone(&start.shared.stage)))
+                    .at_seat(Arc::clone(&polls), seat),
             ),
+            polls,
+            seat,
             who: start.who,
             writer: start.writer,
             mailbox: start.mailbox,
@@ -937,7 +960,14 @@ impl Desk {
             stage: None,
             presented: None,
             shows: None,
+            polls: None,
         })
+    }
+
+    /// Takes the student's answers to the class's polls, under `seat`.
+    fn at_seat(mut self, polls: Arc<super::polls::ClassPolls>, seat: u64) -> Desk {
+        self.polls = Some((polls, seat));
+        self
     }
 
     /// Shares the screens drawn for followers with the rest of the class.
@@ -1017,7 +1047,14 @@ impl Desk {
     fn apply(&mut self, event: &Event) {
         let area = Rect::new(0, 0, self.size.width, self.size.height);
         if let Some(action) = action_for(event, &self.app, area) {
-            dispatch(&mut self.app, action, &mut refuse_save);
+            let polls = &self.polls;
+            // An answer to the class's poll goes to the server; nothing is saved here.
+            dispatch(&mut self.app, action, &mut |effect| match (effect, polls) {
+                (Effect::Poll(PollEffect::Send { number, answer }), Some((polls, seat))) => {
+                    Action::Poll(PollReply::Sent(polls.answer(*seat, *number, *answer)))
+                }
+                _ => refuse_save(effect),
+            });
         }
     }
 

@@ -155,6 +155,9 @@ pub(crate) fn refuse_save(effect: &crate::app::Effect) -> Action {
         // A student's progress lives in their session's memory only.
         return Action::ProgressSaved(Ok(()));
     }
+    if let crate::app::Effect::Poll(poll) = effect {
+        return Action::Poll(poll.without_a_class());
+    }
     Action::Saved(Err(SaveFailure::NotAllowed(
         "a classroom session cannot write files on the server; `attn-tutor show` or your own \
          copy of attn-tutor can keep your lesson"

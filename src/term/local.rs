@@ -22,7 +22,7 @@ use crate::input::action_for;
 use crate::ui::Theme;
 
 use super::record::{Recorder, SharedCast};
-use super::{Painter, dispatch, save_locally};
+use super::{Painter, dispatch};
 
 /// How often the loop wakes without input, to notice a signal.
 const TICK: Duration = Duration::from_millis(100);
@@ -105,6 +105,10 @@ fn terminal_hung_up() -> bool {
 /// presenter's tutor sends its screen to the students here.
 pub(crate) type BetweenKeys<'a> = &'a mut dyn FnMut(&mut App, bool) -> bool;
 
+/// Carries out what the app asks of the world (`super::save_locally`, or a presenter's, which
+/// also takes the class's polls to the server).
+pub(crate) type Effects<'a> = &'a mut dyn FnMut(&crate::app::Effect) -> crate::app::Action;
+
 /// Runs the tutor until the learner quits or a signal asks it to stop, calling `between_keys`
 /// after every key and every tick. Returns the signal that stopped it, if one did, so the caller
 /// can exit with 128 + its number as shells expect.
@@ -113,6 +117,7 @@ pub(crate) fn run_with(
     theme: Theme,
     record: Option<SharedCast>,
     between_keys: BetweenKeys,
+    effects: Effects,
 ) -> anyhow::Result<Option<i32>> {
     let stop = Arc::new(AtomicBool::new(false));
     let stopped_by = Arc::new(AtomicI32::new(0));
@@ -174,6 +179,7 @@ pub(crate) fn run_with(
                 &theme,
                 &stop,
                 between_keys,
+                effects,
                 &mut resized,
             );
             if let Ok(mut cast) = cast.lock()
@@ -191,6 +197,7 @@ pub(crate) fn run_with(
                 &theme,
                 &stop,
                 between_keys,
+                effects,
                 &mut |_| {},
             )?;
         }
@@ -208,6 +215,7 @@ fn event_loop<W: Write>(
     theme: &Theme,
     stop: &AtomicBool,
     between_keys: BetweenKeys,
+    effects: Effects,
     resized: &mut dyn FnMut((u16, u16)),
 ) -> anyhow::Result<()> {
     let mut redraw = true;
@@ -231,7 +239,7 @@ fn event_loop<W: Write>(
         }
         if let Some(action) = action_for(&event, app, area) {
             tracing::debug!(action = %action.logged());
-            dispatch(app, action, &mut save_locally);
+            dispatch(app, action, effects);
             between_keys(app, true);
             redraw = true;
         }

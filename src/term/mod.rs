@@ -187,6 +187,7 @@ pub fn save_locally(effect: &Effect) -> Action {
         Effect::SaveProgress(progress) => {
             return Action::ProgressSaved(progress.save().map_err(|error| error.to_string()));
         }
+        Effect::Poll(poll) => return Action::Poll(poll.without_a_class()),
     };
     if path.is_dir() {
         return Action::Saved(Err(SaveFailure::Other(format!(

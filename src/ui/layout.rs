@@ -248,7 +248,7 @@ fn arithmetic_need(tutor: &Tutor, width: u16) -> u16 {
     }
     let need = working_need(tutor, width);
     match tutor.selected_cell() {
-        Some(cell) if tutor.practice.is_none() => {
+        Some(cell) if tutor.practice.is_none() && !tutor.shows_poll_panel() => {
             let hint = working::key_hint_lines(tutor, cell, usize::from(width).max(20)).len();
             need.saturating_sub(hint as u16)
         }
@@ -265,6 +265,7 @@ fn working_need(tutor: &Tutor, width: u16) -> u16 {
 /// Rows the working needs with `selected` the selected cell on `row`.
 fn working_need_at(tutor: &Tutor, selected: Option<Cell>, row: usize, width: u16) -> u16 {
     match tutor.step() {
+        _ if tutor.shows_poll_panel() => super::poll::need(tutor, width),
         _ if tutor.practice.is_some() => super::practice::lines(tutor, width).len() as u16 + 1,
         // The softmax table has a line per key, its header, the sum and a title.
         Step::Softmax if rows_are_tokens(tutor.focus) => {
@@ -309,7 +310,11 @@ fn steady_working_need(tutor: &Tutor, width: u16) -> u16 {
     let (rows, cols) = tutor
         .values(tutor.focus)
         .map_or((0, 0), |values| (values.nrows(), values.ncols()));
-    if tutor.practice.is_some() || rows * cols > STEADY_CELLS || rows * cols == 0 {
+    if tutor.practice.is_some()
+        || tutor.shows_poll_panel()
+        || rows * cols > STEADY_CELLS
+        || rows * cols == 0
+    {
         return working_need(tutor, width);
     }
     // The cell under the cursor stands for the others: a matrix's cells are made the same way.

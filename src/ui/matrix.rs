@@ -526,7 +526,7 @@ impl Widget for MatrixPanel<'_> {
                 let value = values[(row, col)];
                 let cell = self.tutor.cell(matrix, row, col);
                 // A cell the learner is predicting shows nothing of its value, not even color.
-                let hidden = self.tutor.is_hidden(cell);
+                let hidden = self.tutor.is_hidden(cell) || self.tutor.is_polled(cell);
                 let style =
                     if self.focused && !cursor.on_label && cursor.row == row && cursor.col == col {
                         theme.cursor()

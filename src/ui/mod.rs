@@ -11,6 +11,7 @@ mod matrix;
 pub(crate) mod notes;
 pub mod online;
 pub mod picker;
+mod poll;
 mod practice;
 pub mod svg;
 mod text;
@@ -158,11 +159,28 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         (status.text.as_str(), style)
     });
     match (&app.overlay, app.tutor()) {
+        (
+            Overlay::Prompt(crate::app::Prompt {
+                purpose: PromptFor::PollAnswer(_),
+                input,
+            }),
+            _,
+        ) => {
+            let name = app
+                .polling
+                .poll
+                .as_ref()
+                .map_or(String::new(), |poll| poll.name.clone());
+            prompt_line(
+                &format!("Poll: {name} = "),
+                input,
+                message,
+                theme,
+                area,
+                buf,
+            );
+        }
         (Overlay::Prompt(prompt), Some(tutor)) => {
-            if let Some((text, style)) = message {
-                let lines = text::wrap_to_end(text, room, room, 2);
-                draw_lines(&lines, style, area.y.saturating_sub(1), area, 0, buf);
-            }
             let question = match &prompt.purpose {
                 PromptFor::Cell(cell) => {
                     let now = tutor.attention.value(*cell).unwrap_or_default();
@@ -185,29 +203,10 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 PromptFor::Answer(cell) => {
                     format!("Your answer: {} = ", tutor.attention.cell_name(*cell))
                 }
+                // Drawn above, with or without a lesson.
+                PromptFor::PollAnswer(_) => String::new(),
             };
-            let hint = format!(" {}", keymap::hint_line(Footer::Prompt));
-            let room = width.saturating_sub(columns(&question) + columns(&hint) + 1);
-            // Show the end of a long input: that is where the typing happens.
-            let typed: String = {
-                let chars: Vec<char> = prompt.input.chars().collect();
-                let mut shown = String::new();
-                for ch in chars.iter().rev() {
-                    if columns(&shown) + 1 >= room {
-                        break;
-                    }
-                    shown.insert(0, *ch);
-                }
-                shown
-            };
-            let line = Line::from(vec![
-                Span::styled(question, theme.title()),
-                Span::raw(typed),
-                Span::styled("▏", theme.cursor()),
-                Span::styled(hint, theme.muted()),
-            ]);
-            buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
-            line.render(area, buf);
+            prompt_line(&question, &prompt.input, message, theme, area, buf);
         }
         (Overlay::Question(question), tutor) => {
             let text = match question {
@@ -292,6 +291,17 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     draw_lines(&lines, style, area.y, area, badge, buf);
                 }
             }
+            None if poll_line(app).is_some() => {
+                let line = poll_line(app).unwrap_or_default();
+                let room = width.saturating_sub(usize::from(badge) + 1);
+                buf.set_stringn(
+                    area.x + badge + 1,
+                    area.y,
+                    fit(&line, room),
+                    room,
+                    theme.title(),
+                );
+            }
             None => {
                 let hints = fit_hints(
                     &keymap::app_hint_line(app),
@@ -307,6 +317,74 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             }
         },
     }
+}
+
+/// A line typed on the status line: the question, what is typed (its end, where the typing
+/// happens), the cursor and the keys; a message about it on the lines above.
+fn prompt_line(
+    question: &str,
+    input: &str,
+    message: Option<(&str, Style)>,
+    theme: &Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let width = usize::from(area.width);
+    let room = width.saturating_sub(1);
+    if let Some((text, style)) = message {
+        let lines = text::wrap_to_end(text, room, room, 2);
+        draw_lines(&lines, style, area.y.saturating_sub(1), area, 0, buf);
+    }
+    let hint = format!(" {}", keymap::hint_line(Footer::Prompt));
+    let room = width.saturating_sub(columns(question) + columns(&hint) + 1);
+    let typed: String = {
+        let chars: Vec<char> = input.chars().collect();
+        let mut shown = String::new();
+        for ch in chars.iter().rev() {
+            if columns(&shown) + 1 >= room {
+                break;
+            }
+            shown.insert(0, *ch);
+        }
+        shown
+    };
+    let line = Line::from(vec![
+        Span::styled(question.to_string(), theme.title()),
+        Span::raw(typed),
+        Span::styled("▏", theme.cursor()),
+        Span::styled(hint, theme.muted()),
+    ]);
+    buf.set_stringn(area.x, area.y, " ".repeat(width), width, Style::new());
+    line.render(area, buf);
+}
+
+/// The class's poll on the bottom line, where the screen has no poll panel (the lesson list,
+/// the lab, another lesson, All heads) and nothing else is said there.
+fn poll_line(app: &App) -> Option<String> {
+    let poll = app.polling.poll.as_ref()?;
+    if app.tutor().is_some_and(crate::app::Tutor::shows_poll_panel) {
+        return None;
+    }
+    let presenter = matches!(app.classroom, Some(Classroom::Presenter { .. }));
+    Some(match &poll.reveal {
+        Some(reveal) => format!(
+            "Poll revealed: {} = {} ({} of {} right, on {} of {})",
+            poll.name,
+            crate::attention::number::format_number(reveal.truth, poll.decimals),
+            reveal.votes.last().map_or(0, |tally| tally.right),
+            reveal.votes.last().map_or(0, |tally| tally.answers.len()),
+            poll.step,
+            poll.lesson
+        ),
+        None if presenter => format!(
+            "Poll: {} = ? · {} answered · a reveals",
+            poll.name, app.polling.answered
+        ),
+        None => format!(
+            "Poll: {} = ? ({}, {}) · type your number and Enter",
+            poll.name, poll.step, poll.lesson
+        ),
+    })
 }
 
 /// Key hints in `width` columns: whole hints are left out from the end, "? help" kept, rather

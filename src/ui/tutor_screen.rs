@@ -385,7 +385,19 @@ pub fn narration_text(tutor: &Tutor) -> String {
 
 /// The narration's lines at a width. The lesson shown as a file to copy wraps a long comment
 /// as comments, each line starting "# ", so that what is pasted is still a lesson file.
+/// The narration while the class's poll is open on the lesson.
+const POLL_NARRATION: &str =
+    "The narration comes back after the reveal: it may give the answer away.";
+
 pub fn narration_lines(tutor: &Tutor, width: usize) -> Vec<String> {
+    // A narration may quote the very number the class is asked for.
+    if tutor
+        .poll
+        .as_ref()
+        .is_some_and(|shown| shown.poll.is_open())
+    {
+        return wrap_words(POLL_NARRATION, width);
+    }
     let text = narration_text(tutor);
     if !tutor.showing_file {
         return wrap_words(&text, width);

@@ -108,6 +108,9 @@ impl SoftmaxPlan {
 }
 
 pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    if tutor.shows_poll_panel() {
+        return super::poll::render(tutor, theme, area, buf);
+    }
     if tutor.practice.is_some() {
         return super::practice::render(tutor, theme, area, buf);
     }

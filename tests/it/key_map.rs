@@ -86,6 +86,14 @@ fn state_for(place: Place) -> App {
         Place::Resume => question(Question::Resume { step_index: 1 }),
         Place::Picker => picker(),
         Place::Predicting => predicting(),
+        Place::Polled => {
+            let mut teacher = presenter(lesson());
+            update(&mut teacher, Action::AskClass);
+            let mut class = student(picker(), Follow::Following);
+            let shown = attn_tutor::app::Presented::of(&teacher, 1);
+            update(&mut class, Action::Presenter(std::sync::Arc::new(shown)));
+            class
+        }
         Place::Lab => {
             let mut app = picker();
             attn_tutor::app::update(&mut app, attn_tutor::app::Action::OpenLab);

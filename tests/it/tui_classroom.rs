@@ -200,6 +200,7 @@ fn the_presenter_sees_the_count_of_students() {
         connected: 3,
         following: 2,
         unsaved: 1,
+        answered: 0,
     };
     update(&mut teacher, Action::Audience(audience));
     assert!(matches!(
@@ -224,6 +225,7 @@ fn presenter_with(connected: usize) -> App {
             connected,
             following: connected,
             unsaved: 0,
+            answered: 0,
         }),
     );
     app

@@ -384,6 +384,7 @@ fn the_presenters_status_line_counts_the_students_who_follow() {
             connected: 12,
             following: 9,
             unsaved: 0,
+            answered: 0,
         },
         join: "ssh -p 2222 NAME@127.0.0.1".to_string(),
         host_key: None,

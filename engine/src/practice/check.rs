@@ -128,6 +128,36 @@ pub enum SlipKind {
 }
 
 impl SlipKind {
+    /// A few words for the slip, as a class poll's reveal counts it ("forgot ÷√d_k: 7"): the
+    /// learner's sentence (`Slip::describe`) is for one answer, this names a group of them.
+    pub fn short(self) -> &'static str {
+        match self {
+            SlipKind::ForgotScaling => "forgot ÷√d_k",
+            SlipKind::ForgotMask => "forgot the mask",
+            SlipKind::SwappedQueryKey => "query and key swapped",
+            SlipKind::ExpNotNormalised => "exp not divided by the row's sum",
+            SlipKind::WrongAxis => "softmax down the column",
+            SlipKind::VRowNotColumn => "a row of V, not a column",
+            SlipKind::WRowNotColumn => "a row of W, not a column",
+            SlipKind::SinCosSwapped => "sin and cos swapped",
+            SlipKind::PositionsFromOne => "positions counted from 1",
+            SlipKind::WrongExponent => "the column in the exponent, not the pair",
+            SlipKind::RotatedBackwards => "rotated backwards",
+            SlipKind::ScaledByModelWidth => "÷√d_model, not ÷√d_k",
+            SlipKind::ScaledByAllHeadsWidth => "÷√(H·d_k), not ÷√d_k",
+            SlipKind::AveragedHeads => "the heads' weights averaged",
+            SlipKind::WrongGroup => "another K/V group",
+            SlipKind::ConcatOrder => "heads concatenated out of order",
+            SlipKind::TargetNotSource => "K/V from the target, not the source",
+            SlipKind::FutureToken => "looked at a later token",
+            SlipKind::JacobianDiagonal => "row's average gradient not subtracted",
+            SlipKind::GradientNotTransposed => "transpose forgotten",
+            SlipKind::SampleVariance => "variance ÷ (n − 1)",
+            SlipKind::ForgotBias => "bias left out",
+            SlipKind::MeanTakenOff => "RMSNorm with the mean taken off",
+        }
+    }
+
     /// The slip a variant of the engine stands for.
     fn of(variant: Variant, origin: Op) -> SlipKind {
         match variant {

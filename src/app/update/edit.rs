@@ -127,6 +127,17 @@ pub(super) fn prompt_update(app: &mut App, mut prompt: Prompt, action: Action) -
 }
 
 pub(super) fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
+    // A student's answer to the class's poll needs no lesson of their own on screen.
+    if let PromptFor::PollAnswer(number) = prompt.purpose {
+        return match crate::app::poll::submit(app, number, &prompt.input) {
+            Ok(effects) => effects,
+            Err(problem) => {
+                app.status = Some(Status::error(format!("{problem} (fix it, or Esc)")));
+                app.overlay = Overlay::Prompt(prompt);
+                Vec::new()
+            }
+        };
+    }
     let Some(tutor) = app.screen.tutor_mut() else {
         app.overlay = Overlay::None;
         return Vec::new();
@@ -137,6 +148,8 @@ pub(super) fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         PromptFor::Cell(cell) => edit_cell(tutor, *cell, &prompt.input),
         PromptFor::Label(tokens, row) => edit_label(tutor, *tokens, *row, &prompt.input),
         PromptFor::LearningRate => set_learning_rate(tutor, &prompt.input),
+        // Taken above.
+        PromptFor::PollAnswer(_) => return Vec::new(),
         PromptFor::SavePath => {
             let typed = prompt.input.trim();
             if typed.is_empty() {

@@ -27,6 +27,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     let step_before = app.screen.tutor().map(|tutor| tutor.step_index);
     let mut effects = apply(app, action);
     keep_progress(app, step_before);
+    super::poll::sync(app);
     if std::mem::take(&mut app.progress_changed) {
         effects.push(Effect::SaveProgress(app.progress.clone()));
     }
@@ -40,12 +41,25 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         }
         return Vec::new();
     }
+    if let Action::Poll(reply) = action {
+        super::poll::replied(app, reply);
+        return Vec::new();
+    }
     // What others do (a save finishing, the presenter moving) leaves the learner's message.
     if !matches!(
         action,
         Action::Saved(_) | Action::Presenter(_) | Action::Audience(_)
     ) {
         app.status = None;
+    }
+    match action {
+        Action::AskClass => return super::poll::ask(app, false),
+        Action::AskClassAgain => return super::poll::ask(app, true),
+        Action::StartPollAnswer(first) => {
+            super::poll::start_answer(app, first);
+            return Vec::new();
+        }
+        _ => {}
     }
     let Some(action) = classroom::intercept(app, action) else {
         return Vec::new();

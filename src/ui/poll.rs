@@ -1,0 +1,264 @@
+//! The poll panel, in place of the working while the class's poll is on the lesson shown: the
+//! question until the reveal (with the student's answer, or the presenter's count of answers),
+//! then the truth, how many were right, the slips, the histogram of the answers (both votes side
+//! by side on a second vote) and the cell's working as usual.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use crate::app::{Bin, Poll, PollOnScreen, Reveal, Tally, Tutor, histogram};
+use crate::attention::number::format_number;
+use crate::lesson::text::columns;
+use crate::practice::tolerance;
+
+use super::text::{fit, wrap_words};
+use super::theme::Theme;
+use super::working::{cell_working, rule_line};
+
+/// The most bars a histogram has, where the panel has the rows.
+const MOST_BARS: usize = 8;
+
+/// The fewest: a reveal always shows its truth among a few bars.
+const FEWEST_BARS: usize = 3;
+
+/// What marks the truth's bar.
+const TRUTH_MARK: &str = " ◀ truth";
+
+/// One line of the panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PollLine {
+    pub text: String,
+    pub bold: bool,
+    /// The cell's working after a reveal, left out first where the panel is short.
+    pub may_cut: bool,
+}
+
+fn plain(text: String) -> PollLine {
+    PollLine {
+        text,
+        bold: false,
+        may_cut: false,
+    }
+}
+
+fn bold(text: String) -> PollLine {
+    PollLine {
+        text,
+        bold: true,
+        may_cut: false,
+    }
+}
+
+/// The panel's title.
+pub(crate) fn title(shown: &PollOnScreen) -> String {
+    let poll = &shown.poll;
+    let vote = if poll.vote == 2 { ", second vote" } else { "" };
+    match &poll.reveal {
+        Some(reveal) => format!(
+            "Poll{vote}: {} = {}",
+            poll.name,
+            format_number(reveal.truth, poll.decimals)
+        ),
+        None => format!("Poll{vote}: {} = ?", poll.name),
+    }
+}
+
+/// The panel's lines at this width, with a histogram of at most `bars` bars.
+pub(crate) fn lines(tutor: &Tutor, width: u16, bars: usize) -> Vec<PollLine> {
+    let Some(shown) = &tutor.poll else {
+        return Vec::new();
+    };
+    let width = usize::from(width).max(20);
+    let wrapped = |text: &str, line: fn(String) -> PollLine| -> Vec<PollLine> {
+        wrap_words(text, width).into_iter().map(line).collect()
+    };
+    let poll = &shown.poll;
+    let Some(reveal) = &poll.reveal else {
+        return match shown.answered {
+            Some((answered, connected)) => [
+                wrapped(
+                    &format!(
+                        "Asked the class for {} ({}): {answered} of {connected} answered.",
+                        poll.name, poll.step
+                    ),
+                    bold,
+                ),
+                wrapped(
+                    "Hidden on every screen, this one too, until the reveal. a reveals the \
+                     answers.",
+                    plain,
+                ),
+            ]
+            .concat(),
+            None => [
+                wrapped(
+                    &format!(
+                        "The presenter asks the class: what is {} ({})?",
+                        poll.name, poll.step
+                    ),
+                    bold,
+                ),
+                wrapped(
+                    "Work it out, type your number and press Enter. You may change it until \
+                     the reveal.",
+                    plain,
+                ),
+                wrapped(
+                    &match &shown.mine {
+                        Some(typed) => format!("Your answer: {typed} (in)"),
+                        None => "No answer from you yet.".to_string(),
+                    },
+                    bold,
+                ),
+            ]
+            .concat(),
+        };
+    };
+    let mut lines = wrapped(&right_words(poll, reveal), bold);
+    if let Some(last) = reveal.votes.last()
+        && !last.slips.is_empty()
+    {
+        let slips: Vec<String> = last
+            .slips
+            .iter()
+            .map(|(kind, count)| format!("{}: {count}", kind.short()))
+            .collect();
+        lines.extend(wrapped(&format!("Slips: {}", slips.join(" · ")), plain));
+    }
+    let bins = histogram(reveal, poll.decimals, bars.clamp(FEWEST_BARS, MOST_BARS));
+    lines.extend(histogram_lines(&bins, reveal.votes.len(), width));
+    lines.extend(
+        cell_working(tutor, poll.cell, width as u16)
+            .into_iter()
+            .map(|text| PollLine {
+                text,
+                bold: false,
+                may_cut: true,
+            }),
+    );
+    lines
+}
+
+/// "Right (within ±0.0005): 7 of 12", or both votes' counts on a second vote.
+fn right_words(poll: &Poll, reveal: &Reveal) -> String {
+    let within = format_number(tolerance(poll.decimals), poll.decimals + 1);
+    let count = |tally: &Tally| format!("{} of {}", tally.right, tally.answers.len());
+    match reveal.votes.as_slice() {
+        [first, second] => format!(
+            "Right (within ±{within}): {} at the first vote, {} at the second.",
+            count(first),
+            count(second)
+        ),
+        [only] => format!("Right (within ±{within}): {}.", count(only)),
+        _ => String::new(),
+    }
+}
+
+/// The histogram's rows: a label, a bar and a count for each vote, the truth's row marked.
+fn histogram_lines(bins: &[Bin], votes: usize, width: usize) -> Vec<PollLine> {
+    let label_width = bins
+        .iter()
+        .map(|bin| columns(&bin.label))
+        .max()
+        .unwrap_or(0);
+    let most = bins
+        .iter()
+        .flat_map(|bin| bin.counts.iter().copied())
+        .max()
+        .unwrap_or(0);
+    let digits = most.to_string().len();
+    let mark = columns(TRUTH_MARK);
+    // label, then per vote: space, bar, space, count; a separator between votes; the mark.
+    let fixed = label_width + votes * (2 + digits) + (votes - 1) * 2 + mark;
+    let bar_width = (width.saturating_sub(fixed) / votes.max(1)).clamp(1, 40);
+    let bar = |count: usize| -> String {
+        if most == 0 || count == 0 {
+            return String::new();
+        }
+        let length = (count * bar_width).div_ceil(most).max(1);
+        "█".repeat(length)
+    };
+    let mut lines = Vec::new();
+    if votes == 2 {
+        lines.push(plain(format!(
+            "{:label_width$}  {:<w$} │ {}",
+            "",
+            fit("first vote", bar_width + 1 + digits),
+            "second vote",
+            w = bar_width + 1 + digits
+        )));
+    }
+    for bin in bins {
+        let parts: Vec<String> = bin
+            .counts
+            .iter()
+            .map(|count| format!("{:<bar_width$} {count:>digits$}", bar(*count)))
+            .collect();
+        let text = format!(
+            "{:>label_width$} {}{}",
+            bin.label,
+            parts.join(" │ "),
+            if bin.truth { TRUTH_MARK } else { "" }
+        );
+        lines.push(PollLine {
+            text: text.trim_end().to_string(),
+            bold: bin.truth,
+            may_cut: false,
+        });
+    }
+    lines
+}
+
+/// Draws the panel in the working's place.
+pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let Some(shown) = &tutor.poll else {
+        return;
+    };
+    if area.height < 2 {
+        return;
+    }
+    rule_line(&title(shown), theme, area, buf);
+    let body = Rect::new(
+        area.x + 1,
+        area.y + 1,
+        area.width.saturating_sub(2),
+        area.height - 1,
+    );
+    let room = usize::from(body.height);
+    // The bars take the rows the words and the working leave, within their limits.
+    let words = lines(tutor, body.width, FEWEST_BARS)
+        .iter()
+        .filter(|line| !line.may_cut)
+        .count()
+        .saturating_sub(FEWEST_BARS);
+    let bars = room.saturating_sub(words).clamp(FEWEST_BARS, MOST_BARS);
+    let mut lines = lines(tutor, body.width, bars);
+    while lines.len() > room {
+        match lines.iter().rposition(|line| line.may_cut) {
+            Some(index) => {
+                lines.remove(index);
+            }
+            None => break,
+        }
+    }
+    for (offset, line) in lines.iter().take(room).enumerate() {
+        let style = if line.bold {
+            theme.title()
+        } else {
+            Style::new()
+        };
+        buf.set_stringn(
+            body.x,
+            body.y + offset as u16,
+            fit(&line.text, usize::from(body.width)),
+            usize::from(body.width),
+            style,
+        );
+    }
+}
+
+/// The rows the panel asks for at a width: its title, its words, the most bars and the working.
+pub(crate) fn need(tutor: &Tutor, width: u16) -> u16 {
+    lines(tutor, width, MOST_BARS).len() as u16 + 1
+}
