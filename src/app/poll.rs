@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::attention::number::format_number;
+use crate::attention::number::{format_fixed, format_number};
 use crate::attention::{Attention, Cell, Step};
 use crate::practice::{Answer, SlipKind, check_answer};
 
@@ -541,7 +541,8 @@ pub struct Bin {
 pub fn histogram(reveal: &Reveal, decimals: usize, most: usize) -> Vec<Bin> {
     let most = most.max(3);
     let votes = reveal.votes.len();
-    let written = |value: f64| format_number(value, decimals);
+    // As the lesson's tables write numbers: every label with the same decimals.
+    let written = |value: f64| format_fixed(value, decimals);
     let mut values: Vec<(f64, String)> = reveal
         .votes
         .iter()

@@ -210,3 +210,131 @@ fn log_line(
     })
     .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attention::{Cell, MatrixName};
+
+    fn poll(number: u64, vote: u8, truth: f64) -> Arc<Poll> {
+        Arc::new(Poll {
+            number,
+            vote,
+            lesson: "cat-sleeps".to_string(),
+            step: "Softmax".to_string(),
+            cell: Cell::new(MatrixName::Weights, 2, 0),
+            name: "weights[sleeps, The]".to_string(),
+            truth,
+            decimals: 3,
+            earlier: None,
+            reveal: None,
+        })
+    }
+
+    fn said(value: f64) -> Answer {
+        Answer {
+            value,
+            typed_decimals: None,
+        }
+    }
+
+    #[test]
+    fn a_students_last_answer_counts_once_and_leaves_with_them() {
+        let polls = ClassPolls::new(None);
+        let (ada, bob) = (polls.seat(), polls.seat());
+        polls.open(poll(1, 1, 0.346));
+        polls.answer(ada, 1, said(0.2)).unwrap();
+        polls.answer(ada, 1, said(0.346)).unwrap();
+        polls.answer(bob, 1, said(0.9)).unwrap();
+        assert_eq!(polls.answered(), 2);
+        polls.leave(bob);
+        assert_eq!(polls.answered(), 1);
+        // An answer still on its way from a seat that has left is not counted.
+        assert!(polls.answer(bob, 1, said(0.9)).is_err());
+        let PollReply::Answers { answers, .. } = polls.lock(1) else {
+            panic!("answers")
+        };
+        assert_eq!(answers.iter().map(|a| a.value).collect::<Vec<_>>(), [0.346]);
+    }
+
+    #[test]
+    fn answers_are_locked_at_the_reveal_and_an_old_polls_are_refused() {
+        let polls = ClassPolls::new(None);
+        let ada = polls.seat();
+        polls.open(poll(1, 1, 0.346));
+        polls.lock(1);
+        assert_eq!(polls.answer(ada, 1, said(0.3)), Err(LOCKED.to_string()));
+        assert_eq!(polls.answered(), 0);
+        polls.open(poll(2, 2, 0.346));
+        assert!(
+            polls
+                .answer(ada, 1, said(0.3))
+                .unwrap_err()
+                .contains("the presenter has asked another")
+        );
+        polls.answer(ada, 2, said(0.3)).unwrap();
+    }
+
+    #[test]
+    fn each_reveal_appends_one_json_line_and_earlier_lines_stay() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let path = dir.path().join("polls.jsonl");
+        std::fs::write(&path, "{\"kept\":true}\n").unwrap();
+        let polls = ClassPolls::new(Some(PollsFile::open(&path).unwrap()));
+        let ada = polls.seat();
+        polls.open(poll(1, 1, 0.3463922031642192));
+        polls.answer(ada, 1, said(0.35)).unwrap();
+        assert!(matches!(
+            polls.lock(1),
+            PollReply::Answers { logged: Ok(()), .. }
+        ));
+        // A masked score's −∞ has no JSON number: null.
+        polls.open(poll(2, 2, f64::NEG_INFINITY));
+        polls.answer(ada, 2, said(f64::NEG_INFINITY)).unwrap();
+        polls.lock(2);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(lines[0], "{\"kept\":true}");
+        let first: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+        let mut keys: Vec<&str> = first
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "answers",
+                "asked_at",
+                "cell",
+                "lesson",
+                "revealed_at",
+                "step",
+                "truth",
+                "vote"
+            ]
+        );
+        assert_eq!(first["cell"], "weights[sleeps, The]");
+        assert_eq!(first["step"], "Softmax");
+        assert_eq!(first["truth"], 0.3463922031642192);
+        assert_eq!(first["answers"], serde_json::json!([0.35]));
+        for time in ["asked_at", "revealed_at"] {
+            let written = first[time].as_str().unwrap();
+            assert!(humantime::parse_rfc3339(written).is_ok(), "{written}");
+        }
+        let second: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(second["vote"], 2);
+        assert_eq!(second["truth"], serde_json::Value::Null);
+        assert_eq!(second["answers"], serde_json::json!([null]));
+    }
+
+    #[test]
+    fn a_folder_is_no_polls_file() {
+        let dir = tempfile::TempDir::new().unwrap();
+        let error = PollsFile::open(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("is a folder"), "{error}");
+    }
+}

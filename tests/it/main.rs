@@ -47,6 +47,7 @@ mod tui_generation;
 mod tui_heads;
 mod tui_jump_and_undo;
 mod tui_lab;
+mod tui_polls;
 mod tui_practice;
 mod tui_screens;
 mod tui_terminal;
