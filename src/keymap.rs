@@ -970,7 +970,7 @@ pub fn hints(footer: Footer) -> &'static [Hint] {
             static HINTS: &[Hint] = &[
                 hint(&NEXT_PREVIOUS, "step"),
                 hint(&MOVE, "cell"),
-                hint(&ASK, "ask the class"),
+                hint(&ASK, "poll"),
                 hint(&EDIT, "edit"),
                 hint(&HELP, "help"),
                 hint(&BACK, "back"),

@@ -444,3 +444,51 @@ fn a_histogram_keeps_far_out_answers_at_its_ends() {
     assert_eq!(bins.iter().map(|bin| bin.counts[0]).sum::<usize>(), 12);
     assert_eq!(bins.iter().filter(|bin| bin.truth).count(), 1, "{bins:?}");
 }
+
+/// The README's picture of a reveal: twelve students answered weights[sleeps, The] of the first
+/// lesson, seven right, three who forgot ÷√d_k and two others; a student's screen at 80×24.
+fn a_reveal_as_the_readme_shows_it() -> String {
+    let mut class = Class::on_softmax(12);
+    class.presenter_does(Action::AskClass);
+    let slip = format!("{:.3}", unscaled_weight(&class.presenter));
+    let typed = [
+        "0.346", "0.346", "0.35", "0.3464", "0.346", "0.346", "0.346", &slip, &slip, &slip, "0.5",
+        "0.209",
+    ];
+    for (seat, answer) in typed.iter().enumerate() {
+        class.answer(seat, answer);
+    }
+    class.presenter_does(Action::AskClass);
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    terminal
+        .draw(|frame| {
+            attn_tutor::ui::view(
+                frame,
+                &class.students[0],
+                &attn_tutor::ui::Theme::monochrome(),
+            )
+        })
+        .unwrap();
+    common::buffer_text(terminal.backend().buffer())
+}
+
+#[test]
+fn the_readme_shows_a_reveal_as_the_tutor_draws_it() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let marker = "seven right, three who forgot ÷√d_k and two others:\n\n```\n";
+    let (before, after) = readme
+        .split_once(marker)
+        .expect("the README's classroom section shows a reveal");
+    let (shown, rest) = after.split_once("\n```").unwrap();
+    let drawn = a_reveal_as_the_readme_shows_it();
+    if std::env::var_os("ATTN_UPDATE_DOCS").is_some() {
+        std::fs::write(path, format!("{before}{marker}{drawn}\n```{rest}")).unwrap();
+        return;
+    }
+    assert_eq!(
+        shown, drawn,
+        "ATTN_UPDATE_DOCS=1 cargo test --test it tui_polls:: draws it anew"
+    );
+}
