@@ -498,7 +498,7 @@ pub(crate) static POLL_ANSWER: Entry = Entry {
         ch('-', NoControl, Action::StartPollAnswer),
         ch('.', NoControl, Action::StartPollAnswer),
     ]],
-    help: &[],
+    help: &["a poll open: a number you type (or paste) is your answer"],
     short: "",
 };
 
@@ -1127,8 +1127,9 @@ pub(crate) fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
         .filter(|(_, words)| heads || !HEAD.help.contains(words))
         .filter(|(_, words)| tokens || !TOKEN.help.contains(words))
         .filter(|(_, words)| student || !FOLLOW.help.contains(words))
-        // Asking the class is the presenter's.
+        // Asking the class is the presenter's, answering the students'.
         .filter(|(_, words)| presenter || !ASK.help.contains(words))
+        .filter(|(_, words)| student || !POLL_ANSWER.help.contains(words))
         // Where nothing may be saved (a classroom session), w shows the lesson to copy.
         .map(|row| {
             if !app.can_save && SAVE.help.contains(&row.1) {

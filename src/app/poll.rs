@@ -66,6 +66,9 @@ pub struct Tally {
     pub answers: Vec<f64>,
     /// Answers right within practice mode's tolerance.
     pub right: usize,
+    /// The numbers judged right (also those typed to fewer decimals, right to those): the
+    /// histogram marks their bars.
+    pub right_values: Vec<f64>,
     /// The common slips practice mode names, with how many answers each explains, most first.
     pub slips: Vec<(SlipKind, usize)>,
 }
@@ -84,6 +87,9 @@ pub struct Polling {
     pub mine: Option<(u64, String)>,
     /// The presenter's: answers in from students connected now.
     pub answered: usize,
+    /// The presenter's: the lesson on screen at the reveal (none on the lesson list). A
+    /// revealed poll ends when the presenter opens another lesson, or leaves this one.
+    revealed_in: Option<String>,
 }
 
 /// What the app asks of the server for a poll.
@@ -130,6 +136,19 @@ impl PollEffect {
             )),
         }
     }
+}
+
+/// What the presenter reads on trying to change the lesson's numbers while the class answers.
+pub const NUMBERS_FROZEN: &str = "The class is answering about the numbers on screen: a reveals \
+    the answers first, then the lesson can change";
+
+/// Whether the presenter's lesson must keep its numbers: a poll about it is open, and the
+/// answers will be checked against the numbers the class sees.
+pub(crate) fn freezes_numbers(app: &App) -> bool {
+    matches!(app.classroom, Some(Classroom::Presenter { .. }))
+        && app.polling.poll.as_ref().is_some_and(|poll| {
+            poll.is_open() && app.tutor().is_some_and(|tutor| tutor.name == poll.lesson)
+        })
 }
 
 /// The keys' words, for a tutor that is not the presenter's.
@@ -185,7 +204,7 @@ pub(crate) fn ask(app: &mut App, again: bool) -> Vec<Effect> {
     app.polling.poll = Some(Arc::clone(&poll));
     app.polling.answered = 0;
     app.status = Some(Status::info(format!(
-        "Asked the class{}: {} = ? (hidden on every screen) · a reveals the answers",
+        "Asked the class{}: {} = ? · a reveals the answers",
         if poll.vote == 2 { " again" } else { "" },
         poll.name
     )));
@@ -302,8 +321,15 @@ fn revealed(app: &mut App, number: u64, answers: &[Answer], logged: Result<(), S
         reveal: Some(Arc::new(Reveal { truth, votes })),
         ..(*poll).clone()
     }));
+    app.polling.revealed_in = app.tutor().map(|tutor| tutor.name.clone());
+    // Revealed from elsewhere (another step, the lesson list): where the histogram is.
+    let shown_where = if app.tutor().is_some_and(|tutor| shows_poll(tutor, &poll)) {
+        String::new()
+    } else {
+        format!(" · the histogram is on {} of {}", poll.step, poll.lesson)
+    };
     let said = format!(
-        "Revealed: {} = {} · {} of {} right{}",
+        "Revealed: {} = {} · {} of {} right{shown_where}{}",
         poll.name,
         format_number(truth, poll.decimals),
         tally.right,
@@ -332,6 +358,7 @@ pub fn tally(
 ) -> Tally {
     let mut checked: HashMap<(u64, Option<usize>), (bool, Option<SlipKind>)> = HashMap::new();
     let mut right = 0;
+    let mut right_values = Vec::new();
     let mut slips: Vec<(SlipKind, usize)> = Vec::new();
     for answer in answers {
         let (is_right, slip) = *checked
@@ -343,6 +370,7 @@ pub fn tally(
             });
         if is_right {
             right += 1;
+            right_values.push(answer.value);
         }
         if let Some(kind) = slip {
             match slips.iter_mut().find(|(seen, _)| *seen == kind) {
@@ -357,19 +385,34 @@ pub fn tally(
         vote,
         answers: answers.iter().map(|answer| answer.value).collect(),
         right,
+        right_values,
         slips,
     }
 }
 
-/// A digit, minus or point typed while a poll is open: a student's answer prompt opens with it.
-pub(crate) fn start_answer(app: &mut App, first: char) {
+/// A digit, minus or point typed (or a number pasted) while a poll is open: a student's answer
+/// prompt opens with it.
+pub(crate) fn start_answer(app: &mut App, typed: &str) {
     let Some(poll) = app.polling.poll.as_ref().filter(|poll| poll.is_open()) else {
         return;
     };
+    // As a prompt takes a paste: one line, no control characters, no longer than it allows.
+    let input: String = typed
+        .chars()
+        .filter(|ch| !ch.is_control())
+        .take(super::update::MAX_INPUT_CHARS)
+        .collect();
     app.overlay = Overlay::Prompt(Prompt {
         purpose: PromptFor::PollAnswer(poll.number),
-        input: first.to_string(),
+        input,
     });
+}
+
+/// Whether a paste is a student's answer to the class's poll: nothing else is open on top.
+pub(crate) fn takes_paste(app: &App) -> bool {
+    app.overlay == Overlay::None
+        && matches!(app.classroom, Some(Classroom::Student { .. }))
+        && app.polling.poll.as_ref().is_some_and(|poll| poll.is_open())
 }
 
 /// Enter on a student's answer prompt: the number goes to the server, or the prompt stays open
@@ -386,9 +429,11 @@ pub(crate) fn submit(app: &mut App, number: u64, typed: &str) -> Result<Vec<Effe
         app.status = Some(Status::error(LOCKED));
         return Ok(Vec::new());
     }
-    let answer = Answer::parse(typed)?;
+    // Parsed as shown: a number reads the same, and what is not one is quoted back visibly.
+    let shown = crate::lesson::text::printable(typed.trim());
+    let answer = Answer::parse(&shown)?;
     app.overlay = Overlay::None;
-    app.polling.mine = Some((number, crate::lesson::text::printable(typed.trim())));
+    app.polling.mine = Some((number, shown));
     Ok(vec![Effect::Poll(PollEffect::Send { number, answer })])
 }
 
@@ -424,6 +469,18 @@ pub(crate) fn presented(app: &mut App, poll: Option<&Arc<Poll>>) {
     if before == now {
         return;
     }
+    // An answer being typed to a poll now revealed or replaced can no longer be sent.
+    let typing = match &app.overlay {
+        Overlay::Prompt(Prompt {
+            purpose: PromptFor::PollAnswer(number),
+            ..
+        }) => Some(*number),
+        _ => None,
+    };
+    let cut_off = typing.is_some() && now != typing.map(|number| (number, true));
+    if cut_off {
+        app.overlay = Overlay::None;
+    }
     // A new poll, or the reveal: an answer to the last one is no longer the student's to show.
     // The reveal's words are the same on every screen, so that the class's screens are drawn
     // once, not once per answer.
@@ -440,7 +497,14 @@ pub(crate) fn presented(app: &mut App, poll: Option<&Arc<Poll>>) {
             let truth = reveal.map_or(String::new(), |reveal| {
                 format!(" = {}", format_number(reveal.truth, poll.decimals))
             });
-            app.status = Some(Status::info(format!("Revealed: {}{truth}", poll.name)));
+            app.status = Some(if cut_off {
+                Status::error(format!(
+                    "Revealed: {}{truth} · {LOCKED}: yours was not sent",
+                    poll.name
+                ))
+            } else {
+                Status::info(format!("Revealed: {}{truth}", poll.name))
+            });
         }
         None => {}
     }
@@ -464,15 +528,24 @@ pub(crate) fn sync(app: &mut App) {
         Some(Classroom::Presenter { audience, .. }) => Some(audience.connected),
         _ => None,
     };
-    let moved_on = presenter.is_some()
+    // A revealed poll ends on the presenter's screen (and so on every screen) once the
+    // presenter opens another lesson or leaves this one, or changes its numbers: its histogram
+    // and truth would then be about numbers no longer shown.
+    let over = presenter.is_some()
         && app.polling.poll.as_ref().is_some_and(|poll| {
+            let tutor = app.screen.tutor();
             !poll.is_open()
-                && app
-                    .screen
-                    .tutor()
-                    .is_none_or(|tutor| !shows_poll(tutor, poll))
+                && (tutor.map(|tutor| &tutor.name) != app.polling.revealed_in.as_ref()
+                    || tutor.is_some_and(|tutor| {
+                        tutor.name == poll.lesson
+                            && app
+                                .polling
+                                .asked_of
+                                .as_ref()
+                                .is_some_and(|asked| !Arc::ptr_eq(asked, &tutor.attention))
+                    }))
         });
-    if moved_on {
+    if over {
         app.polling.poll = None;
     }
     let answered = app.polling.answered;
@@ -522,6 +595,39 @@ impl Tutor {
     }
 }
 
+/// Whether the answers `holds` takes (some at least) were all judged right, in every vote.
+fn all_right(reveal: &Reveal, holds: &dyn Fn(f64) -> bool) -> bool {
+    let mut any = false;
+    for tally in &reveal.votes {
+        let answers = tally.answers.iter().filter(|value| holds(**value)).count();
+        let right = tally
+            .right_values
+            .iter()
+            .filter(|value| holds(**value))
+            .count();
+        if answers != right {
+            return false;
+        }
+        any |= answers > 0;
+    }
+    any
+}
+
+/// The middle of `values` (the mean of the two middle ones of an even count).
+fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let half = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 1 {
+        sorted[half]
+    } else {
+        (sorted[half - 1] + sorted[half]) / 2.0
+    })
+}
+
 /// One bar of a reveal's histogram: a value (or a range of values), and how many answers of
 /// each vote it holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -530,6 +636,9 @@ pub struct Bin {
     pub counts: Vec<usize>,
     /// The truth is in this bin.
     pub truth: bool,
+    /// Every answer in this bin was judged right (a bin beside the truth's, of answers typed
+    /// to fewer decimals, say).
+    pub right: bool,
 }
 
 /// The histogram of the votes' answers, in at most `most` bars (at least 3), with the truth
@@ -560,6 +669,7 @@ pub fn histogram(reveal: &Reveal, decimals: usize, most: usize) -> Vec<Bin> {
         return distinct
             .into_iter()
             .map(|(_, label)| Bin {
+                right: all_right(reveal, &|value| written(value) == label),
                 counts: reveal
                     .votes
                     .iter()
@@ -582,14 +692,28 @@ pub fn histogram(reveal: &Reveal, decimals: usize, most: usize) -> Vec<Bin> {
         .map(|(value, _)| *value)
         .filter(|value| value.is_finite())
         .collect();
-    let quantile = |q: f64| finite[((finite.len() - 1) as f64 * q).round() as usize];
+    // Around the middle answer, as far as the answers near it spread (the median of their
+    // distances from it): a few answers far out do not stretch the range, however few answers
+    // there are.
     let unit = 10f64.powi(-(decimals.min(12) as i32));
-    let (mut low, mut high) = if finite.is_empty() {
-        (reveal.truth, reveal.truth)
-    } else {
-        let (q10, q90) = (quantile(0.1), quantile(0.9));
-        let margin = ((q90 - q10) * 0.25).max(unit);
-        (q10 - margin, q90 + margin)
+    let (mut low, mut high) = match median(&finite) {
+        None => (reveal.truth, reveal.truth),
+        Some(middle) => {
+            let distances: Vec<f64> = finite.iter().map(|value| (value - middle).abs()).collect();
+            let spread = median(&distances).unwrap_or(0.0) * 4.0;
+            let reach = spread.max(unit * 4.0);
+            let low = finite
+                .iter()
+                .copied()
+                .filter(|v| *v >= middle - reach)
+                .fold(middle, f64::min);
+            let high = finite
+                .iter()
+                .copied()
+                .filter(|v| *v <= middle + reach)
+                .fold(middle, f64::max);
+            (low, high)
+        }
     };
     if reveal.truth.is_finite() {
         low = low.min(reveal.truth);
@@ -617,6 +741,7 @@ pub fn histogram(reveal: &Reveal, decimals: usize, most: usize) -> Vec<Bin> {
             label: "-inf".to_string(),
             counts: minus_infinity,
             truth: reveal.truth == f64::NEG_INFINITY,
+            right: all_right(reveal, &|value| value == f64::NEG_INFINITY),
         });
     }
     if any(&below) {
@@ -624,6 +749,7 @@ pub fn histogram(reveal: &Reveal, decimals: usize, most: usize) -> Vec<Bin> {
             label: format!("< {}", written(low)),
             counts: below,
             truth: false,
+            right: false,
         });
     }
     for index in 0..inner {
@@ -639,6 +765,7 @@ pub fn histogram(reveal: &Reveal, decimals: usize, most: usize) -> Vec<Bin> {
             label: format!("{} to {}", written(from), written(to)),
             counts: counts_of(&inside),
             truth: inside(reveal.truth),
+            right: all_right(reveal, &inside),
         });
     }
     if any(&above) {
@@ -646,6 +773,7 @@ pub fn histogram(reveal: &Reveal, decimals: usize, most: usize) -> Vec<Bin> {
             label: format!("> {}", written(high)),
             counts: above,
             truth: false,
+            right: false,
         });
     }
     debug_assert!(bins.iter().all(|bin| bin.counts.len() == votes));

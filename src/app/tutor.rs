@@ -171,8 +171,20 @@ impl Tutor {
     /// A cell of `matrix` in the head on screen (and at the token on screen, for a generation
     /// step's matrix).
     pub(crate) fn cell(&self, matrix: MatrixName, row: usize, col: usize) -> Cell {
+        self.cell_of_head(matrix, self.head, row, col)
+    }
+
+    /// A cell of `matrix` in `head`, at the token and tile on screen: All heads draws every
+    /// head's weights at once.
+    pub(crate) fn cell_of_head(
+        &self,
+        matrix: MatrixName,
+        head: usize,
+        row: usize,
+        col: usize,
+    ) -> Cell {
         Cell::new(matrix, row, col)
-            .in_head(self.head)
+            .in_head(head)
             .at_token(self.token)
             .at_tile(self.tile)
     }

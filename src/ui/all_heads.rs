@@ -272,6 +272,11 @@ fn map(tutor: &Tutor, theme: &Theme, grid: &Grid, head: usize, area: Rect, buf: 
                 continue;
             };
             let x = area.x + grid.cell_x(column);
+            // The class is asked for this weight: no number, no shade.
+            if tutor.is_polled(tutor.cell_of_head(MatrixName::Weights, head, query, key)) {
+                buf.set_stringn(x, y, pad_left("?", cell), cell, Style::new());
+                continue;
+            }
             let text = if grid.numbers {
                 pad_left(&format_fixed(weight, 2), cell)
             } else {
@@ -341,10 +346,14 @@ fn foot(tutor: &Tutor, theme: &Theme, grid: &Grid) -> Vec<(String, Style)> {
             } else {
                 label
             };
-            Some(format!(
-                "{numbered} {}",
-                format_fixed(*weights.get((row, key))?, 2)
-            ))
+            let polled =
+                tutor.is_polled(tutor.cell_of_head(MatrixName::Weights, tutor.head, row, key));
+            let weight = weights.get((row, key))?;
+            Some(if polled {
+                format!("{numbered} ?")
+            } else {
+                format!("{numbered} {}", format_fixed(*weight, 2))
+            })
         })
         .collect();
     lines.push((

@@ -362,13 +362,19 @@ fn prompt_line(
 /// the lab, another lesson, All heads) and nothing else is said there.
 fn poll_line(app: &App) -> Option<String> {
     let poll = app.polling.poll.as_ref()?;
-    if app.tutor().is_some_and(crate::app::Tutor::shows_poll_panel) {
+    let tutor = app.tutor();
+    if tutor.is_some_and(crate::app::Tutor::shows_poll_panel) {
         return None;
     }
-    let presenter = matches!(app.classroom, Some(Classroom::Presenter { .. }));
+    let presenter = match &app.classroom {
+        Some(Classroom::Presenter { audience, .. }) => Some(audience.connected),
+        _ => None,
+    };
     Some(match &poll.reveal {
+        // On the lesson asked about, its steps say what they say: the reveal is on its cell.
+        Some(_) if tutor.is_some_and(|tutor| tutor.name == poll.lesson) => return None,
         Some(reveal) => format!(
-            "Poll revealed: {} = {} ({} of {} right, on {} of {})",
+            "Poll revealed: {} = {} ({} of {} right; on {} of {})",
             poll.name,
             crate::attention::number::format_number(reveal.truth, poll.decimals),
             reveal.votes.last().map_or(0, |tally| tally.right),
@@ -376,14 +382,16 @@ fn poll_line(app: &App) -> Option<String> {
             poll.step,
             poll.lesson
         ),
-        None if presenter => format!(
-            "Poll: {} = ? · {} answered · a reveals",
-            poll.name, app.polling.answered
-        ),
-        None => format!(
-            "Poll: {} = ? ({}, {}) · type your number and Enter",
-            poll.name, poll.step, poll.lesson
-        ),
+        None => match presenter {
+            Some(connected) => format!(
+                "Poll: {} = ? · {} of {connected} answered · a reveals",
+                poll.name, app.polling.answered
+            ),
+            None => format!(
+                "Poll: {} = ? ({}, {}): type a number",
+                poll.name, poll.lesson, poll.step
+            ),
+        },
     })
 }
 

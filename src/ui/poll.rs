@@ -25,6 +25,9 @@ const FEWEST_BARS: usize = 3;
 /// What marks the truth's bar.
 const TRUTH_MARK: &str = " ◀ truth";
 
+/// What marks another bar of right answers (right to the decimals typed).
+const RIGHT_MARK: &str = " ◀ right";
+
 /// One line of the panel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct PollLine {
@@ -124,7 +127,15 @@ pub(crate) fn lines(tutor: &Tutor, width: u16, bars: usize) -> Vec<PollLine> {
             .iter()
             .map(|(kind, count)| format!("{}: {count}", kind.short()))
             .collect();
-        lines.extend(wrapped(&format!("Slips: {}", slips.join(" · ")), plain));
+        let which = if reveal.votes.len() > 1 {
+            " at the second vote"
+        } else {
+            ""
+        };
+        lines.extend(wrapped(
+            &format!("Slips{which}: {}", slips.join(" · ")),
+            plain,
+        ));
     }
     let bins = histogram(reveal, poll.decimals, bars.clamp(FEWEST_BARS, MOST_BARS));
     lines.extend(histogram_lines(&bins, reveal.votes.len(), width));
@@ -140,17 +151,21 @@ pub(crate) fn lines(tutor: &Tutor, width: u16, bars: usize) -> Vec<PollLine> {
     lines
 }
 
-/// "Right (within ±0.0005): 7 of 12", or both votes' counts on a second vote.
+/// "Right: 7 of 12 (…)", or both votes' counts on a second vote. Right is as practice mode
+/// judges a prediction: within half a unit of the lesson's last decimal, or of the last decimal
+/// typed (0.707 for 1/√2 where the lesson shows 0.7071).
 fn right_words(poll: &Poll, reveal: &Reveal) -> String {
     let within = format_number(tolerance(poll.decimals), poll.decimals + 1);
+    let judged = format!("within ±{within}, or to the decimals typed");
     let count = |tally: &Tally| format!("{} of {}", tally.right, tally.answers.len());
     match reveal.votes.as_slice() {
+        [.., last] if last.answers.is_empty() => "No answers came in.".to_string(),
         [first, second] => format!(
-            "Right (within ±{within}): {} at the first vote, {} at the second.",
+            "Right: {} at the first vote, {} at the second ({judged}).",
             count(first),
             count(second)
         ),
-        [only] => format!("Right (within ±{within}): {}.", count(only)),
+        [only] => format!("Right: {} ({judged}).", count(only)),
         _ => String::new(),
     }
 }
@@ -199,7 +214,13 @@ fn histogram_lines(bins: &[Bin], votes: usize, width: usize) -> Vec<PollLine> {
             "{:>label_width$} {}{}",
             bin.label,
             parts.join(" │ "),
-            if bin.truth { TRUTH_MARK } else { "" }
+            if bin.truth {
+                TRUTH_MARK
+            } else if bin.right {
+                RIGHT_MARK
+            } else {
+                ""
+            }
         );
         lines.push(PollLine {
             text: text.trim_end().to_string(),

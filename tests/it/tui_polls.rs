@@ -256,7 +256,7 @@ fn the_reveal_shows_the_truth_the_right_count_the_slips_and_the_histogram() {
             text.contains("Poll: weights[sleeps, The] = 0.346"),
             "{text}"
         );
-        assert!(text.contains("Right (within ±0.0005): 2 of 4."), "{text}");
+        assert!(text.contains("Right: 2 of 4 (within ±0.0005"), "{text}");
         assert!(text.contains("Slips: forgot ÷√d_k: 1"), "{text}");
         let truth = text
             .lines()
@@ -276,24 +276,44 @@ fn the_reveal_shows_the_truth_the_right_count_the_slips_and_the_histogram() {
 }
 
 #[test]
-fn an_answer_after_the_reveal_is_refused_with_a_word() {
+fn an_answer_being_typed_at_the_reveal_is_not_sent_and_its_student_is_told() {
     let mut class = Class::on_softmax(2);
     class.presenter_does(Action::AskClass);
     // The second student is typing when the reveal comes.
     update(&mut class.students[1], Action::StartPollAnswer('0'));
-    class.presenter_does(Action::AskClass);
     update(&mut class.students[1], Action::Type('.'));
-    update(&mut class.students[1], Action::Type('3'));
-    let effects = update(&mut class.students[1], Action::Submit);
-    assert!(effects.is_empty(), "nothing is sent: {effects:?}");
+    class.presenter_does(Action::AskClass);
+    assert_eq!(class.students[1].overlay, Overlay::None);
     assert!(
         status(&class.students[1]).contains("Too late: the answers were locked at the reveal"),
         "{}",
         status(&class.students[1])
     );
+    assert!(class.answers.is_empty());
     // With the poll revealed, a digit is no answer: it goes to its step, as ever.
     update(&mut class.students[0], Action::StartPollAnswer('3'));
     assert_eq!(class.students[0].overlay, Overlay::None);
+}
+
+#[test]
+fn a_pasted_number_is_an_answer_cleaned_as_a_prompt_cleans_a_paste() {
+    let mut class = Class::on_softmax(1);
+    class.presenter_does(Action::AskClass);
+    update(
+        &mut class.students[0],
+        Action::Paste("0.346\u{1b}[2J\u{202e}".to_string()),
+    );
+    let Overlay::Prompt(prompt) = &class.students[0].overlay else {
+        panic!("the paste opens the answer prompt");
+    };
+    assert!(prompt.input.starts_with("0.346"), "{:?}", prompt.input);
+    assert!(!prompt.input.contains('\u{1b}'), "{:?}", prompt.input);
+    // Not a number: practice mode's word, with what was typed made visible, and nothing sent.
+    let effects = update(&mut class.students[0], Action::Submit);
+    assert!(effects.is_empty(), "{effects:?}");
+    let said = status(&class.students[0]);
+    assert!(said.contains("is not a number"), "{said}");
+    assert!(!said.contains('\u{202e}'), "{said:?}");
 }
 
 #[test]
@@ -324,7 +344,7 @@ fn a_second_vote_shows_both_votes_side_by_side() {
     );
     let text = screen(&class.students[0], 120, 40);
     assert!(
-        text.contains("Right (within ±0.0005): 1 of 2 at the first vote, 3 of 3 at the second."),
+        text.contains("Right: 1 of 2 at the first vote, 3 of 3 at the second"),
         "{text}"
     );
     assert!(
@@ -375,16 +395,63 @@ fn students_who_answered_differently_see_the_same_reveal() {
 }
 
 #[test]
-fn moving_on_after_the_reveal_ends_the_poll_and_the_narration_returns() {
+fn after_the_reveal_the_next_step_is_as_ever_and_leaving_the_lesson_ends_the_poll() {
     let mut class = Class::on_softmax(1);
     class.presenter_does(Action::AskClass);
     class.presenter_does(Action::AskClass);
     assert!(screen(&class.students[0], 80, 24).contains("Poll: weights[sleeps, The] = 0.346"));
     class.presenter_does(Action::NextStep);
-    assert!(class.presenter.polling.poll.is_none());
     let text = screen(&class.students[0], 80, 24);
     assert!(!text.contains("Poll"), "{text}");
     assert!(text.contains("About this step"), "{text}");
+    // Back on the cell asked about, its reveal is there again; A could still ask again.
+    class.presenter_does(Action::PreviousStep);
+    assert!(screen(&class.students[0], 80, 24).contains("Poll: weights[sleeps, The] = 0.346"));
+    class.presenter_does(Action::Back);
+    assert!(class.presenter.polling.poll.is_none());
+    assert!(class.students[0].polling.poll.is_none());
+}
+
+#[test]
+fn the_presenter_may_reveal_from_another_step_and_is_told_where_the_histogram_is() {
+    let mut class = Class::on_softmax(2);
+    class.presenter_does(Action::AskClass);
+    class.answer(0, "0.346");
+    class.presenter_does(Action::NextStep);
+    class.presenter_does(Action::AskClass);
+    assert!(
+        status(&class.presenter).contains("the histogram is on Softmax of cat-sleeps"),
+        "{}",
+        status(&class.presenter)
+    );
+    assert!(
+        class.students[1]
+            .polling
+            .poll
+            .as_ref()
+            .is_some_and(|poll| !poll.is_open())
+    );
+    class.presenter_does(Action::PreviousStep);
+    let text = screen(&class.students[1], 80, 24);
+    assert!(text.contains("Right: 1 of 1"), "{text}");
+}
+
+#[test]
+fn the_presenters_numbers_stay_put_while_the_class_answers() {
+    let mut class = Class::on_softmax(1);
+    class.presenter_does(Action::AskClass);
+    for action in [Action::Reroll, Action::AddBackward, Action::Reset] {
+        class.presenter_does(action);
+        assert!(
+            status(&class.presenter).contains("The class is answering about the numbers on screen"),
+            "{}",
+            status(&class.presenter)
+        );
+    }
+    // Once revealed, an edit ends the poll: its truth was about the numbers before.
+    class.presenter_does(Action::AskClass);
+    class.presenter_does(Action::AddBackward);
+    assert!(class.presenter.polling.poll.is_none());
 }
 
 #[test]
@@ -459,8 +526,7 @@ fn a_reveal_as_the_readme_shows_it() -> String {
         class.answer(seat, answer);
     }
     class.presenter_does(Action::AskClass);
-    let mut terminal =
-        ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
     terminal
         .draw(|frame| {
             attn_tutor::ui::view(

@@ -22,7 +22,7 @@ pub(super) const NUMBERS_STAY_PUT: &str =
     "Numbers stay put while you practise: x stops practice, then edit";
 
 /// The longest text a prompt takes; more is ignored rather than stored.
-const MAX_INPUT_CHARS: usize = 256;
+pub(crate) const MAX_INPUT_CHARS: usize = 256;
 
 /// Keys that change the lesson's numbers would make the hidden answers stale.
 pub(super) fn changes_numbers(action: &Action) -> bool {
@@ -39,6 +39,11 @@ pub(super) fn begin_edit(app: &mut App) {
     };
     let cursor = tutor.cursor(tutor.focus);
     let tokens = Tokens::of_rows(&tutor.lesson, tutor.focus);
+    if crate::app::poll::freezes_numbers(app) && (cursor.on_label || tutor.is_editable(tutor.focus))
+    {
+        app.status = Some(Status::info(crate::app::poll::NUMBERS_FROZEN));
+        return;
+    }
     if let (true, None, Some(tokens)) = (cursor.on_label, &tutor.practice, tokens) {
         app.overlay = Overlay::Prompt(Prompt {
             purpose: PromptFor::Label(tokens, cursor.row),

@@ -10,6 +10,7 @@ use super::{App, Leave, Overlay, Question, Status};
 
 mod backward;
 mod edit;
+pub(crate) use edit::MAX_INPUT_CHARS;
 mod leave;
 mod question;
 mod save;
@@ -56,7 +57,11 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         Action::AskClass => return super::poll::ask(app, false),
         Action::AskClassAgain => return super::poll::ask(app, true),
         Action::StartPollAnswer(first) => {
-            super::poll::start_answer(app, first);
+            super::poll::start_answer(app, &first.to_string());
+            return Vec::new();
+        }
+        Action::Paste(text) if super::poll::takes_paste(app) => {
+            super::poll::start_answer(app, &text);
             return Vec::new();
         }
         _ => {}

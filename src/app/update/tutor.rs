@@ -13,6 +13,19 @@ use crate::app::{App, Leave, Overlay, Prompt, PromptFor, Status};
 use crate::lesson::limits::MAX_TILE;
 
 pub(super) fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
+    let frozen = crate::app::poll::freezes_numbers(app)
+        && (changes_numbers(&action)
+            || matches!(
+                action,
+                Action::AddBackward
+                    | Action::GradientStep
+                    | Action::LargerTiles
+                    | Action::SmallerTiles
+            ));
+    if frozen {
+        app.status = Some(Status::info(crate::app::poll::NUMBERS_FROZEN));
+        return Vec::new();
+    }
     let Some(tutor) = app.screen.tutor_mut() else {
         return Vec::new();
     };
