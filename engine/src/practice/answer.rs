@@ -25,11 +25,22 @@ impl Answer {
         let value = match text.as_str() {
             "" => return Err("type a number, or press Esc".to_string()),
             "-inf" | "-∞" | "-infinity" => f64::NEG_INFINITY,
-            _ => text
-                .parse::<f64>()
-                .ok()
-                .filter(|value| value.is_finite())
-                .ok_or_else(|| format!("“{}” is not a number (like 0.25 or -1.5)", typed.trim()))?,
+            _ => match text.parse::<f64>() {
+                Ok(value) if value.is_finite() => value,
+                // 1e999 reads as a number, one too large for any cell to be.
+                Ok(value) if !value.is_nan() && !text.to_ascii_lowercase().contains("inf") => {
+                    return Err(format!(
+                        "“{}” is too large to be any cell's value; type a finite number",
+                        typed.trim()
+                    ));
+                }
+                _ => {
+                    return Err(format!(
+                        "“{}” is not a number (like 0.25 or -1.5)",
+                        typed.trim()
+                    ));
+                }
+            },
         };
         Ok(Answer {
             value,
@@ -70,6 +81,16 @@ mod tests {
 
     fn decimals(typed: &str) -> Option<usize> {
         Answer::parse(typed).unwrap().typed_decimals
+    }
+
+    #[test]
+    fn a_number_too_large_is_told_so_and_nonsense_is_told_it_is_no_number() {
+        let large = Answer::parse("1e999").unwrap_err();
+        assert!(large.contains("too large"), "{large}");
+        for typed in ["abc", "nan", "inf", "+inf", "1x"] {
+            let said = Answer::parse(typed).unwrap_err();
+            assert!(said.contains("is not a number"), "{typed}: {said}");
+        }
     }
 
     #[test]
