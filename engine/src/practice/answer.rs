@@ -29,7 +29,14 @@ impl Answer {
                 .parse::<f64>()
                 .ok()
                 .filter(|value| value.is_finite())
-                .ok_or_else(|| format!("“{}” is not a number (like 0.25 or -1.5)", typed.trim()))?,
+                // Made printable: a zero-width or bidi character pasted with a number is
+                // what makes it no number, and would not show in the message as it is.
+                .ok_or_else(|| {
+                    format!(
+                        "“{}” is not a number (like 0.25 or -1.5)",
+                        crate::lesson::text::printable(typed.trim())
+                    )
+                })?,
         };
         Ok(Answer {
             value,
@@ -84,5 +91,13 @@ mod tests {
         assert_eq!(decimals("7"), None);
         assert_eq!(decimals("7.07e-1"), None);
         assert_eq!(decimals("-inf"), None);
+    }
+
+    #[test]
+    fn a_number_refused_for_a_character_that_does_not_show_names_it() {
+        assert_eq!(
+            Answer::parse("0.346\u{200b}"),
+            Err("“0.346\\u{200b}” is not a number (like 0.25 or -1.5)".to_string())
+        );
     }
 }
