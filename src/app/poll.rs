@@ -498,10 +498,7 @@ pub(crate) fn presented(app: &mut App, poll: Option<&Arc<Poll>>) {
                 format!(" = {}", format_number(reveal.truth, poll.decimals))
             });
             app.status = Some(if cut_off {
-                Status::error(format!(
-                    "Revealed: {}{truth} · {LOCKED}: yours was not sent",
-                    poll.name
-                ))
+                Status::error(format!("{LOCKED} ({}{truth})", poll.name))
             } else {
                 Status::info(format!("Revealed: {}{truth}", poll.name))
             });

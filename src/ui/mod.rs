@@ -29,7 +29,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::app::{App, Audience, Classroom, Overlay, PromptFor, Question, Screen};
 use crate::keymap::{self, Footer};
-use crate::lesson::text::{columns, is_hidden, printable_path};
+use crate::lesson::text::{columns, is_hidden, printable, printable_path};
 
 pub(crate) use layout::{MIN_HEIGHT, MIN_WIDTH};
 pub use theme::Theme;
@@ -344,7 +344,10 @@ fn prompt_line(
             if columns(&shown) + 1 >= room {
                 break;
             }
-            shown.insert(0, *ch);
+            // A pasted bidi or zero-width character is named, as text quoted elsewhere is:
+            // drawn as it is, it would join the character before it, whose cell the screen's
+            // last check (`nothing_hidden`) then blanks to U+FFFD.
+            shown.insert_str(0, &printable(&ch.to_string()));
         }
         shown
     };

@@ -139,7 +139,8 @@ pub enum Process {
 
 impl Server {
     /// Starts `attn-tutor serve --open --present` (and `options`) in a pseudo-terminal, and
-    /// waits for the presenter's tutor to say what students type to join.
+    /// waits for it to say what students type to join and for the presenter's tutor to take
+    /// the terminal.
     pub fn present(options: &[&str]) -> Server {
         let dir = TempDir::new().unwrap();
         let log_file = dir.path().join("serve.log");
@@ -172,6 +173,14 @@ impl Server {
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|port| port.parse().ok())
             .unwrap_or_else(|| panic!("the join line names no port:\n{text}"));
+        // The banner printed before the tutor names the port too: keys pressed before the
+        // tutor has the terminal would be read in its cooked mode (Enter as a line feed).
+        // The tutor sets raw mode before it takes the alternate screen.
+        presenter.wait_until(
+            "the presenter's tutor on the alternate screen",
+            PATIENCE,
+            |screen| screen.alternate_screen().then_some(()),
+        );
         Server {
             process: Process::Presenting(presenter),
             port,

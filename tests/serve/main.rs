@@ -8,6 +8,7 @@ mod serve_browser;
 mod serve_follow;
 mod serve_heads;
 mod serve_hostile;
+mod serve_polls;
 mod serve_robustness;
 mod serve_ssh;
 mod serve_web;

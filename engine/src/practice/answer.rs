@@ -25,22 +25,21 @@ impl Answer {
         let value = match text.as_str() {
             "" => return Err("type a number, or press Esc".to_string()),
             "-inf" | "-∞" | "-infinity" => f64::NEG_INFINITY,
-            _ => match text.parse::<f64>() {
-                Ok(value) if value.is_finite() => value,
-                // 1e999 reads as a number, one too large for any cell to be.
-                Ok(value) if !value.is_nan() && !text.to_ascii_lowercase().contains("inf") => {
-                    return Err(format!(
-                        "“{}” is too large to be any cell's value; type a finite number",
-                        typed.trim()
-                    ));
+            _ => {
+                // Made printable: a zero-width or bidi character pasted with a number is what
+                // makes it no number, and would not show in the message as it is.
+                let shown = crate::lesson::text::printable(typed.trim());
+                match text.parse::<f64>() {
+                    Ok(value) if value.is_finite() => value,
+                    // 1e999 reads as a number, one too large for any cell to be.
+                    Ok(value) if !value.is_nan() && !text.to_ascii_lowercase().contains("inf") => {
+                        return Err(format!(
+                            "“{shown}” is too large to be any cell's value; type a finite number"
+                        ));
+                    }
+                    _ => return Err(format!("“{shown}” is not a number (like 0.25 or -1.5)")),
                 }
-                _ => {
-                    return Err(format!(
-                        "“{}” is not a number (like 0.25 or -1.5)",
-                        typed.trim()
-                    ));
-                }
-            },
+            }
         };
         Ok(Answer {
             value,
@@ -105,5 +104,13 @@ mod tests {
         assert_eq!(decimals("7"), None);
         assert_eq!(decimals("7.07e-1"), None);
         assert_eq!(decimals("-inf"), None);
+    }
+
+    #[test]
+    fn a_number_refused_for_a_character_that_does_not_show_names_it() {
+        assert_eq!(
+            Answer::parse("0.346\u{200b}"),
+            Err("“0.346\\u{200b}” is not a number (like 0.25 or -1.5)".to_string())
+        );
     }
 }
