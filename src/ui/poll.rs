@@ -5,13 +5,13 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 
 use crate::app::{Bin, Poll, PollOnScreen, Reveal, Tally, Tutor, histogram};
 use crate::attention::number::format_number;
 use crate::lesson::text::columns;
 use crate::practice::tolerance;
 
+use super::practice::{PanelLine, cut_to, draw_panel_lines};
 use super::text::{fit, wrap_words};
 use super::theme::Theme;
 use super::working::{cell_working, rule_line};
@@ -28,31 +28,6 @@ const TRUTH_MARK: &str = " ◀ truth";
 /// What marks another bar of right answers (right to the decimals typed).
 const RIGHT_MARK: &str = " ◀ right";
 
-/// One line of the panel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct PollLine {
-    pub text: String,
-    pub bold: bool,
-    /// The cell's working after a reveal, left out first where the panel is short.
-    pub may_cut: bool,
-}
-
-fn plain(text: String) -> PollLine {
-    PollLine {
-        text,
-        bold: false,
-        may_cut: false,
-    }
-}
-
-fn bold(text: String) -> PollLine {
-    PollLine {
-        text,
-        bold: true,
-        may_cut: false,
-    }
-}
-
 /// The panel's title.
 pub(crate) fn title(shown: &PollOnScreen) -> String {
     let poll = &shown.poll;
@@ -68,12 +43,13 @@ pub(crate) fn title(shown: &PollOnScreen) -> String {
 }
 
 /// The panel's lines at this width, with a histogram of at most `bars` bars.
-pub(crate) fn lines(tutor: &Tutor, width: u16, bars: usize) -> Vec<PollLine> {
+pub(crate) fn lines(tutor: &Tutor, width: u16, bars: usize) -> Vec<PanelLine> {
     let Some(shown) = &tutor.poll else {
         return Vec::new();
     };
     let width = usize::from(width).max(20);
-    let wrapped = |text: &str, line: fn(String) -> PollLine| -> Vec<PollLine> {
+    let (plain, bold) = (PanelLine::plain, PanelLine::bold);
+    let wrapped = |text: &str, line: fn(String) -> PanelLine| -> Vec<PanelLine> {
         wrap_words(text, width).into_iter().map(line).collect()
     };
     let poll = &shown.poll;
@@ -142,11 +118,7 @@ pub(crate) fn lines(tutor: &Tutor, width: u16, bars: usize) -> Vec<PollLine> {
     lines.extend(
         cell_working(tutor, poll.cell, width as u16)
             .into_iter()
-            .map(|text| PollLine {
-                text,
-                bold: false,
-                may_cut: true,
-            }),
+            .map(PanelLine::working),
     );
     lines
 }
@@ -171,7 +143,7 @@ fn right_words(poll: &Poll, reveal: &Reveal) -> String {
 }
 
 /// The histogram's rows: a label, a bar and a count for each vote, the truth's row marked.
-fn histogram_lines(bins: &[Bin], votes: usize, width: usize) -> Vec<PollLine> {
+fn histogram_lines(bins: &[Bin], votes: usize, width: usize) -> Vec<PanelLine> {
     let label_width = bins
         .iter()
         .map(|bin| columns(&bin.label))
@@ -196,7 +168,7 @@ fn histogram_lines(bins: &[Bin], votes: usize, width: usize) -> Vec<PollLine> {
     };
     let mut lines = Vec::new();
     if votes == 2 {
-        lines.push(plain(format!(
+        lines.push(PanelLine::plain(format!(
             "{:label_width$}  {:<w$} │ {}",
             "",
             fit("first vote", bar_width + 1 + digits),
@@ -222,7 +194,7 @@ fn histogram_lines(bins: &[Bin], votes: usize, width: usize) -> Vec<PollLine> {
                 ""
             }
         );
-        lines.push(PollLine {
+        lines.push(PanelLine {
             text: text.trim_end().to_string(),
             bold: bin.truth,
             may_cut: false,
@@ -255,28 +227,8 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
         .saturating_sub(FEWEST_BARS);
     let bars = room.saturating_sub(words).clamp(FEWEST_BARS, MOST_BARS);
     let mut lines = lines(tutor, body.width, bars);
-    while lines.len() > room {
-        match lines.iter().rposition(|line| line.may_cut) {
-            Some(index) => {
-                lines.remove(index);
-            }
-            None => break,
-        }
-    }
-    for (offset, line) in lines.iter().take(room).enumerate() {
-        let style = if line.bold {
-            theme.title()
-        } else {
-            Style::new()
-        };
-        buf.set_stringn(
-            body.x,
-            body.y + offset as u16,
-            fit(&line.text, usize::from(body.width)),
-            usize::from(body.width),
-            style,
-        );
-    }
+    cut_to(&mut lines, room);
+    draw_panel_lines(&lines, theme, body, buf);
 }
 
 /// The rows the panel asks for at a width: its title, its words, the most bars and the working.

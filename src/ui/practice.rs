@@ -28,11 +28,28 @@ pub(crate) struct PanelLine {
 }
 
 impl PanelLine {
-    fn plain(text: String) -> PanelLine {
+    pub(crate) fn plain(text: String) -> PanelLine {
         PanelLine {
             text,
             bold: false,
             may_cut: false,
+        }
+    }
+
+    pub(crate) fn bold(text: String) -> PanelLine {
+        PanelLine {
+            text,
+            bold: true,
+            may_cut: false,
+        }
+    }
+
+    /// A line of working: the first to go where the panel is short.
+    pub(crate) fn working(text: String) -> PanelLine {
+        PanelLine {
+            text,
+            bold: false,
+            may_cut: true,
         }
     }
 }
@@ -309,6 +326,19 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
     );
     let mut lines = lines(tutor, body.width);
     let room = usize::from(body.height);
+    cut_to(&mut lines, room);
+    if lines.len() > room && room >= 2 {
+        // Still too long: keep the first lines (the verdict) and the last (the score).
+        let last = lines.pop();
+        lines.truncate(room - 1);
+        lines.extend(last);
+    }
+    draw_panel_lines(&lines, theme, body, buf);
+}
+
+/// Leaves out the lines that may be cut (working), the last first, until the panel's lines
+/// fit `room` rows or none is left to cut.
+pub(crate) fn cut_to(lines: &mut Vec<PanelLine>, room: usize) {
     while lines.len() > room {
         match lines.iter().rposition(|line| line.may_cut) {
             Some(index) => {
@@ -317,13 +347,11 @@ pub(crate) fn render(tutor: &Tutor, theme: &Theme, area: Rect, buf: &mut Buffer)
             None => break,
         }
     }
-    if lines.len() > room && room >= 2 {
-        // Still too long: keep the first lines (the verdict) and the last (the score).
-        let last = lines.pop();
-        lines.truncate(room - 1);
-        lines.extend(last);
-    }
-    for (offset, line) in lines.iter().take(room).enumerate() {
+}
+
+/// Draws a panel's lines into `body`, a row each, the bold ones in the title's style.
+pub(crate) fn draw_panel_lines(lines: &[PanelLine], theme: &Theme, body: Rect, buf: &mut Buffer) {
+    for (offset, line) in lines.iter().take(usize::from(body.height)).enumerate() {
         let style = if line.bold {
             theme.title()
         } else {
