@@ -58,12 +58,11 @@ impl Default for ModelShape {
 /// A whole run: the model, the data and AdamW's settings.
 ///
 /// AdamW decays the weight matrices (the embeddings wte and wpe, c_attn, c_proj and lm_head)
-/// and not the biases, as nanoGPT does. Decay keeps a product's weights from growing without
-/// need; a bias multiplies nothing, and pulling it toward 0 only moves the point each head's
-/// scores are measured from. The embeddings decay: the token and position rows are what layer
-/// 0's previous-token head compares, and decay keeps the rows of symbols and positions equally
-/// scaled. (PyTorch's `AdamW(model.parameters())` would decay the biases too; at 0.01 × 3e-3 a
-/// step, either choice moves a bias by under 1 % over a run.)
+/// and not the biases, as nanoGPT does. Decay keeps a weight that multiplies the stream from
+/// growing without need (a larger W_Q or embedding sharpens every pattern for free); a bias
+/// multiplies nothing, and pulling it toward 0 would only move the point each score is
+/// measured from. (PyTorch's `AdamW(model.parameters())` decays the biases too; at 0.01 × 3e-3
+/// a step, either choice moves a bias by under 1 % over a run.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
     pub model: ModelShape,

@@ -25,6 +25,14 @@ impl Batch {
         draw(&mut rng, vocabulary, length, sequences)
     }
 
+    /// A run's probe (the sequences its steps' scores are measured on): drawn from ChaCha
+    /// stream 2 of the run's `seed`, apart from its weights' and its batches'.
+    pub(crate) fn probe(vocabulary: usize, length: usize, sequences: usize, seed: u64) -> Batch {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(2);
+        draw(&mut rng, vocabulary, length, sequences)
+    }
+
     /// The tokens the model reads in each sequence: all but the last symbol.
     pub fn tokens(&self) -> usize {
         2 * self.length - 1

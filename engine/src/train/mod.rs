@@ -37,15 +37,23 @@ pub use scores::{
 /// Steps between the snapshots a scrubber moves over.
 pub const SNAPSHOT_EVERY: usize = 25;
 
-/// What one step logs: its batch's loss before the update, and each scored head on that batch.
+/// The sequences each step's scores are measured on.
+pub const PROBE_SEQUENCES: usize = 16;
+
+/// What one step logs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
     /// 1 for the first update.
     pub step: usize,
+    /// The step's batch's mean loss, with the weights it was computed from (before the update),
+    /// as training loops log it.
     pub loss: f64,
-    /// Each layer-1 head's induction score.
+    /// Each layer-1 head's induction score after the update, on the run's probe: the same
+    /// fresh sequences every step, of the middle length, so the scores move only as the
+    /// weights do (a batch's own would jump with its length: on a half of 4, a head looking a
+    /// fixed 3 tokens back scores as an induction head does).
     pub induction: Vec<f64>,
-    /// Each layer-0 head's previous-token score.
+    /// Each layer-0 head's previous-token score after the update, on the probe.
     pub previous_token: Vec<f64>,
 }
 
@@ -63,6 +71,8 @@ pub struct Trainer {
     model: Model<f32>,
     optimizer: AdamW<f32>,
     batches: Batches,
+    /// The sequences each step's scores are measured on (`StepRecord`).
+    probe: Batch,
     steps_done: usize,
     snapshots: Vec<Snapshot>,
 }
@@ -87,6 +97,12 @@ impl Trainer {
             config.min_length,
             config.max_length,
         );
+        let probe = Batch::probe(
+            config.model.vocabulary,
+            (config.min_length + config.max_length) / 2,
+            PROBE_SEQUENCES,
+            config.seed,
+        );
         let snapshots = vec![Snapshot {
             step: 0,
             model: model.clone(),
@@ -96,6 +112,7 @@ impl Trainer {
             model,
             optimizer,
             batches,
+            probe,
             steps_done: 0,
             snapshots,
         })
@@ -108,7 +125,7 @@ impl Trainer {
             return None;
         }
         let batch = self.batches.next_batch();
-        let (loss, gradients, forward) =
+        let (loss, gradients, _) =
             self.model
                 .loss_and_gradients(&batch.inputs(), &batch.targets(), batch.sequences);
         self.optimizer.step(&mut self.model, &gradients);
@@ -119,12 +136,20 @@ impl Trainer {
                 model: self.model.clone(),
             });
         }
+        let probed = self
+            .model
+            .forward(&self.probe.inputs(), self.probe.sequences);
         Some(StepRecord {
             step: self.steps_done,
             loss: f64::from(loss),
-            induction: induction_scores(&forward, batch.length),
-            previous_token: previous_token_scores(&forward),
+            induction: induction_scores(&probed, self.probe.length),
+            previous_token: previous_token_scores(&probed),
         })
+    }
+
+    /// The sequences each step's scores are measured on.
+    pub fn probe(&self) -> &Batch {
+        &self.probe
     }
 
     pub fn config(&self) -> &TrainConfig {

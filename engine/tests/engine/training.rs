@@ -163,6 +163,25 @@ fn the_trainer_stops_after_its_steps_and_keeps_a_snapshot_every_25() {
 }
 
 #[test]
+fn a_steps_scores_are_its_snapshots_on_the_same_probe_every_step() {
+    let mut trainer = Trainer::new(tiny_run(4, 25)).unwrap();
+    let probe = trainer.probe().clone();
+    // The middle of lengths 2 to 6, 16 sequences.
+    assert_eq!((probe.length, probe.sequences), (4, 16));
+    let mut record = None;
+    while let Some(next) = trainer.step() {
+        record = Some(next);
+        assert_eq!(trainer.probe(), &probe);
+    }
+    let record = record.unwrap();
+    let snapshot = trainer.snapshots().last().unwrap();
+    assert_eq!((record.step, snapshot.step), (25, 25));
+    let forward = snapshot.model.forward(&probe.inputs(), probe.sequences);
+    assert_eq!(record.induction, induction_scores(&forward, 4));
+    assert_eq!(record.previous_token, previous_token_scores(&forward));
+}
+
+#[test]
 fn a_step_record_is_the_json_line_the_issue_names() {
     let record = StepRecord {
         step: 3,
