@@ -2,7 +2,7 @@
 //! attn-engine --example train_induction -- [--seed S] [--steps N] [--every K]`. It prints the
 //! logged loss and scores every K steps (500 unless given), the step the best induction score
 //! first passes 0.5 on the run's probe, the run's time, and the final model's
-//! evaluation on 256 fresh sequences at half lengths 3 (shorter than any trained on), 10 and 16.
+//! evaluation on 256 fresh sequences at half lengths 3 (a learner's "A B C A B C"), 10 and 16.
 
 use std::time::Instant;
 

@@ -6,7 +6,7 @@
 //!
 //! `Trainer` takes one step at a time, so that a screen can be drawn between steps, and keeps a
 //! snapshot of the weights every `SNAPSHOT_EVERY` steps; `save` writes a model as `import`
-//! reads it. All in f32 on one thread, from ChaCha seeded by the run's seed: the same seed
+//! reads it, and `load` reads it back. All in f32 on one thread, from ChaCha seeded by the run's seed: the same seed
 //! gives the same numbers on a machine, whatever its cores.
 
 mod adamw;
@@ -14,6 +14,7 @@ mod backward;
 mod config;
 mod data;
 mod forward;
+mod load;
 mod model;
 mod save;
 mod scores;
@@ -27,6 +28,7 @@ pub use config::{
 };
 pub use data::{Batch, Batches};
 pub use forward::Forward;
+pub use load::load;
 pub use model::{Layer, Model, Real, Tensor, TensorMut};
 pub use save::{CONFIG_FILE, SaveError, TOKENIZER_FILE, UNKNOWN_WORD, WEIGHTS_FILE, save};
 pub use scores::{

@@ -10,7 +10,7 @@ use attn_engine::checkpoint::{Architecture, Checkpoint};
 use attn_engine::import::{HeadChoice, ImportRequest};
 use attn_engine::train::{
     AdamW, Batch, Batches, ConfigError, Model, ModelShape, SaveError, StepRecord, TrainConfig,
-    Trainer, evaluate, half_losses, induction_score, induction_scores, previous_token_score,
+    Trainer, evaluate, half_losses, induction_score, induction_scores, load, previous_token_score,
     previous_token_scores, save, symbol,
 };
 use nalgebra::DMatrix;
@@ -348,7 +348,7 @@ fn each_setting_a_run_cannot_take_is_refused_for_its_option() {
     // A sequence and its repeat must fit the context.
     let long = refused(|c| c.max_length = 17);
     assert!(matches!(long, ConfigError::Lengths { .. }));
-    let backwards = refused(|c| c.max_length = 3);
+    let backwards = refused(|c| c.max_length = 1);
     assert!(
         matches!(backwards, ConfigError::Lengths { .. }),
         "{backwards}"
@@ -492,6 +492,31 @@ fn the_written_model_is_what_import_reads_and_computes_the_same_numbers() {
     // The patterns compared are not all alike: a model whose weights were not read would give
     // uniform ones.
     assert!(ours.pattern(1, 0, 0).max() > 0.5);
+
+    // And read back whole, it is the model written, number for number.
+    assert_eq!(load(&out).unwrap(), model);
+    assert_eq!(load(&out.join("model.safetensors")).unwrap(), model);
+}
+
+#[test]
+fn a_checkpoint_that_is_not_a_trained_model_is_not_loaded_as_one() {
+    let model = Model::<f32>::init(ModelShape::default(), 1);
+    let folder = tempfile::tempdir().unwrap();
+    save(&model, folder.path()).unwrap();
+    let config = folder.path().join("config.json");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("\"n_layer\": 2", "\"n_layer\": 3")).unwrap();
+    let error = load(folder.path()).unwrap_err().to_string();
+    assert!(
+        error.contains("n_layer is 3; the trained models have 2"),
+        "{error}"
+    );
+    std::fs::write(&config, text.replace("\"n_embd\": 32", "\"n_embd\": 16")).unwrap();
+    let error = load(folder.path()).unwrap_err().to_string();
+    assert!(
+        error.contains("wte.weight") && error.contains("[16, 32]"),
+        "{error}"
+    );
 }
 
 #[test]
