@@ -6,8 +6,8 @@
 //!
 //! `Trainer` takes one step at a time, so that a screen can be drawn between steps, and keeps a
 //! snapshot of the weights every `SNAPSHOT_EVERY` steps; `save` writes a model as `import`
-//! reads it, and `load` reads it back. All in f32 on one thread, from ChaCha seeded by the run's seed: the same seed
-//! gives the same numbers on a machine, whatever its cores.
+//! reads it, and `load` reads it back. All in f32 on one thread, from ChaCha seeded by the
+//! run's seed: the same seed gives the same numbers on a machine, whatever its cores.
 
 mod adamw;
 mod backward;
