@@ -14,4 +14,5 @@ pub mod ops;
 pub mod parallel;
 pub mod pipeline;
 pub mod practice;
+pub mod train;
 pub mod workings;

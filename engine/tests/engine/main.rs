@@ -13,3 +13,4 @@ mod masks;
 mod norms_and_biases;
 mod practice_checking;
 mod shared_numbers;
+mod training;
