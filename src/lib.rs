@@ -6,7 +6,7 @@
 //! uses; this crate is what shows them: the app, the terminal UI, the classroom and the CLI.
 
 pub use attn_engine::{
-    attention, checkpoint, data, lab, lesson, ops, parallel, pipeline, practice, workings,
+    attention, checkpoint, data, lab, lesson, ops, parallel, pipeline, practice, train, workings,
 };
 
 pub mod app;

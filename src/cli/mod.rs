@@ -10,6 +10,7 @@ mod list;
 mod progress;
 mod show;
 mod table;
+mod train;
 mod tutor;
 mod write;
 
@@ -134,6 +135,11 @@ pub enum Command {
     /// Students need nothing but ssh: `ssh -p 2222 NAME@HOST`, or with --web a browser. Choose
     /// who may join with exactly one of --open, --password-file or --authorized-keys.
     Serve(Box<ServeArgs>),
+    /// Train a tiny attention-only model and watch an induction head form: a live screen in
+    /// a terminal, one JSON line per step otherwise (or with --format json).
+    ///
+    /// Exit status 2 when an option or the output folder cannot be used (said before training).
+    Train(train::TrainArgs),
     /// Run a lab: an experiment swept over settings, printed as a table or JSON.
     Lab {
         #[command(subcommand)]
@@ -656,6 +662,7 @@ pub fn run_command(
         Some(Command::Freeze { lesson, output }) => {
             write::freeze(&lesson, &output, color, out, err)
         }
+        Some(Command::Train(args)) => train::json_lines(&args, out, err),
         Some(Command::Lab {
             lab:
                 LabCommand::Scaling {

@@ -30,7 +30,9 @@ pub use data::{Batch, Batches};
 pub use forward::Forward;
 pub use load::load;
 pub use model::{Layer, Model, Real, Tensor, TensorMut};
-pub use save::{CONFIG_FILE, SaveError, TOKENIZER_FILE, UNKNOWN_WORD, WEIGHTS_FILE, save};
+pub use save::{
+    CONFIG_FILE, SaveError, TOKENIZER_FILE, UNKNOWN_WORD, WEIGHTS_FILE, prepare_folder, save,
+};
 pub use scores::{
     Evaluation, INDUCTION_LAYER, PREVIOUS_TOKEN_LAYER, evaluate, half_losses, induction_score,
     induction_scores, previous_token_score, previous_token_scores,

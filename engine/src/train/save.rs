@@ -69,27 +69,35 @@ struct ConfigJson {
     vocab_size: usize,
 }
 
-/// Writes `model` into `folder` (made if it does not exist; refused if it holds anything).
-pub fn save(model: &Model<f32>, folder: &Path) -> Result<(), SaveError> {
+/// Makes `folder` ready for a model: made if it does not exist, refused if it is a file or
+/// holds anything. `train -o` calls it before training, so that a folder it could not write is
+/// said at once, not after the run.
+pub fn prepare_folder(folder: &Path) -> Result<(), SaveError> {
     match std::fs::metadata(folder) {
-        Ok(metadata) if !metadata.is_dir() => {
-            return Err(SaveError::NotAFolder(folder.to_path_buf()));
-        }
+        Ok(metadata) if !metadata.is_dir() => Err(SaveError::NotAFolder(folder.to_path_buf())),
         Ok(_) => {
             let mut entries = std::fs::read_dir(folder).map_err(|e| SaveError::io(folder, e))?;
-            if let Some(entry) = entries.next() {
-                let entry = entry.map_err(|e| SaveError::io(folder, e))?;
-                return Err(SaveError::NotEmpty {
-                    folder: folder.to_path_buf(),
-                    holds: printable_path(Path::new(&entry.file_name())),
-                });
+            match entries.next() {
+                Some(entry) => {
+                    let entry = entry.map_err(|e| SaveError::io(folder, e))?;
+                    Err(SaveError::NotEmpty {
+                        folder: folder.to_path_buf(),
+                        holds: printable_path(Path::new(&entry.file_name())),
+                    })
+                }
+                None => Ok(()),
             }
         }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(folder).map_err(|e| SaveError::io(folder, e))?;
+            std::fs::create_dir_all(folder).map_err(|e| SaveError::io(folder, e))
         }
-        Err(error) => return Err(SaveError::io(folder, error)),
+        Err(error) => Err(SaveError::io(folder, error)),
     }
+}
+
+/// Writes `model` into `folder` (made if it does not exist; refused if it holds anything).
+pub fn save(model: &Model<f32>, folder: &Path) -> Result<(), SaveError> {
+    prepare_folder(folder)?;
     let files = [
         (CONFIG_FILE, config_json(model)),
         (WEIGHTS_FILE, safetensors_bytes(model)?),
