@@ -36,7 +36,14 @@
 //! in a pseudo-terminal, the bench typing the presenter's step changes every 2 s, and every
 //! student following, a cursor key about once a second each (`--keys N` of them): the times from
 //! a student's key to their next frame, and from the presenter's key to each follower's frame
-//! showing the new step (see `class`).
+//! showing the new step (see `class`). Then the class's poll (see `class_poll`): the presenter
+//! goes to the Softmax step and asks for the cell under the cursor (`a`); once every seat shows
+//! the question, each student types an answer (mostly the right value, some a common slip,
+//! some any number; a key every 40–120 ms, the Enter within a second of the start) and the
+//! presenter's screen must count them all ("500 of 500 answered"); then the presenter reveals
+//! (`a`), and the bench reports the time from that key to each seat's first frame showing the
+//! reveal (goal: p99 ≤ 100 ms), with the question's and each answer key's times, and checks
+//! the reveal's count of right answers against its own.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -1360,6 +1367,8 @@ struct Presenting {
     keyboard: Box<dyn std::io::Write + Send>,
     /// The presenter's screen, as the terminal shows it.
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Words looked for on the screen as its output comes, and when they first showed.
+    watched: Arc<Mutex<Watched>>,
     pid: u32,
     port: u16,
     web_port: u16,
@@ -1415,14 +1424,21 @@ impl Presenting {
             .try_clone_reader()
             .map_err(|error| anyhow::anyhow!("{error}"))?;
         let shown = Arc::clone(&screen);
+        let watched = Arc::new(Mutex::new(Watched::None));
+        let watching = Arc::clone(&watched);
         // Read all the while: a terminal nobody reads would stall the presenter's tutor.
         std::thread::spawn(move || {
             let mut buffer = [0; 16384];
             while let Ok(read @ 1..) = std::io::Read::read(&mut output, &mut buffer) {
-                shown
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .process(&buffer[..read]);
+                let mut screen = shown.lock().unwrap_or_else(PoisonError::into_inner);
+                screen.process(&buffer[..read]);
+                let arrived = Instant::now();
+                let mut watched = watching.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some((words, seen @ None)) = &mut *watched
+                    && screen.screen().contents().contains(words.as_str())
+                {
+                    *seen = Some(arrived);
+                }
             }
         });
         let keyboard = pair
@@ -1433,6 +1449,7 @@ impl Presenting {
             child,
             keyboard,
             screen,
+            watched,
             pid,
             port: 0,
             web_port: 0,
@@ -1491,6 +1508,32 @@ impl Presenting {
         Ok(())
     }
 
+    /// Presses `keys` and returns the time until the presenter's screen shows `words` (noted
+    /// as its output is read, so that nothing polls it meanwhile).
+    fn press_until(&mut self, keys: &[u8], words: &str) -> anyhow::Result<Duration> {
+        *self.watched.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((words.to_string(), None));
+        let pressed = Instant::now();
+        self.press(keys)?;
+        loop {
+            let seen = self
+                .watched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .and_then(|(_, seen)| *seen);
+            if let Some(seen) = seen {
+                return Ok(seen.saturating_duration_since(pressed));
+            }
+            ensure!(
+                pressed.elapsed() < PATIENCE,
+                "the presenter's screen never showed {words:?}:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     fn memory(&self) -> anyhow::Result<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid))?;
         status
@@ -1507,6 +1550,9 @@ impl Drop for Presenting {
         let _ = self.child.wait();
     }
 }
+
+/// Words looked for on the presenter's screen, and when they first showed there.
+type Watched = Option<(String, Option<Instant>)>;
 
 /// The presenter's latest step change: which step, and when its key was typed.
 #[derive(Debug, Clone, Copy)]
@@ -1674,6 +1720,8 @@ fn class(sessions: usize, keys: usize, browsers: usize) -> anyhow::Result<()> {
     let client_cpu = cpu_time("self")? - cpu_before.0;
     let server_cpu = cpu_time(&server.pid.to_string())? - cpu_before.1;
     let after_kib = server.memory()?;
+    let (students, polled) = class_poll(&mut server, &runtime, students, steps)?;
+    failures.extend(polled.failures.iter().cloned());
     runtime.block_on(async {
         for student in students {
             student.leave().await;
@@ -1755,6 +1803,7 @@ fn class(sessions: usize, keys: usize, browsers: usize) -> anyhow::Result<()> {
         with_lesson_kib as f64 / 1024.0,
         after_kib as f64 / 1024.0
     );
+    polled.print();
     for failure in &failures {
         println!("FAILED {failure}");
     }
@@ -1765,10 +1814,633 @@ fn class(sessions: usize, keys: usize, browsers: usize) -> anyhow::Result<()> {
             "goal p99 ≤ 20 ms for keys and step changes: {verdict} ({p99:.2} ms on {cores} cores)"
         );
     }
+    polled.goal(cores);
     ensure!(
         failures.is_empty(),
         "{} of {sessions} students failed",
         failures.len()
     );
     Ok(())
+}
+
+/// How long the class has to answer the poll: each student's Enter is planned within this of
+/// the start, at a moment of their own.
+const ANSWERING: Duration = Duration::from_secs(1);
+
+/// A student's pause between the keys of their answer, in milliseconds.
+const TYPING_MS: (u64, u64) = (40, 120);
+
+/// The reveal's words on every screen, which nothing shows before it.
+const REVEAL_WORDS: &str = "Right (within";
+
+/// What the bench tells each student during the poll, as it happens.
+#[derive(Clone)]
+struct PollCues {
+    /// When the presenter pressed `a` to ask.
+    asked: tokio::sync::watch::Receiver<Option<Instant>>,
+    /// The presenter's screen has shown the question for a while: the frames so far are read.
+    read: tokio::sync::watch::Receiver<bool>,
+    /// When the class may start answering, and each student's answer (by seat).
+    go: tokio::sync::watch::Receiver<Option<(Instant, Arc<Vec<String>>)>>,
+    /// When the presenter pressed `a` to reveal.
+    revealed: tokio::sync::watch::Receiver<Option<Instant>>,
+    /// The bench stops waiting for the reveal.
+    stop: tokio::sync::watch::Receiver<bool>,
+    /// Seats whose screens show the question.
+    showing: Arc<std::sync::atomic::AtomicUsize>,
+    /// Seats whose answers are in (their screens say so).
+    in_: Arc<std::sync::atomic::AtomicUsize>,
+    /// Seats whose frame's bytes held the reveal's words (checked on the screen afterwards).
+    seen: Arc<std::sync::atomic::AtomicUsize>,
+    /// Seats whose part in the poll failed: none of the counts above will come from them.
+    failed: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// What one student measured in the poll.
+#[derive(Default)]
+struct PollRun {
+    /// The presenter's `a` to the end of this student's frame showing the question.
+    asked: Option<Duration>,
+    /// Each key of the answer typed to the end of its frame.
+    keys: Vec<Duration>,
+    /// When the answer's Enter was sent, and the time to the frame saying it is in.
+    answered: Option<(Instant, Duration)>,
+    /// The presenter's second `a` to the end of this student's first frame showing the reveal.
+    revealed: Option<Duration>,
+}
+
+/// One student in the poll: the frames of the presenter's steps and question kept with their
+/// arrival times (`unparsed`), and parsed into the student's screen once the bench has seen the
+/// question on the presenter's (the step change before it repaints the whole screen, so the
+/// screen is exact from there); the answer typed a key at a time, each key's frame awaited and
+/// parsed; then the frames to the reveal kept, and parsed once it has come, to find the first
+/// that showed it.
+async fn answer_poll(
+    student: &mut Student,
+    seat: usize,
+    mut cues: PollCues,
+) -> anyhow::Result<PollRun> {
+    use std::sync::atomic::Ordering;
+    let mut jitter = Jitter(0x9011_0000 + seat as u64);
+    let mut run = PollRun::default();
+    // The presenter's steps and question, parsed once the presenter's screen shows it.
+    let frames = unparsed(student, &mut cues.read, None).await?;
+    let asked = (*cues.asked.borrow()).context("the bench never asked")?;
+    let since = |arrived: Instant| Some(arrived.saturating_duration_since(asked));
+    for (arrived, frame) in frames {
+        student.screen.process(&frame);
+        if run.asked.is_none() && shows_question(&student.screen.screen().contents()) {
+            run.asked = since(arrived);
+        }
+    }
+    // A seat the question has not reached yet.
+    student.parse = true;
+    while run.asked.is_none() {
+        student.frame().await.context("waiting for the question")?;
+        if shows_question(&student.screen.screen().contents()) {
+            run.asked = since(Instant::now());
+        }
+    }
+    cues.showing.fetch_add(1, Ordering::SeqCst);
+    let (start, answers) = within("waiting for the class to answer", async {
+        let go = cues.go.wait_for(Option::is_some).await?;
+        (*go).clone().context("no answers")
+    })
+    .await?;
+    let typed: Vec<u8> = answers
+        .get(seat)
+        .context("no answer for this seat")?
+        .bytes()
+        .chain(std::iter::once(b'\r'))
+        .collect();
+    // The keys' moments, planned so that the Enter falls within `ANSWERING` of the start.
+    let pauses: Vec<u64> = (1..typed.len())
+        .map(|_| TYPING_MS.0 + jitter.below(TYPING_MS.1 - TYPING_MS.0 + 1))
+        .collect();
+    let typing: u64 = pauses.iter().sum();
+    let slack = (ANSWERING.as_millis() as u64).saturating_sub(typing).max(1);
+    let mut at = start + Duration::from_millis(jitter.below(slack));
+    for (index, &key) in typed.iter().enumerate() {
+        tokio::time::sleep_until(at.into()).await;
+        let sent = Instant::now();
+        student.send(typed_key(key)?).await?;
+        student
+            .frame()
+            .await
+            .context("waiting for an answer key's frame")?;
+        run.keys.push(sent.elapsed());
+        if key == b'\r' {
+            // The answer is in when the screen says so (a frame or two after Enter).
+            while !student.screen.screen().contents().contains("(in)") {
+                student
+                    .frame()
+                    .await
+                    .context("waiting for the answer to be in")?;
+            }
+            run.answered = Some((sent, sent.elapsed()));
+        }
+        at =
+            Instant::now().max(at) + Duration::from_millis(pauses.get(index).copied().unwrap_or(0));
+    }
+    cues.in_.fetch_add(1, Ordering::SeqCst);
+    let frames = unparsed(student, &mut cues.stop, Some(&cues.seen)).await?;
+    // Parsed once the class has it, so as not to slow the others' frames.
+    cues.stop.wait_for(|stop| *stop).await?;
+    let revealed = *cues.revealed.borrow();
+    for (arrived, frame) in frames {
+        student.screen.process(&frame);
+        if run.revealed.is_none() && student.screen.screen().contents().contains(REVEAL_WORDS) {
+            let revealed = revealed.context("the reveal before the presenter revealed")?;
+            run.revealed = Some(arrived.saturating_duration_since(revealed));
+        }
+    }
+    Ok(run)
+}
+
+/// The frames that come until `until` changes, with the moments they arrived, not parsed: the
+/// students' terminals are their own machines' work, and 500 of them parsed here as the frames
+/// came would take the cores the server is measured on. With `seen`, a frame whose bytes hold
+/// the reveal's words ends it early, counted there (its screen is checked when parsed).
+async fn unparsed(
+    student: &mut Student,
+    until: &mut tokio::sync::watch::Receiver<bool>,
+    seen: Option<&std::sync::atomic::AtomicUsize>,
+) -> anyhow::Result<Vec<(Instant, Vec<u8>)>> {
+    student.parse = false;
+    let mut frames = Vec::new();
+    while !*until.borrow_and_update() {
+        tokio::select! {
+            frame = student.frame() => {
+                let frame = frame?;
+                let arrived = Instant::now();
+                let words = seen.is_some() && find(&frame, REVEAL_WORDS.as_bytes()).is_some();
+                frames.push((arrived, frame));
+                if let Some(seen) = seen.filter(|_| words) {
+                    seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    break;
+                }
+            }
+            _ = until.changed() => {}
+        }
+    }
+    Ok(frames)
+}
+
+/// Whether a screen shows the poll's question: its title, `Poll: weights[sleeps, The] = ?`.
+fn shows_question(text: &str) -> bool {
+    text.lines()
+        .any(|line| line.contains("Poll: ") && line.contains(" = ?"))
+}
+
+/// One typed key of an answer, as the bytes a student's keyboard sends.
+fn typed_key(key: u8) -> anyhow::Result<&'static [u8]> {
+    const KEYS: &[u8] = b"0123456789-.\r";
+    let at = KEYS
+        .iter()
+        .position(|&known| known == key)
+        .with_context(|| format!("an answer holds {:?}, not a key of a number", key as char))?;
+    Ok(&KEYS[at..=at])
+}
+
+/// The poll's question as the bench works it out from the lesson: the cell the presenter's
+/// screen names, its value and the common slips' values, and so each student's answer and how
+/// many of them are right.
+struct Question {
+    truth: f64,
+    decimals: usize,
+    /// The slips practice mode recognises for the cell, with their values.
+    slips: Vec<f64>,
+    attention: attn_tutor::attention::Attention,
+    cell: attn_tutor::attention::Cell,
+}
+
+impl Question {
+    /// The cell named `name` (as the poll's title writes it) in the first built-in lesson.
+    fn of(name: &str) -> anyhow::Result<Question> {
+        use attn_tutor::attention::{Attention, Cell, MatrixName};
+        let lesson = first_lesson()?;
+        let attention = Attention::compute(&lesson);
+        let computed = &attention;
+        let cell = MatrixName::ALL
+            .iter()
+            .filter(|&&matrix| computed.has(matrix))
+            .flat_map(|&matrix| {
+                (0..computed.heads().query).flat_map(move |head| {
+                    let (rows, cols) = computed
+                        .matrix_in(matrix, head)
+                        .map_or((0, 0), |values| values.shape());
+                    (0..rows).flat_map(move |row| {
+                        (0..cols).map(move |col| Cell {
+                            matrix,
+                            head,
+                            row,
+                            col,
+                            token: 0,
+                        })
+                    })
+                })
+            })
+            .find(|&cell| attention.cell_name(cell) == name)
+            .with_context(|| format!("no cell {name} in the first built-in lesson"))?;
+        let truth = attention
+            .value(cell)
+            .with_context(|| format!("{name} has no value"))?;
+        // The slips a student makes on a softmax's weight: the exponential alone, the unscaled
+        // scores, the softmax down the column; kept when practice mode names them.
+        let mut slips = Vec::new();
+        if let Some(scaled) = attention.matrix_in(attention.softmax_input(), cell.head)
+            && cell.matrix == MatrixName::Weights
+        {
+            let root = (attention.d_k() as f64).sqrt();
+            let x = scaled[(cell.row, cell.col)];
+            let unscaled: f64 = scaled.row(cell.row).iter().map(|x| (x * root).exp()).sum();
+            let column: f64 = scaled.column(cell.col).iter().map(|x| x.exp()).sum();
+            slips.extend([x.exp(), (x * root).exp() / unscaled, x.exp() / column]);
+        }
+        slips.retain(|&value| {
+            attn_tutor::practice::check(&attention, cell, value, lesson.decimals)
+                .is_some_and(|verdict| verdict.slip().is_some())
+        });
+        Ok(Question {
+            truth,
+            decimals: lesson.decimals,
+            slips,
+            attention,
+            cell,
+        })
+    }
+
+    /// Each student's answer, as a class answers: half the truth as the lesson writes it, a
+    /// tenth to a decimal fewer, a tenth a last digit off, a fifth a common slip, the rest
+    /// any number at all.
+    fn answers(&self, students: usize) -> Vec<String> {
+        let mut jitter = Jitter(0x0A11_5EED);
+        let decimals = self.decimals;
+        let unit = 10f64.powi(-(decimals as i32));
+        (0..students)
+            .map(|_| match jitter.below(100) {
+                0..50 => format!("{:.decimals$}", self.truth),
+                50..60 => format!("{:.*}", decimals.saturating_sub(1).max(2), self.truth),
+                60..70 => {
+                    let off = if jitter.below(2) == 0 { unit } else { -unit };
+                    format!("{:.decimals$}", self.truth + off)
+                }
+                70..90 if !self.slips.is_empty() => format!(
+                    "{:.decimals$}",
+                    self.slips[jitter.below(self.slips.len() as u64) as usize]
+                ),
+                _ => {
+                    let value = jitter.below(1000) as f64 / 1000.0;
+                    let sign = if jitter.below(4) == 0 { -1.0 } else { 1.0 };
+                    format!("{:.decimals$}", sign * value)
+                }
+            })
+            .collect()
+    }
+
+    /// How many of `answers` practice mode counts right, and how many it names a slip for.
+    fn count(&self, answers: &[String]) -> (usize, usize) {
+        let (mut right, mut slips) = (0, 0);
+        for typed in answers {
+            let verdict = attn_tutor::practice::Answer::parse(typed)
+                .ok()
+                .and_then(|answer| {
+                    attn_tutor::practice::check_answer(
+                        &self.attention,
+                        self.cell,
+                        &answer,
+                        self.decimals,
+                    )
+                });
+            match verdict {
+                Some(verdict) if verdict.is_right() => right += 1,
+                Some(verdict) if verdict.slip().is_some() => slips += 1,
+                _ => {}
+            }
+        }
+        (right, slips)
+    }
+}
+
+/// What the poll measured, for the whole class.
+#[derive(Default)]
+struct PollReport {
+    /// The cell asked, its step, and the reveal's count as the bench worked it out.
+    question: String,
+    step: (u64, u64),
+    answers: usize,
+    expected: (usize, usize),
+    asked: Vec<Duration>,
+    keys: Vec<Duration>,
+    answered: Vec<Duration>,
+    revealed: Vec<Duration>,
+    /// From the start of the answering to the last Enter sent.
+    last_enter: Duration,
+    /// From the start of the answering to the presenter's screen counting every answer.
+    counted: Option<Duration>,
+    /// From the presenter's question and reveal to its own screen showing them.
+    presenter_asked: Duration,
+    presenter: Duration,
+    /// The presenter's reveal: its "Right" line and its slips line.
+    right_line: String,
+    slips_line: String,
+    time: Duration,
+    server_cpu: Duration,
+    client_cpu: Duration,
+    failures: Vec<String>,
+}
+
+/// The first built-in lesson, which the presenter opens.
+fn first_lesson() -> anyhow::Result<attn_tutor::lesson::Lesson> {
+    let first = &attn_tutor::lesson::BUILTIN[0];
+    let loaded = attn_tutor::lesson::load_text(first.name, None, first.text.to_string())
+        .map_err(|error| anyhow::anyhow!("{}: {}", first.name, error.first_line()))?;
+    Ok(loaded.lesson)
+}
+
+/// The class's poll, once the class has followed the step changes: the presenter goes to the
+/// Softmax step and asks for the cell under the cursor (`a`), every student types an answer
+/// (see `answer_poll`), the presenter's screen counts them, and the presenter reveals (`a`
+/// again). Returns the students, still connected, and what was measured.
+fn class_poll(
+    server: &mut Presenting,
+    runtime: &tokio::runtime::Runtime,
+    students: Vec<Student>,
+    steps: u64,
+) -> anyhow::Result<(Vec<Student>, PollReport)> {
+    use attn_tutor::pipeline::Step;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let lesson = first_lesson()?;
+    let softmax = lesson
+        .steps()
+        .iter()
+        .position(|step| *step == Step::Softmax)
+        .context("the first lesson has no Softmax step to ask on")? as u64
+        + 1;
+    ensure!(
+        lesson.steps().len() as u64 == steps,
+        "the presenter's lesson has {steps} steps, the first built-in lesson {}",
+        lesson.steps().len()
+    );
+    let mut report = PollReport {
+        step: (softmax, steps),
+        ..PollReport::default()
+    };
+    let class = students.len();
+    let (asked, asked_cue) = tokio::sync::watch::channel(None);
+    let (read, read_cue) = tokio::sync::watch::channel(false);
+    let (go, go_cue) = tokio::sync::watch::channel(None);
+    let (revealed, revealed_cue) = tokio::sync::watch::channel(None);
+    let (stop, stop_cue) = tokio::sync::watch::channel(false);
+    let cues = PollCues {
+        asked: asked_cue,
+        read: read_cue,
+        go: go_cue,
+        revealed: revealed_cue,
+        stop: stop_cue,
+        showing: Arc::new(AtomicUsize::new(0)),
+        in_: Arc::new(AtomicUsize::new(0)),
+        seen: Arc::new(AtomicUsize::new(0)),
+        failed: Arc::new(AtomicUsize::new(0)),
+    };
+    let cpu_before = (cpu_time("self")?, cpu_time(&server.pid.to_string())?);
+    let began = Instant::now();
+    let answering: Vec<_> = students
+        .into_iter()
+        .enumerate()
+        .map(|(seat, mut student)| {
+            let cues = cues.clone();
+            runtime.spawn(async move {
+                let failed = Arc::clone(&cues.failed);
+                let run = answer_poll(&mut student, seat, cues).await;
+                if run.is_err() {
+                    failed.fetch_add(1, Ordering::SeqCst);
+                }
+                (student, run)
+            })
+        })
+        .collect();
+    // Waits until `count` and the students who failed make the class.
+    let until = |what: &str, count: &AtomicUsize| -> anyhow::Result<Duration> {
+        let started = Instant::now();
+        loop {
+            if count.load(Ordering::SeqCst) + cues.failed.load(Ordering::SeqCst) >= class {
+                return Ok(started.elapsed());
+            }
+            ensure!(
+                started.elapsed() < PATIENCE,
+                "{what}: {} of {class} within {PATIENCE:?}",
+                count.load(Ordering::SeqCst)
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    // The presenter to the Softmax step (by another step, if there already: a step change
+    // repaints every student's screen).
+    let mut step = step_shown(server.text().as_bytes())
+        .map(|(step, _)| step)
+        .context("the presenter's screen shows no step")?;
+    if step == softmax {
+        step = if step > 1 { step - 1 } else { step + 1 };
+        server.press(if step < softmax { b"p" } else { b"n" })?;
+        server.wait_for(&format!("Step {step}/{steps}"))?;
+    }
+    while step != softmax {
+        let forward = step < softmax;
+        step = if forward { step + 1 } else { step - 1 };
+        server.press(if forward { b"n" } else { b"p" })?;
+        server.wait_for(&format!("Step {step}/{steps}"))?;
+    }
+    // Time for the step's frames to reach every seat before the question.
+    std::thread::sleep(Duration::from_millis(500));
+    asked.send_replace(Some(Instant::now()));
+    report.presenter_asked = server.press_until(b"a", " = ?")?;
+    let text = server.text();
+    let name = text
+        .lines()
+        .find_map(|line| {
+            let (_, rest) = line.split_once("Poll: ")?;
+            Some(rest.split_once(" = ?")?.0.to_string())
+        })
+        .context("the presenter's screen shows no poll")?;
+    let question = Question::of(&name)?;
+    let answers = question.answers(class);
+    report.question = name;
+    report.answers = class;
+    report.expected = question.count(&answers);
+    // The class reads the question a moment before anyone answers.
+    std::thread::sleep(Duration::from_millis(500));
+    read.send_replace(true);
+    let shown = until("showing the question", &cues.showing);
+    let start = Instant::now();
+    go.send_replace(Some((start, Arc::new(answers))));
+    let counted = shown.and_then(|_| {
+        server.wait_for(&format!("{class} of {class} answered"))?;
+        Ok(start.elapsed())
+    });
+    match counted {
+        Ok(counted) => report.counted = Some(counted),
+        Err(error) => report.failures.push(format!("the answers: {error:#}")),
+    }
+    let all_in = until("answers in", &cues.in_);
+    // The presenter waits a moment, as a class's does, and reveals.
+    std::thread::sleep(Duration::from_millis(500));
+    revealed.send_replace(Some(Instant::now()));
+    // The presenter's own time (the answers counted, its screen drawn), which every student's
+    // includes.
+    report.presenter = server.press_until(b"a", REVEAL_WORDS)?;
+    // Until every seat's bytes held the reveal, or `PATIENCE`: their screens tell afterwards.
+    let seen = all_in.and_then(|_| until("the reveal", &cues.seen));
+    if let Err(error) = seen {
+        report.failures.push(format!("{error:#}"));
+    }
+    stop.send_replace(true);
+    let mut students = Vec::new();
+    let mut runs = Vec::new();
+    for task in answering {
+        let (student, run) = runtime.block_on(task)?;
+        match run {
+            Ok(run) => runs.push(run),
+            Err(error) => report
+                .failures
+                .push(format!("{} in the poll: {error:#}", student.name)),
+        }
+        students.push(student);
+    }
+    report.time = began.elapsed();
+    report.client_cpu = cpu_time("self")? - cpu_before.0;
+    report.server_cpu = cpu_time(&server.pid.to_string())? - cpu_before.1;
+    let text = server.text();
+    // From the words on: the panel may share its lines with the matrices on its left.
+    let line_with = |words: &str| {
+        text.lines()
+            .find_map(|line| line.find(words).map(|at| line[at..].trim().to_string()))
+            .unwrap_or_default()
+    };
+    report.right_line = line_with(REVEAL_WORDS);
+    report.slips_line = line_with("Slips: ");
+    let expected = format!("{} of {class}.", report.expected.0);
+    if !report.right_line.ends_with(&expected) {
+        report.failures.push(format!(
+            "the presenter's reveal says {:?}, the bench counted {expected}",
+            report.right_line
+        ));
+    }
+    let start_of = |run: &PollRun| {
+        run.answered
+            .map(|(sent, _)| sent.saturating_duration_since(start))
+    };
+    report.last_enter = runs.iter().filter_map(start_of).max().unwrap_or_default();
+    let missed = runs.iter().filter(|run| run.revealed.is_none()).count();
+    if missed > 0 {
+        report.failures.push(format!(
+            "{missed} students' screens never showed the reveal"
+        ));
+    }
+    report.asked = runs.iter().filter_map(|run| run.asked).collect();
+    report.keys = runs.iter().flat_map(|run| run.keys.clone()).collect();
+    report.answered = runs
+        .iter()
+        .filter_map(|run| run.answered.map(|(_, took)| took))
+        .collect();
+    report.revealed = runs.iter().filter_map(|run| run.revealed).collect();
+    for times in [
+        &mut report.asked,
+        &mut report.keys,
+        &mut report.answered,
+        &mut report.revealed,
+    ] {
+        times.sort();
+    }
+    Ok((students, report))
+}
+
+impl PollReport {
+    fn print(&self) {
+        println!();
+        println!(
+            "the poll: the presenter asks for {} on step {}/{} (a), every student types an \
+             answer (a key every {}–{} ms, Enter within {} s of the start), the presenter \
+             reveals (a); {:.1} s in all",
+            self.question,
+            self.step.0,
+            self.step.1,
+            TYPING_MS.0,
+            TYPING_MS.1,
+            ANSWERING.as_secs(),
+            self.time.as_secs_f64()
+        );
+        println!(
+            "answers: {} typed, {} right and {} a common slip as practice mode counts them; the \
+             last Enter {:.0} ms after the start",
+            self.answers,
+            self.expected.0,
+            self.expected.1,
+            self.last_enter.as_secs_f64() * 1000.0
+        );
+        let class = self.answers;
+        match self.counted {
+            Some(counted) => println!(
+                "all {class} answers counted on the presenter's screen ({class} of {class} \
+                 answered) {:.0} ms after the start, {:.0} ms after the last Enter",
+                counted.as_secs_f64() * 1000.0,
+                counted.saturating_sub(self.last_enter).as_secs_f64() * 1000.0
+            ),
+            None => println!("the presenter's screen never counted every answer"),
+        }
+        println!(
+            "the presenter's reveal: {} {}",
+            self.right_line, self.slips_line
+        );
+        println!(
+            "the presenter's own screen showed the question {:.1} ms after the key, the reveal \
+             {:.1} ms after it",
+            self.presenter_asked.as_secs_f64() * 1000.0,
+            self.presenter.as_secs_f64() * 1000.0
+        );
+        println!();
+        println!(
+            "{:<34}{:>7}{:>9}{:>9}{:>9}{:>9}",
+            "the poll", "count", "p50 ms", "p95 ms", "p99 ms", "max ms"
+        );
+        for (label, times) in [
+            ("presenter's ask to a student", &self.asked),
+            ("answer key to next frame", &self.keys),
+            ("answer's Enter to \"(in)\"", &self.answered),
+            ("presenter's reveal to a student", &self.revealed),
+        ] {
+            if times.is_empty() {
+                println!("{label:<34}{:>7}", 0);
+                continue;
+            }
+            println!(
+                "{label:<34}{:>7}{:>9.2}{:>9.2}{:>9.2}{:>9.2}",
+                times.len(),
+                percentile(times, 50),
+                percentile(times, 95),
+                percentile(times, 99),
+                percentile(times, 100)
+            );
+        }
+        let seconds = self.time.as_secs_f64();
+        println!(
+            "CPU during the poll: server {:.2} s ({:.0} % of one core), clients {:.2} s ({:.0} %)",
+            self.server_cpu.as_secs_f64(),
+            100.0 * self.server_cpu.as_secs_f64() / seconds,
+            self.client_cpu.as_secs_f64(),
+            100.0 * self.client_cpu.as_secs_f64() / seconds
+        );
+    }
+
+    fn goal(&self, cores: usize) {
+        if self.revealed.is_empty() {
+            return;
+        }
+        let p99 = percentile(&self.revealed, 99);
+        let verdict = if p99 <= 100.0 { "met" } else { "NOT met" };
+        println!(
+            "goal p99 ≤ 100 ms for the poll's reveal to every seat: {verdict} ({p99:.2} ms on \
+             {cores} cores)"
+        );
+    }
 }

@@ -26,7 +26,8 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::{Notify, watch};
 
 use crate::app::{
-    Action, App, Classroom, Effect, Follow, Overlay, PollEffect, PollReply, Presented, Status,
+    Action, App, Classroom, Effect, Follow, Overlay, PollEffect, PollReply, Presented, Prompt,
+    PromptFor, Status,
 };
 use crate::input::action_for;
 use crate::input::bytes::Decoder;
@@ -556,16 +557,29 @@ struct ScreenKey {
     /// The student's answer to the open poll, which their poll panel shows (none once it is
     /// revealed: the reveal is the same on every follower's screen).
     answer: Option<String>,
+    /// The answer's prompt on the bottom line while the student types it: students typing the
+    /// same keys see the same screens.
+    typing: Option<Prompt>,
 }
 
 impl ScreenKey {
     /// The key of `app`'s screen when it is exactly the presenter's `version` of it: following,
-    /// on a lesson, nothing of the student's own on top. `None` when anything else shows.
+    /// on a lesson, nothing of the student's own on top but the status line and their answer
+    /// to the poll. `None` when anything else shows.
     fn of(app: &App, version: u64, size: Size, theme: Theme) -> Option<ScreenKey> {
         let follow = app.follow().filter(|_| app.is_following())?;
+        let typing = match &app.overlay {
+            Overlay::Prompt(
+                prompt @ Prompt {
+                    purpose: PromptFor::PollAnswer(_),
+                    ..
+                },
+            ) => Some(prompt.clone()),
+            _ => None,
+        };
         let plain = app.tutor().is_some()
             && app.lab().is_none()
-            && app.overlay == Overlay::None
+            && (app.overlay == Overlay::None || typing.is_some())
             && app.after_save.is_none()
             && !app.quit;
         plain.then(|| ScreenKey {
@@ -581,6 +595,7 @@ impl ScreenKey {
                 .filter(|poll| poll.is_open())
                 .and(app.polling.mine.as_ref())
                 .map(|(_, typed)| typed.clone()),
+            typing,
         })
     }
 }
@@ -1005,8 +1020,9 @@ impl Desk {
                 dropped += 1;
                 continue;
             }
-            self.presented = None;
-            self.apply(&event);
+            if !self.apply(&event) {
+                self.presented = None;
+            }
             if started.elapsed() >= time {
                 break;
             }
@@ -1044,18 +1060,33 @@ impl Desk {
         }
     }
 
-    fn apply(&mut self, event: &Event) {
+    /// Applies one key or paste. Returns whether it only answered the class's poll (opened the
+    /// answer's prompt, typed in it, sent or dropped it): that leaves the presenter's screen
+    /// as it was under the student's answer, which `ScreenKey` holds, so students who typed
+    /// the same answer share its drawing, and at the reveal the bytes from it.
+    fn apply(&mut self, event: &Event) -> bool {
         let area = Rect::new(0, 0, self.size.width, self.size.height);
-        if let Some(action) = action_for(event, &self.app, area) {
-            let polls = &self.polls;
-            // An answer to the class's poll goes to the server; nothing is saved here.
-            dispatch(&mut self.app, action, &mut |effect| match (effect, polls) {
-                (Effect::Poll(PollEffect::Send { number, answer }), Some((polls, seat))) => {
-                    Action::Poll(PollReply::Sent(polls.answer(*seat, *number, *answer)))
-                }
-                _ => refuse_save(effect),
-            });
-        }
+        // With the prompt open, only the prompt's keys (and Ctrl-c) act: none moves the cursor.
+        let answering = matches!(
+            &self.app.overlay,
+            Overlay::Prompt(Prompt {
+                purpose: PromptFor::PollAnswer(_),
+                ..
+            })
+        );
+        let Some(action) = action_for(event, &self.app, area) else {
+            return false;
+        };
+        let answers = answering || matches!(action, Action::StartPollAnswer(_));
+        let polls = &self.polls;
+        // An answer to the class's poll goes to the server; nothing is saved here.
+        dispatch(&mut self.app, action, &mut |effect| match (effect, polls) {
+            (Effect::Poll(PollEffect::Send { number, answer }), Some((polls, seat))) => {
+                Action::Poll(PollReply::Sent(polls.answer(*seat, *number, *answer)))
+            }
+            _ => refuse_save(effect),
+        });
+        answers
     }
 
     fn resize(&mut self, size: Size) -> std::io::Result<()> {
@@ -1610,6 +1641,128 @@ mod tests {
         for frames in &sent {
             let frames: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
             assert_eq!(looks(size, &frames), looks(size, &alone));
+        }
+    }
+
+    /// The presenter's tutor on the first lesson's Softmax step, the cursor on the cell it opens
+    /// at.
+    fn presenter_on_softmax() -> App {
+        let mut teacher = App::new(App::builtin_entries(), None);
+        teacher.classroom = Some(Classroom::Presenter {
+            audience: crate::app::Audience::default(),
+            join: String::new(),
+            host_key: None,
+        });
+        dispatch(&mut teacher, Action::Submit, &mut refuse_save);
+        for _ in 0..4 {
+            dispatch(&mut teacher, Action::NextStep, &mut refuse_save);
+        }
+        assert_eq!(
+            teacher.tutor().map(|tutor| tutor.step()),
+            Some(crate::pipeline::Step::Softmax)
+        );
+        teacher
+    }
+
+    /// What carries out the presenter's polls on `polls`, as `serve::present` does.
+    fn carried_out(polls: &super::super::polls::ClassPolls) -> impl FnMut(&Effect) -> Action + '_ {
+        move |effect| match effect {
+            Effect::Poll(PollEffect::Open(poll)) => {
+                polls.open(Arc::clone(poll));
+                Action::Poll(PollReply::Opened)
+            }
+            Effect::Poll(PollEffect::Lock(number)) => Action::Poll(polls.lock(*number)),
+            _ => refuse_save(effect),
+        }
+    }
+
+    #[test]
+    fn followers_who_typed_the_same_answer_share_its_drawing_and_at_the_reveal_its_bytes() {
+        use super::super::polls::ClassPolls;
+        let stage = Arc::new(Stage::default());
+        let polls = Arc::new(ClassPolls::new(None));
+        let size = Size::new(80, 24);
+        let mut teacher = presenter_on_softmax();
+        dispatch(&mut teacher, Action::AskClass, &mut carried_out(&polls));
+        let asked = Arc::new(Presented::of(&teacher, 1));
+        let poll = Arc::clone(asked.poll.as_ref().expect("the class is asked"));
+        let answers = ["0.346", "0.35", "0.346", "0.5", "0.35", "0.346"];
+        // A follower whose answers go to `polls`, on the class's stage or drawn on its own.
+        let seated = |on_stage: bool, polls: &Arc<ClassPolls>| {
+            let desk = follower(&stage, size);
+            let desk = if on_stage { desk } else { desk.on_stage(None) };
+            desk.at_seat(Arc::clone(polls), polls.seat())
+        };
+        // A key of the answer (or Enter, past its end) typed by each student in turn.
+        let press = |desk: &mut Desk, key: char| {
+            let work = Work {
+                events: keys(&key.to_string(), Duration::from_secs(3600)),
+                ..Work::default()
+            };
+            let turned = desk.turn(work, Duration::from_secs(60));
+            assert!(!turned.failed);
+            turned.frame
+        };
+        let typed_at = |answer: &str, at: usize| answer.chars().chain(['\r']).nth(at);
+        let mut class: Vec<Desk> = answers.iter().map(|_| seated(true, &polls)).collect();
+        let mut sent: Vec<Vec<Vec<u8>>> = vec![Vec::new(); class.len()];
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(presenter_moves(desk, &asked));
+        }
+        let (renders, encoded) = (stage.renders(), stage.encoded());
+        for at in 0..6 {
+            for ((desk, frames), typed) in class.iter_mut().zip(&mut sent).zip(answers) {
+                if let Some(key) = typed_at(typed, at) {
+                    frames.push(press(desk, key));
+                }
+            }
+        }
+        assert_eq!(polls.answered(), answers.len());
+        // 0, 0., 0.3, 0.5, 0.34, 0.35, 0.346 on the prompt, and the three answers in: each drawn
+        // and encoded once for the students who typed it (32 keys).
+        assert_eq!(
+            stage.renders(),
+            renders + 10,
+            "the screens typed drawn once"
+        );
+        assert_eq!(
+            stage.encoded(),
+            encoded + 10,
+            "the keys' bytes encoded once"
+        );
+        dispatch(&mut teacher, Action::AskClass, &mut carried_out(&polls));
+        let revealed = Arc::new(Presented::of(&teacher, 2));
+        let (renders, encoded) = (stage.renders(), stage.encoded());
+        for (desk, frames) in class.iter_mut().zip(&mut sent) {
+            frames.push(presenter_moves(desk, &revealed));
+        }
+        assert_eq!(
+            stage.renders(),
+            renders + 1,
+            "one reveal drawn for the class"
+        );
+        assert_eq!(
+            stage.encoded(),
+            encoded + 3,
+            "the bytes to the reveal encoded once for each answer the terminals showed"
+        );
+        // Every terminal shows what a seat drawn on its own shows: its answer, then the reveal.
+        let elsewhere = Arc::new(ClassPolls::new(None));
+        elsewhere.open(poll);
+        for (frames, typed) in sent.iter().zip(answers) {
+            let mut alone = seated(false, &elsewhere);
+            let mut own = vec![presenter_moves(&mut alone, &asked)];
+            own.extend((0..6).filter_map(|at| Some(press(&mut alone, typed_at(typed, at)?))));
+            let answered = shown(size, &own.iter().map(Vec::as_slice).collect::<Vec<_>>());
+            assert!(answered.contains(&format!("Your answer: {typed} (in)")));
+            own.push(presenter_moves(&mut alone, &revealed));
+            let own: Vec<&[u8]> = own.iter().map(Vec::as_slice).collect();
+            let frames: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+            assert!(shown(size, &own).contains("Right (within"));
+            assert_eq!(frames.len(), own.len());
+            for upto in 1..=own.len() {
+                assert_eq!(looks(size, &frames[..upto]), looks(size, &own[..upto]));
+            }
         }
     }
 
