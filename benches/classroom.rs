@@ -1831,7 +1831,7 @@ const ANSWERING: Duration = Duration::from_secs(1);
 const TYPING_MS: (u64, u64) = (40, 120);
 
 /// The reveal's words on every screen, which nothing shows before it.
-const REVEAL_WORDS: &str = "Right (within";
+const REVEAL_WORDS: &str = "Right: ";
 
 /// What the bench tells each student during the poll, as it happens.
 #[derive(Clone)]
@@ -2319,8 +2319,8 @@ fn class_poll(
     };
     report.right_line = line_with(REVEAL_WORDS);
     report.slips_line = line_with("Slips: ");
-    let expected = format!("{} of {class}.", report.expected.0);
-    if !report.right_line.ends_with(&expected) {
+    let expected = format!("Right: {} of {class} (", report.expected.0);
+    if !report.right_line.starts_with(&expected) {
         report.failures.push(format!(
             "the presenter's reveal says {:?}, the bench counted {expected}",
             report.right_line

@@ -1758,7 +1758,7 @@ mod tests {
             own.push(presenter_moves(&mut alone, &revealed));
             let own: Vec<&[u8]> = own.iter().map(Vec::as_slice).collect();
             let frames: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
-            assert!(shown(size, &own).contains("Right (within"));
+            assert!(shown(size, &own).contains("Right: "));
             assert_eq!(frames.len(), own.len());
             for upto in 1..=own.len() {
                 assert_eq!(looks(size, &frames[..upto]), looks(size, &own[..upto]));
