@@ -34,6 +34,8 @@ pub enum Place {
     Lesson,
     /// The scaling lab's screen.
     Lab,
+    /// The training screen (`attn-tutor train` in a terminal).
+    Training,
 }
 
 /// What is pressed, apart from the modifiers.
@@ -134,6 +136,7 @@ impl Key {
 
 fn key_name(code: KeyCode) -> String {
     match code {
+        KeyCode::Char(' ') => "Space".to_string(),
         KeyCode::Char(ch) => ch.to_string(),
         KeyCode::Left => "←".to_string(),
         KeyCode::Down => "↓".to_string(),
@@ -644,6 +647,121 @@ static LAB_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
         .collect()
 });
 
+const TRAINING: &[Place] = &[Place::Training];
+
+pub(crate) static TRAIN_PAUSE: Entry = Entry {
+    places: TRAINING,
+    keys: &[&[ch(' ', NoControl, |_| Action::TogglePause)]],
+    help: &["pause the training, or let it go on"],
+    short: "Space",
+};
+
+pub(crate) static TRAIN_SCRUB: Entry = Entry {
+    places: TRAINING,
+    keys: &[
+        &[key(KeyCode::Left, NoControl, |_| {
+            Action::Move(Direction::Left)
+        })],
+        &[key(KeyCode::Right, NoControl, |_| {
+            Action::Move(Direction::Right)
+        })],
+        &[ch('h', NoControl, |_| Action::Move(Direction::Left))],
+        &[ch('l', NoControl, |_| Action::Move(Direction::Right))],
+    ],
+    help: &["the snapshot before, after (one every 25 steps)"],
+    short: "←→",
+};
+
+pub(crate) static TRAIN_SCRUB_FAR: Entry = Entry {
+    places: TRAINING,
+    keys: &[
+        &[key(KeyCode::PageUp, NoControl, |_| Action::PreviousStep)],
+        &[key(KeyCode::PageDown, NoControl, |_| Action::NextStep)],
+    ],
+    help: &["ten snapshots before, after (250 steps)"],
+    short: "PgUp/PgDn",
+};
+
+pub(crate) static TRAIN_SCRUB_ENDS: Entry = Entry {
+    places: TRAINING,
+    keys: &[
+        &[key(KeyCode::Home, NoControl, |_| Action::FirstStep)],
+        &[key(KeyCode::End, NoControl, |_| Action::LastStep)],
+    ],
+    help: &["the first snapshot (step 0), the newest (followed as the run goes on)"],
+    short: "Home/End",
+};
+
+pub(crate) static TRAIN_HEAD: Entry = Entry {
+    places: TRAINING,
+    keys: &[
+        &[key(KeyCode::Up, NoControl, |_| Action::Move(Direction::Up))],
+        &[key(KeyCode::Down, NoControl, |_| {
+            Action::Move(Direction::Down)
+        })],
+        &[ch('k', NoControl, |_| Action::Move(Direction::Up))],
+        &[ch('j', NoControl, |_| Action::Move(Direction::Down))],
+    ],
+    help: &["choose a head (layer 0's, then layer 1's)"],
+    short: "↑↓",
+};
+
+pub(crate) static TRAIN_OPEN: Entry = Entry {
+    places: TRAINING,
+    keys: &[
+        &[key(KeyCode::Enter, NoControl, |_| Action::Open)],
+        &[ch('o', NoControl, |_| Action::Open)],
+    ],
+    help: &["open the head at the snapshot as a lesson (q there comes back)"],
+    short: "Enter",
+};
+
+pub(crate) static TRAIN_TEXT: Entry = Entry {
+    places: TRAINING,
+    keys: &[&[ch('t', NoControl, |_| Action::TypeText)]],
+    help: &["type the text the head reads, and open it"],
+    short: "t",
+};
+
+pub(crate) static TRAIN_HELP: Entry = Entry {
+    places: TRAINING,
+    keys: &[&[ch('?', NoControl, |_| Action::ToggleHelp)]],
+    help: &["these keys"],
+    short: "?",
+};
+
+pub(crate) static TRAIN_QUIT: Entry = Entry {
+    places: TRAINING,
+    keys: &[
+        &[ch('q', NoControl, |_| Action::Back)],
+        &[key(KeyCode::Esc, NoControl, |_| Action::Back)],
+    ],
+    help: &["quit (asked first while the training goes on: quitting stops it)"],
+    short: "q",
+};
+
+/// The help's rows on the training screen: its own keys, and Ctrl-c.
+static TRAINING_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
+    [
+        &TRAIN_PAUSE,
+        &TRAIN_SCRUB,
+        &TRAIN_SCRUB_FAR,
+        &TRAIN_SCRUB_ENDS,
+        &TRAIN_HEAD,
+        &TRAIN_OPEN,
+        &TRAIN_TEXT,
+        &TRAIN_HELP,
+        &TRAIN_QUIT,
+        &QUIT,
+    ]
+    .iter()
+    .flat_map(|entry| {
+        let label = entry.label(1);
+        entry.help.iter().map(move |words| (label.clone(), *words))
+    })
+    .collect()
+});
+
 /// On the help overlay: its bottom border names the shown keys.
 pub(crate) static CLOSE_HELP: Entry = Entry {
     places: &[Place::Help],
@@ -758,6 +876,15 @@ pub static KEY_MAP: &[&Entry] = &[
     &LAB_SEED,
     &LAB_HELP,
     &LAB_BACK,
+    &TRAIN_PAUSE,
+    &TRAIN_SCRUB,
+    &TRAIN_SCRUB_FAR,
+    &TRAIN_SCRUB_ENDS,
+    &TRAIN_HEAD,
+    &TRAIN_OPEN,
+    &TRAIN_TEXT,
+    &TRAIN_HELP,
+    &TRAIN_QUIT,
     &CLOSE_HELP,
     &SCROLL_HELP,
     &SUBMIT,
@@ -801,6 +928,9 @@ pub fn places(app: &App) -> &'static [Place] {
         (Overlay::Question(_), _) => &[Place::Anywhere, Place::Question],
         (Overlay::None, _) if app.tutor().is_none() && app.lab().is_some() => {
             &[Place::Anywhere, Place::Lab]
+        }
+        (Overlay::None, _) if app.training_on_screen().is_some() => {
+            &[Place::Anywhere, Place::Training]
         }
         (Overlay::None, _) if app.tutor().is_none() => &[Place::Anywhere, Place::Picker],
         (Overlay::None, true) => &[Place::Anywhere, Place::Predicting, Place::Lesson],
@@ -879,6 +1009,12 @@ pub enum Footer {
     Picker,
     /// The scaling lab.
     Lab,
+    /// The training screen while the run goes on.
+    Training,
+    /// The training screen while the run is paused.
+    TrainingPaused,
+    /// The training screen once the run is done.
+    TrainingDone,
     /// The lesson list of a student in a classroom.
     StudentPicker,
     Lesson,
@@ -928,6 +1064,41 @@ pub fn hints(footer: Footer) -> &'static [Hint] {
                 hint(&LAB_SEED, "seed"),
                 hint(&HELP, "help"),
                 hint(&LAB_BACK, "back"),
+            ];
+            HINTS
+        }
+        Footer::Training => {
+            static HINTS: &[Hint] = &[
+                hint(&TRAIN_PAUSE, "pause"),
+                hint(&TRAIN_SCRUB, "snapshot"),
+                hint(&TRAIN_HEAD, "head"),
+                hint(&TRAIN_OPEN, "open"),
+                hint(&TRAIN_TEXT, "text"),
+                hint(&TRAIN_HELP, "help"),
+                hint(&TRAIN_QUIT, "quit"),
+            ];
+            HINTS
+        }
+        Footer::TrainingPaused => {
+            static HINTS: &[Hint] = &[
+                hint(&TRAIN_PAUSE, "go on"),
+                hint(&TRAIN_SCRUB, "snapshot"),
+                hint(&TRAIN_HEAD, "head"),
+                hint(&TRAIN_OPEN, "open"),
+                hint(&TRAIN_TEXT, "text"),
+                hint(&TRAIN_HELP, "help"),
+                hint(&TRAIN_QUIT, "quit"),
+            ];
+            HINTS
+        }
+        Footer::TrainingDone => {
+            static HINTS: &[Hint] = &[
+                hint(&TRAIN_SCRUB, "snapshot"),
+                hint(&TRAIN_HEAD, "head"),
+                hint(&TRAIN_OPEN, "open"),
+                hint(&TRAIN_TEXT, "text"),
+                hint(&TRAIN_HELP, "help"),
+                hint(&TRAIN_QUIT, "quit"),
             ];
             HINTS
         }
@@ -1038,6 +1209,13 @@ pub fn footer(app: &App) -> Footer {
     if !on_lesson && app.lab().is_some() {
         return Footer::Lab;
     }
+    if let Some(run) = app.training_on_screen() {
+        return match (run.finished, run.paused) {
+            (true, _) => Footer::TrainingDone,
+            (false, true) => Footer::TrainingPaused,
+            (false, false) => Footer::Training,
+        };
+    }
     let poll_open = app.polling.poll.as_ref().is_some_and(|poll| poll.is_open());
     match &app.classroom {
         Some(Classroom::Student { .. }) if poll_open => Footer::Polled,
@@ -1109,12 +1287,15 @@ pub(crate) fn app_hint_line(app: &App) -> String {
 }
 
 /// The help's rows for the app's screen: the head keys only for a lesson with several heads.
-pub(crate) fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
+pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     let (heads, tokens) = (several_heads(app), decodes(app));
     // Going free is a classroom student's key: the presenter and a learner alone have no one
     // to follow.
     if app.tutor().is_none() && app.lab().is_some() {
         return LAB_ROWS.iter().collect();
+    }
+    if app.training_on_screen().is_some() {
+        return TRAINING_ROWS.iter().collect();
     }
     let student = matches!(app.classroom, Some(crate::app::Classroom::Student { .. }));
     let presenter = matches!(app.classroom, Some(crate::app::Classroom::Presenter { .. }));

@@ -9,8 +9,10 @@ use crate::attention::MatrixName;
 
 use super::poll::{PollEffect, PollReply};
 use super::presented::{Audience, Presented};
+use super::training::TrainingNews;
 use super::tutor::Direction;
 use crate::practice::ProgressStore;
+use crate::train::Snapshot;
 
 /// One thing the learner did, already decoded from keys or the mouse. The same Actions come from
 /// a local terminal, an SSH channel and the tests.
@@ -33,6 +35,12 @@ pub enum Action {
     PreviousHead,
     /// `L` in the picker: the scaling lab.
     OpenLab,
+    /// `Space` on the training screen: pause the run, or let it go on.
+    TogglePause,
+    /// `t` on the training screen: type the text a head opened from the run reads.
+    TypeText,
+    /// What the training run sent (`crate::term::training`), or the outcome of its Effects.
+    Training(TrainingNews),
     /// `)`: the generation steps at the next token.
     NextToken,
     /// `(`: at the token before.
@@ -129,6 +137,7 @@ impl Action {
                 PollReply::Sent(result) => format!("Poll(Sent, ok: {})", result.is_ok()),
             },
             Action::Presenter(_) => "Presenter".to_string(),
+            Action::Training(news) => format!("Training({})", news.logged()),
             Action::Saved(Ok(_)) => "Saved".to_string(),
             Action::Saved(Err(_)) => "Saved(failed)".to_string(),
             Action::ProgressSaved(result) => format!("ProgressSaved(ok: {})", result.is_ok()),
@@ -150,6 +159,8 @@ impl Action {
             | Action::SetLearningRate
             | Action::SmallerTiles
             | Action::OpenLab
+            | Action::TogglePause
+            | Action::TypeText
             | Action::Select { .. }
             | Action::Pick(_)
             | Action::ScrollNarration(_)
@@ -202,4 +213,19 @@ pub enum Effect {
     },
     /// Ask the classroom's server to open a poll, lock one, or take a student's answer.
     Poll(PollEffect),
+    /// Make head `head` of layer `layer` of a training run's snapshot into a lesson on `text`,
+    /// as `attn-tutor import` would from the snapshot written as a model; the outcome comes
+    /// back as `TrainingNews::Opened`.
+    OpenHead {
+        snapshot: Arc<Snapshot>,
+        layer: usize,
+        head: usize,
+        text: String,
+    },
+    /// Write a training run's last snapshot into its `-o` folder; the outcome comes back as
+    /// `TrainingNews::Written`.
+    WriteModel {
+        snapshot: Arc<Snapshot>,
+        folder: PathBuf,
+    },
 }

@@ -15,6 +15,7 @@ mod poll;
 mod practice;
 mod presented;
 pub(crate) mod screens;
+mod training;
 mod tutor;
 mod typed;
 mod update;
@@ -37,6 +38,7 @@ pub use practice::{
 };
 pub use presented::{Audience, Presented};
 pub use screens::{panels, rows_are_tokens, steps};
+pub use training::{HeadOf, OpenedHead, TrainScreen, TrainingNews, default_text};
 pub use tutor::{Cursor, Direction, Tutor};
 pub use typed::{cell_value, token_label};
 pub use update::update;
@@ -64,6 +66,9 @@ pub enum Screen {
     Tutor(Box<Tutor>),
     /// The scaling lab, opened from the picker.
     Lab(LabScreen),
+    /// A training run (`attn-tutor train`), which the app keeps in `App::training` while a
+    /// head opened from it is taught.
+    Training,
 }
 
 // Read through the screen itself where the rest of the app is borrowed at the same time.
@@ -125,6 +130,9 @@ pub struct App {
     pub allowance: Option<std::sync::Arc<dyn Allowance>>,
     /// A classroom's poll: the cell the presenter asked the class for, and how it went.
     pub polling: Polling,
+    /// The training run this app watches (`attn-tutor train` in a terminal): on screen with
+    /// `Screen::Training`, and kept while a lesson opened from it is on screen instead.
+    pub training: Option<Box<TrainScreen>>,
 }
 
 /// What `w` says where saving is off.
@@ -206,6 +214,8 @@ pub enum PromptFor {
     LearningRate,
     /// A student's answer to the class's poll with this number.
     PollAnswer(u64),
+    /// The text a head opened from a training run reads.
+    HeadText,
 }
 
 /// A question answered with one key.
@@ -230,6 +240,8 @@ pub enum Question {
     /// A free student following the presenter again puts the presenter's screen in place of
     /// their own, and their unsaved edits with it.
     FollowAgain,
+    /// Quitting while a training run is still going stops it, and its model is not written.
+    StopTraining,
 }
 
 /// Where the learner is going when they leave a lesson.
@@ -276,6 +288,28 @@ impl App {
         self.screen.lab()
     }
 
+    /// The training run, if this app watches one (on screen or behind a lesson opened from it).
+    pub fn training(&self) -> Option<&TrainScreen> {
+        self.training.as_deref()
+    }
+
+    /// The training screen, when it is what fills the screen.
+    pub fn training_on_screen(&self) -> Option<&TrainScreen> {
+        match self.screen {
+            Screen::Training => self.training(),
+            _ => None,
+        }
+    }
+
+    /// An app on the training screen of a run about to start: no lesson list, the progress of
+    /// practice kept in memory only (each lesson opened from the run is made for the moment).
+    pub fn training_app(screen: TrainScreen) -> App {
+        let mut app = App::new(Vec::new(), None);
+        app.screen = Screen::Training;
+        app.training = Some(Box::new(screen));
+        app
+    }
+
     /// A new app on the picker, or on lesson `open` of the picker when given.
     pub fn new(picker: Vec<PickerEntry>, open: Option<usize>) -> App {
         let mut app = App {
@@ -293,6 +327,7 @@ impl App {
             help_scroll: 0,
             allowance: None,
             polling: Polling::default(),
+            training: None,
         };
         if open.is_some() {
             update(&mut app, Action::Open);

@@ -556,6 +556,12 @@ pub fn run(cli: Cli) -> ExitCode {
         );
         return ExitCode::from(code);
     }
+    // The live screen owns the terminal, as the tutor does: no lock held.
+    if let Some(Command::Train(args)) = &cli.command
+        && train::wants_screen(args)
+    {
+        return ExitCode::from(train::screen(args, cli.no_color, &mut std::io::stderr()));
+    }
     if let Some(Command::Serve(args)) = cli.command {
         // The server's threads log to stderr: no lock may be held while it runs.
         let code = tutor::serve(

@@ -3,14 +3,17 @@
 //! with `-o DIR` writes the model as `import` reads it. A terminal gets the live screen instead
 //! of the lines (`--format json` asks for the lines there too).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
 use super::status;
+use crate::app::{App, TrainScreen};
 use crate::lesson::text::printable_path;
+use crate::term::training::TrainingRun;
 use crate::train::{TrainConfig, Trainer, prepare_folder, save};
+use crate::ui::Theme;
 
 /// What `train` trains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -90,6 +93,104 @@ pub(crate) fn json_lines(args: &TrainArgs, out: &mut dyn Write, err: &mut dyn Wr
         Some(folder) => write_model(&trainer, folder, err),
         None => status::OK,
     }
+}
+
+/// Whether `train` draws its live screen: asked for (not `--format json`), on a terminal that
+/// can take keys.
+pub(crate) fn wants_screen(args: &TrainArgs) -> bool {
+    args.format == TrainFormat::Screen
+        && std::io::stdout().is_terminal()
+        && std::io::stdin().is_terminal()
+}
+
+/// Trains with the live screen; once the learner quits, says on `err` what became of the model.
+/// Options and the folder are checked before the screen is drawn, so that a mistake is said
+/// in the shell, where it stays.
+pub(crate) fn screen(args: &TrainArgs, no_color: bool, err: &mut dyn Write) -> u8 {
+    // A folder made for this run is taken away again if the run stops before writing into it.
+    let made_folder = args.output.as_ref().filter(|folder| !folder.exists());
+    let trainer = match ready(args) {
+        Ok(trainer) => trainer,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return status::INVALID;
+        }
+    };
+    let app = App::training_app(TrainScreen::new(
+        trainer.config().clone(),
+        args.output.clone(),
+    ));
+    let mut run = TrainingRun::start(trainer);
+    // What the run came to, read from the app between keys (the loop keeps the app).
+    let mut last = Ending::default();
+    let ran = crate::term::local::run_with(
+        app,
+        Theme::from_env(no_color),
+        None,
+        &mut |app, _| {
+            let came = run.between_keys(app);
+            if let Some(training) = app.training() {
+                last = Ending {
+                    steps_done: training.steps_done(),
+                    steps: training.steps(),
+                    written: training.written.clone(),
+                };
+            }
+            came
+        },
+        &mut crate::term::save_locally,
+    );
+    run.stop();
+    let code = match &last.written {
+        Some(Ok(folder)) => {
+            let _ = writeln!(
+                err,
+                "wrote the model to {} (attn-tutor import {} --text \"A B C A B C\" --layer 1)",
+                printable_path(folder),
+                printable_path(folder)
+            );
+            status::OK
+        }
+        Some(Err(why)) => {
+            let _ = writeln!(err, "error: -o: {why}");
+            status::INVALID
+        }
+        None if last.steps_done < last.steps => {
+            if let Some(folder) = made_folder {
+                // Only an empty folder goes: remove_dir refuses any other.
+                let _ = std::fs::remove_dir(folder);
+            }
+            let _ = writeln!(
+                err,
+                "training stopped at step {} of {}{}",
+                last.steps_done,
+                last.steps,
+                if args.output.is_some() {
+                    "; no model was written"
+                } else {
+                    ""
+                }
+            );
+            status::OK
+        }
+        None => status::OK,
+    };
+    match ran {
+        Ok(None) => code,
+        Ok(Some(signal)) => u8::try_from(128 + signal).unwrap_or(status::INVALID),
+        Err(error) => {
+            let _ = writeln!(err, "error: {error}");
+            status::INVALID
+        }
+    }
+}
+
+/// What a run on the screen came to.
+#[derive(Debug, Default)]
+struct Ending {
+    steps_done: usize,
+    steps: usize,
+    written: Option<Result<PathBuf, String>>,
 }
 
 /// Writes the trained model; says where.

@@ -76,8 +76,13 @@ pub fn imported(args: &ImportArgs) -> Result<LoadedLesson, String> {
     } else {
         None
     };
-    let tokens = Tokens::of(&vocabulary, &args.text, bos.map(|id| id as u64))
-        .map_err(|error| format!("{}: {}", printable_path(&error.file), error.why))?;
+    let tokens = Tokens::of(&vocabulary, &args.text, bos.map(|id| id as u64)).map_err(|error| {
+        if error.in_text {
+            format!("--text: {}", error.why)
+        } else {
+            format!("{}: {}", printable_path(&error.file), error.why)
+        }
+    })?;
     if tokens.ids.is_empty() {
         return Err("--text: the text has no tokens; give the model a sentence to read".into());
     }

@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use tokenizers::{DecoderWrapper, Tokenizer};
+use tokenizers::{
+    DecoderWrapper, OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer, Tokenizer,
+};
 
 use crate::lesson::text::{fit, printable};
 
@@ -41,7 +43,13 @@ pub(crate) struct Tokens {
 pub(crate) struct TokenizerError {
     pub file: PathBuf,
     pub why: String,
+    /// Whether the text is what is wrong (words the model has no token for), not the file.
+    pub in_text: bool,
 }
+
+/// The most words of a vocabulary a message lists: a trained model's symbols, not a real
+/// model's tens of thousands of pieces.
+const LISTED_WORDS: usize = 40;
 
 impl Vocabulary {
     /// The tokenizer of the checkpoint in `folder`: its `tokenizer.json` when it has one, else
@@ -60,12 +68,14 @@ impl Vocabulary {
                 return Err(TokenizerError {
                     file,
                     why: printable(&error.to_string()),
+                    in_text: false,
                 });
             }
             Err(_) => {
                 return Err(TokenizerError {
                     file,
                     why: "the tokenizers library could not read it".to_string(),
+                    in_text: false,
                 });
             }
         };
@@ -98,13 +108,25 @@ impl Vocabulary {
                     Ok(Ok(encoding)) => {
                         Ok(encoding.get_ids().iter().map(|&id| id.into()).collect())
                     }
-                    Ok(Err(error)) => Err(TokenizerError {
-                        file: file.clone(),
-                        why: printable(&error.to_string()),
+                    // A word-level vocabulary without an unknown token (a trained model's
+                    // symbols) fails on any word it lacks, saying only "Missing [UNK] token":
+                    // the learner is told which words, and which the model reads.
+                    Ok(Err(error)) => Err(match unknown_words(tokenizer, text) {
+                        Some(words) => TokenizerError {
+                            file: file.clone(),
+                            why: unknown_words_message(tokenizer, &words),
+                            in_text: true,
+                        },
+                        None => TokenizerError {
+                            file: file.clone(),
+                            why: printable(&error.to_string()),
+                            in_text: false,
+                        },
                     }),
                     Err(_) => Err(TokenizerError {
                         file: file.clone(),
                         why: "the tokenizers library could not encode the text with it".to_string(),
+                        in_text: false,
                     }),
                 }
             }
@@ -142,6 +164,49 @@ impl Vocabulary {
                 _ => format!("#{id}"),
             })
             .collect()
+    }
+}
+
+/// The words of `text`, as the tokenizer splits it before looking them up, that are not in its
+/// vocabulary, each once; `None` when it has none such (the failure was something else).
+fn unknown_words(tokenizer: &Tokenizer, text: &str) -> Option<Vec<String>> {
+    let mut pieces = PreTokenizedString::from(text);
+    if let Some(pre_tokenizer) = tokenizer.get_pre_tokenizer() {
+        pre_tokenizer.pre_tokenize(&mut pieces).ok()?;
+    }
+    let mut unknown: Vec<String> = Vec::new();
+    for (word, _, _) in pieces.get_splits(OffsetReferential::Original, OffsetType::Byte) {
+        if tokenizer.token_to_id(word).is_none() && !unknown.iter().any(|seen| seen == word) {
+            unknown.push(word.to_string());
+        }
+    }
+    (!unknown.is_empty()).then_some(unknown)
+}
+
+/// `"Z" and "a" are not words of this model; it reads A B C …, separated by spaces`.
+fn unknown_words_message(tokenizer: &Tokenizer, words: &[String]) -> String {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(|word| format!("\"{}\"", printable(word)))
+        .collect();
+    let named = match quoted.split_last() {
+        Some((last, [])) => format!("{last} is not a word"),
+        Some((last, rest)) => format!("{} and {last} are not words", rest.join(", ")),
+        None => String::new(),
+    };
+    let mut vocabulary: Vec<(String, u32)> = tokenizer.get_vocab(false).into_iter().collect();
+    vocabulary.sort_by_key(|(_, id)| *id);
+    if vocabulary.len() <= LISTED_WORDS {
+        let words: Vec<String> = vocabulary.iter().map(|(word, _)| printable(word)).collect();
+        format!(
+            "{named} of this model; it reads {}, separated by spaces",
+            words.join(" ")
+        )
+    } else {
+        format!(
+            "{named} of this model's vocabulary ({} words)",
+            vocabulary.len()
+        )
     }
 }
 

@@ -5,6 +5,7 @@ pub mod channel;
 mod diff;
 pub(crate) mod local;
 pub(crate) mod record;
+pub mod training;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -176,7 +177,8 @@ pub fn dispatch(app: &mut App, action: Action, save: &mut dyn FnMut(&Effect) -> 
     }
 }
 
-/// Saves to the local disk: atomically, never over an existing file unless asked to.
+/// Saves to the local disk: atomically, never over an existing file unless asked to. A training
+/// run's Effects (a snapshot's head opened, the model written) are carried out here too.
 pub fn save_locally(effect: &Effect) -> Action {
     let (path, contents, replace) = match effect {
         Effect::Save {
@@ -188,6 +190,13 @@ pub fn save_locally(effect: &Effect) -> Action {
             return Action::ProgressSaved(progress.save().map_err(|error| error.to_string()));
         }
         Effect::Poll(poll) => return Action::Poll(poll.without_a_class()),
+        Effect::OpenHead {
+            snapshot,
+            layer,
+            head,
+            text,
+        } => return training::opened(snapshot, *layer, *head, text),
+        Effect::WriteModel { snapshot, folder } => return training::written(snapshot, folder),
     };
     if path.is_dir() {
         return Action::Saved(Err(SaveFailure::Other(format!(

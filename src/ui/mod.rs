@@ -16,6 +16,7 @@ mod practice;
 pub mod svg;
 mod text;
 pub(crate) mod theme;
+mod training;
 mod tutor_screen;
 pub(crate) use tutor_screen::{query_key_biases, value_biases};
 mod working;
@@ -81,6 +82,11 @@ fn draw(area: Rect, buf: &mut Buffer, app: &App, theme: &Theme) {
             tutor_screen::render(tutor, &layout, theme, buf);
         }
         Screen::Lab(screen) => lab::render(screen, theme, area, buf),
+        Screen::Training => {
+            if let Some(screen) = app.training() {
+                training::render(screen, theme, area, buf);
+            }
+        }
         Screen::Picker => picker::render(app, theme, area, buf),
     }
     status_line(app, theme, status, buf);
@@ -180,6 +186,23 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                 buf,
             );
         }
+        (
+            Overlay::Prompt(crate::app::Prompt {
+                purpose: PromptFor::HeadText,
+                input,
+            }),
+            _,
+        ) => {
+            let symbols: usize = app
+                .training()
+                .map_or(0, |run| run.config().model.vocabulary);
+            let question = format!(
+                "Text (symbols {} to {}, spaces between): ",
+                crate::train::symbol(0),
+                crate::train::symbol(symbols.saturating_sub(1))
+            );
+            prompt_line(&question, input, message, theme, area, buf);
+        }
         (Overlay::Prompt(prompt), Some(tutor)) => {
             let question = match &prompt.purpose {
                 PromptFor::Cell(cell) => {
@@ -204,7 +227,7 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     format!("Your answer: {} = ", tutor.attention.cell_name(*cell))
                 }
                 // Drawn above, with or without a lesson.
-                PromptFor::PollAnswer(_) => String::new(),
+                PromptFor::PollAnswer(_) | PromptFor::HeadText => String::new(),
             };
             prompt_line(&question, &prompt.input, message, theme, area, buf);
         }
@@ -250,6 +273,20 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     "k keep the generator of {} (drops your edits to it) · Esc don't save",
                     matrix_list(keep)
                 ),
+                Question::StopTraining => match app.training() {
+                    // One line at 80 columns for runs of up to 99,999 steps.
+                    Some(run) => format!(
+                        "Quit? Training stops at step {} of {}{}. y quit · n go on",
+                        run.steps_done(),
+                        run.steps(),
+                        if run.output().is_some() {
+                            ", no model written"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => String::new(),
+                },
                 Question::Replace { path } => format!(
                     "{} exists. Replace it? y replace · n keep it",
                     printable_path(path)
@@ -499,7 +536,7 @@ fn help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             .collect::<Vec<_>>();
         lines.splice(0..0, ways);
     }
-    if app.tutor().is_none() && app.lab().is_none() {
+    if app.tutor().is_none() && app.lab().is_none() && app.training_on_screen().is_none() {
         let told = text::wrap_words(&keymap::picker_help(), inner_width.saturating_sub(1));
         lines.splice(
             0..0,

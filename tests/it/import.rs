@@ -571,3 +571,19 @@ fn two_tokens_have_a_token_before_and_one_token_is_one_token() {
     let text = show_imported(&dir, &["--format", "markdown"]);
     assert!(text.contains("on 1 token made by"), "{text}");
 }
+
+#[test]
+fn a_word_a_trained_models_symbols_lack_is_named_with_the_symbols_it_reads() {
+    let dir = TempDir::new().unwrap();
+    let model = attn_tutor::train::Model::init(attn_tutor::train::ModelShape::default(), 0);
+    attn_tutor::train::save(&model, &dir.path().join("trained")).unwrap();
+    let said = refused(&dir, &["trained", "--text", "A B z, A B", "--layer", "1"]);
+    assert_says(
+        &said,
+        &[
+            "error: --text: \"z\" and \",\" are not words of this model; it reads A B C D E F G H I \
+           J K L M N O P, separated by spaces",
+        ],
+    );
+    assert!(!said.contains("[UNK]"), "{said}");
+}

@@ -67,6 +67,14 @@ fn presenter(mut app: App) -> App {
     app
 }
 
+/// The training screen of a run just started.
+fn training() -> App {
+    App::training_app(attn_tutor::app::TrainScreen::new(
+        attn_tutor::train::TrainConfig::default(),
+        None,
+    ))
+}
+
 /// A state in which `place` is the first to take the keys (after what applies anywhere).
 fn state_for(place: Place) -> App {
     let question = |question| with(lesson(), Overlay::Question(question));
@@ -99,6 +107,7 @@ fn state_for(place: Place) -> App {
             attn_tutor::app::update(&mut app, attn_tutor::app::Action::OpenLab);
             app
         }
+        Place::Training => training(),
     };
     assert_eq!(
         places(&app).iter().find(|found| **found != Place::Anywhere),
@@ -227,6 +236,8 @@ fn no_two_keys_of_one_place_answer_the_same_press() {
         Place::Picker,
         Place::Predicting,
         Place::Lesson,
+        Place::Lab,
+        Place::Training,
     ];
     for place in places {
         for pressed in all_presses() {
@@ -261,6 +272,7 @@ fn name(pressed: KeyEvent, app: &App) -> String {
         }
     }
     let key = match pressed.code {
+        KeyCode::Char(' ') => "Space".to_string(),
         KeyCode::Char(ch) => ch.to_string(),
         KeyCode::Up => "↑".to_string(),
         KeyCode::Down => "↓".to_string(),
@@ -340,6 +352,23 @@ fn every_key_a_lesson_screen_answers_to_is_named_in_its_help() {
 }
 
 #[test]
+fn every_key_the_training_screen_answers_to_is_named_in_its_help() {
+    let app = training();
+    let rows = keymap::help_rows_for(&app);
+    let named: Vec<&str> = rows
+        .iter()
+        .flat_map(|(keys, _)| keys.split_whitespace())
+        .collect();
+    for pressed in all_presses() {
+        if action_for(&Event::Key(pressed), &app, AREA).is_some() {
+            let name = name(pressed, &app);
+            assert!(named.contains(&name.as_str()), "the training help: {name}");
+        }
+    }
+    assert!(named.contains(&"Space"), "{named:?}");
+}
+
+#[test]
 fn every_key_the_lesson_list_answers_to_is_named_in_its_help() {
     let picker = picker();
     // The picker answers to no Shift-Tab; nothing is left out there.
@@ -394,6 +423,20 @@ fn every_key_hint_on_the_bottom_line_names_keys_that_do_that_there() {
         (Footer::Practice, predicting()),
         (Footer::Following, student(lesson(), Follow::Following)),
         (Footer::Locked, student(lesson(), Follow::Locked)),
+        (Footer::Training, training()),
+        (Footer::TrainingPaused, {
+            let mut app = training();
+            update(&mut app, Action::TogglePause);
+            app
+        }),
+        (Footer::TrainingDone, {
+            let mut app = training();
+            update(
+                &mut app,
+                Action::Training(attn_tutor::app::TrainingNews::Finished),
+            );
+            app
+        }),
     ];
     let prompt = state_for(Place::Prompt);
     for (footer, app) in states.iter().chain([&(Footer::Prompt, prompt)]) {

@@ -51,6 +51,7 @@ mod tui_polls;
 mod tui_practice;
 mod tui_screens;
 mod tui_terminal;
+mod tui_training;
 mod tui_update;
 mod tui_whole_matrices;
 mod working_lines;

@@ -143,6 +143,9 @@ pub(super) fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
             }
         };
     }
+    if prompt.purpose == PromptFor::HeadText {
+        return super::training::submit_text(app, &prompt.input);
+    }
     let Some(tutor) = app.screen.tutor_mut() else {
         app.overlay = Overlay::None;
         return Vec::new();
@@ -154,7 +157,7 @@ pub(super) fn submit(app: &mut App, prompt: Prompt) -> Vec<Effect> {
         PromptFor::Label(tokens, row) => edit_label(tutor, *tokens, *row, &prompt.input),
         PromptFor::LearningRate => set_learning_rate(tutor, &prompt.input),
         // Taken above.
-        PromptFor::PollAnswer(_) => return Vec::new(),
+        PromptFor::PollAnswer(_) | PromptFor::HeadText => return Vec::new(),
         PromptFor::SavePath => {
             let typed = prompt.input.trim();
             if typed.is_empty() {

@@ -18,11 +18,23 @@ pub(super) fn leave(app: &mut App, then: Leave) {
 
 pub(super) fn go(app: &mut App, then: Leave) {
     match then {
+        // A lesson opened from a training run goes back to the run.
+        Leave::ToPicker if app.screen.tutor().is_some() && app.training.is_some() => {
+            app.screen = Screen::Training;
+        }
         Leave::ToPicker if app.screen.tutor().is_some() => {
             app.screen = Screen::Picker;
             if let Some(allowance) = &app.allowance {
                 allowance.release();
             }
+        }
+        // Quitting in the middle of a run stops it: asked first, as unsaved edits are.
+        Leave::ToPicker | Leave::Quit
+            if app
+                .training()
+                .is_some_and(crate::app::TrainScreen::is_running) =>
+        {
+            app.overlay = Overlay::Question(Question::StopTraining);
         }
         Leave::ToPicker | Leave::Quit => match students_present(app) {
             // A presenter's quit ends the class for everyone: a stray `q q` must not.

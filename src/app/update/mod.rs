@@ -14,6 +14,7 @@ pub(crate) use edit::MAX_INPUT_CHARS;
 mod leave;
 mod question;
 mod save;
+mod training;
 mod tutor;
 
 use edit::prompt_update;
@@ -45,6 +46,9 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
     if let Action::Poll(reply) = action {
         super::poll::replied(app, reply);
         return Vec::new();
+    }
+    if let Action::Training(news) = action {
+        return training::news(app, news);
     }
     // What others do (a save finishing, the presenter moving) leaves the learner's message.
     if !matches!(
@@ -95,6 +99,9 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         Overlay::None if app.screen.lab().is_some() => {
             lab_update(app, action);
             Vec::new()
+        }
+        Overlay::None if app.training_on_screen().is_some() => {
+            training::training_update(app, action)
         }
         Overlay::None => {
             picker_update(app, action);

@@ -34,7 +34,12 @@ pub(super) fn question_update(app: &mut App, question: Question, action: Action)
         // The offer to resume is no barrier: any other key is taken as starting here, and acts.
         _ if matches!(question, Question::Resume { .. }) => Some('?'),
         // A second Ctrl-c means it.
-        Action::Quit if matches!(question, Question::LeaveUnsaved(_) | Question::EndClass) => {
+        Action::Quit
+            if matches!(
+                question,
+                Question::LeaveUnsaved(_) | Question::EndClass | Question::StopTraining
+            ) =>
+        {
             app.overlay = Overlay::None;
             app.quit = true;
             return Answered::Done(Vec::new());
@@ -57,7 +62,8 @@ pub(super) fn question_update(app: &mut App, question: Question, action: Action)
             app.after_save = Some(then);
             ask_where_to_save(app);
         }
-        (Question::EndClass, 'y') => app.quit = true,
+        (Question::EndClass | Question::StopTraining, 'y') => app.quit = true,
+        (Question::StopTraining, _) => {}
         (Question::FollowAgain, 'y') => crate::app::classroom::follow_again(app),
         (Question::FollowAgain, _) => {
             app.status = Some(Status::info(if app.can_save {
