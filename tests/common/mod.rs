@@ -19,7 +19,7 @@ pub const ESC: u8 = 0x1b;
 
 /// The built-in lessons, named here rather than read from the program, so that a lesson
 /// dropped or renamed by mistake fails the tests that go through them all.
-pub const BUILT_INS: [&str; 13] = [
+pub const BUILT_INS: [&str; 14] = [
     "cat-sleeps",
     "numpy-walkthrough",
     "cat-sat-mat",
@@ -33,6 +33,7 @@ pub const BUILT_INS: [&str; 13] = [
     "translation",
     "generation",
     "backward",
+    "induction",
 ];
 
 /// The binary, run from an empty temporary directory (so no stray file can shadow a built-in),

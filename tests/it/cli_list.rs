@@ -7,7 +7,7 @@ use predicates::prelude::*;
 use tempfile::TempDir;
 
 /// Every built-in lesson as `list` should show it: name, title, shape.
-const BUILT_INS: [(&str, &str, &str); 13] = [
+const BUILT_INS: [(&str, &str, &str); 14] = [
     ("cat-sleeps", "The cat sleeps", "(3 tokens × 4 → d_k 4)"),
     (
         "numpy-walkthrough",
@@ -68,6 +68,11 @@ const BUILT_INS: [(&str, &str, &str); 13] = [
         "backward",
         "Backward: how attention learns, two tokens",
         "(2 tokens × 2 → d_k 2, with a backward pass)",
+    ),
+    (
+        "induction",
+        "An induction head, in a model trained here",
+        "(13 tokens × 32 → d_k 16)",
     ),
 ];
 

@@ -587,3 +587,70 @@ fn a_word_a_trained_models_symbols_lack_is_named_with_the_symbols_it_reads() {
     );
     assert!(!said.contains("[UNK]"), "{said}");
 }
+
+/// Each head's weights in `show out.toml --format json`, as the lesson in `dir` gives them.
+fn shown_weights(dir: &TempDir) -> Vec<nalgebra::DMatrix<f64>> {
+    let output = attn_tutor(dir)
+        .args(["show", "out.toml", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    json["heads"]
+        .as_array()
+        .expect("a lesson of every head lists them")
+        .iter()
+        .map(|head| {
+            let rows: Vec<Vec<f64>> = serde_json::from_value(head["weights"].clone()).unwrap();
+            nalgebra::DMatrix::from_fn(rows.len(), rows[0].len(), |r, c| rows[r][c])
+        })
+        .collect()
+}
+
+#[test]
+fn the_shipped_induction_models_every_head_is_its_trainers_numbers() {
+    use attn_engine::train::{load, symbol};
+    let shipped = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/induction");
+    let model = load(&shipped).unwrap();
+    // The built-in lesson's sentence, and a whole context: a half of 16 symbols and its repeat.
+    let whole: Vec<usize> = (0..32).map(|t| (t * 7 + 3) % 16).collect();
+    let short: Vec<usize> = [13, 6, 1, 10, 3, 7, 15, 13, 6, 1, 10, 3, 7].to_vec();
+    for ids in [short, whole] {
+        let text = ids
+            .iter()
+            .map(|&id| symbol(id))
+            .collect::<Vec<_>>()
+            .join(" ");
+        // The trainer's own forward pass, in the f32 it trains in and in f64.
+        let trained = model.forward(&ids, 1);
+        let exact = model.cast::<f64>().forward(&ids, 1);
+        for layer in 0..2 {
+            let dir = TempDir::new().unwrap();
+            imported(
+                &dir,
+                &[
+                    shipped.to_str().unwrap(),
+                    "--text",
+                    &text,
+                    "--layer",
+                    &layer.to_string(),
+                    "--head",
+                    "all",
+                ],
+            );
+            let shown = shown_weights(&dir);
+            assert_eq!(shown.len(), 2);
+            for (head, weights) in shown.iter().enumerate() {
+                // The same float64 computation from the same numbers: to rounding.
+                let gap = (weights - exact.pattern(layer, 0, head)).amax();
+                assert!(gap < 1e-12, "layer {layer} head {head} on {text}: {gap}");
+                // And the f32 the model was trained in, to f32's precision.
+                let gap = (weights - trained.pattern(layer, 0, head).map(f64::from)).amax();
+                assert!(gap < 1e-5, "layer {layer} head {head} on {text}: {gap}");
+            }
+            // Where numpy is, its reading of the file agrees too (it imports anew).
+            std::fs::remove_file(dir.path().join("out.toml")).unwrap();
+            assert_matches_numpy(&dir, shipped.to_str().unwrap(), &text, layer, "all");
+        }
+    }
+}

@@ -18,10 +18,50 @@ fn number(text: &str) -> f64 {
         .unwrap_or_else(|_| panic!("not a number: {text:?}"))
 }
 
+/// The sum S of a long dot product's rest as written, `N more terms (sum S)` or `N more (sum S)`.
+fn rest_sum(term: &str) -> Option<&str> {
+    let (_, sum) = term
+        .split_once(" more terms (sum ")
+        .or_else(|| term.split_once(" more (sum "))?;
+    sum.strip_suffix(')')
+}
+
+/// `text` with each long dot product's rest, `N more terms (sum S)`, written as the number it
+/// adds, `(S)`: the arithmetic a learner redoes.
+fn rests_as_sums(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" more") {
+        // The count before " more", and the sum after it.
+        let count_at = rest[..at]
+            .rfind(|c: char| !c.is_ascii_digit())
+            .map_or(0, |space| space + 1);
+        let after = &rest[count_at..];
+        match after
+            .find(')')
+            .map(|end| &after[..=end])
+            .filter(|piece| count_at < at && rest_sum(piece).is_some())
+        {
+            Some(piece) => {
+                out.push_str(&rest[..count_at]);
+                out.push_str(&format!("({})", rest_sum(piece).unwrap_or_default()));
+                rest = &after[piece.len()..];
+            }
+            None => {
+                out.push_str(&rest[..at + " more".len()]);
+                rest = &rest[at + " more".len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// What the written arithmetic of a side gives, for the rules whose arithmetic is one side.
 fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
     match rule {
-        // "(a × b)" terms, or with several heads "[(a × b) + (c × d)]", one group per head.
+        // "(a × b)" terms, or with several heads "[(a × b) + (c × d)]", one group per head; a
+        // long one's largest terms, then "N more terms (sum S)", then its bias where it has one.
         Rule::Dot(_) => Some(
             sides[1]
                 .iter()
@@ -30,10 +70,15 @@ fn worked(rule: &Rule, sides: &[Vec<String>]) -> Option<f64> {
                         .trim_end_matches(']')
                         .split(" + ")
                 })
-                .map(|product| {
-                    let inner = product.trim_start_matches('(').trim_end_matches(')');
-                    let (a, b) = inner.split_once(" × ").unwrap();
-                    number(a) * number(b)
+                .map(|term| {
+                    if let Some(sum) = rest_sum(term) {
+                        return number(sum);
+                    }
+                    let inner = term.trim_start_matches('(').trim_end_matches(')');
+                    match inner.split_once(" × ") {
+                        Some((a, b)) => number(a) * number(b),
+                        None => number(inner),
+                    }
                 })
                 .sum(),
         ),
@@ -227,6 +272,7 @@ fn arithmetic_start(piece: &str) -> Option<&str> {
 /// "head h contributes X" of an output projection against its bracketed terms.
 fn unredone(text: &str, decimals: usize) -> Vec<String> {
     let mut found = Vec::new();
+    let text = rests_as_sums(text);
     let pieces: Vec<&str> = text.split(" = ").collect();
     for pair in pieces.windows(2) {
         let (left, right) = (pair[0], pair[1]);
@@ -570,5 +616,22 @@ fn concat_times_w_o_written_head_by_head_redoes_at_every_precision() {
         "{} equalities do not redo:\n{}",
         wrong.len(),
         wrong.join("\n")
+    );
+}
+
+#[test]
+fn a_long_dot_products_rest_is_redone_as_the_sum_it_writes() {
+    assert_eq!(
+        rests_as_sums("x = (1.2 × -0.3) + 31 more terms (sum -0.138) + 0.424 = -0.074"),
+        "x = (1.2 × -0.3) + (-0.138) + 0.424 = -0.074"
+    );
+    assert_eq!(
+        rests_as_sums("(2 × 3) + 63 more (sum 1.5) = 7.5; no more words"),
+        "(2 × 3) + (1.5) = 7.5; no more words"
+    );
+    // A wrong line is still found once its rest is a number.
+    assert_eq!(
+        unredone("y = (2 × 3) + 5 more terms (sum 1) = 8", 3),
+        ["(2 × 3) + (1) = 8 (it gives 7)"]
     );
 }

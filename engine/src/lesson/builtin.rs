@@ -10,8 +10,9 @@ pub struct Builtin {
 
 /// In the order of the source documents, then our own lessons: the causal mask, then positions
 /// (format 2), then heads (format 2), then cross-attention (format 2), then generation with a
-/// K/V cache (format 2), then the backward pass (format 2).
-pub const BUILTIN: [Builtin; 13] = [
+/// K/V cache (format 2), then the backward pass (format 2), then a trained model's induction head
+/// (format 2, imported from `models/induction`).
+pub const BUILTIN: [Builtin; 14] = [
     Builtin {
         name: "cat-sleeps",
         text: include_str!("../../../lessons/cat-sleeps.toml"),
@@ -63,6 +64,10 @@ pub const BUILTIN: [Builtin; 13] = [
     Builtin {
         name: "backward",
         text: include_str!("../../../lessons/backward.toml"),
+    },
+    Builtin {
+        name: "induction",
+        text: include_str!("../../../lessons/induction.toml"),
     },
 ];
 

@@ -7,6 +7,7 @@ mod engine;
 mod engine_properties;
 mod exponentials;
 mod heads;
+mod induction_lesson;
 mod lesson_writing;
 mod long_sums;
 mod masks;

@@ -584,3 +584,38 @@ fn a_folder_that_cannot_be_made_says_where() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The model the repository ships (`models/induction`, made by `attn-tutor train induction
+/// --seed 0`), read from its files.
+fn shipped_model() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/induction")
+}
+
+#[test]
+fn the_shipped_model_predicts_the_second_half_on_fresh_sequences_short_and_long() {
+    let folder = shipped_model();
+    let bytes: u64 = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(bytes <= 1 << 20, "models/induction is {bytes} bytes");
+    let model = load(&folder).unwrap();
+    assert_eq!(model.shape, ModelShape::default());
+    // Fresh sequences from a seed of their own (training drew from seed 0's streams 1 and 2),
+    // from a half of 3 symbols (a learner's "A B C A B C") to 15.
+    for length in [3, 5, 8, 11, 15] {
+        let evaluation = evaluate(&model, length, 256, 7_000 + length as u64);
+        assert!(
+            evaluation.best_induction() >= 0.5,
+            "half {length}: induction scores {:?}",
+            evaluation.induction
+        );
+        assert!(
+            evaluation.loss_ratio() <= 0.3,
+            "half {length}: the second half's loss is {:.3} of the first's ({evaluation:?})",
+            evaluation.loss_ratio()
+        );
+        // And layer 0 holds the previous-token head the induction head reads.
+        assert!(evaluation.best_previous_token() >= 0.5, "{evaluation:?}");
+    }
+}
