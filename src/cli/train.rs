@@ -142,15 +142,7 @@ pub(crate) fn screen(args: &TrainArgs, no_color: bool, err: &mut dyn Write) -> u
     );
     run.stop();
     let code = match &last.written {
-        Some(Ok(folder)) => {
-            let _ = writeln!(
-                err,
-                "wrote the model to {} (attn-tutor import {} --text \"A B C A B C\" --layer 1)",
-                printable_path(folder),
-                printable_path(folder)
-            );
-            status::OK
-        }
+        Some(Ok(folder)) => said_written(folder, err),
         Some(Err(why)) => {
             let _ = writeln!(err, "error: -o: {why}");
             status::INVALID
@@ -193,18 +185,21 @@ struct Ending {
     written: Option<Result<PathBuf, String>>,
 }
 
+/// Says where the model was written, and how to open it.
+fn said_written(folder: &Path, err: &mut dyn Write) -> u8 {
+    let _ = writeln!(
+        err,
+        "wrote the model to {} (attn-tutor import {} --text \"A B C A B C\" --layer 1)",
+        printable_path(folder),
+        printable_path(folder)
+    );
+    status::OK
+}
+
 /// Writes the trained model; says where.
 pub(crate) fn write_model(trainer: &Trainer, folder: &Path, err: &mut dyn Write) -> u8 {
     match save(trainer.model(), folder) {
-        Ok(()) => {
-            let _ = writeln!(
-                err,
-                "wrote the model to {} (attn-tutor import {} --text \"A B C A B C\" --layer 1)",
-                printable_path(folder),
-                printable_path(folder)
-            );
-            status::OK
-        }
+        Ok(()) => said_written(folder, err),
         Err(error) => {
             let _ = writeln!(err, "error: -o: {error}");
             status::INVALID
