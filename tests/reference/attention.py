@@ -107,6 +107,36 @@ def add_positions(embeddings, positions):
     return embeddings if positions is None else embeddings + positions
 
 
+def normalise(lesson, x):
+    """Format 2's `norm`: each row of X made mean 0 and variance 1 (`layer`: LayerNorm,
+    (x - mean) / sqrt(var + eps) * gain + bias) or root-mean-square 1 (`rms`: x / sqrt(mean(x^2) +
+    eps) * gain), the variance divided by n; X itself without a norm."""
+    kind = lesson.get("norm")
+    if kind is None:
+        return x
+    width = x.shape[1]
+    gain = np.array(lesson.get("norm_gain", [1.0] * width), dtype=float)
+    shift = np.array(lesson.get("norm_bias", [0.0] * width), dtype=float)
+    epsilon = float(lesson.get("norm_epsilon", 1e-5))
+    if kind == "layer":
+        centred = x - x.mean(axis=1, keepdims=True)
+        return centred / np.sqrt((centred ** 2).mean(axis=1, keepdims=True) + epsilon) * gain + shift
+    if kind == "rms":
+        return x / np.sqrt((x ** 2).mean(axis=1, keepdims=True) + epsilon) * gain
+    raise LessonError(f"unknown norm {kind!r}")
+
+
+def bias(lesson, key, width):
+    """Format 2's bias vector `key` (b_q, b_k, b_v, b_o), zeros without one."""
+    values = lesson.get(key)
+    if values is None:
+        return np.zeros(width)
+    values = np.array(values, dtype=float)
+    if values.shape != (width,):
+        raise LessonError(f"{key} has {values.shape[0]} numbers, the projection {width} columns")
+    return values
+
+
 def project(x, w):
     """A projection: Q = X W_q, K = X W_k, V = X W_v (rows are tokens)."""
     return x @ w
@@ -392,8 +422,13 @@ def forward(lesson):
         x = add_positions(embeddings, positions)
         if cross:
             source_x = add_positions(source_embeddings, source_positions)
-        keys_from = x if source_x is None else source_x
-        q, k, v = project(x, w_q), project(keys_from, w_k), project(keys_from, w_v)
+        # Format 2's norm before the projections (a real model's ln_1 or input_layernorm).
+        normed = normalise(lesson, x)
+        keys_from = normed if source_x is None else normalise(lesson, source_x)
+        q, k, v = project(normed, w_q), project(keys_from, w_k), project(keys_from, w_v)
+        # Format 2's biases: Q = X W_q + b_q, and so on, every head's columns at once.
+        q, k, v = (m + bias(lesson, key, m.shape[1])
+                   for m, key in ((q, "b_q"), (k, "b_k"), (v, "b_v")))
     else:
         x = None
         q, k, v = (literal_matrix(lesson, key) for key in ("q", "k", "v"))
@@ -421,7 +456,7 @@ def forward(lesson):
             head["w_ov"] = block(w_v, g, d_v) @ w_o[h * d_v:(h + 1) * d_v]
         heads.append(head)
     concat = np.concatenate([head["output"] for head in heads], axis=1)
-    output = concat if w_o is None else concat @ w_o
+    output = concat if w_o is None else concat @ w_o + bias(lesson, "b_o", w_o.shape[1])
 
     first = heads[0]
     masked = first["masked"]
