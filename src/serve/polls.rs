@@ -170,9 +170,15 @@ impl ClassPolls {
         // In no particular order, so nothing ties an answer to when its student came.
         let mut answers: Vec<Answer> = asked.answers.values().copied().collect();
         answers.sort_by(|a, b| a.value.total_cmp(&b.value));
-        let line = log_line(&asked.poll, asked.asked_at, SystemTime::now(), &answers);
+        // Written only where there is a file to append it to.
+        let line = self.file.as_ref().map(|file| {
+            (
+                file,
+                log_line(&asked.poll, asked.asked_at, SystemTime::now(), &answers),
+            )
+        });
         drop(state);
-        let logged = self.file.as_ref().map_or(Ok(()), |file| file.append(&line));
+        let logged = line.map_or(Ok(()), |(file, line)| file.append(&line));
         if let Err(error) = &logged {
             tracing::warn!(%error, "a poll was not written to the polls file");
         }
