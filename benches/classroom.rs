@@ -1756,23 +1756,10 @@ fn class(sessions: usize, keys: usize, browsers: usize) -> anyhow::Result<()> {
         "{:<34}{:>7}{:>9}{:>9}{:>9}{:>9}",
         "", "count", "p50 ms", "p95 ms", "p99 ms", "max ms"
     );
-    for (label, times) in [
+    latency_rows(&[
         ("student key to next frame", &key_times),
         ("presenter's step to a student", &change_times),
-    ] {
-        if times.is_empty() {
-            println!("{label:<34}{:>7}", 0);
-            continue;
-        }
-        println!(
-            "{label:<34}{:>7}{:>9.2}{:>9.2}{:>9.2}{:>9.2}",
-            times.len(),
-            percentile(times, 50),
-            percentile(times, 95),
-            percentile(times, 99),
-            percentile(times, 100)
-        );
-    }
+    ]);
     println!(
         "step changes a student never saw (a later one came first): {missed} of {}",
         number * sessions as u64
@@ -2355,6 +2342,25 @@ fn class_poll(
     Ok((students, report))
 }
 
+/// One row per latency measured, under a `count p50 p95 p99 max` header printed before: its
+/// count and percentiles in ms (times sorted), or a count of 0.
+fn latency_rows(rows: &[(&str, &Vec<Duration>)]) {
+    for (label, times) in rows {
+        if times.is_empty() {
+            println!("{label:<34}{:>7}", 0);
+            continue;
+        }
+        println!(
+            "{label:<34}{:>7}{:>9.2}{:>9.2}{:>9.2}{:>9.2}",
+            times.len(),
+            percentile(times, 50),
+            percentile(times, 95),
+            percentile(times, 99),
+            percentile(times, 100)
+        );
+    }
+}
+
 impl PollReport {
     fn print(&self) {
         println!();
@@ -2403,25 +2409,12 @@ impl PollReport {
             "{:<34}{:>7}{:>9}{:>9}{:>9}{:>9}",
             "the poll", "count", "p50 ms", "p95 ms", "p99 ms", "max ms"
         );
-        for (label, times) in [
+        latency_rows(&[
             ("presenter's ask to a student", &self.asked),
             ("answer key to next frame", &self.keys),
             ("answer's Enter to \"(in)\"", &self.answered),
             ("presenter's reveal to a student", &self.revealed),
-        ] {
-            if times.is_empty() {
-                println!("{label:<34}{:>7}", 0);
-                continue;
-            }
-            println!(
-                "{label:<34}{:>7}{:>9.2}{:>9.2}{:>9.2}{:>9.2}",
-                times.len(),
-                percentile(times, 50),
-                percentile(times, 95),
-                percentile(times, 99),
-                percentile(times, 100)
-            );
-        }
+        ]);
         let seconds = self.time.as_secs_f64();
         println!(
             "CPU during the poll: server {:.2} s ({:.0} % of one core), clients {:.2} s ({:.0} %)",
