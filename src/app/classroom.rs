@@ -87,7 +87,6 @@ pub(crate) fn intercept(app: &mut App, action: Action) -> Option<Action> {
             }) = &mut app.classroom
             {
                 *shown = audience;
-                app.polling.answered = audience.answered;
             }
             None
         }

@@ -85,8 +85,6 @@ pub struct Polling {
     asked_of: Option<Arc<Attention>>,
     /// A student's answer to the open poll as typed (made printable), once the server has it.
     pub mine: Option<(u64, String)>,
-    /// The presenter's: answers in from students connected now.
-    pub answered: usize,
     /// The presenter's: the lesson on screen at the reveal (none on the lesson list). A
     /// revealed poll ends when the presenter opens another lesson, or leaves this one.
     revealed_in: Option<String>,
@@ -202,7 +200,6 @@ pub(crate) fn ask(app: &mut App, again: bool) -> Vec<Effect> {
     let poll = Arc::new(poll);
     app.polling.asked = poll.number;
     app.polling.poll = Some(Arc::clone(&poll));
-    app.polling.answered = 0;
     app.status = Some(Status::info(format!(
         "Asked the class{}: {} = ? · a reveals the answers",
         if poll.vote == 2 { " again" } else { "" },
@@ -521,8 +518,11 @@ pub struct PollOnScreen {
 /// Brings the tutor's view of the poll up to date with the app's, and ends a revealed poll on
 /// the presenter's screen once the presenter has moved on from its step.
 pub(crate) fn sync(app: &mut App) {
+    // The presenter's count of answers, and of students: the class's `Audience`.
     let presenter = match &app.classroom {
-        Some(Classroom::Presenter { audience, .. }) => Some(audience.connected),
+        Some(Classroom::Presenter { audience, .. }) => {
+            Some((audience.answered, audience.connected))
+        }
         _ => None,
     };
     // A revealed poll ends on the presenter's screen (and so on every screen) once the
@@ -545,7 +545,6 @@ pub(crate) fn sync(app: &mut App) {
     if over {
         app.polling.poll = None;
     }
-    let answered = app.polling.answered;
     let mine = app.polling.mine.clone();
     let poll = app.polling.poll.clone();
     let Some(tutor) = app.screen.tutor_mut() else {
@@ -557,9 +556,7 @@ pub(crate) fn sync(app: &mut App) {
             mine: mine
                 .filter(|(number, _)| *number == poll.number && poll.is_open())
                 .map(|(_, typed)| typed),
-            answered: presenter
-                .filter(|_| poll.is_open())
-                .map(|connected| (answered, connected)),
+            answered: presenter.filter(|_| poll.is_open()),
             poll,
         });
 }

@@ -407,7 +407,7 @@ fn poll_line(app: &App) -> Option<String> {
         return None;
     }
     let presenter = match &app.classroom {
-        Some(Classroom::Presenter { audience, .. }) => Some(audience.connected),
+        Some(Classroom::Presenter { audience, .. }) => Some(*audience),
         _ => None,
     };
     Some(match &poll.reveal {
@@ -423,9 +423,9 @@ fn poll_line(app: &App) -> Option<String> {
             poll.lesson
         ),
         None => match presenter {
-            Some(connected) => format!(
-                "Poll: {} = ? · {} of {connected} answered · a reveals",
-                poll.name, app.polling.answered
+            Some(audience) => format!(
+                "Poll: {} = ? · {} of {} answered · a reveals",
+                poll.name, audience.answered, audience.connected
             ),
             None => format!(
                 "Poll: {} = ? ({}, {}): type a number",
