@@ -169,7 +169,19 @@ impl Imported<'_> {
             rope_theta: config.rope_theta.unwrap_or(10_000.0),
             token_ids: Some(request.token_ids.clone()),
         };
+        // A model the tutor can run to its loss (the attention-only models `train` writes)
+        // gives its own gradient: the lesson's backward steps are then its training's.
+        let loss = match config.architecture {
+            Architecture::AttnOnly => next_token_loss(self.0, &ids, request),
+            Architecture::Gpt2 | Architecture::Llama => None,
+        };
+        if let Some(loss) = &loss {
+            lesson.grad_output = Some(literal(loss.grad_output.clone()));
+        }
         narrate(self.0, request, &mut lesson);
+        if let Some(loss) = &loss {
+            narrate_backward(request, loss, &mut lesson);
+        }
         Ok(lesson)
     }
 
@@ -218,6 +230,94 @@ impl Imported<'_> {
         }
         Ok(())
     }
+}
+
+/// The model's own loss on the text (the mean of −log p(next token)), as the lesson's backward
+/// pass needs it: its gradient where the lesson's output is.
+struct NextTokenLoss {
+    /// How many tokens predict one: all but the last.
+    predictions: usize,
+    /// dL/d(the lesson's output): for every head, dL/d(the stream leaving the layer), which
+    /// the layer's output is added to; for one head, dL/d(its output), the stream's gradient
+    /// back through its rows of W_O. The last token's row is 0: it predicts nothing here.
+    grad_output: DMatrix<f64>,
+}
+
+/// The model's next-token loss on `ids` and its gradient at layer `request.layer`'s output,
+/// in f64 through the trainer's own forward and backward passes; `None` for a text of one
+/// token (nothing to predict) or a model the trainer does not read (another number of
+/// layers), whose lesson keeps the backward pass `d` draws at random.
+fn next_token_loss(
+    checkpoint: &Checkpoint,
+    ids: &[usize],
+    request: &ImportRequest,
+) -> Option<NextTokenLoss> {
+    let predictions = ids.len().checked_sub(1).filter(|&count| count > 0)?;
+    let model = crate::train::read(checkpoint).ok()?.cast::<f64>();
+    let (inputs, targets) = (&ids[..predictions], &ids[1..]);
+    let forward = model.forward(inputs, 1);
+    let stream = model
+        .stream_gradients(&forward, targets)
+        .into_iter()
+        .nth(request.layer)?;
+    let gradient = match request.heads {
+        HeadChoice::All => stream,
+        HeadChoice::One(head) => {
+            let head_dim = model.shape.head_dim();
+            let rows = model.layers[request.layer]
+                .c_proj_weight
+                .rows(head * head_dim, head_dim);
+            stream * rows.transpose()
+        }
+    };
+    let mut grad_output = DMatrix::zeros(ids.len(), gradient.ncols());
+    grad_output.rows_mut(0, predictions).copy_from(&gradient);
+    Some(NextTokenLoss {
+        predictions,
+        grad_output,
+    })
+}
+
+/// The backward steps' words for a lesson whose `grad_output` is the model's own: where it
+/// comes from, and what the residual stream adds to X's gradient.
+fn narrate_backward(request: &ImportRequest, loss: &NextTokenLoss, lesson: &mut Lesson) {
+    let plan = crate::pipeline::Plan::new(lesson.shape());
+    let (first, output) = match request.heads {
+        HeadChoice::All => (Step::BackwardOutput, "the layer's output"),
+        HeadChoice::One(_) => (Step::BackwardValues, "this head's output"),
+    };
+    let later = if request.layer + 1 < crate::train::LAYERS {
+        format!(" and layer {}'s attention", request.layer + 1)
+    } else {
+        String::new()
+    };
+    let origin = format!(
+        "Here grad_output is not drawn at random: it is the gradient, with respect to \
+         {output}, of the model's own loss on this text: the mean of −log p(next token) over \
+         the {} tokens that have a next one. It came back from that loss through the \
+         unembedding (lm_head){later} and the residual stream, which the tutor does not step \
+         through; the last token predicts nothing, so its row is 0. The lesson's L = Σ output \
+         ⊙ grad_output has the same gradients for this layer's weights as the model's loss, \
+         so while the lesson's numbers are the model's, the gradients below are the ones \
+         training on this text alone would take. ",
+        loss.predictions
+    );
+    lesson
+        .narration
+        .set(first, origin + &first.narration(&plan));
+    lesson.narration.set(
+        Step::BackwardInput,
+        format!(
+            "{} In the model X also reaches the loss past the attention, through the residual \
+             stream (it is added back to the attention's output), so the model's whole dL/dX \
+             is this dX plus {}the gradient of the stream leaving the layer.",
+            Step::BackwardInput.narration(&plan),
+            match request.heads {
+                HeadChoice::All => "",
+                HeadChoice::One(_) => "the layer's other heads' parts and ",
+            }
+        ),
+    );
 }
 
 /// The weights of the heads asked for, in the lesson's layout.

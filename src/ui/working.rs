@@ -620,19 +620,24 @@ fn by_head(tutor: &Tutor, cell: Cell, width: usize) -> Option<Vec<String>> {
             .unwrap_or(0)
             .max(tutor.lesson.decimals + 1);
         let widest = |bound: f64| format_fixed(bound, decimals).len() + 3;
-        *numbers = if numbers.len() == heads {
-            right_aligned(numbers, &[widest(bound)])
+        // Every head's part, or head h's then the other heads' parts; then b_o's number where
+        // the lesson has it (one more number than parts).
+        let biased = tutor.values(MatrixName::BO).is_some();
+        let mut bounds = if numbers.len() - usize::from(biased) == heads {
+            vec![bound; heads]
         } else {
-            // Head h's part, then the other heads' parts.
-            let others = bound * heads.saturating_sub(1) as f64;
-            numbers
-                .iter()
-                .zip([bound, others])
-                .flat_map(|(number, bound)| {
-                    right_aligned(std::slice::from_ref(number), &[widest(bound)])
-                })
-                .collect()
+            vec![bound, bound * heads.saturating_sub(1) as f64]
         };
+        if biased {
+            bounds.push(largest(MatrixName::BO));
+        }
+        *numbers = numbers
+            .iter()
+            .zip(bounds)
+            .flat_map(|(number, bound)| {
+                right_aligned(std::slice::from_ref(number), &[widest(bound)])
+            })
+            .collect();
     }
     if let (Some(products), Rule::Dot(Dot { terms, .. })) =
         (head.sides.get_mut(1), &tutor.attention.derive(cell)?.rule)

@@ -924,13 +924,27 @@ fn random_lesson_text(seed: u64) -> String {
         d_v
     };
     text.push_str(&format!("grad_output = {}\n", matrix(tokens, out)));
+    // A third of the lessons with projections add their biases, and half of those with W_o
+    // the output's: drawn last, so that the draws above stay as they were.
+    let mut row = |cols: usize| {
+        let row = matrix(1, cols);
+        row[1..row.len() - 1].to_string()
+    };
+    if !direct && seed.is_multiple_of(3) {
+        text.push_str(&format!("b_q = {}\n", row(heads * d_k)));
+        text.push_str(&format!("b_k = {}\n", row(kv * d_k)));
+        text.push_str(&format!("b_v = {}\n", row(kv * d_v)));
+    }
+    if w_o && seed.is_multiple_of(2) {
+        text.push_str(&format!("b_o = {}\n", row(d_out)));
+    }
     text
 }
 
 #[test]
 fn the_gradient_check_finds_no_fault_in_100_random_correct_lessons() {
     use attn_tutor::attention::gradient_check::check_gradients;
-    let mut inputs = 0;
+    let (mut inputs, mut biased) = (0, 0);
     for seed in 0..100 {
         let text = random_lesson_text(seed);
         let lesson = common::valid_lesson(&text);
@@ -940,9 +954,14 @@ fn the_gradient_check_finds_no_fault_in_100_random_correct_lessons() {
         assert!(together.agrees(), "seed {seed}: {together:?}\n{text}");
         assert!(check.each.is_empty());
         inputs += together.inputs.len();
+        if together.inputs.contains(&MatrixName::BQ) || together.inputs.contains(&MatrixName::BO) {
+            biased += 1;
+        }
     }
-    // Every lesson has at least Q, K and V (or W_q, W_k, W_v and X) to check.
+    // Every lesson has at least Q, K and V (or W_q, W_k, W_v and X) to check, and some their
+    // biases.
     assert!(inputs >= 300, "{inputs}");
+    assert!(biased >= 10, "{biased} lessons with biases");
 }
 
 /// A lesson whose softmax is nearly one-hot in places, with values and gradients in the

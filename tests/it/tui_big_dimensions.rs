@@ -174,3 +174,29 @@ fn the_first_hint_of_a_long_sum_promises_its_largest_terms_not_every_term() {
         "{said}"
     );
 }
+
+#[test]
+fn the_output_projections_sum_of_head_parts_writes_the_output_bias_too() {
+    // Two heads of d_v 7 (14 terms, written as the heads' parts) and b_o: output[a, 1] = 7·1
+    // + 7·2 + 0.5, each head's part and then the bias, as the line of names above says.
+    let text = format!(
+        "format = 2\ntitle = \"biased\"\ntokens = [\"a\"]\nheads = 2\nq = [[1, 1]]\n\
+         k = [[1, 1]]\nv = [[{}]]\nw_o = [{}]\nb_o = [0.5]\n",
+        ["1"; 7]
+            .into_iter()
+            .chain(["2"; 7])
+            .collect::<Vec<_>>()
+            .join(", "),
+        vec!["[1]"; 14].join(", ")
+    );
+    let mut app = lesson_app("biased", &text);
+    go_to(&mut app, "output_projection");
+    let drawn = screen(&app, 80, 24);
+    let rows = working_rows(&drawn);
+    let names = rows
+        .iter()
+        .position(|row| row.contains("= head 1's part + head 2's part + b_o[1]"))
+        .unwrap_or_else(|| panic!("the parts named:\n{drawn}"));
+    let numbers: Vec<&str> = rows[names + 1].split_whitespace().collect();
+    assert_eq!(numbers, ["=", "7", "+", "14", "+", "0.5"], "{drawn}");
+}

@@ -552,7 +552,17 @@ def backward(lesson, ours, weights, inputs):
         else:
             result["d_x"], result["d_source"] = d_x_q, d_x_k + d_x_v
         result["d_x_q"], result["d_x_k"], result["d_x_v"] = d_x_q, d_x_k, d_x_v
-    result["groups"] = {"d_k_group": d_k_groups, "d_v_group": d_v_groups}
+    # A bias is added to every row, so its gradient is its matrix's summed over the rows.
+    for key, present, blocks in (("d_b_q", "b_q", [head["d_q"] for head in heads]),
+                                 ("d_b_k", "b_k", d_k_groups), ("d_b_v", "b_v", d_v_groups),
+                                 ("d_b_o", "b_o", [d_output])):
+        if present in lesson:
+            result[key] = np.concatenate([b.sum(axis=0, keepdims=True) for b in blocks], axis=1)
+    for head in heads:
+        head["d_b_q"] = head["d_q"].sum(axis=0, keepdims=True)
+    result["groups"] = {"d_k_group": d_k_groups, "d_v_group": d_v_groups,
+                        "d_b_k": [g.sum(axis=0, keepdims=True) for g in d_k_groups],
+                        "d_b_v": [g.sum(axis=0, keepdims=True) for g in d_v_groups]}
     if x is not None:
         source = x if source_x is None else source_x
         for head in heads:
@@ -564,11 +574,11 @@ def backward(lesson, ours, weights, inputs):
 
 # The backward pass's matrices, as the engine names them in derivations.
 BACKWARD_HEAD = ["d_weights", "d_softmax_input", "d_scores", "d_q", "d_k", "d_v",
-                 "d_head_output", "d_q_rope", "d_k_rope", "d_w_q"]
-BACKWARD_GROUP = ["d_k_group", "d_v_group", "d_w_k", "d_w_v"]
+                 "d_head_output", "d_q_rope", "d_k_rope", "d_w_q", "d_b_q"]
+BACKWARD_GROUP = ["d_k_group", "d_v_group", "d_w_k", "d_w_v", "d_b_k", "d_b_v"]
 BACKWARD_LESSON = {"grad_output": "d_output", "d_concat": "d_concat", "d_w_o": "d_w_o",
                    "d_x_q": "d_x_q", "d_x_k": "d_x_k", "d_x_v": "d_x_v", "d_x": "d_x",
-                   "d_source": "d_source"}
+                   "d_source": "d_source", "d_b_o": "d_b_o"}
 
 
 def backward_matrix(ours, key, head):
@@ -605,6 +615,13 @@ def compare_backward(comparison, lesson_path, ours, document):
                           found.get("d_source"))
     elif "d_source" in found:
         comparison.problem(lesson_path, "backward.d_source", "present in self-attention")
+    # The biases' gradients: keys of a lesson with those biases only.
+    for key in ("d_b_q", "d_b_k", "d_b_v", "d_b_o"):
+        if key in ours["backward"]:
+            comparison.matrix(lesson_path, f"backward.{key}", ours["backward"][key],
+                              found.get(key))
+        elif key in found:
+            comparison.problem(lesson_path, f"backward.{key}", "present without its bias")
     heads = found.get("heads")
     if not isinstance(heads, list) or len(heads) != len(ours["heads"]):
         comparison.problem(lesson_path, "backward.heads", "not one object per head")

@@ -10,7 +10,7 @@ use crate::pipeline::{MatrixName, Per};
 
 impl Lesson {
     /// One step of gradient descent on the lesson's learned numbers: each weight matrix (W_q,
-    /// W_k, W_v, W_o; or Q, K, V when the lesson gives them) moved against its gradient,
+    /// W_k, W_v, W_o and the biases; or Q, K, V when the lesson gives them) moved against its gradient,
     /// W ← W − η·dW, with the gradients of `attention`, this lesson's. The numbers become the
     /// lesson's own (a generated matrix is kept as numbers). Nothing changes without a backward
     /// pass.
@@ -24,6 +24,10 @@ impl Lesson {
             (MatrixName::Q, MatrixName::DQ),
             (MatrixName::K, MatrixName::DKGroup),
             (MatrixName::V, MatrixName::DVGroup),
+            (MatrixName::BQ, MatrixName::DBQ),
+            (MatrixName::BK, MatrixName::DBK),
+            (MatrixName::BV, MatrixName::DBV),
+            (MatrixName::BO, MatrixName::DBO),
         ] {
             // Q, K, V given: a group's gradient, or with a group per head the head's.
             let gradient = match gradient {

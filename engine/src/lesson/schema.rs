@@ -477,7 +477,7 @@ pub static KEYS: [Key; KEY_COUNT] = [
         format_1_has_not: Some("a format 1 lesson has no biases"),
         value: "array of numbers",
         default: "none (format 2 only)",
-        limits: Words("H·d_k numbers; needs `embeddings`; not with `grad_output` (yet)"),
+        limits: Words("H·d_k numbers; needs `embeddings`"),
         meaning: "The queries' bias: Q = X·W_q + b_q, each head's d_k numbers side by side as W_q's columns are.",
         write: |out, lesson| write_vector(out, lesson, MatrixName::BQ),
         read: Read::Own {

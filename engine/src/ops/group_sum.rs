@@ -51,7 +51,7 @@ impl Operation for GroupSum {
                 .filter(|member| heads.group_of(*member) == group)
                 .map(|member| site.operand_of(self.of, member, row, col))
                 .collect::<Option<_>>()?,
-            paths: false,
+            of: backward::Summed::GroupHeads,
         })))
     }
 }

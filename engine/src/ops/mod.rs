@@ -12,6 +12,7 @@
 mod add;
 mod affine;
 mod append;
+mod column_sum;
 mod concat;
 mod group_sum;
 mod head_block;
@@ -39,6 +40,7 @@ mod variant;
 pub(crate) use add::Add;
 pub use affine::Affine;
 pub(crate) use append::Append;
+pub(crate) use column_sum::ColumnSum;
 pub use concat::Concat;
 pub use group_sum::GroupSum;
 pub use head_block::HeadBlock;
@@ -164,6 +166,8 @@ operations! {
     Sum3,
     /// Each row turned back by −φ: RoPE's gradient.
     RotateBack,
+    /// Each column summed over the tokens: a bias's gradient.
+    ColumnSum,
 }
 
 impl Op {

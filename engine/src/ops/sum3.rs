@@ -43,7 +43,7 @@ impl Operation for Sum3 {
                 .iter()
                 .map(|path| site.operand_of(*path, head, row, col))
                 .collect::<Option<_>>()?,
-            paths: true,
+            of: backward::Summed::Paths,
         })))
     }
 }

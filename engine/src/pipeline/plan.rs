@@ -190,13 +190,6 @@ impl Shape {
                 help: "give `w_o` with the heads' outputs' width in rows, or remove `b_o`",
             });
         }
-        if biases.any() && backward {
-            return Some(Refusal {
-                key: bias_key,
-                why: "the backward pass with biases is not supported yet",
-                help: "remove `grad_output` for the forward pass with the biases, or remove `b_q`, `b_k`, `b_v` and `b_o` for the backward pass",
-            });
-        }
         if circuits && !(projected && output_weights) {
             return Some(Refusal {
                 key: "",
@@ -541,6 +534,15 @@ impl Plan {
                 }),
             );
             self.differentiates(MatrixName::WO, MatrixName::DWO);
+            if shape.biases.o {
+                self.add(
+                    MatrixName::DBO,
+                    Op::ColumnSum(ops::ColumnSum {
+                        of: MatrixName::DOutput,
+                    }),
+                );
+                self.differentiates(MatrixName::BO, MatrixName::DBO);
+            }
             self.add(
                 MatrixName::DHeadOutput,
                 Op::HeadBlock(ops::HeadBlock {
@@ -649,6 +651,22 @@ impl Plan {
                     right: grad,
                 }),
             );
+        }
+        // A bias is added to every row, so its gradient is its matrix's, summed over the rows.
+        for (result, grad, bias, given) in [
+            (
+                MatrixName::DBQ,
+                MatrixName::DQ,
+                MatrixName::BQ,
+                shape.biases.q,
+            ),
+            (MatrixName::DBK, dk, MatrixName::BK, shape.biases.k),
+            (MatrixName::DBV, dv, MatrixName::BV, shape.biases.v),
+        ] {
+            if given {
+                self.differentiates(bias, result);
+                self.add(result, Op::ColumnSum(ops::ColumnSum { of: grad }));
+            }
         }
         for (result, grad, weights) in [
             (MatrixName::DXQ, MatrixName::DQ, MatrixName::WQ),

@@ -8,6 +8,7 @@ use nalgebra::DMatrix;
 
 use super::forward::{Forward, softmax_rows};
 use super::model::{Model, Real};
+use crate::ops::kernels::softmax_backward;
 
 impl<T: Real> Model<T> {
     /// The batch's mean loss and its gradient with respect to every weight (a `Model` of
@@ -26,6 +27,25 @@ impl<T: Real> Model<T> {
 
     /// The mean loss of `forward` against `targets` and its gradients.
     pub fn backward(&self, forward: &Forward<T>, targets: &[usize]) -> (T, Model<T>) {
+        let (loss, gradients, _) = self.backward_with_streams(forward, targets);
+        (loss, gradients)
+    }
+
+    /// The gradient of the mean loss with respect to the residual stream leaving each layer
+    /// (`[l]`: the stream after layer l has added its attention, rows × d_model): what layer
+    /// l's output gets back from the loss through everything after it. It is the
+    /// `grad_output` of layer l's lesson (`import`), whose backward steps then give this
+    /// model's gradients of that layer's weights.
+    pub fn stream_gradients(&self, forward: &Forward<T>, targets: &[usize]) -> Vec<DMatrix<T>> {
+        self.backward_with_streams(forward, targets).2
+    }
+
+    /// `backward`, with `stream_gradients`.
+    fn backward_with_streams(
+        &self,
+        forward: &Forward<T>,
+        targets: &[usize],
+    ) -> (T, Model<T>, Vec<DMatrix<T>>) {
         let shape = self.shape;
         let (d, heads, head_dim) = (shape.d_model, shape.heads, shape.head_dim());
         let (sequences, tokens) = (forward.sequences, forward.tokens);
@@ -46,7 +66,10 @@ impl<T: Real> Model<T> {
         let mut dx = &d_logits * &self.lm_head;
 
         let scale = T::of_f64(1.0 / (head_dim as f64).sqrt());
+        let mut streams = Vec::with_capacity(self.layers.len());
         for (index, layer) in self.layers.iter().enumerate().rev() {
+            // dL/d(the stream leaving this layer), before the layer's own part is added.
+            streams.push(dx.clone());
             let x = &forward.streams[index];
             let qkv = &forward.qkv[index];
             // x_next = x + concat · c_proj + bias: dx passes on unchanged (the residual), and
@@ -68,17 +91,11 @@ impl<T: Real> Model<T> {
                     // out = A · V.
                     let d_pattern = d_out * v.transpose();
                     let d_v = pattern.transpose() * d_out;
-                    // A = softmax(S) by row; a masked weight is 0, so its dS is 0 too.
-                    let mut d_scores = d_pattern;
-                    for row in 0..tokens {
-                        let along = (0..tokens).fold(T::zero(), |sum, key| {
-                            sum + d_scores[(row, key)] * pattern[(row, key)]
-                        });
-                        for key in 0..tokens {
-                            d_scores[(row, key)] =
-                                pattern[(row, key)] * (d_scores[(row, key)] - along) * scale;
-                        }
-                    }
+                    // A = softmax(S) by row, through the kernel the tutor's Backward: softmax
+                    // step computes with; a masked weight is 0, so its dS is 0 too. Then the
+                    // scaling's: S was Q·Kᵀ / √d_head.
+                    let mut d_scores = softmax_backward(pattern, &d_pattern);
+                    d_scores *= scale;
                     // S = Q · Kᵀ / √d_head (the scale is in d_scores).
                     let d_q = &d_scores * k;
                     let d_k = d_scores.transpose() * q;
@@ -108,7 +125,8 @@ impl<T: Real> Model<T> {
                 gradients.wpe[(row % tokens, column)] += grad;
             }
         }
-        (loss, gradients)
+        streams.reverse();
+        (loss, gradients, streams)
     }
 }
 

@@ -10,7 +10,11 @@ use crate::checkpoint::{Architecture, Checkpoint, CheckpointError};
 /// The attention-only model in the checkpoint at `path` (a folder, or its model.safetensors),
 /// every tensor read by its GPT-2 name with its shape checked against config.json.
 pub fn load(path: &Path) -> Result<Model<f32>, CheckpointError> {
-    let checkpoint = Checkpoint::open(path)?;
+    read(&Checkpoint::open(path)?)
+}
+
+/// The attention-only model of a checkpoint already open (`import` has one).
+pub fn read(checkpoint: &Checkpoint) -> Result<Model<f32>, CheckpointError> {
     let config = checkpoint.config();
     let unfit = |why: String| CheckpointError::Inconsistent {
         file: checkpoint.folder().join("config.json"),

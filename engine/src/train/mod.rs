@@ -28,7 +28,7 @@ pub use config::{
 };
 pub use data::{Batch, Batches};
 pub use forward::Forward;
-pub use load::load;
+pub use load::{load, read};
 pub use model::{Layer, Model, Real, Tensor, TensorMut};
 pub use save::{
     CONFIG_FILE, SaveError, TOKENIZER_FILE, UNKNOWN_WORD, WEIGHTS_FILE, prepare_folder, save,

@@ -352,10 +352,6 @@ fn every_bad_norm_or_bias_value_is_refused_naming_its_key() {
             "`b_q` is added to a projection, and this lesson gives Q, K and V",
         ),
         (
-            format!("{BASE}b_v = [0, 0, 1]\n{grad}"),
-            "the backward pass with biases is not supported yet",
-        ),
-        (
             format!(
                 "{}norm = \"layer\"\n",
                 BASE.replace("format = 2", "format = 1")
@@ -494,4 +490,51 @@ fn the_first_hint_of_a_projection_with_a_bias_counts_its_products_then_the_bias(
         first.contains("(4 products in all, then a bias)"),
         "{first}"
     );
+}
+
+#[test]
+fn each_bias_s_gradient_is_its_matrix_s_gradient_summed_over_the_tokens() {
+    let text = format!(
+        "{BASE}w_o = [[1, 0], [0, 1], [1, 1]]\nb_q = [0.5, -1, 0.25]\nb_k = [0, 1, 0]\n\
+         b_v = [0, 0, 2]\nb_o = [10, -20]\ngrad_output = [[1, 0], [0, -1], [0.5, 2]]\n"
+    );
+    let attention = Attention::compute(&lesson(&text));
+    // Against the loss itself, L = Σ output ⊙ grad_output, with one bias number nudged by ±h
+    // in a copy of the lesson: a central difference, exact to h² (1e-8) times L's third
+    // derivative, far below the tolerance.
+    let h = 1e-4;
+    for (bias, gradient, width) in [
+        (MatrixName::BQ, MatrixName::DBQ, 3),
+        (MatrixName::BK, MatrixName::DBK, 3),
+        (MatrixName::BV, MatrixName::DBV, 3),
+        (MatrixName::BO, MatrixName::DBO, 2),
+    ] {
+        for col in 0..width {
+            let loss_at = |step: f64| {
+                let mut nudged = lesson(&text);
+                let input = nudged.input_mut(bias).expect("the lesson has the bias");
+                std::sync::Arc::make_mut(&mut input.values)[(0, col)] += step;
+                Attention::compute(&nudged).loss().expect("a backward pass")
+            };
+            let numeric = (loss_at(h) - loss_at(-h)) / (2.0 * h);
+            let found = value(&attention, gradient, 0, col);
+            assert!(
+                (found - numeric).abs() < 1e-6 * numeric.abs().max(1.0),
+                "{gradient:?}[{col}] = {found}, and the loss's slope is {numeric}"
+            );
+        }
+    }
+    // b_o is added to every row of the output, so db_o is grad_output's column sums: 1 + 0 +
+    // 0.5 and 0 − 1 + 2.
+    close(value(&attention, MatrixName::DBO, 0, 0), 1.5);
+    close(value(&attention, MatrixName::DBO, 0, 1), 1.0);
+    let words = working(&attention, MatrixName::DBO, 0, 1);
+    assert!(words.contains("0 + (-1) + 2 = 1"), "{words}");
+    assert!(words.contains("summed over the 3 tokens"), "{words}");
+    // A gradient step moves the biases against their gradients, as it moves the weights.
+    let mut stepped = lesson(&text);
+    stepped.gradient_step(&attention, 0.1);
+    let b_o = &stepped.input(MatrixName::BO).unwrap().values;
+    close(b_o[(0, 0)], 10.0 - 0.15);
+    close(b_o[(0, 1)], -20.0 - 0.1);
 }

@@ -468,19 +468,7 @@ fn the_written_model_is_what_import_reads_and_computes_the_same_numbers() {
         assert!(gap < 1e-5 * stream.amax().max(1.0), "layer {layer}: {gap}");
     }
     for layer in 0..2 {
-        let request = ImportRequest {
-            model: "induction".to_string(),
-            text: ids
-                .iter()
-                .map(|&id| symbol(id))
-                .collect::<Vec<_>>()
-                .join(" "),
-            token_ids: ids.iter().map(|&id| id as u64).collect(),
-            labels: ids.iter().map(|&id| symbol(id)).collect(),
-            layer,
-            heads: HeadChoice::All,
-            tokenizer: "tokenizer.json".to_string(),
-        };
+        let request = request_on(&ids, layer, HeadChoice::All);
         let lesson = attn_engine::import::lesson(&checkpoint, &request).unwrap();
         let attention = Attention::compute(&lesson);
         for head in 0..2 {
@@ -617,5 +605,101 @@ fn the_shipped_model_predicts_the_second_half_on_fresh_sequences_short_and_long(
         );
         // And layer 0 holds the previous-token head the induction head reads.
         assert!(evaluation.best_previous_token() >= 0.5, "{evaluation:?}");
+    }
+}
+
+/// The tutor's backward pass on a lesson `import` makes of the shipped model is the trainer's:
+/// import gives the lesson the gradient of the model's own next-token loss at the layer's
+/// output (`grad_output`), and the lesson's backward steps then give, cell for cell, the
+/// trainer's gradients of that layer's weights and biases on the same text; the embeddings'
+/// and the unembedding's are the trainer's alone (checked against finite differences above).
+#[test]
+fn the_lessons_backward_pass_of_a_trained_head_gives_the_trainers_gradients() {
+    use attn_engine::attention::{MatrixName, gradient_check::check_gradients};
+    let folder = shipped_model();
+    let checkpoint = Checkpoint::open(&folder).unwrap();
+    let model = attn_engine::train::load(&folder).unwrap().cast::<f64>();
+    let (d, head_dim) = (model.shape.d_model, model.shape.head_dim());
+    // The built-in lesson's sentence: the last token predicts nothing in the lesson, so the
+    // trainer sees the others and their next tokens.
+    let ids: Vec<usize> = vec![13, 6, 1, 10, 3, 7, 15, 13, 6, 1, 10, 3, 7];
+    let (inputs, targets) = (&ids[..ids.len() - 1], &ids[1..]);
+    let (_, gradients, _) = model.loss_and_gradients(inputs, targets, 1);
+    let close = |ours: &DMatrix<f64>, theirs: DMatrix<f64>, what: &str| {
+        assert_eq!(ours.shape(), theirs.shape(), "{what}");
+        let gap = (ours - &theirs).amax();
+        assert!(
+            gap < 1e-12 * theirs.amax().max(1e-3),
+            "{what}: off by {gap} (largest {})",
+            theirs.amax()
+        );
+    };
+    for layer in 0..2 {
+        let trained = &gradients.layers[layer];
+        for heads in [HeadChoice::All, HeadChoice::One(1)] {
+            let request = request_on(&ids, layer, heads);
+            let lesson = attn_engine::import::lesson(&checkpoint, &request).unwrap();
+            let attention = Attention::compute(&lesson);
+            let chosen: Vec<usize> = match heads {
+                HeadChoice::All => vec![0, 1],
+                HeadChoice::One(head) => vec![head],
+            };
+            for (slot, &head) in chosen.iter().enumerate() {
+                let what = |name: &str| format!("layer {layer} {heads:?} head {head}: {name}");
+                // c_attn's columns: Q's d, then K's, then V's; head h takes its d_head of each.
+                for (part, (weight, bias)) in [
+                    (MatrixName::DWQ, MatrixName::DBQ),
+                    (MatrixName::DWK, MatrixName::DBK),
+                    (MatrixName::DWV, MatrixName::DBV),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let column = part * d + head * head_dim;
+                    close(
+                        attention.matrix_in(weight, slot).unwrap(),
+                        trained.c_attn_weight.columns(column, head_dim).into_owned(),
+                        &what(attention.symbol(weight)),
+                    );
+                    close(
+                        attention.matrix_in(bias, slot).unwrap(),
+                        trained.c_attn_bias.columns(column, head_dim).into_owned(),
+                        &what(attention.symbol(bias)),
+                    );
+                }
+            }
+            if heads == HeadChoice::All {
+                close(
+                    attention.matrix_in(MatrixName::DWO, 0).unwrap(),
+                    trained.c_proj_weight.clone(),
+                    &format!("layer {layer}: dW_o"),
+                );
+                close(
+                    attention.matrix_in(MatrixName::DBO, 0).unwrap(),
+                    trained.c_proj_bias.clone(),
+                    &format!("layer {layer}: db_o"),
+                );
+            }
+            // And the lesson's own check, central finite differences of its L, passes.
+            let check = check_gradients(&lesson, &attention).expect("a backward pass");
+            assert!(check.together.agrees(), "{:?}", check.together);
+        }
+    }
+}
+
+/// What `import` is asked for a trained model, on the symbols `ids`.
+fn request_on(ids: &[usize], layer: usize, heads: HeadChoice) -> ImportRequest {
+    ImportRequest {
+        model: "induction".to_string(),
+        text: ids
+            .iter()
+            .map(|&id| symbol(id))
+            .collect::<Vec<_>>()
+            .join(" "),
+        token_ids: ids.iter().map(|&id| id as u64).collect(),
+        labels: ids.iter().map(|&id| symbol(id)).collect(),
+        layer,
+        heads,
+        tokenizer: "tokenizer.json".to_string(),
     }
 }

@@ -367,7 +367,8 @@ fn decode_fields(attention: &Attention, token: usize) -> Document<'_> {
 /// own under `heads` (its d_k and d_v are its share, before a group's heads are added; d_q and
 /// d_k are with respect to the projections, before any rotation; d_scores to the raw scores
 /// Q·Kᵀ). Null where the lesson has no such matrix (d_concat and d_w_o without W_o, the
-/// weights' and X's gradients when Q, K, V are given).
+/// weights' and X's gradients when Q, K, V are given); d_b_q, d_b_k, d_b_v and d_b_o only
+/// with their biases.
 fn backward_fields(attention: &Attention) -> Document<'_> {
     let heads = attention.heads();
     // Every head's (or group's) block side by side, as the lesson's own matrix is laid out.
@@ -443,14 +444,26 @@ fn backward_fields(attention: &Attention) -> Document<'_> {
         ("d_x", Field::Matrix(attention.matrix(d_x))),
         ("heads", Field::Heads(head_fields)),
     ];
-    // The source's gradient, beside the contract's keys, only where there is a source.
+    // The source's gradient, beside the contract's keys, only where there is a source; a
+    // bias's (one row, every head's or group's block side by side, as b_q is laid out) only
+    // where the lesson has the bias.
     if attention.plan.shape.cross {
         fields.push((
             "d_source",
             Field::Matrix(attention.matrix(MatrixName::DSource)),
         ));
-        fields.sort_by_key(|(key, _)| *key);
     }
+    for (key, name) in [
+        ("d_b_k", MatrixName::DBK),
+        ("d_b_o", MatrixName::DBO),
+        ("d_b_q", MatrixName::DBQ),
+        ("d_b_v", MatrixName::DBV),
+    ] {
+        if attention.has(name) {
+            fields.push((key, Field::Owned(side_by_side(name))));
+        }
+    }
+    fields.sort_by_key(|(key, _)| *key);
     Document(fields)
 }
 

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, RealField};
 
 /// The softmax of each row, with everything needed to explain it.
 #[derive(Debug, Clone)]
@@ -94,13 +94,19 @@ pub fn shifted_exps(input: &DMatrix<f64>) -> DMatrix<f64> {
 }
 
 /// The softmax's backward pass, row by row: dS = P ⊙ (dP − rowsum(P ⊙ dP)). A masked key's
-/// weight is 0, and so is its gradient; a fully masked row is 0 throughout.
-pub(crate) fn softmax_backward(weights: &DMatrix<f64>, grad: &DMatrix<f64>) -> DMatrix<f64> {
+/// weight is 0, and so is its gradient; a fully masked row is 0 throughout. In f64 for a
+/// lesson, in f32 for the trainer (`crate::train`), which runs this same backward pass for
+/// every head of its model.
+pub(crate) fn softmax_backward<T: RealField + Copy>(
+    weights: &DMatrix<T>,
+    grad: &DMatrix<T>,
+) -> DMatrix<T> {
     let mut result = DMatrix::zeros(weights.nrows(), weights.ncols());
     for row in 0..weights.nrows() {
-        let dot: f64 = (0..weights.ncols())
-            .map(|col| weights[(row, col)] * grad[(row, col)])
-            .sum();
+        // Left to right, from +0.
+        let dot = (0..weights.ncols()).fold(T::zero(), |sum, col| {
+            sum + weights[(row, col)] * grad[(row, col)]
+        });
         for col in 0..weights.ncols() {
             result[(row, col)] = weights[(row, col)] * (grad[(row, col)] - dot);
         }

@@ -6,13 +6,26 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardOutput,
     key: "backward_output",
     title: "Backward: W_o",
-    narration: |_| {
-        "The backward pass starts from dO = grad_output, how much the loss L = Σ output ⊙ \
-         grad_output changes per unit of each output number. output = concat·W_o, so the \
-         gradient goes back through W_o transposed: d_concat = dO·W_oᵀ, and W_o's own \
-         gradient is dW_o = concatᵀ·dO, each cell a column of concat against a column of dO. \
-         Each head then takes its own columns of d_concat, the gradient of its output."
-            .into()
+    narration: |plan| {
+        let biased = plan.has(MatrixName::DBO);
+        let mut text = format!(
+            "The backward pass starts from dO = grad_output, how much the loss L = Σ output ⊙ \
+             grad_output changes per unit of each output number. output = concat·W_o{}, so the \
+             gradient goes back through W_o transposed: d_concat = dO·W_oᵀ, and W_o's own \
+             gradient is dW_o = concatᵀ·dO, each cell a column of concat against a column of \
+             dO.",
+            if biased { " + b_o" } else { "" }
+        );
+        if biased {
+            text.push_str(
+                " b_o is added to every token's row of the output, so its gradient is dO's \
+                 columns summed over the tokens: db_o = Σ dO.",
+            );
+        }
+        text.push_str(
+            " Each head then takes its own columns of d_concat, the gradient of its output.",
+        );
+        text.into()
     },
     shown: |plan| plan.has(MatrixName::DConcat),
     note: |_| None,
@@ -22,6 +35,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
         [
             MatrixName::DConcat,
             MatrixName::DWO,
+            MatrixName::DBO,
             MatrixName::DHeadOutput,
         ]
         .into_iter()

@@ -1,6 +1,6 @@
 //! Backward to the weights: dW_q, dW_k, dW_v, after adding the gradients of a K/V group's heads.
 
-use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Positions, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardWeights,
@@ -8,7 +8,7 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     title: "Backward: weights",
     narration: |plan| {
         let grouped = plan.has(MatrixName::DKGroup);
-        match (grouped, plan.has(MatrixName::DWQ), plan.shape.cross) {
+        let weights: String = match (grouped, plan.has(MatrixName::DWQ), plan.shape.cross) {
             (true, false, _) => {
                 "The query heads of a K/V group all read the group's keys and values, so the \
                  group's dK and dV are its heads' gradients added up."
@@ -45,7 +45,8 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                  a training step moves the weights against."
                     .into()
             }
-        }
+        };
+        (weights + &biases(plan)).into()
     },
     shown: |plan| plan.has(MatrixName::DWQ) || plan.has(MatrixName::DKGroup),
     note: |_| None,
@@ -58,6 +59,9 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
             MatrixName::DWQ,
             MatrixName::DWK,
             MatrixName::DWV,
+            MatrixName::DBQ,
+            MatrixName::DBK,
+            MatrixName::DBV,
         ]
         .into_iter()
         .filter(|name| plan.has(*name))
@@ -66,3 +70,34 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
     },
     header: Header::Backward,
 };
+
+/// What the narration adds for the biases the lesson has: each is added to every token's row,
+/// so its gradient is the column sums of its matrix's.
+fn biases(plan: &crate::pipeline::Plan) -> String {
+    let sums: Vec<&str> = [
+        (MatrixName::DBQ, "db_q = Σ dQ"),
+        (MatrixName::DBK, "db_k = Σ dK"),
+        (MatrixName::DBV, "db_v = Σ dV"),
+    ]
+    .into_iter()
+    .filter(|(name, _)| plan.has(*name))
+    .map(|(_, sum)| sum)
+    .collect();
+    if sums.is_empty() {
+        return String::new();
+    }
+    let keys = if plan.has(MatrixName::DBK) && plan.shape.positions != Positions::Rope {
+        // Σ_j dS[i, j] = 0 for every query i (the softmax's gradient sums to 0 along a row),
+        // so Σ_j dK[j, :] = Σ_i (Σ_j dS[i, j]) q_i = 0.
+        " db_k is 0, up to rounding: b_k adds the same amount to every score in a query's row \
+         (q·b_k, whichever the key), and the softmax does not change when a whole row moves \
+         together."
+    } else {
+        ""
+    };
+    format!(
+        " A bias is added to every token's row, so every row's gradient reaches it: {}, each \
+         column summed over the tokens.{keys}",
+        sums.join(", ")
+    )
+}

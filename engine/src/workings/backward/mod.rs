@@ -14,7 +14,7 @@ pub use column_dot::ColumnDot;
 pub use heads_dot::HeadsDot;
 pub use rotate_back::RotateBack;
 pub use softmax_backward::SoftmaxBackward;
-pub use sum::Sum;
+pub use sum::{Sum, Summed};
 
 use super::Operand;
 use super::landing::shown;

@@ -1,5 +1,6 @@
 //! A gradient that is a sum of gradients: a K/V group's, of the heads that read its keys or
-//! values, or X's, of the three paths back through Q, K and V.
+//! values; X's, of the three paths back through Q, K and V; or a bias's, of its matrix's
+//! gradient over the tokens.
 
 use super::super::hint::side_hints;
 use super::super::landing::{landing_digits, shown, written};
@@ -8,11 +9,24 @@ use super::super::{Explanation, Labels, Operand, Words, Worked, Working};
 use super::gradient_first;
 use crate::matrices::{Cell, MatrixName};
 
-/// The sum of a group's heads' gradients, or of the three paths back to X.
+/// The sum of a group's heads' gradients, of the three paths back to X, or of a column over
+/// the tokens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sum {
     pub terms: Vec<Operand>,
-    pub paths: bool,
+    pub of: Summed,
+}
+
+/// What a gradient's terms are, which its note says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summed {
+    /// The heads of a K/V group.
+    GroupHeads,
+    /// The three paths back to X, through Q, K and V.
+    Paths,
+    /// One column of a gradient down its tokens: a bias added to every row has each row's
+    /// gradient, added up.
+    Tokens,
 }
 
 impl Working for Sum {
@@ -29,17 +43,29 @@ impl Working for Sum {
         let terms = &self.terms;
         let at = |d: usize| terms.iter().map(|term| shown(term.value, d)).sum();
         let (d, result) = written(landing_digits(decimals, result, at), decimals, result);
-        let note = if self.paths {
-            "X reaches the loss three ways, through Q, K and V: their gradients add".to_string()
-        } else {
-            group_sum_note(labels, terms)
+        let note = match self.of {
+            Summed::Paths => {
+                "X reaches the loss three ways, through Q, K and V: their gradients add".to_string()
+            }
+            Summed::GroupHeads => group_sum_note(labels, terms),
+            Summed::Tokens => tokens_note(labels, terms),
+        };
+        // A column over the tokens is named as a column (`Σ dQ[:, 1]`): a name per token would
+        // fill the panel before any number.
+        let names = match (self.of, terms.first()) {
+            (Summed::Tokens, Some(first)) => vec![format!(
+                "Σ {}[:, {}]",
+                labels.symbol_in(first.cell.matrix, first.cell.head),
+                labels.column_label(first.cell.matrix, first.cell.col)
+            )],
+            _ => terms
+                .iter()
+                .map(|term| labels.cell_name(term.cell))
+                .collect(),
         };
         Words::worked(
             vec![
-                terms
-                    .iter()
-                    .map(|term| labels.cell_name(term.cell))
-                    .collect(),
+                names,
                 // A negative term after the first in parentheses, as Add writes `x + (y)`:
                 // never `+ -0.4`.
                 terms
@@ -68,6 +94,24 @@ impl Working for Sum {
     fn hints(&self, _: &dyn Labels, _: &Worked, explanation: &Explanation) -> (String, String) {
         side_hints(explanation, None)
     }
+}
+
+/// The note under a bias's gradient: the bias is added to every token's row, so each row's
+/// gradient reaches it.
+fn tokens_note(labels: &dyn Labels, terms: &[Operand]) -> String {
+    let Some(first) = terms.first() else {
+        return "no token: an empty sum".to_string();
+    };
+    let (cell, symbol) = (
+        first.cell,
+        labels.symbol_in(first.cell.matrix, first.cell.head),
+    );
+    format!(
+        "the bias is added to every token's row, so its gradient is column {} of {symbol} \
+         summed over the {} tokens",
+        labels.column_label(cell.matrix, cell.col),
+        terms.len()
+    )
 }
 
 /// The note under a K/V group's gradient, the sum of its heads': the same mark ⁽¹⁾ is the
