@@ -762,6 +762,17 @@ static TRAINING_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
     .collect()
 });
 
+/// The help's rows for Home End and q once the run is done.
+static TRAINING_DONE_ROWS: LazyLock<[(String, &'static str); 2]> = LazyLock::new(|| {
+    [
+        (
+            TRAIN_SCRUB_ENDS.label(1),
+            "the first snapshot (step 0), the last (the weights the run ended with)",
+        ),
+        (TRAIN_QUIT.label(1), "quit (the run is done)"),
+    ]
+});
+
 /// On the help overlay: its bottom border names the shown keys.
 pub(crate) static CLOSE_HELP: Entry = Entry {
     places: &[Place::Help],
@@ -1294,9 +1305,28 @@ pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
     if app.tutor().is_none() && app.lab().is_some() {
         return LAB_ROWS.iter().collect();
     }
-    if app.training_on_screen().is_some() {
-        return TRAINING_ROWS.iter().collect();
+    if let Some(run) = app.training_on_screen() {
+        if !run.finished {
+            return TRAINING_ROWS.iter().collect();
+        }
+        // A run that is done has nothing left to pause, no newest snapshot to follow, and
+        // nothing that quitting would stop.
+        return TRAINING_ROWS
+            .iter()
+            .filter(|(_, words)| !TRAIN_PAUSE.help.contains(words))
+            .map(|row| {
+                if TRAIN_SCRUB_ENDS.help.contains(&row.1) {
+                    &TRAINING_DONE_ROWS[0]
+                } else if TRAIN_QUIT.help.contains(&row.1) {
+                    &TRAINING_DONE_ROWS[1]
+                } else {
+                    row
+                }
+            })
+            .collect();
     }
+    // A lesson opened from a training run goes back to the run, not to a lesson list.
+    let from_a_run = app.training().is_some();
     let student = matches!(app.classroom, Some(crate::app::Classroom::Student { .. }));
     let presenter = matches!(app.classroom, Some(crate::app::Classroom::Presenter { .. }));
     // A locked student keeps only the keys that look around the presenter's screen (the
@@ -1315,12 +1345,22 @@ pub fn help_rows_for(app: &App) -> Vec<&'static (String, &'static str)> {
         .map(|row| {
             if !app.can_save && SAVE.help.contains(&row.1) {
                 &*SAVE_ELSEWHERE
+            } else if from_a_run && BACK.help.contains(&row.1) {
+                &*BACK_TO_THE_RUN
             } else {
                 row
             }
         })
         .collect()
 }
+
+/// The help's row for `q` in a lesson opened from a training run.
+static BACK_TO_THE_RUN: LazyLock<(String, &'static str)> = LazyLock::new(|| {
+    (
+        BACK.label(1),
+        "back to the training run, as it is now (q there quits)",
+    )
+});
 
 /// The help's row for `w` where saving is off.
 static SAVE_ELSEWHERE: LazyLock<(String, &'static str)> = LazyLock::new(|| {

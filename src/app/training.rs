@@ -385,12 +385,13 @@ pub(crate) fn opened_tutor(screen: &TrainScreen, opened: &OpenedHead) -> (Tutor,
     let going_on = if screen.finished {
         ""
     } else if screen.paused {
-        " (training is paused)"
+        " (paused)"
     } else {
-        " (training goes on meanwhile)"
+        " (still training)"
     };
+    // One line at 80 columns, up to the most steps a run takes.
     let status = Status::info(format!(
-        "Layer {} head {} as it was at step {step}: q goes back to the training{going_on}",
+        "Layer {} head {} as it was at step {step} · q: back to the run{going_on}",
         screen.chosen.layer, screen.chosen.head
     ));
     (tutor, status)

@@ -361,6 +361,31 @@ fn no_color_asked() -> bool {
         || std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 
+/// `train` without its task: clap names the missing `<TASK>` but not what it may be (it lists
+/// the tasks only for a wrong one), so a tip names them.
+fn with_the_tasks(mut error: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let task_missing = error.kind() == ErrorKind::MissingRequiredArgument
+        && matches!(
+            error.get(ContextKind::InvalidArg),
+            Some(ContextValue::Strings(missing)) if missing.iter().any(|arg| arg == "<TASK>")
+        );
+    if task_missing {
+        let tasks: Vec<String> = train::Task::value_variants()
+            .iter()
+            .filter_map(|task| task.to_possible_value())
+            .map(|task| format!("attn-tutor train {}", task.get_name()))
+            .collect();
+        error.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![
+                format!("name the task to train: {}", tasks.join(" or ")).into(),
+            ]),
+        );
+    }
+    error
+}
+
 /// Parses the command line; `--no-color` and NO_COLOR also silence color in clap's own
 /// messages, which are written before our flags are read.
 pub fn parse_args() -> Cli {
@@ -382,7 +407,8 @@ pub fn parse_args() -> Cli {
     }
     let parsed = command
         .try_get_matches()
-        .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches));
+        .and_then(|matches| <Cli as clap::FromArgMatches>::from_arg_matches(&matches))
+        .map_err(with_the_tasks);
     match parsed {
         Ok(cli) => cli,
         Err(error) if hostile => {

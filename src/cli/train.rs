@@ -12,7 +12,7 @@ use super::status;
 use crate::app::{App, TrainScreen};
 use crate::lesson::text::printable_path;
 use crate::term::training::TrainingRun;
-use crate::train::{TrainConfig, Trainer, prepare_folder, save};
+use crate::train::{MAX_STEPS, TrainConfig, Trainer, prepare_folder, save};
 use crate::ui::Theme;
 
 /// What `train` trains.
@@ -38,10 +38,12 @@ pub struct TrainArgs {
     pub task: Task,
     /// The seed of the weights' start and of the sequences: the same seed gives the same run
     /// on this machine.
-    #[arg(long, default_value_t = TrainConfig::default().seed)]
+    // A negative number reaches the parser, which says what a seed is (clap would otherwise
+    // take `-1` for an option).
+    #[arg(long, default_value_t = TrainConfig::default().seed, allow_negative_numbers = true, value_parser = seed)]
     pub seed: u64,
     /// Steps of AdamW, a batch each (1 to 1000000).
-    #[arg(long, default_value_t = TrainConfig::default().steps)]
+    #[arg(long, default_value_t = TrainConfig::default().steps, allow_negative_numbers = true, value_parser = steps)]
     pub steps: usize,
     /// Write the trained model into this new (or empty) folder, as `attn-tutor import` reads
     /// it: config.json, model.safetensors and tokenizer.json. Nothing is overwritten.
@@ -50,6 +52,20 @@ pub struct TrainArgs {
     /// `json`: one JSON line per step even in a terminal.
     #[arg(long, value_enum, default_value_t = TrainFormat::Screen)]
     pub format: TrainFormat,
+}
+
+/// `--seed`: what a seed is, whatever was given instead (`-1`, `x`, a number too large).
+fn seed(text: &str) -> Result<u64, String> {
+    text.parse()
+        .map_err(|_| format!("the seed is a whole number from 0 to {}", u64::MAX))
+}
+
+/// `--steps`: from 1 to `MAX_STEPS`, in every case that is not.
+fn steps(text: &str) -> Result<usize, String> {
+    text.parse()
+        .ok()
+        .filter(|steps| (1..=MAX_STEPS).contains(steps))
+        .ok_or_else(|| format!("give a whole number of steps from 1 to {MAX_STEPS}"))
 }
 
 impl TrainArgs {
@@ -82,11 +98,27 @@ pub(crate) fn json_lines(args: &TrainArgs, out: &mut dyn Write, err: &mut dyn Wr
             return status::INVALID;
         }
     };
+    // Whether the lines still have a reader.
+    let mut read = true;
     while let Some(record) = trainer.step() {
+        if !read {
+            continue;
+        }
         let line = serde_json::to_string(&record).unwrap_or_default();
-        // A reader that goes away (`| head`) ends the log, not the run: the model is still
-        // written.
-        let _ = writeln!(out, "{line}");
+        if let Err(error) = writeln!(out, "{line}") {
+            // A reader that went away (`| head -1`) ends the log. Without -o the lines were
+            // all the run was for, so it ends too, quietly, as other tools do on a closed
+            // pipe; with -o the run goes on to write its model.
+            let closed = error.kind() == std::io::ErrorKind::BrokenPipe;
+            if !closed {
+                let _ = writeln!(err, "error: cannot write the steps' lines: {error}");
+            }
+            match (&args.output, closed) {
+                (None, true) => return status::OK,
+                (None, false) => return status::INVALID,
+                (Some(_), _) => read = false,
+            }
+        }
     }
     let _ = out.flush();
     match &args.output {

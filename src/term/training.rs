@@ -192,12 +192,26 @@ pub(crate) fn written(snapshot: &Snapshot, folder: &Path) -> Action {
 /// The lesson `attn-tutor import DIR --text TEXT --layer L --head H` makes, where DIR is the
 /// snapshot written as a model. The folder is named for the snapshot's step, as the lesson's
 /// title names its model; it is gone once the lesson is made (the lesson holds its numbers).
+///
+/// What is wrong with the text is said for the box it was typed in: not as `import` says it,
+/// for an option the learner never typed (`--text: …`) and a file in a folder they never saw.
 pub fn open_head(
     snapshot: &Snapshot,
     layer: usize,
     head: usize,
     text: &str,
 ) -> Result<crate::lesson::LoadedLesson, String> {
+    let symbols = text.split_whitespace().count();
+    let context = snapshot.model.shape.context;
+    if symbols > context {
+        return Err(format!(
+            "{symbols} symbols; the model reads at most {context} at once"
+        ));
+    }
+    let for_the_box = |why: String| match why.strip_prefix("--text: ") {
+        Some(why) => why.to_string(),
+        None => why,
+    };
     let scratch = tempfile::Builder::new()
         .prefix("attn-tutor-snapshot-")
         .tempdir()
@@ -212,6 +226,7 @@ pub fn open_head(
         bos: false,
         output: None,
     })
+    .map_err(for_the_box)
 }
 
 /// The name of the folder a snapshot is written into, which names the model in the title of a

@@ -84,7 +84,9 @@ pub(crate) fn render(screen: &TrainScreen, theme: &Theme, area: Rect, buf: &mut 
 }
 
 /// Where the charts are: the columns after the gutter, step 0 at the first and the run's last
-/// step at the last.
+/// step at the last. Each column covers the steps of its share of the run: several steps a
+/// column in a long run, one step over several columns in a run shorter than the chart is wide,
+/// so that the charts and the scrubber always span the same width for the same steps.
 struct Plot {
     x: u16,
     width: u16,
@@ -107,24 +109,75 @@ impl Plot {
         plot
     }
 
-    /// The column of step `step` (step 0, the weights before any update, shares the first).
+    /// Whether each column has a step of its own (else a step covers several columns).
+    fn steps_fill_the_width(&self) -> bool {
+        self.steps >= usize::from(self.width)
+    }
+
+    /// The steps of column `column`, as indices (step 1 is 0): at least one.
+    fn steps_of(&self, column: u16) -> std::ops::Range<usize> {
+        let (width, column) = (usize::from(self.width), usize::from(column));
+        if self.steps_fill_the_width() {
+            // The steps whose index × width ÷ steps rounds down to the column.
+            (column * self.steps).div_ceil(width)..((column + 1) * self.steps).div_ceil(width)
+        } else {
+            let step = column * self.steps / width;
+            step..step + 1
+        }
+    }
+
+    /// The column where step `step` ends (step 0, the weights before any update, shares the
+    /// first): the last column of those it covers.
     fn column(&self, step: usize) -> u16 {
-        let index = step.saturating_sub(1).min(self.steps - 1);
-        (index * usize::from(self.width) / self.steps) as u16
+        let width = usize::from(self.width);
+        let index = step.clamp(1, self.steps) - 1;
+        if self.steps_fill_the_width() {
+            (index * width / self.steps) as u16
+        } else if step == 0 {
+            0
+        } else {
+            // The last column whose step is this one.
+            ((index + 1) * width).div_ceil(self.steps) as u16 - 1
+        }
+    }
+
+    /// The columns with a step done: up to the one where the last step done ends.
+    fn done(&self, steps_done: usize) -> u16 {
+        if steps_done == 0 {
+            0
+        } else {
+            self.column(steps_done) + 1
+        }
     }
 
     /// The mean of `values` (one per step, step 1 first) over the steps of each column, up to
     /// the last column with a step done.
     fn means(&self, values: &[f32]) -> Vec<f64> {
-        let mut sums = vec![(0.0_f64, 0_usize); usize::from(self.width)];
-        for (index, value) in values.iter().enumerate() {
-            let column = usize::from(self.column(index + 1));
-            sums[column].0 += f64::from(*value);
-            sums[column].1 += 1;
+        (0..self.width)
+            .map(|column| self.steps_of(column))
+            .take_while(|steps| steps.start < values.len())
+            .map(|steps| {
+                let done = &values[steps.start..steps.end.min(values.len())];
+                done.iter().map(|value| f64::from(*value)).sum::<f64>() / done.len() as f64
+            })
+            .collect()
+    }
+
+    /// The loss curve's points: the mean of each column's steps at the middle of the columns
+    /// that show them (a step drawn over several columns is one point, not a flat run).
+    fn points(&self, values: &[f32]) -> Vec<(f64, f64)> {
+        let means = self.means(values);
+        let mut points: Vec<(std::ops::Range<usize>, u16, u16, f64)> = Vec::new();
+        for (column, mean) in (0..self.width).zip(means) {
+            let steps = self.steps_of(column);
+            match points.last_mut() {
+                Some((last, _, end, _)) if *last == steps => *end = column + 1,
+                _ => points.push((steps, column, column + 1, mean)),
+            }
         }
-        sums.into_iter()
-            .take_while(|(_, count)| *count > 0)
-            .map(|(sum, count)| sum / count as f64)
+        points
+            .into_iter()
+            .map(|(_, start, end, mean)| ((f64::from(start) + f64::from(end)) / 2.0, mean))
             .collect()
     }
 }
@@ -249,11 +302,7 @@ fn loss(screen: &TrainScreen, plot: &Plot, theme: &Theme, area: Rect, buf: &mut 
         );
     }
     let chart = Rect::new(plot.x, area.y, plot.width, area.height);
-    let points: Vec<(f64, f64)> = means
-        .iter()
-        .enumerate()
-        .map(|(column, mean)| (column as f64 + 0.5, *mean))
-        .collect();
+    let points = plot.points(screen.losses());
     let marked = plot.marked.map(|column| f64::from(column) + 0.5);
     // The curve in the terminal's own color (made bold below), the marker's line faint.
     let (curve, faint) = (Color::Reset, theme.muted().fg.unwrap_or(Color::Reset));
@@ -356,11 +405,7 @@ fn scrubber(screen: &TrainScreen, plot: &Plot, theme: &Theme, area: Rect, buf: &
         format!(" ◆ step {}", snapshot.step),
         theme.title(),
     );
-    let done = if screen.steps_done() == 0 {
-        0
-    } else {
-        plot.column(screen.steps_done()) + 1
-    };
+    let done = plot.done(screen.steps_done());
     for column in 0..plot.width {
         let (glyph, style) = if column < done {
             ("━", theme.title())

@@ -654,3 +654,38 @@ fn the_shipped_induction_models_every_head_is_its_trainers_numbers() {
         }
     }
 }
+
+#[test]
+fn an_imported_lesson_in_the_lesson_list_is_not_called_built_in() {
+    use attn_tutor::app::{App, PickerEntry};
+    let dir = TempDir::new().unwrap();
+    let folder = dir.path().join("my-model");
+    let model = attn_tutor::train::Model::init(attn_tutor::train::ModelShape::default(), 0);
+    attn_tutor::train::save(&model, &folder).unwrap();
+    // `import my-model --text … --layer 1 --head all`, opened in the tutor (no -o), then q.
+    let loaded = attn_tutor::import::imported(&attn_tutor::import::ImportArgs {
+        model: folder,
+        text: "A B C A B C".to_string(),
+        layer: 1,
+        head: attn_engine::import::HeadChoice::All,
+        bos: false,
+        output: None,
+    })
+    .unwrap();
+    let mut entries = App::builtin_entries();
+    entries.push(PickerEntry {
+        name: loaded.name.clone(),
+        lesson: Ok(loaded),
+    });
+    let mut app = App::new(entries, None);
+    app.picked = app.picker.len() - 1;
+    let shown = common::screen(&app, 80, 24);
+    assert!(
+        shown.contains("<my-model-layer1-headall, not saved as a file>"),
+        "{shown}"
+    );
+    assert!(!shown.contains("<built-in my-model"), "{shown}");
+    // A built-in lesson is still called one.
+    app.picked = 0;
+    assert!(common::screen(&app, 80, 24).contains("<built-in "));
+}

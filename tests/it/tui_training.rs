@@ -213,6 +213,92 @@ fn the_scrubber_moves_over_the_snapshots_and_the_arrows_over_the_heads() {
 }
 
 #[test]
+fn home_says_why_step_0_has_no_loss_or_score() {
+    let (mut app, mut trainer) = training(config(100));
+    step(&mut app, &mut trainer, 60);
+    update(&mut app, Action::FirstStep);
+    let shown = screen(&app);
+    assert!(shown.contains("◆ step 0"), "{shown}");
+    assert_eq!(
+        common::status(&app),
+        "Step 0: the weights before any step, so no loss or score yet (—)"
+    );
+    // ← back to step 0 says it too.
+    update(&mut app, Action::Move(Direction::Right));
+    update(&mut app, Action::Move(Direction::Left));
+    assert!(common::status(&app).starts_with("Step 0:"));
+    update(&mut app, Action::Move(Direction::Right));
+    assert_eq!(common::status(&app), "");
+}
+
+#[test]
+fn once_the_run_is_done_nothing_speaks_of_pausing_or_following_it() {
+    let (mut app, mut trainer) = training(config(40));
+    step(&mut app, &mut trainer, 30);
+    update(&mut app, Action::ToggleHelp);
+    assert!(screen(&app).contains("pause the training"), "while it runs");
+    update(&mut app, Action::ToggleHelp);
+    step(&mut app, &mut trainer, 10);
+    assert!(run(&app).finished);
+    update(&mut app, Action::ToggleHelp);
+    let help = screen(&app);
+    for gone in ["pause", "followed", "stops"] {
+        assert!(!help.contains(gone), "{gone:?} in\n{help}");
+    }
+    assert!(help.contains("the last (the weights the run"), "{help}");
+    update(&mut app, Action::ToggleHelp);
+    for key in [Action::LastStep, Action::Move(Direction::Right)] {
+        update(&mut app, key);
+        assert_eq!(
+            common::status(&app),
+            "This is the last snapshot: the weights the run ended with"
+        );
+    }
+}
+
+/// The columns of `line` from the chart's first (after the gutter of 16).
+fn chart_of(line: &str) -> String {
+    line.chars().skip(16).collect()
+}
+
+#[test]
+fn a_short_runs_charts_and_scrubber_span_the_same_columns() {
+    for steps in [10, 30] {
+        let (mut app, mut trainer) = training(config(steps));
+        step(&mut app, &mut trainer, steps / 2);
+        let half = screen(&app);
+        let rows: Vec<&str> = half.lines().collect();
+        // The scrubber's heavy line ends where the bars do, half way.
+        let scrubber = chart_of(rows[21]);
+        let done = scrubber.chars().filter(|ch| *ch == '━').count() + 1;
+        let bars = chart_of(rows[16]).trim_end().chars().count();
+        assert_eq!(bars, done, "{steps} steps:\n{half}");
+        assert!(
+            (28..=36).contains(&bars),
+            "about half of 63: {bars}\n{half}"
+        );
+        // The loss curve reaches as far, give or take its last column's half.
+        let curve = rows[2..15]
+            .iter()
+            .map(|row| chart_of(row).trim_end().chars().count())
+            .max()
+            .unwrap();
+        assert!(
+            curve + 4 >= bars && curve <= bars,
+            "{curve} / {bars}\n{half}"
+        );
+
+        step(&mut app, &mut trainer, steps);
+        let done = screen(&app);
+        let rows: Vec<&str> = done.lines().collect();
+        let scrubber = chart_of(rows[21]).trim_end().to_string();
+        assert!(!scrubber.contains('─'), "the whole run is done:\n{done}");
+        assert!(scrubber.ends_with('◆'), "{done}");
+        assert_eq!(chart_of(rows[16]).trim_end().chars().count(), 63, "{done}");
+    }
+}
+
+#[test]
 fn enter_opens_the_head_at_the_snapshot_as_the_lesson_import_makes_of_it() {
     let (mut app, mut trainer) = training(config(100));
     step(&mut app, &mut trainer, 60);
@@ -242,6 +328,69 @@ fn enter_opens_the_head_at_the_snapshot_as_the_lesson_import_makes_of_it() {
             .starts_with("induction-step-25 layer 0 head 1: A B C"),
         "{}",
         tutor.lesson.title
+    );
+}
+
+#[test]
+fn the_status_on_opening_a_head_fits_one_line_at_80_columns_for_the_longest_run() {
+    let mut app = App::training_app(TrainScreen::new(config(1_000_000), None));
+    let model = Model::init(ModelShape::default(), 0);
+    let records = (1..=3).map(|step| made_up(step, 1_000_000)).collect();
+    update(
+        &mut app,
+        Action::Training(TrainingNews::Steps {
+            records,
+            seconds: 1.0,
+        }),
+    );
+    // A snapshot of the longest step number a run reaches, while it goes on.
+    update(
+        &mut app,
+        Action::Training(TrainingNews::Snapshot(Arc::new(Snapshot {
+            step: 1_000_000,
+            model,
+        }))),
+    );
+    dispatch(&mut app, Action::Open, &mut save_locally);
+    assert!(app.tutor().is_some(), "{}", common::status(&app));
+    let status = common::status(&app);
+    assert_eq!(
+        status,
+        "Layer 1 head 0 as it was at step 1000000 · q: back to the run (still training)"
+    );
+    assert!(status.chars().count() < 80, "{status}");
+    assert_eq!(common::screen_line(&app, 23).trim(), status);
+}
+
+#[test]
+fn in_a_lesson_opened_from_the_run_q_is_said_to_go_back_to_the_run_and_practice_not_kept() {
+    let (mut app, mut trainer) = training(config(40));
+    step(&mut app, &mut trainer, 30);
+    dispatch(&mut app, Action::Open, &mut save_locally);
+    assert!(app.tutor().is_some());
+    update(&mut app, Action::ToggleHelp);
+    let help = screen(&app);
+    assert!(help.contains("back to the training run"), "{help}");
+    assert!(!help.contains("back to the lessons"), "{help}");
+    update(&mut app, Action::ToggleHelp);
+    update(&mut app, Action::LastStep);
+    update(&mut app, Action::NextStep);
+    assert_eq!(
+        common::status(&app),
+        "This is the last step: p goes back, q returns to the training run"
+    );
+    update(&mut app, Action::FirstStep);
+    update(&mut app, Action::TogglePractice);
+    assert!(
+        common::status(&app)
+            .ends_with("Not kept in your progress: this lesson is made from the run"),
+        "{}",
+        common::status(&app)
+    );
+    update(&mut app, Action::Back);
+    assert!(
+        matches!(app.screen, Screen::Training),
+        "q went back to the run"
     );
 }
 
@@ -312,9 +461,10 @@ fn a_text_the_model_cannot_read_goes_back_to_its_prompt_naming_the_symbols() {
         }
         other => panic!("the prompt is gone: {other:?}"),
     }
+    // Said for the box, not for `import`'s option.
     assert_eq!(
         common::status(&app),
-        "--text: \"Z\" is not a word of this model; it reads A B C D E F G H I J K L M N O P, \
+        "\"Z\" is not a word of this model; it reads A B C D E F G H I J K L M N O P, \
          separated by spaces (fix it, or Esc)"
     );
     assert_eq!(
@@ -327,6 +477,31 @@ fn a_text_the_model_cannot_read_goes_back_to_its_prompt_naming_the_symbols() {
     dispatch(&mut app, Action::Submit, &mut save_locally);
     assert!(app.tutor().is_some());
     assert_eq!(run(&app).text, "A B C");
+}
+
+#[test]
+fn a_text_longer_than_the_model_reads_says_how_many_symbols_and_no_path() {
+    let (mut app, mut trainer) = training(config(40));
+    step(&mut app, &mut trainer, 1);
+    update(&mut app, Action::TypeText);
+    update(&mut app, Action::ClearInput);
+    let forty = vec!["A"; 40].join(" ");
+    for ch in forty.chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    dispatch(&mut app, Action::Submit, &mut save_locally);
+    assert!(matches!(app.overlay, Overlay::Prompt(_)), "back to the box");
+    assert_eq!(
+        common::status(&app),
+        "40 symbols; the model reads at most 32 at once (fix it, or Esc)"
+    );
+    // 32 is as many as it reads.
+    update(&mut app, Action::ClearInput);
+    for ch in vec!["A"; 32].join(" ").chars() {
+        update(&mut app, Action::Type(ch));
+    }
+    dispatch(&mut app, Action::Submit, &mut save_locally);
+    assert!(app.tutor().is_some(), "{}", common::status(&app));
 }
 
 /// Drains the run into the app until `done` says so.
@@ -406,6 +581,72 @@ fn without_a_terminal_train_writes_json_lines() {
     assert!(lines.starts_with("{\"step\":1,\"loss\":"), "{lines}");
 }
 
+/// Standard output as `head -1` leaves it: `lines` lines taken, then the pipe closed. Counts
+/// the writes tried after that.
+struct ClosesAfter {
+    lines: usize,
+    tried_after: usize,
+}
+
+impl std::io::Write for ClosesAfter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.lines == 0 {
+            self.tried_after += 1;
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        self.lines -= bytes.iter().filter(|byte| **byte == b'\n').count();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `attn-tutor ARGS` in-process, its lines to a reader that goes after one; the exit code,
+/// the writes tried after it went, and what was said on stderr.
+fn train_into_a_closed_pipe(args: &[&str]) -> (u8, usize, String) {
+    use clap::Parser as _;
+    let cli = attn_tutor::cli::Cli::try_parse_from(args).unwrap();
+    let mut out = ClosesAfter {
+        lines: 1,
+        tried_after: 0,
+    };
+    let mut err = Vec::new();
+    let code = attn_tutor::cli::run_command(cli.command, false, &mut out, &mut err);
+    (code, out.tried_after, String::from_utf8(err).unwrap())
+}
+
+#[test]
+fn a_closed_pipe_ends_a_run_without_o_at_once_and_quietly() {
+    let (code, tried, said) =
+        train_into_a_closed_pipe(&["attn-tutor", "train", "induction", "--steps", "6"]);
+    assert_eq!((code, said.as_str()), (0, ""));
+    assert_eq!(tried, 1, "the run ended at the first line nobody read");
+}
+
+#[test]
+fn a_closed_pipe_with_o_stops_the_lines_and_the_model_is_still_written() {
+    let dir = TempDir::new().unwrap();
+    let folder = dir.path().join("model");
+    let (code, tried, said) = train_into_a_closed_pipe(&[
+        "attn-tutor",
+        "train",
+        "induction",
+        "--steps",
+        "6",
+        "-o",
+        folder.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(tried, 1, "no line tried after the first refused");
+    assert!(said.starts_with("wrote the model to"), "{said}");
+    assert_eq!(
+        common::files_in(&folder),
+        ["config.json", "model.safetensors", "tokenizer.json"]
+    );
+}
+
 /// `train induction ARGS` on a terminal, refused: its message, after checking that no screen
 /// was drawn (the alternate screen never entered).
 fn refused_on_a_terminal(args: &[&str]) -> Option<String> {
@@ -425,10 +666,77 @@ fn refused_on_a_terminal(args: &[&str]) -> Option<String> {
 fn steps_0_is_refused_before_any_screen() {
     if let Some(said) = refused_on_a_terminal(&["--steps", "0"]) {
         assert!(
-            said.contains("error: --steps: 0 steps; give from 1 to 1000000"),
+            said.contains("give a whole number of steps from 1 to 1000000"),
             "{said}"
         );
     }
+}
+
+/// `attn-tutor ARGS` without a terminal, refused with exit 2: what it said.
+fn refused(args: &[&str]) -> String {
+    let dir = TempDir::new().unwrap();
+    let output = common::attn_tutor(&dir).args(args).output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {said}");
+    assert!(output.stdout.is_empty(), "{args:?}: no step taken");
+    said
+}
+
+#[test]
+fn every_seed_and_steps_out_of_range_says_what_they_are() {
+    for args in [
+        ["--steps", "2000000"].as_slice(),
+        &["--steps", "0"],
+        &["--steps", "-5"],
+        &["--steps=-5"],
+        &["--steps", "many"],
+    ] {
+        let said = refused(&[&["train", "induction"], args].concat());
+        assert!(
+            said.contains("give a whole number of steps from 1 to 1000000"),
+            "{args:?}: {said}"
+        );
+        assert!(
+            !said.contains("0 steps would") && !said.contains("tip:"),
+            "{said}"
+        );
+    }
+    for args in [
+        ["--seed", "-1"].as_slice(),
+        &["--seed=-1"],
+        &["--seed", "1.5"],
+        &["--seed", "18446744073709551616"],
+    ] {
+        let said = refused(&[&["train", "induction"], args].concat());
+        assert!(
+            said.contains("the seed is a whole number from 0 to 18446744073709551615"),
+            "{args:?}: {said}"
+        );
+        assert!(!said.contains("tip:") && !said.contains("digit"), "{said}");
+    }
+}
+
+/// A folder where none can be made, whoever runs the test (root included): said as such, with
+/// the folder that refused, before any step.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_folder_that_cannot_be_made_says_so_and_why() {
+    let said = refused(&["train", "induction", "-o", "/proc/attn-tutor-model"]);
+    assert_eq!(
+        said,
+        "error: -o: /proc/attn-tutor-model: the folder could not be made: /proc does not take \
+         new folders (the system said: No such file or directory (os error 2))\n"
+    );
+}
+
+#[test]
+fn train_without_a_task_names_the_tasks() {
+    let said = refused(&["train"]);
+    assert!(said.contains("<TASK>"), "{said}");
+    assert!(
+        said.contains("tip: name the task to train: attn-tutor train induction"),
+        "{said}"
+    );
 }
 
 #[test]
@@ -445,7 +753,10 @@ fn a_folder_in_use_or_that_cannot_be_made_is_refused_before_any_screen() {
     // Under a file, no folder can be made, whoever runs the test (root included).
     let under_a_file = dir.path().join("notes.txt").join("model");
     if let Some(said) = refused_on_a_terminal(&["-o", under_a_file.to_str().unwrap()]) {
-        assert!(said.contains("error: -o: cannot write"), "{said}");
+        assert!(
+            said.contains("the folder could not be made: ") && said.contains("is a file"),
+            "{said}"
+        );
     }
     assert_eq!(common::files_in(dir.path()), ["notes.txt"]);
 }

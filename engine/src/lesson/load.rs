@@ -23,7 +23,8 @@ pub struct LoadedLesson {
 }
 
 impl LoadedLesson {
-    /// How diagnostics name this lesson: its path, or `<built-in NAME>`.
+    /// How diagnostics name this lesson: its path, `<built-in NAME>`, or for a lesson made
+    /// here and in no file (`import` without -o) `<NAME, not saved as a file>`.
     pub fn display_path(&self) -> String {
         display_path(&self.name, self.path.as_deref())
     }
@@ -32,7 +33,8 @@ impl LoadedLesson {
 fn display_path(name: &str, path: Option<&Path>) -> String {
     match path {
         Some(path) => printable_path(path),
-        None => format!("<built-in {name}>"),
+        None if BUILTIN.iter().any(|lesson| lesson.name == name) => format!("<built-in {name}>"),
+        None => format!("<{}, not saved as a file>", printable(name)),
     }
 }
 

@@ -114,7 +114,7 @@ impl Default for TrainConfig {
 /// A setting a run cannot take, said for the option that sets it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
-    #[error("--steps: {steps} steps; give from 1 to {MAX_STEPS} (0 steps would train nothing)")]
+    #[error("--steps: {steps}; give a whole number of steps from 1 to {MAX_STEPS}")]
     Steps { steps: usize },
     #[error(
         "--d-model: {d_model}; the residual stream is from 1 to {MAX_D_MODEL} wide, so that every \

@@ -40,6 +40,16 @@ pub enum SaveError {
     NotEmpty { folder: PathBuf, holds: String },
     #[error("{}: already exists, and is not overwritten", printable_path(.0))]
     FileExists(PathBuf),
+    #[error("{}: the folder could not be made: {why}", printable_path(.folder))]
+    CannotMake { folder: PathBuf, why: String },
+    #[error(
+        "{}: nothing can be written into this folder ({error}); give one you may write to",
+        printable_path(.folder)
+    )]
+    NotWritable {
+        folder: PathBuf,
+        error: std::io::Error,
+    },
     #[error("cannot write {}: {error}", printable_path(.path))]
     Io {
         path: PathBuf,
@@ -53,8 +63,53 @@ impl SaveError {
     fn io(path: &Path, error: std::io::Error) -> SaveError {
         SaveError::Io {
             path: path.to_path_buf(),
-            error,
+            error: without_path(error),
         }
+    }
+
+    /// Why `folder` could not be made, in the words of where it was to go: the nearest folder
+    /// above it that exists is what refused.
+    fn cannot_make(folder: &Path, error: std::io::Error) -> SaveError {
+        use std::io::ErrorKind;
+        let above = folder
+            .ancestors()
+            .skip(1)
+            .find(|above| !above.as_os_str().is_empty() && std::fs::symlink_metadata(above).is_ok())
+            .map_or_else(|| ".".to_string(), printable_path);
+        let why = match error.kind() {
+            ErrorKind::NotADirectory => {
+                format!("{above} is a file, not a folder")
+            }
+            ErrorKind::PermissionDenied => {
+                format!("you may not make folders in {above} ({error})")
+            }
+            ErrorKind::ReadOnlyFilesystem => {
+                format!("{above} is on a file system that is only read ({error})")
+            }
+            // `/proc/x`: the folder above exists, and yet "no such file or directory".
+            ErrorKind::NotFound => {
+                format!("{above} does not take new folders (the system said: {error})")
+            }
+            _ => error.to_string(),
+        };
+        SaveError::CannotMake {
+            folder: folder.to_path_buf(),
+            why,
+        }
+    }
+}
+
+/// An error from the file system without the path `tempfile` adds to it (`… at path
+/// "dir/.attn-model-RTnJ5M"`): the temporary file's name is ours, not the learner's, and the
+/// message names the folder instead.
+fn without_path(error: std::io::Error) -> std::io::Error {
+    if let Some(code) = error.raw_os_error() {
+        return std::io::Error::from_raw_os_error(code);
+    }
+    let text = error.to_string();
+    match text.rsplit_once(" at path ") {
+        Some((why, _)) => std::io::Error::new(error.kind(), why.to_string()),
+        None => error,
     }
 }
 
@@ -69,10 +124,39 @@ struct ConfigJson {
     vocab_size: usize,
 }
 
-/// Makes `folder` ready for a model: made if it does not exist, refused if it is a file or
-/// holds anything. `train -o` calls it before training, so that a folder it could not write is
-/// said at once, not after the run.
+/// Makes `folder` ready for a model: made if it does not exist, refused if it is a file, holds
+/// anything, or cannot be written into (a file is made there and taken away again). `train -o`
+/// calls it before training, so that a folder it could not write is said at once, not after
+/// the run.
 pub fn prepare_folder(folder: &Path) -> Result<(), SaveError> {
+    prepare_folder_probed(folder, |folder| temporary_in(folder).map(drop))
+}
+
+/// `prepare_folder`, with `probe` the trial write into the folder (a test makes it fail: as
+/// root, a folder without write permission is written into all the same).
+fn prepare_folder_probed(
+    folder: &Path,
+    probe: impl FnOnce(&Path) -> Result<(), SaveError>,
+) -> Result<(), SaveError> {
+    let made = !folder.exists();
+    empty_folder(folder)?;
+    probe(folder).map_err(|error| {
+        if made {
+            // The folder was made for this model: it goes with it (only if it is empty).
+            let _ = std::fs::remove_dir(folder);
+        }
+        match error {
+            SaveError::Io { error, .. } => SaveError::NotWritable {
+                folder: folder.to_path_buf(),
+                error,
+            },
+            other => other,
+        }
+    })
+}
+
+/// `folder`, made if it does not exist; refused if it is a file or holds anything.
+fn empty_folder(folder: &Path) -> Result<(), SaveError> {
     match std::fs::metadata(folder) {
         Ok(metadata) if !metadata.is_dir() => Err(SaveError::NotAFolder(folder.to_path_buf())),
         Ok(_) => {
@@ -89,7 +173,10 @@ pub fn prepare_folder(folder: &Path) -> Result<(), SaveError> {
             }
         }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(folder).map_err(|e| SaveError::io(folder, e))
+            std::fs::create_dir_all(folder).map_err(|e| SaveError::cannot_make(folder, e))
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotADirectory => {
+            Err(SaveError::cannot_make(folder, error))
         }
         Err(error) => Err(SaveError::io(folder, error)),
     }
@@ -107,9 +194,10 @@ pub fn save(model: &Model<f32>, folder: &Path) -> Result<(), SaveError> {
     let mut written = Vec::with_capacity(files.len());
     for (name, bytes) in files {
         let mut file = temporary_in(folder)?;
+        // Said for the folder: the temporary file's name means nothing to the learner.
         file.write_all(&bytes)
             .and_then(|()| file.as_file().sync_all())
-            .map_err(|e| SaveError::io(file.path(), e))?;
+            .map_err(|e| SaveError::io(folder, e))?;
         written.push((name, file));
     }
     for (name, file) in written {
@@ -203,4 +291,81 @@ fn tokenizer_json(vocabulary: usize) -> Vec<u8> {
     let mut text = serde_json::to_vec_pretty(&tokenizer).unwrap_or_default();
     text.push(b'\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probe's failure as `tempfile` reports it: the temporary file's path appended.
+    fn refused_as_tempfile_says(folder: &Path) -> SaveError {
+        SaveError::io(
+            folder,
+            std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "Permission denied (os error 13) at path {:?}",
+                    folder.join(".attn-model-RTnJ5M")
+                ),
+            ),
+        )
+    }
+
+    #[test]
+    fn an_empty_folder_that_cannot_be_written_into_is_refused_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut probed = Vec::new();
+        let error = prepare_folder_probed(dir.path(), |folder| {
+            probed.push(folder.to_path_buf());
+            Err(refused_as_tempfile_says(folder))
+        })
+        .unwrap_err();
+        assert_eq!(probed, [dir.path()], "the folder is tried");
+        assert!(matches!(error, SaveError::NotWritable { .. }), "{error:?}");
+        let message = error.to_string();
+        assert_eq!(
+            message,
+            format!(
+                "{}: nothing can be written into this folder (Permission denied (os error \
+                 13)); give one you may write to",
+                dir.path().display()
+            )
+        );
+        assert!(dir.path().exists(), "a folder that was there stays");
+
+        // A folder made for the model and then refused is taken away again.
+        let new = dir.path().join("new");
+        let error = prepare_folder_probed(&new, |folder| Err(refused_as_tempfile_says(folder)));
+        assert!(matches!(error, Err(SaveError::NotWritable { .. })));
+        assert!(!new.exists());
+
+        // The real probe leaves nothing behind.
+        prepare_folder(dir.path()).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_temporary_files_name_is_never_in_a_message() {
+        // tempfile's own error, which names the file it tried, whoever runs the test.
+        let missing = tempfile::tempdir().unwrap().path().join("gone");
+        let error = temporary_in(&missing).unwrap_err();
+        let message = error.to_string();
+        assert!(!message.contains(".attn-model-"), "{message}");
+        assert!(
+            message.starts_with(&format!("cannot write {}: ", missing.display())),
+            "{message}"
+        );
+        assert!(message.contains("(os error 2)"), "{message}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_folder_that_cannot_be_made_says_why_in_the_folder_above() {
+        let error = prepare_folder(Path::new("/proc/attn-tutor-model")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "/proc/attn-tutor-model: the folder could not be made: /proc does not take new \
+             folders (the system said: No such file or directory (os error 2))"
+        );
+    }
 }

@@ -82,7 +82,7 @@ pub(super) fn training_update(app: &mut App, action: Action) -> Vec<Effect> {
             if !screen.scrub(direction == Direction::Right, 1) =>
         {
             app.status = Some(Status::info(if direction == Direction::Right {
-                "This is the newest snapshot: the scrubber follows the run"
+                newest(screen)
             } else {
                 "This is the first snapshot: the weights before any step"
             }));
@@ -100,13 +100,20 @@ pub(super) fn training_update(app: &mut App, action: Action) -> Vec<Effect> {
             if !screen.scrub(action == Action::NextStep, SCRUB_FAR) =>
         {
             app.status = Some(Status::info(if action == Action::NextStep {
-                "This is the newest snapshot: the scrubber follows the run"
+                newest(screen)
             } else {
                 "This is the first snapshot: the weights before any step"
             }));
         }
-        Action::FirstStep => screen.scrub_to_end(false),
-        Action::LastStep => screen.scrub_to_end(true),
+        Action::FirstStep => {
+            screen.scrub_to_end(false);
+        }
+        Action::LastStep => {
+            screen.scrub_to_end(true);
+            if screen.finished {
+                app.status = Some(Status::info(newest(screen)));
+            }
+        }
         Action::Open | Action::Submit => {
             let text = screen.text.clone();
             return open_head(app, &text);
@@ -124,7 +131,31 @@ pub(super) fn training_update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Back | Action::Quit => go(app, Leave::Quit),
         _ => {}
     }
+    // On step 0 every number beside the charts is —: nothing is measured before a step.
+    let scrubbed_to_the_start = matches!(
+        action,
+        Action::Move(Direction::Left) | Action::PreviousStep | Action::FirstStep
+    ) && app
+        .training()
+        .is_some_and(|run| !run.follows_newest() && run.shown_step() == 0);
+    if scrubbed_to_the_start && app.status.is_none() {
+        app.status = Some(Status::info(AT_STEP_0));
+    }
     Vec::new()
+}
+
+/// What the screen says on the snapshot of step 0, where the loss and the scores show —.
+pub(crate) const AT_STEP_0: &str =
+    "Step 0: the weights before any step, so no loss or score yet (—)";
+
+/// What → and End say at the newest snapshot: it is followed while the run goes on; once the
+/// run is done it is the trained model.
+fn newest(screen: &crate::app::TrainScreen) -> &'static str {
+    if screen.finished {
+        "This is the last snapshot: the weights the run ended with"
+    } else {
+        "This is the newest snapshot: the scrubber follows the run"
+    }
 }
 
 /// Enter, or a text typed: the chosen head at the scrubbed snapshot, made into a lesson at the

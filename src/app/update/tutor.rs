@@ -53,9 +53,11 @@ pub(super) fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
     };
     match action {
         Action::NextStep if tutor.step_index == last => {
-            status = Some(Status::info(
-                "This is the last step: p goes back, q returns to the lessons",
-            ));
+            status = Some(Status::info(if app.training.is_some() {
+                "This is the last step: p goes back, q returns to the training run"
+            } else {
+                "This is the last step: p goes back, q returns to the lessons"
+            }));
         }
         Action::NextStep => tutor.go_to_step(tutor.step_index + 1),
         Action::PreviousStep if tutor.step_index == 0 => {
@@ -129,7 +131,16 @@ pub(super) fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             app.overlay = Overlay::Help;
             app.help_scroll = 0;
         }
-        Action::TogglePractice => status = Some(practice::toggle(tutor)),
+        Action::TogglePractice => {
+            let mut said = practice::toggle(tutor);
+            // The training run's app keeps progress in memory only: a head opened from the
+            // run is a lesson made for the moment, which no list offers again.
+            if app.training.is_some() {
+                said.text
+                    .push_str(". Not kept in your progress: this lesson is made from the run");
+            }
+            status = Some(said);
+        }
         Action::TogglePracticeRow => status = Some(practice::toggle_row(tutor)),
         Action::Hint => status = Some(practice::hint(tutor)),
         Action::StartAnswer(first) => {
