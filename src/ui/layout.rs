@@ -104,7 +104,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     // would cut their working short (concat · W_o at 80×24), they are paged instead, so the
     // working, grouped by head, reads whole.
     let paged_for_working = paged_for_working(tutor);
-    let (panels, working, matrices_bottom) = match whole_plan(
+    let (panels, working, matrices_bottom, working_is_below) = match whole_plan(
         tutor,
         &shapes,
         area,
@@ -172,7 +172,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
             } else {
                 working.bottom()
             };
-            (panels, working, bottom)
+            (panels, working, bottom, plan.beside.is_none())
         }
         None => {
             let (panels, mut working) = paged(
@@ -195,7 +195,7 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
                 working.y += note_rows;
             }
             let bottom = working.bottom();
-            (panels, working, bottom)
+            (panels, working, bottom, true)
         }
     };
     // The narration never vanishes: a working below the matrices that would leave it fewer
@@ -205,14 +205,19 @@ pub fn tutor_layout(tutor: &Tutor, area: Rect) -> TutorLayout {
     // line: generation's Masking at 80×24, three 6 × 6 matrices in 16 of 21 rows.
     let mut working = working;
     let mut matrices_bottom = matrices_bottom;
-    if working.bottom() == matrices_bottom {
+    // Only a working below the matrices gives up rows: beside the last row of matrices, its
+    // rows are theirs too, and giving them up drew the narration over the matrices.
+    if working_is_below && working.bottom() == matrices_bottom {
         // The working's floor: first its arithmetic whole (all but the key hint), for which
         // the narration gives up its third row: the working is what a learner looks at a cell
         // for, and the narration scrolls. Then its title, a line of numbers and the result
         // (a short working shows the lines that end at its result), with the narration's
         // title and first line: the narration never vanishes.
         let arithmetic = arithmetic_need(tutor, below_width).min(working.height);
-        for (kept, floor) in [(NARRATION_KEPT, WORKING_KEPT.max(arithmetic)), (2, 3)] {
+        for (kept, floor) in [
+            (NARRATION_KEPT, WORKING_KEPT.max(arithmetic)),
+            (NARRATION_LEAST, WORKING_LEAST),
+        ] {
             let short = narration_need
                 .min(kept)
                 .saturating_sub(status.y.saturating_sub(matrices_bottom));
@@ -467,6 +472,13 @@ const NARRATION_KEPT: u16 = 3;
 /// its first line, the elision mark and its result.
 const WORKING_KEPT: u16 = 4;
 
+/// The fewest rows the narration is left: its title (which says there is more, and how to
+/// scroll to it) and a line.
+const NARRATION_LEAST: u16 = 2;
+
+/// The fewest rows a working below the matrices is left: its title, a line and its result.
+const WORKING_LEAST: u16 = 3;
+
 /// The fewest decimals a matrix is shown with to make it fit whole.
 const FEWEST_DECIMALS: usize = 2;
 
@@ -526,9 +538,10 @@ fn arrangements(count: usize) -> Vec<Vec<Vec<usize>>> {
 }
 
 /// Lays out by what fits: of the arrangements (side by side, or stacked in rows) and number
-/// formats (the lesson's decimals down to two) that show every matrix whole, the one that leaves
-/// the working all its lines, then the narration its lines, then shows the most decimals, then
-/// uses the fewest rows. `None` when no arrangement shows every matrix whole.
+/// formats (the lesson's decimals down to two) that show every matrix whole and leave the
+/// narration and the working their fewest rows, the one that leaves the working all its lines,
+/// then the narration its lines, then shows the most decimals, then uses the fewest rows.
+/// `None` when no arrangement does: the matrices are paged.
 fn whole_plan(
     tutor: &Tutor,
     shapes: &[Shape],
@@ -584,6 +597,17 @@ fn whole_plan(
                 Some(_) => (true, rest),
                 None => (rest >= working_below, rest.saturating_sub(working_below)),
             };
+            // Whole matrices that leave no room for the narration's title and a line (and, below
+            // them, the working's title, a line and its result) are paged instead: a 7-token
+            // head's scores and scaled scores stacked at 80×24 left the narration no row.
+            let least = narration_need.min(NARRATION_LEAST)
+                + match beside {
+                    Some(_) => 0,
+                    None => working_below.min(WORKING_LEAST),
+                };
+            if rest < least {
+                continue;
+            }
             let score = (
                 working_complete,
                 narration.min(narration_need),

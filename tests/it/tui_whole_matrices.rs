@@ -4,7 +4,9 @@
 //! every cell the step computes; panels never overlap each other or the working, and stay
 //! where they are while the cursor moves. The narration never vanishes: its title and its first
 //! line (two where there is room) show on every step, for every cell, with the scroll hint
-//! when it has more.
+//! when it has more, and no matrix is drawn over it; so on every matrix of every view of a
+//! built-in step, and on every step of lessons imported from the shipped model, 3 to 12
+//! tokens, at 80×24, 100×30 and 120×40.
 
 use attn_tutor::app::{Action, App, Tutor, update};
 use attn_tutor::lesson::BUILTIN;
@@ -74,18 +76,24 @@ fn places(layout: &TutorLayout) -> String {
     )
 }
 
-/// Checks one drawn step; `limit` is the largest side that must show whole. `lines` is the
-/// screen as drawn with this layout's places.
-fn check(lines: &[String], tutor: &Tutor, layout: &TutorLayout, size: (u16, u16), limit: usize) {
-    let where_ = format!(
-        "{} step {} ({}) at {}×{}, selected {:?}",
+/// The lesson, step, size and cell a check is about, for its message.
+fn place(tutor: &Tutor, size: (u16, u16)) -> String {
+    format!(
+        "{} step {} ({}) at {}×{}, focus {:?}, selected {:?}",
         tutor.name,
         tutor.step_index + 1,
         tutor.step().key(),
         size.0,
         size.1,
+        tutor.focus,
         tutor.selected_cell()
-    );
+    )
+}
+
+/// Checks one drawn step; `limit` is the largest side that must show whole. `lines` is the
+/// screen as drawn with this layout's places.
+fn check(lines: &[String], tutor: &Tutor, layout: &TutorLayout, size: (u16, u16), limit: usize) {
+    let where_ = place(tutor, size);
     for panel in &layout.panels {
         if panel.total_rows <= limit && panel.total_cols <= limit {
             assert_eq!(
@@ -135,10 +143,38 @@ fn check(lines: &[String], tutor: &Tutor, layout: &TutorLayout, size: (u16, u16)
             );
         }
     }
-    // The narration never vanishes: its title and its first line at least (two where the
-    // working can give the rows; generation's Masking at 80×24 has three 6 × 6 matrices whole
-    // in 16 of its 21 rows, and its working keeps four); the title says when Shift-↑↓ scrolls
-    // to the rest.
+    narration_shown(lines, tutor, layout, size, &where_);
+    for operand in &layout.operands {
+        let panel = layout
+            .panels
+            .iter()
+            .find(|panel| panel.matrix == operand.matrix)
+            .unwrap_or_else(|| panic!("{where_}: operand {operand:?} has no panel"));
+        // A matrix larger than the limit may be paged (its caption says which part shows,
+        // and the working lists every operand): gqa's concat, 8 columns wide, at 80×24.
+        if panel.total_rows > limit || panel.total_cols > limit {
+            continue;
+        }
+        assert!(
+            panel.rows.contains(&operand.row) && panel.cols.contains(&operand.col),
+            "{where_}: operand {operand:?} is off screen (rows {:?}, cols {:?})",
+            panel.rows,
+            panel.cols
+        );
+    }
+}
+
+/// The narration never vanishes: its title and its first line at least (two where the
+/// working can give the rows; generation's Masking at 80×24 has three 6 × 6 matrices whole
+/// in 16 of its 21 rows, and its working keeps four); the title says when Shift-↑↓ scrolls
+/// to the rest; no matrix is drawn over it.
+fn narration_shown(
+    lines: &[String],
+    tutor: &Tutor,
+    layout: &TutorLayout,
+    size: (u16, u16),
+    where_: &str,
+) {
     let width = usize::from(size.0.saturating_sub(2));
     let text_lines = wrap_count(&narration_text(tutor), width);
     let title_row = usize::from(layout.narration.y);
@@ -164,22 +200,11 @@ fn check(lines: &[String], tutor: &Tutor, layout: &TutorLayout, size: (u16, u16)
             lines[title_row]
         );
     }
-    for operand in &layout.operands {
-        let panel = layout
-            .panels
-            .iter()
-            .find(|panel| panel.matrix == operand.matrix)
-            .unwrap_or_else(|| panic!("{where_}: operand {operand:?} has no panel"));
-        // A matrix larger than the limit may be paged (its caption says which part shows,
-        // and the working lists every operand): gqa's concat, 8 columns wide, at 80×24.
-        if panel.total_rows > limit || panel.total_cols > limit {
-            continue;
-        }
+    for panel in &layout.panels {
         assert!(
-            panel.rows.contains(&operand.row) && panel.cols.contains(&operand.col),
-            "{where_}: operand {operand:?} is off screen (rows {:?}, cols {:?})",
-            panel.rows,
-            panel.cols
+            !overlap(panel.area, layout.narration),
+            "{where_}: {:?} overlaps the narration",
+            panel.matrix
         );
     }
 }
@@ -274,5 +299,96 @@ fn room_a_long_caption_cannot_use_goes_to_a_neighbours_labels() {
             4,
             "every panel's label whole: {row}"
         );
+    }
+}
+
+/// Checks the narration, and that no matrix is drawn over it, on the screen `app` shows at
+/// each size.
+fn narration_kept(app: &App, sizes: &[(u16, u16)]) {
+    let tutor = app.tutor().expect("a lesson is open");
+    for &(width, height) in sizes {
+        let layout = tutor_layout(tutor, Rect::new(0, 0, width, height));
+        narration_shown(
+            &screen(app, width, height),
+            tutor,
+            &layout,
+            (width, height),
+            &place(tutor, (width, height)),
+        );
+    }
+}
+
+/// The sizes a lesson is read at: a classroom projector's 80×24, and two larger terminals.
+const SIZES: [(u16, u16); 3] = [(80, 24), (100, 30), (120, 40)];
+
+/// The tutor on layer 1 of the shipped induction model (`head` is `all` or a head's number),
+/// imported on an induction head's sentence of `tokens` tokens: a run of symbols and the start
+/// of its repeat ("A B C D A B C").
+fn imported_induction(tokens: usize, head: &str) -> App {
+    let shipped = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/induction");
+    let half = tokens.div_ceil(2);
+    let text: Vec<String> = (0..tokens)
+        .map(|token| attn_engine::train::symbol(token % half))
+        .collect();
+    let text = text.join(" ");
+    let dir = tempfile::TempDir::new().unwrap();
+    let output = crate::common::attn_tutor(&dir)
+        .args(["import", shipped.to_str().unwrap(), "--text", &text])
+        .args(["--layer", "1", "--head", head, "-o", "out.toml"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let lesson = std::fs::read_to_string(dir.path().join("out.toml")).unwrap();
+    crate::common::lesson_app(&format!("{text} head {head}"), &lesson)
+}
+
+#[test]
+fn a_lesson_imported_from_the_shipped_model_keeps_its_narration_on_every_step() {
+    // Stacked whole, a 7-token head's scores and scaled scores left the narration no row at
+    // 80×24 (its working cut to a line); at 120×40 a 9-token head's weights, V and output left
+    // it only its title. Matrices that leave too little room page instead.
+    for tokens in 3..=12 {
+        for head in ["all", "0"] {
+            let mut app = imported_induction(tokens, head);
+            let steps = app.tutor().expect("the lesson opens").steps.len();
+            for number in 1..=steps {
+                update(&mut app, Action::GoToStep(number));
+                narration_kept(&app, &SIZES);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_working_beside_the_matrices_never_gives_their_rows_to_the_narration() {
+    // At 100×32 a 7-token head's Q, K and scores stacked whole leave two rows, the working
+    // beside the scores: it gave up rows for the narration's third, rows the scores still had,
+    // and the narration was drawn over their last row.
+    let mut app = imported_induction(7, "all");
+    update(&mut app, Action::GoToStep(3));
+    assert_eq!(app.tutor().unwrap().step().key(), "scores");
+    narration_kept(&app, &[(100, 32)]);
+}
+
+#[test]
+fn every_matrix_of_every_built_in_step_keeps_the_narration() {
+    // The online softmax's second view, acc and the four matrices it is made from, stacked
+    // whole at 80×24 with the tile's note, left the narration no row with the cursor on the
+    // scores (positions-cat-sat-mat, generation), and only its title on V (two-heads).
+    for index in 0..BUILTIN.len() {
+        let mut app = App::new(App::builtin_entries(), Some(index));
+        let steps = app.tutor().expect("the lesson opens").steps.len();
+        for number in 1..=steps {
+            update(&mut app, Action::GoToStep(number));
+            // `]` visits every matrix of the step's views in turn, back to the first.
+            let first = app.tutor().expect("still in the lesson").focus;
+            for _ in 0..12 {
+                narration_kept(&app, &SIZES);
+                update(&mut app, Action::NextMatrix);
+                if app.tutor().expect("still in the lesson").focus == first {
+                    break;
+                }
+            }
+        }
     }
 }
