@@ -45,8 +45,8 @@ pub struct Cli {
     /// Write the tutor's log to this file (nothing is logged without it).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// Record what the tutor draws as an asciicast (v2) for `asciinema play`; never over an
-    /// existing file.
+    /// Record what the tutor (or `train`'s live screen) draws as an asciicast (v2) for
+    /// `asciinema play`; never over an existing file.
     #[arg(long, value_name = "FILE.cast")]
     pub record: Option<PathBuf>,
 }
@@ -533,14 +533,17 @@ fn man_page(out: &mut dyn Write) -> std::io::Result<()> {
 
 pub fn run(cli: Cli) -> ExitCode {
     let color = use_color(cli.no_color);
-    // `--record` records the tutor; a subcommand other than `practice` draws nothing to record.
+    // `--record` records the tutor; a subcommand other than `practice`, `import` without -o and
+    // `train` on its screen draws nothing to record.
     if let (Some(path), Some(command)) = (&cli.record, &cli.command)
         && !matches!(command, Command::Practice { .. })
         && !matches!(command, Command::Import(args) if args.output.is_none())
+        && !matches!(command, Command::Train(args) if train::wants_screen(args))
     {
         eprintln!(
-            "error: --record {} records the tutor: use it with no subcommand (or `practice`); \
-             a classroom's presenter is recorded by `serve --present --record FILE`",
+            "error: --record {} records the tutor: use it with no subcommand (or `practice`, \
+             or `train` on its live screen); a classroom's presenter is recorded by `serve \
+             --present --record FILE`",
             crate::lesson::text::printable_path(path)
         );
         return ExitCode::from(status::INVALID);
@@ -586,7 +589,12 @@ pub fn run(cli: Cli) -> ExitCode {
     if let Some(Command::Train(args)) = &cli.command
         && train::wants_screen(args)
     {
-        return ExitCode::from(train::screen(args, cli.no_color, &mut std::io::stderr()));
+        return ExitCode::from(train::screen(
+            args,
+            cli.no_color,
+            cli.record.as_deref(),
+            &mut std::io::stderr(),
+        ));
     }
     if let Some(Command::Serve(args)) = cli.command {
         // The server's threads log to stderr: no lock may be held while it runs.

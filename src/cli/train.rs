@@ -138,7 +138,13 @@ pub(crate) fn wants_screen(args: &TrainArgs) -> bool {
 /// Trains with the live screen; once the learner quits, says on `err` what became of the model.
 /// Options and the folder are checked before the screen is drawn, so that a mistake is said
 /// in the shell, where it stays.
-pub(crate) fn screen(args: &TrainArgs, no_color: bool, err: &mut dyn Write) -> u8 {
+/// With `record`, the screen is recorded as `--record` records the tutor (an asciicast).
+pub(crate) fn screen(
+    args: &TrainArgs,
+    no_color: bool,
+    record: Option<&Path>,
+    err: &mut dyn Write,
+) -> u8 {
     // A folder made for this run is taken away again if the run stops before writing into it.
     let made_folder = args.output.as_ref().filter(|folder| !folder.exists());
     let trainer = match ready(args) {
@@ -147,6 +153,19 @@ pub(crate) fn screen(args: &TrainArgs, no_color: bool, err: &mut dyn Write) -> u
             let _ = writeln!(err, "error: {message}");
             return status::INVALID;
         }
+    };
+    // After the options are found good, so that a mistake leaves no recording behind.
+    let cast = match record.map(|path| super::tutor::start_recording(path, Some("train induction")))
+    {
+        Some(Ok(cast)) => Some(cast.shared()),
+        Some(Err(problem)) => {
+            if let Some(folder) = made_folder {
+                let _ = std::fs::remove_dir(folder);
+            }
+            let _ = writeln!(err, "error: {problem}");
+            return status::INVALID;
+        }
+        None => None,
     };
     let app = App::training_app(TrainScreen::new(
         trainer.config().clone(),
@@ -158,7 +177,7 @@ pub(crate) fn screen(args: &TrainArgs, no_color: bool, err: &mut dyn Write) -> u
     let ran = crate::term::local::run_with(
         app,
         Theme::from_env(no_color),
-        None,
+        cast,
         &mut |app, _| {
             let came = run.between_keys(app);
             if let Some(training) = app.training() {

@@ -308,7 +308,10 @@ fn start_log(path: &Path) -> std::io::Result<()> {
 
 /// `--record FILE.cast`: the cast's file, made before the terminal is taken, for a terminal of
 /// the size this one has now.
-fn start_recording(path: &Path, lesson: Option<&str>) -> Result<crate::term::record::Cast, String> {
+pub(crate) fn start_recording(
+    path: &Path,
+    lesson: Option<&str>,
+) -> Result<crate::term::record::Cast, String> {
     let size = crossterm::terminal::size().unwrap_or((80, 24));
     let title = match lesson {
         Some(lesson) => format!("attn-tutor {}", printable(lesson)),

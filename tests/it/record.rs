@@ -130,6 +130,16 @@ fn record_with_a_subcommand_that_draws_nothing_is_refused() {
     for args in [
         ["--record", "x.cast", "list"].as_slice(),
         ["--record", "x.cast", "show", "cat-sleeps"].as_slice(),
+        // Training's JSON lines draw no screen to record.
+        [
+            "--record",
+            "x.cast",
+            "train",
+            "induction",
+            "--format",
+            "json",
+        ]
+        .as_slice(),
     ] {
         let out = common::attn_tutor(&dir).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -762,7 +762,8 @@ fn a_folder_in_use_or_that_cannot_be_made_is_refused_before_any_screen() {
 }
 
 /// The whole command in a terminal: the run on its thread drawn as it goes, a head opened and
-/// left, q once the run is done, the terminal handed back and the model where `-o` said.
+/// left, q once the run is done, the terminal handed back and the model where `-o` said; and
+/// with `--record`, the screen kept as an asciicast.
 #[test]
 fn in_a_terminal_the_run_is_drawn_a_head_opens_and_q_leaves_the_model_written() {
     use common::pty::{PATIENCE, PtyChild, top_line};
@@ -770,7 +771,10 @@ fn in_a_terminal_the_run_is_drawn_a_head_opens_and_q_leaves_the_model_written() 
 
     let dir = TempDir::new().unwrap();
     let folder = dir.path().join("model");
+    let cast = dir.path().join("run.cast");
     let mut command = CommandBuilder::new(assert_cmd::cargo::cargo_bin!("attn-tutor"));
+    command.arg("--record");
+    command.arg(cast.as_os_str());
     command.args(["train", "induction", "--steps", "30", "-o"]);
     command.arg(folder.as_os_str());
     command.env("NO_COLOR", "1");
@@ -804,5 +808,24 @@ fn in_a_terminal_the_run_is_drawn_a_head_opens_and_q_leaves_the_model_written() 
     assert_eq!(
         common::files_in(&folder),
         ["config.json", "model.safetensors", "tokenizer.json"]
+    );
+    // The cast: a header, then the frames the terminal was sent, the run's screen among them.
+    let recorded = std::fs::read_to_string(&cast).unwrap();
+    let mut lines = recorded.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["version"], 2);
+    assert_eq!(header["title"], "attn-tutor train induction");
+    let frames: String = lines
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event[1] == "o")
+        .filter_map(|event| event[2].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        frames.contains("Watch an induction head form"),
+        "{recorded}"
+    );
+    assert!(
+        frames.contains("induction-step-30 layer 1 head 0"),
+        "{recorded}"
     );
 }
