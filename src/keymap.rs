@@ -668,7 +668,7 @@ pub(crate) static TRAIN_SCRUB: Entry = Entry {
         &[ch('h', NoControl, |_| Action::Move(Direction::Left))],
         &[ch('l', NoControl, |_| Action::Move(Direction::Right))],
     ],
-    help: &["the snapshot before, after (one every 25 steps)"],
+    help: &["the snapshot before, after (every 25 steps, fewer in a long run)"],
     short: "←→",
 };
 
@@ -678,7 +678,7 @@ pub(crate) static TRAIN_SCRUB_FAR: Entry = Entry {
         &[key(KeyCode::PageUp, NoControl, |_| Action::PreviousStep)],
         &[key(KeyCode::PageDown, NoControl, |_| Action::NextStep)],
     ],
-    help: &["ten snapshots before, after (250 steps)"],
+    help: &["ten snapshots before, after (250 steps in a short run)"],
     short: "PgUp/PgDn",
 };
 

@@ -38,7 +38,10 @@ pub use practice::{
 };
 pub use presented::{Audience, Presented};
 pub use screens::{panels, rows_are_tokens, steps};
-pub use training::{HeadOf, OpenedHead, TrainScreen, TrainingNews, default_text};
+pub use training::{
+    Curve, HeadOf, MOST_POINTS, MOST_SNAPSHOTS, OpenedHead, Snapshots, TrainScreen, TrainingNews,
+    default_text,
+};
 pub use tutor::{Cursor, Direction, Tutor};
 pub use typed::{cell_value, token_label};
 pub use update::update;

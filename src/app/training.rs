@@ -1,18 +1,25 @@
 //! The training screen's state (`attn-tutor train induction` in a terminal): what the run has
-//! logged so far (each step's loss and each head's score), the snapshots of its weights, the
-//! snapshot and head the learner has chosen to open as a lesson, and whether the run is paused.
+//! logged so far (each step's loss and each head's score, as curves for the charts, and exactly
+//! at each snapshot kept and at the latest step, for the numbers beside them), the snapshots of
+//! its weights, the snapshot and head the learner has chosen to open as a lesson, and whether
+//! the run is paused. However long the run, what is kept is bounded (`kept`).
 //!
 //! The run itself is not here: it steps on a thread at the edge (`crate::term::training`),
 //! whose news comes in as `Action::Training`. Opening a head and writing the model are Effects.
 
+mod kept;
+
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::lesson::LoadedLesson;
 use crate::train::{
     INDUCTION_LAYER, LAYERS, PREVIOUS_TOKEN_LAYER, SNAPSHOT_EVERY, Snapshot, StepRecord,
-    TrainConfig, symbol,
+    TrainConfig, is_snapshot_step, symbol,
 };
+
+pub use kept::{Curve, MOST_POINTS, MOST_SNAPSHOTS, Snapshots};
 
 use super::action::Effect;
 use super::{Status, Tutor};
@@ -82,7 +89,8 @@ impl HeadOf {
     }
 }
 
-/// The snapshots `PgUp` and `PgDn` move the scrubber by (250 steps).
+/// The snapshots `PgUp` and `PgDn` move the scrubber by (250 steps, until a long run's are
+/// thinned).
 pub const SCRUB_FAR: usize = 10;
 
 /// The text a head opened from the run reads, until the learner types another: a half of six
@@ -92,18 +100,34 @@ pub fn default_text() -> String {
     format!("{} {}", half.join(" "), half.join(" "))
 }
 
+/// The numbers the screen shows beside the charts at one step.
+#[derive(Debug, Clone, PartialEq)]
+struct Moment {
+    step: usize,
+    /// The mean loss of the `SNAPSHOT_EVERY` steps up to it (fewer at the start).
+    loss: f64,
+    /// `scores[layer][head]` after the step.
+    scores: Vec<Vec<f32>>,
+}
+
 /// The training screen.
 #[derive(Debug, Clone)]
 pub struct TrainScreen {
     config: TrainConfig,
     /// Where the trained model is written (`-o DIR`), if anywhere.
     output: Option<PathBuf>,
-    /// Each step's batch loss, step 1 first.
-    losses: Vec<f32>,
-    /// `scores[layer][head]`: each step's score of that head (previous-token in layer 0,
+    /// The batch loss over the steps, step 1 first.
+    losses: Curve,
+    /// `scores[layer][head]`: that head's score over the steps (previous-token in layer 0,
     /// induction in layer 1), step 1 first.
-    scores: Vec<Vec<Vec<f32>>>,
-    snapshots: Vec<Arc<Snapshot>>,
+    scores: Vec<Vec<Curve>>,
+    /// The last `SNAPSHOT_EVERY` steps' losses, whose mean is the loss at the latest step.
+    recent_losses: VecDeque<f32>,
+    /// The numbers at the latest step.
+    latest: Option<Moment>,
+    /// The numbers at each snapshot kept, and at the steps of snapshots still to come, by step.
+    moments: Vec<Moment>,
+    snapshots: Snapshots,
     /// The snapshot the scrubber is on, by its index; `None` follows the newest as they come.
     scrubbed: Option<usize>,
     /// The head the learner has chosen to open.
@@ -130,9 +154,12 @@ impl TrainScreen {
         TrainScreen {
             config,
             output,
-            losses: Vec::new(),
-            scores: vec![vec![Vec::new(); heads]; LAYERS],
-            snapshots: Vec::new(),
+            losses: Curve::new(),
+            scores: vec![vec![Curve::new(); heads]; LAYERS],
+            recent_losses: VecDeque::with_capacity(SNAPSHOT_EVERY),
+            latest: None,
+            moments: Vec::new(),
+            snapshots: Snapshots::new(),
             scrubbed: None,
             chosen: HeadOf {
                 layer: INDUCTION_LAYER,
@@ -158,7 +185,7 @@ impl TrainScreen {
 
     /// Steps taken so far.
     pub fn steps_done(&self) -> usize {
-        self.losses.len()
+        self.losses.steps()
     }
 
     /// Steps the run takes in all.
@@ -171,17 +198,16 @@ impl TrainScreen {
         !self.finished
     }
 
-    /// Each step's loss, step 1 first.
-    pub fn losses(&self) -> &[f32] {
+    /// The loss over the steps, step 1 first.
+    pub fn losses(&self) -> &Curve {
         &self.losses
     }
 
-    /// Each step's score of `head`, step 1 first.
-    pub fn scores(&self, head: HeadOf) -> &[f32] {
+    /// `head`'s score over the steps, step 1 first (`None` for a head the model has not).
+    pub fn scores(&self, head: HeadOf) -> Option<&Curve> {
         self.scores
             .get(head.layer)
             .and_then(|layer| layer.get(head.head))
-            .map_or(&[], Vec::as_slice)
     }
 
     /// Every head, layer 0's first.
@@ -191,7 +217,7 @@ impl TrainScreen {
             .collect()
     }
 
-    pub fn snapshots(&self) -> &[Arc<Snapshot>] {
+    pub fn snapshots(&self) -> &Snapshots {
         &self.snapshots
     }
 
@@ -221,20 +247,30 @@ impl TrainScreen {
         }
     }
 
-    /// The mean loss of the `SNAPSHOT_EVERY` steps up to `step` (fewer at the start): one
-    /// batch's loss jumps with its length, so a single step's says little.
-    pub fn loss_at(&self, step: usize) -> Option<f64> {
-        let end = step.min(self.losses.len());
-        let start = end.saturating_sub(SNAPSHOT_EVERY);
-        let window = self.losses.get(start..end).filter(|w| !w.is_empty())?;
-        Some(window.iter().map(|loss| f64::from(*loss)).sum::<f64>() / window.len() as f64)
+    /// The numbers at `step`: kept for the latest step and each snapshot's.
+    fn moment_at(&self, step: usize) -> Option<&Moment> {
+        match &self.latest {
+            Some(latest) if latest.step == step => Some(latest),
+            _ => self
+                .moments
+                .binary_search_by_key(&step, |moment| moment.step)
+                .ok()
+                .map(|index| &self.moments[index]),
+        }
     }
 
-    /// `head`'s score after `step` updates (none before the first).
+    /// The mean loss of the `SNAPSHOT_EVERY` steps up to `step` (fewer at the start): one
+    /// batch's loss jumps with its length, so a single step's says little. Known at the latest
+    /// step and at each snapshot kept (the steps the screen shows numbers for), none before the
+    /// first step.
+    pub fn loss_at(&self, step: usize) -> Option<f64> {
+        self.moment_at(step).map(|moment| moment.loss)
+    }
+
+    /// `head`'s score after `step` updates, known where `loss_at` is.
     pub fn score_at(&self, head: HeadOf, step: usize) -> Option<f64> {
-        let scores = self.scores(head);
-        step.checked_sub(1)
-            .and_then(|index| scores.get(index))
+        self.moment_at(step)
+            .and_then(|moment| moment.scores.get(head.layer)?.get(head.head))
             .map(|score| f64::from(*score))
     }
 
@@ -251,28 +287,14 @@ impl TrainScreen {
         match news {
             TrainingNews::Steps { records, seconds } => {
                 for record in records {
-                    self.losses.push(record.loss as f32);
-                    for (layer, scores) in [
-                        (PREVIOUS_TOKEN_LAYER, &record.previous_token),
-                        (INDUCTION_LAYER, &record.induction),
-                    ] {
-                        for (head, score) in scores.iter().enumerate() {
-                            if let Some(column) = self
-                                .scores
-                                .get_mut(layer)
-                                .and_then(|layer| layer.get_mut(head))
-                            {
-                                column.push(*score as f32);
-                            }
-                        }
-                    }
+                    self.take_step(&record);
                 }
                 self.seconds = seconds;
                 if !self.paused {
                     self.paused_at = None;
                 }
             }
-            TrainingNews::Snapshot(snapshot) => self.snapshots.push(snapshot),
+            TrainingNews::Snapshot(snapshot) => return (Vec::new(), self.keep(snapshot)),
             TrainingNews::Paused(step) => {
                 if self.paused {
                     self.paused_at = Some(step);
@@ -308,6 +330,73 @@ impl TrainScreen {
             TrainingNews::Opened(_) => {}
         }
         (Vec::new(), None)
+    }
+
+    /// One step's record: into the curves, and its numbers kept while they may be shown (at
+    /// the latest step, and at a snapshot's).
+    fn take_step(&mut self, record: &StepRecord) {
+        let loss = record.loss as f32;
+        self.losses.push(loss);
+        if self.recent_losses.len() == SNAPSHOT_EVERY {
+            self.recent_losses.pop_front();
+        }
+        self.recent_losses.push_back(loss);
+        let mut scores = vec![Vec::new(); LAYERS];
+        for (layer, logged) in [
+            (PREVIOUS_TOKEN_LAYER, &record.previous_token),
+            (INDUCTION_LAYER, &record.induction),
+        ] {
+            for (head, score) in logged.iter().enumerate() {
+                if let Some(curve) = self
+                    .scores
+                    .get_mut(layer)
+                    .and_then(|layer| layer.get_mut(head))
+                {
+                    curve.push(*score as f32);
+                    scores[layer].push(*score as f32);
+                }
+            }
+        }
+        let moment = Moment {
+            step: record.step,
+            loss: self
+                .recent_losses
+                .iter()
+                .map(|loss| f64::from(*loss))
+                .sum::<f64>()
+                / self.recent_losses.len() as f64,
+            scores,
+        };
+        if is_snapshot_step(record.step, self.config.steps) {
+            self.moments.push(moment.clone());
+        }
+        self.latest = Some(moment);
+    }
+
+    /// A snapshot the run sent, kept (`Snapshots::push`, which may thin the rest). The scrubber
+    /// stays on the step it was on; if thinning took that snapshot away, it moves to the
+    /// nearest kept and says so.
+    fn keep(&mut self, snapshot: Arc<Snapshot>) -> Option<Status> {
+        let scrubbed = self
+            .scrubbed
+            .and_then(|index| self.snapshots.get(index))
+            .map(|snapshot| snapshot.step);
+        self.snapshots.push(snapshot);
+        // The numbers of a snapshot gone go with it; those of one still to come wait for it.
+        let newest = self.snapshots.last().map_or(0, |snapshot| snapshot.step);
+        let snapshots = &self.snapshots;
+        self.moments
+            .retain(|moment| moment.step > newest || snapshots.position(moment.step).is_some());
+        let was = scrubbed?;
+        let index = self.snapshots.nearest(was)?;
+        self.scrubbed = Some(index);
+        let now = self.snapshots.get(index)?.step;
+        (now != was).then(|| {
+            Status::info(format!(
+                "A long run keeps {MOST_SNAPSHOTS} snapshots at most, evenly spread: step {was}'s \
+                 was let go, so the scrubber is on step {now}"
+            ))
+        })
     }
 
     /// `←` / `→` (`by` 1), `PgUp` / `PgDn` (`by` `SCRUB_FAR`): a snapshot before or after the
@@ -465,13 +554,193 @@ mod tests {
             records,
             seconds: 3.0,
         });
-        assert_eq!(screen.loss_at(1), Some(1.0));
+        assert_eq!(screen.loss_at(25), Some(13.0));
         assert_eq!(
             screen.loss_at(30),
             Some((6..=30).sum::<usize>() as f64 / 25.0)
         );
         assert_eq!(screen.loss_at(0), None);
+        // Between snapshots, only the latest step's numbers are kept.
+        assert_eq!(screen.loss_at(1), None);
         // 30 steps in 3 s: 2,970 more take 297 s.
         assert!((screen.seconds_left().unwrap() - 297.0).abs() < 1e-9);
+    }
+
+    /// A made-up step's record whose numbers tell its step: the loss is the step, each head's
+    /// score its thousandth, plus a quarter for each head before it.
+    fn record(step: usize) -> StepRecord {
+        let score = |head: usize| step as f64 / 1000.0 + head as f64 / 4.0;
+        StepRecord {
+            step,
+            loss: step as f64,
+            previous_token: vec![score(0), score(1)],
+            induction: vec![score(2), score(3)],
+        }
+    }
+
+    /// A model too small to cost anything to copy: the screen does not read the weights.
+    fn tiny() -> Model<f32> {
+        let shape = ModelShape {
+            vocabulary: 2,
+            d_model: 2,
+            heads: 2,
+            context: 4,
+        };
+        Model::init(shape, 0)
+    }
+
+    /// A screen of a run of `steps`, its first snapshot taken.
+    fn run_of(steps: usize) -> TrainScreen {
+        let config = TrainConfig {
+            steps,
+            ..TrainConfig::default()
+        };
+        let mut screen = TrainScreen::new(config, None);
+        feed(&mut screen, 0, 0);
+        screen
+    }
+
+    /// Steps `from` to `to` of `screen`'s run (their snapshots only, for step 0), sent as its
+    /// thread sends them: each step's record, then its snapshot if it has one. What the screen
+    /// said, in order.
+    fn feed(screen: &mut TrainScreen, from: usize, to: usize) -> Vec<String> {
+        let (model, steps) = (tiny(), screen.steps());
+        let mut said = Vec::new();
+        for step in from..=to {
+            if step > 0 {
+                let records = vec![record(step)];
+                screen.take(TrainingNews::Steps {
+                    records,
+                    seconds: 0.0,
+                });
+            }
+            if is_snapshot_step(step, steps) {
+                let snapshot = Arc::new(Snapshot {
+                    step,
+                    model: model.clone(),
+                });
+                let (_, status) = screen.take(TrainingNews::Snapshot(snapshot));
+                said.extend(status.map(|status| status.text));
+            }
+        }
+        said
+    }
+
+    fn scrubbed_step(screen: &TrainScreen) -> Option<usize> {
+        screen.scrubbed().map(|snapshot| snapshot.step)
+    }
+
+    const LAST_HEAD: HeadOf = HeadOf {
+        layer: INDUCTION_LAYER,
+        head: 1,
+    };
+
+    #[test]
+    fn past_the_most_snapshots_a_kept_one_under_the_scrubber_stays_under_it() {
+        // 512 snapshots (steps 0 to 12,775), all kept; the scrubber on step 100.
+        let mut screen = run_of(20_000);
+        feed(&mut screen, 1, 12_775);
+        assert_eq!(screen.snapshots().len(), MOST_SNAPSHOTS);
+        screen.scrub_to_end(false);
+        assert!(screen.scrub(true, 4));
+        assert_eq!(scrubbed_step(&screen), Some(100));
+        // The 513th: every other one goes, 100 stays, four snapshots on no more.
+        assert!(
+            feed(&mut screen, 12_776, 12_800).is_empty(),
+            "nothing to say"
+        );
+        assert_eq!(screen.snapshots().len(), MOST_SNAPSHOTS / 2 + 1);
+        assert_eq!(screen.snapshots().every(), 2 * SNAPSHOT_EVERY);
+        assert_eq!(scrubbed_step(&screen), Some(100));
+        assert_eq!(screen.scrubbed_index(), Some(2));
+        assert_eq!(screen.shown_step(), 100);
+        assert_eq!(
+            screen.loss_at(100),
+            Some(88.0),
+            "the mean of steps 76 to 100"
+        );
+        assert_eq!(screen.score_at(LAST_HEAD, 100), Some(f64::from(0.85_f32)));
+        match screen.open_effect("A B A B") {
+            Some(Effect::OpenHead { snapshot, .. }) => assert_eq!(snapshot.step, 100),
+            other => panic!("{other:?}"),
+        }
+        // ← and → move over the snapshots kept, 50 steps apart now.
+        assert!(screen.scrub(true, 1));
+        assert_eq!(scrubbed_step(&screen), Some(150));
+        assert!(screen.scrub(false, 2));
+        assert_eq!(scrubbed_step(&screen), Some(50));
+    }
+
+    #[test]
+    fn a_snapshot_thinned_from_under_the_scrubber_moves_it_to_the_nearest_kept_and_says_so() {
+        let mut screen = run_of(20_000);
+        feed(&mut screen, 1, 12_775);
+        screen.scrub_to_end(false);
+        assert!(screen.scrub(true, 3));
+        assert_eq!(scrubbed_step(&screen), Some(75));
+        let said = feed(&mut screen, 12_776, 12_800);
+        // 50 and 100 are as near: the earlier.
+        assert_eq!(scrubbed_step(&screen), Some(50));
+        assert_eq!(
+            said,
+            [
+                "A long run keeps 512 snapshots at most, evenly spread: step 75's was let go, so \
+              the scrubber is on step 50"
+            ]
+        );
+        assert_eq!(screen.loss_at(50), Some(38.0), "the mean of steps 26 to 50");
+        assert!(!screen.follows_newest());
+    }
+
+    #[test]
+    fn a_long_run_keeps_a_bounded_screen_with_the_numbers_at_each_snapshot() {
+        // 200,000 steps: the snapshots thinned four times, the curves' points of 64 steps.
+        let mut screen = run_of(200_000);
+        feed(&mut screen, 1, 100_000);
+        // The scrubber on the 100th snapshot kept, its step and numbers noted.
+        screen.scrub_to_end(false);
+        assert!(screen.scrub(true, 100));
+        let step = scrubbed_step(&screen).unwrap();
+        let numbers = (screen.loss_at(step), screen.score_at(LAST_HEAD, step));
+        assert_eq!(numbers.0, Some(step as f64 - 12.0));
+        feed(&mut screen, 100_001, 200_000);
+        assert_eq!(screen.steps_done(), 200_000);
+        // At most 512 snapshots, from step 0 to the last, evenly spread.
+        let kept: Vec<usize> = screen.snapshots().steps().collect();
+        assert!((MOST_SNAPSHOTS / 2..=MOST_SNAPSHOTS).contains(&kept.len()));
+        assert_eq!((kept[0], kept[kept.len() - 1]), (0, 200_000));
+        let every = screen.snapshots().every();
+        assert_eq!(every, 16 * SNAPSHOT_EVERY);
+        assert!(kept.windows(2).all(|pair| pair[1] - pair[0] <= every));
+        // The numbers of the snapshots kept and of the latest step, no more.
+        assert!(screen.moments.len() < kept.len());
+        // The curves: at most 4,096 points each, over all the steps.
+        for curve in std::iter::once(screen.losses()).chain(
+            screen
+                .heads()
+                .into_iter()
+                .filter_map(|head| screen.scores(head)),
+        ) {
+            assert!(curve.points().count() <= MOST_POINTS);
+            assert_eq!((curve.steps(), curve.span()), (200_000, 64));
+        }
+        // The scrubber is on the snapshot nearest where it was, with the numbers at its step.
+        let now = scrubbed_step(&screen).unwrap();
+        assert!(now.abs_diff(step) <= every / 2, "{step} → {now}");
+        assert_eq!(screen.loss_at(now), Some(now as f64 - 12.0));
+        assert_eq!(
+            screen.score_at(LAST_HEAD, now),
+            Some(f64::from((now as f64 / 1000.0 + 0.75) as f32))
+        );
+        if now == step {
+            assert_eq!(
+                (screen.loss_at(now), screen.score_at(LAST_HEAD, now)),
+                numbers
+            );
+        }
+        // The latest step's numbers while the scrubber follows the run.
+        screen.scrub_to_end(true);
+        assert_eq!(screen.shown_step(), 200_000);
+        assert_eq!(screen.loss_at(200_000), Some(200_000.0 - 12.0));
     }
 }

@@ -125,19 +125,19 @@ fn train(
     paused: &AtomicBool,
     stop: &AtomicBool,
 ) {
-    let mut snapshots_sent = 0;
     let mut stepping = Duration::ZERO;
     let mut said_paused = false;
+    // The trainer keeps no snapshot: each is sent as it is taken, for the app to keep (or not).
+    let send_snapshot = |trainer: &Trainer| match trainer.snapshot() {
+        Some(snapshot) => news
+            .send(TrainingNews::Snapshot(Arc::new(snapshot)))
+            .is_ok(),
+        None => true,
+    };
+    if !send_snapshot(&trainer) {
+        return;
+    }
     loop {
-        for snapshot in &trainer.snapshots()[snapshots_sent..] {
-            if news
-                .send(TrainingNews::Snapshot(Arc::new(snapshot.clone())))
-                .is_err()
-            {
-                return;
-            }
-        }
-        snapshots_sent = trainer.snapshots().len();
         if stop.load(Ordering::SeqCst) {
             return;
         }
@@ -164,7 +164,7 @@ fn train(
             records: vec![record],
             seconds: stepping.as_secs_f64(),
         };
-        if news.send(step).is_err() {
+        if news.send(step).is_err() || !send_snapshot(&trainer) {
             return;
         }
     }

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use ratatui::widgets::canvas::{Canvas, Line as CanvasLine};
 
-use crate::app::{HeadOf, TrainScreen};
+use crate::app::{Curve, HeadOf, TrainScreen};
 use crate::lesson::text::{columns, printable_path};
 use crate::train::{INDUCTION_LAYER, PREVIOUS_TOKEN_LAYER};
 
@@ -150,23 +150,46 @@ impl Plot {
         }
     }
 
-    /// The mean of `values` (one per step, step 1 first) over the steps of each column, up to
-    /// the last column with a step done.
-    fn means(&self, values: &[f32]) -> Vec<f64> {
-        (0..self.width)
-            .map(|column| self.steps_of(column))
-            .take_while(|steps| steps.start < values.len())
-            .map(|steps| {
-                let done = &values[steps.start..steps.end.min(values.len())];
-                done.iter().map(|value| f64::from(*value)).sum::<f64>() / done.len() as f64
-            })
+    /// The last step whose column is `column` (a run that fills the width).
+    fn last_step_in(&self, column: u16) -> usize {
+        ((usize::from(column) + 1) * self.steps - 1) / usize::from(self.width) + 1
+    }
+
+    /// The mean of `curve` over the steps of each column, up to the last column with a step
+    /// done. A point of a long run's curve (the mean of several steps) may fall across two
+    /// columns: each takes it for as many of its steps as are in the column. A short run's
+    /// step spreads over the columns it covers, each showing its value.
+    fn means(&self, curve: &Curve) -> Vec<f64> {
+        if !self.steps_fill_the_width() {
+            // Fewer steps than columns: the curve keeps every step, one point each.
+            let values: Vec<f64> = curve.points().map(|(_, _, mean)| mean).collect();
+            return (0..self.width)
+                .map(|column| self.steps_of(column).start)
+                .map_while(|index| values.get(index).copied())
+                .collect();
+        }
+        let mut sums = vec![(0.0_f64, 0_usize); usize::from(self.width)];
+        for (first, last, mean) in curve.points() {
+            let mut step = first;
+            while step <= last {
+                let column = self.column(step);
+                let end = last.min(self.last_step_in(column).max(step));
+                let steps = end + 1 - step;
+                sums[usize::from(column)].0 += mean * steps as f64;
+                sums[usize::from(column)].1 += steps;
+                step = end + 1;
+            }
+        }
+        sums.into_iter()
+            .take_while(|(_, count)| *count > 0)
+            .map(|(sum, count)| sum / count as f64)
             .collect()
     }
 
     /// The loss curve's points: the mean of each column's steps at the middle of the columns
     /// that show them (a step drawn over several columns is one point, not a flat run).
-    fn points(&self, values: &[f32]) -> Vec<(f64, f64)> {
-        let means = self.means(values);
+    fn points(&self, curve: &Curve) -> Vec<(f64, f64)> {
+        let means = self.means(curve);
         let mut points: Vec<(std::ops::Range<usize>, u16, u16, f64)> = Vec::new();
         for (column, mean) in (0..self.width).zip(means) {
             let steps = self.steps_of(column);
@@ -372,7 +395,11 @@ fn head_chart(
         theme.title(),
     );
     let rows = area.height;
-    for (column, mean) in plot.means(screen.scores(head)).iter().enumerate() {
+    let means = screen
+        .scores(head)
+        .map(|scores| plot.means(scores))
+        .unwrap_or_default();
+    for (column, mean) in means.iter().enumerate() {
         let eighths = ((mean.clamp(0.0, 1.0) * f64::from(rows) * 8.0).round() as u16).max(1);
         for level in 0..rows {
             let filled = eighths.saturating_sub(level * 8).min(8);
@@ -438,4 +465,58 @@ fn opens(screen: &TrainScreen, area: Rect, buf: &mut Buffer) {
     );
     let width = usize::from(area.width);
     buf.set_stringn(area.x, area.y, fit(&line, width), width, Style::new());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The charts' columns 63 wide (an 80-column terminal) over a run of `steps`.
+    fn plot(steps: usize) -> Plot {
+        Plot {
+            x: 0,
+            width: 63,
+            steps,
+            marked: None,
+        }
+    }
+
+    #[test]
+    fn each_columns_mean_is_of_its_own_steps() {
+        let mut curve = Curve::new();
+        for step in 1..=3000 {
+            curve.push(step as f32);
+        }
+        let plot = plot(3000);
+        let means = plot.means(&curve);
+        assert_eq!(means.len(), 63);
+        let mut first = 1;
+        for (column, mean) in means.iter().enumerate() {
+            let last = plot.last_step_in(column as u16);
+            assert_eq!(*mean, (first + last) as f64 / 2.0, "column {column}");
+            first = last + 1;
+        }
+        assert_eq!(first, 3001);
+    }
+
+    #[test]
+    fn a_long_runs_point_across_two_columns_counts_in_each_for_its_steps_there() {
+        // 200,000 steps: points of 64 steps. Column 0 ends at step 3,175, in the point of
+        // steps 3,137 to 3,200, the only steps whose number is not 0.
+        let plot = plot(200_000);
+        assert_eq!((plot.last_step_in(0), plot.last_step_in(1)), (3175, 6350));
+        let mut curve = Curve::new();
+        for step in 1..=200_000 {
+            curve.push(if (3137..=3200).contains(&step) {
+                1.0
+            } else {
+                0.0
+            });
+        }
+        assert_eq!(curve.span(), 64);
+        let means = plot.means(&curve);
+        assert_eq!(means[0], 39.0 / 3175.0);
+        assert_eq!(means[1], 25.0 / 3175.0);
+        assert!(means[2..].iter().all(|mean| *mean == 0.0));
+    }
 }

@@ -17,7 +17,9 @@ use attn_tutor::app::{
 use attn_tutor::lesson::load_file;
 use attn_tutor::term::training::{TrainingRun, snapshot_folder_name};
 use attn_tutor::term::{dispatch, save_locally};
-use attn_tutor::train::{Model, ModelShape, Snapshot, StepRecord, TrainConfig, Trainer, save};
+use attn_tutor::train::{
+    Model, ModelShape, Snapshot, StepRecord, TrainConfig, Trainer, is_snapshot_step, save,
+};
 use tempfile::TempDir;
 
 /// A run of `steps` steps of the default model, on batches of 4 sequences (a quick step).
@@ -34,24 +36,33 @@ fn training(config: TrainConfig) -> (App, Trainer) {
     let mut app = App::training_app(TrainScreen::new(config.clone(), None));
     let trainer = Trainer::new(config).unwrap();
     // The run's first news: the weights before any step.
-    let first = Arc::new(trainer.snapshots()[0].clone());
+    let first = Arc::new(trainer.snapshot().unwrap());
     update(&mut app, Action::Training(TrainingNews::Snapshot(first)));
     (app, trainer)
 }
 
-/// `steps` more steps of `trainer`, sent to the app as its thread sends them.
-fn step(app: &mut App, trainer: &mut Trainer, steps: usize) {
-    let before = trainer.snapshots().len();
-    let records: Vec<StepRecord> = (0..steps).filter_map(|_| trainer.step()).collect();
+/// `steps` more steps of `trainer`, sent to the app as its thread sends them (the steps' records
+/// together here, then the snapshots taken meanwhile). The records, for the test to read.
+fn step(app: &mut App, trainer: &mut Trainer, steps: usize) -> Vec<StepRecord> {
+    let mut records = Vec::new();
+    let mut snapshots = Vec::new();
+    for _ in 0..steps {
+        let Some(record) = trainer.step() else { break };
+        records.push(record);
+        snapshots.extend(trainer.snapshot());
+    }
     let seconds = records.len() as f64 * 0.01;
     update(
         app,
-        Action::Training(TrainingNews::Steps { records, seconds }),
+        Action::Training(TrainingNews::Steps {
+            records: records.clone(),
+            seconds,
+        }),
     );
-    for snapshot in &trainer.snapshots()[before..] {
+    for snapshot in snapshots {
         update(
             app,
-            Action::Training(TrainingNews::Snapshot(Arc::new(snapshot.clone()))),
+            Action::Training(TrainingNews::Snapshot(Arc::new(snapshot))),
         );
     }
     if trainer.is_done() {
@@ -61,6 +72,7 @@ fn step(app: &mut App, trainer: &mut Trainer, steps: usize) {
             &mut save_locally,
         );
     }
+    records
 }
 
 fn run(app: &App) -> &TrainScreen {
@@ -74,7 +86,7 @@ fn screen(app: &App) -> String {
 #[test]
 fn the_screen_shows_the_loss_each_heads_score_and_the_progress() {
     let (mut app, mut trainer) = training(config(100));
-    step(&mut app, &mut trainer, 30);
+    let records = step(&mut app, &mut trainer, 30);
     let shown = screen(&app);
     for part in [
         "Watch an induction head form",
@@ -91,8 +103,11 @@ fn the_screen_shows_the_loss_each_heads_score_and_the_progress() {
     }
     // Beside the charts: the loss (the mean of the last 25 steps) and each head's score at
     // the last step.
-    let losses = run(&app).losses();
-    let mean = losses[5..].iter().map(|loss| f64::from(*loss)).sum::<f64>() / 25.0;
+    let mean = records[5..]
+        .iter()
+        .map(|record| f64::from(record.loss as f32))
+        .sum::<f64>()
+        / 25.0;
     assert!(shown.contains(&format!(" {mean:.2}")), "{shown}");
     for head in run(&app).heads() {
         let score = run(&app).score_at(head, 30).unwrap();
@@ -212,6 +227,99 @@ fn the_scrubber_moves_over_the_snapshots_and_the_arrows_over_the_heads() {
     assert!(screen(&app).contains("Enter: layer 0 head 1 at step 75"));
 }
 
+/// Made-up steps `from` to `to` of the app's run (only its snapshot, for step 0), sent as the
+/// run's thread sends them: each step's record, then its snapshot if it has one (each of
+/// `model`'s weights: the screen does not read them).
+fn made_up_steps(app: &mut App, from: usize, to: usize, model: &Model<f32>) {
+    let steps = run(app).steps();
+    for step in from..=to {
+        if step > 0 {
+            let records = vec![made_up(step, steps)];
+            update(
+                app,
+                Action::Training(TrainingNews::Steps {
+                    records,
+                    seconds: 0.0,
+                }),
+            );
+        }
+        if is_snapshot_step(step, steps) {
+            let snapshot = Snapshot {
+                step,
+                model: model.clone(),
+            };
+            update(
+                app,
+                Action::Training(TrainingNews::Snapshot(Arc::new(snapshot))),
+            );
+        }
+    }
+}
+
+#[test]
+fn a_long_runs_snapshots_thin_out_and_the_scrubber_keeps_its_step_or_says_where_it_went() {
+    let model = Model::init(ModelShape::default(), 0);
+    let mut app = App::training_app(TrainScreen::new(config(60_000), None));
+    // 512 snapshots, steps 0 to 12,775: all kept. The scrubber on step 100.
+    made_up_steps(&mut app, 0, 12_775, &model);
+    assert_eq!(run(&app).snapshots().len(), 512);
+    update(&mut app, Action::FirstStep);
+    for _ in 0..4 {
+        update(&mut app, Action::Move(Direction::Right));
+    }
+    assert!(screen(&app).contains("◆ step 100"));
+    // The 513th thins them to every 50 steps: 100 is kept, and the scrubber stays on it.
+    made_up_steps(&mut app, 12_776, 12_800, &model);
+    assert_eq!(run(&app).snapshots().len(), 257);
+    let shown = screen(&app);
+    assert!(shown.contains("◆ step 100"), "{shown}");
+    assert!(
+        shown.contains("Enter: layer 1 head 0 at step 100 on"),
+        "{shown}"
+    );
+    update(&mut app, Action::Move(Direction::Right));
+    assert!(screen(&app).contains("◆ step 150"));
+    update(&mut app, Action::PreviousStep);
+    assert_eq!(
+        run(&app).scrubbed().unwrap().step,
+        0,
+        "ten back stops at the first"
+    );
+    update(&mut app, Action::Move(Direction::Right));
+    assert!(screen(&app).contains("◆ step 50"));
+    // Thinned to every 100 steps, 50 goes: the scrubber goes to the nearest kept, the earlier
+    // of 0 and 100, and the status line says so.
+    made_up_steps(&mut app, 12_801, 25_600, &model);
+    assert_eq!(run(&app).snapshots().every(), 100);
+    assert_eq!(run(&app).scrubbed().unwrap().step, 0);
+    assert_eq!(
+        common::status(&app),
+        "A long run keeps 512 snapshots at most, evenly spread: step 50's was let go, so the \
+         scrubber is on step 0"
+    );
+    // Enter opens the head at the step the scrubber shows.
+    update(&mut app, Action::Move(Direction::Right));
+    assert!(screen(&app).contains("◆ step 100"));
+    dispatch(&mut app, Action::Open, &mut save_locally);
+    let tutor = app.tutor().expect("the head opened as a lesson");
+    assert!(
+        tutor
+            .lesson
+            .title
+            .starts_with("induction-step-100 layer 1 head 0"),
+        "{}",
+        tutor.lesson.title
+    );
+    // Thinned to every 200 steps behind the lesson, 100 goes: nothing is said over the
+    // lesson, and back on the run the scrubber is on the nearest kept.
+    made_up_steps(&mut app, 25_601, 51_200, &model);
+    assert_eq!(run(&app).snapshots().every(), 200);
+    assert!(common::status(&app).contains("as it was at step 100"));
+    update(&mut app, Action::Back);
+    assert!(matches!(app.screen, Screen::Training));
+    assert!(screen(&app).contains("◆ step 0"));
+}
+
 #[test]
 fn home_says_why_step_0_has_no_loss_or_score() {
     let (mut app, mut trainer) = training(config(100));
@@ -311,8 +419,11 @@ fn enter_opens_the_head_at_the_snapshot_as_the_lesson_import_makes_of_it() {
     // `import` of the same snapshot written as a model, read back from its lesson file.
     let dir = TempDir::new().unwrap();
     let model = dir.path().join(snapshot_folder_name(25));
-    save(&trainer.snapshots()[1].model, &model).unwrap();
-    assert_eq!(trainer.snapshots()[1].step, 25);
+    let mut again = Trainer::new(config(100)).unwrap();
+    (0..25).for_each(|_| drop(again.step()));
+    let snapshot = again.snapshot().unwrap();
+    assert_eq!(snapshot.step, 25);
+    save(&snapshot.model, &model).unwrap();
     let output = common::attn_tutor(&dir)
         .args(["import", model.to_str().unwrap(), "--text", &default_text()])
         .args(["--layer", "0", "--head", "1", "-o", "head.toml"])

@@ -4,8 +4,10 @@
 //! reading what layer 0 wrote, to look at the token after the earlier copy of the current
 //! one: an induction head, which predicts the second half.
 //!
-//! `Trainer` takes one step at a time, so that a screen can be drawn between steps, and keeps a
-//! snapshot of the weights every `SNAPSHOT_EVERY` steps; `save` writes a model as `import`
+//! `Trainer` takes one step at a time, so that a screen can be drawn between steps, and offers a
+//! snapshot of the weights every `SNAPSHOT_EVERY` steps, keeping none itself: whoever shows
+//! them keeps what it needs (the training screen a bounded number), and a run whose lines are
+//! only written keeps no weights but the current ones. `save` writes a model as `import`
 //! reads it, and `load` reads it back. All in f32 on one thread, from ChaCha seeded by the
 //! run's seed: the same seed gives the same numbers on a machine, whatever its cores.
 
@@ -40,6 +42,12 @@ pub use scores::{
 
 /// Steps between the snapshots a scrubber moves over.
 pub const SNAPSHOT_EVERY: usize = 25;
+
+/// Whether a run of `steps` offers a snapshot after `step` updates: at step 0 (the weights as
+/// initialised), every `SNAPSHOT_EVERY` steps, and at its last step.
+pub fn is_snapshot_step(step: usize, steps: usize) -> bool {
+    step.is_multiple_of(SNAPSHOT_EVERY) || step == steps
+}
 
 /// The sequences each step's scores are measured on.
 pub const PROBE_SEQUENCES: usize = 16;
@@ -78,7 +86,6 @@ pub struct Trainer {
     /// The sequences each step's scores are measured on (`StepRecord`).
     probe: Batch,
     steps_done: usize,
-    snapshots: Vec<Snapshot>,
 }
 
 impl Trainer {
@@ -107,10 +114,6 @@ impl Trainer {
             PROBE_SEQUENCES,
             config.seed,
         );
-        let snapshots = vec![Snapshot {
-            step: 0,
-            model: model.clone(),
-        }];
         Ok(Trainer {
             config,
             model,
@@ -118,7 +121,6 @@ impl Trainer {
             batches,
             probe,
             steps_done: 0,
-            snapshots,
         })
     }
 
@@ -134,12 +136,6 @@ impl Trainer {
                 .loss_and_gradients(&batch.inputs(), &batch.targets(), batch.sequences);
         self.optimizer.step(&mut self.model, &gradients);
         self.steps_done += 1;
-        if self.steps_done.is_multiple_of(SNAPSHOT_EVERY) || self.is_done() {
-            self.snapshots.push(Snapshot {
-                step: self.steps_done,
-                model: self.model.clone(),
-            });
-        }
         let probed = self
             .model
             .forward(&self.probe.inputs(), self.probe.sequences);
@@ -173,9 +169,12 @@ impl Trainer {
         self.steps_done >= self.config.steps
     }
 
-    /// The snapshots so far, oldest first: step 0, every `SNAPSHOT_EVERY` steps, and the
-    /// last step.
-    pub fn snapshots(&self) -> &[Snapshot] {
-        &self.snapshots
+    /// A copy of the weights now, when the steps done are a snapshot's (`is_snapshot_step`):
+    /// before the first step, after every `SNAPSHOT_EVERY`, and after the last.
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        is_snapshot_step(self.steps_done, self.config.steps).then(|| Snapshot {
+            step: self.steps_done,
+            model: self.model.clone(),
+        })
     }
 }

@@ -9,9 +9,9 @@ use attn_engine::attention::Attention;
 use attn_engine::checkpoint::{Architecture, Checkpoint};
 use attn_engine::import::{HeadChoice, ImportRequest};
 use attn_engine::train::{
-    AdamW, Batch, Batches, ConfigError, Model, ModelShape, SaveError, StepRecord, TrainConfig,
-    Trainer, evaluate, half_losses, induction_score, induction_scores, load, previous_token_score,
-    previous_token_scores, save, symbol,
+    AdamW, Batch, Batches, ConfigError, Model, ModelShape, SaveError, Snapshot, StepRecord,
+    TrainConfig, Trainer, evaluate, half_losses, induction_score, induction_scores,
+    is_snapshot_step, load, previous_token_score, previous_token_scores, save, symbol,
 };
 use nalgebra::DMatrix;
 use rand::SeedableRng;
@@ -146,20 +146,37 @@ fn a_seed_gives_the_same_run_and_another_seed_another() {
 }
 
 #[test]
-fn the_trainer_stops_after_its_steps_and_keeps_a_snapshot_every_25() {
-    let (records, trainer) = run(tiny_run(1, 60));
-    assert_eq!(records.len(), 60);
+fn the_trainer_stops_after_its_steps_and_offers_a_snapshot_at_0_every_25_and_the_last() {
+    let mut trainer = Trainer::new(tiny_run(1, 60)).unwrap();
+    // Taken as they are offered: the trainer keeps none.
+    let mut snapshots: Vec<Snapshot> = trainer.snapshot().into_iter().collect();
+    let mut records = 0;
+    while trainer.step().is_some() {
+        records += 1;
+        assert_eq!(
+            trainer.snapshot().is_some(),
+            is_snapshot_step(trainer.steps_done(), 60)
+        );
+        snapshots.extend(trainer.snapshot());
+    }
+    assert_eq!(records, 60);
     assert!(trainer.is_done());
-    let mut trainer = trainer;
     assert_eq!(trainer.step(), None, "no step past the run's");
-    let steps: Vec<usize> = trainer.snapshots().iter().map(|s| s.step).collect();
+    let steps: Vec<usize> = snapshots.iter().map(|s| s.step).collect();
     assert_eq!(steps, [0, 25, 50, 60]);
-    assert_eq!(&trainer.snapshots()[3].model, trainer.model());
-    assert_eq!(
-        trainer.snapshots()[0].model,
-        Model::init(tiny_run(1, 60).model, 1)
-    );
-    assert_ne!(trainer.snapshots()[1].model, trainer.snapshots()[0].model);
+    assert_eq!(&snapshots[3].model, trainer.model());
+    assert_eq!(snapshots[0].model, Model::init(tiny_run(1, 60).model, 1));
+    assert_ne!(snapshots[1].model, snapshots[0].model);
+}
+
+#[test]
+fn a_snapshot_step_is_0_every_25_and_the_last() {
+    let steps: Vec<usize> = (0..=130)
+        .filter(|step| is_snapshot_step(*step, 130))
+        .collect();
+    assert_eq!(steps, [0, 25, 50, 75, 100, 125, 130]);
+    assert!(is_snapshot_step(1_000_000, 1_000_000));
+    assert!(!is_snapshot_step(999_999, 1_000_000));
 }
 
 #[test]
@@ -174,7 +191,7 @@ fn a_steps_scores_are_its_snapshots_on_the_same_probe_every_step() {
         assert_eq!(trainer.probe(), &probe);
     }
     let record = record.unwrap();
-    let snapshot = trainer.snapshots().last().unwrap();
+    let snapshot = trainer.snapshot().unwrap();
     assert_eq!((record.step, snapshot.step), (25, 25));
     let forward = snapshot.model.forward(&probe.inputs(), probe.sequences);
     assert_eq!(record.induction, induction_scores(&forward, 4));

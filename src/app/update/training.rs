@@ -52,6 +52,17 @@ pub(super) fn news(app: &mut App, news: crate::app::TrainingNews) -> Vec<Effect>
             }
             effects
         }
+        TrainingNews::Snapshot(snapshot) => {
+            let (effects, status) = screen.take(TrainingNews::Snapshot(snapshot));
+            // That the scrubber moved is said where it shows, not over a lesson opened from
+            // the run (its status is the lesson's).
+            if let Some(status) = status
+                && matches!(app.screen, Screen::Training)
+            {
+                app.status = Some(status);
+            }
+            effects
+        }
         news => {
             let (effects, status) = screen.take(news);
             if let Some(status) = status {
