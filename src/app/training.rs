@@ -579,7 +579,7 @@ mod tests {
     }
 
     /// A model too small to cost anything to copy: the screen does not read the weights.
-    fn tiny() -> Model<f32> {
+    pub(super) fn tiny() -> Model<f32> {
         let shape = ModelShape {
             vocabulary: 2,
             d_model: 2,

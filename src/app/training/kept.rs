@@ -185,8 +185,9 @@ impl Curve {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::tiny;
     use super::*;
-    use crate::train::{Model, ModelShape};
+    use crate::train::Model;
 
     /// The snapshot of `step`, of a model too small to cost anything to copy.
     fn snapshot(step: usize, model: &Model<f32>) -> Arc<Snapshot> {
@@ -194,16 +195,6 @@ mod tests {
             step,
             model: model.clone(),
         })
-    }
-
-    fn tiny() -> Model<f32> {
-        let shape = ModelShape {
-            vocabulary: 2,
-            d_model: 2,
-            heads: 2,
-            context: 4,
-        };
-        Model::init(shape, 0)
     }
 
     /// The snapshots of a run of `steps` as its trainer makes them: step 0, every 25, the last.
