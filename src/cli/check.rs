@@ -236,8 +236,8 @@ pub fn gradient_lines(attention: &Attention, gradients: &GradientCheck) -> Strin
             "  ok    gradients: {} {} with central finite differences of L along a random \
              direction U through {}: Σ dM ⊙ U = {}, off by {} (tolerance {}; {} forward \
              passes)\n",
-            together.gradients.join(", "),
-            if together.gradients.len() == 1 {
+            distinct(&together.gradients).join(", "),
+            if distinct(&together.gradients).len() == 1 {
                 "agrees"
             } else {
                 "agree"
@@ -300,10 +300,22 @@ fn cells_of(attention: &Attention, direction: &DirectionCheck) -> String {
     }
 }
 
+/// Each gradient's symbol once: with positions added to the embeddings, X = E + P, E's and P's
+/// gradients are both dX.
+fn distinct(gradients: &[String]) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for gradient in gradients {
+        if !seen.contains(&gradient.as_str()) {
+            seen.push(gradient);
+        }
+    }
+    seen
+}
+
 /// A `FAIL` line: what was compared, both numbers, the difference, the tolerance and its parts.
 fn failure_line(attention: &Attention, direction: &DirectionCheck) -> String {
-    let gradients = direction.gradients.join(", ");
-    let (verb, sum) = if direction.gradients.len() == 1 {
+    let gradients = distinct(&direction.gradients).join(", ");
+    let (verb, sum) = if distinct(&direction.gradients).len() == 1 {
         ("disagrees", format!("Σ {gradients} ⊙ U"))
     } else {
         ("disagree", "Σ dM ⊙ U over them".to_string())

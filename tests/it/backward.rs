@@ -1003,6 +1003,33 @@ fn check_passes_the_correct_gradients_of_a_lesson_with_a_nearly_one_hot_softmax(
     assert!(text.contains("the lesson passes"), "{text}");
 }
 
+#[test]
+fn check_names_the_gradient_of_embeddings_and_positions_once() {
+    // X = E + P: E's and P's gradients are both dX, which the line says once.
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("learned.toml");
+    std::fs::write(
+        &path,
+        "format = 2\ntitle = \"learned\"\ntokens = [\"a\", \"b\"]\n\
+         embeddings = [[1, 0], [0, 1]]\npositions = [[0.5, 0], [0, -0.5]]\n\
+         w_q = [[1, 0], [0, 1]]\nw_k = [[2, 0], [0, 2]]\nw_v = [[1, 2], [3, 4]]\n\
+         grad_output = [[1, 0], [0, 2]]\n",
+    )
+    .unwrap();
+    let out = common::attn_tutor(&dir)
+        .arg("check")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("ok    gradients: dX, dW_q, dW_k, dW_v agree with")
+            && text.contains("cells of E, P, W_q, W_k, W_v"),
+        "{text}"
+    );
+}
+
 /// `gradients` with `fault` applied to the one of `input`.
 fn with_fault(
     gradients: &[(MatrixName, String, nalgebra::DMatrix<f64>)],
