@@ -219,6 +219,28 @@ fn a_student_answers_and_the_presenter_counts_answers_never_seeing_them() {
 }
 
 #[test]
+fn practice_hints_wait_for_the_reveal() {
+    // A student gone free on the presenter's step, practising it.
+    let mut class = Class::on_softmax(1);
+    update(&mut class.students[0], Action::ToggleFollow);
+    update(&mut class.students[0], Action::TogglePractice);
+    class.presenter_does(Action::AskClass);
+    // A hint would write the polled cell's working, and its third the number itself.
+    for _ in 0..3 {
+        update(&mut class.students[0], Action::Hint);
+        let said = status(&class.students[0]);
+        assert!(said.contains("Hints wait for the reveal"), "{said}");
+    }
+    class.presenter_does(Action::AskClass);
+    update(&mut class.students[0], Action::Hint);
+    let said = status(&class.students[0]);
+    assert!(
+        said.starts_with("Hint 1 of 3 for weights[sleeps, The]"),
+        "{said}"
+    );
+}
+
+#[test]
 fn a_non_number_gets_practice_modes_word_and_nothing_is_sent() {
     let mut class = Class::on_softmax(1);
     class.presenter_does(Action::AskClass);

@@ -142,6 +142,18 @@ pub(super) fn tutor_update(app: &mut App, action: Action) -> Vec<Effect> {
             status = Some(said);
         }
         Action::TogglePracticeRow => status = Some(practice::toggle_row(tutor)),
+        // A hint writes a working, which may give the polled number away (its third is the
+        // answer): hints wait for the reveal, as the working does.
+        Action::Hint
+            if tutor
+                .poll
+                .as_ref()
+                .is_some_and(|shown| shown.poll.is_open()) =>
+        {
+            status = Some(Status::info(
+                "Hints wait for the reveal: the class poll hides this step's working until then",
+            ));
+        }
         Action::Hint => status = Some(practice::hint(tutor)),
         Action::StartAnswer(first) => {
             if let Some(cell) = tutor.selected_cell().filter(|cell| tutor.is_hidden(*cell)) {
