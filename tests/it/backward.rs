@@ -1030,6 +1030,24 @@ fn check_names_the_gradient_of_embeddings_and_positions_once() {
     );
 }
 
+#[test]
+fn a_backward_step_starts_on_a_row_with_a_gradient_when_the_focus_has_none() {
+    // The last token of a model's lesson predicts nothing: its grad_output row is 0, and so
+    // is every backward cell on it. The backward steps start on the row before it instead;
+    // the forward steps keep the focus.
+    let text = "format = 2\ntitle = \"last predicts nothing\"\ntokens = [\"a\", \"b\", \"c\"]\n\
+        embeddings = [[1, 0], [0, 1], [1, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[2, 0], [0, 2]]\n\
+        w_v = [[1, 2], [3, 4]]\nmask = \"causal\"\nfocus = \"c\"\n\
+        grad_output = [[1, 0], [0, 2], [0, 0]]\n";
+    let mut app = common::lesson_app("last", text);
+    common::go_to(&mut app, "softmax");
+    let forward = common::screen(&app, 80, 24);
+    assert!(forward.contains("Softmax of row c"), "{forward}");
+    common::go_to(&mut app, "backward_values");
+    let backward = common::screen(&app, 80, 24);
+    assert!(backward.contains("How d_weights[b, "), "{backward}");
+}
+
 /// `gradients` with `fault` applied to the one of `input`.
 fn with_fault(
     gradients: &[(MatrixName, String, nalgebra::DMatrix<f64>)],
