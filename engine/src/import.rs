@@ -297,10 +297,14 @@ fn narrate_backward(request: &ImportRequest, loss: &NextTokenLoss, lesson: &mut 
          the {} tokens that have a next one. It came back from that loss through the \
          unembedding (lm_head){later} and the residual stream, which the tutor does not step \
          through; the last token predicts nothing, so its row is 0. The lesson's L = Σ output \
-         ⊙ grad_output has the same gradients for this layer's weights as the model's loss, \
-         so while the lesson's numbers are the model's, the gradients below are the ones \
+         ⊙ grad_output has the same gradients for {whose} weights as the model's loss, so \
+         while the lesson's numbers are the model's, the gradients below are the ones \
          training on this text alone would take. ",
-        loss.predictions
+        loss.predictions,
+        whose = match request.heads {
+            HeadChoice::All => "this layer's",
+            HeadChoice::One(_) => "this head's",
+        }
     );
     lesson
         .narration

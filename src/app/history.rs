@@ -241,7 +241,7 @@ impl Change {
             }
             Change::LearningRate { before, after } => {
                 let (from, to) = from_to(forwards, before, after);
-                format!("η = {from} → {to}")
+                format!("η = {} → {}", number(*from), number(*to))
             }
             Change::Lesson { why, .. } => match why {
                 WholeLesson::Reset => "the reset to the lesson's own numbers",

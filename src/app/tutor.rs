@@ -311,7 +311,7 @@ impl Tutor {
             } else if Tokens::of_rows(&self.lesson, matrix) == Some(Tokens::Target) {
                 let focus = self.lesson.focus.unwrap_or(0);
                 if matrix.backward() {
-                    self.row_with_a_gradient(focus)
+                    self.attention.row_with_a_gradient(focus)
                 } else {
                     focus
                 }
@@ -322,24 +322,6 @@ impl Tutor {
         };
         let cursor = self.cursors.get(&matrix).copied().unwrap_or(start);
         self.clamped(matrix, cursor)
-    }
-
-    /// The focus row, or where grad_output is 0 on it (the last token of a model's lesson,
-    /// which predicts nothing) the nearest row before it with a gradient: a backward step's
-    /// cells are all 0 on such a row, and show nothing of how the gradient flows.
-    fn row_with_a_gradient(&self, focus: usize) -> usize {
-        let Some(grad) = self.values(MatrixName::DOutput) else {
-            return focus;
-        };
-        let has_gradient =
-            |row: usize| row < grad.nrows() && grad.row(row).iter().any(|value| *value != 0.0);
-        if has_gradient(focus) {
-            return focus;
-        }
-        (0..focus.min(grad.nrows()))
-            .rev()
-            .find(|&row| has_gradient(row))
-            .unwrap_or(focus)
     }
 
     fn clamped(&self, matrix: MatrixName, cursor: Cursor) -> Cursor {

@@ -540,12 +540,19 @@ pub fn run(cli: Cli) -> ExitCode {
         && !matches!(command, Command::Import(args) if args.output.is_none())
         && !matches!(command, Command::Train(args) if train::wants_screen(args))
     {
-        eprintln!(
-            "error: --record {} records the tutor: use it with no subcommand (or `practice`, \
-             or `train` on its live screen); a classroom's presenter is recorded by `serve \
-             --present --record FILE`",
-            crate::lesson::text::printable_path(path)
-        );
+        let path = crate::lesson::text::printable_path(path);
+        if matches!(command, Command::Train(_)) {
+            eprintln!(
+                "error: --record {path} records the live training screen, and `train` draws \
+                 none with --format json or when its output is not a terminal"
+            );
+        } else {
+            eprintln!(
+                "error: --record {path} records the tutor: use it with no subcommand (or \
+                 `practice`, `import` without -o, or `train` on its live screen); a \
+                 classroom's presenter is recorded by `serve --present --record FILE`"
+            );
+        }
         return ExitCode::from(status::INVALID);
     }
     let practice = match &cli.command {

@@ -222,7 +222,9 @@ fn status_line(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
                     format!("{noun} {} (now {now}) = ", row + 1)
                 }
                 PromptFor::SavePath => "Save as: ".to_string(),
-                PromptFor::LearningRate => format!("η (now {}) = ", tutor.learning_rate),
+                PromptFor::LearningRate => {
+                    format!("η (now {}) = ", crate::app::as_typed(tutor.learning_rate))
+                }
                 PromptFor::Answer(cell) => {
                     format!("Your answer: {} = ", tutor.attention.cell_name(*cell))
                 }

@@ -763,6 +763,14 @@ fn capital_g_sets_the_step_size_and_nonsense_keeps_the_old_one() {
         update(&mut app, Action::Cancel);
         assert_eq!(app.tutor().unwrap().learning_rate, 0.05, "{refused}");
     }
+    // A tiny η is written as typed when it is undone, not as 300 zeros before its 1.
+    type_in(&mut app, "1e-300");
+    update(&mut app, Action::Undo);
+    let said = app.status.as_ref().unwrap().text.clone();
+    assert!(said.starts_with("Undid η = 1e-300 → 0.05"), "{said}");
+    update(&mut app, Action::SetLearningRate);
+    let prompt = common::screen(&app, 80, 24);
+    assert!(prompt.contains("η (now 0.05) = "), "{prompt}");
 }
 
 #[test]
@@ -1046,6 +1054,86 @@ fn a_backward_step_starts_on_a_row_with_a_gradient_when_the_focus_has_none() {
     common::go_to(&mut app, "backward_values");
     let backward = common::screen(&app, 80, 24);
     assert!(backward.contains("How d_weights[b, "), "{backward}");
+}
+
+#[test]
+fn show_explains_a_biases_gradient_and_a_backward_row_with_a_gradient() {
+    // Two heads with W_o and every bias; the focus, c, has no gradient.
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("biased.toml");
+    std::fs::write(
+        &path,
+        "format = 2\ntitle = \"biased\"\ntokens = [\"a\", \"b\", \"c\"]\nheads = 2\n\
+         embeddings = [[1, 0], [0, 1], [1, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[2, 0], [0, 2]]\n\
+         w_v = [[1, 2], [3, 4]]\nw_o = [[1, 0], [0, 1]]\nb_q = [0.5, -1]\nb_k = [0, 1]\n\
+         b_v = [1, 1]\nb_o = [2, -2]\nmask = \"causal\"\nfocus = \"c\"\n\
+         grad_output = [[1, 0], [0, 2], [0, 0]]\n",
+    )
+    .unwrap();
+    let out = common::attn_tutor(&dir)
+        .args(["show", path.to_str().unwrap(), "--step", "backward_output"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    // db_o = Σ dO: 1 + 0 + 0 and 0 + 2 + 0.
+    assert!(
+        text.contains("db_o[1] = Σ dO[:, 1] = 1 + 0 + 0 = 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("db_o[2] = Σ dO[:, 2] = 0 + 2 + 0 = 2"),
+        "{text}"
+    );
+    assert!(text.contains("d_concat[b, 1] = "), "{text}");
+    assert!(!text.contains("d_concat[c, 1] = "), "{text}");
+    assert!(!text.contains("more cells in this row"), "{text}");
+}
+
+#[test]
+fn a_gradient_step_names_every_matrix_it_moved_the_biases_too() {
+    let text = "format = 2\ntitle = \"biased\"\ntokens = [\"a\", \"b\"]\n\
+        embeddings = [[1, 0], [0, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[2, 0], [0, 2]]\n\
+        w_v = [[1, 2], [3, 4]]\nw_o = [[1, 0], [0, 1]]\nb_q = [0.5, -1]\nb_v = [1, 1]\n\
+        grad_output = [[1, 0], [0, 2]]\n";
+    let mut app = common::lesson_app("biased", text);
+    attn_tutor::app::update(&mut app, attn_tutor::app::Action::GradientStep);
+    let said = common::status(&app);
+    assert!(
+        said.contains("η = 0.1: W_q, W_k, W_v, W_o, b_q and b_v moved by −η times their gradients"),
+        "{said}"
+    );
+}
+
+#[test]
+fn the_embeddings_gradient_speaks_of_positions_only_where_they_were_added() {
+    use attn_tutor::pipeline::{Plan, Step};
+    let base = "format = 2\ntitle = \"p\"\ntokens = [\"a\", \"b\"]\n\
+        embeddings = [[1, 0], [0, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[2, 0], [0, 2]]\n\
+        w_v = [[1, 2], [3, 4]]\ngrad_output = [[1, 0], [0, 2]]\n";
+    let said = |extra: &str| {
+        let lesson = common::valid_lesson(&format!("{base}{extra}"));
+        Step::BackwardInput
+            .narration(&Plan::new(lesson.shape()))
+            .to_string()
+    };
+    for extra in ["", "positions = \"rope\"\n"] {
+        assert!(
+            !said(extra).contains("X = E + P"),
+            "{extra}: {}",
+            said(extra)
+        );
+    }
+    for extra in [
+        "positions = [[0.5, 0], [0, 1]]\n",
+        "positions = \"sinusoidal\"\n",
+    ] {
+        assert!(
+            said(extra).contains("X = E + P"),
+            "{extra}: {}",
+            said(extra)
+        );
+    }
 }
 
 /// `gradients` with `fault` applied to the one of `input`.

@@ -130,16 +130,6 @@ fn record_with_a_subcommand_that_draws_nothing_is_refused() {
     for args in [
         ["--record", "x.cast", "list"].as_slice(),
         ["--record", "x.cast", "show", "cat-sleeps"].as_slice(),
-        // Training's JSON lines draw no screen to record.
-        [
-            "--record",
-            "x.cast",
-            "train",
-            "induction",
-            "--format",
-            "json",
-        ]
-        .as_slice(),
     ] {
         let out = common::attn_tutor(&dir).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -148,6 +138,26 @@ fn record_with_a_subcommand_that_draws_nothing_is_refused() {
             "{args:?}"
         );
     }
+    // Training's JSON lines draw no screen to record, which the refusal says.
+    let out = common::attn_tutor(&dir)
+        .args([
+            "--record",
+            "x.cast",
+            "train",
+            "induction",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "records the live training screen, and `train` draws none with --format json"
+        ),
+        "{said}"
+    );
     assert!(!dir.path().join("x.cast").exists());
 }
 

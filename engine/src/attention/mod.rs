@@ -293,6 +293,25 @@ impl Attention {
         Some(matrices)
     }
 
+    /// The row a backward step's cells are first shown on: `focus`, or where grad_output is 0
+    /// on it (the last token of a model's lesson, which predicts nothing) the nearest row
+    /// before it with a gradient, since every backward cell on a row without one is 0 and
+    /// shows nothing of how the gradient flows.
+    pub fn row_with_a_gradient(&self, focus: usize) -> usize {
+        let Some(grad) = self.matrix(MatrixName::DOutput) else {
+            return focus;
+        };
+        let has_gradient =
+            |row: usize| row < grad.nrows() && grad.row(row).iter().any(|value| *value != 0.0);
+        if has_gradient(focus) {
+            return focus;
+        }
+        (0..focus.min(grad.nrows()))
+            .rev()
+            .find(|&row| has_gradient(row))
+            .unwrap_or(focus)
+    }
+
     /// The loss the backward pass differentiates, L = Σ output ⊙ grad_output over every cell
     /// of the final output; `None` without `grad_output`.
     pub fn loss(&self) -> Option<f64> {

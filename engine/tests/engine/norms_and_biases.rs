@@ -538,3 +538,13 @@ fn each_bias_s_gradient_is_its_matrix_s_gradient_summed_over_the_tokens() {
     close(b_o[(0, 0)], 10.0 - 0.15);
     close(b_o[(0, 1)], -20.0 - 0.1);
 }
+
+#[test]
+fn a_bias_written_as_rows_is_shown_flat_with_its_own_numbers() {
+    let text = format!("{BASE}b_k = [[1, 2], [-1]]\n");
+    let Err(error) = load_text("lesson", None, text.clone()) else {
+        panic!("a bias of rows is refused:\n{text}");
+    };
+    let said = error.render(false);
+    assert!(said.contains("b_k = [1, 2, -1]"), "{said}");
+}

@@ -95,15 +95,28 @@ pub(super) fn backward_update(tutor: &mut Tutor, action: Action) -> Option<Statu
             // Both at the lesson's decimals, so that 1.2736 → 1.1580 lines up digit by digit.
             let num =
                 |value: f64| crate::attention::number::format_fixed(value, tutor.lesson.decimals);
-            let moved = if tutor.lesson.inputs.is_projected() {
-                "W_q, W_k, W_v"
+            // Every matrix the step moved, by its symbol: the weights (or Q, K, V), W_o, and
+            // the biases the lesson has.
+            let mut names: Vec<&str> = if tutor.lesson.inputs.is_projected() {
+                vec!["W_q", "W_k", "W_v"]
             } else {
-                "Q, K, V"
+                vec!["Q", "K", "V"]
             };
-            let w_o = if tutor.lesson.w_o.is_some() {
-                " and W_o"
-            } else {
-                ""
+            let biases = &tutor.lesson.biases;
+            for (given, name) in [
+                (tutor.lesson.w_o.is_some(), "W_o"),
+                (biases.q.is_some(), "b_q"),
+                (biases.k.is_some(), "b_k"),
+                (biases.v.is_some(), "b_v"),
+                (biases.o.is_some(), "b_o"),
+            ] {
+                if given {
+                    names.push(name);
+                }
+            }
+            let moved = match names.split_last() {
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+                None => String::new(),
             };
             // A step against the gradient lowers L only when η is small enough: L is not
             // convex in W_q and W_k, and a step may overshoot.
@@ -119,7 +132,7 @@ pub(super) fn backward_update(tutor: &mut Tutor, action: Action) -> Option<Statu
                 String::new()
             };
             status = Some(Status::info(format!(
-                "A step of gradient descent, η = {eta}: {moved}{w_o} moved by −η times their \
+                "A step of gradient descent, η = {eta}: {moved} moved by −η times their \
                  gradients; L = {} → {}{how} (u undoes)",
                 num(before),
                 num(now)

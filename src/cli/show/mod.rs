@@ -505,10 +505,14 @@ impl Section {
                 None => {
                     // The focus is a query token; a key's row (the source's) starts at the first.
                     // A cache's row to explain is the new token's, the one this step adds.
+                    // A backward step's on a row with a gradient; a bias's on its one row.
                     let row = match name.entry().rows {
                         Axis::Keys if lesson.is_cross() => 0,
                         Axis::Keys if name.per_token() => token,
-                        Axis::NewToken => 0,
+                        Axis::NewToken | Axis::Single => 0,
+                        _ if name.backward() => {
+                            attention.row_with_a_gradient(lesson.focus.unwrap_or(0))
+                        }
                         _ => lesson.focus.unwrap_or(0),
                     };
                     let cols = attention

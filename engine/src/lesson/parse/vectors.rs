@@ -37,6 +37,16 @@ impl Reader<'_> {
             .iter()
             .any(|cell| matches!(cell.get_ref(), DeValue::Array(_)))
         {
+            // The learner's own numbers, the inner brackets taken away: what to write.
+            let flat: Vec<String> = cells
+                .iter()
+                .flat_map(|cell| match cell.get_ref() {
+                    DeValue::Array(inner) => {
+                        inner.iter().map(|item| self.text_at(item.span())).collect()
+                    }
+                    _ => vec![self.text_at(cell.span())],
+                })
+                .collect();
             self.error(
                 Diagnostic::error(
                     value.span(),
@@ -44,7 +54,8 @@ impl Reader<'_> {
                 )
                 .label("an array of rows")
                 .help(format!(
-                    "write it without the inner brackets, {wanted}: {key} = [0.5, -1, 0.25]"
+                    "write it without the inner brackets, {wanted}: {key} = [{}]",
+                    flat.join(", ")
                 )),
             );
             return None;

@@ -1,6 +1,6 @@
 //! Backward to the embeddings: dX, the three paths through Q, K and V added.
 
-use crate::pipeline::{Header, MatrixName, Step, StepEntry, View};
+use crate::pipeline::{Header, MatrixName, Positions, Step, StepEntry, View};
 
 pub(crate) const ENTRY: StepEntry = StepEntry {
     step: Step::BackwardInput,
@@ -14,11 +14,18 @@ pub(crate) const ENTRY: StepEntry = StepEntry {
                     adding its own term."
                 .into();
         }
-        "X reaches the loss three ways, through its queries, keys and values, so its gradient \
-         is three paths added: dX = Σ_h dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ + Σ dK·W_kᵀ + Σ dV·W_vᵀ, every head \
-         (or K/V group) adding its own term. With positions added to the embeddings, X = E + \
-         P, and E's gradient is the same dX."
-            .into()
+        let paths = "X reaches the loss three ways, through its queries, keys and values, so \
+                     its gradient is three paths added: dX = Σ_h dQ⁽ʰ⁾·W_q⁽ʰ⁾ᵀ + Σ dK·W_kᵀ + \
+                     Σ dV·W_vᵀ, every head (or K/V group) adding its own term.";
+        // Only where the lesson adds positions to its embeddings.
+        match plan.shape.positions {
+            Positions::Sinusoidal | Positions::Learned => format!(
+                "{paths} The positions were added to the embeddings, X = E + P, so E's \
+                 gradient is the same dX."
+            )
+            .into(),
+            Positions::None | Positions::Rope => paths.into(),
+        }
     },
     shown: |plan| plan.has(MatrixName::DXQ),
     note: |_| None,
