@@ -1011,26 +1011,33 @@ fn check_passes_the_correct_gradients_of_a_lesson_with_a_nearly_one_hot_softmax(
     assert!(text.contains("the lesson passes"), "{text}");
 }
 
+/// What the binary prints running `args` (a command, then its options after the lesson) on
+/// the lesson `text`, which it must run without fault.
+fn ran_on(text: &str, args: &[&str]) -> String {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("lesson.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = common::attn_tutor(&dir)
+        .arg(args[0])
+        .arg(&path)
+        .args(&args[1..])
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{printed}");
+    printed
+}
+
 #[test]
 fn check_names_the_gradient_of_embeddings_and_positions_once() {
     // X = E + P: E's and P's gradients are both dX, which the line says once.
-    let dir = tempfile::TempDir::new().unwrap();
-    let path = dir.path().join("learned.toml");
-    std::fs::write(
-        &path,
+    let text = ran_on(
         "format = 2\ntitle = \"learned\"\ntokens = [\"a\", \"b\"]\n\
          embeddings = [[1, 0], [0, 1]]\npositions = [[0.5, 0], [0, -0.5]]\n\
          w_q = [[1, 0], [0, 1]]\nw_k = [[2, 0], [0, 2]]\nw_v = [[1, 2], [3, 4]]\n\
          grad_output = [[1, 0], [0, 2]]\n",
-    )
-    .unwrap();
-    let out = common::attn_tutor(&dir)
-        .arg("check")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+        &["check"],
+    );
     assert!(
         text.contains("ok    gradients: dX, dW_q, dW_k, dW_v agree with")
             && text.contains("cells of E, P, W_q, W_k, W_v"),
@@ -1059,23 +1066,14 @@ fn a_backward_step_starts_on_a_row_with_a_gradient_when_the_focus_has_none() {
 #[test]
 fn show_explains_a_biases_gradient_and_a_backward_row_with_a_gradient() {
     // Two heads with W_o and every bias; the focus, c, has no gradient.
-    let dir = tempfile::TempDir::new().unwrap();
-    let path = dir.path().join("biased.toml");
-    std::fs::write(
-        &path,
+    let text = ran_on(
         "format = 2\ntitle = \"biased\"\ntokens = [\"a\", \"b\", \"c\"]\nheads = 2\n\
          embeddings = [[1, 0], [0, 1], [1, 1]]\nw_q = [[1, 0], [0, 1]]\nw_k = [[2, 0], [0, 2]]\n\
          w_v = [[1, 2], [3, 4]]\nw_o = [[1, 0], [0, 1]]\nb_q = [0.5, -1]\nb_k = [0, 1]\n\
          b_v = [1, 1]\nb_o = [2, -2]\nmask = \"causal\"\nfocus = \"c\"\n\
          grad_output = [[1, 0], [0, 2], [0, 0]]\n",
-    )
-    .unwrap();
-    let out = common::attn_tutor(&dir)
-        .args(["show", path.to_str().unwrap(), "--step", "backward_output"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+        &["show", "--step", "backward_output"],
+    );
     // db_o = Σ dO: 1 + 0 + 0 and 0 + 2 + 0.
     assert!(
         text.contains("db_o[1] = Σ dO[:, 1] = 1 + 0 + 0 = 1"),
