@@ -636,16 +636,21 @@ pub(crate) static LAB_HELP: Entry = Entry {
     short: "?",
 };
 
-/// The help's rows in the scaling lab: its own keys, and Ctrl-c.
-static LAB_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
-    [&LAB_DIM, &LAB_KEYS, &LAB_SEED, &LAB_HELP, &LAB_BACK, &QUIT]
+/// The help's rows of a screen of its own (the lab, the training run): each entry's label and
+/// words, in the order given.
+fn rows_of(entries: &[&'static Entry]) -> Vec<(String, &'static str)> {
+    entries
         .iter()
         .flat_map(|entry| {
             let label = entry.label(1);
             entry.help.iter().map(move |words| (label.clone(), *words))
         })
         .collect()
-});
+}
+
+/// The help's rows in the scaling lab: its own keys, and Ctrl-c.
+static LAB_ROWS: LazyLock<Vec<(String, &'static str)>> =
+    LazyLock::new(|| rows_of(&[&LAB_DIM, &LAB_KEYS, &LAB_SEED, &LAB_HELP, &LAB_BACK, &QUIT]));
 
 const TRAINING: &[Place] = &[Place::Training];
 
@@ -742,7 +747,7 @@ pub(crate) static TRAIN_QUIT: Entry = Entry {
 
 /// The help's rows on the training screen: its own keys, and Ctrl-c.
 static TRAINING_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
-    [
+    rows_of(&[
         &TRAIN_PAUSE,
         &TRAIN_SCRUB,
         &TRAIN_SCRUB_FAR,
@@ -753,13 +758,7 @@ static TRAINING_ROWS: LazyLock<Vec<(String, &'static str)>> = LazyLock::new(|| {
         &TRAIN_HELP,
         &TRAIN_QUIT,
         &QUIT,
-    ]
-    .iter()
-    .flat_map(|entry| {
-        let label = entry.label(1);
-        entry.help.iter().map(move |words| (label.clone(), *words))
-    })
-    .collect()
+    ])
 });
 
 /// The help's rows for Home End and q once the run is done.
